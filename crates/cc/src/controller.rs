@@ -1,0 +1,116 @@
+//! The one trait every congestion-control algorithm implements.
+
+use crate::event::{AckEvent, EcnEvent, LossEvent, RtoEvent, SentEvent};
+use crate::time::Time;
+use serde::{Deserialize, Serialize};
+
+/// Linux's "no slow-start threshold yet" value (`TCP_INFINITE_SSTHRESH`), in packets.
+pub const INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
+
+/// The fixed facts a controller is created with.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    /// Maximum segment size: payload bytes per full-sized packet.
+    pub mss: u32,
+    /// Initial congestion window in packets (RFC 6928: 10).
+    pub initial_cwnd: f64,
+    /// The smallest window any controller may set, in packets.
+    pub min_cwnd: f64,
+    /// The largest window any controller may set, in packets (Linux `snd_cwnd_clamp`).
+    pub max_cwnd: f64,
+    /// Seed for the few algorithms that randomise (BBR's initial gain-cycle phase).
+    pub seed: u64,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            mss: 1448,
+            initial_cwnd: 10.0,
+            min_cwnd: 1.0,
+            max_cwnd: 1e9,
+            seed: 1,
+        }
+    }
+}
+
+impl Setup {
+    /// A setup for packets of `mtu` bytes on the wire with 40 bytes of TCP/IP-style headers
+    /// (seed 000 counts utilization net of exactly these 40 bytes).
+    pub fn for_mtu(mtu: u32) -> Setup {
+        Setup {
+            mss: mtu.saturating_sub(40).max(1),
+            ..Setup::default()
+        }
+    }
+
+    /// Clamp a proposed window into `[min_cwnd, max_cwnd]`, mapping NaN to `min_cwnd`.
+    pub fn clamp_cwnd(&self, w: f64) -> f64 {
+        if w.is_nan() {
+            self.min_cwnd
+        } else {
+            w.clamp(self.min_cwnd, self.max_cwnd)
+        }
+    }
+}
+
+/// A congestion controller: a deterministic state machine driven by transport events.
+///
+/// Windows are in packets of `Setup::mss` bytes and may be fractional; the transport converts
+/// to bytes. Every method takes `&mut self` and an event with an explicit `now`; none may
+/// allocate, block, read a clock or panic. Implementations keep their window within
+/// `[setup.min_cwnd, setup.max_cwnd]` and never produce NaN.
+pub trait CongestionControl: Send + std::fmt::Debug {
+    /// The algorithm's registry name (`"fast"`, `"cubic"`, …).
+    fn name(&self) -> &'static str;
+
+    /// A packet was sent. Most window-based algorithms ignore this.
+    fn on_sent(&mut self, _ev: &SentEvent) {}
+
+    /// An ACK newly acknowledged data.
+    fn on_ack(&mut self, ev: &AckEvent);
+
+    /// Loss was detected. Reduce if `ev.first_in_window`, per the algorithm's rule.
+    fn on_loss(&mut self, ev: &LossEvent);
+
+    /// The retransmission timer expired.
+    fn on_rto(&mut self, ev: &RtoEvent);
+
+    /// ECN-CE was echoed. By default it is treated like the first loss of a window (RFC 3168).
+    fn on_ecn(&mut self, ev: &EcnEvent) {
+        if ev.first_in_window {
+            self.on_loss(&LossEvent {
+                now: ev.now,
+                lost_packets: 0,
+                lost_bytes: 0,
+                prior_bytes_in_flight: ev.bytes_in_flight,
+                largest_lost: 0,
+                first_in_window: true,
+            });
+        }
+    }
+
+    /// The application ran out of data to send (the window is not being used).
+    fn on_app_limited(&mut self, _now: Time) {}
+
+    /// Congestion window, in packets.
+    fn cwnd(&self) -> f64;
+
+    /// Slow-start threshold, in packets ([`INFINITE_SSTHRESH`] until first set).
+    fn ssthresh(&self) -> f64;
+
+    /// The rate to pace at, in bytes per second. `None` lets the transport pace by its default
+    /// rule (Linux: 2 × cwnd/srtt in slow start, 1.2 × cwnd/srtt after).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The largest burst, in packets, the transport may send back to back. `None` lets the
+    /// transport decide.
+    fn max_burst(&self) -> Option<u32> {
+        None
+    }
+
+    /// A short name for the controller's current phase (for traces and tests).
+    fn phase(&self) -> &'static str;
+}

@@ -1,0 +1,31 @@
+//! # longhaul-cc: congestion control for long fat networks
+//!
+//! Every algorithm longhaul ships — FAST, Scalable, HighSpeed, Reno, Vegas, CUBIC, BBR and the
+//! Lion pacing controller — as a deterministic, sans-IO state machine behind one trait,
+//! [`CongestionControl`]. A driver (the simulator, the UDP transport, a test) feeds it
+//! [`event`]s with an explicit `now` and reads back the window, slow-start threshold, pacing
+//! rate and maximum burst. Nothing here reads a clock, does I/O or allocates per ACK.
+//!
+//! Algorithms are created by name with validated parameters:
+//! ```
+//! use longhaul_cc::{CcSpec, Setup};
+//! let spec: CcSpec = "reno:beta=0.7".parse().unwrap();
+//! let cc = spec.build(&Setup::default()).unwrap();
+//! assert_eq!(cc.name(), "reno");
+//! ```
+
+pub mod algorithms;
+pub mod controller;
+pub mod event;
+pub mod params;
+pub mod registry;
+mod serde_nanos;
+pub mod testkit;
+pub mod time;
+pub mod window;
+
+pub use controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
+pub use event::{AckEvent, EcnEvent, Event, LossEvent, RateSample, RtoEvent, SentEvent};
+pub use params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
+pub use registry::{algorithms, find, Algorithm, CcSpec};
+pub use time::Time;
