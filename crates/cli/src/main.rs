@@ -1,1 +1,37 @@
-fn main() {}
+//! `longhaul`: move bulk data fast over long fat networks, and prove it with measurements.
+//!
+//! One binary; each subcommand lives in its own module under `cmd/`.
+
+mod cmd;
+mod units;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "longhaul", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
+    #[command(subcommand)]
+    Cc(cmd::cc::CcCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Cc(c) => cmd::cc::run(c),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("longhaul: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
