@@ -15,6 +15,7 @@
 //! ```
 
 pub mod algorithms;
+pub mod bottleneck;
 pub mod controller;
 pub mod event;
 pub mod params;
@@ -22,6 +23,7 @@ pub mod registry;
 mod serde_nanos;
 pub mod testkit;
 pub mod time;
+pub mod vectors;
 pub mod window;
 
 pub use controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
