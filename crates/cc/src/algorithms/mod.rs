@@ -4,6 +4,7 @@
 use crate::registry::Algorithm;
 
 pub mod reno;
+pub mod scalable;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, scalable::ALGORITHM];
