@@ -3,8 +3,9 @@
 
 use crate::registry::Algorithm;
 
+pub mod highspeed;
 pub mod reno;
 pub mod scalable;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, scalable::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, highspeed::ALGORITHM, scalable::ALGORITHM];
