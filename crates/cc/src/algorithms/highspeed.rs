@@ -465,7 +465,7 @@ impl CongestionControl for HighSpeed {
 mod tests {
     use super::*;
     use crate::registry::CcSpec;
-    use crate::testkit::{ack, loss, rto};
+    use crate::testkit::{ack, arbitrary_events, loss, rto};
 
     fn table() -> HighSpeed {
         HighSpeed::new(Setup::default(), Response::Table, false)
@@ -709,5 +709,31 @@ mod tests {
             .build(&Setup::default())
             .unwrap();
         assert_eq!(cc.name(), "highspeed");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn window_stays_finite_and_within_bounds(
+            events in arbitrary_events(400),
+            initial in 1.0f64..2_000_000.0,
+            formula in proptest::bool::ANY,
+            per_ack_ignores_acked in proptest::bool::ANY,
+        ) {
+            let setup = Setup { initial_cwnd: initial, max_cwnd: 1_000_000.0, ..Setup::default() };
+            let response = if formula {
+                Response::Formula(Formula::rfc3649())
+            } else {
+                Response::Table
+            };
+            let mut h = HighSpeed::new(setup, response, per_ack_ignores_acked);
+            for ev in &events {
+                ev.apply(&mut h);
+                proptest::prop_assert!(
+                    h.cwnd().is_finite() && h.cwnd() >= 1.0 && h.cwnd() <= 1_000_000.0,
+                    "cwnd {} after {:?}", h.cwnd(), ev
+                );
+                proptest::prop_assert!(h.ssthresh() >= 2.0, "ssthresh {}", h.ssthresh());
+            }
+        }
     }
 }

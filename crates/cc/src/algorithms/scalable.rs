@@ -263,7 +263,7 @@ mod tests {
     use super::*;
     use crate::algorithms::reno::Reno;
     use crate::registry::CcSpec;
-    use crate::testkit::{ack, loss, rto};
+    use crate::testkit::{ack, arbitrary_events, loss, rto};
 
     /// A controller in congestion avoidance at window `w`.
     fn in_avoidance(w: f64, config: ScalableConfig) -> Scalable {
@@ -488,5 +488,26 @@ mod tests {
         }
         let e = "scalable:b=0.9".parse::<CcSpec>().unwrap_err().to_string();
         assert!(e.contains("[0.01, 0.5]"), "{e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn window_stays_finite_and_within_bounds(
+            events in arbitrary_events(400),
+            initial in 1.0f64..200_000.0,
+            linux in proptest::bool::ANY,
+        ) {
+            let setup = Setup { initial_cwnd: initial, max_cwnd: 150_000.0, ..Setup::default() };
+            let config = if linux { ScalableConfig::LINUX } else { ScalableConfig::KELLY };
+            let mut s = Scalable::new(setup, config);
+            for ev in &events {
+                ev.apply(&mut s);
+                proptest::prop_assert!(
+                    s.cwnd().is_finite() && s.cwnd() >= 1.0 && s.cwnd() <= 150_000.0,
+                    "cwnd {} after {:?}", s.cwnd(), ev
+                );
+                proptest::prop_assert!(s.ssthresh() >= 2.0, "ssthresh {}", s.ssthresh());
+            }
+        }
     }
 }

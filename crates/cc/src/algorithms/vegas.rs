@@ -28,7 +28,8 @@
 //! - Slow start grows every RTT (the paper grew every other RTT to measure in between).
 //! - After each decision the window is kept ≥ 2 and ssthresh is raised to at least ¾·cwnd
 //!   (`tcp_current_ssthresh`); a decrease also lowers ssthresh to the new window, so leaving
-//!   slow start is permanent until a loss.
+//!   slow start is permanent until a loss. (We apply the floor of 2 before ssthresh follows the
+//!   window; Linux applies it after, so its ssthresh can fall to 1 on a tiny window.)
 //! - Vegas is suspended during loss recovery and after a timeout, and restarts its measurement
 //!   (round boundary, sample count, round minimum) when recovery ends (`vegas_enable` on
 //!   `TCP_CA_Open`).
@@ -247,14 +248,14 @@ impl Vegas {
         let slow = in_slow_start(self.cwnd, self.ssthresh);
         if slow && diff > self.config.gamma {
             // Going too fast: match the rate actually achieved and leave slow start.
-            self.cwnd = self.cwnd.min(target + 1.0);
+            self.cwnd = self.cwnd.min(target + 1.0).max(2.0);
             self.ssthresh = self.ssthresh.min(self.cwnd);
         } else if slow {
             if ev.cwnd_limited {
                 slow_start(&mut self.cwnd, self.ssthresh, ev.acked_packets as f64);
             }
         } else if diff > self.config.beta {
-            self.cwnd -= 1.0;
+            self.cwnd = (self.cwnd - 1.0).max(2.0);
             self.ssthresh = self.ssthresh.min(self.cwnd);
         } else if diff < self.config.alpha && ev.cwnd_limited {
             self.cwnd += 1.0;
@@ -338,7 +339,7 @@ impl CongestionControl for Vegas {
 mod tests {
     use super::*;
     use crate::registry::CcSpec;
-    use crate::testkit::{ack, ack_rtt, loss, rto};
+    use crate::testkit::{ack, ack_rtt, arbitrary_events, loss, rto};
     use crate::time::Time;
 
     const BASE: Duration = Duration::from_millis(100);
@@ -355,7 +356,7 @@ mod tests {
     impl Path {
         /// One round trip: every packet in flight is acknowledged.
         fn round_trip(&mut self, v: &mut Vegas, rtt: Duration) {
-            self.now = self.now + rtt;
+            self.now += rtt;
             for _ in 0..self.next - self.una {
                 v.on_ack(&AckEvent {
                     largest_acked: self.una,
@@ -644,5 +645,25 @@ mod tests {
         assert!(e.contains("must not exceed beta"), "{e}");
         assert!("vegas:gamma=-1".parse::<CcSpec>().is_err());
         assert!("vegas:preset=linux".parse::<CcSpec>().is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn window_stays_finite_and_within_bounds(
+            events in arbitrary_events(400),
+            initial in 1.0f64..100_000.0,
+            linux_compat in proptest::bool::ANY,
+        ) {
+            let setup = Setup { initial_cwnd: initial, max_cwnd: 50_000.0, ..Setup::default() };
+            let mut v = Vegas::new(setup, VegasConfig { linux_compat, ..VegasConfig::LINUX });
+            for ev in &events {
+                ev.apply(&mut v);
+                proptest::prop_assert!(
+                    v.cwnd().is_finite() && v.cwnd() >= 1.0 && v.cwnd() <= 50_000.0,
+                    "cwnd {} after {:?}", v.cwnd(), ev
+                );
+                proptest::prop_assert!(v.ssthresh() >= 2.0, "ssthresh {}", v.ssthresh());
+            }
+        }
     }
 }
