@@ -13,7 +13,8 @@
 //! queueing delay `RTT − baseRTT`. Once per round trip, in congestion avoidance, the window grows
 //! by one packet when `diff < alpha`, shrinks by one when `diff > beta`, and holds in between, so
 //! in equilibrium each flow keeps between alpha and beta packets queued and the rates settle at
-//! `x = diff/queueing delay`: weighted proportional fairness, independent of propagation delay.
+//! `x = diff/q` for queueing delay `q`: weighted proportional fairness, independent of
+//! propagation delay.
 //! In slow start Vegas leaves as soon as `diff > gamma`, setting the window to the rate actually
 //! achieved, `cwnd·baseRTT/RTT + 1`, before the queue grows large. Losses are still handled as by
 //! Reno: the window halves.
@@ -51,9 +52,10 @@
 //! `tcp-vegas.cc` defaults.
 //!
 //! Other deviations:
-//! - By default `diff` and the slow-start target are real numbers (the paper's), not truncated
-//!   integers: with alpha = 2 the window grows while fewer than 2 packets are queued, where Linux
-//!   grows while fewer than 2 whole packets' worth truncate to below 2.
+//! - By default `diff` and the slow-start target are real numbers, as in the paper. Linux
+//!   truncates them to integers, which leaves the alpha test as it is (⌊diff⌋ < 2 exactly when
+//!   diff < 2) but raises the others by up to one packet: with beta = 4 it shrinks only once
+//!   diff ≥ 5, and with gamma = 1 it leaves slow start only once diff ≥ 2.
 //! - The window only grows when the sender used it (`cwnd_limited`), like every controller here;
 //!   Linux Vegas's own slow start and +1 ignore that. Decreases apply regardless.
 //! - RTTs are kept in nanoseconds; a zero sample counts as 1 ns (Linux adds 1 µs to every sample
@@ -477,7 +479,7 @@ mod tests {
     }
 
     #[test]
-    fn linux_truncation_holds_where_the_paper_grows() {
+    fn linux_denominator_holds_where_the_paper_grows() {
         // cwnd 9, RTT 125 ms. Paper: 9·25/125 = 1.8 < alpha → +1.
         // Linux: ⌊9·25/100⌋ = ⌊2.25⌋ = 2, not below alpha → hold.
         let rtt = Duration::from_millis(125);
@@ -496,6 +498,33 @@ mod tests {
         p1.round_trip(&mut paper, rtt);
         p2.round_trip(&mut linux, rtt);
         assert_eq!((paper.cwnd(), linux.cwnd()), (10.0, 9.0));
+    }
+
+    #[test]
+    fn linux_compat_truncates_diff_to_whole_packets() {
+        // cwnd 9, RTT 150 ms: Linux's diff is 9·50/100 = 4.5, truncated to 4 = beta → hold
+        // (without truncation it would shrink). The paper's diff is 9·50/150 = 3 → hold.
+        let rtt = Duration::from_millis(150);
+        assert_eq!(linux_compat().diff_and_target(9.0, BASE, rtt), (4.0, 6.0));
+        assert_eq!(
+            VegasConfig::LINUX.diff_and_target(9.0, BASE, rtt),
+            (3.0, 6.0)
+        );
+        let (mut v, mut path) = flow(8.0, 4.0, linux_compat());
+        path.round_trip(&mut v, BASE);
+        path.round_trip(&mut v, rtt);
+        assert_eq!(v.cwnd(), 9.0);
+        for _ in 0..5 {
+            path.round_trip(&mut v, rtt);
+            assert_eq!(v.cwnd(), 9.0);
+        }
+        // At 10 packets Linux's diff is exactly 5 > beta: shrink back to 9.
+        let (mut v, mut path) = flow(9.0, 4.0, linux_compat());
+        path.round_trip(&mut v, BASE);
+        path.round_trip(&mut v, rtt);
+        assert_eq!(v.cwnd(), 10.0);
+        path.round_trip(&mut v, rtt);
+        assert_eq!(v.cwnd(), 9.0);
     }
 
     #[test]
