@@ -528,6 +528,29 @@ mod tests {
     }
 
     #[test]
+    fn on_a_bottleneck_the_flow_settles_with_alpha_to_beta_packets_queued() {
+        // A 1000 packet/s bottleneck behind 100 ms of propagation delay: 100 packets fill the
+        // pipe and each packet beyond them adds 1 ms of queueing to the round trip.
+        let (mut v, mut path) = flow(10.0, INFINITE_SSTHRESH, VegasConfig::LINUX);
+        let mut history = Vec::new();
+        for _ in 0..150 {
+            let queued = (path.next - path.una).saturating_sub(100);
+            path.round_trip(&mut v, BASE + Duration::from_millis(queued));
+            history.push(v.cwnd());
+        }
+        // Slow start doubles each RTT; the round in which 160 packets were in flight (60 queued,
+        // RTT 160 ms) is judged one RTT later at cwnd 320: diff = 320·60/160 = 120 > gamma, so
+        // cwnd = 320·100/160 + 1 = 201. Congestion avoidance then removes one packet per RTT
+        // while more than beta = 4 are queued (at 105: diff = 105·5/105 = 5) and holds at 104,
+        // where diff = 104·4/104 = 4.
+        let mut expected = vec![20.0, 40.0, 80.0, 160.0, 320.0];
+        expected.extend((104..=201).rev().map(f64::from));
+        expected.resize(150, 104.0);
+        assert_eq!(history, expected);
+        assert_eq!(v.phase(), "congestion_avoidance");
+    }
+
+    #[test]
     fn slow_start_ends_when_more_than_gamma_packets_queue() {
         let (mut v, mut path) = flow(10.0, INFINITE_SSTHRESH, VegasConfig::LINUX);
         path.round_trip(&mut v, BASE);
