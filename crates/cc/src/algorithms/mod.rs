@@ -3,7 +3,15 @@
 
 use crate::registry::Algorithm;
 
+pub mod highspeed;
 pub mod reno;
+pub mod scalable;
+pub mod vegas;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[
+    reno::ALGORITHM,
+    highspeed::ALGORITHM,
+    scalable::ALGORITHM,
+    vegas::ALGORITHM,
+];
