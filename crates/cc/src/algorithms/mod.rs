@@ -3,7 +3,8 @@
 
 use crate::registry::Algorithm;
 
+pub mod fast;
 pub mod reno;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, fast::ALGORITHM];
