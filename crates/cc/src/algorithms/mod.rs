@@ -4,7 +4,8 @@
 use crate::registry::Algorithm;
 
 pub mod fast;
+pub mod lion;
 pub mod reno;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, fast::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, fast::ALGORITHM, lion::ALGORITHM];
