@@ -3,7 +3,9 @@
 
 use crate::registry::Algorithm;
 
+pub mod fast;
 pub mod highspeed;
+pub mod lion;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
@@ -14,4 +16,6 @@ pub(crate) static ALL: &[Algorithm] = &[
     highspeed::ALGORITHM,
     scalable::ALGORITHM,
     vegas::ALGORITHM,
+    fast::ALGORITHM,
+    lion::ALGORITHM,
 ];
