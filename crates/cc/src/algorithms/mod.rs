@@ -3,7 +3,8 @@
 
 use crate::registry::Algorithm;
 
+pub mod cubic;
 pub mod reno;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, cubic::ALGORITHM];
