@@ -3,8 +3,9 @@
 
 use crate::registry::Algorithm;
 
+pub mod bbr;
 pub mod cubic;
 pub mod reno;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, cubic::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM, cubic::ALGORITHM, bbr::ALGORITHM];
