@@ -152,7 +152,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Float(0.2),
         unit: "s",
-        help: "time spent at 4 packets in flight in PROBE_RTT (and at least one round)",
+        help: "time spent at 4 packets in flight in PROBE_RTT (and at least one round); 0 disables PROBE_RTT",
     },
 ];
 
@@ -622,7 +622,11 @@ impl Bbr {
                 self.min_rtt_stamp = ev.now;
             }
         }
-        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+        if !self.cfg.probe_rtt_time.is_zero()
+            && expired
+            && !self.idle_restart
+            && self.mode != Mode::ProbeRtt
+        {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
             self.probe_rtt_done_stamp = None;

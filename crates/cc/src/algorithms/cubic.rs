@@ -63,9 +63,11 @@
 //!   C = 41·10/1024 = 0.4004), not its rounding.
 //! * The Reno estimate grows by `α·acked/cwnd` continuously; Linux adds a whole packet every
 //!   `cwnd·⌊8(1024+717)/3/(1024−717)⌋/8 = 1.875·cwnd` ACKs (α = 0.533).
-//! * The ACK-train threshold is `delay_min / 2`, Linux's rule for an unpaced socket. Linux uses
-//!   `delay_min` plus a TSO allowance when fq pacing is on, because slow-start pacing spreads a
-//!   round's packets over half an RTT.
+//! * The ACK-train threshold is `delay_min / 2`, Linux's rule for an unpaced socket, without
+//!   Linux's TSO/GRO cushion (`hystart_ack_delay`, at most 1 ms, added before halving). With fq
+//!   pacing Linux does not halve, because slow-start pacing spreads a round's packets over half
+//!   an RTT; a transport that paces CUBIC may see the ACK train fire late or not at all, and
+//!   then relies on the delay test.
 //! * As in the Reno template, the window is set to the new threshold at once on loss; the
 //!   transport's recovery (PRR in Linux) decides what is sent meanwhile.
 
