@@ -18,6 +18,7 @@ pub mod algorithms;
 pub mod bottleneck;
 pub mod controller;
 pub mod event;
+pub mod minmax;
 pub mod params;
 pub mod registry;
 mod serde_nanos;

@@ -3,6 +3,8 @@
 
 use crate::registry::Algorithm;
 
+pub mod bbr;
+pub mod cubic;
 pub mod fast;
 pub mod highspeed;
 pub mod lion;
@@ -17,5 +19,7 @@ pub(crate) static ALL: &[Algorithm] = &[
     scalable::ALGORITHM,
     vegas::ALGORITHM,
     fast::ALGORITHM,
+    cubic::ALGORITHM,
+    bbr::ALGORITHM,
     lion::ALGORITHM,
 ];
