@@ -29,9 +29,9 @@
 //!   that probe made, then cruise. The probe phase lasts until the extra data is really in
 //!   flight (or a loss says it does not fit); the drain phase ends early once in-flight is
 //!   back to one BDP. A flow starts the cycle at a random phase other than the draining one so
-//!   that competing flows do not probe in lockstep; the phase is drawn from [`Setup::seed`],
-//!   so a run is reproducible.
-//! * PROBE_RTT: if `min_rtt` has not been lowered (or matched after expiry) for 10 s, cut cwnd
+//!   that competing flows do not probe in lockstep; the phase is drawn from a generator seeded
+//!   with [`Setup::seed`] (rand's `SmallRng`), so a run is reproducible on a given platform.
+//! * PROBE_RTT: if no RTT sample has lowered `min_rtt` for 10 s, cut cwnd
 //!   to 4 packets for at least 200 ms and one round trip, so the queue drains and the true
 //!   propagation delay is measured again; then return to PROBE_BW (or STARTUP if the pipe was
 //!   never found full). Flows that share a bottleneck synchronise on this and drain together.
@@ -46,7 +46,7 @@
 //! with the first RTT sample, or 1 ms before one (Linux's nominal default).
 //!
 //! *The allowance* on top of `cwnd_gain × BDP` is Linux's, in two parts:
-//! * ACK aggregation (Linux ≥ 5.1, `extra_acked`): when ACKs arrive in bursts (delayed or
+//! * ACK aggregation (Linux `extra_acked`, added in 2019): when ACKs arrive in bursts (delayed or
 //!   stretched ACKs, GRO, Wi-Fi or cellular link aggregation) the sender must keep sending
 //!   through the silences between them. BBR measures, in epochs that restart whenever ACKs fall
 //!   behind the rate `btl_bw` predicts, how many packets were ACKed beyond that prediction; the
