@@ -114,7 +114,7 @@ fn run(cc: &mut Bbr, path: &Path, until: Time) -> Trace {
                 in_recovery: false,
                 cwnd_limited: true,
             });
-            if std::env::var("BBR_TRACE").is_ok() && p.number % 50 == 0 {
+            if std::env::var("BBR_TRACE").is_ok() && p.number.trailing_zeros() >= 6 {
                 eprintln!(
                     "{now} {:?} rtt {:?} cwnd {} bw {:.0} pacing {:?} flight {}",
                     cc.mode(),
