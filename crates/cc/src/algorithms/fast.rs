@@ -680,6 +680,58 @@ mod tests {
     }
 
     #[test]
+    fn equal_alpha_gets_equal_rates_whatever_the_propagation_delay() {
+        // Two paper-preset flows with 20 ms and 100 ms propagation delay share 10,000 packets/s.
+        // Static link model: the queueing delay q solves Σ w_i/(d_i + q) = capacity. At the
+        // fixed point both flows keep 200 packets queued, so q = 400/10,000 = 40 ms and each gets
+        // 5,000 packets/s (windows 300 and 700), independent of d_i (seed 000's FAST property).
+        let capacity = 10_000.0;
+        let delays = [0.020, 0.100];
+        let mut flows = [
+            fast_with(config("paper"), 10.0),
+            fast_with(config("paper"), 10.0),
+        ];
+        let mut paths = [Path::new(), Path::new()];
+        let queueing_delay = |w: &[f64]| {
+            let excess =
+                |q: f64| w.iter().zip(&delays).map(|(w, d)| w / (d + q)).sum::<f64>() - capacity;
+            let (mut lo, mut hi) = (0.0, w.iter().sum::<f64>() / capacity);
+            if excess(0.0) <= 0.0 {
+                return 0.0;
+            }
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if excess(mid) > 0.0 {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let mut last = [(0.0, 0.0); 2];
+        // Each flow runs its own round trips; the one whose next round starts first goes next.
+        while paths.iter().map(|p| p.now).min().unwrap() < Time::from_secs_f64(60.0) {
+            let i = if paths[0].now <= paths[1].now { 0 } else { 1 };
+            let w = [flows[0].cwnd().round(), flows[1].cwnd().round()];
+            let q = queueing_delay(&w);
+            let r = Round {
+                rtt: delays[i] + q,
+                acks: w[i] as u64,
+                w_old: w[i],
+                in_flight: w[i],
+            };
+            paths[i].round(&mut flows[i], r);
+            last[i] = (w[i] / (delays[i] + q), w[i] * q / (delays[i] + q));
+        }
+        let [(rate_short, backlog_short), (rate_long, backlog_long)] = last;
+        assert!((rate_short / 5000.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((rate_long / 5000.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((backlog_short / 200.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((backlog_long / 200.0 - 1.0).abs() < 0.01, "{last:?}");
+    }
+
+    #[test]
     fn ns2_preset_flows_converge_to_alpha_each() {
         // Three ns-2-default flows (alpha 100) on the same 400-packet pipe: 300 packets queued.
         let (capacity, base) = (10_000.0, 0.040);
