@@ -36,9 +36,11 @@
 //! only during every other round trip (rounds are counted by packet number: acknowledging a
 //! packet sent after the round began starts the next one), so the RTT an update sees reflects the
 //! windows of the round before. When the RTT is longer than the period, several updates fall in
-//! one such round trip, each moving γ of the way to the target (ns-2 `on_first_rtt_`). Window pacing (seed 001's "pacing: increment to cwnd"): when `baseRTT ≥ 4 ms` an increase
-//! is released gradually over the ACKs of one update period (ns-2 `fast_pace`), so a large step
-//! does not leave as a line-rate burst; decreases apply at once.
+//! one such round trip, each moving γ of the way to the target (ns-2 `on_first_rtt_`).
+//!
+//! Window pacing (seed 001's "pacing: increment to cwnd"): when `baseRTT ≥ 4 ms` an increase is
+//! released gradually over the ACKs of one update period (ns-2 `fast_pace`), so a large step does
+//! not leave as a line-rate burst; decreases apply at once.
 //!
 //! Sources: C. Jin, D. X. Wei, S. H. Low, "FAST TCP: motivation, architecture, algorithms,
 //! performance", IEEE INFOCOM 2004; D. X. Wei, C. Jin, S. H. Low, S. Hegde, same title, IEEE/ACM
@@ -49,9 +51,13 @@
 //! used 200 above 100 Mb/s, where every longhaul path lives, ns-2's `fast-test1` uses it, and at
 //! 1 Gb/s with 1500-byte packets it is 2.4 ms of queue per flow, enough to be measured above
 //! RTT noise yet small next to the buffers of the SC2002 paths. The paper's 20 ms update period
-//! and η cap 1/4 are used, with the `min{2w, ·}` cap. The `ns2` preset is ns-2's
-//! `ns-default.tcl`: α = β = 100, γ = 0.5, 10 ms period, 0.75 ms MI threshold, η cap 1/256, no
-//! 2w cap, cwnd 2 after a timeout.
+//! and η cap 1/4 are used, with the `min{2w, ·}` cap. The paper's multiplicative increase,
+//! α(w, q) = a·w while q = 0, needs a threshold on measured RTTs; it shares ns-2's 0.75 ms.
+//! `fc_threshold` 0.1 calls the flow converged when its backlog is within 10 % of α (about
+//! three updates at γ = 1/2 from a fresh start). The `ns2` preset is ns-2's `ns-default.tcl`:
+//! α = β = 100, γ = 0.5, 10 ms period, 0.75 ms MI threshold, η cap 1/256, no 2w cap, cwnd 2
+//! after a timeout; both presets update every other RTT and pace increments, as ns-2 and the
+//! Linux prototype did.
 //!
 //! Deviations:
 //! - The MI rule adds the packets acknowledged (stretch-ACK aware, as Linux slow start) instead of

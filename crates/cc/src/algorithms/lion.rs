@@ -33,8 +33,9 @@
 //!   unless bursts queued, in which case it grows by `mbs_step` only. The first round that shows
 //!   a standing queue ends startup: the rate becomes `d · base/(base + q)` (drains what the last
 //!   doubling queued, like FAST's `baseRTT/RTT` scaling) and from then on the burst grows by
-//!   `mbs_step` packets per clear round — seed 002, Fig. 1: "once the MBS probe process sees the
-//!   potential queuing, it slows down the burst increase rate, where TCP slow-start keeps doubling".
+//!   `mbs_step` packets per clear round — seed 002, Fig. 1: "once the MBS probe process sees
+//!   the potential queuing, it slows down the burst increase rate, where TCP slow-start keeps
+//!   doubling".
 //! - `drop_avoidance`: per round, no standing queue → the rate returns to `abw` if it is below,
 //!   else probes `probe_gain` above it, and the MBS grows by `mbs_step`; a stable queue → rate
 //!   held at `min(rate, d)`; a growing queue → rate `d · base/(base + q)`. A burst queue shrinks
@@ -189,7 +190,7 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Float(0.2),
         unit: "",
         help:
-            "relative shortfall of the delivered rate, with a growing queue, that means new traffic",
+            "delivered-rate shortfall, as a fraction of our rate, that with a rising queue means new traffic",
     },
     ParamSpec {
         name: "loss_decrease",
@@ -252,7 +253,7 @@ pub const PARAMS: &[ParamSpec] = &[
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "lion",
-    summary: "pacing at the estimated available bandwidth in bursts of at most the MBS; ignores random loss",
+    summary: "paces at the available bandwidth in bursts of at most the MBS; ignores random loss",
     source: "seed 002 (LBNL Network Lion, packet drop avoidance); Jin & Tierney ITRE 2003",
     params: PARAMS,
     presets: &[],
@@ -312,7 +313,8 @@ impl LionConfig {
         // traffic must be told apart from that.
         if c.compete_drop <= c.probe_gain {
             return Err(p.invalid(format!(
-                "compete_drop ({}) must exceed probe_gain ({}), or our own probes look like new traffic",
+                "compete_drop ({}) must exceed probe_gain ({}), \
+                 or our own probes look like new traffic",
                 c.compete_drop, c.probe_gain
             )));
         }
