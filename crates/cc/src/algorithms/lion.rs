@@ -190,7 +190,7 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Float(0.2),
         unit: "",
         help:
-            "delivered-rate shortfall, as a fraction of our rate, that with a rising queue means new traffic",
+            "delivered-rate shortfall (fraction of our rate) meaning new traffic when the queue rises",
     },
     ParamSpec {
         name: "loss_decrease",
