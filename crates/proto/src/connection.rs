@@ -905,7 +905,6 @@ impl Connection {
             chunk: chunk_id,
             bytes: len,
             state: PacketState::InFlight,
-            retransmission,
             in_flight_at_send: 0,
             delivered: stamp.delivered,
             delivered_time: stamp.delivered_time,

@@ -87,7 +87,6 @@ mod tests {
                 chunk: 0,
                 bytes: 1000,
                 state: PacketState::InFlight,
-                retransmission: false,
                 in_flight_at_send: 0,
                 delivered: 0,
                 delivered_time: Time::ZERO,

@@ -35,7 +35,6 @@ pub struct SentPacket {
     /// Bytes counted in flight: the payload length.
     pub bytes: u32,
     pub state: PacketState,
-    pub retransmission: bool,
     /// Bytes in flight just after this packet was sent (for `AckEvent::in_flight_at_send`).
     pub in_flight_at_send: u64,
     /// Delivery-rate state at send time (draft-cheng-iccrg-delivery-rate-estimation §3.2).
@@ -139,15 +138,8 @@ impl SentPackets {
     }
 
     /// Number of records held (the window plus stranded acked/lost records).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ring.len()
-    }
-
-    /// Send time of the oldest packet still in flight (valid after [`SentPackets::trim`]).
-    pub fn oldest_in_flight(&self) -> Option<Time> {
-        self.ring
-            .front()
-            .filter(|p| p.state == PacketState::InFlight)
-            .map(|p| p.time_sent)
     }
 }
