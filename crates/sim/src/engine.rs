@@ -325,8 +325,9 @@ impl<'a> Engine<'a> {
         Ok(e)
     }
 
-    fn add_port(&mut self, p: Port) -> u32 {
+    fn add_port(&mut self, mut p: Port) -> u32 {
         let i = self.ports.len() as u32;
+        p.index = i as usize;
         self.ports.push(p);
         self.port_rng.push(Pcg64Mcg::new(
             mix(self.checked.scenario.seed, i as u64) as u128 | 1,
@@ -718,19 +719,30 @@ impl<'a> Engine<'a> {
     fn finish(mut self) -> Outcome {
         let sc = &self.checked.scenario;
         let dur_s = self.end as f64 / 1e9;
-        let link_summary = |p: &Port, name: &str, cap: f64| LinkSummary {
-            name: name.to_string(),
-            direction: if p.reverse { "reverse" } else { "forward" },
-            capacity_bps: cap,
-            utilization: p.stats.bytes_out as f64 * 8.0 / (cap * dur_s),
-            drops: p.stats.drops(),
-            drops_queue_full: p.stats.drops_queue,
-            drops_red: p.stats.drops_red,
-            drops_random: p.stats.drops_loss,
-            ecn_marks: p.stats.ecn_marks,
-            packets: p.stats.packets_out,
-            max_queue_packets: p.stats.max_backlog_packets.saturating_sub(1),
-            queue_delay_ms: delay_stats(&p.stats.queue_delay, 0.0),
+        // Packets still waiting at the end were never transmitted.
+        let end = self.end;
+        let mut unsent = Vec::new();
+        for p in self.ports.iter_mut() {
+            let n = p.waiting_packets(end);
+            unsent.push((n, p.waiting_bytes(end)));
+        }
+        let link_summary = |p: &Port, name: &str, cap: f64| {
+            let (n, b) = unsent[p.index];
+            LinkSummary {
+                name: name.to_string(),
+                direction: if p.reverse { "reverse" } else { "forward" },
+                capacity_bps: cap,
+                utilization: (p.stats.bytes_out - b) as f64 * 8.0 / (cap * dur_s),
+                drops: p.stats.drops(),
+                drops_queue_full: p.stats.drops_queue,
+                drops_red: p.stats.drops_red,
+                drops_random: p.stats.drops_loss,
+                ecn_marks: p.stats.ecn_marks,
+                packets: p.stats.packets_out - n,
+                max_queue_packets: p.stats.max_backlog_packets.saturating_sub(1),
+                queue_at_end_packets: n,
+                queue_delay_ms: delay_stats(&p.stats.queue_delay, 0.0),
+            }
         };
         let mut links = Vec::new();
         for (i, l) in sc.links.iter().enumerate() {

@@ -88,6 +88,8 @@ pub enum Enqueued {
 
 #[derive(Debug)]
 pub struct Port {
+    /// Position in the engine's port table.
+    pub index: usize,
     pub link: usize,
     pub reverse: bool,
     /// Bits per second; `None` is unlimited (a pure delay).
@@ -121,6 +123,7 @@ impl Port {
         mtu: u32,
     ) -> Port {
         let mut p = Port {
+            index: 0,
             link,
             reverse,
             rate_bps,

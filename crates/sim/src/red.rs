@@ -148,11 +148,11 @@ mod tests {
         assert_eq!(r.avg, 2.0);
         assert_eq!(r.on_arrival(0, 4.0, 1000, 0.0), RedVerdict::Accept);
         assert_eq!(r.avg, 3.0);
-        // avg = 0.5·3 + 0.5·9 = 6 ≥ min_th: pb = 0.1·(6−5)/10 = 0.01, count 1 ⇒ pa = 0.01/0.99.
-        assert_eq!(r.on_arrival(0, 9.0, 1000, 0.0101), RedVerdict::Accept);
+        // avg = 0.5·3 + 0.5·9 = 6 ≥ min_th: pb = 0.1·(6−5)/10 = 0.01; count 0 ⇒ pa = pb.
+        assert_eq!(r.on_arrival(0, 9.0, 1000, 0.0100), RedVerdict::Accept);
         assert_eq!(r.avg, 6.0);
-        // avg = 0.5·6 + 0.5·6 = 6, count 2 ⇒ pa = 0.01/0.98 = 0.010204…: u = 0.0102 drops.
-        assert_eq!(r.on_arrival(0, 6.0, 1000, 0.0102), RedVerdict::Early);
+        // avg stays 6, count 1 ⇒ pa = 0.01/(1 − 0.01) = 0.010101…: u = 0.0101 is a signal.
+        assert_eq!(r.on_arrival(0, 6.0, 1000, 0.0101), RedVerdict::Early);
         // avg = 0.5·6 + 0.5·40 = 23 ≥ max_th: forced.
         assert_eq!(r.on_arrival(0, 40.0, 1000, 0.99), RedVerdict::Forced);
     }
@@ -160,7 +160,8 @@ mod tests {
     #[test]
     fn idle_time_decays_the_average() {
         let mut r = Red::new(params());
-        r.avg = 8.0;
+        r.on_arrival(0, 16.0, 1000, 0.5);
+        assert_eq!(r.avg, 8.0);
         r.queue_emptied(1_000);
         // 3 transmission times idle: avg = 8·0.5³ = 1, then the arrival's own update: 0.5.
         r.on_arrival(4_000, 0.0, 1000, 0.5);
@@ -174,8 +175,8 @@ mod tests {
             weight: 1.0,
             ..params()
         });
-        // avg = 22.5: pb = 0.1 + 0.9·7.5/15 = 0.55; count 1 ⇒ pa = 0.55/0.45 > 1 ⇒ drop.
-        assert_eq!(r.on_arrival(0, 22.5, 1000, 0.99), RedVerdict::Early);
+        // avg = 22.5: pb = 0.1 + 0.9·7.5/15 = 0.55 = pa (count 0); u = 0.54 signals.
+        assert_eq!(r.on_arrival(0, 22.5, 1000, 0.54), RedVerdict::Early);
         assert_eq!(r.on_arrival(0, 30.0, 1000, 0.0), RedVerdict::Forced);
     }
 }

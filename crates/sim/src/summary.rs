@@ -55,6 +55,8 @@ pub struct LinkSummary {
     pub ecn_marks: u64,
     pub packets: u64,
     pub max_queue_packets: u64,
+    /// Packets waiting at the end of the run (accepted, never transmitted).
+    pub queue_at_end_packets: u64,
     pub queue_delay_ms: DelayStats,
 }
 

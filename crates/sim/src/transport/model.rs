@@ -69,6 +69,8 @@ enum State {
 #[derive(Clone, Copy, Debug)]
 struct Sent {
     chunk: u64,
+    /// Payload bytes carried (the last chunk of a sized transfer may be short).
+    bytes: u32,
     sent_at: u64,
     in_flight_at_send: u64,
     delivered: u64,
@@ -222,15 +224,14 @@ impl Endpoint for ModelSender {
         }
         self.on_rtt_sample(now.saturating_sub(pkt.echo));
         let prior_in_flight = self.in_flight;
-        let mss = self.cfg.mss as u64;
         let rec = self.ring[(pn - self.base_pn) as usize];
         let newly = rec.state == State::Outstanding;
         if rec.state != State::Acked {
             if newly {
-                self.in_flight -= mss;
+                self.in_flight -= rec.bytes as u64;
             }
             self.ring[(pn - self.base_pn) as usize].state = State::Acked;
-            self.delivered += mss;
+            self.delivered += rec.bytes as u64;
             self.delivered_time = now;
         }
         if !self.any_acked || pn > self.largest_acked {
@@ -245,7 +246,7 @@ impl Endpoint for ModelSender {
             self.cc.on_ack(&AckEvent {
                 now: Time::from_nanos(now),
                 acked_packets: 1,
-                acked_bytes: mss,
+                acked_bytes: rec.bytes as u64,
                 rtt: Some(Duration::from_nanos(now.saturating_sub(pkt.echo))),
                 prior_bytes_in_flight: prior_in_flight,
                 bytes_in_flight: self.in_flight,
@@ -265,13 +266,15 @@ impl Endpoint for ModelSender {
         // Packet-threshold loss detection.
         let mut lost = 0u32;
         let mut largest_lost = 0;
+        let mut lost_bytes = 0;
         let prior_loss_in_flight = self.in_flight;
         while self.loss_scan + PACKET_THRESHOLD <= self.largest_acked {
             let i = (self.loss_scan - self.base_pn) as usize;
             let r = &mut self.ring[i];
             if r.state == State::Outstanding {
                 r.state = State::Lost;
-                self.in_flight -= mss;
+                self.in_flight -= r.bytes as u64;
+                lost_bytes += r.bytes as u64;
                 self.retx.push_back(r.chunk);
                 lost += 1;
                 largest_lost = self.loss_scan;
@@ -287,7 +290,7 @@ impl Endpoint for ModelSender {
             self.cc.on_loss(&LossEvent {
                 now: Time::from_nanos(now),
                 lost_packets: lost,
-                lost_bytes: lost as u64 * mss,
+                lost_bytes,
                 prior_bytes_in_flight: prior_loss_in_flight,
                 largest_lost,
                 first_in_window: first,
@@ -345,12 +348,17 @@ impl Endpoint for ModelSender {
             None => return None,
         };
         self.app_limited = false;
-        let size = self.cfg.mss + self.cfg.header;
+        let payload = match self.cfg.bytes {
+            Some(total) => (total - chunk * mss).min(mss) as u32,
+            None => self.cfg.mss,
+        };
+        let size = payload + self.cfg.header;
         let pn = self.next_pn;
         self.next_pn += 1;
-        self.in_flight += mss;
+        self.in_flight += payload as u64;
         self.ring.push_back(Sent {
             chunk,
+            bytes: payload,
             sent_at: now,
             in_flight_at_send: self.in_flight,
             delivered: self.delivered,
@@ -369,7 +377,7 @@ impl Endpoint for ModelSender {
         self.cc.on_sent(&SentEvent {
             now: Time::from_nanos(now),
             packet_number: pn,
-            bytes: mss as u32,
+            bytes: payload,
             bytes_in_flight: self.in_flight,
             is_retransmission: is_retx,
         });
@@ -382,7 +390,7 @@ impl Endpoint for ModelSender {
         }
         Some(Packet {
             size,
-            payload: self.cfg.mss,
+            payload,
             seq: pn,
             aux: chunk,
             echo: now,
@@ -407,7 +415,6 @@ impl Endpoint for ModelSender {
             Some(d) if d <= now => {}
             _ => return,
         }
-        let mss = self.cfg.mss as u64;
         let prior = self.in_flight;
         let mut lost = 0;
         for r in self.ring.iter_mut() {
@@ -419,7 +426,6 @@ impl Endpoint for ModelSender {
         }
         self.in_flight = 0;
         self.packets_lost += lost;
-        let _ = mss;
         self.rto_backoff += 1;
         self.recovery_end = self.next_pn;
         self.cc.on_rto(&RtoEvent {
@@ -546,9 +552,10 @@ mod tests {
             s.handle_packet(2_000_000, &ack, &[]);
         }
         assert_eq!(s.snapshot().packets_lost, 1);
-        assert_eq!(s.controller().cwnd(), 5.0, "Reno halves 10 packets");
+        // Slow start grew 10 → 13 on the three ACKs; the loss halves it.
+        assert_eq!(s.controller().cwnd(), 6.5, "Reno halves 13 packets");
         let rtx = s.poll_transmit(2_000_000, &mut buf);
-        // In flight is 6 packets > cwnd 5: nothing may be sent yet.
+        // In flight are 6 packets; a 7th would exceed 6.5: nothing may be sent yet.
         assert!(rtx.is_none());
     }
 
