@@ -28,3 +28,6 @@ pub mod throughput;
 pub mod units;
 
 pub use error::MetricsError;
+pub mod example;
+pub mod recorder;
+pub mod summary;
