@@ -8,7 +8,7 @@ fn main() {
     println!("{}", serde_json::to_string_pretty(&o.summary).unwrap());
     eprintln!(
         "wall {w:.3}s events {} ({:.1} M/s)",
-        o.summary.events,
-        o.summary.events as f64 / w / 1e6
+        o.events,
+        o.events as f64 / w / 1e6
     );
 }

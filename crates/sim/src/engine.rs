@@ -23,8 +23,8 @@
 use crate::bufpool::BufPool;
 use crate::cross::CrossSource;
 use crate::events::{Ev, EventQueue};
-use crate::histogram::Histogram;
 use crate::packet::{Dir, Packet, NO_BUF};
+use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
 use crate::scenario::{Checked, CrossKind, QueueKind, QueueSpec, TopologyKind};
@@ -32,8 +32,15 @@ use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::Endpoint;
 use longhaul_cc::{CcSpec, Setup};
+use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
+use longhaul_metrics::summary::{
+    Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, LinkDelay, LinkSeries,
+    LinkSummary, Mode, Summary,
+};
+use longhaul_metrics::{fairness, stability, throughput};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// Header bytes per packet: TCP/IP without options, as seed 000 counts them.
@@ -75,10 +82,9 @@ struct Flow {
     /// Rated access port and the queue room the sender may fill.
     access: Option<(u32, u64)>,
     dropped: u64,
+    /// Where and why this flow's data packets were dropped.
+    ledger: LossLedger,
     delivered_at_sample: u64,
-    cc_name: String,
-    start: u64,
-    stop: u64,
     /// Kept after a transfer finishes and its state is released.
     final_delivered: u64,
 }
@@ -113,7 +119,12 @@ pub struct Engine<'a> {
     cross: Vec<CrossState>,
     bufs: BufPool,
     scratch: Vec<u8>,
-    series: TimeSeries,
+    flow_series: Vec<FlowSeries>,
+    link_series: Vec<LinkSeries>,
+    /// Payload bytes each forward link port had sent at the last sample.
+    link_payload_at_sample: Vec<u64>,
+    aggregate_series: AggregateSeries,
+    delivered_at_sample: u64,
     drops: Vec<DropRecord>,
     drops_unlogged: u64,
     per_second: Vec<u64>,
@@ -163,10 +174,11 @@ impl<'a> Engine<'a> {
             cross: Vec::new(),
             bufs: BufPool::default(),
             scratch: Vec::with_capacity(2048),
-            series: TimeSeries {
-                interval_s: sc.output.interval.secs(),
-                ..TimeSeries::default()
-            },
+            flow_series: Vec::new(),
+            link_series: Vec::new(),
+            link_payload_at_sample: Vec::new(),
+            aggregate_series: AggregateSeries::default(),
+            delivered_at_sample: 0,
             drops: Vec::new(),
             drops_unlogged: 0,
             per_second: Vec::new(),
@@ -197,11 +209,8 @@ impl<'a> Engine<'a> {
                 l.mtu,
             ));
             e.link_ports.push((f, r));
-            e.series.queues.push(QueueSeries {
-                link: l.name.clone(),
-                direction: "forward",
-                ..QueueSeries::default()
-            });
+            e.link_series.push(LinkSeries::default());
+            e.link_payload_at_sample.push(0);
         }
         for f in &checked.flows {
             let spec = &sc.flows[f.spec];
@@ -269,16 +278,11 @@ impl<'a> Engine<'a> {
                 armed: [NONE; 2],
                 access: access.and_then(|a| a.2.map(|l| (a.0, l))),
                 dropped: 0,
+                ledger: LossLedger::new(),
                 delivered_at_sample: 0,
-                cc_name: f.cc.to_string(),
-                start: f.start,
-                stop: f.stop,
                 final_delivered: 0,
             });
-            e.series.flows.push(FlowSeries {
-                id: f.id,
-                ..FlowSeries::default()
-            });
+            e.flow_series.push(FlowSeries::default());
         }
         for (i, c) in checked.cross.iter().enumerate() {
             let spec = &sc.cross_traffic[i];
@@ -393,24 +397,30 @@ impl<'a> Engine<'a> {
                 if pkt.buf != NO_BUF {
                     self.bufs.release(pkt.buf);
                 }
+                let p = &self.ports[port as usize];
+                let location = |flow: Option<u32>| {
+                    if p.link == usize::MAX {
+                        format!("access:{}", flow.map(|f| f.to_string()).unwrap_or_default())
+                    } else if p.reverse {
+                        format!("{} (reverse)", self.checked.scenario.links[p.link].name)
+                    } else {
+                        self.checked.scenario.links[p.link].name.clone()
+                    }
+                };
                 let flow = if pkt.flow >= CROSS_FLOW {
                     None
                 } else {
                     let f = &mut self.flows[pkt.flow as usize];
                     if pkt.dir == Dir::Forward && pkt.payload > 0 {
                         f.dropped += 1;
+                        f.ledger.record(&location(f.id), summary_reason(reason), 1);
                     }
                     f.id
                 };
                 let out = &self.checked.scenario.output;
                 if out.drop_log {
                     if self.drops.len() < out.drop_log_limit {
-                        let p = &self.ports[port as usize];
-                        let link = if p.link == usize::MAX {
-                            format!("access:{}", flow.map(|f| f.to_string()).unwrap_or_default())
-                        } else {
-                            self.checked.scenario.links[p.link].name.clone()
-                        };
+                        let link = location(flow);
                         self.drops.push(DropRecord {
                             time_s: at as f64 * 1e-9,
                             link,
@@ -588,7 +598,7 @@ impl<'a> Engine<'a> {
             let pkt = Packet {
                 flow: CROSS_FLOW + s as u32,
                 size,
-                payload: size,
+                payload: size.saturating_sub(HEADER_BYTES),
                 ..Packet::EMPTY
             };
             self.enqueue(port, pkt);
@@ -643,10 +653,8 @@ impl<'a> Engine<'a> {
             armed: [NONE; 2],
             access: None,
             dropped: 0,
+            ledger: LossLedger::new(),
             delivered_at_sample: 0,
-            cc_name: spec.to_string(),
-            start: now,
-            stop: u64::MAX,
             final_delivered: 0,
         });
         self.pump(fi, 0);
@@ -669,30 +677,44 @@ impl<'a> Engine<'a> {
     fn on_sample(&mut self) {
         let now = self.now;
         let dt = self.checked.scenario.output.interval.0;
-        self.series.time_s.push(now as f64 * 1e-9);
-        for (i, f) in self.flows.iter_mut().enumerate() {
-            if f.id.is_none() {
-                continue;
+        if now > 0 {
+            // Each sample closes the interval (now − dt, now]; it is stamped with its start.
+            let t = (now - dt) as f64 / 1e9;
+            let per_s = 8e9 / dt as f64;
+            for (i, f) in self.flows.iter_mut().enumerate() {
+                if f.id.is_none() {
+                    continue;
+                }
+                let d = f.delivered();
+                let s = &mut self.flow_series[i];
+                let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
+                s.t.push(t);
+                s.throughput_bps
+                    .push((d - f.delivered_at_sample) as f64 * per_s);
+                f.delivered_at_sample = d;
+                s.cwnd_pkts.push(snap.cwnd);
+                s.rtt_ms.push(snap.srtt_ns as f64 / 1e6);
+                s.inflight_pkts
+                    .push(snap.bytes_in_flight as f64 / snap.mss.max(1) as f64);
             }
-            let d = f.delivered();
-            let s = &mut self.series.flows[i];
-            let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
-            let tput = if now == 0 {
-                0.0
-            } else {
-                (d - f.delivered_at_sample) as f64 * 8e9 / dt as f64
-            };
-            f.delivered_at_sample = d;
-            s.throughput_bps.push(tput);
-            s.cwnd_packets.push(snap.cwnd);
-            s.rtt_ms.push(snap.srtt_ns as f64 * 1e-6);
-            s.in_flight_bytes.push(snap.bytes_in_flight);
-        }
-        for (l, &(fp, _)) in self.link_ports.iter().enumerate() {
-            let p = &mut self.ports[fp as usize];
-            let q = &mut self.series.queues[l];
-            q.packets.push(p.waiting_packets(now));
-            q.bytes.push(p.waiting_bytes(now));
+            for (l, &(fp, _)) in self.link_ports.iter().enumerate() {
+                let p = &mut self.ports[fp as usize];
+                let (_, unsent) = p.unsent(now);
+                let sent = p.stats.payload_out - unsent;
+                let q = &mut self.link_series[l];
+                q.t.push(t);
+                q.queue_pkts.push(p.waiting_packets(now) as f64);
+                q.queue_bytes.push(p.waiting_bytes(now) as f64);
+                q.throughput_bps
+                    .push((sent - self.link_payload_at_sample[l]) as f64 * per_s);
+                self.link_payload_at_sample[l] = sent;
+            }
+            let d = self.total_delivered();
+            self.aggregate_series.t.push(t);
+            self.aggregate_series
+                .throughput_bps
+                .push((d - self.delivered_at_sample) as f64 * per_s);
+            self.delivered_at_sample = d;
         }
         if now + dt <= self.end {
             self.events.push(now + dt, Ev::Sample);
@@ -718,40 +740,87 @@ impl<'a> Engine<'a> {
 
     fn finish(mut self) -> Outcome {
         let sc = &self.checked.scenario;
-        let dur_s = self.end as f64 / 1e9;
-        // Packets still waiting at the end were never transmitted.
-        let end = self.end;
-        let mut unsent = Vec::new();
-        for p in self.ports.iter_mut() {
-            let n = p.waiting_packets(end);
-            unsent.push((n, p.waiting_bytes(end)));
-        }
-        let link_summary = |p: &Port, name: &str, cap: f64| {
-            let (n, b) = unsent[p.index];
-            LinkSummary {
-                name: name.to_string(),
-                direction: if p.reverse { "reverse" } else { "forward" },
-                capacity_bps: cap,
-                utilization: (p.stats.bytes_out - b) as f64 * 8.0 / (cap * dur_s),
-                drops: p.stats.drops(),
-                drops_queue_full: p.stats.drops_queue,
-                drops_red: p.stats.drops_red,
-                drops_random: p.stats.drops_loss,
-                ecn_marks: p.stats.ecn_marks,
-                packets: p.stats.packets_out - n,
-                max_queue_packets: p.stats.max_backlog_packets.saturating_sub(1),
-                queue_at_end_packets: n,
-                queue_delay_ms: delay_stats(&p.stats.queue_delay, 0.0),
-            }
-        };
+        let run_s = self.end as f64 / 1e9;
         let mut links = Vec::new();
+        let mut ports = Vec::new();
         for (i, l) in sc.links.iter().enumerate() {
             let (fp, rp) = self.link_ports[i];
-            links.push(link_summary(&self.ports[fp as usize], &l.name, l.rate.0));
-            let rr = l.reverse_rate.unwrap_or(l.rate).0;
-            links.push(link_summary(&self.ports[rp as usize], &l.name, rr));
+            for (port, reverse) in [(fp, false), (rp, true)] {
+                let p = &mut self.ports[port as usize];
+                let (unsent_n, unsent_payload) = p.unsent(self.end);
+                let cap = if reverse {
+                    l.reverse_rate.unwrap_or(l.rate).0
+                } else {
+                    l.rate.0
+                };
+                let st = &p.stats;
+                let payload_bps = (st.payload_out - unsent_payload) as f64 * 8.0 / run_s;
+                let mut by_reason = BTreeMap::new();
+                for (reason, n) in [
+                    (REASON_QUEUE_FULL, st.drops_queue),
+                    (REASON_AQM, st.drops_red),
+                    (REASON_RANDOM, st.drops_loss),
+                ] {
+                    if n > 0 {
+                        by_reason.insert(reason.to_string(), n);
+                    }
+                }
+                let q = &st.queue_delay;
+                let queue = match (&p.red, p.limit) {
+                    (None, Limit::Packets(n)) => format!("droptail {n}p"),
+                    (None, Limit::Bytes(b)) => format!("droptail {b}B"),
+                    (Some(r), Limit::Packets(n)) => format!(
+                        "red {n}p min_th={} max_th={}{}",
+                        r.params.min_th,
+                        r.params.max_th,
+                        if r.params.ecn { " ecn" } else { "" }
+                    ),
+                    (Some(r), Limit::Bytes(b)) => format!(
+                        "red {b}B min_th={} max_th={}{}",
+                        r.params.min_th,
+                        r.params.max_th,
+                        if r.params.ecn { " ecn" } else { "" }
+                    ),
+                };
+                ports.push(PortReport {
+                    link: l.name.clone(),
+                    direction: if reverse { "reverse" } else { "forward" },
+                    packets: st.packets_out - unsent_n,
+                    drops_queue_full: st.drops_queue,
+                    drops_red: st.drops_red,
+                    drops_random: st.drops_loss,
+                    ecn_marks: st.ecn_marks,
+                    max_queue_packets: st.max_backlog_packets.saturating_sub(1),
+                    queue_at_end_packets: unsent_n,
+                });
+                links.push(LinkSummary {
+                    name: if reverse {
+                        format!("{} (reverse)", l.name)
+                    } else {
+                        l.name.clone()
+                    },
+                    capacity_bps: cap,
+                    utilization: throughput::utilization(payload_bps, cap, l.mtu),
+                    drops: st.drops(),
+                    queue_delay_ms: LinkDelay {
+                        mean: q.mean() / 1e6,
+                        p95: q.quantile(0.95) / 1e6,
+                        p99: q.quantile(0.99) / 1e6,
+                        p50: Some(q.quantile(0.5) / 1e6),
+                        max: Some(q.max() as f64 / 1e6),
+                    },
+                    mtu: Some(l.mtu),
+                    delay_ms: Some(l.delay.0 as f64 / 1e6),
+                    distance_km: Some(l.distance_km),
+                    queue: Some(queue),
+                    drops_by_reason: by_reason,
+                    packets_forwarded: Some(st.packets_out - unsent_n),
+                    series: (!reverse).then(|| std::mem::take(&mut self.link_series[i])),
+                });
+            }
         }
-        // The reference bottleneck for aggregate utilization.
+        // The capacity aggregate utilization is judged against: the slowest link every flow
+        // of a dumbbell shares, or the slowest link of a parking lot's chain.
         let chain: Vec<usize> = match sc.topology.kind {
             TopologyKind::Dumbbell => self.checked.flows[0].path.clone(),
             TopologyKind::ParkingLot => {
@@ -762,61 +831,66 @@ impl<'a> Engine<'a> {
                     .collect()
             }
         };
-        let net = |l: usize| {
-            let link = &sc.links[l];
-            link.rate.0 * (link.mtu - HEADER_BYTES) as f64 / link.mtu as f64
+        let slowest = |path: &[usize]| {
+            path.iter()
+                .copied()
+                .min_by(|&a, &b| {
+                    let pa = throughput::payload_capacity_bps(sc.links[a].rate.0, sc.links[a].mtu);
+                    let pb = throughput::payload_capacity_bps(sc.links[b].rate.0, sc.links[b].mtu);
+                    pa.total_cmp(&pb)
+                })
+                .expect("paths are not empty")
         };
         let mut flows = Vec::new();
         let mut tputs = Vec::new();
         let mut agg_bytes = 0u64;
         let mut agg_bmps = 0.0;
         for (i, cf) in self.checked.flows.iter().enumerate() {
-            let f = &self.flows[i];
+            let f = &mut self.flows[i];
             let d = f.delivered();
             agg_bytes += d;
-            let active = (cf.stop.min(self.end) - cf.start) as f64 * 1e-9;
-            let tput = d as f64 * 8.0 / active;
-            let cap = cf
-                .path
-                .iter()
-                .map(|&l| net(l))
-                .fold(f64::INFINITY, f64::min);
-            let dist_m: f64 = cf
-                .path
-                .iter()
-                .map(|&l| sc.links[l].distance_km * 1000.0)
-                .sum();
+            let active = (cf.stop.min(self.end) - cf.start) as f64 / 1e9;
+            let tput = throughput::throughput_bps(d, active);
+            let b = &sc.links[slowest(&cf.path)];
+            let dist_km: f64 = cf.path.iter().map(|&l| sc.links[l].distance_km).sum();
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
             let min_rtt = s.rtt.min().unwrap_or(0) as f64;
-            let q = delay_stats(&s.rtt, min_rtt);
+            let h = &s.rtt;
+            let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
             tputs.push(tput);
-            agg_bmps += tput * dist_m;
+            agg_bmps += throughput::bmps(tput, dist_km);
+            let per_sec = per_second(&self.flow_series[i], sc.output.interval.0);
             flows.push(FlowSummary {
                 id: cf.id,
-                cc: f.cc_name.clone(),
+                cc: cf.cc.algorithm.to_string(),
                 throughput_bps: tput,
-                utilization: tput / cap,
-                min_rtt_ms: min_rtt * 1e-6,
-                queueing_delay_ms: q,
-                loss_rate: if snap.packets_sent == 0 {
-                    0.0
-                } else {
-                    f.dropped as f64 / snap.packets_sent as f64
+                utilization: throughput::utilization(tput, b.rate.0, b.mtu),
+                min_rtt_ms: min_rtt / 1e6,
+                queueing_delay_ms: FlowDelay {
+                    mean: if h.count() == 0 { 0.0 } else { qd(h.mean()) },
+                    p95: qd(h.quantile(0.95)),
+                    p50: Some(qd(h.quantile(0.5))),
+                    p99: Some(qd(h.quantile(0.99))),
+                    max: Some(qd(h.max() as f64)),
                 },
+                loss_rate: longhaul_metrics::loss::loss_rate(f.dropped, snap.packets_sent),
                 retransmits: snap.retransmits,
-                bmps: tput * dist_m,
-                bmps_1e15: tput * dist_m * 1e-15,
-                bytes_delivered: d,
-                packets_sent: snap.packets_sent,
-                packets_dropped: f.dropped,
-                start_s: f.start as f64 * 1e-9,
-                stop_s: f.stop.min(self.end) as f64 * 1e-9,
-                path: cf.path.iter().map(|&l| sc.links[l].name.clone()).collect(),
+                bmps: throughput::bmps(tput, dist_km),
+                params: Some(cf.cc.to_string()),
+                start_s: Some(cf.start as f64 / 1e9),
+                stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),
+                distance_km: Some(dist_km),
+                bytes_delivered: Some(d),
+                packets_sent: Some(snap.packets_sent),
+                packets_lost: Some(f.dropped),
+                cov: stability::cov(&per_sec),
+                drops: f.ledger.rows(),
+                series: Some(std::mem::take(&mut self.flow_series[i])),
             });
         }
-        let agg_tput = agg_bytes as f64 * 8.0 / dur_s;
-        let ref_cap = chain.iter().map(|&l| net(l)).fold(f64::INFINITY, f64::min);
+        let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
+        let b = &sc.links[slowest(&chain)];
         let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
         // Responsive transfers still running at the end count what they delivered so far.
         for f in &self.flows {
@@ -831,7 +905,7 @@ impl<'a> Engine<'a> {
             .enumerate()
             .map(|(i, c)| {
                 let st = &self.cross[i];
-                let active = (c.stop - c.start) as f64 * 1e-9;
+                let active = (c.stop - c.start) as f64 / 1e9;
                 let responsive = c.cc.is_some();
                 let bytes = if responsive {
                     st.delivered
@@ -853,46 +927,64 @@ impl<'a> Engine<'a> {
                 }
             })
             .collect();
+        let mut meta = BTreeMap::new();
+        meta.insert(
+            "simulator".into(),
+            format!("longhaul-sim {}", env!("CARGO_PKG_VERSION")),
+        );
+        meta.insert("events".into(), self.event_count.to_string());
+        meta.insert("transport".into(), "model".into());
         let summary = Summary {
             scenario: self.checked.name.clone(),
-            mode: "sim",
-            duration_s: dur_s,
+            mode: Mode::Sim,
+            duration_s: run_s,
             seed: sc.seed,
             links,
             flows,
             aggregate: Aggregate {
                 throughput_bps: agg_tput,
-                utilization: agg_tput / ref_cap,
-                jain: jain(&tputs),
-                cov: cov(&per_sec),
+                utilization: throughput::utilization(agg_tput, b.rate.0, b.mtu),
+                jain: fairness::jain_index(&tputs).unwrap_or(f64::NAN),
+                cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
                 bmps: agg_bmps,
-                bmps_1e15: agg_bmps * 1e-15,
+                bytes_delivered: Some(agg_bytes),
+                capacity_bps: Some(b.rate.0),
+                series: Some(std::mem::take(&mut self.aggregate_series)),
             },
-            cross_traffic: cross,
-            events: self.event_count,
+            claims: Vec::new(),
+            meta,
         };
         Outcome {
             summary,
-            series: std::mem::take(&mut self.series),
+            cross_traffic: cross,
+            ports,
             drops: std::mem::take(&mut self.drops),
             drops_unlogged: self.drops_unlogged,
+            events: self.event_count,
+            packet_hops: self.packet_count,
         }
     }
 }
 
-/// Mean, p95 and p99 of a histogram of ns values minus `offset` ns, in ms.
-fn delay_stats(h: &Histogram, offset: f64) -> DelayStats {
-    if h.count() == 0 {
-        return DelayStats {
-            mean: 0.0,
-            p95: 0.0,
-            p99: 0.0,
-        };
+/// The summary's name for a drop reason (`longhaul_metrics::loss`).
+fn summary_reason(r: DropReason) -> &'static str {
+    match r {
+        DropReason::QueueFull => REASON_QUEUE_FULL,
+        DropReason::RedEarly | DropReason::RedForced => REASON_AQM,
+        DropReason::RandomLoss => REASON_RANDOM,
     }
-    let ms = |v: f64| ((v - offset).max(0.0)) * 1e-6;
-    DelayStats {
-        mean: ms(h.mean()),
-        p95: ms(h.quantile(0.95)),
-        p99: ms(h.quantile(0.99)),
+}
+
+/// A flow's throughput over whole 1-s intervals, from its sampled series (when the sampling
+/// interval divides a second; otherwise no per-flow CoV is reported).
+fn per_second(series: &FlowSeries, interval_ns: u64) -> Vec<f64> {
+    if interval_ns == 0 || 1_000_000_000 % interval_ns != 0 {
+        return Vec::new();
     }
+    let k = (1_000_000_000 / interval_ns) as usize;
+    series
+        .throughput_bps
+        .chunks_exact(k)
+        .map(|c| c.iter().sum::<f64>() / k as f64)
+        .collect()
 }

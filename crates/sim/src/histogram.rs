@@ -72,6 +72,11 @@ impl Histogram {
         }
     }
 
+    /// The largest value recorded (0 when empty).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
     pub fn min(&self) -> Option<u64> {
         (self.n > 0).then_some(self.min)
     }

@@ -35,8 +35,9 @@ pub mod transport;
 pub mod units;
 
 pub use engine::{Progress, SimError};
+pub use longhaul_metrics::summary::Summary;
 pub use scenario::{Checked, Scenario, ScenarioError};
-pub use summary::{Outcome, Summary};
+pub use summary::Outcome;
 
 /// Run a checked scenario to its end. `progress` is called every million events or so.
 pub fn run(checked: &Checked, progress: &mut dyn FnMut(&Progress)) -> Result<Outcome, SimError> {

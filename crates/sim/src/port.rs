@@ -60,7 +60,8 @@ pub enum Limit {
 pub struct PortStats {
     pub packets_out: u64,
     pub bytes_out: u64,
-    /// Bytes whose transmission started before the end of the run (for utilization).
+    /// Application payload bytes accepted for transmission.
+    pub payload_out: u64,
     pub drops_queue: u64,
     pub drops_red: u64,
     pub drops_loss: u64,
@@ -100,8 +101,8 @@ pub struct Port {
     pub red: Option<Red>,
     /// Serialisation time of an MTU-sized packet (RED's idle decay unit).
     pub mtu_tx_ns: u64,
-    /// (finish time, size) of packets accepted and not yet fully transmitted.
-    backlog: VecDeque<(u64, u32)>,
+    /// (finish time, size, payload) of packets accepted and not yet fully transmitted.
+    backlog: VecDeque<(u64, u32, u32)>,
     backlog_bytes: u64,
     last_finish: u64,
     /// Packets on the wire: (arrival time at the far end, packet).
@@ -157,7 +158,7 @@ impl Port {
     }
 
     fn drain(&mut self, now: u64) {
-        while let Some(&(finish, size)) = self.backlog.front() {
+        while let Some(&(finish, size, _)) = self.backlog.front() {
             if finish > now {
                 break;
             }
@@ -181,7 +182,7 @@ impl Port {
     pub fn waiting_bytes(&mut self, now: u64) -> u64 {
         self.drain(now);
         match self.backlog.front() {
-            Some(&(_, head)) => self.backlog_bytes - head as u64,
+            Some(&(_, head, _)) => self.backlog_bytes - head as u64,
             None => 0,
         }
     }
@@ -189,7 +190,15 @@ impl Port {
     /// When the packet now being transmitted finishes, if any.
     pub fn next_departure(&mut self, now: u64) -> Option<u64> {
         self.drain(now);
-        self.backlog.front().map(|&(f, _)| f)
+        self.backlog.front().map(|&(f, _, _)| f)
+    }
+
+    /// Packets and payload bytes accepted but not started by `now` (for end-of-run totals).
+    pub fn unsent(&mut self, now: u64) -> (u64, u64) {
+        self.drain(now);
+        let n = self.backlog.len().saturating_sub(1);
+        let payload = self.backlog.iter().skip(1).map(|&(_, _, p)| p as u64).sum();
+        (n as u64, payload)
     }
 
     /// Offer a packet at `now`. `u_red` and `u_loss` are uniform [0, 1) draws from the port's
@@ -207,7 +216,7 @@ impl Port {
             self.drain(now);
             let waiting = self.backlog.len().saturating_sub(1) as u64;
             let waiting_bytes = match self.backlog.front() {
-                Some(&(_, head)) => self.backlog_bytes - head as u64,
+                Some(&(_, head, _)) => self.backlog_bytes - head as u64,
                 None => 0,
             };
             if let Some(red) = &mut self.red {
@@ -264,7 +273,7 @@ impl Port {
         let finish = start + tx;
         self.last_finish = finish;
         if self.rate_bps.is_some() {
-            self.backlog.push_back((finish, size));
+            self.backlog.push_back((finish, size, pkt.payload));
             self.backlog_bytes += size as u64;
             let n = self.backlog.len() as u64;
             if n > self.stats.max_backlog_packets {
@@ -274,6 +283,7 @@ impl Port {
         self.stats.queue_delay.record(start - now);
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
+        self.stats.payload_out += pkt.payload as u64;
         if self.loss > 0.0 && u_loss < self.loss {
             self.stats.drops_loss += 1;
             return (

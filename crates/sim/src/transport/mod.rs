@@ -24,6 +24,8 @@ pub trait Endpoint {
 /// What the simulator samples from a sender for time series and the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SenderSnapshot {
+    /// Payload bytes per full packet.
+    pub mss: u32,
     /// Congestion window, packets.
     pub cwnd: f64,
     /// Smoothed RTT, ns (0 before the first sample).

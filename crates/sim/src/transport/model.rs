@@ -177,6 +177,7 @@ impl ModelSender {
 
     pub fn snapshot(&self) -> SenderSnapshot {
         SenderSnapshot {
+            mss: self.cfg.mss,
             cwnd: self.cc.cwnd(),
             srtt_ns: self.srtt,
             latest_rtt_ns: self.latest_rtt,
