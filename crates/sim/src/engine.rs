@@ -27,10 +27,12 @@ use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
+use crate::scenario::TransportKind;
 use crate::scenario::{Checked, CrossKind, QueueKind, QueueSpec, TopologyKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
-use crate::transport::Endpoint;
+use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
+use crate::transport::{FlowReceiver, FlowSender};
 use longhaul_cc::{CcSpec, Setup};
 use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
 use longhaul_metrics::summary::{
@@ -52,6 +54,8 @@ const PROGRESS_EVERY: u64 = 1 << 20;
 
 #[derive(Debug, Error)]
 pub enum SimError {
+    #[error("flow {flow}: cannot configure the transport: {message}")]
+    Transport { flow: String, message: String },
     #[error("flow {flow}: cannot build congestion control `{cc}`: {message}")]
     Controller {
         flow: String,
@@ -75,8 +79,8 @@ struct Flow {
     cross: Option<usize>,
     fwd: Box<[u32]>,
     rev: Box<[u32]>,
-    sender: Option<Box<ModelSender>>,
-    receiver: Option<Box<ModelReceiver>>,
+    sender: Option<Box<dyn FlowSender>>,
+    receiver: Option<Box<dyn FlowReceiver>>,
     /// Pending timer per side (sender, receiver), or NONE.
     armed: [u64; 2],
     /// Rated access port and the queue room the sender may fill.
@@ -93,7 +97,7 @@ impl Flow {
     fn delivered(&self) -> u64 {
         self.receiver
             .as_ref()
-            .map(|r| r.delivered_bytes)
+            .map(|r| r.delivered_bytes())
             .unwrap_or(self.final_delivered)
     }
 }
@@ -260,21 +264,38 @@ impl<'a> Engine<'a> {
                 cc: f.cc.to_string(),
                 message: err.to_string(),
             })?;
-            let cfg = ModelConfig {
-                mss: mtu - HEADER_BYTES,
-                header: HEADER_BYTES,
-                start: f.start,
-                stop: f.stop,
-                bytes: spec.bytes.map(|b| b.0),
-                ecn: spec.ecn,
-            };
+            let base_rtt: u64 =
+                2 * (f.path.iter().map(|&l| sc.links[l].delay.0).sum::<u64>() + access_delay);
+            let rate = f
+                .path
+                .iter()
+                .map(|&l| sc.links[l].rate.0)
+                .fold(f64::INFINITY, f64::min);
+            let (sender, receiver) = make_endpoints(
+                sc.transport,
+                cc,
+                &f.cc,
+                setup,
+                Endpoints {
+                    mtu,
+                    start: f.start,
+                    stop: f.stop,
+                    bytes: spec.bytes.map(|b| b.0),
+                    ecn: spec.ecn,
+                    bdp_bytes: (rate * base_rtt as f64 / 8e9) as u64,
+                },
+            )
+            .map_err(|message| SimError::Transport {
+                flow: f.id.to_string(),
+                message,
+            })?;
             e.flows.push(Flow {
                 id: Some(f.id),
                 cross: None,
                 fwd: fwd.into(),
                 rev: rev.into(),
-                sender: Some(Box::new(ModelSender::new(cfg, cc))),
-                receiver: Some(Box::new(ModelReceiver::new(HEADER_BYTES))),
+                sender: Some(sender),
+                receiver: Some(receiver),
                 armed: [NONE; 2],
                 access: access.and_then(|a| a.2.map(|l| (a.0, l))),
                 dropped: 0,
@@ -633,13 +654,17 @@ impl<'a> Engine<'a> {
             self.events.push(next, Ev::Transfer(s as u32));
         }
         let Ok(cc) = spec.build(&setup) else { return };
-        let cfg = ModelConfig {
-            mss: mtu - HEADER_BYTES,
-            header: HEADER_BYTES,
+        let rtt = 2 * sc.links[link].delay.0;
+        let ends = Endpoints {
+            mtu,
             start: now,
             stop: u64::MAX,
             bytes: Some(bytes),
             ecn: false,
+            bdp_bytes: (sc.links[link].rate.0 * rtt as f64 / 8e9) as u64,
+        };
+        let Ok((sender, receiver)) = make_endpoints(sc.transport, cc, &spec, setup, ends) else {
+            return;
         };
         let (fp, rp) = self.link_ports[link];
         let fi = self.flows.len();
@@ -648,8 +673,8 @@ impl<'a> Engine<'a> {
             cross: Some(s),
             fwd: vec![fp].into(),
             rev: vec![rp].into(),
-            sender: Some(Box::new(ModelSender::new(cfg, cc))),
-            receiver: Some(Box::new(ModelReceiver::new(HEADER_BYTES))),
+            sender: Some(sender),
+            receiver: Some(receiver),
             armed: [NONE; 2],
             access: None,
             dropped: 0,
@@ -855,8 +880,8 @@ impl<'a> Engine<'a> {
             let dist_km: f64 = cf.path.iter().map(|&l| sc.links[l].distance_km).sum();
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
-            let min_rtt = s.rtt.min().unwrap_or(0) as f64;
-            let h = &s.rtt;
+            let h = s.rtt();
+            let min_rtt = h.min().unwrap_or(0) as f64;
             let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
             tputs.push(tput);
             agg_bmps += throughput::bmps(tput, dist_km);
@@ -933,7 +958,13 @@ impl<'a> Engine<'a> {
             format!("longhaul-sim {}", env!("CARGO_PKG_VERSION")),
         );
         meta.insert("events".into(), self.event_count.to_string());
-        meta.insert("transport".into(), "model".into());
+        meta.insert(
+            "transport".into(),
+            match sc.transport {
+                TransportKind::Proto => "proto".into(),
+                TransportKind::Model => "model".into(),
+            },
+        );
         let summary = Summary {
             scenario: self.checked.name.clone(),
             mode: Mode::Sim,
@@ -987,4 +1018,59 @@ fn per_second(series: &FlowSeries, interval_ns: u64) -> Vec<f64> {
         .chunks_exact(k)
         .map(|c| c.iter().sum::<f64>() / k as f64)
         .collect()
+}
+
+/// What a flow's endpoints are created with.
+struct Endpoints {
+    /// Path MTU: bytes on the wire of a full packet.
+    mtu: u32,
+    start: u64,
+    stop: u64,
+    bytes: Option<u64>,
+    ecn: bool,
+    /// Bottleneck rate × base RTT, to size buffers and windows.
+    bdp_bytes: u64,
+}
+
+/// A sender and a receiver of the scenario's transport.
+fn make_endpoints(
+    kind: TransportKind,
+    cc: Box<dyn longhaul_cc::CongestionControl>,
+    spec: &CcSpec,
+    setup: Setup,
+    e: Endpoints,
+) -> Result<(Box<dyn FlowSender>, Box<dyn FlowReceiver>), String> {
+    match kind {
+        TransportKind::Model => {
+            let cfg = ModelConfig {
+                mss: e.mtu - HEADER_BYTES,
+                header: HEADER_BYTES,
+                start: e.start,
+                stop: e.stop,
+                bytes: e.bytes,
+                ecn: e.ecn,
+            };
+            Ok((
+                Box::new(ModelSender::new(cfg, cc)),
+                Box::new(ModelReceiver::new(HEADER_BYTES)),
+            ))
+        }
+        TransportKind::Proto => {
+            let mut config = longhaul_proto::Config::new(spec.clone());
+            config.mss = e.mtu - IP_UDP_OVERHEAD - longhaul_proto::packet::DATA_HEADER_LEN as u32;
+            config.setup = setup;
+            config.synthetic = true;
+            config.idle_timeout = None;
+            // Windows and buffers never limit a simulated bulk transfer: 4 BDPs, at least the
+            // transport's defaults.
+            let window = (4 * e.bdp_bytes).max(config.recv_window);
+            config.recv_window = window;
+            config.send_buffer = window;
+            let receiver = ProtoReceiver::new(config.clone()).map_err(|err| err.to_string())?;
+            Ok((
+                Box::new(ProtoSender::new(config, e.start, e.stop, e.bytes, e.ecn)),
+                Box::new(receiver),
+            ))
+        }
+    }
 }

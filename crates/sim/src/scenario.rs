@@ -10,6 +10,8 @@
 //! name = "dumbbell-fast"        # shown in reports (default: the file name)
 //! duration = "60s"              # simulated time
 //! seed = 1                      # every random choice derives from it
+//! transport = "proto"           # longhaul's transport (default), or "model": a compact
+//!                               # TCP-like model with 40-byte headers and an ACK per packet
 //!
 //! [[links]]                     # a duplex link; each direction has its own queue
 //! name = "core"
@@ -75,6 +77,9 @@ pub struct Scenario {
     pub duration: Nanos,
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Which transport carries the flows.
+    #[serde(default)]
+    pub transport: TransportKind,
     pub links: Vec<LinkSpec>,
     pub topology: TopologySpec,
     pub flows: Vec<FlowSpec>,
@@ -86,6 +91,17 @@ pub struct Scenario {
 
 fn default_seed() -> u64 {
     1
+}
+
+/// The transport the simulated flows run.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// longhaul's own transport (`longhaul-proto`), exactly as `longhaul send` runs it.
+    #[default]
+    Proto,
+    /// The simulator's compact TCP-like model (40-byte headers, an ACK per packet).
+    Model,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

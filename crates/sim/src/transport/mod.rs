@@ -6,7 +6,9 @@
 //! only its protocol state, so the same code paths run in simulation and over real sockets.
 
 pub mod model;
+pub mod proto;
 
+use crate::histogram::Histogram;
 use crate::packet::Packet;
 
 /// One end of a connection, driven by the simulator.
@@ -40,4 +42,17 @@ pub struct SenderSnapshot {
     pub packets_lost: u64,
     /// True once the sender has nothing more to send and everything is acknowledged.
     pub finished: bool,
+}
+
+/// A sending endpoint the simulator can observe.
+pub trait FlowSender: Endpoint {
+    fn snapshot(&self) -> SenderSnapshot;
+    /// Every RTT sample the sender took, ns.
+    fn rtt(&self) -> &Histogram;
+}
+
+/// A receiving endpoint: its application's delivered bytes.
+pub trait FlowReceiver: Endpoint {
+    /// Unique payload bytes delivered to the application.
+    fn delivered_bytes(&self) -> u64;
 }

@@ -27,7 +27,7 @@
 //! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
 //! (counted as a retransmission; the receiver discards the duplicate); no delayed ACKs.
 
-use super::{Endpoint, SenderSnapshot};
+use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
 use longhaul_cc::{
@@ -175,7 +175,7 @@ impl ModelSender {
         !self.retx.is_empty() || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
     }
 
-    pub fn snapshot(&self) -> SenderSnapshot {
+    fn snapshot_now(&self) -> SenderSnapshot {
         SenderSnapshot {
             mss: self.cfg.mss,
             cwnd: self.cc.cwnd(),
@@ -442,6 +442,22 @@ impl Endpoint for ModelSender {
     }
 }
 
+impl FlowSender for ModelSender {
+    fn snapshot(&self) -> SenderSnapshot {
+        self.snapshot_now()
+    }
+
+    fn rtt(&self) -> &Histogram {
+        &self.rtt
+    }
+}
+
+impl FlowReceiver for ModelReceiver {
+    fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+}
+
 /// The receiving end: reassembles chunks and acknowledges every packet.
 #[derive(Debug)]
 pub struct ModelReceiver {
@@ -544,7 +560,7 @@ mod tests {
             sent.push(p);
         }
         assert_eq!(sent.len(), 10, "RFC 6928 initial window");
-        assert_eq!(s.snapshot().bytes_in_flight, 10 * 1460);
+        assert_eq!(s.snapshot_now().bytes_in_flight, 10 * 1460);
         // Packet 0 is lost; 1..=3 arrive: the third later packet declares 0 lost.
         for p in &sent[1..4] {
             r.handle_packet(1_000_000, p, &[]);
@@ -552,7 +568,7 @@ mod tests {
             assert_eq!(ack.aux, 0, "cumulative count stays at the hole");
             s.handle_packet(2_000_000, &ack, &[]);
         }
-        assert_eq!(s.snapshot().packets_lost, 1);
+        assert_eq!(s.snapshot_now().packets_lost, 1);
         // Slow start grew 10 → 13 on the three ACKs; the loss halves it.
         assert_eq!(s.controller().cwnd(), 6.5, "Reno halves 13 packets");
         let rtx = s.poll_transmit(2_000_000, &mut buf);
