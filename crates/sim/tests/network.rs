@@ -148,8 +148,11 @@ ecn = true
 
 #[test]
 fn min_rtt_is_twice_the_delays_plus_serialisation() {
+    // The model transport: every packet is 1500 bytes and every ACK 40, so the minimum RTT is
+    // exact. (longhaul-proto's smallest sample comes from its handshake; see below.)
     let o = sim(r#"
 duration = "5s"
+transport = "model"
 [[links]]
 name = "l"
 rate = "100mbit"
@@ -191,7 +194,15 @@ start = "3s"
 
 #[test]
 fn parking_lot_routes_long_and_short_flows() {
-    let o = sim(r#"
+    parking_lot("model", 0);
+    // longhaul-proto sends one handshake packet per flow before its data.
+    parking_lot("proto", 1);
+}
+
+fn parking_lot(transport: &str, setup_packets: u64) {
+    let o = sim(&format!(
+        r#"
+transport = "{transport}"
 duration = "10s"
 [[links]]
 name = "l1"
@@ -219,7 +230,8 @@ path = ["l2"]
 [[flows]]
 cc = "reno"
 path = ["l2", "l3"]
-"#);
+"#
+    ));
     let s = &o.summary;
     let link = |name: &str, dir: &str| {
         o.ports
@@ -229,7 +241,7 @@ path = ["l2", "l3"]
     };
     let drops =
         |l: &longhaul_sim::summary::PortReport| l.drops_queue_full + l.drops_red + l.drops_random;
-    let sent = |i: usize| s.flows[i].packets_sent.unwrap();
+    let sent = |i: usize| s.flows[i].packets_sent.unwrap() + setup_packets;
     // l1 is the first hop of flows 0 and 1: it saw exactly their packets.
     let l1 = link("l1", "forward");
     assert_eq!(
@@ -247,16 +259,19 @@ path = ["l2", "l3"]
     let l3 = link("l3", "forward");
     assert!(l3.packets + drops(l3) <= sent(0) + sent(3));
     assert!(l3.packets > 0);
-    // Paths and RTTs: flow 0 crosses all three links.
+    // Paths and RTTs: flow 0 crosses all three links. Exact for the model transport (1500-byte
+    // packets, 40-byte ACKs, first samples before any queue); proto's first data leaves a
+    // handshake later, when the short flows have already queued at l2, so only the bound holds.
     let ser = |rate: f64| 1500.0 * 8.0 / rate * 1e3 + 40.0 * 8.0 / rate * 1e3;
     let rtt0 = 2.0 * 30.0 + 2.0 * ser(100e6) + ser(50e6);
-    assert!(
-        (s.flows[0].min_rtt_ms - rtt0).abs() < 1e-6,
-        "{} vs {rtt0}",
-        s.flows[0].min_rtt_ms
-    );
     let rtt3 = 2.0 * 25.0 + ser(50e6) + ser(100e6);
-    assert!((s.flows[3].min_rtt_ms - rtt3).abs() < 1e-6);
+    let (m0, m3) = (s.flows[0].min_rtt_ms, s.flows[3].min_rtt_ms);
+    if setup_packets == 0 {
+        assert!((m0 - rtt0).abs() < 1e-6, "{m0} vs {rtt0}");
+        assert!((m3 - rtt3).abs() < 1e-6, "{m3} vs {rtt3}");
+    } else {
+        assert!(m0 >= rtt0 - 0.001 && m3 >= rtt3 - 0.001, "{m0} {m3}");
+    }
     // l2 (50 Mb/s) is shared by three flows and busy; the long flow gets the smallest share.
     let l2_util = s.links.iter().find(|l| l.name == "l2").unwrap().utilization;
     assert!(l2_util > 0.9, "{l2_util}");
