@@ -22,6 +22,8 @@ enum Command {
     Cc(cmd::cc::CcCommand),
     /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
     Compare(cmd::compare::CompareArgs),
+    /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
+    Sim(cmd::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

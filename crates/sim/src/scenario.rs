@@ -321,11 +321,8 @@ impl Default for OutputSpec {
 /// What went wrong with a scenario, naming the file and the field.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    #[error("{file}: cannot read the scenario: {source}")]
-    Io {
-        file: String,
-        source: std::io::Error,
-    },
+    #[error("{file}: cannot read the scenario: {error}")]
+    Io { file: String, error: std::io::Error },
     #[error("{file}: not valid TOML: {message}")]
     Syntax { file: String, message: String },
     #[error("{file}: field `{field}`: {message}")]
@@ -374,9 +371,9 @@ impl Scenario {
     /// Read, override and check a scenario file.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Checked, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             file: file.clone(),
-            source,
+            error,
         })?;
         let stem = path
             .file_stem()
