@@ -211,7 +211,7 @@ pub struct AccessSpec {
     /// One-way delay of the access link (both directions).
     #[serde(default)]
     pub delay: Option<Nanos>,
-    /// Host queue (txqueuelen) in packets; default 10000.
+    /// Host queue (txqueuelen) in packets; default 1000.
     #[serde(default)]
     pub packets: Option<u64>,
 }
@@ -660,6 +660,12 @@ impl Scenario {
                     forbid("off", c.off.is_some(), k)?;
                     forbid("size", c.size.is_some(), k)?;
                     forbid("shape", c.shape.is_some(), k)?;
+                    if c.responsive {
+                        return Err(err(
+                            format!("cross_traffic[{i}].responsive"),
+                            format!("`{k}` traffic is a packet process; responsive traffic is `web` or `onoff`"),
+                        ));
+                    }
                 }
                 CrossKind::Onoff => {
                     need("on", c.on.is_some_and(|d| d.0 > 0), "onoff")?;
