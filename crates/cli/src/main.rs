@@ -20,12 +20,16 @@ enum Command {
     /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
     #[command(subcommand)]
     Cc(cmd::cc::CcCommand),
+    /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
+    #[command(subcommand)]
+    Kernel(cmd::kernel::KernelCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
+        Command::Kernel(c) => cmd::kernel::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
