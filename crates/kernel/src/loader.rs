@@ -227,8 +227,10 @@ fn pin_all(
     let link_path = dir.join("link");
     link.pin(&link_path)
         .map_err(KernelError::bpf(format!("pinning {}", link_path.display())))?;
-    // The pin holds the registration now; closing our descriptor must not detach it.
-    link.disconnect();
+    // The pin holds the registration now. Dropping `link` closes our descriptor only: for a
+    // real struct_ops link libbpf's detach is close(fd), which leaves a pinned link in place.
+    // (Disconnecting instead would leak the descriptor and keep the registration alive for
+    // as long as this process runs, so a later unload from the same process could not work.)
     Ok(())
 }
 
