@@ -9,6 +9,8 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+pub mod netns;
+
 /// True when the test may run. Without root it prints why it is skipped, and under CI=true it
 /// fails instead: CI is root on a BTF kernel, so a skip there would hide a broken setup.
 pub fn require_root(test: &str) -> bool {
