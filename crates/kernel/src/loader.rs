@@ -410,6 +410,7 @@ fn remove_pins(dir: &Path) -> Result<(), KernelError> {
 }
 
 /// Mounts bpffs on /sys/fs/bpf when nothing is mounted there yet.
+#[allow(clippy::unnecessary_cast)] // f_type is i64 on x86-64 but narrower elsewhere
 fn ensure_bpffs() -> Result<(), KernelError> {
     let base = Path::new("/sys/fs/bpf");
     let is_bpffs = nix::sys::statfs::statfs(base)

@@ -127,7 +127,8 @@ LH_INLINE __u64 lh_fast_target_q10(const struct lh_fast *f, const struct lh_fast
 
 	if (ratio_q20 > (1ULL << 20))
 		ratio_q20 = 1ULL << 20;
-	goal_q10 = (((__u64)w_old * ratio_q20) >> 10) + ((__u64)p->alpha << LH_Q10_SHIFT);
+	/* Rounded, not truncated: the equilibrium w = base/avg·w + α must map onto itself. */
+	goal_q10 = (((__u64)w_old * ratio_q20 + (1U << 9)) >> 10) + ((__u64)p->alpha << LH_Q10_SHIFT);
 	target = ((LH_Q10_ONE - g) * cwnd_q10 + g * goal_q10) >> LH_Q10_SHIFT;
 	if (target > ((__u64)cwnd << (LH_Q10_SHIFT + 1)))
 		target = (__u64)cwnd << (LH_Q10_SHIFT + 1);
