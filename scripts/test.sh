@@ -5,5 +5,4 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
-cargo build --workspace --all-targets --locked 2>/dev/null || cargo build --workspace --all-targets
 cargo test --workspace --release -- --test-threads=2

@@ -15,13 +15,16 @@
 //! ```
 
 pub mod algorithms;
+pub mod bottleneck;
 pub mod controller;
 pub mod event;
+pub mod minmax;
 pub mod params;
 pub mod registry;
 mod serde_nanos;
 pub mod testkit;
 pub mod time;
+pub mod vectors;
 pub mod window;
 
 pub use controller::{CongestionControl, Setup, INFINITE_SSTHRESH};

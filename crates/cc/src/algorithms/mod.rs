@@ -3,7 +3,23 @@
 
 use crate::registry::Algorithm;
 
+pub mod bbr;
+pub mod cubic;
+pub mod fast;
+pub mod highspeed;
+pub mod lion;
 pub mod reno;
+pub mod scalable;
+pub mod vegas;
 
 /// The registry, in display order.
-pub(crate) static ALL: &[Algorithm] = &[reno::ALGORITHM];
+pub(crate) static ALL: &[Algorithm] = &[
+    reno::ALGORITHM,
+    highspeed::ALGORITHM,
+    scalable::ALGORITHM,
+    vegas::ALGORITHM,
+    fast::ALGORITHM,
+    cubic::ALGORITHM,
+    bbr::ALGORITHM,
+    lion::ALGORITHM,
+];

@@ -1,18 +1,77 @@
 //! `longhaul cc`: the congestion-control library from the command line.
 
-use anyhow::Result;
-use clap::Subcommand;
-use longhaul_cc::{algorithms, ParamKind};
+use crate::units::{parse_duration, parse_rate_bps};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use longhaul_cc::bottleneck::{self, PathConfig};
+use longhaul_cc::{algorithms, vectors, CcSpec, ParamKind, Setup, INFINITE_SSTHRESH};
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum CcCommand {
     /// List the algorithms with their parameters, defaults and presets.
     List,
+    /// Trace one algorithm's window over time against an idealised single bottleneck.
+    Trace(TraceArgs),
+    /// Write (or check) the shared test vectors in testdata/cc-vectors/.
+    Vectors(VectorArgs),
+}
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// Algorithm with optional parameters, e.g. `fast` or `fast:alpha=200,gamma=0.5`.
+    pub algorithm: String,
+    /// Round-trip propagation delay (e.g. 180ms).
+    #[arg(long, default_value = "180ms")]
+    pub rtt: String,
+    /// Bottleneck rate (e.g. 1gbit, 100mbit).
+    #[arg(long, default_value = "1gbit")]
+    pub rate: String,
+    /// Bottleneck buffer in packets (default: one bandwidth-delay product).
+    #[arg(long)]
+    pub buffer: Option<u32>,
+    /// Bottleneck buffer as a multiple of the bandwidth-delay product.
+    #[arg(long, conflicts_with = "buffer")]
+    pub buffer_bdp: Option<f64>,
+    /// Packet size on the wire in bytes; payload is MTU − 40.
+    #[arg(long, default_value_t = 1500)]
+    pub mtu: u32,
+    /// Random loss probability on the link (e.g. 0.0001).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// The receiver acknowledges every N packets.
+    #[arg(long, default_value_t = 1)]
+    pub ack_every: u32,
+    /// Simulated time.
+    #[arg(long, default_value = "60s")]
+    pub duration: String,
+    /// Sampling interval.
+    #[arg(long, default_value = "1s")]
+    pub every: String,
+    /// Seed for random loss.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Args)]
+pub struct VectorArgs {
+    /// Directory of the vector files.
+    #[arg(long, default_value = "testdata/cc-vectors")]
+    pub dir: PathBuf,
+    /// Do not write; fail if any file differs from what the code produces now.
+    #[arg(long)]
+    pub check: bool,
 }
 
 pub fn run(cmd: CcCommand) -> Result<()> {
     match cmd {
         CcCommand::List => list(),
+        CcCommand::Trace(a) => trace(a),
+        CcCommand::Vectors(a) => write_vectors(a),
     }
 }
 
@@ -48,6 +107,143 @@ fn list() -> Result<()> {
             );
         }
         println!();
+    }
+    Ok(())
+}
+
+fn trace(a: TraceArgs) -> Result<()> {
+    let spec: CcSpec = a.algorithm.parse()?;
+    if a.mtu < 100 || a.mtu > 65_535 {
+        bail!("--mtu {} is out of range (100..=65535)", a.mtu);
+    }
+    if !(0.0..1.0).contains(&a.loss) {
+        bail!("--loss {} must be a probability in [0, 1)", a.loss);
+    }
+    if a.ack_every == 0 {
+        bail!("--ack-every must be at least 1");
+    }
+    let setup = Setup {
+        seed: a.seed,
+        ..Setup::for_mtu(a.mtu)
+    };
+    let rate = parse_rate_bps(&a.rate)?;
+    let rtt = parse_duration(&a.rtt)?;
+    if rtt.is_zero() {
+        bail!("--rtt must be positive");
+    }
+    let duration = parse_duration(&a.duration)?;
+    let every = parse_duration(&a.every)?;
+    if every.is_zero() || every > duration {
+        bail!("--every must be positive and at most --duration");
+    }
+    let mut path = PathConfig::new(rate, rtt, setup.mss);
+    let bdp = path.bdp_packets(setup.mss);
+    if let Some(b) = a.buffer {
+        path.buffer_packets = b;
+    } else if let Some(x) = a.buffer_bdp {
+        if !(x >= 0.0 && x.is_finite()) {
+            bail!("--buffer-bdp must be a non-negative number");
+        }
+        path.buffer_packets = (bdp * x).round() as u32;
+    }
+    path.random_loss = a.loss;
+    path.ack_every = a.ack_every;
+    path.seed = a.seed;
+    let mut cc = spec.build(&setup)?;
+    let (samples, totals) =
+        bottleneck::run(&path, &setup, cc.as_mut(), duration, every, &mut |_, _| {});
+    let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+    let ss = |s: f64| {
+        if s >= INFINITE_SSTHRESH {
+            "-".to_string()
+        } else {
+            format!("{s:.1}")
+        }
+    };
+    if a.csv {
+        println!("t_s,cwnd_pkts,ssthresh_pkts,inflight_pkts,rtt_ms,queue_pkts,throughput_mbps,pacing_mbps,phase");
+        for s in &samples {
+            println!(
+                "{:.3},{:.2},{},{},{:.3},{},{:.3},{},{}",
+                s.t.as_secs_f64(),
+                s.cwnd,
+                ss(s.ssthresh),
+                s.in_flight / setup.mss as u64,
+                ms(s.rtt),
+                s.queue,
+                s.throughput_bps / 1e6,
+                s.pacing_rate
+                    .map_or(String::new(), |r| format!("{:.3}", r as f64 * 8.0 / 1e6)),
+                s.phase
+            );
+        }
+        return Ok(());
+    }
+    println!(
+        "# {spec} over {:.0} Mb/s × {:.0} ms, MTU {}, buffer {} packets ({:.2} BDP), loss {}",
+        rate / 1e6,
+        rtt.as_secs_f64() * 1e3,
+        a.mtu,
+        path.buffer_packets,
+        path.buffer_packets as f64 / bdp.max(1e-9),
+        a.loss
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>7} {:>10}  phase",
+        "t (s)", "cwnd", "ssthresh", "inflight", "rtt (ms)", "queue", "Mb/s"
+    );
+    for s in &samples {
+        println!(
+            "{:>8.2} {:>10.1} {:>10} {:>9} {:>9.2} {:>7} {:>10.2}  {}",
+            s.t.as_secs_f64(),
+            s.cwnd,
+            ss(s.ssthresh),
+            s.in_flight / setup.mss as u64,
+            ms(s.rtt),
+            s.queue,
+            s.throughput_bps / 1e6,
+            s.phase
+        );
+    }
+    println!(
+        "# {:.1} Mb/s, utilization {:.1} % (net of 40-byte headers), {} queue drops, {} random drops, {} timeouts",
+        totals.throughput_bps / 1e6,
+        totals.utilization * 100.0,
+        totals.queue_drops,
+        totals.random_drops,
+        totals.rtos
+    );
+    Ok(())
+}
+
+fn write_vectors(a: VectorArgs) -> Result<()> {
+    if !a.check {
+        std::fs::create_dir_all(&a.dir)
+            .with_context(|| format!("cannot create {}", a.dir.display()))?;
+    }
+    let mut differ = Vec::new();
+    for (name, spec) in vectors::vector_specs() {
+        let file = vectors::generate(&spec)?;
+        let mut text = serde_json::to_string(&file)?;
+        text.push('\n');
+        let path = a.dir.join(format!("{name}.json"));
+        let steps: usize = file.sequences.iter().map(|s| s.steps.len()).sum();
+        if a.check {
+            let old = std::fs::read_to_string(&path).unwrap_or_default();
+            if old != text {
+                differ.push(path.display().to_string());
+            }
+        } else {
+            std::fs::write(&path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("{:<40} {:>6} steps  {}", path.display(), steps, spec);
+        }
+    }
+    if !differ.is_empty() {
+        bail!(
+            "vectors differ from the code: {} (run `longhaul cc vectors` and review the change)",
+            differ.join(", ")
+        );
     }
     Ok(())
 }

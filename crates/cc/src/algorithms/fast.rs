@@ -1,0 +1,1125 @@
+//! FAST TCP: delay-based window control that stays stable at multi-Gbit/s over long paths.
+//!
+//! FAST measures congestion by queueing delay instead of loss. It keeps two RTT estimates:
+//! `baseRTT`, the smallest RTT seen (the propagation delay), and `avgRTT`, an exponentially
+//! weighted average of every ACK's RTT sample with weight `η = min(3/w, cap)` (so it averages
+//! over about a third of a window; the cap is 1/4 in the paper and 1/256 in ns-2). Their
+//! difference `q = avgRTT − baseRTT` is the queueing delay, and by Little's law the flow's own
+//! packets sitting in queues are `w·q/avgRTT`. Once per update period FAST moves its window a
+//! fraction `γ` of the way to the window that would leave exactly `α` of its packets queued:
+//!
+//! ```text
+//!     w ← min{ 2w, (1 − γ)·w + γ·( (baseRTT/avgRTT)·w_old + α ) }
+//! ```
+//!
+//! At the fixed point `w·q/avgRTT = α`: with rate `x = w/avgRTT`, **`x·q = α`**. Every flow keeps
+//! α packets in the bottleneck buffer, flows sharing a link get rates in proportion to their α
+//! whatever their propagation delays (weighted proportional fairness), and the distance to the
+//! target shrinks geometrically by `(1 − γ)` per update rather than by one packet per RTT as in
+//! Vegas. `w_old` is the window the acknowledged packet saw when it was sent (ns-2's
+//! `cwnd_array_[seq]`, here [`AckEvent::in_flight_at_send`]), which compensates the one-RTT-old
+//! delay measurement; the `(1 − γ)` term uses the current window.
+//!
+//! The Linux prototype ("FAST TCP in Linux", seed 001) runs in four phases, reported by
+//! [`CongestionControl::phase`]:
+//! - `slow_start`: while the queueing delay is below `mi_threshold` the window grows by one packet
+//!   per packet acknowledged (doubling per RTT, ns-2's "MI mode"); there is no Reno slow start.
+//! - `fast_convergence`: a queue exists and the flow's backlog is far from α (further than
+//!   `fc_threshold·α` packets outside the `[α, β]` band): the γ-weighted update closes the gap.
+//! - `equilibrium`: the backlog is within `fc_threshold·α` of the band. If `β > α`, a backlog in
+//!   `[α, β)` freezes the window (a Vegas-like dead band); with `β = α` the update always runs.
+//! - `loss_recovery`: the first loss of a window halves cwnd and ssthresh, as Reno; the window does
+//!   not move until recovery ends. A retransmission timeout sets cwnd to `rto_cwnd` (2, as ns-2's
+//!   `slowstart_`), halves ssthresh and returns to `slow_start`.
+//!
+//! Updates happen at most once per `update_period` and, as in the Linux prototype and ns-2 v1.1.3,
+//! only during every other round trip (rounds are counted by packet number: acknowledging a
+//! packet sent after the round began starts the next one), so the RTT an update sees reflects the
+//! windows of the round before. When the RTT is longer than the period, several updates fall in
+//! one such round trip, each moving γ of the way to the target (ns-2 `on_first_rtt_`).
+//!
+//! Window pacing (seed 001's "pacing: increment to cwnd"): when `baseRTT ≥ 4 ms` an increase is
+//! released gradually over the ACKs of one update period (ns-2 `fast_pace`), so a large step does
+//! not leave as a line-rate burst; decreases apply at once.
+//!
+//! Sources: C. Jin, D. X. Wei, S. H. Low, "FAST TCP: motivation, architecture, algorithms,
+//! performance", IEEE INFOCOM 2004; D. X. Wei, C. Jin, S. H. Low, S. Hegde, same title, IEEE/ACM
+//! ToN 14(6), 2006; seeds 000 (SC2002 results) and 001 (phases, pacing); the ns-2 module by
+//! T. Cui and L. Andrew, v1.1.3 (`tcp/tcp-fast.cc`), whose defaults are the `ns2` preset.
+//!
+//! Parameter choices: the default (`paper`) α is 200 packets: the Caltech prototype's α-tuning
+//! used 200 above 100 Mb/s, where every longhaul path lives, ns-2's `fast-test1` uses it, and at
+//! 1 Gb/s with 1500-byte packets it is 2.4 ms of queue per flow, enough to be measured above
+//! RTT noise yet small next to the buffers of the SC2002 paths. The paper's 20 ms update period
+//! and η cap 1/4 are used, with the `min{2w, ·}` cap. The paper's multiplicative increase,
+//! α(w, q) = a·w while q = 0, needs a threshold on measured RTTs; it shares ns-2's 0.75 ms.
+//! `fc_threshold` 0.1 calls the flow converged when its backlog is within 10 % of α (about
+//! three updates at γ = 1/2 from a fresh start). The `ns2` preset is ns-2's `ns-default.tcl`:
+//! α = β = 100, γ = 0.5, 10 ms period, 0.75 ms MI threshold, η cap 1/256, no 2w cap, cwnd 2
+//! after a timeout; both presets update every other RTT and pace increments, as ns-2 and the
+//! Linux prototype did.
+//!
+//! Deviations:
+//! - The MI rule adds the packets acknowledged (stretch-ACK aware, as Linux slow start) instead of
+//!   one per ACK, and only when the window was used (`cwnd_limited`); an update never raises the
+//!   window of an application-limited sender (it may lower it).
+//! - Paced increments are released as equal fractional steps, one per ACK, over the ACKs one
+//!   period is expected to bring (`acks_last_rtt · period / avgRTT`), instead of ns-2's whole
+//!   packets every `spacing` ACKs; the total and the span are the same. A new update replaces the
+//!   unreleased remainder (its target already includes it) rather than adding to it.
+//! - RTT samples are still taken during loss recovery (seed 001: "use SACK to increase the
+//!   number of RTT samples during recovery"); ns-2 skips estimation then.
+//! - The phases `fast_convergence` and `equilibrium` differ only in the dead band; the prototype's
+//!   extra per-ACK overshoot monitoring is not public and is not modelled.
+//! - The initial window is the transport's (`Setup::initial_cwnd`), not ns-2's 2 packets.
+
+use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
+use crate::event::{AckEvent, LossEvent, RtoEvent};
+use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
+use crate::registry::Algorithm;
+use crate::time::Time;
+use std::time::Duration;
+
+/// Below this base RTT increments are applied at once (ns-2: pacing only when baseRTT ≥ 4 ms,
+/// where an update period holds enough ACKs to spread over).
+const PACE_MIN_BASE_RTT: f64 = 0.004;
+/// While the window is this small an increase is applied at once, at most doubling per ACK
+/// (ns-2 `fast_pace`).
+const PACE_SMALL_CWND: f64 = 4.0;
+/// The window after an update is never below this (ns-2 `fast_calc_cwnd`).
+const MIN_TARGET: f64 = 2.0;
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "alpha",
+        kind: ParamKind::Float { min: 1.0, max: 1e6 },
+        default: Value::Float(200.0),
+        unit: "packets",
+        help: "target backlog: packets of this flow kept queued at equilibrium (x·q = alpha)",
+    },
+    ParamSpec {
+        name: "beta",
+        kind: ParamKind::Float { min: 0.0, max: 1e6 },
+        default: Value::Float(0.0),
+        unit: "packets",
+        help: "upper end of the dead band [alpha, beta) in which the window is held; 0 = alpha",
+    },
+    ParamSpec {
+        name: "gamma",
+        kind: ParamKind::Float {
+            min: 0.001,
+            max: 1.0,
+        },
+        default: Value::Float(0.5),
+        unit: "",
+        help: "gain: fraction of the distance to the target window moved per update",
+    },
+    ParamSpec {
+        name: "update_period",
+        kind: ParamKind::Float {
+            min: 0.0001,
+            max: 10.0,
+        },
+        default: Value::Float(0.02),
+        unit: "s",
+        help: "minimum time between window updates",
+    },
+    ParamSpec {
+        name: "mi_threshold",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(0.00075),
+        unit: "s",
+        help: "queueing delay below which the window doubles per RTT (slow-start phase)",
+    },
+    ParamSpec {
+        name: "fc_threshold",
+        kind: ParamKind::Float {
+            min: 0.0,
+            max: 100.0,
+        },
+        default: Value::Float(0.1),
+        unit: "× alpha",
+        help: "backlog distance from [alpha, beta], as a fraction of alpha, above which the \
+               phase is fast_convergence rather than equilibrium",
+    },
+    ParamSpec {
+        name: "eta_cap",
+        kind: ParamKind::Float {
+            min: 1e-4,
+            max: 1.0,
+        },
+        default: Value::Float(0.25),
+        unit: "",
+        help: "largest weight of one RTT sample in the average: eta = min(3/w, eta_cap)",
+    },
+    ParamSpec {
+        name: "min2w_cap",
+        kind: ParamKind::Bool,
+        default: Value::Bool(true),
+        unit: "",
+        help: "cap each update at doubling the window (the paper's min{2w, ·})",
+    },
+    ParamSpec {
+        name: "pace_increments",
+        kind: ParamKind::Bool,
+        default: Value::Bool(true),
+        unit: "",
+        help: "release window increases gradually over one update period (baseRTT >= 4 ms)",
+    },
+    ParamSpec {
+        name: "every_other_rtt",
+        kind: ParamKind::Bool,
+        default: Value::Bool(true),
+        unit: "",
+        help: "update only on alternate round trips, as the Linux prototype and ns-2 v1.1.3",
+    },
+    ParamSpec {
+        name: "rto_cwnd",
+        kind: ParamKind::Float {
+            min: 1.0,
+            max: 100.0,
+        },
+        default: Value::Float(2.0),
+        unit: "packets",
+        help: "window after a retransmission timeout",
+    },
+];
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "paper",
+        help: "Jin/Wei/Low INFOCOM 2004 and ToN 2006: alpha 200, 20 ms period, eta cap 1/4, 2w cap",
+        values: &[],
+    },
+    Preset {
+        name: "ns2",
+        help: "the ns-2 module's defaults (tcp-fast.cc v1.1.3, ns-default.tcl)",
+        values: &[
+            ("alpha", Value::Float(100.0)),
+            ("beta", Value::Float(0.0)),
+            ("gamma", Value::Float(0.5)),
+            ("update_period", Value::Float(0.01)),
+            ("mi_threshold", Value::Float(0.00075)),
+            ("eta_cap", Value::Float(1.0 / 256.0)),
+            ("min2w_cap", Value::Bool(false)),
+            ("pace_increments", Value::Bool(true)),
+            ("every_other_rtt", Value::Bool(true)),
+            ("rto_cwnd", Value::Float(2.0)),
+        ],
+    },
+];
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "fast",
+    summary: "FAST TCP: delay-based, keeps alpha packets queued, converges geometrically",
+    source: "Jin/Wei/Low INFOCOM 2004, ToN 2006; seeds 000, 001; ns-2 tcp-fast.cc",
+    params: PARAMS,
+    presets: PRESETS,
+    build,
+};
+
+fn build(p: &Params, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamError> {
+    Ok(Box::new(Fast::new(*setup, FastConfig::from_params(p)?)))
+}
+
+/// FAST's validated settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FastConfig {
+    pub alpha: f64,
+    /// The dead band's upper end, already resolved (`beta = 0` means `alpha`).
+    pub beta: f64,
+    pub gamma: f64,
+    pub update_period: Duration,
+    /// Seconds.
+    pub mi_threshold: f64,
+    /// Fraction of alpha.
+    pub fc_threshold: f64,
+    pub eta_cap: f64,
+    pub min2w_cap: bool,
+    pub pace_increments: bool,
+    pub every_other_rtt: bool,
+    pub rto_cwnd: f64,
+}
+
+impl FastConfig {
+    pub fn from_params(p: &Params) -> Result<FastConfig, ParamError> {
+        let alpha = p.f64("alpha");
+        let beta = match p.f64("beta") {
+            0.0 => alpha,
+            b if b < alpha => {
+                return Err(p.invalid(format!(
+                    "beta ({b}) must be at least alpha ({alpha}), or 0 for no dead band"
+                )))
+            }
+            b => b,
+        };
+        Ok(FastConfig {
+            alpha,
+            beta,
+            gamma: p.f64("gamma"),
+            update_period: Duration::from_secs_f64(p.f64("update_period")),
+            mi_threshold: p.f64("mi_threshold"),
+            fc_threshold: p.f64("fc_threshold"),
+            eta_cap: p.f64("eta_cap"),
+            min2w_cap: p.bool("min2w_cap"),
+            pace_increments: p.bool("pace_increments"),
+            every_other_rtt: p.bool("every_other_rtt"),
+            rto_cwnd: p.f64("rto_cwnd"),
+        })
+    }
+
+    /// A preset's settings (`"paper"` or `"ns2"`).
+    pub fn preset(name: &str) -> Result<FastConfig, ParamError> {
+        FastConfig::from_params(&Params::defaults("fast", PARAMS, PRESETS, Some(name))?)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    SlowStart,
+    FastConvergence,
+    Equilibrium,
+    LossRecovery,
+}
+
+/// FAST's state.
+#[derive(Debug, Clone)]
+pub struct Fast {
+    setup: Setup,
+    cfg: FastConfig,
+    cwnd: f64,
+    ssthresh: f64,
+    /// Minimum RTT seen, seconds (infinite until the first sample).
+    base_rtt: f64,
+    /// EWMA of RTT samples, seconds (0 until the first sample).
+    avg_rtt: f64,
+    /// The packet number whose acknowledgement ends the current round trip.
+    round_end: u64,
+    /// True on the round trips in which an update may happen (every other one).
+    update_round: bool,
+    acks_this_round: u32,
+    acks_last_round: u32,
+    /// When the window was last set by an update or by the MI rule.
+    last_update: Option<Time>,
+    /// Increase still to be released by window pacing, packets.
+    pending: f64,
+    /// Packets released per ACK while `pending > 0`.
+    step_per_ack: f64,
+    phase: Phase,
+}
+
+impl Fast {
+    pub fn new(setup: Setup, cfg: FastConfig) -> Fast {
+        Fast {
+            setup,
+            cfg,
+            cwnd: setup.clamp_cwnd(setup.initial_cwnd),
+            ssthresh: INFINITE_SSTHRESH,
+            base_rtt: f64::INFINITY,
+            avg_rtt: 0.0,
+            round_end: 0,
+            update_round: false,
+            acks_this_round: 0,
+            acks_last_round: 0,
+            last_update: None,
+            pending: 0.0,
+            step_per_ack: 0.0,
+            phase: Phase::SlowStart,
+        }
+    }
+
+    /// The propagation-delay estimate (minimum RTT), once measured.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt
+            .is_finite()
+            .then(|| Duration::from_secs_f64(self.base_rtt))
+    }
+
+    /// The averaged RTT, once measured.
+    pub fn avg_rtt(&self) -> Option<Duration> {
+        (self.avg_rtt > 0.0).then(|| Duration::from_secs_f64(self.avg_rtt))
+    }
+
+    /// Window increase decided by the last update but not yet released by pacing, packets.
+    pub fn pending_increase(&self) -> f64 {
+        self.pending
+    }
+
+    fn packets(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.setup.mss as f64
+    }
+
+    /// Feed one RTT sample to the estimators: baseRTT is the minimum, avgRTT the EWMA with
+    /// weight `min(3/w, eta_cap)`, `w` the packets in flight (ns-2 `fast_est`).
+    fn estimate(&mut self, rtt: Duration, in_flight: f64) {
+        let s = rtt.as_secs_f64();
+        self.base_rtt = self.base_rtt.min(s);
+        if self.avg_rtt == 0.0 {
+            self.avg_rtt = s;
+        } else {
+            let eta = (3.0 / in_flight.max(1.0)).min(self.cfg.eta_cap);
+            self.avg_rtt += eta * (s - self.avg_rtt);
+        }
+    }
+
+    /// The window the acknowledged packet saw when sent (ns-2 `old_pif`), packets.
+    fn window_at_send(&self, ev: &AckEvent) -> f64 {
+        match ev.in_flight_at_send {
+            0 => self.cwnd,
+            b => self.packets(b),
+        }
+    }
+
+    /// This flow's packets queued along the path, by Little's law: `w_old · q / avgRTT`.
+    fn backlog(&self, ev: &AckEvent) -> f64 {
+        self.window_at_send(ev) * (self.avg_rtt - self.base_rtt) / self.avg_rtt
+    }
+
+    /// `equilibrium` when the backlog is within `fc_threshold·α` of `[α, β]`.
+    fn classify(&self, backlog: f64) -> Phase {
+        let cfg = &self.cfg;
+        let off_band = (cfg.alpha - backlog).max(backlog - cfg.beta).max(0.0);
+        if off_band > cfg.fc_threshold * cfg.alpha {
+            Phase::FastConvergence
+        } else {
+            Phase::Equilibrium
+        }
+    }
+
+    /// The periodic FAST update (the window law above), followed by pacing of an increase.
+    fn update(&mut self, ev: &AckEvent) {
+        let cfg = self.cfg;
+        let w = self.cwnd;
+        let w_old = self.window_at_send(ev);
+        let backlog = self.backlog(ev);
+        let mut target = if backlog < cfg.alpha || backlog >= cfg.beta {
+            (1.0 - cfg.gamma) * w + cfg.gamma * (w_old * self.base_rtt / self.avg_rtt + cfg.alpha)
+        } else {
+            w
+        };
+        if cfg.min2w_cap {
+            target = target.min(2.0 * w);
+        }
+        target = target.max(MIN_TARGET);
+        if target > w && !ev.cwnd_limited {
+            target = w;
+        }
+        self.phase = self.classify(backlog);
+        if target > w && cfg.pace_increments && self.base_rtt >= PACE_MIN_BASE_RTT {
+            let acks_per_rtt = match self.acks_last_round {
+                0 => w,
+                n => n as f64,
+            };
+            let acks_per_period = acks_per_rtt * cfg.update_period.as_secs_f64() / self.avg_rtt;
+            self.pending = target - w;
+            self.step_per_ack = self.pending / acks_per_period.max(1.0);
+            self.release_paced();
+        } else {
+            self.pending = 0.0;
+            self.cwnd = target;
+        }
+    }
+
+    /// Release one ACK's share of a paced increase (ns-2 `fast_pace`).
+    fn release_paced(&mut self) {
+        if self.pending <= 0.0 {
+            return;
+        }
+        let step = if self.cwnd <= PACE_SMALL_CWND {
+            self.pending.min(self.cwnd)
+        } else {
+            self.step_per_ack.min(self.pending)
+        };
+        self.cwnd += step;
+        self.pending -= step;
+        if self.pending < 1e-9 {
+            self.pending = 0.0;
+        }
+    }
+}
+
+impl CongestionControl for Fast {
+    fn name(&self) -> &'static str {
+        "fast"
+    }
+
+    fn on_ack(&mut self, ev: &AckEvent) {
+        if ev.largest_acked >= self.round_end {
+            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.acks_last_round = self.acks_this_round;
+            self.acks_this_round = 0;
+            self.update_round = !self.update_round;
+        }
+        self.acks_this_round = self.acks_this_round.saturating_add(1);
+
+        if let Some(rtt) = ev.rtt {
+            let in_flight = match ev.bytes_in_flight {
+                0 => self.cwnd,
+                b => self.packets(b),
+            };
+            self.estimate(rtt, in_flight);
+        }
+        if ev.in_recovery {
+            // The window is frozen in recovery, and the next update waits a full period after it.
+            self.phase = Phase::LossRecovery;
+            self.pending = 0.0;
+            self.last_update = Some(ev.now);
+            return;
+        }
+        if self.avg_rtt <= 0.0 || !self.base_rtt.is_finite() {
+            return;
+        }
+
+        let q = self.avg_rtt - self.base_rtt;
+        if q < self.cfg.mi_threshold {
+            if ev.cwnd_limited {
+                self.cwnd += ev.acked_packets as f64;
+            }
+            self.pending = 0.0;
+            self.phase = Phase::SlowStart;
+            self.last_update = Some(ev.now);
+        } else {
+            let period_over = match self.last_update {
+                None => true,
+                Some(t) => ev.now >= t + self.cfg.update_period,
+            };
+            if period_over && (self.update_round || !self.cfg.every_other_rtt) {
+                self.update(ev);
+                self.last_update = Some(ev.now);
+            } else {
+                if self.phase != Phase::FastConvergence && self.phase != Phase::Equilibrium {
+                    // Leaving slow start or recovery: classify by the current backlog.
+                    self.phase = self.classify(self.backlog(ev));
+                }
+                self.release_paced();
+            }
+        }
+        self.cwnd = self.setup.clamp_cwnd(self.cwnd);
+    }
+
+    fn on_loss(&mut self, ev: &LossEvent) {
+        if ev.first_in_window {
+            self.ssthresh = (self.cwnd * 0.5).max(2.0);
+            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            self.pending = 0.0;
+            self.phase = Phase::LossRecovery;
+        }
+    }
+
+    fn on_rto(&mut self, ev: &RtoEvent) {
+        if ev.consecutive <= 1 {
+            self.ssthresh = (self.cwnd * 0.5).max(2.0);
+        }
+        self.cwnd = self.setup.clamp_cwnd(self.cfg.rto_cwnd);
+        self.pending = 0.0;
+        self.phase = Phase::SlowStart;
+    }
+
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    fn phase(&self) -> &'static str {
+        match self.phase {
+            Phase::SlowStart => "slow_start",
+            Phase::FastConvergence => "fast_convergence",
+            Phase::Equilibrium => "equilibrium",
+            Phase::LossRecovery => "loss_recovery",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{loss, rto};
+    use crate::CcSpec;
+
+    const MSS: u64 = 1448;
+
+    fn config(preset: &str) -> FastConfig {
+        FastConfig::preset(preset).unwrap()
+    }
+
+    fn fast_with(cfg: FastConfig, initial_cwnd: f64) -> Fast {
+        Fast::new(
+            Setup {
+                initial_cwnd,
+                ..Setup::default()
+            },
+            cfg,
+        )
+    }
+
+    /// An ACK of one packet as a window-limited sender sees it.
+    fn ack_of(now: Time, rtt: f64, pn: u64, next: u64, w_old: f64, in_flight: f64) -> AckEvent {
+        AckEvent {
+            now,
+            acked_packets: 1,
+            acked_bytes: MSS,
+            rtt: Some(Duration::from_secs_f64(rtt)),
+            prior_bytes_in_flight: (in_flight * MSS as f64) as u64,
+            bytes_in_flight: (in_flight * MSS as f64) as u64,
+            in_flight_at_send: (w_old * MSS as f64).round() as u64,
+            largest_acked: pn,
+            next_packet: next,
+            rate: None,
+            in_recovery: false,
+            cwnd_limited: true,
+        }
+    }
+
+    /// One round trip as the sender sees it.
+    #[derive(Clone, Copy)]
+    struct Round {
+        /// The RTT every packet of the round experiences, seconds.
+        rtt: f64,
+        /// Packets sent at the round's start, each acknowledged by one ACK.
+        acks: u64,
+        /// The window those packets saw when sent.
+        w_old: f64,
+        /// Packets in flight reported with each ACK (sets the EWMA weight 3/w).
+        in_flight: f64,
+    }
+
+    /// Numbers packets and keeps time for one sender.
+    struct Path {
+        now: Time,
+        next_pn: u64,
+    }
+
+    impl Path {
+        fn new() -> Path {
+            Path {
+                now: Time::ZERO,
+                next_pn: 0,
+            }
+        }
+
+        /// ACK by ACK; `each` sees the controller after every ACK.
+        fn round_with(&mut self, cc: &mut Fast, r: Round, mut each: impl FnMut(&Fast, &AckEvent)) {
+            let first = self.next_pn;
+            let next = first + r.acks;
+            let start = self.now;
+            for i in 0..r.acks {
+                let now = start + Duration::from_secs_f64(r.rtt * (i + 1) as f64 / r.acks as f64);
+                let ev = ack_of(now, r.rtt, first + i, next, r.w_old, r.in_flight);
+                cc.on_ack(&ev);
+                each(cc, &ev);
+            }
+            self.now = start + Duration::from_secs_f64(r.rtt);
+            self.next_pn = next;
+        }
+
+        fn round(&mut self, cc: &mut Fast, r: Round) {
+            self.round_with(cc, r, |_, _| {});
+        }
+    }
+
+    /// Flows sharing one bottleneck of `capacity` packets/s with propagation RTT `base` s, in
+    /// the static (ACK-clocked) link model: whatever the windows hold beyond the pipe waits in
+    /// the queue, so RTT = base + max(0, Σw − capacity·base)/capacity. Every round each flow
+    /// sends its (rounded) window. `observe(flows, windows, rtt)` runs after each round.
+    fn share_bottleneck(
+        flows: &mut [Fast],
+        capacity: f64,
+        base: f64,
+        rounds: usize,
+        mut observe: impl FnMut(&[Fast], &[f64], f64),
+    ) {
+        let mut paths: Vec<Path> = flows.iter().map(|_| Path::new()).collect();
+        for _ in 0..rounds {
+            let windows: Vec<f64> = flows.iter().map(|f| f.cwnd().round().max(1.0)).collect();
+            let total: f64 = windows.iter().sum();
+            let rtt = base + (total - capacity * base).max(0.0) / capacity;
+            for ((cc, path), &w) in flows.iter_mut().zip(&mut paths).zip(&windows) {
+                let r = Round {
+                    rtt,
+                    acks: w as u64,
+                    w_old: w,
+                    in_flight: w,
+                };
+                path.round(cc, r);
+            }
+            observe(flows, &windows, rtt);
+        }
+    }
+
+    #[test]
+    fn each_flow_keeps_alpha_packets_queued_at_equilibrium() {
+        // 10,000 packets/s, 40 ms: a 400-packet pipe. Paper preset, alpha 200 and 100: the
+        // queue settles at 300 packets (30 ms), 200 of them from the first flow, 100 from the
+        // second, and the rates split 2:1 (weighted proportional fairness).
+        let (capacity, base) = (10_000.0, 0.040);
+        let mut flows = vec![
+            fast_with(config("paper"), 10.0),
+            fast_with(
+                FastConfig {
+                    alpha: 100.0,
+                    beta: 100.0,
+                    ..config("paper")
+                },
+                10.0,
+            ),
+        ];
+        let mut last = Vec::new();
+        let mut phases: Vec<&'static str> = Vec::new();
+        share_bottleneck(&mut flows, capacity, base, 400, |f, w, rtt| {
+            let q = rtt - base;
+            last.push((w[0] * q / rtt, w[1] * q / rtt, w[0] / w[1]));
+            if phases.last() != Some(&f[0].phase()) {
+                phases.push(f[0].phase());
+            }
+        });
+        for &(backlog_a, backlog_b, ratio) in &last[last.len() - 20..] {
+            assert!((backlog_a / 200.0 - 1.0).abs() < 0.01, "{backlog_a}");
+            assert!((backlog_b / 100.0 - 1.0).abs() < 0.01, "{backlog_b}");
+            assert!((ratio / 2.0 - 1.0).abs() < 0.01, "{ratio}");
+        }
+        assert_eq!(phases.first(), Some(&"slow_start"));
+        assert!(phases.contains(&"fast_convergence"), "{phases:?}");
+        assert_eq!(phases.last(), Some(&"equilibrium"), "{phases:?}");
+    }
+
+    #[test]
+    fn equal_alpha_gets_equal_rates_whatever_the_propagation_delay() {
+        // Two paper-preset flows with 20 ms and 100 ms propagation delay share 10,000 packets/s.
+        // Static link model: the queueing delay q solves Σ w_i/(d_i + q) = capacity. At the
+        // fixed point both flows keep 200 packets queued, so q = 400/10,000 = 40 ms and each gets
+        // 5,000 packets/s (windows 300 and 700), independent of d_i (seed 000's FAST property).
+        let capacity = 10_000.0;
+        let delays = [0.020, 0.100];
+        let mut flows = [
+            fast_with(config("paper"), 10.0),
+            fast_with(config("paper"), 10.0),
+        ];
+        let mut paths = [Path::new(), Path::new()];
+        let queueing_delay = |w: &[f64]| {
+            let excess =
+                |q: f64| w.iter().zip(&delays).map(|(w, d)| w / (d + q)).sum::<f64>() - capacity;
+            let (mut lo, mut hi) = (0.0, w.iter().sum::<f64>() / capacity);
+            if excess(0.0) <= 0.0 {
+                return 0.0;
+            }
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if excess(mid) > 0.0 {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let mut last = [(0.0, 0.0); 2];
+        // Each flow runs its own round trips; the one whose next round starts first goes next.
+        while paths.iter().map(|p| p.now).min().unwrap() < Time::from_secs_f64(60.0) {
+            let i = if paths[0].now <= paths[1].now { 0 } else { 1 };
+            let w = [flows[0].cwnd().round(), flows[1].cwnd().round()];
+            let q = queueing_delay(&w);
+            let r = Round {
+                rtt: delays[i] + q,
+                acks: w[i] as u64,
+                w_old: w[i],
+                in_flight: w[i],
+            };
+            paths[i].round(&mut flows[i], r);
+            last[i] = (w[i] / (delays[i] + q), w[i] * q / (delays[i] + q));
+        }
+        let [(rate_short, backlog_short), (rate_long, backlog_long)] = last;
+        assert!((rate_short / 5000.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((rate_long / 5000.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((backlog_short / 200.0 - 1.0).abs() < 0.01, "{last:?}");
+        assert!((backlog_long / 200.0 - 1.0).abs() < 0.01, "{last:?}");
+    }
+
+    #[test]
+    fn ns2_preset_flows_converge_to_alpha_each() {
+        // Three ns-2-default flows (alpha 100) on the same 400-packet pipe: 300 packets queued.
+        let (capacity, base) = (10_000.0, 0.040);
+        let mut flows: Vec<Fast> = (0..3).map(|_| fast_with(config("ns2"), 10.0)).collect();
+        let mut tail = Vec::new();
+        share_bottleneck(&mut flows, capacity, base, 600, |_, w, rtt| {
+            let q = rtt - base;
+            tail.push(w.iter().map(|w| w * q / rtt).collect::<Vec<_>>());
+        });
+        for backlogs in &tail[tail.len() - 20..] {
+            for b in backlogs {
+                assert!((b / 100.0 - 1.0).abs() < 0.01, "{backlogs:?}");
+            }
+        }
+    }
+
+    /// Feeds `rounds` round trips of 100 ACKs at a fixed `rtt` after one sample at `base`; the
+    /// acknowledged packets always saw a 400-packet window, so the target is fixed at
+    /// `400·base/rtt + alpha`. Returns, per round, the windows set by updates in that round.
+    fn updates_at_fixed_rtt(cfg: FastConfig, base: f64, rtt: f64, rounds: usize) -> Vec<Vec<f64>> {
+        let mut cc = fast_with(cfg, 10.0);
+        let mut path = Path::new();
+        let once = Round {
+            rtt: base,
+            acks: 1,
+            w_old: 10.0,
+            in_flight: 12.0,
+        };
+        path.round(&mut cc, once);
+        // 12 packets in flight: the EWMA weight is min(3/12, 1/4) = 1/4, so avgRTT equals `rtt`
+        // to 1e-12 after a hundred samples.
+        let r = Round {
+            rtt,
+            acks: 100,
+            w_old: 400.0,
+            in_flight: 12.0,
+        };
+        (0..rounds)
+            .map(|_| {
+                let mut set = vec![];
+                let mut w = cc.cwnd();
+                path.round_with(&mut cc, r, |cc, _| {
+                    if cc.cwnd() != w {
+                        set.push(cc.cwnd());
+                        w = cc.cwnd();
+                    }
+                });
+                set
+            })
+            .collect()
+    }
+
+    #[test]
+    fn distance_to_a_fixed_target_shrinks_by_one_minus_gamma_per_update() {
+        for gamma in [0.5, 0.25] {
+            let cfg = FastConfig {
+                gamma,
+                min2w_cap: false,
+                pace_increments: false,
+                ..config("paper")
+            };
+            // Base 60 ms, RTT 100 ms: target 400 · 0.6 + 200 = 440 packets.
+            let rounds = updates_at_fixed_rtt(cfg, 0.060, 0.100, 4);
+            // Start from the 11 packets left by the one MI step of the first sample.
+            let windows: Vec<f64> = std::iter::once(11.0)
+                .chain(rounds.into_iter().flatten())
+                .collect();
+            assert!(windows.len() >= 8, "{windows:?}");
+            for pair in windows.windows(2) {
+                let ratio = (440.0 - pair[1]) / (440.0 - pair[0]);
+                assert!((ratio - (1.0 - gamma)).abs() < 1e-9, "{ratio} {windows:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn updates_wait_for_the_period_and_alternate_round_trips() {
+        let cfg = FastConfig {
+            gamma: 0.25,
+            min2w_cap: false,
+            pace_increments: false,
+            ..config("paper")
+        };
+        let per_round = |cfg, base, rtt, rounds| -> Vec<usize> {
+            updates_at_fixed_rtt(cfg, base, rtt, rounds)
+                .iter()
+                .map(Vec::len)
+                .collect()
+        };
+        // RTT 100 ms, ACKs every millisecond, period 20 ms: updates at 1, 21, 41, 61 and 81 ms of
+        // every other round trip (ns-2 `on_first_rtt_`), none in between.
+        assert_eq!(per_round(cfg, 0.060, 0.100, 6), [0, 5, 0, 5, 0, 5]);
+        let every_rtt = FastConfig {
+            every_other_rtt: false,
+            ..cfg
+        };
+        assert_eq!(per_round(every_rtt, 0.060, 0.100, 3), [5, 5, 5]);
+        // RTT 5 ms and a 20 ms period: one update per four round trips.
+        let counts = per_round(every_rtt, 0.003, 0.005, 16);
+        assert_eq!(counts.iter().sum::<usize>(), 4, "{counts:?}");
+        assert!(counts.iter().all(|&n| n <= 1));
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt_while_queueing_delay_is_below_mi_threshold() {
+        let mut cc = fast_with(config("ns2"), 10.0);
+        let mut path = Path::new();
+        let round = |rtt: f64, n: f64| Round {
+            rtt,
+            acks: n as u64,
+            w_old: n,
+            in_flight: n,
+        };
+        for expect in [20.0, 40.0, 80.0] {
+            let w = cc.cwnd();
+            path.round(&mut cc, round(0.050, w));
+            assert_eq!(cc.cwnd(), expect);
+            assert_eq!(cc.phase(), "slow_start");
+        }
+        // 0.5 ms of queueing is still below the 0.75 ms threshold.
+        path.round(&mut cc, round(0.0505, 80.0));
+        assert_eq!(cc.cwnd(), 160.0);
+        assert_eq!(cc.phase(), "slow_start");
+        // 10 ms of queueing. With eta = 1/256 the average after k samples is
+        // 60 − (60 − avg₀)·(255/256)^k ms; MI continues only while that is below 50.75 ms.
+        let mut avg = cc.avg_rtt;
+        let mut expected_mi_acks = 0;
+        loop {
+            avg += (0.060 - avg) / 256.0;
+            if avg - 0.050 >= 0.00075 {
+                break;
+            }
+            expected_mi_acks += 1;
+        }
+        assert!((10..=30).contains(&expected_mi_acks), "{expected_mi_acks}");
+        let mut mi_acks = 0;
+        let mut prev = cc.cwnd();
+        path.round_with(&mut cc, round(0.060, 160.0), |cc, _| {
+            if cc.phase() == "slow_start" {
+                assert_eq!(cc.cwnd(), prev + 1.0, "one packet per packet acked");
+                mi_acks += 1;
+            }
+            prev = cc.cwnd();
+        });
+        assert_eq!(mi_acks, expected_mi_acks);
+        assert!(cc.cwnd() < 2.0 * 160.0, "no longer doubling: {}", cc.cwnd());
+        assert_ne!(cc.phase(), "slow_start");
+    }
+
+    #[test]
+    fn the_paper_caps_an_update_at_doubling_and_ns2_does_not() {
+        let first_update = |cfg: FastConfig| {
+            let mut cc = fast_with(
+                FastConfig {
+                    pace_increments: false,
+                    every_other_rtt: false,
+                    ..cfg
+                },
+                10.0,
+            );
+            cc.on_ack(&ack_of(Time::from_millis(50), 0.050, 0, 1, 10.0, 12.0));
+            assert_eq!(cc.cwnd(), 11.0, "one MI step");
+            for pn in 1..1000u64 {
+                let before = cc.cwnd();
+                let now = Time::from_millis(50 + pn);
+                cc.on_ack(&ack_of(now, 0.080, pn, 1000, 10.0, 12.0));
+                if cc.phase() != "slow_start" && cc.cwnd() != before {
+                    // The law with the estimates this ACK left: w_old = 10, base 50 ms.
+                    let law = 0.5 * before + 0.5 * (10.0 * cc.base_rtt / cc.avg_rtt + cfg.alpha);
+                    return (before, cc.cwnd(), law);
+                }
+            }
+            panic!("no update");
+        };
+        let (before, after, law) = first_update(config("paper"));
+        assert!(law > 2.0 * before);
+        assert_eq!(after, 2.0 * before);
+        let (before, after, law) = first_update(config("ns2"));
+        assert!(law > 2.0 * before);
+        assert!((after - law).abs() < 1e-9, "{after} {law}");
+    }
+
+    #[test]
+    fn an_increase_is_released_step_by_step_over_one_update_period() {
+        // ns-2 preset, window 100: one 50 ms sample, then rounds of 100 ACKs at 80 ms (one ACK
+        // every 0.8 ms); the next update comes 10 ms (13 ACKs) after the first.
+        let run = |cfg: FastConfig, base: f64, rtt: f64| {
+            let mut cc = fast_with(cfg, 100.0);
+            let mut path = Path::new();
+            let once = Round {
+                rtt: base,
+                acks: 1,
+                w_old: 100.0,
+                in_flight: 100.0,
+            };
+            path.round(&mut cc, once);
+            let r = Round {
+                rtt,
+                acks: 100,
+                w_old: 100.0,
+                in_flight: 100.0,
+            };
+            let mut prev = cc.cwnd();
+            let mut update = None;
+            let mut trace = vec![];
+            while trace.len() < 12 {
+                path.round_with(&mut cc, r, |cc, _| {
+                    if update.is_none() && cc.phase() != "slow_start" && cc.cwnd() != prev {
+                        // The law with this ACK's estimates (w_old = 100, gamma = 1/2), and the
+                        // ACKs of the last round trip scaled to one 10 ms period.
+                        let target =
+                            0.5 * prev + 0.5 * (100.0 * cc.base_rtt / cc.avg_rtt + cc.cfg.alpha);
+                        let per_period = cc.acks_last_round as f64 * 0.010 / cc.avg_rtt;
+                        update = Some((prev, target, per_period));
+                    }
+                    if update.is_some() {
+                        trace.push(cc.cwnd());
+                    }
+                    prev = cc.cwnd();
+                });
+            }
+            let (start, target, per_period) = update.unwrap();
+            (start, target, per_period, trace)
+        };
+        let (start, target, per_period, trace) = run(config("ns2"), 0.050, 0.080);
+        let total = target - start;
+        assert!(total > 10.0, "{total}");
+        assert!(per_period > 12.0, "{per_period}");
+        let step = total / per_period;
+        for (i, w) in trace[..12].iter().enumerate() {
+            let expect = start + (i + 1) as f64 * step;
+            assert!((w - expect).abs() < 1e-9, "ACK {i}: {w} vs {expect}");
+        }
+        assert!(trace[11] < target, "not all of it before the period ends");
+        // Without pacing, or with a base RTT under 4 ms, the increase is applied at once.
+        let unpaced = FastConfig {
+            pace_increments: false,
+            ..config("ns2")
+        };
+        let (start, target, _, trace) = run(unpaced, 0.050, 0.080);
+        assert!((trace[0] - target).abs() < 1e-9 && target > start + 10.0);
+        // (MI off, so that the first update is an increase rather than a cut after MI.)
+        let no_mi = FastConfig {
+            mi_threshold: 0.0,
+            ..config("ns2")
+        };
+        let (start, target, _, trace) = run(no_mi, 0.002, 0.006);
+        assert!(
+            (trace[0] - target).abs() < 1e-9 && target > start,
+            "{start} {target} {trace:?}"
+        );
+    }
+
+    #[test]
+    fn rtt_average_weight_is_three_over_w_capped() {
+        let avg_after = |preset: &str, in_flight: f64| {
+            let mut cc = fast_with(config(preset), 10.0);
+            cc.on_ack(&ack_of(
+                Time::from_millis(100),
+                0.100,
+                0,
+                1,
+                10.0,
+                in_flight,
+            ));
+            cc.on_ack(&ack_of(
+                Time::from_millis(300),
+                0.200,
+                1,
+                2,
+                10.0,
+                in_flight,
+            ));
+            (cc.avg_rtt().unwrap().as_secs_f64(), cc.base_rtt().unwrap())
+        };
+        let (avg, base) = avg_after("paper", 12.0);
+        assert!((avg - 0.125).abs() < 1e-12, "eta = 1/4: {avg}");
+        assert_eq!(base, Duration::from_millis(100));
+        assert!(
+            (avg_after("paper", 3000.0).0 - 0.1001).abs() < 1e-12,
+            "eta = 3/3000"
+        );
+        assert!((avg_after("ns2", 12.0).0 - (0.1 + 0.1 / 256.0)).abs() < 1e-12);
+        assert!((avg_after("ns2", 3000.0).0 - 0.1001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dead_band_holds_the_window_when_the_backlog_is_between_alpha_and_beta() {
+        let cfg = FastConfig {
+            alpha: 100.0,
+            beta: 300.0,
+            pace_increments: false,
+            every_other_rtt: false,
+            ..config("paper")
+        };
+        // Base 50 ms, samples 100 ms: q/avgRTT = 1/2, so the backlog is w_old/2.
+        let run = |w_old: f64| {
+            let mut cc = fast_with(cfg, 150.0);
+            cc.on_ack(&ack_of(Time::from_millis(50), 0.050, 0, 1, w_old, 4.0));
+            cc.on_ack(&ack_of(Time::from_millis(60), 0.100, 1, 2, w_old, 4.0));
+            let w = cc.cwnd();
+            for pn in 2..1000u64 {
+                cc.on_ack(&ack_of(
+                    Time::from_millis(60 + pn),
+                    0.100,
+                    pn,
+                    200,
+                    w_old,
+                    4.0,
+                ));
+            }
+            (w, cc.cwnd(), cc.phase())
+        };
+        // Backlog 200 in [100, 300): frozen.
+        let (w, after, phase) = run(400.0);
+        assert_eq!((after, phase), (w, "equilibrium"));
+        // Backlog 50 < alpha: the law moves the window; 150 → 0.5·150 + 0.5·(100·0.5 + 100) =
+        // 150 at the first update, then stays; fast convergence because 50 is far from 100.
+        let (_, after, phase) = run(100.0);
+        assert!((after - 150.0).abs() < 1e-6, "{after}");
+        assert_eq!(phase, "fast_convergence");
+    }
+
+    #[test]
+    fn loss_halves_and_timeout_restarts_from_two_packets() {
+        let mut cc = fast_with(config("ns2"), 100.0);
+        cc.on_loss(&loss(true));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (50.0, 50.0));
+        assert_eq!(cc.phase(), "loss_recovery");
+        cc.on_loss(&loss(false));
+        assert_eq!(cc.cwnd(), 50.0, "one halving per window");
+        let in_recovery = AckEvent {
+            in_recovery: true,
+            ..ack_of(Time::from_millis(10), 0.05, 0, 10, 50.0, 50.0)
+        };
+        cc.on_ack(&in_recovery);
+        assert_eq!(cc.cwnd(), 50.0, "frozen during recovery");
+        cc.on_rto(&rto(1));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (2.0, 25.0));
+        assert_eq!(cc.phase(), "slow_start");
+        cc.on_rto(&rto(2));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (2.0, 25.0));
+    }
+
+    #[test]
+    fn presets_and_parameter_checks() {
+        let paper = config("paper");
+        let ns2 = config("ns2");
+        assert_eq!(
+            FastConfig::from_params(&CcSpec::default_for("fast").unwrap().params),
+            Ok(paper)
+        );
+        assert_eq!(
+            (paper.alpha, paper.beta, ns2.alpha, ns2.beta),
+            (200.0, 200.0, 100.0, 100.0)
+        );
+        assert_eq!((paper.gamma, ns2.gamma), (0.5, 0.5));
+        assert_eq!(paper.update_period, Duration::from_millis(20));
+        assert_eq!(ns2.update_period, Duration::from_millis(10));
+        assert_eq!((paper.eta_cap, ns2.eta_cap), (0.25, 1.0 / 256.0));
+        assert_eq!((paper.min2w_cap, ns2.min2w_cap), (true, false));
+        assert_eq!((paper.mi_threshold, ns2.mi_threshold), (0.00075, 0.00075));
+        assert_eq!((paper.rto_cwnd, ns2.rto_cwnd), (2.0, 2.0));
+
+        let spec: CcSpec = "fast:preset=ns2,alpha=300".parse().unwrap();
+        assert_eq!(spec.to_string().parse::<CcSpec>(), Ok(spec.clone()));
+        assert_eq!(FastConfig::from_params(&spec.params).unwrap().beta, 300.0);
+        let e = "fast:alpha=200,beta=150".parse::<CcSpec>().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("beta (150) must be at least alpha (200)"),
+            "{e}"
+        );
+        assert!("fast:gamma=0".parse::<CcSpec>().is_err());
+        let cc = "fast"
+            .parse::<CcSpec>()
+            .unwrap()
+            .build(&Setup::default())
+            .unwrap();
+        assert_eq!(
+            (cc.name(), cc.cwnd(), cc.phase()),
+            ("fast", 10.0, "slow_start")
+        );
+    }
+}

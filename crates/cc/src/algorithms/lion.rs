@@ -1,0 +1,1163 @@
+//! Lion: rate-based packet-drop avoidance with maximum-burst-size pacing (LBNL "Network Lion").
+//!
+//! Window-based TCP learns of congestion one RTT late and probes with ever larger bursts: on a
+//! 100 ms, 40 Gb/s path a window is 500 MB sent in one round trip, and slow start's last
+//! doubling can lose most of a window. Lion (seed 002) instead paces: it sends bursts no larger
+//! than the path's *maximum burst size* (MBS, "any burst sent into the network that exceeds the
+//! MBS will potentially cause a router on the path to drop packets") separated by gaps chosen so
+//! the average rate equals the estimated *available bandwidth*. A loss is only a congestion
+//! signal if queueing delay rose before it; a random loss leaves the rate alone.
+//!
+//! The seed describes the ideas, not an algorithm; this is our reading of it, with every
+//! threshold a parameter.
+//!
+//! **Signals**, measured once per round trip (a round ends when a packet sent after it began is
+//! acknowledged):
+//! - *standing queue* `q`: the smallest RTT sample of the round minus the smallest RTT ever seen.
+//!   The round's minimum filters ACK-path jitter, as pathload uses trends rather than single
+//!   samples. `q > queue_threshold` means a queue exists; `q − q_prev > rise_threshold` means it
+//!   is growing. This is the *rate* signal: we send faster than the path drains.
+//! - *burst queue*: the spread between the round's largest and smallest RTT sample above
+//!   `queue_threshold` — queueing that builds and drains within the round. This is the *burst*
+//!   signal: our bursts are larger than what the path absorbs at once (the MBS).
+//! - *delivered rate* `d`: the largest delivery-rate sample of the round ([`AckEvent::rate`],
+//!   non-app-limited samples only), falling back to acknowledged bytes over the round's duration.
+//! - *available bandwidth* (FAC2-like; SLoPS principle: delay rises iff the send rate exceeds the
+//!   available bandwidth): while no queue stands the path carried everything, so `abw =
+//!   max(abw, d)` is a lower bound that probing raises; once a queue stands `abw = d`, what the
+//!   bottleneck actually gives us. `capacity` is the largest `d` ever seen (reset by a timeout).
+//!
+//! **State machine** (reported by `phase()`):
+//! - `startup`: starts at `initial_cwnd` packets per first RTT with an MBS of `mbs_initial`; every
+//!   round without a standing queue doubles the rate (`startup_gain`), and the MBS doubles too
+//!   unless bursts queued, in which case it grows by `mbs_step` only. The first round that shows
+//!   a standing queue ends startup: the rate becomes `d · base/(base + q)` (drains what the last
+//!   doubling queued, like FAST's `baseRTT/RTT` scaling) and from then on the burst grows by
+//!   `mbs_step` packets per clear round — seed 002, Fig. 1: "once the MBS probe process sees
+//!   the potential queuing, it slows down the burst increase rate, where TCP slow-start keeps
+//!   doubling".
+//! - `drop_avoidance`: per round, no standing queue → the rate returns to `abw` if it is below,
+//!   else probes `probe_gain` above it, and the MBS grows by `mbs_step`; a stable queue → rate
+//!   held at `min(rate, d)`; a growing queue → rate `d · base/(base + q)`. A burst queue shrinks
+//!   the MBS by `mbs_decrease`. A growing queue while `d < (1 − compete_drop) · rate` is *new
+//!   traffic*: the path now delivers much less than we send although we did not speed up (our
+//!   own probes add only `probe_gain < compete_drop`, and an application-limited round, which
+//!   explains a shortfall by itself, never counts). Lion then yields a table amount (below) of
+//!   its rate and shrinks its MBS.
+//! - `yield`: the first round after yielding still shows the queue built before it and is
+//!   skipped; then for up to `yield_rounds` rounds Lion holds the reduced rate and watches. The
+//!   queue clearing means the newcomer settled for what was yielded (another Lion) →
+//!   `drop_avoidance`. A queue still growing, or `d` still `compete_drop` below our rate, means the
+//!   newcomer "grabs the yielded bandwidth and keeps growing" (seed: Linux TCP) → `balance`.
+//! - `balance`: Lion concludes the competitor does not share by delay. Its fair share,
+//!   `balance_share · capacity` (one competitor), becomes a floor for the rest of the connection
+//!   (no further yields, no backing off below it), and the rate rises by `balance_gain` per
+//!   round, up to `capacity`, ignoring delay and loss, until the delivered rate reaches the fair
+//!   share — "balance the bandwidth by gradually increasing the burst pacing". Back in
+//!   `drop_avoidance`, delivering less than `(1 − compete_drop)` of the fair share re-enters
+//!   `balance`.
+//!
+//! **Shuffle yield table.** The seed gives two rows: a stream at 500–999 Mb/s yields 200 Mb/s,
+//! one at 150–499 Mb/s yields 100 Mb/s, "and so on". Both rows are the same pattern read
+//! within one decade [1, 10) × 10ᵏ b/s: mantissa ≥ 5 yields 2 × 10ᵏ, mantissa ≥ 1.5 yields 10ᵏ.
+//! We complete the decade with mantissa < 1.5 yielding 0.5 × 10ᵏ and repeat it for every decade:
+//!
+//! | throughput          | yield     |   | throughput         | yield      |
+//! |---------------------|-----------|---|--------------------|------------|
+//! | 10–14.9 Mb/s        | 5 Mb/s    |   | 1–1.49 Gb/s        | 500 Mb/s   |
+//! | 15–49.9 Mb/s        | 10 Mb/s   |   | 1.5–4.99 Gb/s      | 1 Gb/s     |
+//! | 50–99.9 Mb/s        | 20 Mb/s   |   | 5–9.99 Gb/s        | 2 Gb/s     |
+//! | 100–149 Mb/s        | 50 Mb/s   |   | 10–14.9 Gb/s       | 5 Gb/s     |
+//! | 150–499 Mb/s (seed) | 100 Mb/s  |   | 15–49.9 Gb/s       | 10 Gb/s    |
+//! | 500–999 Mb/s (seed) | 200 Mb/s  |   | 50–99.9 Gb/s       | 20 Gb/s    |
+//!
+//! and likewise below 10 Mb/s (1–1.49 Mb/s → 500 kb/s, …). Reasons: it reproduces both seed rows
+//! exactly; the yield is always 20–67 % of the rate, so every stream gives room at any speed; and
+//! the yields are a 1-2-5 series, so a newcomer receiving `n` equal yields can read the number of
+//! existing streams from the multiple, which is what the seed says the table is for. The amounts
+//! are scaled by `shuffle_scale`.
+//!
+//! **Loss.** A loss counts as congestion only if the last round, or the current one so far, showed
+//! a standing queue: then (once per round) rate = `max(min(rate, abw) · loss_decrease, floor)`
+//! and MBS × `mbs_decrease`. Any other loss is random and changes nothing (counted in
+//! `random_losses`). Losses while yielding or balancing change nothing either: the rate was just
+//! set on purpose and the queue is the one being drained or the competitor's. A retransmission
+//! timeout halves the rate, resets the MBS, forgets the floor and returns to `startup`.
+//!
+//! **Window.** Lion is paced; cwnd is only a safety cap, `cwnd_gain · rate · srtt` (at least 4
+//! packets), so a stalled ACK clock cannot release an unbounded amount.
+//!
+//! **Defaults.** `queue_threshold` 1 ms: of the order of FAST's 0.75 ms MI threshold, above the
+//! jitter of microsecond kernel timestamps, 83 full packets at 1 Gb/s. `rise_threshold` 0.5 ms:
+//! half of that per round. `mbs_initial` 4 packets ("start small"; Linux's and BBR's smallest
+//! useful window). `probe_gain` 5 % per round and `compete_drop` 20 %, four times larger, so a
+//! probe is never mistaken for a newcomer. `loss_decrease` 0.85: a congestion loss on top of the
+//! delay reaction is a mild correction, not a halving (the seed: no multiplicative decrease).
+//! `yield_rounds` 4 and `balance_gain` 10 % per round: a newcomer gets a few RTTs to settle, and
+//! balancing takes about 7 rounds to double the rate ("gradually"). `balance_share` 1/2: one
+//! competitor. `cwnd_gain` 2: the window never stops the pacing at twice the rate·RTT product.
+//! Like any one-RTT-lagged doubling (BBR's startup), startup overshoots the pipe by up to two
+//! doublings before the queue is seen; the drain rule removes that queue within a few rounds.
+//!
+//! Sources: seed 002 (G. Jin, LBNL, "packet drop avoidance": MBS theory, FAC2, the shuffle
+//! example); G. Jin, B. Tierney, "Netest: a tool to measure the maximum burst size, available
+//! bandwidth and achievable throughput", ITRE 2003 (MBS, available bandwidth vs achievable
+//! throughput); M. Jain, C. Dovrolis, "End-to-end available bandwidth", SIGCOMM 2002 (SLoPS: a
+//! rising one-way-delay trend means the rate exceeds the available bandwidth).
+//!
+//! Deviations: FAC2 itself is unpublished; our estimator uses the transport's delivery-rate
+//! samples and the RTT trend, not FAC2's passive measurement of cross traffic, and does not probe
+//! narrow vs tight links (the seed's extra probe burst). Pacing is our layer-4 pacing rate and
+//! burst limit, not the seed's layer-3 pacing. The yield assumes one newcomer and the fair share
+//! one competitor (`balance_share`); inferring the number of streams from received yields is not
+//! modelled. `capacity` is the all-time maximum delivered rate, not a windowed one.
+
+use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
+use crate::event::{AckEvent, LossEvent, RtoEvent};
+use crate::params::{ParamError, ParamKind, ParamSpec, Params, Value};
+use crate::registry::Algorithm;
+use crate::time::Time;
+
+/// The rate never falls below this many packets per base RTT (nor the window below this many).
+const MIN_PIPE_PACKETS: f64 = 4.0;
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "queue_threshold",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(0.001),
+        unit: "s",
+        help: "queueing delay above which a queue is taken to exist",
+    },
+    ParamSpec {
+        name: "rise_threshold",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(0.0005),
+        unit: "s",
+        help: "growth of the queueing delay from one round to the next that counts as rising",
+    },
+    ParamSpec {
+        name: "mbs_initial",
+        kind: ParamKind::Float { min: 1.0, max: 1e6 },
+        default: Value::Float(4.0),
+        unit: "packets",
+        help: "burst size at start and after a timeout",
+    },
+    ParamSpec {
+        name: "mbs_max",
+        kind: ParamKind::Float { min: 1.0, max: 1e6 },
+        default: Value::Float(4096.0),
+        unit: "packets",
+        help: "largest burst size",
+    },
+    ParamSpec {
+        name: "mbs_step",
+        kind: ParamKind::Float { min: 0.0, max: 1e4 },
+        default: Value::Float(1.0),
+        unit: "packets",
+        help: "burst growth per clear round once a queue has been seen",
+    },
+    ParamSpec {
+        name: "mbs_decrease",
+        kind: ParamKind::Float {
+            min: 0.05,
+            max: 1.0,
+        },
+        default: Value::Float(0.75),
+        unit: "",
+        help: "burst size factor when the queue grows or a congestion loss occurs",
+    },
+    ParamSpec {
+        name: "startup_gain",
+        kind: ParamKind::Float { min: 1.0, max: 4.0 },
+        default: Value::Float(2.0),
+        unit: "",
+        help: "rate factor per clear round in startup",
+    },
+    ParamSpec {
+        name: "probe_gain",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(0.05),
+        unit: "",
+        help: "relative rate increase per clear round in drop avoidance",
+    },
+    ParamSpec {
+        name: "compete_drop",
+        kind: ParamKind::Float {
+            min: 0.01,
+            max: 0.99,
+        },
+        default: Value::Float(0.2),
+        unit: "",
+        help:
+            "delivered-rate shortfall (fraction of our rate) meaning new traffic when the queue rises",
+    },
+    ParamSpec {
+        name: "loss_decrease",
+        kind: ParamKind::Float {
+            min: 0.05,
+            max: 1.0,
+        },
+        default: Value::Float(0.85),
+        unit: "",
+        help: "rate factor after a loss that followed queueing",
+    },
+    ParamSpec {
+        name: "shuffle_scale",
+        kind: ParamKind::Float {
+            min: 0.0,
+            max: 10.0,
+        },
+        default: Value::Float(1.0),
+        unit: "",
+        help: "scale of the shuffle yield table",
+    },
+    ParamSpec {
+        name: "yield_rounds",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: Value::Int(4),
+        unit: "rounds",
+        help: "rounds to watch a newcomer after yielding",
+    },
+    ParamSpec {
+        name: "balance_gain",
+        kind: ParamKind::Float {
+            min: 0.001,
+            max: 1.0,
+        },
+        default: Value::Float(0.1),
+        unit: "",
+        help: "relative rate increase per round while balancing against a non-yielding competitor",
+    },
+    ParamSpec {
+        name: "balance_share",
+        kind: ParamKind::Float {
+            min: 0.05,
+            max: 1.0,
+        },
+        default: Value::Float(0.5),
+        unit: "",
+        help: "fair share to balance up to, as a fraction of the largest delivered rate seen",
+    },
+    ParamSpec {
+        name: "cwnd_gain",
+        kind: ParamKind::Float {
+            min: 1.0,
+            max: 100.0,
+        },
+        default: Value::Float(2.0),
+        unit: "",
+        help: "window cap as a multiple of rate × smoothed RTT",
+    },
+];
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "lion",
+    summary: "paces at the available bandwidth in bursts of at most the MBS; ignores random loss",
+    source: "seed 002 (LBNL Network Lion, packet drop avoidance); Jin & Tierney ITRE 2003",
+    params: PARAMS,
+    presets: &[],
+    build,
+};
+
+fn build(p: &Params, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamError> {
+    Ok(Box::new(Lion::new(*setup, LionConfig::from_params(p)?)))
+}
+
+/// Lion's validated settings (see the parameter table for meanings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LionConfig {
+    pub queue_threshold: f64,
+    pub rise_threshold: f64,
+    pub mbs_initial: f64,
+    pub mbs_max: f64,
+    pub mbs_step: f64,
+    pub mbs_decrease: f64,
+    pub startup_gain: f64,
+    pub probe_gain: f64,
+    pub compete_drop: f64,
+    pub loss_decrease: f64,
+    pub shuffle_scale: f64,
+    pub yield_rounds: u32,
+    pub balance_gain: f64,
+    pub balance_share: f64,
+    pub cwnd_gain: f64,
+}
+
+impl LionConfig {
+    pub fn from_params(p: &Params) -> Result<LionConfig, ParamError> {
+        let c = LionConfig {
+            queue_threshold: p.f64("queue_threshold"),
+            rise_threshold: p.f64("rise_threshold"),
+            mbs_initial: p.f64("mbs_initial"),
+            mbs_max: p.f64("mbs_max"),
+            mbs_step: p.f64("mbs_step"),
+            mbs_decrease: p.f64("mbs_decrease"),
+            startup_gain: p.f64("startup_gain"),
+            probe_gain: p.f64("probe_gain"),
+            compete_drop: p.f64("compete_drop"),
+            loss_decrease: p.f64("loss_decrease"),
+            shuffle_scale: p.f64("shuffle_scale"),
+            yield_rounds: p.i64("yield_rounds").clamp(1, 1000) as u32,
+            balance_gain: p.f64("balance_gain"),
+            balance_share: p.f64("balance_share"),
+            cwnd_gain: p.f64("cwnd_gain"),
+        };
+        if c.mbs_initial > c.mbs_max {
+            return Err(p.invalid(format!(
+                "mbs_initial ({}) must not exceed mbs_max ({})",
+                c.mbs_initial, c.mbs_max
+            )));
+        }
+        // A probe of +probe_gain shortens the delivered/sent ratio by up to probe_gain; new
+        // traffic must be told apart from that.
+        if c.compete_drop <= c.probe_gain {
+            return Err(p.invalid(format!(
+                "compete_drop ({}) must exceed probe_gain ({}), \
+                 or our own probes look like new traffic",
+                c.compete_drop, c.probe_gain
+            )));
+        }
+        Ok(c)
+    }
+
+    pub fn defaults() -> LionConfig {
+        let p = Params::defaults("lion", PARAMS, &[], None).expect("no preset requested");
+        LionConfig::from_params(&p).expect("the defaults are consistent")
+    }
+}
+
+/// The shuffle table: the bandwidth, in bits/s, a stream delivering `rate_bps` yields to new
+/// traffic (see the header). Zero below 1 b/s.
+pub fn shuffle_yield(rate_bps: f64) -> f64 {
+    if rate_bps.is_nan() || rate_bps < 1.0 || rate_bps.is_infinite() {
+        return 0.0;
+    }
+    // The decade, by exact multiplication so that 10^k boundaries land in the right row.
+    let mut decade = 1.0;
+    while decade * 10.0 <= rate_bps {
+        decade *= 10.0;
+    }
+    let mantissa = rate_bps / decade;
+    if mantissa >= 5.0 {
+        2.0 * decade
+    } else if mantissa >= 1.5 {
+        decade
+    } else {
+        0.5 * decade
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    DropAvoidance,
+    Yield { rounds: u32 },
+    Balance,
+}
+
+/// Per-round measurements.
+#[derive(Debug, Clone, Copy)]
+struct RoundStats {
+    start: Time,
+    min_rtt: f64,
+    max_rtt: f64,
+    max_rate: f64,
+    acked_bytes: u64,
+    /// Delivery-rate samples in the round, and how many were not application-limited.
+    rate_samples: u32,
+    full_rate_samples: u32,
+    /// ACKs of the round sent while window-limited (the signal when there are no rate samples).
+    cwnd_limited_acks: u32,
+    reduced_by_loss: bool,
+}
+
+impl RoundStats {
+    fn new(start: Time) -> RoundStats {
+        RoundStats {
+            start,
+            min_rtt: f64::INFINITY,
+            max_rtt: 0.0,
+            max_rate: 0.0,
+            acked_bytes: 0,
+            rate_samples: 0,
+            full_rate_samples: 0,
+            cwnd_limited_acks: 0,
+            reduced_by_loss: false,
+        }
+    }
+
+    /// True if the sender did not use its rate in this round: every rate sample was
+    /// application-limited, or, without rate samples, no ACK was window-limited.
+    fn app_limited(&self) -> bool {
+        if self.rate_samples > 0 {
+            self.full_rate_samples == 0
+        } else {
+            self.cwnd_limited_acks == 0
+        }
+    }
+}
+
+/// Lion's state.
+#[derive(Debug, Clone)]
+pub struct Lion {
+    setup: Setup,
+    cfg: LionConfig,
+    phase: Phase,
+    /// Pacing rate, bytes/s (0 until the first RTT sample).
+    rate: f64,
+    /// Available-bandwidth estimate, bytes/s.
+    abw: f64,
+    /// Largest delivered rate seen, bytes/s.
+    capacity: f64,
+    /// Maximum burst size, packets.
+    mbs: f64,
+    /// Rate below which drop avoidance does not back off (set by balancing), bytes/s.
+    floor: f64,
+    base_rtt: f64,
+    srtt: f64,
+    /// Queueing delay of the last completed round, seconds.
+    q_prev: Option<f64>,
+    round_end: u64,
+    round: RoundStats,
+    cwnd: f64,
+    random_losses: u64,
+}
+
+impl Lion {
+    pub fn new(setup: Setup, cfg: LionConfig) -> Lion {
+        Lion {
+            setup,
+            cfg,
+            phase: Phase::Startup,
+            rate: 0.0,
+            abw: 0.0,
+            capacity: 0.0,
+            mbs: cfg.mbs_initial,
+            floor: 0.0,
+            base_rtt: f64::INFINITY,
+            srtt: 0.0,
+            q_prev: None,
+            round_end: 0,
+            round: RoundStats::new(Time::ZERO),
+            cwnd: setup.clamp_cwnd(setup.initial_cwnd),
+            random_losses: 0,
+        }
+    }
+
+    /// The available-bandwidth estimate, bytes/s.
+    pub fn available_bandwidth(&self) -> f64 {
+        self.abw
+    }
+
+    /// The current maximum burst size, packets (fractional; [`CongestionControl::max_burst`]
+    /// rounds it).
+    pub fn mbs(&self) -> f64 {
+        self.mbs
+    }
+
+    /// Losses judged random (no preceding queue) and therefore ignored.
+    pub fn random_losses(&self) -> u64 {
+        self.random_losses
+    }
+
+    fn mss(&self) -> f64 {
+        self.setup.mss as f64
+    }
+
+    fn min_rate(&self) -> f64 {
+        let base = if self.base_rtt.is_finite() && self.base_rtt > 0.0 {
+            self.base_rtt
+        } else {
+            1.0
+        };
+        MIN_PIPE_PACKETS * self.mss() / base
+    }
+
+    fn set_rate(&mut self, rate: f64) {
+        self.rate = rate.max(self.min_rate());
+    }
+
+    /// Grow the burst, never beyond `mbs_max` nor one base RTT at the pacing rate (a burst
+    /// longer than the pipe is no longer a burst).
+    fn grow_mbs(&mut self, to: f64) {
+        let pipe = if self.base_rtt.is_finite() {
+            (self.rate * self.base_rtt / self.mss()).max(self.mbs)
+        } else {
+            f64::INFINITY
+        };
+        self.mbs = to.min(pipe).min(self.cfg.mbs_max);
+    }
+
+    fn shrink_mbs(&mut self) {
+        self.mbs = (self.mbs * self.cfg.mbs_decrease).max(1.0);
+    }
+
+    /// Bytes/s to yield to new traffic at our current rate.
+    fn yield_amount(&self) -> f64 {
+        shuffle_yield(self.rate * 8.0) / 8.0 * self.cfg.shuffle_scale
+    }
+
+    /// True if the last round or the current one so far showed a queue.
+    fn queue_seen(&self) -> bool {
+        let now = self.round.min_rtt - self.base_rtt;
+        let thr = self.cfg.queue_threshold;
+        self.q_prev.is_some_and(|q| q > thr) || (now.is_finite() && now > thr)
+    }
+
+    /// The once-per-round decisions of the state machine (see the header).
+    fn end_round(&mut self, now: Time) {
+        let r = self.round;
+        if !r.min_rtt.is_finite() {
+            return;
+        }
+        let cfg = self.cfg;
+        let base = self.base_rtt;
+        let q = (r.min_rtt - base).max(0.0);
+        let secs = now.saturating_since(r.start).as_secs_f64();
+        let delivered = if r.max_rate > 0.0 {
+            r.max_rate
+        } else if secs > 0.0 {
+            r.acked_bytes as f64 / secs
+        } else {
+            0.0
+        };
+        let queued = q > cfg.queue_threshold;
+        // Queueing that builds and drains within the round: our bursts overflow what the path
+        // absorbs at once.
+        let burst_queue = r.max_rtt - r.min_rtt > cfg.queue_threshold;
+        let rising = queued && self.q_prev.is_some_and(|p| q - p > cfg.rise_threshold);
+        let squeezed = delivered < (1.0 - cfg.compete_drop) * self.rate;
+        let drain = delivered * base / (base + q);
+        self.capacity = self.capacity.max(delivered);
+        self.abw = if queued {
+            delivered
+        } else {
+            self.abw.max(delivered)
+        };
+
+        let fair = cfg.balance_share * self.capacity;
+        match self.phase {
+            Phase::Startup => {
+                if !queued {
+                    if !r.app_limited() {
+                        self.set_rate(self.rate * cfg.startup_gain);
+                        if burst_queue {
+                            self.grow_mbs(self.mbs + cfg.mbs_step);
+                        } else {
+                            self.grow_mbs(self.mbs * 2.0);
+                        }
+                    }
+                } else {
+                    self.phase = Phase::DropAvoidance;
+                    self.set_rate(drain);
+                }
+            }
+            Phase::DropAvoidance => {
+                if !queued {
+                    if !r.app_limited() {
+                        // Back to the available bandwidth after a drain, then probe above it.
+                        let next = if self.rate < self.abw {
+                            self.abw
+                        } else {
+                            self.rate * (1.0 + cfg.probe_gain)
+                        };
+                        self.set_rate(next);
+                    }
+                    if burst_queue {
+                        self.shrink_mbs();
+                    } else if !r.app_limited() {
+                        self.grow_mbs(self.mbs + cfg.mbs_step);
+                    }
+                } else if self.floor > 0.0 && delivered < (1.0 - cfg.compete_drop) * fair {
+                    // The known aggressive competitor pushed us below our share again.
+                    self.phase = Phase::Balance;
+                } else if rising && squeezed && !r.app_limited() && self.floor == 0.0 {
+                    let y = self.yield_amount();
+                    self.set_rate(self.rate - y);
+                    self.shrink_mbs();
+                    self.phase = Phase::Yield { rounds: 0 };
+                } else if rising {
+                    self.set_rate(drain.max(self.floor));
+                } else {
+                    self.set_rate(self.rate.min(delivered).max(self.floor));
+                }
+                if queued && burst_queue {
+                    self.shrink_mbs();
+                }
+            }
+            Phase::Yield { rounds: 0 } => {
+                // This round still carried the queue built before the yield took effect.
+                self.phase = Phase::Yield { rounds: 1 };
+            }
+            Phase::Yield { rounds } => {
+                if !queued {
+                    self.phase = Phase::DropAvoidance;
+                } else if rising || squeezed {
+                    self.floor = fair;
+                    self.phase = Phase::Balance;
+                } else if rounds >= cfg.yield_rounds {
+                    self.phase = Phase::DropAvoidance;
+                } else {
+                    self.phase = Phase::Yield { rounds: rounds + 1 };
+                }
+            }
+            Phase::Balance => {
+                if delivered >= fair {
+                    self.phase = Phase::DropAvoidance;
+                } else {
+                    let raised = (self.rate * (1.0 + cfg.balance_gain)).min(self.capacity);
+                    self.set_rate(raised.max(self.rate));
+                    self.grow_mbs(self.mbs + cfg.mbs_step);
+                }
+            }
+        }
+        self.q_prev = Some(q);
+    }
+
+    fn update_cwnd(&mut self) {
+        if self.rate > 0.0 && self.srtt > 0.0 {
+            let w = self.cfg.cwnd_gain * self.rate * self.srtt / self.mss();
+            self.cwnd = self.setup.clamp_cwnd(w.max(MIN_PIPE_PACKETS));
+        }
+    }
+}
+
+impl CongestionControl for Lion {
+    fn name(&self) -> &'static str {
+        "lion"
+    }
+
+    fn on_ack(&mut self, ev: &AckEvent) {
+        // An ACK of a packet sent after the round began closes it and opens the next one.
+        if ev.largest_acked >= self.round_end {
+            if self.round_end != 0 {
+                self.end_round(ev.now);
+            }
+            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.round = RoundStats::new(ev.now);
+        }
+        if let Some(rtt) = ev.rtt {
+            let s = rtt.as_secs_f64();
+            self.base_rtt = self.base_rtt.min(s);
+            self.round.min_rtt = self.round.min_rtt.min(s);
+            self.round.max_rtt = self.round.max_rtt.max(s);
+            self.srtt = if self.srtt == 0.0 {
+                s
+            } else {
+                self.srtt + (s - self.srtt) / 8.0
+            };
+            if self.rate == 0.0 {
+                // First RTT: start at the initial window per round trip.
+                self.set_rate(self.setup.initial_cwnd * self.mss() / s.max(1e-6));
+            }
+        }
+        if let Some(sample) = ev.rate {
+            if let Some(r) = sample.bytes_per_sec() {
+                if !sample.is_app_limited || r > self.round.max_rate {
+                    self.round.max_rate = self.round.max_rate.max(r);
+                }
+                self.round.rate_samples = self.round.rate_samples.saturating_add(1);
+                self.round.full_rate_samples = self
+                    .round
+                    .full_rate_samples
+                    .saturating_add(u32::from(!sample.is_app_limited));
+            }
+        }
+        self.round.cwnd_limited_acks = self
+            .round
+            .cwnd_limited_acks
+            .saturating_add(u32::from(ev.cwnd_limited));
+        self.round.acked_bytes += ev.acked_bytes;
+        self.update_cwnd();
+    }
+
+    fn on_loss(&mut self, _ev: &LossEvent) {
+        // While yielding or balancing the rate was just set on purpose; the queue those losses
+        // come from is the one the yield is draining or the competitor keeps full.
+        if matches!(self.phase, Phase::Balance | Phase::Yield { .. }) {
+            return;
+        }
+        if !self.queue_seen() {
+            self.random_losses += 1;
+            return;
+        }
+        if !self.round.reduced_by_loss {
+            self.round.reduced_by_loss = true;
+            let from = if self.abw > 0.0 {
+                self.rate.min(self.abw)
+            } else {
+                self.rate
+            };
+            self.set_rate((from * self.cfg.loss_decrease).max(self.floor));
+            self.shrink_mbs();
+            if self.phase == Phase::Startup {
+                self.phase = Phase::DropAvoidance;
+            }
+            self.update_cwnd();
+        }
+    }
+
+    fn on_rto(&mut self, _ev: &RtoEvent) {
+        if self.rate > 0.0 {
+            self.set_rate(self.rate / 2.0);
+        }
+        self.mbs = self.cfg.mbs_initial;
+        self.phase = Phase::Startup;
+        self.floor = 0.0;
+        self.capacity = 0.0;
+        self.q_prev = None;
+        self.update_cwnd();
+    }
+
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        INFINITE_SSTHRESH
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        (self.rate > 0.0).then_some(self.rate as u64)
+    }
+
+    fn max_burst(&self) -> Option<u32> {
+        Some(self.mbs.round().max(1.0) as u32)
+    }
+
+    fn phase(&self) -> &'static str {
+        match self.phase {
+            Phase::Startup => "startup",
+            Phase::DropAvoidance => "drop_avoidance",
+            Phase::Yield { .. } => "yield",
+            Phase::Balance => "balance",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::RateSample;
+    use crate::testkit::{loss, rto};
+    use crate::CcSpec;
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+    /// Bytes/s in one Mb/s.
+    const MBPS: f64 = 1e6 / 8.0;
+
+    fn lion() -> Lion {
+        Lion::new(Setup::default(), LionConfig::defaults())
+    }
+
+    fn rate(cc: &Lion) -> f64 {
+        cc.pacing_rate().unwrap() as f64
+    }
+
+    /// Numbers packets, keeps time and builds delivery-rate samples for one sender.
+    struct Path {
+        now: Time,
+        pn: u64,
+        delivered: u64,
+        /// Marks every rate sample application-limited.
+        app_limited: bool,
+    }
+
+    impl Path {
+        fn new() -> Path {
+            Path {
+                now: Time::ZERO,
+                pn: 0,
+                delivered: 0,
+                app_limited: false,
+            }
+        }
+
+        /// One round trip: 50 ACKs spread over `rtt`, each with a delivery-rate sample of
+        /// `delivered` bytes/s and an RTT sample of `rtt`, plus `jitter` on every other ACK (the
+        /// transient queue of a burst). A last ACK, without samples, acknowledges the first
+        /// packet sent in the round, so Lion evaluates the round before this returns.
+        fn round_jitter(&mut self, cc: &mut Lion, rtt: f64, jitter: f64, delivered: f64) {
+            const ACKS: u64 = 50;
+            let start = self.now;
+            for i in 1..=ACKS {
+                self.delivered += MSS;
+                let closing = i == ACKS;
+                let sample = RateSample {
+                    delivered: self.delivered,
+                    prior_delivered: self.delivered.saturating_sub(10 * MSS),
+                    interval: Duration::from_secs_f64(10.0 * MSS as f64 / delivered),
+                    is_app_limited: self.app_limited,
+                };
+                let this_rtt = rtt + if i % 2 == 0 { jitter } else { 0.0 };
+                let ev = AckEvent {
+                    now: start + Duration::from_secs_f64(rtt * i as f64 / ACKS as f64),
+                    acked_packets: 1,
+                    acked_bytes: MSS,
+                    rtt: (!closing).then(|| Duration::from_secs_f64(this_rtt)),
+                    prior_bytes_in_flight: 0,
+                    bytes_in_flight: 0,
+                    in_flight_at_send: 0,
+                    largest_acked: self.pn + i,
+                    next_packet: self.pn + if closing { 2 * ACKS } else { ACKS },
+                    rate: (!closing).then_some(sample),
+                    in_recovery: false,
+                    cwnd_limited: true,
+                };
+                cc.on_ack(&ev);
+            }
+            self.now = start + Duration::from_secs_f64(rtt);
+            self.pn += ACKS;
+        }
+
+        fn round(&mut self, cc: &mut Lion, rtt: f64, delivered: f64) {
+            self.round_jitter(cc, rtt, 0.0, delivered);
+        }
+    }
+
+    /// A fluid FIFO bottleneck: `capacity` bytes/s, propagation RTT `base`, a buffer of
+    /// `buffer` seconds. Per round the queue grows by (arrivals − capacity)·RTT; while a queue
+    /// exists each sender's share of the output is its share of the arrivals. The RTT of a round
+    /// reflects the queue at its start: a sender learns of a queue one round after building it.
+    struct Bottleneck {
+        capacity: f64,
+        base: f64,
+        buffer: f64,
+        queue: f64,
+        path: Path,
+    }
+
+    impl Bottleneck {
+        fn new(capacity: f64, base: f64) -> Bottleneck {
+            Bottleneck {
+                capacity,
+                base,
+                buffer: 0.1,
+                queue: 0.0,
+                path: Path::new(),
+            }
+        }
+
+        /// One round trip of Lion with `cross` bytes/s of other traffic. Returns Lion's delivered
+        /// rate and whether the buffer overflowed (Lion is then told of one loss).
+        fn round(&mut self, cc: &mut Lion, cross: f64) -> (f64, bool) {
+            let rtt = self.base + self.queue / self.capacity;
+            // Before the first RTT sample Lion has no rate: it sends its initial window.
+            let ours = cc
+                .pacing_rate()
+                .map_or(10.0 * 1448.0 / self.base, |r| r as f64);
+            let arrival = ours + cross;
+            let delivered = if self.queue > 0.0 || arrival > self.capacity {
+                self.capacity * ours / arrival
+            } else {
+                ours
+            };
+            self.queue = (self.queue + (arrival - self.capacity) * rtt).max(0.0);
+            self.path.round(cc, rtt, delivered);
+            let overflow = self.queue > self.buffer * self.capacity;
+            if overflow {
+                self.queue = self.buffer * self.capacity;
+                cc.on_loss(&loss(true));
+            }
+            (delivered, overflow)
+        }
+
+        fn queue_delay(&self) -> f64 {
+            self.queue / self.capacity
+        }
+    }
+
+    #[test]
+    fn burst_doubles_without_queueing_then_grows_by_steps() {
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.round(&mut cc, 0.080, 1.0 * MBPS);
+        // The first RTT sets the rate to 10 packets per 80 ms; the first round then doubles it.
+        assert!((rate(&cc) - 2.0 * 10.0 * 1448.0 / 0.080).abs() < 2.0);
+        assert_eq!(cc.max_burst(), Some(8));
+        for expect in [16, 32] {
+            let r = rate(&cc);
+            path.round(&mut cc, 0.080, r);
+            assert_eq!(cc.max_burst(), Some(expect));
+            assert_eq!(cc.phase(), "startup");
+        }
+        // 5 ms of queueing, everything sent delivered: startup ends, the burst stops doubling,
+        // the rate drains the queue.
+        let avail = rate(&cc);
+        path.round(&mut cc, 0.085, avail);
+        assert_eq!((cc.max_burst(), cc.phase()), (Some(32), "drop_avoidance"));
+        let drained = rate(&cc);
+        assert!((drained - avail * 80.0 / 85.0).abs() < 2.0);
+        // Clear again: the burst grows by one packet (not to 64); the rate returns to the
+        // available bandwidth measured while the queue stood.
+        path.round(&mut cc, 0.080, drained);
+        assert_eq!(cc.max_burst(), Some(33));
+        assert!((rate(&cc) - avail).abs() < 2.0);
+        // Clear and at the available bandwidth: probe 5 % above it.
+        path.round(&mut cc, 0.080, avail);
+        assert_eq!(cc.max_burst(), Some(34));
+        assert!((rate(&cc) - 1.05 * avail).abs() < 2.0);
+        // Bursts that queue 3 ms and drain within the round shrink the burst by a quarter.
+        let r = rate(&cc);
+        path.round_jitter(&mut cc, 0.080, 0.003, r);
+        assert!((cc.mbs() - 34.0 * 0.75).abs() < 1e-9);
+    }
+
+    #[test]
+    fn startup_burst_growth_slows_when_bursts_queue() {
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.round(&mut cc, 0.080, 1.0 * MBPS);
+        let r = rate(&cc);
+        path.round(&mut cc, 0.080, r);
+        assert_eq!(cc.max_burst(), Some(16));
+        // Bursts now show 2 ms of transient queueing, but no standing queue: the rate still
+        // doubles, the burst only grows by a step.
+        let r = rate(&cc);
+        path.round_jitter(&mut cc, 0.080, 0.002, r);
+        assert_eq!((cc.max_burst(), cc.phase()), (Some(17), "startup"));
+        assert!((rate(&cc) - 2.0 * r).abs() < 2.0);
+    }
+
+    #[test]
+    fn random_loss_keeps_the_rate_and_loss_after_queueing_reduces_it() {
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.round(&mut cc, 0.080, 1.0 * MBPS);
+        let r = rate(&cc);
+        path.round(&mut cc, 0.085, r);
+        let r = rate(&cc);
+        path.round(&mut cc, 0.080, r);
+        assert_eq!(cc.phase(), "drop_avoidance");
+        // No queue in the last round: an isolated loss is random.
+        let (before, burst) = (rate(&cc), cc.mbs());
+        cc.on_loss(&loss(true));
+        assert_eq!((rate(&cc), cc.mbs()), (before, burst));
+        assert_eq!(cc.random_losses(), 1);
+        // A round in which the queueing delay rose to 2 ms and 90 % of our rate was delivered:
+        // the next loss is congestion, and the rate drops to 0.85 × min(rate, delivered).
+        let r = rate(&cc);
+        path.round(&mut cc, 0.082, 0.9 * r);
+        let (held, abw, burst) = (rate(&cc), cc.available_bandwidth(), cc.mbs());
+        assert!((abw - 0.9 * r).abs() < 2.0);
+        cc.on_loss(&loss(true));
+        assert!((rate(&cc) - 0.85 * held.min(abw)).abs() < 2.0);
+        assert!((cc.mbs() - 0.75 * burst).abs() < 1e-9);
+        // Once per round: a second loss in the same round changes nothing more.
+        let after = rate(&cc);
+        cc.on_loss(&loss(true));
+        assert_eq!(rate(&cc), after);
+        assert_eq!(cc.random_losses(), 1);
+    }
+
+    #[test]
+    fn shuffle_table_rows() {
+        let m = 1e6;
+        let rows = [
+            (999.0, 200.0),
+            (500.0, 200.0),
+            (499.0, 100.0),
+            (150.0, 100.0),
+            (149.0, 50.0),
+            (100.0, 50.0),
+            (99.0, 20.0),
+            (50.0, 20.0),
+            (49.0, 10.0),
+            (15.0, 10.0),
+            (14.0, 5.0),
+            (10.0, 5.0),
+            (1.2, 0.5),
+            (1000.0, 500.0),
+            (1499.0, 500.0),
+            (1500.0, 1000.0),
+            (4999.0, 1000.0),
+            (5000.0, 2000.0),
+            (9999.0, 2000.0),
+            (10_000.0, 5000.0),
+            (40_000.0, 10_000.0),
+            (100_000.0, 50_000.0),
+        ];
+        for (mbps, yields) in rows {
+            assert_eq!(shuffle_yield(mbps * m), yields * m, "{mbps} Mb/s");
+        }
+        assert_eq!(shuffle_yield(0.5), 0.0);
+        assert_eq!(shuffle_yield(f64::NAN), 0.0);
+    }
+
+    /// Lion alone on 1 Gb/s, 80 ms, long enough to leave startup and settle.
+    fn settled() -> (Lion, Bottleneck) {
+        let mut cc = lion();
+        let mut link = Bottleneck::new(1000.0 * MBPS, 0.080);
+        for _ in 0..60 {
+            link.round(&mut cc, 0.0);
+        }
+        assert_eq!(cc.phase(), "drop_avoidance");
+        (cc, link)
+    }
+
+    #[test]
+    fn alone_it_paces_near_capacity_with_little_queue() {
+        let (mut cc, mut link) = settled();
+        let (mut delivered, mut max_queue, mut overflows) = (0.0, 0.0f64, 0);
+        for _ in 0..40 {
+            let (d, overflow) = link.round(&mut cc, 0.0);
+            delivered += d / 40.0;
+            max_queue = max_queue.max(link.queue_delay());
+            overflows += overflow as u32;
+        }
+        assert!(delivered > 0.9 * link.capacity, "{}", delivered / MBPS);
+        assert!(max_queue < 0.25 * link.base, "queue {max_queue} s");
+        assert_eq!((overflows, cc.random_losses()), (0, 0));
+    }
+
+    /// Runs Lion alone until a round in which it saw no queue, so that a newcomer arrives
+    /// while Lion's rate is steady.
+    fn wait_for_empty_queue(cc: &mut Lion, link: &mut Bottleneck) {
+        for _ in 0..20 {
+            if link.queue == 0.0 && cc.q_prev == Some(0.0) {
+                return;
+            }
+            link.round(cc, 0.0);
+        }
+        panic!("queue never empties");
+    }
+
+    /// Lion settled alone, then 500 Mb/s of new traffic for two rounds: the first builds a
+    /// queue, the second shows it. Returns Lion's rate before the yield.
+    fn newcomer_arrives(cc: &mut Lion, link: &mut Bottleneck) -> f64 {
+        wait_for_empty_queue(cc, link);
+        link.round(cc, 500.0 * MBPS);
+        let before = rate(cc);
+        link.round(cc, 500.0 * MBPS);
+        before
+    }
+
+    #[test]
+    fn new_traffic_gets_the_table_yield_and_a_lion_newcomer_is_left_alone() {
+        let (mut cc, mut link) = settled();
+        let before = newcomer_arrives(&mut cc, &mut link);
+        assert_eq!(cc.phase(), "yield");
+        let expect = before - shuffle_yield(before * 8.0) / 8.0;
+        assert!(
+            (rate(&cc) - expect).abs() < 1.0,
+            "{} → {}",
+            before / MBPS,
+            rate(&cc) / MBPS
+        );
+        // A newcomer that keeps only what was yielded lets the queue drain: no balancing.
+        let newcomer = before - rate(&cc);
+        let mut phases = vec![];
+        for _ in 0..10 {
+            link.round(&mut cc, newcomer);
+            phases.push(cc.phase());
+        }
+        assert!(!phases.contains(&"balance"), "{phases:?}");
+        assert_eq!(cc.phase(), "drop_avoidance");
+        assert_eq!(cc.floor, 0.0);
+    }
+
+    #[test]
+    fn an_application_limited_shortfall_is_not_new_traffic() {
+        let (mut cc, mut link) = settled();
+        wait_for_empty_queue(&mut cc, &mut link);
+        // The application sent only half the pacing rate while the delay rose 3 ms: no yield.
+        let r = rate(&cc);
+        link.path.app_limited = true;
+        link.path.round(&mut cc, 0.083, 0.5 * r);
+        assert_eq!(cc.phase(), "drop_avoidance");
+        assert!(
+            rate(&cc) > 0.4 * r,
+            "the drain rule still applies, the table does not"
+        );
+    }
+
+    #[test]
+    fn balance_raises_the_rate_back_when_the_competitor_keeps_growing() {
+        let (mut cc, mut link) = settled();
+        newcomer_arrives(&mut cc, &mut link);
+        assert_eq!(cc.phase(), "yield");
+        let yielded = rate(&cc);
+        let fair = 0.5 * cc.capacity;
+        // The newcomer grabs the room and doubles every round up to the link rate, halving
+        // when the buffer overflows (a loss-based flow in slow start).
+        let mut cross = 500.0 * MBPS;
+        let mut trace = vec![];
+        for _ in 0..40 {
+            cross = (cross * 2.0).min(link.capacity);
+            let (delivered, overflow) = link.round(&mut cc, cross);
+            if overflow {
+                cross /= 2.0;
+            }
+            trace.push((cc.phase(), rate(&cc), delivered));
+        }
+        let start = trace
+            .iter()
+            .position(|t| t.0 == "balance")
+            .expect("balances");
+        let end = start
+            + trace[start..]
+                .iter()
+                .position(|t| t.0 != "balance")
+                .unwrap();
+        // While balancing the rate rises by 10 % per round, up to the capacity seen.
+        for pair in trace[start..end].windows(2) {
+            let expect = (pair[0].1 * 1.1).min(cc.capacity);
+            assert!((pair[1].1 - expect).abs() < 2.0, "{trace:?}");
+        }
+        assert!(end - start >= 2, "{trace:?}");
+        assert!(trace[end - 1].1 > yielded, "{trace:?}");
+        // It stops once Lion delivers its fair share, which is then its floor.
+        assert!(trace[end - 1].2 < fair && trace[end].2 >= fair, "{trace:?}");
+        assert_eq!(cc.floor, fair);
+        assert!(trace[end..].iter().all(|t| t.1 >= fair - 1.0), "{trace:?}");
+    }
+
+    #[test]
+    fn window_caps_at_twice_rate_times_rtt() {
+        let (mut cc, mut link) = settled();
+        link.round(&mut cc, 0.0);
+        let expect = 2.0 * rate(&cc) * cc.srtt / 1448.0;
+        assert!((cc.cwnd() - expect).abs() < 1e-6 * expect);
+        assert!(cc.cwnd() > 2.0 * 0.8 * link.capacity * 0.080 / 1448.0);
+    }
+
+    #[test]
+    fn timeout_halves_the_rate_and_restarts_the_burst() {
+        let (mut cc, _) = settled();
+        let r = rate(&cc);
+        cc.on_rto(&rto(1));
+        assert!((rate(&cc) - r / 2.0).abs() < 1.0);
+        assert_eq!((cc.max_burst(), cc.phase()), (Some(4), "startup"));
+    }
+
+    #[test]
+    fn parameter_checks() {
+        let cc = "lion"
+            .parse::<CcSpec>()
+            .unwrap()
+            .build(&Setup::default())
+            .unwrap();
+        assert_eq!(
+            (cc.name(), cc.phase(), cc.pacing_rate()),
+            ("lion", "startup", None)
+        );
+        assert_eq!(cc.max_burst(), Some(4));
+        let e = "lion:mbs_initial=64,mbs_max=32"
+            .parse::<CcSpec>()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("mbs_initial (64) must not exceed mbs_max (32)"),
+            "{e}"
+        );
+        let e = "lion:probe_gain=0.3".parse::<CcSpec>().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("compete_drop (0.2) must exceed probe_gain"),
+            "{e}"
+        );
+        assert!("lion:yield_rounds=2.5".parse::<CcSpec>().is_err());
+    }
+}
