@@ -398,8 +398,16 @@ mod tests {
         assert_eq!(p.f64("alpha"), 4.0);
         assert!(p.set_toml("n", &toml::Value::Float(1.0)).is_err());
         assert!(Params::defaults("t", SPECS, PRESETS, Some("small")).is_err());
-        assert_eq!(p.non_default().count(), 1, "alpha=4 differs from the preset's 9");
+        assert_eq!(
+            p.non_default().count(),
+            1,
+            "alpha=4 differs from the preset's 9"
+        );
         let q = Params::defaults("t", SPECS, PRESETS, Some("big")).unwrap();
-        assert_eq!(q.non_default().count(), 0, "preset values are not listed again");
+        assert_eq!(
+            q.non_default().count(),
+            0,
+            "preset values are not listed again"
+        );
     }
 }

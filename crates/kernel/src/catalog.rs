@@ -2,7 +2,7 @@
 //! onto the fixed-point globals (`const volatile struct lh_<algorithm>_params lh_params`) the
 //! eBPF programs read.
 //!
-//! Every program's parameter block is four `u32`s; [`ParamValues::encode`] and
+//! Every program's parameter block is a struct of `u32`s; [`ParamValues::encode`] and
 //! [`ParamValues::decode`] convert between user units and that block, so the values a loaded
 //! program really uses can be read back from its pinned `.rodata` map.
 
@@ -34,12 +34,12 @@ pub struct ParamSpec {
 const FAST_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "alpha",
-        default: 20.0,
+        default: 200.0,
         min: 1.0,
-        max: 100_000.0,
+        max: 1e6,
         integer: true,
         unit: "packets",
-        help: "packets the flow keeps queued at the bottleneck in equilibrium",
+        help: "packets the flow keeps queued at the bottleneck in equilibrium (x·q = alpha)",
     },
     ParamSpec {
         name: "gamma",
@@ -48,27 +48,83 @@ const FAST_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: false,
         unit: "",
-        help: "fraction of the gap to the target window closed per update (Q10: steps of 1/1024)",
+        help: "fraction of the gap to the target window closed per update (steps of 1/1024)",
     },
     ParamSpec {
-        name: "update_period_ms",
-        default: 10.0,
+        name: "update_period",
+        default: 0.02,
         min: 0.0,
-        max: 10_000.0,
+        max: 10.0,
         integer: false,
-        unit: "ms",
-        help: "minimum spacing of window updates (updates also wait every other RTT)",
+        unit: "s",
+        help: "minimum spacing of window updates",
     },
     ParamSpec {
-        name: "mi_threshold_ms",
-        default: 0.75,
+        name: "mi_threshold",
+        default: 0.00075,
         min: 0.0,
-        max: 10_000.0,
+        max: 10.0,
         integer: false,
-        unit: "ms",
+        unit: "s",
         help: "queueing delay below which the window doubles per RTT (multiplicative increase)",
     },
+    ParamSpec {
+        name: "eta_cap",
+        default: 0.25,
+        min: 1.0 / 65536.0,
+        max: 1.0,
+        integer: false,
+        unit: "",
+        help: "cap of the RTT-average weight min(3/w, cap): 1/4 paper, 1/256 ns-2 (used as 1/round(1/cap))",
+    },
+    ParamSpec {
+        name: "min2w_cap",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: an update at most doubles the window (paper); 0: no cap (ns-2)",
+    },
+    ParamSpec {
+        name: "every_other_rtt",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: update only in every other round trip (ns-2, Linux prototype)",
+    },
+    ParamSpec {
+        name: "pace_increments",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: spread an increase over the ACKs of one update period when baseRTT >= 4 ms",
+    },
+    ParamSpec {
+        name: "rto_cwnd",
+        default: 2.0,
+        min: 1.0,
+        max: 1000.0,
+        integer: true,
+        unit: "packets",
+        help: "window after a retransmission timeout (ns-2: 2)",
+    },
 ];
+
+const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "per_ack_ignores_acked",
+    default: 1.0,
+    min: 0.0,
+    max: 1.0,
+    integer: true,
+    unit: "bool",
+    help:
+        "1: +a(w)/cwnd per ACK whatever it acknowledges (Linux); 0: per acknowledged packet (RFC)",
+}];
 
 const SCALABLE_PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -179,7 +235,7 @@ impl Algorithm {
         match self {
             Algorithm::Fast => FAST_PARAMS,
             Algorithm::Scalable => SCALABLE_PARAMS,
-            Algorithm::HighSpeed => &[],
+            Algorithm::HighSpeed => HIGHSPEED_PARAMS,
             Algorithm::Vegas => VEGAS_PARAMS,
         }
     }
@@ -282,55 +338,68 @@ impl ParamValues {
             .unwrap_or_else(|| panic!("{} has no parameter {name}", self.algorithm))
     }
 
-    /// The program's parameter block (four u32, in the C struct's field order).
-    pub fn encode(&self) -> [u32; 4] {
+    /// The program's parameter block: the C struct `lh_<algorithm>_params`, field by field.
+    pub fn encode(&self) -> Vec<u32> {
+        let flag = |n: &str| self.get(n) as u32;
         match self.algorithm {
-            Algorithm::Fast => [
-                self.get("alpha") as u32,
+            Algorithm::Fast => vec![
+                flag("alpha"),
                 q10(self.get("gamma")),
-                (self.get("update_period_ms") * 1000.0).round() as u32,
-                (self.get("mi_threshold_ms") * 1000.0).round() as u32,
+                (self.get("update_period") * 1e6).round() as u32,
+                (self.get("mi_threshold") * 1e6).round() as u32,
+                (1.0 / self.get("eta_cap")).round() as u32,
+                flag("min2w_cap"),
+                flag("every_other_rtt"),
+                flag("pace_increments"),
+                flag("rto_cwnd"),
             ],
-            Algorithm::Scalable => [
+            Algorithm::Scalable => vec![
                 (1.0 / self.get("a")).round() as u32,
                 q10(self.get("b")),
-                self.get("legacy_threshold") as u32,
-                self.get("legacy_decrease") as u32,
+                flag("legacy_threshold"),
+                flag("legacy_decrease"),
             ],
-            Algorithm::Vegas => [
-                self.get("alpha") as u32,
-                self.get("beta") as u32,
-                self.get("gamma") as u32,
-                self.get("linux_compat") as u32,
+            Algorithm::Vegas => vec![
+                flag("alpha"),
+                flag("beta"),
+                flag("gamma"),
+                flag("linux_compat"),
             ],
-            Algorithm::HighSpeed => [0; 4],
+            Algorithm::HighSpeed => vec![flag("per_ack_ignores_acked"), 0, 0, 0],
         }
     }
 
-    /// The values a parameter block stands for (the effective values after fixed point).
-    pub fn decode(algorithm: Algorithm, raw: [u32; 4]) -> ParamValues {
+    /// The values a parameter block stands for (the effective values after fixed point);
+    /// `None` when the block is too short for the algorithm.
+    pub fn decode(algorithm: Algorithm, raw: &[u32]) -> Option<ParamValues> {
+        let f = |i: usize| raw.get(i).map(|&v| v as f64);
         let values = match algorithm {
             Algorithm::Fast => vec![
-                ("alpha", raw[0] as f64),
-                ("gamma", raw[1] as f64 / 1024.0),
-                ("update_period_ms", raw[2] as f64 / 1000.0),
-                ("mi_threshold_ms", raw[3] as f64 / 1000.0),
+                ("alpha", f(0)?),
+                ("gamma", f(1)? / 1024.0),
+                ("update_period", f(2)? / 1e6),
+                ("mi_threshold", f(3)? / 1e6),
+                ("eta_cap", 1.0 / f(4)?.max(1.0)),
+                ("min2w_cap", f(5)?),
+                ("every_other_rtt", f(6)?),
+                ("pace_increments", f(7)?),
+                ("rto_cwnd", f(8)?),
             ],
             Algorithm::Scalable => vec![
-                ("a", 1.0 / raw[0].max(1) as f64),
-                ("b", raw[1] as f64 / 1024.0),
-                ("legacy_threshold", raw[2] as f64),
-                ("legacy_decrease", raw[3] as f64),
+                ("a", 1.0 / f(0)?.max(1.0)),
+                ("b", f(1)? / 1024.0),
+                ("legacy_threshold", f(2)?),
+                ("legacy_decrease", f(3)?),
             ],
             Algorithm::Vegas => vec![
-                ("alpha", raw[0] as f64),
-                ("beta", raw[1] as f64),
-                ("gamma", raw[2] as f64),
-                ("linux_compat", raw[3] as f64),
+                ("alpha", f(0)?),
+                ("beta", f(1)?),
+                ("gamma", f(2)?),
+                ("linux_compat", f(3)?),
             ],
-            Algorithm::HighSpeed => vec![],
+            Algorithm::HighSpeed => vec![("per_ack_ignores_acked", f(0)?)],
         };
-        ParamValues { algorithm, values }
+        Some(ParamValues { algorithm, values })
     }
 }
 
@@ -358,9 +427,13 @@ mod tests {
         // Scalable: 1/a = 100 (TCP_SCALABLE_AI_CNT), b = 128/1024 = 1/8 (MD_SCALE 3).
         let s = ParamValues::defaults(Algorithm::Scalable).encode();
         assert_eq!(s, [100, 128, 100, 0]);
-        // FAST: γ = 0.5 is 512 in Q10; 10 ms and 0.75 ms in µs.
+        // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4.
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [20, 512, 10_000, 750]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2]);
+        assert_eq!(
+            ParamValues::defaults(Algorithm::HighSpeed).encode(),
+            [1, 0, 0, 0]
+        );
         // Vegas: Linux module defaults α = 2, β = 4, γ = 1.
         assert_eq!(
             ParamValues::defaults(Algorithm::Vegas).encode(),
@@ -370,9 +443,19 @@ mod tests {
 
     #[test]
     fn settings_override_and_round_trip() {
-        let v = ParamValues::from_settings(Algorithm::Fast, &["alpha=50", "gamma=0.25"]).unwrap();
-        assert_eq!(v.encode(), [50, 256, 10_000, 750]);
-        assert_eq!(ParamValues::decode(Algorithm::Fast, v.encode()), v);
+        let v = ParamValues::from_settings(
+            Algorithm::Fast,
+            &[
+                "alpha=50",
+                "gamma=0.25",
+                "eta_cap=0.00390625",
+                "min2w_cap=false",
+            ],
+        )
+        .unwrap();
+        assert_eq!(v.encode(), [50, 256, 20_000, 750, 256, 0, 1, 1, 2]);
+        assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
+        assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);
         let k = ParamValues::from_settings(
             Algorithm::Scalable,
             &["legacy_threshold=16", "legacy_decrease=true", "a=0.02"],
@@ -392,6 +475,9 @@ mod tests {
         let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha"]).unwrap_err();
         assert!(e.to_string().contains("key=value"), "{e}");
         let e = ParamValues::from_settings(Algorithm::HighSpeed, &["x=1"]).unwrap_err();
-        assert!(e.to_string().contains("parameters: none"), "{e}");
+        assert!(
+            e.to_string().contains("parameters: per_ack_ignores_acked"),
+            "{e}"
+        );
     }
 }

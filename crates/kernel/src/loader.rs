@@ -135,10 +135,10 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, KernelError> {
         .map_err(KernelError::io(format!("creating {}", pin_dir.display())))?;
     let raw = opts.params.encode();
     let result = match algorithm {
-        Algorithm::Fast => load_fast(&name, raw, &pin_dir),
-        Algorithm::Scalable => load_scalable(&name, raw, &pin_dir),
-        Algorithm::HighSpeed => load_highspeed(&name, raw, &pin_dir),
-        Algorithm::Vegas => load_vegas(&name, raw, &pin_dir),
+        Algorithm::Fast => load_fast(&name, &raw, &pin_dir),
+        Algorithm::Scalable => load_scalable(&name, &raw, &pin_dir),
+        Algorithm::HighSpeed => load_highspeed(&name, &raw, &pin_dir),
+        Algorithm::Vegas => load_vegas(&name, &raw, &pin_dir),
     };
     if let Err(e) = result {
         let _ = remove_pins(&pin_dir);
@@ -236,9 +236,8 @@ fn pin_all(
 
 macro_rules! loader_fn {
     ($fn_name:ident, $module:ident, $builder:ident, $ops:ident, $ops_mut:ident, $algorithm:expr, $with_params:tt) => {
-        fn $fn_name(name: &str, raw: [u32; 4], dir: &Path) -> Result<(), KernelError> {
+        fn $fn_name(name: &str, raw: &[u32], dir: &Path) -> Result<(), KernelError> {
             use skel::$module::*;
-            let _ = raw;
             start_capture();
             #[allow(unused_mut)]
             let mut storage = MaybeUninit::uninit();
@@ -263,10 +262,11 @@ macro_rules! loader_fn {
     (@params false, $open:ident, $raw:ident) => {};
 }
 
-fn params_from_raw<T: Copy>(raw: [u32; 4]) -> T {
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<[u32; 4]>());
-    // SAFETY: every parameter block is a #[repr(C)] struct of four u32 (checked above).
-    unsafe { std::mem::transmute_copy(&raw) }
+fn params_from_raw<T: Copy>(raw: &[u32]) -> T {
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of_val(raw));
+    // SAFETY: every parameter block is a #[repr(C)] struct of u32 fields, as many as `raw`
+    // holds (checked above), so any bit pattern is a valid value.
+    unsafe { std::ptr::read_unaligned(raw.as_ptr().cast::<T>()) }
 }
 
 loader_fn!(
@@ -303,7 +303,7 @@ loader_fn!(
     lh_highspeed,
     lh_highspeed_mut,
     Algorithm::HighSpeed,
-    false
+    true
 );
 
 /// The congestion controls longhaul has pinned.
@@ -344,19 +344,13 @@ fn algorithm_of(dir: &Path) -> Option<Algorithm> {
 
 /// The parameter block of a loaded program, from its pinned .rodata map.
 fn read_params(algorithm: Algorithm, dir: &Path) -> Option<ParamValues> {
-    if algorithm.params().is_empty() {
-        return Some(ParamValues::defaults(algorithm));
-    }
     let map = MapHandle::from_pinned_path(dir.join(format!("params_{}", algorithm.name()))).ok()?;
     let value = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY).ok()??;
-    if value.len() < 16 {
-        return None;
-    }
-    let mut raw = [0u32; 4];
-    for (i, r) in raw.iter_mut().enumerate() {
-        *r = u32::from_ne_bytes(value[i * 4..i * 4 + 4].try_into().ok()?);
-    }
-    Some(ParamValues::decode(algorithm, raw))
+    let raw: Vec<u32> = value
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    ParamValues::decode(algorithm, &raw)
 }
 
 /// Unregisters a congestion control longhaul loaded. Sockets still using it keep working.

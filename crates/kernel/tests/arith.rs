@@ -37,8 +37,8 @@ fn additive_increase_carries_credit_exactly() {
 
 #[test]
 fn scalable_linux_and_kelly_rules() {
-    let linux = ScalableParams::from_raw([100, 128, 100, 0]);
-    let kelly = ScalableParams::from_raw([100, 128, 16, 1]);
+    let linux = ScalableParams::from_raw(&[100, 128, 100, 0]);
+    let kelly = ScalableParams::from_raw(&[100, 128, 16, 1]);
     // Linux: cwnd − cwnd>>3 at every window, floor 2.
     assert_eq!(native::scalable_ssthresh(100, &linux), 88);
     assert_eq!(native::scalable_ssthresh(16, &linux), 14);
@@ -94,16 +94,32 @@ fn highspeed_decrease_and_increase_from_the_table() {
     assert_eq!(native::hstcp_ssthresh(84035), 75829);
     // Row 7 adds a = 8 per cwnd ACKs: 125 ACKs at cwnd 1000 give exactly one packet,
     // whatever each ACK covers (Linux ignores `acked`).
+    let linux = HstcpParams::from_raw(&[1]);
     let mut w = window(1000, 500);
     for i in 0..125 {
-        assert_eq!(native::hstcp_cong_avoid(&mut w, 2), 7);
+        assert_eq!(native::hstcp_cong_avoid(&mut w, &linux, 2), 7);
         assert_eq!(w.cwnd, if i < 124 { 1000 } else { 1001 });
     }
     assert_eq!(w.cwnd_cnt, 0);
+    // RFC mode counts every acknowledged packet: 125 ACKs of 2 bring 125·2·8 = 2000 credits:
+    // one packet at 1000, then 1000 of the 1001 the next one needs.
+    let rfc = HstcpParams::from_raw(&[0]);
+    let mut w = window(1000, 500);
+    for _ in 0..125 {
+        native::hstcp_cong_avoid(&mut w, &rfc, 2);
+    }
+    assert_eq!((w.cwnd, w.cwnd_cnt), (1001, 1000));
+    // And carries a slow-start leftover: 10 → ssthresh 12 with 5 acked leaves 3 for row 0.
+    let mut w = window(10, 12);
+    native::hstcp_cong_avoid(&mut w, &rfc, 5);
+    assert_eq!((w.cwnd, w.cwnd_cnt), (12, 3));
+    let mut w = window(10, 12);
+    native::hstcp_cong_avoid(&mut w, &linux, 5);
+    assert_eq!((w.cwnd, w.cwnd_cnt), (12, 0));
 }
 
 fn vegas_after_round(linux_compat: u32, cwnd: u32, ssthresh: u32) -> Window {
-    let p = VegasParams::from_raw([2, 4, 1, linux_compat]);
+    let p = VegasParams::from_raw(&[2, 4, 1, linux_compat]);
     let mut v = VegasState::default();
     native::vegas_init(&mut v, 100);
     // Base RTT 100 µs from an earlier round, this round's minimum 150 µs (3 samples; the
@@ -149,78 +165,125 @@ fn fast_with(base_us: u32, avg_us: u64) -> FastState {
     }
 }
 
+/// α, γ = 0.5, 20 ms, 0.75 ms, η cap 1/4, 2w cap, every other RTT, pacing, RTO window 2.
+fn fast_params(alpha: u32, gamma_q10: u32) -> FastParams {
+    FastParams::from_raw(&[alpha, gamma_q10, 20_000, 750, 4, 1, 1, 1, 2])
+}
+
+const Q: u64 = 1024;
+
 #[test]
 fn fast_window_law_in_fixed_point() {
-    let p = FastParams::from_raw([20, 512, 10_000, 750]);
+    let p = fast_params(20, 512);
     // (1−γ)w + γ(base/avg·w_old + α) = 0.5·100 + 0.5·(100·100/200 + 20) = 50 + 35 = 85.
     assert_eq!(
-        native::fast_target_q10(&fast_with(100, 200), &p, 100, 100),
-        85 << 10
+        native::fast_target_q10(&fast_with(100, 200), &p, 100 * Q, 100 * Q),
+        85 * Q
     );
     // The fixed point: base/avg = 1000/1200, w = 120: 60 + 0.5·(100 + 20) = 120 exactly.
     assert_eq!(
-        native::fast_target_q10(&fast_with(1000, 1200), &p, 120, 120),
-        120 << 10
+        native::fast_target_q10(&fast_with(1000, 1200), &p, 120 * Q, 120 * Q),
+        120 * Q
     );
     // γ·α/2 fractions survive: γ = 0.5, α = 1, no queue: 0.5·10 + 0.5·(10 + 1) = 10.5.
-    let p1 = FastParams::from_raw([1, 512, 10_000, 750]);
+    let p1 = fast_params(1, 512);
     assert_eq!(
-        native::fast_target_q10(&fast_with(100, 100), &p1, 10, 10),
-        10 * 1024 + 512
+        native::fast_target_q10(&fast_with(100, 100), &p1, 10 * Q, 10 * Q),
+        10 * Q + 512
     );
-    // Never more than doubling: γ = 1, α = 100 from w = 10 would give 110.
-    let pg = FastParams::from_raw([100, 1024, 10_000, 750]);
+    // Never more than doubling with the paper's cap: γ = 1, α = 100 from w = 10 would be 110.
+    let pg = fast_params(100, 1024);
     assert_eq!(
-        native::fast_target_q10(&fast_with(100, 100), &pg, 10, 10),
-        20 << 10
+        native::fast_target_q10(&fast_with(100, 100), &pg, 10 * Q, 10 * Q),
+        20 * Q
+    );
+    let mut no_cap = pg;
+    no_cap.min2w_cap = 0;
+    assert_eq!(
+        native::fast_target_q10(&fast_with(100, 100), &no_cap, 10 * Q, 10 * Q),
+        110 * Q
     );
     // Never below 2 packets.
     assert_eq!(
-        native::fast_target_q10(&fast_with(100, 100_000), &p1, 2, 2),
-        2 << 10
+        native::fast_target_q10(&fast_with(100, 100_000), &p1, 2 * Q, 2 * Q),
+        2 * Q
     );
 }
 
 #[test]
-fn fast_rtt_average_uses_eta_min_3_over_w_and_a_quarter() {
+fn fast_rtt_average_uses_eta_min_3_over_w_and_the_cap() {
+    let p = fast_params(20, 512);
     let mut f = FastState::default();
-    native::fast_init(&mut f, 0, 10, 0);
-    native::fast_rtt_sample(&mut f, 999, 10); // first sample: 1000 µs (+1)
+    native::fast_init(&mut f, 0);
+    native::fast_rtt_sample(&mut f, &p, 999, 10); // first sample: 1000 µs (+1)
     assert_eq!((f.base_rtt, f.avg_rtt_q8), (1000, 1000 << 8));
-    native::fast_rtt_sample(&mut f, 1999, 6); // η = 1/4: 1000 + 1000/4
+    native::fast_rtt_sample(&mut f, &p, 1999, 6); // η = 1/4: 1000 + 1000/4
     assert_eq!(f.avg_rtt_q8, 1250 << 8);
     let mut g = fast_with(1000, 1000);
-    native::fast_rtt_sample(&mut g, 1999, 30); // η = 3/30: 1000 + 100
+    native::fast_rtt_sample(&mut g, &p, 1999, 30); // η = 3/30: 1000 + 100
     assert_eq!(g.avg_rtt_q8, 1100 << 8);
-    native::fast_rtt_sample(&mut g, 999, 30); // down: 1100 − 100·0.1 = 1090
+    native::fast_rtt_sample(&mut g, &p, 999, 30); // down: 1100 − 100·0.1 = 1090
     assert_eq!(g.avg_rtt_q8, 1090 << 8);
-    native::fast_rtt_sample(&mut g, -1, 30); // no sample: unchanged
+    native::fast_rtt_sample(&mut g, &p, -1, 30); // no sample: unchanged
     assert_eq!(g.avg_rtt_q8, 1090 << 8);
+    // ns-2's cap 1/256 at 30 packets in flight: 3/30 > 1/256, so 1/256.
+    let mut ns2 = p;
+    ns2.eta_cap_den = 256;
+    let mut h = fast_with(1000, 1000);
+    native::fast_rtt_sample(&mut h, &ns2, 1255, 30); // 1000 + 256/256
+    assert_eq!(h.avg_rtt_q8, 1001 << 8);
 }
 
 #[test]
 fn fast_doubles_without_queue_and_updates_every_other_round_after_the_period() {
-    let p = FastParams::from_raw([20, 512, 10_000, 750]);
+    let mut p = fast_params(20, 512);
+    p.update_period_us = 10_000;
     let mut f = FastState::default();
-    native::fast_init(&mut f, 100, 10, 0);
-    native::fast_rtt_sample(&mut f, 999, 10);
-    // No queue (q = 0 < 0.75 ms): MI, the window grows by what is acknowledged.
+    native::fast_init(&mut f, 0);
     let mut w = window(10, 0x7fff_ffff);
-    native::fast_cong_avoid(&mut f, &mut w, &p, 50, 100, 1_000, 10);
-    assert_eq!(w.cwnd, 20);
-    // A 1 ms queue appears (avg 2000, base 1000): MI ends, ssthresh marks it.
+    // ACK of packet 0 ends round 0 (update round), sample 1000 µs: MI, no queue, +acked.
+    native::fast_ack_begin(&mut f, 1, 10);
+    native::fast_rtt_sample(&mut f, &p, 999, 10);
+    native::fast_cong_avoid(&mut f, &mut w, &p, 1_000, 10, true);
+    assert_eq!((w.cwnd, f.update_round), (20, 1));
+    // A 1 ms queue appears (avg 2000, base 1000): MI ends; the period since the MI ACK has not
+    // passed, so no update yet.
     f.avg_rtt_q8 = 2000 << 8;
-    native::fast_cong_avoid(&mut f, &mut w, &p, 60, 100, 2_000, 1);
-    assert_eq!((w.cwnd, w.ssthresh, f.phase), (20, 20, 1));
-    // Round 1 ends at ack 101 (parity 1), but only 5 ms since the last update: no update.
-    native::fast_cong_avoid(&mut f, &mut w, &p, 101, 200, 5_000, 1);
+    native::fast_ack_begin(&mut f, 5, 30);
+    native::fast_cong_avoid(&mut f, &mut w, &p, 2_000, 1, true);
     assert_eq!((w.cwnd, f.updates), (20, 0));
-    // Round 2 (parity 0): never an update.
-    native::fast_cong_avoid(&mut f, &mut w, &p, 201, 300, 20_000, 1);
-    assert_eq!(f.updates, 0);
-    // Round 3 (parity 1) after 30 ms: update with w_old = cwnd at the start of round 2 (20):
-    // 0.5·20 + 0.5·(20·1000/2000 + 20) = 10 + 15 = 25.
-    native::fast_cong_avoid(&mut f, &mut w, &p, 301, 400, 30_000, 1);
+    // Next round (not an update round) after the period: still nothing.
+    native::fast_ack_begin(&mut f, 11, 40);
+    native::fast_cong_avoid(&mut f, &mut w, &p, 20_000, 1, true);
+    assert_eq!((f.update_round, f.updates), (0, 0));
+    // Update round, period over: w_old from the ACK (20 packets of 1448 B in flight at send):
+    // 0.5·20 + 0.5·(20·1000/2000 + 20) = 10 + 15 = 25. Base RTT 1 ms < 4 ms: no pacing.
+    native::fast_ack_begin(&mut f, 41, 60);
+    native::fast_window_at_send(&mut f, 20 * 1448, 1448);
+    native::fast_cong_avoid(&mut f, &mut w, &p, 30_000, 1, true);
     assert_eq!((w.cwnd, f.cwnd_frac_q10, f.updates), (25, 0, 1));
-    assert_eq!(native::fast_ssthresh(25), 12);
+    // An odd window halves with the half packet kept: 25 → 12 + 0.5.
+    assert_eq!(native::fast_ssthresh(&mut f, 25), 12);
+    assert_eq!(f.cwnd_frac_q10, 512);
+}
+
+#[test]
+fn fast_paces_an_increase_over_one_update_period() {
+    // Base 10 ms, avg 20 ms (q = 10 ms), 20 ACKs last round, period 20 ms: 20·20/20 = 20 ACKs
+    // per period. w = 100, w_old = 100, α = 200, γ = 0.5: target 0.5·100 + 0.5·(50 + 200)
+    // = 175, so 75 packets are released at 75/20 = 3.75 per ACK.
+    let p = fast_params(200, 512);
+    let mut f = fast_with(10_000, 20_000);
+    f.update_round = 1;
+    f.acks_last_round = 20;
+    let mut w = window(100, 50);
+    native::fast_window_at_send(&mut f, 100 * 1448, 1448);
+    native::fast_cong_avoid(&mut f, &mut w, &p, 100_000, 1, true);
+    assert_eq!(f.updates, 1);
+    assert_eq!(f.step_q10, 3840); // 3.75 packets
+    assert_eq!(f.window(&w), 103.75);
+    for _ in 0..19 {
+        native::fast_cong_avoid(&mut f, &mut w, &p, 100_100, 1, true);
+    }
+    assert_eq!((w.cwnd, f.cwnd_frac_q10, f.pending_q10), (175, 0, 0));
 }

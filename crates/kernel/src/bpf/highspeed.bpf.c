@@ -8,17 +8,22 @@
 
 char _license[] SEC("license") = "GPL";
 
+const volatile struct lh_hstcp_params lh_params = {
+	.ignore_acked = 1,
+};
+
 SEC("struct_ops")
 void BPF_PROG(lh_hstcp_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = lh_tcp_sk(sk);
+	struct lh_hstcp_params p = lh_params;
 	struct lh_window w;
 
 	if (!lh_is_cwnd_limited(tp))
 		return;
 	lh_window_load(tp, &w);
 	w.clamp = lh_min_u32(w.clamp, LH_HSTCP_MAX_CLAMP);
-	lh_hstcp_cong_avoid(&w, acked);
+	lh_hstcp_cong_avoid(&w, &p, acked);
 	lh_window_store(tp, &w);
 }
 

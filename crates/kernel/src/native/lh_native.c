@@ -26,9 +26,9 @@ __u32 lh_native_scalable_ssthresh(__u32 cwnd, const struct lh_scalable_params *p
 }
 
 __u32 lh_native_hstcp_row(__u32 cwnd) { return lh_hstcp_row(cwnd); }
-__u32 lh_native_hstcp_cong_avoid(struct lh_window *w, __u32 acked)
+__u32 lh_native_hstcp_cong_avoid(struct lh_window *w, const struct lh_hstcp_params *p, __u32 acked)
 {
-	return lh_hstcp_cong_avoid(w, acked);
+	return lh_hstcp_cong_avoid(w, p, acked);
 }
 __u32 lh_native_hstcp_ssthresh(__u32 cwnd) { return lh_hstcp_ssthresh(cwnd); }
 
@@ -42,23 +42,30 @@ void lh_native_vegas_cong_avoid(struct lh_vegas *v, struct lh_window *w,
 	lh_vegas_cong_avoid(v, w, p, ack, snd_nxt, acked, cwnd_limited);
 }
 
-void lh_native_fast_init(struct lh_fast *f, __u32 snd_nxt, __u32 cwnd, __u64 now_us)
+void lh_native_fast_init(struct lh_fast *f, __u32 snd_nxt) { lh_fast_init(f, snd_nxt); }
+void lh_native_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
 {
-	lh_fast_init(f, snd_nxt, cwnd, now_us);
+	lh_fast_ack_begin(f, ack, snd_nxt);
 }
-void lh_native_fast_rtt_sample(struct lh_fast *f, __s32 rtt_us, __u32 cwnd)
+void lh_native_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p, __s32 rtt_us,
+			       __u32 in_flight)
 {
-	lh_fast_rtt_sample(f, rtt_us, cwnd);
+	lh_fast_rtt_sample(f, p, rtt_us, in_flight);
 }
+void lh_native_fast_window_at_send(struct lh_fast *f, __u64 bytes, __u32 mss)
+{
+	lh_fast_window_at_send(f, bytes, mss);
+}
+void lh_native_fast_recovery_ack(struct lh_fast *f, __u64 now_us) { lh_fast_recovery_ack(f, now_us); }
 void lh_native_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
-			       const struct lh_fast_params *p, __u32 ack, __u32 snd_nxt,
-			       __u64 now_us, __u32 acked)
+			       const struct lh_fast_params *p, __u64 now_us, __u32 acked,
+			       int cwnd_limited)
 {
-	lh_fast_cong_avoid(f, w, p, ack, snd_nxt, now_us, acked);
+	lh_fast_cong_avoid(f, w, p, now_us, acked, cwnd_limited);
 }
-__u32 lh_native_fast_ssthresh(__u32 cwnd) { return lh_fast_ssthresh(cwnd); }
+__u32 lh_native_fast_ssthresh(struct lh_fast *f, __u32 cwnd) { return lh_fast_ssthresh(f, cwnd); }
 __u64 lh_native_fast_target_q10(const struct lh_fast *f, const struct lh_fast_params *p,
-				__u32 cwnd, __u32 w_old)
+				__u64 w_q10, __u64 w_old_q10)
 {
-	return lh_fast_target_q10(f, p, cwnd, w_old);
+	return lh_fast_target_q10(f, p, w_q10, w_old_q10);
 }

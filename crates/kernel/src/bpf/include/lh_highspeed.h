@@ -12,8 +12,10 @@
  * Row i covers windows vals[i-1].cwnd < w <= vals[i].cwnd (row 0: w <= 38) and gives
  * a(w) = i + 1 and b(w) = md/256. Per ACK, Linux adds ai+1 to the credit counter and moves one
  * packet from it to cwnd for every cwnd collected: cwnd grows by (ai+1)/cwnd per ACK whatever
- * the ACK covers (kept: kernel fidelity; stretch and delayed ACKs slow it down, as in Linux).
- * In slow start the leftover of a stretch ACK is not carried into avoidance (also as Linux).
+ * the ACK covers, so stretch and delayed ACKs slow it down, and in slow start the leftover of
+ * a stretch ACK is not carried into avoidance. That is the `ignore_acked` mode (the default,
+ * as Linux). With ignore_acked = 0 the increase is (ai+1)·acked/cwnd, as RFC 3649 intends per
+ * acknowledged packet, and a slow-start leftover is carried into avoidance.
  *
  * Deviations from Linux:
  *  - Linux walks the row index up or down one row at a time with while loops. Here the row is
@@ -78,23 +80,39 @@ LH_INLINE __u32 lh_hstcp_row(__u32 cwnd)
 	return lo < LH_HSTCP_ROWS ? lo : LH_HSTCP_ROWS - 1;
 }
 
+struct lh_hstcp_params {
+	__u32 ignore_acked; /* nonzero: one increment per ACK, no slow-start carry (Linux) */
+	__u32 reserved[3];
+};
+
 /* cong_avoid: the caller has checked that the flow is cwnd-limited. Returns the row used. */
-LH_INLINE __u32 lh_hstcp_cong_avoid(struct lh_window *w, __u32 acked)
+LH_INLINE __u32 lh_hstcp_cong_avoid(struct lh_window *w, const struct lh_hstcp_params *p,
+				    __u32 acked)
 {
 	__u32 ai;
 
 	if (lh_in_slow_start(w)) {
-		lh_slow_start(w, acked);
-		return 0;
+		acked = lh_slow_start(w, acked);
+		if (p->ignore_acked || !acked)
+			return 0;
 	}
 	ai = lh_hstcp_row(w->cwnd);
-	if (w->cwnd < w->clamp) {
-		/* cwnd += (ai + 1) / cwnd, through the credit counter. */
+	if (w->cwnd >= w->clamp)
+		return ai;
+	if (p->ignore_acked) {
+		/* cwnd += (ai + 1) / cwnd, through the credit counter (Linux). */
 		w->cwnd_cnt += ai + 1;
 		if (w->cwnd_cnt >= w->cwnd) {
 			w->cwnd_cnt -= w->cwnd;
 			w->cwnd++;
 		}
+	} else {
+		/* cwnd += (ai + 1)·acked / cwnd. */
+		__u64 cnt = (__u64)w->cwnd_cnt + (__u64)(ai + 1) * acked;
+		__u32 delta = (__u32)(cnt / w->cwnd);
+
+		w->cwnd_cnt = (__u32)(cnt - (__u64)delta * w->cwnd);
+		w->cwnd = lh_min_u32(w->cwnd + delta, w->clamp);
 	}
 	return ai;
 }
