@@ -13,7 +13,8 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const ALGORITHMS: &[&str] = &["fast", "scalable", "highspeed", "vegas"];
+/// The algorithms, plus `reject`: a program the verifier must refuse, for the error-path test.
+const ALGORITHMS: &[&str] = &["fast", "scalable", "highspeed", "vegas", "reject"];
 const SETUP_HINT: &str = "install the eBPF toolchain with scripts/setup.sh \
     (Debian packages clang, llvm, bpftool, libbpf-dev, libelf-dev, zlib1g-dev, pkg-config)";
 
@@ -65,7 +66,11 @@ fn main() {
 /// A tool from the environment variable `var`, else from PATH (plus /usr/sbin for bpftool).
 fn find_tool(var: &str, name: &str) -> PathBuf {
     if let Some(p) = env::var_os(var) {
-        return PathBuf::from(p);
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            panic!("{var}={} does not exist ({SETUP_HINT})", p.display());
+        }
+        return p;
     }
     let path = env::var_os("PATH").unwrap_or_default();
     let extra = [PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")];

@@ -306,6 +306,25 @@ loader_fn!(
     true
 );
 
+/// Loads a program the verifier must refuse (it writes a field BPF congestion controls may
+/// not write), so that tests can check a rejection reaches the user as
+/// [`KernelError::Verifier`] with the verifier's log. Never registers anything.
+#[doc(hidden)]
+pub fn load_rejected_program() -> Result<(), KernelError> {
+    check_environment("loading a congestion control")?;
+    use skel::reject::*;
+    start_capture();
+    let mut storage = MaybeUninit::uninit();
+    let open = RejectSkelBuilder::default()
+        .open(&mut storage)
+        .map_err(KernelError::bpf("opening the eBPF object"))?;
+    let _skel = open.load().map_err(verifier_error)?;
+    Err(KernelError::Register {
+        name: "lh_reject".into(),
+        message: "the verifier accepted a program it must refuse".into(),
+    })
+}
+
 /// The congestion controls longhaul has pinned.
 pub fn list() -> Result<Vec<Loaded>, KernelError> {
     let root = Path::new(PIN_ROOT);

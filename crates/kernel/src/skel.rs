@@ -19,3 +19,6 @@ pub mod highspeed {
 pub mod vegas {
     include!(concat!(env!("OUT_DIR"), "/vegas.skel.rs"));
 }
+pub mod reject {
+    include!(concat!(env!("OUT_DIR"), "/reject.skel.rs"));
+}

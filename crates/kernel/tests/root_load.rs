@@ -118,6 +118,21 @@ fn names_longer_than_the_kernel_allows_are_refused() {
 }
 
 #[test]
+fn a_verifier_rejection_reports_the_program_and_the_log() {
+    if !require_root("a_verifier_rejection_reports_the_program_and_the_log") {
+        return;
+    }
+    let err = loader::load_rejected_program().unwrap_err();
+    let KernelError::Verifier { program, log, .. } = &err else {
+        panic!("expected a verifier error, got: {err}");
+    };
+    assert_eq!(program, "lh_reject_cong_avoid_op");
+    // The kernel's own words (net/ipv4/bpf_tcp_ca.c) must reach the user.
+    assert!(log.contains("no write support to tcp_sock"), "log: {log}");
+    assert!(err.to_string().contains("verifier log"), "{err}");
+}
+
+#[test]
 fn unloading_what_is_not_loaded_says_so() {
     if !require_root("unloading_what_is_not_loaded_says_so") {
         return;
@@ -154,12 +169,16 @@ fn unload_while_connections_are_active() {
             assert_eq!(get_congestion(f.client.as_raw_fd()), name);
             *s += f.send_for(Duration::from_millis(100));
         }
+        drop(cc);
+        // Load again under the same name while the old sockets still run the unregistered
+        // ops, and start a new connection on the new registration beside them.
+        let again = LoadedCc::load(algorithm, name, &[]);
+        let mut fresh = LoopbackFlow::open(name);
+        let fresh_sent = fresh.send_for(Duration::from_millis(50));
         for (f, s) in flows.into_iter().zip(sent) {
             assert_eq!(f.finish(), s, "{name}: bytes lost after unload");
         }
-        drop(cc);
-        // Load again under the same name right away: the old registration is fully gone.
-        let again = LoadedCc::load(algorithm, name, &[]);
+        assert_eq!(fresh.finish(), fresh_sent);
         drop(again);
     }
     let problems = dmesg_problems_since(mark);
