@@ -123,6 +123,7 @@ fn a_verifier_rejection_reports_the_program_and_the_log() {
         return;
     }
     let err = loader::load_rejected_program().unwrap_err();
+    eprintln!("{err}");
     let KernelError::Verifier { program, log, .. } = &err else {
         panic!("expected a verifier error, got: {err}");
     };
