@@ -20,7 +20,11 @@ pub fn require_root(test: &str) -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{test}: needs root (eBPF struct_ops, network namespaces) and CI=true is set");
     }
-    eprintln!("SKIPPED {test}: needs root (eBPF struct_ops, network namespaces)");
+    // Straight to stderr, not through eprintln!, which the test harness captures.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: needs root (eBPF struct_ops, network namespaces)"
+    );
     false
 }
 
