@@ -120,7 +120,10 @@ fn fast_keeps_about_alpha_packets_queued() {
         );
         // Equilibrium: rate·q = α packets. At this tiny propagation delay the window is about
         // α too. Delayed ACKs and bursts blur RTT samples, so a factor of two either way.
-        assert!(q > 0.5 * target && q < 2.0 * target, "q {q} vs α target {target}");
+        assert!(
+            q > 0.5 * target && q < 2.0 * target,
+            "q {q} vs α target {target}"
+        );
         assert!(q < 0.2 * full, "FAST filled the buffer: q {q}, full {full}");
         delays.push(q);
         drop(path);
@@ -129,6 +132,64 @@ fn fast_keeps_about_alpha_packets_queued() {
     let ratio = delays[1] / delays[0];
     eprintln!("fast: queueing delay ratio α=40 / α=10 = {ratio:.2} (expected 4)");
     assert!(ratio > 3.0 && ratio < 5.0, "ratio {ratio}");
+    let problems = dmesg_problems_since(mark);
+    assert!(problems.is_empty(), "kernel log: {problems:#?}");
+}
+
+/// Two FAST flows through one bottleneck: each keeps its own α packets queued, so the queue
+/// holds about 2α and the link is shared equally (FAST's proportional fairness with equal α).
+#[test]
+fn two_fast_flows_share_the_link_equally_with_two_alphas_queued() {
+    if !require_root("two_fast_flows_share_the_link_equally_with_two_alphas_queued") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = dmesg_mark();
+    let alpha = 20.0;
+    let cc = LoadedCc::load(Algorithm::Fast, "lht_fast2", &["alpha=20"]);
+    let path = Path::new(RATE_BPS, 300);
+    let d = Duration::from_secs(4);
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| path.transfer_on(5201, &cc.name, d, POLL));
+        let b = s.spawn(|| path.transfer_on(5202, &cc.name, d, POLL));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for t in [&a, &b] {
+        assert_eq!(t.congestion_control, cc.name);
+        assert_eq!(t.received, t.sent);
+    }
+    // Rates over the second half, from each sender's bytes_acked.
+    let rate = |t: &common::netns::Transfer| {
+        let from = Duration::from_secs(2);
+        let first = t.samples.iter().find(|(at, _)| *at >= from).unwrap();
+        let last = t.samples.last().unwrap();
+        (last.1.bytes_acked - first.1.bytes_acked) as f64 * 8.0 / (last.0 - first.0).as_secs_f64()
+    };
+    let (ra, rb) = (rate(&a), rate(&b));
+    let jain = (ra + rb).powi(2) / (2.0 * (ra * ra + rb * rb));
+    let q = (a.median_queueing_delay_s(Duration::from_secs(2))
+        + b.median_queueing_delay_s(Duration::from_secs(2)))
+        / 2.0;
+    let backlog = q / path.packet_time_s();
+    eprintln!(
+        "two fast flows: {:.1} and {:.1} Mb/s (Jain {jain:.4}), queue {:.3} ms = {backlog:.1} \
+         packets (2·alpha = {})",
+        ra / 1e6,
+        rb / 1e6,
+        q * 1e3,
+        2.0 * alpha
+    );
+    assert!(jain > 0.95, "unequal shares: {ra} vs {rb}");
+    // Goodput ceiling is 1448/1514 of the rate; the sampling threads share two cores.
+    assert!(
+        ra + rb > 0.7 * RATE_BPS as f64,
+        "link underused: {}",
+        ra + rb
+    );
+    assert!(
+        backlog > alpha && backlog < 4.0 * alpha,
+        "queue {backlog} packets for two flows of alpha {alpha}"
+    );
     let problems = dmesg_problems_since(mark);
     assert!(problems.is_empty(), "kernel log: {problems:#?}");
 }

@@ -152,7 +152,18 @@ impl Path {
     /// Sends bulk data from the sender namespace for `duration` with congestion control `cc`,
     /// sampling the sender's TCP_INFO every `every`. Returns the samples (time since start).
     pub fn transfer(&self, cc: &str, duration: Duration, every: Duration) -> Transfer {
-        let addr = SocketAddrV4::new(self.receiver_addr, 5201);
+        self.transfer_on(5201, cc, duration, every)
+    }
+
+    /// As [`Path::transfer`], to receiver port `port` (concurrent transfers use distinct ports).
+    pub fn transfer_on(
+        &self,
+        port: u16,
+        cc: &str,
+        duration: Duration,
+        every: Duration,
+    ) -> Transfer {
+        let addr = SocketAddrV4::new(self.receiver_addr, port);
         let (ready_tx, ready_rx) = mpsc::channel();
         let rns = self.receiver_ns.clone();
         let receiver = thread::spawn(move || {
