@@ -21,7 +21,11 @@ pub enum KernelCommand {
         name: Option<String>,
     },
     /// Show the congestion controls longhaul has loaded, their parameters and their sockets.
-    List,
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Unregister a congestion control loaded by longhaul (sockets using it keep working).
     Unload {
         /// The registered name, as `longhaul kernel list` shows it.
@@ -38,7 +42,7 @@ pub fn run(cmd: KernelCommand) -> Result<()> {
             params,
             name,
         } => load(&algorithm, &params, name),
-        KernelCommand::List => list(),
+        KernelCommand::List { json } => list(json),
         KernelCommand::Unload { name } => {
             loader::unload(&name)?;
             println!("unloaded {name}");
@@ -77,10 +81,49 @@ fn load(algorithm: &str, params: &[String], name: Option<String>) -> Result<()> 
     Ok(())
 }
 
-fn list() -> Result<()> {
+fn list(json: bool) -> Result<()> {
     let loaded = loader::list()?;
     let sockets = sockets::tcp_sockets().unwrap_or_default();
     let default = loader::default_congestion_control().unwrap_or_default();
+    if json {
+        let entries: Vec<serde_json::Value> = loaded
+            .iter()
+            .map(|l| {
+                let params: serde_json::Map<String, serde_json::Value> = l
+                    .params
+                    .iter()
+                    .flat_map(|p| p.values.iter())
+                    .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+                    .collect();
+                let users: Vec<serde_json::Value> = sockets
+                    .iter()
+                    .filter(|s| s.congestion_control == l.name)
+                    .map(|s| {
+                        serde_json::json!({
+                            "local": s.local.to_string(),
+                            "remote": s.remote.to_string(),
+                            "state": s.state,
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "name": l.name,
+                    "algorithm": l.algorithm.name(),
+                    "registered": l.registered,
+                    "default": l.name == default,
+                    "params": params,
+                    "pin_dir": l.pin_dir,
+                    "sockets": users,
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "loaded": entries,
+            "available": loader::available().unwrap_or_default(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
     if loaded.is_empty() {
         println!("no congestion control loaded by longhaul");
     } else {
