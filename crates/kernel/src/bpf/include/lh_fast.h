@@ -16,7 +16,7 @@
  * rates. Each update closes the fraction γ of the gap to the target, so convergence is geometric
  * rather than one packet per RTT as in Vegas. w_old is the window the packets now being
  * acknowledged were sent with: the baseRTT/avgRTT term compensates w(t-RTT), as ns-2 does with
- * its per-packet record; here it is the window at the start of the previous round.
+ * its per-packet record; here it is the kernel's per-ACK estimate of it (below).
  *
  * The same rules as the longhaul-cc reference (crates/cc/src/algorithms/fast.rs), phase by
  * phase, as the ns-2 module and the Linux prototype:
@@ -40,10 +40,14 @@
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
  * fraction below one packet is kept here, the kernel's snd_cwnd holds the integer part). The
- * Q20 ratio is rounded, so the equilibrium w = base/avg·w + α maps onto itself exactly.
+ * Q20 ratio is rounded, so the equilibrium w = base/avg·w + α maps onto itself exactly. On a
+ * loss the half packet an odd window would lose is kept as a fraction, so the window after
+ * recovery is exactly half.
  *
- * Deviation: the α/β dead band of ns-2 is not implemented (β must be 0 or α: no band, which
- * is ns-2's default α = β).
+ * Deviations: the α/β dead band of ns-2 is not implemented (β must be 0 or α: no band, which
+ * is ns-2's default α = β). Rounds are counted in sequence space (snd_una passing the snd_nxt
+ * recorded at the round's start) where the reference counts packet numbers; the two agree
+ * except with partial-segment ACKs.
  */
 #ifndef LH_FAST_H
 #define LH_FAST_H
