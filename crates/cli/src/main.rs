@@ -24,6 +24,9 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
+    /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
+    #[command(subcommand)]
+    Kernel(cmd::kernel::KernelCommand),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Kernel(c) => cmd::kernel::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
