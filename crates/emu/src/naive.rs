@@ -1,0 +1,43 @@
+//! The naive forwarder: the baseline the benchmark compares against.
+//!
+//! Two threads, each doing a blocking `read` from one TUN and an immediate `write` to the other,
+//! with no model, no timestamps and no delay — the cheapest possible user-space path between two
+//! namespaces (the "naive TUN forwarder" whose 1.74 Gb/s at 1500 B and 8.28 Gb/s at 9000 B the
+//! emulator must beat while doing real work per packet).
+//!
+//! It uses `poll` with a 50 ms timeout between reads so it can be stopped; under load the poll is
+//! skipped because reads keep succeeding.
+
+use crate::sys::tun::{read_packet, write_packet};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Forwards `input` → `output` until `stop`; counts forwarded packets into `forwarded`.
+pub fn forward(
+    input: Arc<OwnedFd>,
+    output: Arc<OwnedFd>,
+    mtu: u32,
+    stop: Arc<AtomicBool>,
+    forwarded: Arc<AtomicU64>,
+) {
+    let (i, o) = (input.as_raw_fd(), output.as_raw_fd());
+    let mut buf = vec![0u8; mtu as usize + 1];
+    while !stop.load(Ordering::Relaxed) {
+        match read_packet(i, &mut buf) {
+            Ok(Some(n)) => {
+                let _ = write_packet(o, &buf[..n]);
+                forwarded.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                let mut pfd = libc::pollfd {
+                    fd: i,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut pfd, 1, 50) };
+            }
+        }
+    }
+}
