@@ -20,12 +20,16 @@ enum Command {
     /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
     #[command(subcommand)]
     Cc(cmd::cc::CcCommand),
+    /// WAN emulator: hosts in namespaces joined by an emulated long fat path.
+    #[command(subcommand)]
+    Emu(cmd::emu::EmuCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
+        Command::Emu(c) => cmd::emu::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,6 +33,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// Instances started by this process so far (names must differ between them).
+static NEXT_INSTANCE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Name of the TUN device inside each namespace.
 pub const TUN_NAME: &str = "emu0";
 
@@ -58,12 +61,15 @@ pub struct Options {
     pub event_log: Option<PathBuf>,
     /// Directory for `a.pcap` and `b.pcap`.
     pub pcap_dir: Option<PathBuf>,
-    /// Spin this long before a release instead of sleeping (ns).
-    pub spin_ns: u64,
+    /// Spin this long before a release instead of sleeping (ns); None = measure the machine's
+    /// timer wake-up latency and spin a little longer than that.
+    pub spin_ns: Option<u64>,
     /// Memory cap of each direction's delay line.
     pub max_buffered_bytes: u64,
     /// TUN transmit queue length (packets the host may queue before we read them).
     pub txqueuelen: u32,
+    /// Run the naive forwarder (no model) instead: the benchmark's baseline.
+    pub naive: bool,
 }
 
 impl Options {
@@ -72,9 +78,10 @@ impl Options {
             link,
             event_log: None,
             pcap_dir: None,
-            spin_ns: 20_000,
+            spin_ns: None,
             max_buffered_bytes: crate::config::MAX_BUFFERED_BYTES,
             txqueuelen: 10_000,
+            naive: false,
         }
     }
 }
@@ -104,6 +111,9 @@ pub struct Summary {
     /// Packets the hosts' TUN devices dropped before the emulator read them (kernel tx_dropped):
     /// side a, side b. Non-zero means the emulator fell behind; these are not path losses.
     pub tun_tx_dropped: [u64; 2],
+    /// Measured timerfd oversleep of this machine and the spin window used (ns).
+    pub timer_wakeup_latency_ns: u64,
+    pub spin_ns: u64,
     pub stale_removed: Vec<String>,
 }
 
@@ -120,6 +130,8 @@ pub struct Emulator {
     observers_to_flush: Vec<Arc<Mutex<PcapWriter>>>,
     log: Option<Arc<Mutex<EventLog>>>,
     outer_tun: Option<String>,
+    wakeup_ns: u64,
+    spin_ns: u64,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
@@ -167,6 +179,9 @@ fn configure(
     };
     let (mtu_s, q_s) = (mtu.to_string(), txqueuelen.to_string());
     let (l, p) = (format!("{local}/32"), peer.to_string());
+    // No IPv6 link-local address: otherwise router/multicast-listener solicitations would cross
+    // the path as unexplained extra packets.
+    run(&["link", "set", dev, "addrgenmode", "none"])?;
     run(&["link", "set", dev, "mtu", &mtu_s, "txqueuelen", &q_s])?;
     run(&["addr", "add", &l, "peer", &p, "dev", dev])?;
     run(&["link", "set", dev, "up"])?;
@@ -203,7 +218,8 @@ impl Emulator {
             tracing::info!("removed stale state: {s}");
         }
         let pid = std::process::id();
-        let prefix = state::prefix(pid);
+        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::SeqCst);
+        let prefix = state::prefix(pid, instance);
         let (ns_a, ns_b) = match mode {
             Mode::Pair => (Some(format!("{prefix}a")), Some(format!("{prefix}b"))),
             Mode::Shell => (Some(format!("{prefix}s")), None),
@@ -211,12 +227,13 @@ impl Emulator {
         let (addr_a, addr_b) = match mode {
             Mode::Pair => (Ipv4Addr::new(100, 64, 0, 1), Ipv4Addr::new(100, 64, 0, 2)),
             Mode::Shell => {
-                let (host, inner) = shell_addresses(pid);
+                let (host, inner) = shell_addresses(pid.wrapping_add(instance * 7919));
                 (inner, host)
             }
         };
         let st = InstanceState {
             pid,
+            instance,
             start_time: state::proc_start_time(pid).unwrap_or(0),
             mode: format!("{mode:?}").to_lowercase(),
             namespaces: [ns_a.clone(), ns_b.clone()].into_iter().flatten().collect(),
@@ -239,7 +256,20 @@ impl Emulator {
             observers_to_flush: Vec::new(),
             log: None,
             outer_tun: None,
+            wakeup_ns: 0,
+            spin_ns: 0,
         };
+        emu.wakeup_ns = clock::calibrate_wakeup(5);
+        emu.spin_ns = opts
+            .spin_ns
+            .unwrap_or((emu.wakeup_ns + emu.wakeup_ns / 2).clamp(20_000, 20_000_000));
+        if emu.wakeup_ns > 100_000 {
+            tracing::warn!(
+                "timer wake-ups on this machine are {} us late; spinning {} us before each                  release (costs CPU)",
+                emu.wakeup_ns / 1000,
+                emu.spin_ns / 1000
+            );
+        }
         let mtu = opts.link.mtu;
         let q = opts.txqueuelen;
         let a_ns = ns_a.as_deref().expect("side a is always a namespace");
@@ -304,6 +334,16 @@ impl Emulator {
             ("b>a", &opts.link.b_to_a, fd_b, fd_a, pcap_b, pcap_a),
         ];
         for (name, cfg, input, output, pin, pout) in dirs {
+            if opts.naive {
+                let stop = emu.stop.clone();
+                let name = name.to_string();
+                let h = std::thread::Builder::new()
+                    .name(format!("naive {name}"))
+                    .spawn(move || crate::naive::run_reported(name, input, output, mtu, stop))
+                    .map_err(io_err("starting forwarding thread"))?;
+                emu.threads.push(h);
+                continue;
+            }
             let d = Direction {
                 name: name.to_string(),
                 input,
@@ -312,7 +352,7 @@ impl Emulator {
                 capacity_bps: cfg.capacity_bps(),
                 mtu,
                 max_buffered_bytes: opts.max_buffered_bytes,
-                spin_ns: opts.spin_ns,
+                spin_ns: emu.spin_ns,
                 observers: Observers {
                     log: log.clone(),
                     pcap_in: pin,
@@ -332,6 +372,10 @@ impl Emulator {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    pub fn link(&self) -> &LinkConfig {
+        &self.link
     }
 
     pub fn state(&self) -> &InstanceState {
@@ -408,6 +452,8 @@ impl Emulator {
             link: self.link.clone(),
             directions,
             tun_tx_dropped,
+            timer_wakeup_latency_ns: self.wakeup_ns,
+            spin_ns: self.spin_ns,
             stale_removed: std::mem::take(&mut self.stale_removed),
         };
         self.torn_down = true;

@@ -19,12 +19,14 @@
 //! counters, lateness statistics, event log and pcap writer; `naive` is the baseline forwarder the
 //! benchmark compares against.
 
+pub mod bench;
 pub mod config;
 pub mod emulator;
 pub mod forward;
 pub mod model;
 pub mod naive;
 pub mod observe;
+pub mod probe;
 pub mod sys;
 
 pub use config::{ConfigError, DirectionConfig, LinkConfig, RateConfig};

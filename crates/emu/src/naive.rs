@@ -41,3 +41,30 @@ pub fn forward(
         }
     }
 }
+
+/// Runs `forward` and reports like a model-driven direction (only packet counts are known).
+pub fn run_reported(
+    name: String,
+    input: Arc<OwnedFd>,
+    output: Arc<OwnedFd>,
+    mtu: u32,
+    stop: Arc<AtomicBool>,
+) -> crate::forward::DirectionReport {
+    let n = Arc::new(AtomicU64::new(0));
+    let t = std::time::Instant::now();
+    forward(input, output, mtu, stop, n.clone());
+    let packets = n.load(Ordering::Relaxed);
+    crate::forward::DirectionReport {
+        direction: name,
+        counters: crate::model::path::PathCounters {
+            arrived_packets: packets,
+            delivered_packets: packets,
+            ..Default::default()
+        },
+        io: Default::default(),
+        lateness: Default::default(),
+        elapsed_s: t.elapsed().as_secs_f64(),
+        throughput_bps: 0.0,
+        capacity_bps: None,
+    }
+}

@@ -22,6 +22,7 @@ pub const STATE_DIR: &str = "/run/longhaul";
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct InstanceState {
     pub pid: u32,
+    pub instance: u32,
     pub start_time: u64,
     pub mode: String,
     pub namespaces: Vec<String>,
@@ -42,13 +43,23 @@ pub fn proc_start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Prefix of every namespace an instance with `pid` creates.
-pub fn prefix(pid: u32) -> String {
-    format!("lh{pid}")
+/// Prefix of every namespace an instance creates: `lh<pid>` for a process's first instance,
+/// `lh<pid>i<k>` for further ones in the same process (a library user, or tests).
+pub fn prefix(pid: u32, instance: u32) -> String {
+    if instance == 0 {
+        format!("lh{pid}")
+    } else {
+        format!("lh{pid}i{instance}")
+    }
 }
 
-fn file_for(pid: u32) -> PathBuf {
-    Path::new(STATE_DIR).join(format!("emu-{pid}.json"))
+fn file_for(pid: u32, instance: u32) -> PathBuf {
+    Path::new(STATE_DIR).join(format!("emu-{pid}-{instance}.json"))
+}
+
+/// Is there a state file for any instance of `pid`?
+fn has_file(pid: u32) -> bool {
+    instances().iter().any(|s| s.pid == pid)
 }
 
 impl InstanceState {
@@ -61,7 +72,7 @@ impl InstanceState {
     pub fn write(&self) -> Result<(), SysError> {
         std::fs::create_dir_all(STATE_DIR)
             .map_err(|e| SysError::io(format!("creating {STATE_DIR}"), e))?;
-        let path = file_for(self.pid);
+        let path = file_for(self.pid, self.instance);
         let tmp = path.with_extension("tmp");
         let json = serde_json::to_vec_pretty(self).expect("state serialises");
         std::fs::write(&tmp, json)
@@ -79,8 +90,8 @@ impl InstanceState {
                 first.get_or_insert(e);
             }
         }
-        let _ = std::fs::remove_file(file_for(self.pid).with_extension("tmp"));
-        if let Err(e) = std::fs::remove_file(file_for(self.pid)) {
+        let _ = std::fs::remove_file(file_for(self.pid, self.instance).with_extension("tmp"));
+        if let Err(e) = std::fs::remove_file(file_for(self.pid, self.instance)) {
             if e.kind() != std::io::ErrorKind::NotFound {
                 first.get_or_insert(SysError::io("removing state file", e));
             }
@@ -124,8 +135,8 @@ pub fn cleanup_stale() -> Vec<String> {
     // instance writes its file before creating any namespace, so that cannot be a live one).
     for ns in netns::list() {
         if let Some(pid) = owner_pid(&ns) {
-            let orphan = pid != std::process::id()
-                && (proc_start_time(pid).is_none() || !file_for(pid).exists());
+            let orphan =
+                pid != std::process::id() && (proc_start_time(pid).is_none() || !has_file(pid));
             if orphan && netns::delete(&ns).is_ok() {
                 removed.push(format!("orphan namespace {ns}"));
             }
@@ -134,14 +145,25 @@ pub fn cleanup_stale() -> Vec<String> {
     removed
 }
 
-/// The PID encoded in a namespace name `lh<pid><side>`, if it is one of ours.
+/// The PID encoded in a namespace name `lh<pid>[i<k>]<side>`, if it is one of ours.
 pub fn owner_pid(ns: &str) -> Option<u32> {
     let rest = ns.strip_prefix("lh")?;
     let side = rest.chars().last()?;
     if !matches!(side, 'a' | 'b' | 's') {
         return None;
     }
-    rest[..rest.len() - 1].parse().ok()
+    let body = &rest[..rest.len() - 1];
+    let (pid, instance) = match body.split_once('i') {
+        Some((p, k)) => (p, Some(k)),
+        None => (body, None),
+    };
+    if let Some(k) = instance {
+        k.parse::<u32>().ok()?;
+    }
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
 }
 
 #[cfg(test)]
@@ -156,7 +178,9 @@ mod tests {
 
     #[test]
     fn namespace_names_round_trip() {
-        assert_eq!(owner_pid(&format!("{}a", prefix(1234))), Some(1234));
+        assert_eq!(owner_pid(&format!("{}a", prefix(1234, 0))), Some(1234));
+        assert_eq!(owner_pid(&format!("{}b", prefix(1234, 7))), Some(1234));
+        assert_eq!(owner_pid("lh-r-17977-1"), None);
         assert_eq!(owner_pid("lh77s"), Some(77));
         assert_eq!(owner_pid("lhxa"), None);
         assert_eq!(owner_pid("other"), None);
