@@ -68,6 +68,8 @@ pub struct Options {
     pub max_buffered_bytes: u64,
     /// TUN transmit queue length (packets the host may queue before we read them).
     pub txqueuelen: u32,
+    /// SCHED_FIFO priority of the forwarding threads (0 = normal scheduling).
+    pub realtime_priority: i32,
     /// Run the naive forwarder (no model) instead: the benchmark's baseline.
     pub naive: bool,
 }
@@ -82,6 +84,7 @@ impl Options {
             max_buffered_bytes: crate::config::MAX_BUFFERED_BYTES,
             txqueuelen: 10_000,
             naive: false,
+            realtime_priority: 10,
         }
     }
 }
@@ -259,10 +262,10 @@ impl Emulator {
             wakeup_ns: 0,
             spin_ns: 0,
         };
-        emu.wakeup_ns = clock::calibrate_wakeup(5);
+        emu.wakeup_ns = clock::calibrate_wakeup(9);
         emu.spin_ns = opts
             .spin_ns
-            .unwrap_or((emu.wakeup_ns + emu.wakeup_ns / 2).clamp(20_000, 20_000_000));
+            .unwrap_or((2 * emu.wakeup_ns + 10_000).clamp(20_000, 2_000_000));
         if emu.wakeup_ns > 100_000 {
             tracing::warn!(
                 "timer wake-ups on this machine are {} us late; spinning {} us before each                  release (costs CPU)",
@@ -353,6 +356,7 @@ impl Emulator {
                 mtu,
                 max_buffered_bytes: opts.max_buffered_bytes,
                 spin_ns: emu.spin_ns,
+                realtime_priority: opts.realtime_priority,
                 observers: Observers {
                     log: log.clone(),
                     pcap_in: pin,

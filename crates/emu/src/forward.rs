@@ -75,6 +75,8 @@ pub struct Direction {
     pub mtu: u32,
     pub max_buffered_bytes: u64,
     pub spin_ns: u64,
+    /// SCHED_FIFO priority for this thread (0 = normal scheduling).
+    pub realtime_priority: i32,
     pub observers: Observers,
     pub stop: Arc<AtomicBool>,
 }
@@ -88,6 +90,9 @@ impl Direction {
     /// Runs until `stop` is set; returns the report.
     pub fn run(mut self) -> DirectionReport {
         minimize_timer_slack();
+        if self.realtime_priority > 0 && !crate::sys::clock::make_realtime(self.realtime_priority) {
+            tracing::warn!("{}: could not get real-time priority", self.name);
+        }
         let in_fd = self.input.as_raw_fd();
         let out_fd = self.output.as_raw_fd();
         // SAFETY: the Arc keeps the fd open for the life of this function.

@@ -11,6 +11,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// SCHED_FIFO priority of probe threads (the forwarders run at 10).
+pub const PROBE_PRIORITY: i32 = 5;
+
 /// Runs `f` on a new thread inside the namespace of `side` (or the caller's, for the host side
 /// of a shell).
 pub fn spawn_on<T: Send + 'static>(
@@ -23,6 +26,9 @@ pub fn spawn_on<T: Send + 'static>(
         if let Some(ns) = ns {
             netns::enter(&ns).map_err(std::io::Error::other)?;
         }
+        // Traffic generators get real-time priority too (below the forwarders'), so on a busy
+        // machine the offered load is what was asked for.
+        crate::sys::clock::make_realtime(PROBE_PRIORITY);
         Ok(f())
     })
 }
@@ -96,6 +102,7 @@ pub fn udp_ping(emu: &Emulator, count: usize, interval: Duration) -> std::io::Re
         let rs = s.try_clone()?;
         let sa = sent_at.clone();
         let receiver = std::thread::spawn(move || -> std::io::Result<Vec<u64>> {
+            crate::sys::clock::make_realtime(PROBE_PRIORITY);
             rs.set_read_timeout(Some(Duration::from_secs(3)))?;
             let mut buf = [0u8; 64];
             let mut rtts = Vec::with_capacity(count);

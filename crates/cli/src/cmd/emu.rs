@@ -133,9 +133,12 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DIR")]
     pcap: Option<PathBuf>,
     /// Spin for the last part of each wait instead of sleeping (default: measured timer
-    /// wake-up latency × 1.5, at least 20us).
+    /// wake-up latency × 2 + 10us, within 20us..2ms).
     #[arg(long, value_name = "DURATION")]
     spin: Option<String>,
+    /// Run the forwarding threads with normal instead of real-time (SCHED_FIFO) priority.
+    #[arg(long)]
+    no_realtime: bool,
 }
 
 #[derive(Args)]
@@ -649,6 +652,9 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
     let mut o = Options::new(link);
     o.event_log = out.log.clone();
     o.pcap_dir = out.pcap.clone();
+    if out.no_realtime {
+        o.realtime_priority = 0;
+    }
     if let Some(s) = &out.spin {
         o.spin_ns = Some(ns(parse_duration(s).context("--spin")?));
     }
