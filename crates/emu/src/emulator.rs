@@ -340,9 +340,10 @@ impl Emulator {
             if opts.naive {
                 let stop = emu.stop.clone();
                 let name = name.to_string();
+                let prio = opts.realtime_priority;
                 let h = std::thread::Builder::new()
                     .name(format!("naive {name}"))
-                    .spawn(move || crate::naive::run_reported(name, input, output, mtu, stop))
+                    .spawn(move || crate::naive::run_reported(name, input, output, mtu, stop, prio))
                     .map_err(io_err("starting forwarding thread"))?;
                 emu.threads.push(h);
                 continue;

@@ -49,7 +49,11 @@ pub fn run_reported(
     output: Arc<OwnedFd>,
     mtu: u32,
     stop: Arc<AtomicBool>,
+    realtime_priority: i32,
 ) -> crate::forward::DirectionReport {
+    if realtime_priority > 0 {
+        crate::sys::clock::make_realtime(realtime_priority);
+    }
     let n = Arc::new(AtomicU64::new(0));
     let t = std::time::Instant::now();
     forward(input, output, mtu, stop, n.clone());

@@ -294,6 +294,30 @@ fn tcp_through_100mbit_100ms_completes_at_a_sane_rate() {
 }
 
 #[test]
+fn two_instances_run_side_by_side() {
+    if !root_or_skip("two instances") {
+        return;
+    }
+    let _g = lock();
+    let mut l1 = LinkConfig::default();
+    both(&mut l1, |d| d.delay.delay_ns = 5_000_000);
+    let mut l2 = LinkConfig::default();
+    both(&mut l2, |d| d.delay.delay_ns = 15_000_000);
+    let e1 = start(l1);
+    let e2 = start(l2);
+    assert_ne!(e1.state().namespaces, e2.state().namespaces);
+    let mut r1 = udp_ping(&e1, 20, Duration::from_millis(2)).unwrap();
+    let mut r2 = udp_ping(&e2, 20, Duration::from_millis(2)).unwrap();
+    e1.stop().unwrap();
+    e2.stop().unwrap();
+    // Each instance applies its own delay: 10 ms and 30 ms RTT.
+    let (m1, m2) = (percentile(&mut r1, 0.5), percentile(&mut r2, 0.5));
+    eprintln!("two instances: RTT {m1} ns and {m2} ns");
+    assert!((10_000_000..11_000_000).contains(&m1), "{m1}");
+    assert!((30_000_000..31_000_000).contains(&m2), "{m2}");
+}
+
+#[test]
 fn normal_exit_removes_everything() {
     if !root_or_skip("cleanup normal") {
         return;

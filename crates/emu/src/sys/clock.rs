@@ -126,6 +126,10 @@ impl Waiter {
                 _ => {}
             }
         }
+        // The timer fires `spin_ns` early on purpose: the caller spins (polling) for the rest.
+        if wake == Wake::Deadline && deadline.is_some_and(|d| now_ns() < d) {
+            return Wake::Spurious;
+        }
         wake
     }
 
