@@ -227,7 +227,7 @@ impl DirectionConfig {
             }
         }
         if let Some(red) = &self.red {
-            if !(red.min_bytes < red.max_bytes) {
+            if red.min_bytes >= red.max_bytes {
                 return Err(err(
                     dir,
                     format!(
@@ -330,8 +330,10 @@ mod tests {
 
     #[test]
     fn refuses_impossible_settings() {
-        let mut c = LinkConfig::default();
-        c.mtu = 70_000;
+        let c = LinkConfig {
+            mtu: 70_000,
+            ..Default::default()
+        };
         assert!(c.validate().unwrap_err().message.contains("MTU"));
 
         let mut c = LinkConfig::default();

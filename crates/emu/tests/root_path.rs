@@ -24,7 +24,13 @@ fn root_or_skip(name: &str) -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{name}: needs root (network namespaces, TUN) and CI=true forbids skipping");
     }
-    eprintln!("SKIPPED {name}: needs root (network namespaces and TUN devices); run as root");
+    // Written to the stderr handle directly: the test harness captures eprintln! output of
+    // passing tests, and a skip must be visible.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED {name}: needs root (network namespaces and TUN devices); run as root"
+    );
     false
 }
 

@@ -43,12 +43,12 @@ use std::time::{Duration, Instant};
 pub enum EmuCommand {
     /// Two hosts (namespaces lh<pid>a, lh<pid>b) joined by the emulated path; runs until Ctrl-C,
     /// SIGTERM, --duration, or the end of CMD (run on host a).
-    Pair(PairArgs),
+    Pair(Box<PairArgs>),
     /// Run a command on host a or b of a running pair.
     Exec(ExecArgs),
     /// Run one command behind the emulated path (like mm-delay/mm-link); the host is reachable at
     /// $LONGHAUL_EMU_HOST.
-    Shell(ShellArgs),
+    Shell(Box<ShellArgs>),
     /// List running emulator instances.
     List,
     /// Remove namespaces and state files left by emulators that were killed.
@@ -198,8 +198,8 @@ pub struct BenchArgs {
 /// (after everything is cleaned up).
 pub fn run(cmd: EmuCommand) -> Result<()> {
     let code = match cmd {
-        EmuCommand::Pair(a) => pair(a)?,
-        EmuCommand::Shell(a) => shell(a)?,
+        EmuCommand::Pair(a) => pair(*a)?,
+        EmuCommand::Shell(a) => shell(*a)?,
         EmuCommand::Exec(a) => exec(a)?,
         EmuCommand::List => list().map(|_| 0)?,
         EmuCommand::Cleanup => cleanup().map(|_| 0)?,

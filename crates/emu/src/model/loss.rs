@@ -106,8 +106,7 @@ mod tests {
     /// 4 standard deviations of n·p (a false failure has probability < 1e-4).
     fn check_rate(cfg: LossConfig, n: u64, seed: u64) -> u64 {
         let mut m = LossModel::new(cfg, seed);
-        let lost = (0..n).filter(|_| m.lose()).count() as u64;
-        lost
+        (0..n).filter(|_| m.lose()).count() as u64
     }
 
     #[test]
