@@ -19,10 +19,15 @@ pub struct ThroughputRow {
     pub naive_bps: f64,
     /// Naive forwarder with the same real-time priority the emulator uses.
     pub naive_realtime_bps: f64,
+    /// The emulator at normal priority.
+    pub emulator_normal_bps: f64,
+    /// The emulator as it runs by default (real-time priority).
     pub emulator_bps: f64,
-    /// emulator / naive.
+    /// emulator (default) / naive (normal priority).
     pub ratio: f64,
-    /// emulator / naive at real-time priority.
+    /// Like for like: emulator / naive, both at normal priority.
+    pub ratio_normal: f64,
+    /// Like for like: emulator / naive, both at real-time priority.
     pub ratio_realtime: f64,
 }
 
@@ -39,18 +44,28 @@ pub struct BenchReport {
 impl BenchReport {
     /// A table for the terminal.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "{:>6} {:>11} {:>14} {:>14} {:>7} {:>10}\n",
-            "MTU", "naive Gb/s", "naive-RT Gb/s", "emulator Gb/s", "ratio", "ratio-RT"
+        let mut s = String::from(
+            "throughput of one kernel TCP flow, Gb/s (RT = SCHED_FIFO forwarders, the emulator's \
+             default)\n",
+        );
+        s += &format!(
+            "{:>6} {:>8} {:>9} {:>8} {:>8} {:>10} {:>13} {:>9}\n",
+            "MTU", "naive", "naive-RT", "emu", "emu-RT", "emu-RT/", "emu/naive", "emu-RT/"
+        );
+        s += &format!(
+            "{:>6} {:>8} {:>9} {:>8} {:>8} {:>10} {:>13} {:>9}\n",
+            "", "", "", "", "", "naive", "(both normal)", "naive-RT"
         );
         for r in &self.throughput {
             s += &format!(
-                "{:>6} {:>11.3} {:>14.3} {:>14.3} {:>7.2} {:>10.2}\n",
+                "{:>6} {:>8.3} {:>9.3} {:>8.3} {:>8.3} {:>10.2} {:>13.2} {:>9.2}\n",
                 r.mtu,
                 r.naive_bps / 1e9,
                 r.naive_realtime_bps / 1e9,
+                r.emulator_normal_bps / 1e9,
                 r.emulator_bps / 1e9,
                 r.ratio,
+                r.ratio_normal,
                 r.ratio_realtime
             );
         }
@@ -122,13 +137,18 @@ pub fn run(secs: Duration) -> Result<BenchReport, EmulatorError> {
             };
             d.delay.delay_ns = 1_000_000;
         }
+        let mut normal = Options::new(link.clone());
+        normal.realtime_priority = 0;
+        let (emu_normal_bps, _) = tcp_through(normal, secs)?;
         let (emu_bps, _) = tcp_through(Options::new(link), secs)?;
         rows.push(ThroughputRow {
             mtu,
             naive_bps,
             naive_realtime_bps: naive_rt_bps,
+            emulator_normal_bps: emu_normal_bps,
             emulator_bps: emu_bps,
             ratio: emu_bps / naive_bps,
+            ratio_normal: emu_normal_bps / naive_bps,
             ratio_realtime: emu_bps / naive_rt_bps,
         });
     }
