@@ -262,10 +262,21 @@ impl Emulator {
             wakeup_ns: 0,
             spin_ns: 0,
         };
-        emu.wakeup_ns = clock::calibrate_wakeup(9);
+        // Measured at the forwarders' own priority: a real-time thread is woken promptly even
+        // on a loaded machine, a normal one is not, and spinning an RT thread for long would run
+        // into the kernel's RT throttling (sched_rt_runtime_us) and stall it for tens of ms.
+        let prio = opts.realtime_priority;
+        emu.wakeup_ns = std::thread::spawn(move || {
+            if prio > 0 {
+                clock::make_realtime(prio);
+            }
+            clock::calibrate_wakeup(9)
+        })
+        .join()
+        .unwrap_or(0);
         emu.spin_ns = opts
             .spin_ns
-            .unwrap_or((2 * emu.wakeup_ns + 10_000).clamp(20_000, 2_000_000));
+            .unwrap_or((2 * emu.wakeup_ns + 10_000).clamp(20_000, 200_000));
         if emu.wakeup_ns > 100_000 {
             tracing::warn!(
                 "timer wake-ups on this machine are {} us late; spinning {} us before each                  release (costs CPU)",

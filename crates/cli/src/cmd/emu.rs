@@ -133,7 +133,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DIR")]
     pcap: Option<PathBuf>,
     /// Spin for the last part of each wait instead of sleeping (default: measured timer
-    /// wake-up latency × 2 + 10us, within 20us..2ms).
+    /// wake-up latency × 2 + 10us, within 20us..200us).
     #[arg(long, value_name = "DURATION")]
     spin: Option<String>,
     /// Run the forwarding threads with normal instead of real-time (SCHED_FIFO) priority.
