@@ -109,14 +109,16 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64) {
     let err = (got - rate_bps as f64) / rate_bps as f64;
     eprintln!(
         "rate {} Mb/s offered ×{offered}: sent {} received {} measured {:.3} Mb/s ({:+.3} %), \
-         queue drops {}, late p99 {} ns",
+         queue drops {}, late p99 {} ns max {} ns, TUN drops {:?}",
         rate_bps / 1_000_000,
         r.sent,
         r.received,
         got / 1e6,
         err * 100.0,
         c.dropped_queue_full,
-        s.directions[0].lateness.p99_ns
+        s.directions[0].lateness.p99_ns,
+        s.directions[0].lateness.max_ns,
+        s.tun_tx_dropped
     );
     assert!(err.abs() < 0.01, "rate error {:.3} % ≥ 1 %", err * 100.0);
     // Every packet is accounted for: delivered by the emulator = received by the host, and
