@@ -48,11 +48,41 @@ pub struct DirectionReport {
     pub counters: PathCounters,
     pub io: IoCounters,
     pub lateness: LatenessSummary,
+    /// Time from arrival to the last bit leaving the bottleneck (queueing + serialisation) of
+    /// delivered packets, in ms — DESIGN.md's `queue_delay_ms`.
+    pub queue_delay_ms: QueueDelay,
     pub elapsed_s: f64,
     /// Delivered IP bytes × 8 / elapsed.
     pub throughput_bps: f64,
     /// Capacity from the configuration (None = unlimited).
     pub capacity_bps: Option<f64>,
+    /// throughput / capacity (0 when unlimited).
+    pub utilization: f64,
+}
+
+/// Queueing-delay summary in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct QueueDelay {
+    pub mean: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl QueueDelay {
+    fn from_histogram(h: &Lateness) -> Self {
+        let s = h.summary();
+        if s.count == 0 {
+            return Self::default();
+        }
+        let p95 = h.quantile_ns(0.95);
+        Self {
+            mean: s.mean_ns / 1e6,
+            p95: p95 as f64 / 1e6,
+            p99: s.p99_ns as f64 / 1e6,
+            max: s.max_ns as f64 / 1e6,
+        }
+    }
 }
 
 /// Optional observers for one direction.
@@ -81,6 +111,10 @@ pub struct Direction {
     pub stop: Arc<AtomicBool>,
 }
 
+/// Histogram of queueing delays of delivered packets (same HDR histogram as lateness).
+#[derive(Default)]
+struct QueueDelayHist(Lateness);
+
 struct Packet {
     buf: Box<[u8]>,
     len: u32,
@@ -101,7 +135,12 @@ impl Direction {
             Ok(w) => w,
             Err(e) => {
                 tracing::error!("{}: cannot create timer: {e}", self.name);
-                return self.report(0.0, Lateness::default(), IoCounters::default());
+                return self.report(
+                    0.0,
+                    Lateness::default(),
+                    &QueueDelayHist::default(),
+                    IoCounters::default(),
+                );
             }
         };
         // Room for one MTU packet plus a byte to notice anything larger (counted as read error).
@@ -110,6 +149,7 @@ impl Direction {
         let mut pool: Vec<Box<[u8]>> = Vec::new();
         let mut line: crate::model::delay::DelayLine<Packet> = Default::default();
         let mut lateness = Lateness::default();
+        let mut qdelay = QueueDelayHist::default();
         let mut io = IoCounters::default();
         let rt_offset = crate::sys::clock::realtime_ns().saturating_sub(now_ns());
         let start = now_ns();
@@ -140,6 +180,7 @@ impl Direction {
                             &mut line,
                             &mut pool,
                             &mut io,
+                            &mut qdelay,
                             max_packets,
                         );
                     }
@@ -192,7 +233,7 @@ impl Direction {
         }
         io.in_flight_at_exit = line.len() as u64;
         let elapsed = (now_ns() - start) as f64 / 1e9;
-        self.report(elapsed, lateness, io)
+        self.report(elapsed, lateness, &qdelay, io)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -205,6 +246,7 @@ impl Direction {
         line: &mut crate::model::delay::DelayLine<Packet>,
         pool: &mut Vec<Box<[u8]>>,
         io: &mut IoCounters,
+        qdelay: &mut QueueDelayHist,
         max_packets: usize,
     ) {
         let outcome = self.model.on_arrival(now, len);
@@ -234,7 +276,8 @@ impl Direction {
         }
         match outcome.verdict {
             Verdict::Drop(_) => pool.push(buf),
-            Verdict::Deliver { release, .. } => {
+            Verdict::Deliver { release, departure } => {
+                qdelay.0.record(departure - now);
                 if line.len() >= max_packets {
                     io.dropped_memory += 1;
                     pool.push(buf);
@@ -252,19 +295,28 @@ impl Direction {
         }
     }
 
-    fn report(&self, elapsed_s: f64, lateness: Lateness, io: IoCounters) -> DirectionReport {
+    fn report(
+        &self,
+        elapsed_s: f64,
+        lateness: Lateness,
+        qdelay: &QueueDelayHist,
+        io: IoCounters,
+    ) -> DirectionReport {
         let c = *self.model.counters();
+        let throughput_bps = if elapsed_s > 0.0 {
+            c.delivered_bytes as f64 * 8.0 / elapsed_s
+        } else {
+            0.0
+        };
         DirectionReport {
+            queue_delay_ms: QueueDelay::from_histogram(&qdelay.0),
+            utilization: self.capacity_bps.map_or(0.0, |cap| throughput_bps / cap),
             direction: self.name.clone(),
             counters: c,
             io,
             lateness: lateness.summary(),
             elapsed_s,
-            throughput_bps: if elapsed_s > 0.0 {
-                c.delivered_bytes as f64 * 8.0 / elapsed_s
-            } else {
-                0.0
-            },
+            throughput_bps,
             capacity_bps: self.capacity_bps,
         }
     }

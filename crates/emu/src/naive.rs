@@ -67,6 +67,8 @@ pub fn run_reported(
         },
         io: Default::default(),
         lateness: Default::default(),
+        queue_delay_ms: Default::default(),
+        utilization: 0.0,
         elapsed_s: t.elapsed().as_secs_f64(),
         throughput_bps: 0.0,
         capacity_bps: None,

@@ -28,7 +28,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-/// Distribution of release lateness.
+/// Distribution of release lateness (also used for queueing delays: any nanosecond quantity).
 #[derive(Debug, Clone)]
 pub struct Lateness {
     hist: Histogram<u64>,
@@ -61,6 +61,15 @@ impl Lateness {
 
     pub fn merge(&mut self, other: &Lateness) {
         let _ = self.hist.add(&other.hist);
+    }
+
+    /// Value at quantile `q` (0 when empty).
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.value_at_quantile(q)
+        }
     }
 
     pub fn summary(&self) -> LatenessSummary {

@@ -174,6 +174,10 @@ fn burst_larger_than_queue_loses_exactly_the_excess() {
     assert_eq!(c.arrived_packets, 200);
     assert_eq!(r.received, 50);
     assert_eq!(c.dropped_queue_full, 150);
+    // The k-th admitted packet leaves the bottleneck k × 12 ms after the burst: the largest
+    // queueing delay is 50 × 12 = 600 ms (less the burst's own spread, under 1 ms; HDR ±0.1 %).
+    let q = s.directions[0].queue_delay_ms;
+    assert!((599.0..=601.0).contains(&q.max), "{q:?}");
 }
 
 #[test]
