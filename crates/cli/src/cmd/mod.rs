@@ -4,3 +4,4 @@ pub mod cc;
 pub mod compare;
 pub mod sim;
 pub mod kernel;
+pub mod emu;
