@@ -78,6 +78,7 @@ use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
 use crate::registry::Algorithm;
 use crate::time::Time;
+use crate::window::{reduce_to_threshold, restart_after_timeout, timeout_lowers_threshold};
 use std::time::Duration;
 
 /// Below this base RTT increments are applied at once (ns-2: pacing only when baseRTT ≥ 4 ms,
@@ -499,18 +500,17 @@ impl CongestionControl for Fast {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.cwnd * 0.5;
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
             self.pending = 0.0;
             self.phase = Phase::LossRecovery;
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-        }
-        self.cwnd = self.setup.clamp_cwnd(self.cfg.rto_cwnd);
+        let t = timeout_lowers_threshold(ev.consecutive).then_some(self.cwnd * 0.5);
+        let restart = self.cfg.rto_cwnd;
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, restart);
         self.pending = 0.0;
         self.phase = Phase::SlowStart;
     }
