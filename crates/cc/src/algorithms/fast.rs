@@ -446,7 +446,7 @@ impl CongestionControl for Fast {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         if ev.largest_acked >= self.round_end {
-            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.round_end = ev.next_packet.max(ev.largest_acked.saturating_add(1));
             self.acks_last_round = self.acks_this_round;
             self.acks_this_round = 0;
             self.update_round = !self.update_round;
@@ -1121,5 +1121,20 @@ mod tests {
             (cc.name(), cc.cwnd(), cc.phase()),
             ("fast", 10.0, "slow_start")
         );
+    }
+
+    #[test]
+    fn the_largest_packet_number_does_not_overflow_the_round_counter() {
+        let mut cc = fast_with(config("paper"), 10.0);
+        let top = AckEvent {
+            largest_acked: u64::MAX,
+            next_packet: 0,
+            ..ack_of(Time::from_millis(100), 0.1, 0, 0, 10.0, 10.0)
+        };
+        cc.on_ack(&top);
+        // The first sample sets baseRTT = avgRTT: no queue, so one MI step.
+        assert_eq!(cc.cwnd(), 11.0);
+        cc.on_ack(&top);
+        assert_eq!(cc.cwnd(), 12.0);
     }
 }

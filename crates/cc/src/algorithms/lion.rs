@@ -634,7 +634,7 @@ impl CongestionControl for Lion {
             if self.round_end != 0 {
                 self.end_round(ev.now);
             }
-            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.round_end = ev.next_packet.max(ev.largest_acked.saturating_add(1));
             self.round = RoundStats::new(ev.now);
         }
         if let Some(rtt) = ev.rtt {
@@ -668,7 +668,7 @@ impl CongestionControl for Lion {
             .round
             .cwnd_limited_acks
             .saturating_add(u32::from(ev.cwnd_limited));
-        self.round.acked_bytes += ev.acked_bytes;
+        self.round.acked_bytes = self.round.acked_bytes.saturating_add(ev.acked_bytes);
         self.update_cwnd();
     }
 
@@ -1159,5 +1159,23 @@ mod tests {
             "{e}"
         );
         assert!("lion:yield_rounds=2.5".parse::<CcSpec>().is_err());
+    }
+
+    #[test]
+    fn byte_and_packet_counters_at_the_top_of_their_range_do_not_overflow() {
+        let mut cc = lion();
+        let top = AckEvent {
+            acked_bytes: u64::MAX,
+            largest_acked: u64::MAX,
+            rtt: Some(Duration::from_millis(100)),
+            ..crate::testkit::ack(1)
+        };
+        cc.on_ack(&top);
+        // The first RTT sample sets the rate to the initial window per RTT: 10 · 1448 / 0.1 s.
+        assert_eq!(cc.pacing_rate(), Some(144_800));
+        // The round ends at packet u64::MAX, so the next ACK of it closes a clear, window-limited
+        // startup round: the rate doubles.
+        cc.on_ack(&top);
+        assert_eq!(cc.pacing_rate(), Some(289_600));
     }
 }

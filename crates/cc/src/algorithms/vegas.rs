@@ -281,7 +281,7 @@ impl CongestionControl for Vegas {
             let rtt = rtt.max(Duration::from_nanos(1));
             self.base_rtt = self.base_rtt.min(rtt);
             self.round_min_rtt = self.round_min_rtt.min(rtt);
-            self.round_samples += 1;
+            self.round_samples = self.round_samples.saturating_add(1);
         }
         if ev.in_recovery {
             self.enabled = false;
