@@ -888,7 +888,9 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate(&self) -> Option<u64> {
-        Some(self.pacing_rate as u64)
+        // At least 1 byte/s: an absurd RTT or delivery sample (hours per packet) must not round
+        // the rate to zero, which a transport would take as "never send again".
+        Some((self.pacing_rate as u64).max(1))
     }
 
     fn max_burst(&self) -> Option<u32> {
@@ -1514,5 +1516,14 @@ mod tests {
         // Without rate samples nothing is learned: STARTUP grows by the packets acked.
         assert_eq!(cc.mode(), Mode::Startup);
         assert_eq!(cc.cwnd(), 12.0);
+    }
+
+    #[test]
+    fn an_absurd_rtt_sample_does_not_round_the_pacing_rate_to_zero() {
+        let mut cc = bbr(1);
+        // 2^64 ns, about 584 years: high_gain · 10 · 1448 B / 1.8e10 s ≈ 2e-6 B/s.
+        cc.on_ack(&ack_rtt(Time::ZERO, 0, Duration::from_nanos(u64::MAX)));
+        assert!(cc.pacing_rate < 1e-5, "{}", cc.pacing_rate);
+        assert_eq!(cc.pacing_rate(), Some(1));
     }
 }

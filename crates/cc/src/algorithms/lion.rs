@@ -719,7 +719,9 @@ impl CongestionControl for Lion {
     }
 
     fn pacing_rate(&self) -> Option<u64> {
-        (self.rate > 0.0).then_some(self.rate as u64)
+        // At least 1 byte/s once set: an absurd RTT sample (hours per window) must not round the
+        // rate to zero, which a transport would take as "never send again".
+        (self.rate > 0.0).then_some((self.rate as u64).max(1))
     }
 
     fn max_burst(&self) -> Option<u32> {
@@ -1177,5 +1179,17 @@ mod tests {
         // startup round: the rate doubles.
         cc.on_ack(&top);
         assert_eq!(cc.pacing_rate(), Some(289_600));
+    }
+
+    #[test]
+    fn an_absurd_rtt_sample_does_not_round_the_pacing_rate_to_zero() {
+        let mut cc = lion();
+        // 2^64 ns, about 584 years: 10 · 1448 B / 1.8e10 s ≈ 8e-7 B/s.
+        cc.on_ack(&AckEvent {
+            rtt: Some(Duration::from_nanos(u64::MAX)),
+            ..crate::testkit::ack(1)
+        });
+        assert!(cc.rate < 1e-5, "{}", cc.rate);
+        assert_eq!(cc.pacing_rate(), Some(1));
     }
 }
