@@ -30,7 +30,8 @@
 //!   `[α, β)` freezes the window (a Vegas-like dead band); with `β = α` the update always runs.
 //! - `loss_recovery`: the first loss of a window halves cwnd and ssthresh, as Reno; the window does
 //!   not move until recovery ends. A retransmission timeout sets cwnd to `rto_cwnd` (2, as ns-2's
-//!   `slowstart_`), halves ssthresh and returns to `slow_start`.
+//!   `slowstart_`), halves ssthresh (on the first timeout of a series only, so a backed-off timer
+//!   does not halve it again) and returns to `slow_start`.
 //!
 //! Updates happen at most once per `update_period` and, as in the Linux prototype and ns-2 v1.1.3,
 //! only during every other round trip (rounds are counted by packet number: acknowledging a
