@@ -326,8 +326,11 @@ mod tests {
             assert_eq!(s.cwnd(), r.cwnd());
         }
         assert_eq!(s.phase(), "legacy_avoidance");
-        // Ten ACKs at 10 packets add about one packet (1/10 + 1/10.1 + …), not 10 × 0.01.
-        assert!((s.cwnd() - 10.9586).abs() < 1e-4, "{}", s.cwnd());
+        // Ten ACKs at 10 packets add about one packet (1/10 + 1/10.1 + …), not 10 × 0.01:
+        // Reno's w += 1/w, ten times.
+        let reno = (0..10).fold(10.0_f64, |w, _| w + 1.0 / w);
+        assert!((reno - 10.9586).abs() < 1e-4);
+        assert_eq!(s.cwnd(), reno);
     }
 
     #[test]
