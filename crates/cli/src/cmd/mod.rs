@@ -2,6 +2,6 @@
 
 pub mod cc;
 pub mod compare;
-pub mod sim;
-pub mod kernel;
 pub mod emu;
+pub mod kernel;
+pub mod sim;
