@@ -20,12 +20,18 @@ enum Command {
     /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
     #[command(subcommand)]
     Cc(cmd::cc::CcCommand),
+    /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
+    Compare(cmd::compare::CompareArgs),
+    /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
+    Sim(cmd::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,5 @@
 //! One module per subcommand.
 
 pub mod cc;
+pub mod compare;
+pub mod sim;
