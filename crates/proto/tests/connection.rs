@@ -354,3 +354,35 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
         w / 2.0
     );
 }
+
+#[test]
+fn a_listening_server_never_times_out_but_an_idle_connection_does() {
+    let cfg = Config {
+        idle_timeout: Some(Duration::from_secs(120)),
+        ..reno(10.0, false)
+    };
+    let s = Connection::new(cfg.clone(), Side::Server, ms(0)).unwrap();
+    assert_eq!(
+        s.poll_timeout(),
+        None,
+        "a server waits for its client as long as it takes"
+    );
+    let (mut c, mut s) = established(cfg.clone(), cfg);
+    // Nothing is sent after the handshake: both ends close 120 s after they last heard.
+    assert_eq!(c.poll_timeout(), Some(ms(100) + Duration::from_secs(120)));
+    assert_eq!(s.poll_timeout(), Some(ms(50) + Duration::from_secs(120)));
+    c.handle_timeout(ms(100) + Duration::from_secs(120));
+    assert_eq!(
+        c.close_reason().map(|r| r.code),
+        Some(longhaul_proto::CloseCode::TimedOut)
+    );
+    let mut buf = vec![0u8; 64];
+    assert_eq!(
+        c.poll_transmit(ms(200_000), &mut buf).unwrap().kind,
+        PacketKind::Close
+    );
+    assert!(c.is_closed());
+    s.handle_packet(ms(200_050), &buf[..3]).unwrap();
+    assert!(s.is_closed());
+    assert_eq!(c.stats().rtt_samples, 1);
+}
