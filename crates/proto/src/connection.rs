@@ -24,6 +24,12 @@
 //! reduction per window); a retransmission timeout marks everything in flight lost, calls
 //! `on_rto` and starts a recovery period; ECN-CE echoes call `on_ecn` under the same
 //! once-per-window rule. The window is `cc.cwnd() × mss` bytes of payload in flight.
+//!
+//! Known simplifications: the packet threshold is fixed at 3 (no RACK reordering-window
+//! adaptation, RFC 8985 §6.2), so heavy reordering causes spurious retransmissions and window
+//! reductions, as in TCP without RACK; a late ACK of a packet already declared lost does not
+//! undo the reduction (no F-RTO/Eifel); there is no persistent-congestion rule (RFC 9002 §7.6)
+//! beyond the retransmission timeout itself.
 
 use crate::config::Config;
 use crate::error::{ConfigError, PacketError};
