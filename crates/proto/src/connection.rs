@@ -24,6 +24,12 @@
 //! reduction per window); a retransmission timeout marks everything in flight lost, calls
 //! `on_rto` and starts a recovery period; ECN-CE echoes call `on_ecn` under the same
 //! once-per-window rule. The window is `cc.cwnd() × mss` bytes of payload in flight.
+//!
+//! Known simplifications: the packet threshold is fixed at 3 (no RACK reordering-window
+//! adaptation, RFC 8985 §6.2), so heavy reordering causes spurious retransmissions and window
+//! reductions, as in TCP without RACK; a late ACK of a packet already declared lost does not
+//! undo the reduction (no F-RTO/Eifel); there is no persistent-congestion rule (RFC 9002 §7.6)
+//! beyond the retransmission timeout itself.
 
 use crate::config::Config;
 use crate::error::{ConfigError, PacketError};
@@ -409,6 +415,7 @@ impl Connection {
                         });
                     }
                     self.rtt.update(now - echo, Duration::ZERO);
+                    self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;
                     self.rto_backoff = 0;
@@ -448,12 +455,14 @@ impl Connection {
         let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
         self.stats.packets_received += 1;
         self.stats.bytes_received += new;
-        if ce {
-            self.ack.ce_count += 1;
-        }
         let arrival = self.ack.on_packet(now, h.packet_number, h.timestamp_us);
         if new == 0 && (h.len > 0 || arrival == Arrival::Duplicate) {
             self.stats.duplicate_packets += 1;
+        }
+        if ce {
+            // Echo congestion promptly (RFC 3168 §6.1.3), like an out-of-order arrival.
+            self.ack.ce_count += 1;
+            self.ack.request_immediate();
         }
         Ok(())
     }
@@ -475,6 +484,12 @@ impl Connection {
                 now_us: now.as_micros(),
             });
         }
+        if a.cumulative > self.stream.sent_end() {
+            return Err(PacketError::CumulativeBeyondSent {
+                cumulative: a.cumulative,
+                sent: self.stream.sent_end(),
+            });
+        }
         self.stats.acks_received += 1;
         self.peer_max_offset = self.peer_max_offset.max(a.max_offset);
         self.stream.on_cumulative(a.cumulative);
@@ -482,6 +497,7 @@ impl Connection {
         self.peer_ce_count = self.peer_ce_count.max(a.ce_count);
 
         let prior_in_flight = self.sent.bytes_in_flight;
+        let prior_cwnd = self.cwnd_bytes();
         let mut acked_packets = 0u32;
         let mut acked_bytes = 0u64;
         let mut newest: Option<(u64, SentPacket)> = None;
@@ -498,7 +514,7 @@ impl Connection {
                         self.stream.on_acked(p.chunk);
                     }
                     self.rate.on_acked(&p, now);
-                    if newest.map_or(true, |(n, _)| pn > n) {
+                    if newest.is_none_or(|(n, _)| pn > n) {
                         newest = Some((pn, p));
                     }
                 }
@@ -516,18 +532,34 @@ impl Connection {
                 now - echo,
                 Duration::from_micros(a.ack_delay_us).min(max_delay),
             );
+            self.stats.rtt_samples += 1;
         }
         self.rto_backoff = 0;
         self.stats.bytes_acked += acked_bytes;
 
         self.detect_losses(now);
 
+        if new_ce > 0 {
+            let first = self
+                .recovery_start
+                .is_none_or(|start| newest_packet.time_sent > start);
+            if first {
+                self.recovery_start = Some(now);
+                self.stats.congestion_events += 1;
+            }
+            self.cc.on_ecn(&EcnEvent {
+                now,
+                ce_packets: new_ce.min(u32::MAX as u64) as u32,
+                bytes_in_flight: self.sent.bytes_in_flight,
+                first_in_window: first,
+            });
+        }
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
             .is_some_and(|start| newest_packet.time_sent <= start);
         let cwnd_limited =
-            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= self.cwnd_bytes();
+            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
         self.cc.on_ack(&AckEvent {
             now,
             acked_packets,
@@ -542,21 +574,6 @@ impl Connection {
             in_recovery,
             cwnd_limited,
         });
-        if new_ce > 0 {
-            let first = self
-                .recovery_start
-                .map_or(true, |start| newest_packet.time_sent > start);
-            if first {
-                self.recovery_start = Some(now);
-                self.stats.congestion_events += 1;
-            }
-            self.cc.on_ecn(&EcnEvent {
-                now,
-                ce_packets: new_ce.min(u32::MAX as u64) as u32,
-                bytes_in_flight: self.sent.bytes_in_flight,
-                first_in_window: first,
-            });
-        }
         Ok(())
     }
 
@@ -577,7 +594,7 @@ impl Connection {
         self.stats.packets_lost += lost.packets as u64;
         let first = self
             .recovery_start
-            .map_or(true, |start| lost.largest_time_sent > start);
+            .is_none_or(|start| lost.largest_time_sent > start);
         if first {
             self.recovery_start = Some(now);
             self.stats.congestion_events += 1;
@@ -631,7 +648,13 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        let idle = self.config.idle_timeout.map(|d| self.last_received + d);
+        // Only an established connection can go idle: a listening server has nothing to time
+        // out, and a connecting client is governed by the handshake's retransmission limit.
+        let idle = self
+            .config
+            .idle_timeout
+            .filter(|_| self.state == State::Established)
+            .map(|d| self.last_received + d);
         [
             self.rto_deadline(),
             self.loss_time,
@@ -649,10 +672,11 @@ impl Connection {
         if self.state == State::Closed {
             return;
         }
-        if self
-            .config
-            .idle_timeout
-            .is_some_and(|d| now >= self.last_received + d)
+        if self.state == State::Established
+            && self
+                .config
+                .idle_timeout
+                .is_some_and(|d| now >= self.last_received + d)
         {
             self.close_with(CloseCode::TimedOut);
             return;

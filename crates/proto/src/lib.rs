@@ -41,6 +41,20 @@
 //! for `is_send_complete()`; the receiver reads until `is_recv_finished()`. Either may then
 //! `close()`.
 //!
+//! **Notes for drivers**
+//! - Errors from `handle_packet` are never fatal: the datagram is ignored (and counted in
+//!   `Stats::packets_rejected`). After the connection closed every datagram gets
+//!   `PacketError::Closed`.
+//! - `Transmit::wire_len` is the UDP payload. Add [`IP_UDP_OVERHEAD`] (28 bytes) for the IP
+//!   packet; [`Config::mss_for_mtu`] gives the mss whose packets fill an MTU exactly.
+//! - `Config::idle_timeout` (default 120 s) closes an *established* connection that has heard
+//!   nothing for that long; a listening server never times out. Set it to `None` for flows that
+//!   may pause longer (on/off traffic in a simulation).
+//! - Timestamps on the wire are microseconds of the sender's own clock (only echoed back, so
+//!   the two ends need no common epoch); RTT samples are exact to 1 µs.
+//! - Integrity is the UDP checksum's job: a damaged datagram that still decodes (a flipped
+//!   payload byte or timestamp) is not detected here.
+//!
 //! Modules, one concept each: [`packet`] (wire format), `sent` (in-flight records), `stream`
 //! (send buffer and chunks), `loss` (loss detection), [`rtt`] (RTT estimator and RTO),
 //! [`pacer`], `rate` (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
@@ -60,7 +74,7 @@ mod sent;
 pub mod stats;
 mod stream;
 
-pub use config::Config;
+pub use config::{Config, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use longhaul_cc::Time;
