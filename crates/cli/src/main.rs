@@ -20,6 +20,10 @@ enum Command {
     /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
     #[command(subcommand)]
     Cc(cmd::cc::CcCommand),
+    /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
+    Compare(cmd::compare::CompareArgs),
+    /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
+    Sim(cmd::sim::SimArgs),
     /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
     #[command(subcommand)]
     Kernel(cmd::kernel::KernelCommand),
@@ -29,6 +33,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
         Command::Kernel(c) => cmd::kernel::run(c),
     };
     match result {

@@ -1,1 +1,69 @@
-//! Placeholder until the transport lands.
+//! # longhaul-proto: the reliable transport as a sans-IO state machine
+//!
+//! One [`Connection`] is one endpoint of a reliable byte stream (in each direction) with
+//! pluggable congestion control from `longhaul-cc`. It never reads a clock, touches a socket or
+//! allocates per packet in steady state; the simulator drives it in virtual time and the UDP
+//! transport in real time, through the same calls (in the style of quinn-proto):
+//!
+//! ```text
+//! Connection::new(config: Config, side: Side, now: Time) -> Result<Connection, ConfigError>
+//!
+//! // network side (the driver)
+//! handle_packet(&mut self, now: Time, datagram: &[u8]) -> Result<(), PacketError>
+//! handle_packet_ecn(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError>
+//! poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit>   // call until None
+//! poll_timeout(&self) -> Option<Time>                                         // then sleep until
+//! handle_timeout(&mut self, now: Time)                                        // ... and call this
+//!
+//! // application side
+//! write(&mut self, &[u8]) -> usize            read(&mut self, &mut [u8]) -> usize      (real mode)
+//! write_synthetic(&mut self, u64) -> u64      read_synthetic(&mut self) -> u64        (synthetic)
+//! finish(&mut self)                           // end of the local stream
+//! close(&mut self)                            // close now (sends a close packet)
+//! readable(), is_recv_finished(), is_send_complete(), send_buffered(),
+//! is_established(), is_closed(), close_reason(), stats() -> Stats, cc() -> &dyn CongestionControl,
+//! config(), side(), scoreboard_work()
+//! ```
+//!
+//! A driver's loop: after every `handle_packet`, `handle_timeout`, `write` or `read`, call
+//! `poll_transmit` until it returns `None` and send what it produced; then wake up at
+//! `poll_timeout()` (which includes the pacer's next release time) and call `handle_timeout`.
+//! `poll_transmit` needs a buffer of at least [`Config::max_datagram_size`] bytes.
+//!
+//! **Synthetic mode** (`Config::synthetic`, both ends alike, checked in the handshake): data
+//! packets carry their header and payload length but no payload bytes, the application side
+//! counts bytes with `write_synthetic`/`read_synthetic`, and no payload byte is stored or copied.
+//! [`Transmit::len`] is the encoded length (what is in the buffer) and [`Transmit::wire_len`]
+//! the length the packet has on the wire (what a link should serialize and a queue should
+//! count). In real mode the two are equal.
+//!
+//! **Graceful end of a transfer**: the sender calls `finish()` after its last write and waits
+//! for `is_send_complete()`; the receiver reads until `is_recv_finished()`. Either may then
+//! `close()`.
+//!
+//! Modules, one concept each: [`packet`] (wire format), `sent` (in-flight records), `stream`
+//! (send buffer and chunks), `loss` (loss detection), [`rtt`] (RTT estimator and RTO),
+//! [`pacer`], `rate` (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
+//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`].
+
+pub mod config;
+pub mod connection;
+pub mod error;
+mod loss;
+pub mod pacer;
+pub mod packet;
+mod rate;
+mod reassembly;
+mod recv;
+pub mod rtt;
+mod sent;
+pub mod stats;
+mod stream;
+
+pub use config::Config;
+pub use connection::{CloseReason, Connection, Side, Transmit};
+pub use error::{ConfigError, PacketError};
+pub use longhaul_cc::Time;
+pub use loss::PACKET_THRESHOLD;
+pub use packet::{CloseCode, PacketKind};
+pub use stats::Stats;

@@ -1,4 +1,6 @@
 //! One module per subcommand.
 
 pub mod cc;
+pub mod compare;
+pub mod sim;
 pub mod kernel;

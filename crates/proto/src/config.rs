@@ -1,0 +1,96 @@
+//! Connection configuration.
+
+use crate::error::ConfigError;
+use crate::packet::{DATA_HEADER_LEN, MAX_PAYLOAD};
+use longhaul_cc::{CcSpec, Setup};
+use std::time::Duration;
+
+/// Everything a [`crate::Connection`] is created with. Both ends must agree on `synthetic`
+/// (checked in the handshake); every other field is local.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Payload bytes per full data packet. A data packet is `mss + DATA_HEADER_LEN` (29) bytes.
+    pub mss: u32,
+    /// The congestion controller and its parameters.
+    pub cc: CcSpec,
+    /// The controller's setup; its `mss` is overwritten with [`Config::mss`].
+    pub setup: Setup,
+    /// Acknowledge at least every this many data packets (RFC 9000: 2).
+    pub ack_every: u32,
+    /// Longest a receiver holds back an ACK (RFC 9000's default `max_ack_delay`: 25 ms).
+    pub max_ack_delay: Duration,
+    /// Bytes the receiver buffers beyond what the application has read (flow control). Must be
+    /// at least the bandwidth-delay product, or the receive window limits the transfer.
+    pub recv_window: u64,
+    /// Bytes of unacknowledged plus unsent data the sender buffers; `write` accepts no more.
+    pub send_buffer: u64,
+    /// Retransmission timeout before the first RTT sample (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Smallest retransmission timeout (Linux `TCP_RTO_MIN`: 200 ms).
+    pub min_rto: Duration,
+    /// Largest retransmission timeout (RFC 6298 §2.5: at least 60 s).
+    pub max_rto: Duration,
+    /// Consecutive timeouts after which the connection gives up (Linux `tcp_retries2`: 15).
+    pub max_rtos: u32,
+    /// Close when nothing has been received for this long (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Data packets carry lengths but no payload bytes (for the simulator).
+    pub synthetic: bool,
+}
+
+impl Config {
+    /// Defaults with the given controller.
+    pub fn new(cc: CcSpec) -> Config {
+        Config {
+            mss: 1448,
+            cc,
+            setup: Setup::default(),
+            ack_every: 2,
+            max_ack_delay: Duration::from_millis(25),
+            recv_window: 64 << 20,
+            send_buffer: 64 << 20,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            max_rtos: 15,
+            idle_timeout: Some(Duration::from_secs(120)),
+            synthetic: false,
+        }
+    }
+
+    /// The largest datagram this configuration produces (a full data packet); `poll_transmit`
+    /// needs a buffer at least this large.
+    pub fn max_datagram_size(&self) -> usize {
+        self.mss as usize + DATA_HEADER_LEN
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(64..=MAX_PAYLOAD).contains(&self.mss) {
+            return Err(ConfigError::Mss(self.mss));
+        }
+        let min = |name, min: u64, value: u64| {
+            if value < min {
+                Err(ConfigError::TooSmall { name, min, value })
+            } else {
+                Ok(())
+            }
+        };
+        min("ack_every", 1, self.ack_every as u64)?;
+        min("recv_window (bytes)", self.mss as u64, self.recv_window)?;
+        min("send_buffer (bytes)", self.mss as u64, self.send_buffer)?;
+        min("max_rtos", 1, self.max_rtos as u64)?;
+        min(
+            "initial_rto (µs)",
+            1000,
+            self.initial_rto.as_micros() as u64,
+        )?;
+        Ok(())
+    }
+}
+
+impl Default for Config {
+    /// Reno with its default parameters.
+    fn default() -> Config {
+        Config::new(CcSpec::default_for("reno").expect("reno is always registered"))
+    }
+}

@@ -1,0 +1,939 @@
+//! The connection: one endpoint of a reliable, congestion-controlled byte stream in each
+//! direction, as a sans-IO state machine.
+//!
+//! The driver (simulator, UDP transport, test) owns time and the network. It hands datagrams in
+//! with [`Connection::handle_packet`], drains datagrams out with [`Connection::poll_transmit`]
+//! until it returns `None`, asks [`Connection::poll_timeout`] when to come back, and calls
+//! [`Connection::handle_timeout`] then. The application side writes and reads the stream.
+//!
+//! Life cycle: the client sends a handshake carrying its receive window and mode; the server
+//! answers with its own and is established at once; the client is established when the answer
+//! arrives (its RTT is the first sample). Lost handshakes are resent on the retransmission timer
+//! with backoff. Either side may then send data. `finish` ends the local stream (the last data
+//! packet carries a fin); `close` sends a close packet and ends the connection at once.
+//!
+//! Sending, per `poll_transmit`: a pending close, then a handshake, then an ACK if the ACK
+//! policy says one is due, then data — a queued retransmission before new data — while bytes in
+//! flight are below the congestion window, the pacer releases the packet and the peer's window
+//! has room. ACKs and handshakes are neither paced nor counted in flight.
+//!
+//! Congestion-control integration: every data packet is reported with `on_sent`; every ACK that
+//! newly acknowledges data produces one `AckEvent` (after the losses it revealed were reported
+//! with `on_loss`, so `in_recovery` is already accurate); a loss is `first_in_window` when the
+//! largest lost packet was sent after the current recovery period began (RFC 9002 §7.3.2: one
+//! reduction per window); a retransmission timeout marks everything in flight lost, calls
+//! `on_rto` and starts a recovery period; ECN-CE echoes call `on_ecn` under the same
+//! once-per-window rule. The window is `cc.cwnd() × mss` bytes of payload in flight.
+
+use crate::config::Config;
+use crate::error::{ConfigError, PacketError};
+use crate::loss::detect_lost;
+use crate::pacer::{Pacer, DEFAULT_BURST};
+use crate::packet::{
+    self, AckFields, CloseCode, DataHeader, Handshake, Packet, PacketKind, DATA_HEADER_LEN,
+};
+use crate::rate::DeliveryRate;
+use crate::reassembly::Reassembly;
+use crate::recv::{AckState, Arrival};
+use crate::rtt::RttEstimator;
+use crate::sent::{PacketState, SentPacket, SentPackets};
+use crate::stats::Stats;
+use crate::stream::SendStream;
+use longhaul_cc::{AckEvent, CongestionControl, EcnEvent, LossEvent, RtoEvent, SentEvent, Time};
+use std::time::Duration;
+
+/// Which end of the connection this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Starts the handshake.
+    Client,
+    /// Waits for it.
+    Server,
+}
+
+/// One datagram produced by [`Connection::poll_transmit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Bytes written to the buffer: the datagram to hand to the network.
+    pub len: usize,
+    /// Bytes the datagram occupies on the wire (UDP payload): `len` plus the payload elided in
+    /// synthetic mode. Equal to `len` in real mode.
+    pub wire_len: usize,
+    pub kind: PacketKind,
+    /// The data packet's number.
+    pub packet_number: Option<u64>,
+    /// A data packet resending earlier data.
+    pub retransmission: bool,
+}
+
+/// Why the connection closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseReason {
+    pub code: CloseCode,
+    /// True if the peer closed (its close packet arrived).
+    pub by_peer: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Client: handshake sent, no answer yet.
+    Connecting,
+    /// Server: waiting for a handshake.
+    Listening,
+    Established,
+    Closed,
+}
+
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            State::Connecting => "connecting",
+            State::Listening => "listening",
+            State::Established => "established",
+            State::Closed => "closed",
+        }
+    }
+}
+
+/// A packet number farther than this above the largest received is rejected.
+const MAX_PN_JUMP: u64 = 1 << 32;
+/// Chunk id used by window probes, which carry no stream data.
+const PROBE_CHUNK: u64 = u64::MAX;
+
+/// One endpoint. See the module documentation.
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    side: Side,
+    state: State,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    sent: SentPackets,
+    stream: SendStream,
+    rate: DeliveryRate,
+    pacer: Pacer,
+    ack: AckState,
+    recv: Reassembly,
+    /// The peer's flow-control limit.
+    peer_max_offset: u64,
+    /// CE marks the peer has echoed so far.
+    peer_ce_count: u64,
+    /// A handshake (request or answer) should be sent.
+    handshake_pending: bool,
+    handshake_sent_at: Option<Time>,
+    /// Timestamp of the peer's handshake, echoed in the answer.
+    handshake_echo_us: u64,
+    /// Consecutive retransmission timeouts (the backoff exponent).
+    rto_backoff: u32,
+    /// When the time threshold declares the next packet lost.
+    loss_time: Option<Time>,
+    last_ack_eliciting_sent: Option<Time>,
+    recovery_start: Option<Time>,
+    /// The sender last stopped because the window was full (not for lack of data).
+    cwnd_blocked: bool,
+    app_limited_notified: bool,
+    /// A window probe (zero-length data packet) may go out regardless of the window.
+    probe_pending: bool,
+    /// When the pacer next releases a packet, if it is what holds data back.
+    pacing_release: Option<Time>,
+    close_pending: Option<CloseCode>,
+    close_reason: Option<CloseReason>,
+    last_received: Time,
+    stats: Stats,
+}
+
+impl Connection {
+    /// A new endpoint at `now`. The client's first `poll_transmit` sends the handshake.
+    pub fn new(mut config: Config, side: Side, now: Time) -> Result<Connection, ConfigError> {
+        config.validate()?;
+        config.setup.mss = config.mss;
+        let cc = config.cc.build(&config.setup)?;
+        Ok(Connection {
+            side,
+            state: match side {
+                Side::Client => State::Connecting,
+                Side::Server => State::Listening,
+            },
+            cc,
+            rtt: RttEstimator::new(config.initial_rto),
+            sent: SentPackets::new(),
+            stream: SendStream::new(config.synthetic, config.send_buffer),
+            rate: DeliveryRate::default(),
+            pacer: Pacer::new(),
+            ack: AckState::new(config.ack_every, config.max_ack_delay),
+            recv: Reassembly::new(config.synthetic, config.recv_window),
+            peer_max_offset: 0,
+            peer_ce_count: 0,
+            handshake_pending: side == Side::Client,
+            handshake_sent_at: None,
+            handshake_echo_us: 0,
+            rto_backoff: 0,
+            loss_time: None,
+            last_ack_eliciting_sent: None,
+            recovery_start: None,
+            cwnd_blocked: false,
+            app_limited_notified: false,
+            probe_pending: false,
+            pacing_release: None,
+            close_pending: None,
+            close_reason: None,
+            last_received: now,
+            stats: Stats::default(),
+            config,
+        })
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Application side
+    // ----------------------------------------------------------------------------------------
+
+    /// Queue bytes for sending (real mode); returns how many fit in the send buffer.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.state == State::Closed {
+            return 0;
+        }
+        self.stream.write(data)
+    }
+
+    /// Queue `n` bytes of synthetic data; returns how many fit in the send buffer.
+    pub fn write_synthetic(&mut self, n: u64) -> u64 {
+        if self.state == State::Closed {
+            return 0;
+        }
+        self.stream.write_synthetic(n)
+    }
+
+    /// End the local stream: no more writes; the peer sees the end after the last byte.
+    pub fn finish(&mut self) {
+        self.stream.finish();
+    }
+
+    /// Read received bytes in order (real mode); returns the count (0 if none are ready).
+    pub fn read(&mut self, out: &mut [u8]) -> usize {
+        let n = self.recv.read(out);
+        self.after_read(n as u64);
+        n
+    }
+
+    /// Consume every received in-order byte (synthetic mode); returns the count.
+    pub fn read_synthetic(&mut self) -> u64 {
+        let n = self.recv.read_synthetic();
+        self.after_read(n);
+        n
+    }
+
+    fn after_read(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let before = self.recv.max_offset() - n;
+        self.stats.bytes_delivered += n;
+        // Advertise the larger window when a quarter of it has been freed since... well, since
+        // the last read that crossed a quarter boundary: cheap, and never silent for long.
+        let quarter = (self.config.recv_window / 4).max(1);
+        if before / quarter != self.recv.max_offset() / quarter {
+            self.ack.request_immediate();
+        }
+    }
+
+    /// Bytes ready to be read.
+    pub fn readable(&self) -> u64 {
+        self.recv.readable()
+    }
+
+    /// The peer finished its stream and the application has read all of it.
+    pub fn is_recv_finished(&self) -> bool {
+        self.recv.is_finished()
+    }
+
+    /// `finish` was called and the peer acknowledged every byte and the end of the stream.
+    pub fn is_send_complete(&self) -> bool {
+        self.stream.all_acked()
+    }
+
+    /// Bytes written and not yet acknowledged.
+    pub fn send_buffered(&self) -> u64 {
+        self.stream.written() - self.stream.acked_offset()
+    }
+
+    /// Close now: a close packet goes out with the next `poll_transmit`, then the connection is
+    /// closed. Unacknowledged data is abandoned (call `finish` and wait for
+    /// `is_send_complete` first for a graceful end).
+    pub fn close(&mut self) {
+        if self.state != State::Closed && self.close_pending.is_none() {
+            self.close_pending = Some(CloseCode::Application);
+            self.close_reason = Some(CloseReason {
+                code: CloseCode::Application,
+                by_peer: false,
+            });
+        }
+    }
+
+    /// The connection is closed (locally, by the peer, or by a timeout) and its close packet,
+    /// if any, has been sent.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed && self.close_pending.is_none()
+    }
+
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.close_reason
+    }
+
+    /// Both ends have exchanged handshakes (as far as this end knows).
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The congestion controller, to read its state.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// Counters and current estimates.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats;
+        s.srtt_us = self.rtt.srtt().map_or(0, |d| d.as_micros() as u64);
+        s.min_rtt_us = self.rtt.min_rtt().map_or(0, |d| d.as_micros() as u64);
+        s.rttvar_us = self.rtt.rttvar().as_micros() as u64;
+        s.latest_rtt_us = self.rtt.latest().as_micros() as u64;
+        s.cwnd_packets = self.cc.cwnd();
+        s.cwnd_bytes = self.cwnd_bytes();
+        s.ssthresh_packets = self.cc.ssthresh();
+        s.pacing_rate = self.pacing_rate().unwrap_or(0);
+        s.bytes_in_flight = self.sent.bytes_in_flight;
+        s.packets_in_flight = self.sent.packets_in_flight;
+        s
+    }
+
+    /// Records visited by ACK processing and loss detection so far (a work counter, for
+    /// checking that per-packet cost stays constant).
+    pub fn scoreboard_work(&self) -> u64 {
+        self.sent.work
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Driver side: input
+    // ----------------------------------------------------------------------------------------
+
+    /// Process one received datagram.
+    pub fn handle_packet(&mut self, now: Time, datagram: &[u8]) -> Result<(), PacketError> {
+        self.handle_packet_ecn(now, datagram, false)
+    }
+
+    /// Process one received datagram that arrived with (`ce = true`) or without an ECN
+    /// Congestion Experienced mark.
+    pub fn handle_packet_ecn(
+        &mut self,
+        now: Time,
+        datagram: &[u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        let result = self.process(now, datagram, ce);
+        if result.is_err() {
+            self.stats.packets_rejected += 1;
+        }
+        result
+    }
+
+    fn process(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError> {
+        if self.state == State::Closed {
+            return Err(PacketError::Closed);
+        }
+        let packet = packet::decode(datagram)?;
+        match packet {
+            Packet::Handshake(h) => self.on_handshake(now, h)?,
+            Packet::Data { header, payload } => self.on_data(now, header, payload, ce)?,
+            Packet::Ack(a) => self.on_ack(now, &a)?,
+            Packet::Close(code) => {
+                self.state = State::Closed;
+                self.close_pending = None;
+                self.close_reason = Some(CloseReason {
+                    code,
+                    by_peer: true,
+                });
+            }
+        }
+        self.last_received = now;
+        Ok(())
+    }
+
+    fn mode_name(synthetic: bool) -> &'static str {
+        if synthetic {
+            "synthetic"
+        } else {
+            "real"
+        }
+    }
+
+    fn check_mode(&self, peer_synthetic: bool) -> Result<(), PacketError> {
+        if peer_synthetic != self.config.synthetic {
+            return Err(PacketError::ModeMismatch {
+                local: Self::mode_name(self.config.synthetic),
+                peer: Self::mode_name(peer_synthetic),
+            });
+        }
+        Ok(())
+    }
+
+    fn on_handshake(&mut self, now: Time, h: Handshake) -> Result<(), PacketError> {
+        if let Err(e) = self.check_mode(h.synthetic) {
+            self.close_with(CloseCode::ProtocolError);
+            return Err(e);
+        }
+        match (self.side, h.response) {
+            (Side::Server, false) => {
+                // A request; a repeat means our answer was lost.
+                self.peer_max_offset = self.peer_max_offset.max(h.recv_window);
+                self.handshake_echo_us = h.timestamp_us;
+                self.handshake_pending = true;
+                if self.state == State::Listening {
+                    self.state = State::Established;
+                }
+                Ok(())
+            }
+            (Side::Client, true) => {
+                if self.state == State::Connecting {
+                    let echo = Time::from_micros(h.echo_us);
+                    if echo > now {
+                        return Err(PacketError::FutureTimestamp {
+                            echo_us: h.echo_us,
+                            now_us: now.as_micros(),
+                        });
+                    }
+                    self.rtt.update(now - echo, Duration::ZERO);
+                    self.peer_max_offset = h.recv_window;
+                    self.state = State::Established;
+                    self.rto_backoff = 0;
+                    self.handshake_sent_at = None;
+                }
+                Ok(())
+            }
+            (Side::Server, true) => Err(PacketError::UnexpectedPacket(
+                "handshake response",
+                "server",
+            )),
+            (Side::Client, false) => {
+                Err(PacketError::UnexpectedPacket("handshake request", "client"))
+            }
+        }
+    }
+
+    fn on_data(
+        &mut self,
+        now: Time,
+        h: DataHeader,
+        payload: &[u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        if self.state == State::Listening {
+            return Err(PacketError::UnexpectedPacket("data", self.state.name()));
+        }
+        self.check_mode(h.synthetic)?;
+        if let Some(largest) = self.ack.largest() {
+            if h.packet_number > largest.saturating_add(MAX_PN_JUMP) {
+                return Err(PacketError::PacketNumberOutOfWindow {
+                    pn: h.packet_number,
+                    largest,
+                });
+            }
+        }
+        let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += new;
+        if ce {
+            self.ack.ce_count += 1;
+        }
+        let arrival = self.ack.on_packet(now, h.packet_number, h.timestamp_us);
+        if new == 0 && (h.len > 0 || arrival == Arrival::Duplicate) {
+            self.stats.duplicate_packets += 1;
+        }
+        Ok(())
+    }
+
+    fn on_ack(&mut self, now: Time, a: &packet::Ack<'_>) -> Result<(), PacketError> {
+        if self.state == State::Listening {
+            return Err(PacketError::UnexpectedPacket("ack", self.state.name()));
+        }
+        let largest = a.largest();
+        if largest >= self.sent.next_pn() {
+            return Err(PacketError::AckOfUnsentPacket {
+                acked: largest,
+                next: self.sent.next_pn(),
+            });
+        }
+        if a.echo_us > now.as_micros() {
+            return Err(PacketError::FutureTimestamp {
+                echo_us: a.echo_us,
+                now_us: now.as_micros(),
+            });
+        }
+        self.stats.acks_received += 1;
+        self.peer_max_offset = self.peer_max_offset.max(a.max_offset);
+        self.stream.on_cumulative(a.cumulative);
+        let new_ce = a.ce_count.saturating_sub(self.peer_ce_count);
+        self.peer_ce_count = self.peer_ce_count.max(a.ce_count);
+
+        let prior_in_flight = self.sent.bytes_in_flight;
+        let mut acked_packets = 0u32;
+        let mut acked_bytes = 0u64;
+        let mut newest: Option<(u64, SentPacket)> = None;
+        for r in a.ranges() {
+            if r.high < self.sent.scan {
+                break;
+            }
+            let mut pn = r.low.max(self.sent.scan);
+            while pn <= r.high {
+                if let Some(p) = self.sent.ack(pn) {
+                    acked_packets += 1;
+                    acked_bytes += p.bytes as u64;
+                    if p.chunk != PROBE_CHUNK {
+                        self.stream.on_acked(p.chunk);
+                    }
+                    self.rate.on_acked(&p, now);
+                    if newest.map_or(true, |(n, _)| pn > n) {
+                        newest = Some((pn, p));
+                    }
+                }
+                pn += 1;
+            }
+        }
+        let Some((newest_pn, newest_packet)) = newest else {
+            return Ok(());
+        };
+        self.sent.largest_acked = Some(self.sent.largest_acked.map_or(largest, |l| l.max(largest)));
+        if newest_pn == largest {
+            let echo = Time::from_micros(a.echo_us);
+            let max_delay = self.config.max_ack_delay;
+            self.rtt.update(
+                now - echo,
+                Duration::from_micros(a.ack_delay_us).min(max_delay),
+            );
+        }
+        self.rto_backoff = 0;
+        self.stats.bytes_acked += acked_bytes;
+
+        self.detect_losses(now);
+
+        let rate = self.rate.take_sample(self.rtt.min_rtt());
+        let in_recovery = self
+            .recovery_start
+            .is_some_and(|start| newest_packet.time_sent <= start);
+        let cwnd_limited =
+            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= self.cwnd_bytes();
+        self.cc.on_ack(&AckEvent {
+            now,
+            acked_packets,
+            acked_bytes,
+            rtt: (newest_pn == largest).then(|| self.rtt.latest()),
+            prior_bytes_in_flight: prior_in_flight,
+            bytes_in_flight: self.sent.bytes_in_flight,
+            in_flight_at_send: newest_packet.in_flight_at_send,
+            largest_acked: newest_pn,
+            next_packet: self.sent.next_pn(),
+            rate,
+            in_recovery,
+            cwnd_limited,
+        });
+        if new_ce > 0 {
+            let first = self
+                .recovery_start
+                .map_or(true, |start| newest_packet.time_sent > start);
+            if first {
+                self.recovery_start = Some(now);
+                self.stats.congestion_events += 1;
+            }
+            self.cc.on_ecn(&EcnEvent {
+                now,
+                ce_packets: new_ce.min(u32::MAX as u64) as u32,
+                bytes_in_flight: self.sent.bytes_in_flight,
+                first_in_window: first,
+            });
+        }
+        Ok(())
+    }
+
+    /// Run loss detection; report what it found to the controller and the stream.
+    fn detect_losses(&mut self, now: Time) {
+        let prior_in_flight = self.sent.bytes_in_flight;
+        let stream = &mut self.stream;
+        let (lost, next) = detect_lost(&mut self.sent, now, self.rtt.loss_delay(), |_, p| {
+            if p.chunk != PROBE_CHUNK {
+                stream.on_lost(p.chunk);
+            }
+        });
+        self.sent.trim();
+        self.loss_time = next;
+        if lost.packets == 0 {
+            return;
+        }
+        self.stats.packets_lost += lost.packets as u64;
+        let first = self
+            .recovery_start
+            .map_or(true, |start| lost.largest_time_sent > start);
+        if first {
+            self.recovery_start = Some(now);
+            self.stats.congestion_events += 1;
+        }
+        self.cc.on_loss(&LossEvent {
+            now,
+            lost_packets: lost.packets,
+            lost_bytes: lost.bytes,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: lost.largest,
+            first_in_window: first,
+        });
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Driver side: timers
+    // ----------------------------------------------------------------------------------------
+
+    fn backed_off_rto(&self) -> Duration {
+        let base = self.rtt.rto(
+            self.config.max_ack_delay,
+            self.config.min_rto,
+            self.config.max_rto,
+        );
+        base.saturating_mul(1u32 << self.rto_backoff.min(16))
+            .min(self.config.max_rto)
+    }
+
+    /// When the retransmission (or handshake) timer fires, if armed.
+    fn rto_deadline(&self) -> Option<Time> {
+        match self.state {
+            State::Connecting => self.handshake_sent_at.map(|t| t + self.backed_off_rto()),
+            State::Established => {
+                let armed = self.sent.packets_in_flight > 0
+                    || (self.stream.flow_blocked(self.peer_max_offset) && !self.probe_pending);
+                if !armed {
+                    return None;
+                }
+                let from = self.last_ack_eliciting_sent.unwrap_or(self.last_received);
+                Some(from + self.backed_off_rto())
+            }
+            _ => None,
+        }
+    }
+
+    /// The earliest time `handle_timeout` (or `poll_transmit`, for a paced packet) has work.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.close_pending.is_some() {
+            return None;
+        }
+        if self.state == State::Closed {
+            return None;
+        }
+        let idle = self.config.idle_timeout.map(|d| self.last_received + d);
+        [
+            self.rto_deadline(),
+            self.loss_time,
+            self.ack.deadline(),
+            self.pacing_release,
+            idle,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Let timers that are due at `now` act.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.state == State::Closed {
+            return;
+        }
+        if self
+            .config
+            .idle_timeout
+            .is_some_and(|d| now >= self.last_received + d)
+        {
+            self.close_with(CloseCode::TimedOut);
+            return;
+        }
+        if self.loss_time.is_some_and(|t| t <= now) {
+            self.detect_losses(now);
+        }
+        if self.rto_deadline().is_some_and(|t| t <= now) {
+            self.on_rto(now);
+        }
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        let consecutive = self.rto_backoff + 1;
+        if consecutive > self.config.max_rtos {
+            self.close_with(CloseCode::TimedOut);
+            return;
+        }
+        self.rto_backoff = consecutive;
+        self.stats.rto_count += 1;
+        if self.state == State::Connecting {
+            self.handshake_pending = true;
+            return;
+        }
+        let prior_in_flight = self.sent.bytes_in_flight;
+        if self.sent.packets_in_flight == 0 {
+            // Nothing to resend: the peer's window is closed and its update may have been lost.
+            self.probe_pending = true;
+            self.last_ack_eliciting_sent = Some(now);
+            return;
+        }
+        // RFC 6298 §5 / Linux tcp_enter_loss: everything outstanding is presumed lost.
+        let mut pn = self.sent.scan;
+        while pn < self.sent.next_pn() {
+            if let Some(p) = self.sent.lose(pn) {
+                self.stats.packets_lost += 1;
+                if p.chunk != PROBE_CHUNK {
+                    self.stream.on_lost(p.chunk);
+                }
+            }
+            pn += 1;
+        }
+        self.sent.scan = self.sent.next_pn();
+        self.sent.trim();
+        self.loss_time = None;
+        self.recovery_start = Some(now);
+        self.cc.on_rto(&RtoEvent {
+            now,
+            bytes_in_flight: prior_in_flight,
+            consecutive,
+        });
+        // The backed-off timer runs from now.
+        self.last_ack_eliciting_sent = Some(now);
+    }
+
+    fn close_with(&mut self, code: CloseCode) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.state = State::Closed;
+        self.close_pending = Some(code);
+        self.close_reason = Some(CloseReason {
+            code,
+            by_peer: false,
+        });
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Driver side: output
+    // ----------------------------------------------------------------------------------------
+
+    fn cwnd_bytes(&self) -> u64 {
+        (self.cc.cwnd() * self.config.mss as f64) as u64
+    }
+
+    /// The pacing rate in bytes/s: the controller's, else Linux's default rule; `None` before
+    /// the first RTT sample.
+    fn pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r.max(1));
+        }
+        let srtt = self.rtt.srtt()?;
+        let factor = if self.cc.cwnd() < self.cc.ssthresh() {
+            2.0
+        } else {
+            1.2
+        };
+        let wire_per_packet = (self.config.mss as usize + DATA_HEADER_LEN) as f64;
+        let rate = factor * self.cc.cwnd() * wire_per_packet / srtt.as_secs_f64().max(1e-6);
+        Some((rate as u64).max(1))
+    }
+
+    fn burst_bytes(&self) -> u64 {
+        let pkts = self.cc.max_burst().unwrap_or(DEFAULT_BURST).max(1) as u64;
+        pkts * self.config.max_datagram_size() as u64
+    }
+
+    /// Write the next datagram to send at `now` into `buf` (at least
+    /// [`Config::max_datagram_size`] bytes), or return `None` if nothing may be sent now.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(code) = self.close_pending {
+            let len = packet::encode_close(code, buf)?;
+            self.close_pending = None;
+            self.state = State::Closed;
+            return Some(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Close,
+                packet_number: None,
+                retransmission: false,
+            }));
+        }
+        if self.state == State::Closed {
+            return None;
+        }
+        if self.handshake_pending {
+            let h = Handshake {
+                response: self.side == Side::Server,
+                synthetic: self.config.synthetic,
+                recv_window: self.recv.max_offset(),
+                timestamp_us: now.as_micros(),
+                echo_us: self.handshake_echo_us,
+            };
+            let len = packet::encode_handshake(&h, buf)?;
+            self.handshake_pending = false;
+            if self.side == Side::Client {
+                self.handshake_sent_at = Some(now);
+            }
+            return Some(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Handshake,
+                packet_number: None,
+                retransmission: false,
+            }));
+        }
+        if self.ack.ack_due(now) {
+            let (echo_us, ack_delay_us) = self.ack.echo(now);
+            let fields = AckFields {
+                ack_delay_us,
+                echo_us,
+                cumulative: self.recv.frontier(),
+                max_offset: self.recv.max_offset(),
+                ce_count: self.ack.ce_count,
+            };
+            let len = packet::encode_ack(&fields, self.ack.ranges(), buf)?;
+            self.ack.on_ack_sent();
+            self.stats.acks_sent += 1;
+            return Some(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Ack,
+                packet_number: None,
+                retransmission: false,
+            }));
+        }
+        if self.state != State::Established {
+            return None;
+        }
+        self.poll_data(now, buf)
+    }
+
+    fn count(&mut self, t: Transmit) -> Transmit {
+        self.stats.datagrams_sent += 1;
+        self.stats.wire_bytes_sent += t.wire_len as u64;
+        t
+    }
+
+    fn poll_data(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        self.pacing_release = None;
+        let limit = self.peer_max_offset;
+        let has_work = self.probe_pending
+            || self.stream.has_retransmissions()
+            || self.stream.has_new_data(limit);
+        if !has_work {
+            if !self.app_limited_notified {
+                self.app_limited_notified = true;
+                self.cwnd_blocked = false;
+                self.rate.on_app_limited(self.sent.bytes_in_flight);
+                self.cc.on_app_limited(now);
+            }
+            return None;
+        }
+        if !self.probe_pending && self.sent.bytes_in_flight >= self.cwnd_bytes() {
+            self.cwnd_blocked = true;
+            return None;
+        }
+        let rate = self.pacing_rate();
+        let burst = self.burst_bytes();
+        let full = self.config.max_datagram_size() as u64;
+        if let Some(rate) = rate {
+            let at = self.pacer.release_time(now, full, rate, burst);
+            if at > now {
+                self.pacing_release = Some(at);
+                return None;
+            }
+        }
+        let room = buf.len().checked_sub(DATA_HEADER_LEN)?;
+        let max_len = if self.config.synthetic {
+            self.config.mss
+        } else {
+            (self.config.mss as usize).min(room) as u32
+        };
+        let (chunk_id, offset, len, fin, retransmission) = if self.probe_pending {
+            self.probe_pending = false;
+            (
+                PROBE_CHUNK,
+                self.stream.written().min(limit),
+                0u32,
+                false,
+                false,
+            )
+        } else {
+            let (id, c) = self.stream.next_chunk(max_len, limit)?;
+            if !self.config.synthetic && c.len as usize > room {
+                // The caller's buffer shrank below a chunk cut earlier: keep it for later.
+                self.stream.on_lost(id);
+                return None;
+            }
+            (id, c.offset, c.len, c.fin, c.transmissions > 1)
+        };
+        let pn = self.sent.next_pn();
+        let header = DataHeader {
+            packet_number: pn,
+            timestamp_us: now.as_micros(),
+            offset,
+            len: len as u16,
+            fin,
+            synthetic: self.config.synthetic,
+        };
+        let hlen = packet::encode_data_header(&header, buf)?;
+        let mut written = hlen;
+        if !self.config.synthetic && len > 0 {
+            let c = crate::stream::Chunk {
+                offset,
+                len,
+                fin,
+                acked: false,
+                queued: false,
+                transmissions: 0,
+            };
+            self.stream
+                .copy_chunk(&c, &mut buf[hlen..hlen + len as usize]);
+            written += len as usize;
+        }
+        let wire_len = hlen + len as usize;
+        let stamp = self.rate.on_send(now, self.sent.bytes_in_flight);
+        self.sent.push(SentPacket {
+            time_sent: now,
+            chunk: chunk_id,
+            bytes: len,
+            state: PacketState::InFlight,
+            in_flight_at_send: 0,
+            delivered: stamp.delivered,
+            delivered_time: stamp.delivered_time,
+            first_sent_time: stamp.first_sent_time,
+            app_limited: stamp.app_limited,
+        });
+        self.cc.on_sent(&SentEvent {
+            now,
+            packet_number: pn,
+            bytes: len,
+            bytes_in_flight: self.sent.bytes_in_flight,
+            is_retransmission: retransmission,
+        });
+        if let Some(rate) = rate {
+            self.pacer.on_sent(now, wire_len as u64, rate, burst);
+        }
+        self.last_ack_eliciting_sent = Some(now);
+        self.app_limited_notified = false;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if retransmission {
+            self.stats.packets_retransmitted += 1;
+        }
+        Some(self.count(Transmit {
+            len: written,
+            wire_len,
+            kind: PacketKind::Data,
+            packet_number: Some(pn),
+            retransmission,
+        }))
+    }
+}

@@ -1,0 +1,129 @@
+//! Pacing: a token bucket that spreads packets at the controller's rate in bursts of at most
+//! the controller's burst size.
+//!
+//! The bucket holds at most `burst` bytes and fills at `rate` bytes per second; a packet may
+//! leave when the bucket holds its length. It is kept as a virtual clock `v` (picoseconds): the
+//! bucket's content at `now` is `(now − v)·rate`, capped by resetting `v` to at least
+//! `now − burst/rate`; sending `len` bytes advances `v` by `len/rate`. The next release time
+//! when the bucket is short is therefore `v + len/rate`, which is what the connection reports
+//! from `poll_timeout`. Picoseconds keep the schedule exact to well under a nanosecond per
+//! packet even at 100 Gb/s (a 9000-byte packet every 720 ns).
+//!
+//! The rate comes from [`CongestionControl::pacing_rate`] and the burst from
+//! [`CongestionControl::max_burst`]; when the controller leaves them to the transport, the rate
+//! is Linux's default (`tcp_update_pacing_rate`: 2·cwnd/srtt in slow start, 1.2·cwnd/srtt after;
+//! RFC 9002 §7.7 suggests the same form with N = 1.25) and the burst is [`DEFAULT_BURST`]
+//! packets. Before the first RTT sample nothing is paced (the initial window goes out at once,
+//! as in Linux).
+//!
+//! [`CongestionControl::pacing_rate`]: longhaul_cc::CongestionControl::pacing_rate
+//! [`CongestionControl::max_burst`]: longhaul_cc::CongestionControl::max_burst
+
+use longhaul_cc::Time;
+
+/// Burst size, in packets, when the controller does not choose one (Linux's fq quantum is two
+/// packets; ten, the initial window, keeps the per-wakeup cost low at high rates).
+pub const DEFAULT_BURST: u32 = 10;
+
+const PS_PER_NS: u128 = 1_000;
+const PS_PER_SEC: u128 = 1_000_000_000_000;
+
+#[derive(Clone, Debug, Default)]
+pub struct Pacer {
+    /// Virtual clock, picoseconds since the epoch.
+    v_ps: u128,
+}
+
+impl Pacer {
+    pub fn new() -> Pacer {
+        Pacer::default()
+    }
+
+    fn ps_for(bytes: u64, rate: u64) -> u128 {
+        (bytes as u128 * PS_PER_SEC).div_ceil(rate.max(1) as u128)
+    }
+
+    /// Refill: the bucket never holds more than `burst_bytes`.
+    fn refill(&mut self, now: Time, rate: u64, burst_bytes: u64) {
+        let now_ps = now.as_nanos() as u128 * PS_PER_NS;
+        let floor = now_ps.saturating_sub(Self::ps_for(burst_bytes, rate));
+        self.v_ps = self.v_ps.max(floor);
+    }
+
+    /// When a packet of `len` bytes may leave: `now` or later.
+    pub fn release_time(&mut self, now: Time, len: u64, rate: u64, burst_bytes: u64) -> Time {
+        self.refill(now, rate, burst_bytes);
+        let at_ps = self.v_ps + Self::ps_for(len, rate);
+        let now_ps = now.as_nanos() as u128 * PS_PER_NS;
+        if at_ps <= now_ps {
+            now
+        } else {
+            Time::from_nanos(u64::try_from(at_ps.div_ceil(PS_PER_NS)).unwrap_or(u64::MAX))
+        }
+    }
+
+    /// A packet of `len` bytes left at `now` (the caller checked `release_time(..) <= now`).
+    pub fn on_sent(&mut self, now: Time, len: u64, rate: u64, burst_bytes: u64) {
+        self.refill(now, rate, burst_bytes);
+        self.v_ps += Self::ps_for(len, rate);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Send as soon as allowed, `n` packets, and list the departure times in µs.
+    fn schedule(n: usize, len: u64, rate: u64, burst_pkts: u64) -> Vec<u64> {
+        let mut p = Pacer::new();
+        let mut now = Time::from_millis(10);
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let t = p.release_time(now, len, rate, burst_pkts * len);
+            now = now.max(t);
+            p.on_sent(now, len, rate, burst_pkts * len);
+            out.push(now.as_micros());
+        }
+        out
+    }
+
+    #[test]
+    fn burst_then_one_packet_per_interval() {
+        // 1000-byte packets at 1 MB/s: one per millisecond after a burst of 3.
+        let t = schedule(6, 1000, 1_000_000, 3);
+        assert_eq!(t, vec![10_000, 10_000, 10_000, 11_000, 12_000, 13_000]);
+    }
+
+    #[test]
+    fn high_rates_are_exact() {
+        // 9000-byte packets at 12.5 GB/s (100 Gb/s): 720 ns apart, burst of 1.
+        let mut p = Pacer::new();
+        let mut now = Time::from_millis(1);
+        let mut times = Vec::new();
+        for _ in 0..1001 {
+            now = now.max(p.release_time(now, 9000, 12_500_000_000, 9000));
+            p.on_sent(now, 9000, 12_500_000_000, 9000);
+            times.push(now.as_nanos());
+        }
+        assert_eq!(times[1] - times[0], 720);
+        assert_eq!(times[1000] - times[0], 720_000);
+    }
+
+    #[test]
+    fn idle_time_earns_at_most_one_burst() {
+        let mut p = Pacer::new();
+        let rate = 1_000_000;
+        let now = Time::from_secs_f64(1.0);
+        p.on_sent(now, 1000, rate, 2000);
+        // After 10 s idle, only 2 packets may go at once.
+        let later = Time::from_secs_f64(11.0);
+        for _ in 0..2 {
+            assert_eq!(p.release_time(later, 1000, rate, 2000), later);
+            p.on_sent(later, 1000, rate, 2000);
+        }
+        assert_eq!(
+            p.release_time(later, 1000, rate, 2000),
+            later + std::time::Duration::from_millis(1)
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation-02), as BBR needs it.
+//!
+//! Each packet remembers, when sent, how much had been delivered (`delivered`), when the last
+//! delivery happened (`delivered_time`) and when the packet that started the current flight was
+//! sent (`first_sent_time`). When an ACK covers packets, the newest of them (the largest
+//! `delivered` at send) defines the sample: the bytes delivered since it was sent, over the
+//! longer of its send interval (`time_sent − first_sent_time`) and ack interval
+//! (`now − delivered_time`). Taking the longer interval keeps ACK compression from inflating
+//! the rate. Samples over an interval shorter than min_rtt are discarded (draft §3.3).
+//!
+//! Application-limited periods: when the sender runs out of data with room in the window, the
+//! point `delivered + in_flight` is remembered; packets sent until that much has been delivered
+//! are marked app-limited, so a controller does not take their low rate for the path's.
+
+use crate::sent::SentPacket;
+use longhaul_cc::{RateSample, Time};
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct DeliveryRate {
+    pub delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    /// Nonzero while app-limited: the `delivered` count that ends the period.
+    app_limited_until: u64,
+    // The sample being built for the current ACK.
+    valid: bool,
+    prior_delivered: u64,
+    sample_app_limited: bool,
+    send_elapsed: Duration,
+    ack_elapsed: Duration,
+}
+
+/// Per-packet state to store in the sent record.
+pub struct SendStamp {
+    pub delivered: u64,
+    pub delivered_time: Time,
+    pub first_sent_time: Time,
+    pub app_limited: bool,
+}
+
+impl DeliveryRate {
+    /// A packet is about to be sent with `in_flight` bytes already outstanding.
+    pub fn on_send(&mut self, now: Time, in_flight: u64) -> SendStamp {
+        if in_flight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        SendStamp {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited_until != 0,
+        }
+    }
+
+    /// The sender has nothing to send with `in_flight` bytes outstanding.
+    pub fn on_app_limited(&mut self, in_flight: u64) {
+        self.app_limited_until = (self.delivered + in_flight).max(1);
+    }
+
+    /// A packet was acknowledged at `now`.
+    pub fn on_acked(&mut self, p: &SentPacket, now: Time) {
+        self.delivered += p.bytes as u64;
+        self.delivered_time = now;
+        if !self.valid || p.delivered >= self.prior_delivered {
+            self.valid = true;
+            self.prior_delivered = p.delivered;
+            self.sample_app_limited = p.app_limited;
+            self.send_elapsed = p.time_sent.saturating_since(p.first_sent_time);
+            self.ack_elapsed = now.saturating_since(p.delivered_time);
+            self.first_sent_time = p.time_sent;
+        }
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+    }
+
+    /// The sample for this ACK, if one is valid; resets for the next ACK.
+    pub fn take_sample(&mut self, min_rtt: Option<Duration>) -> Option<RateSample> {
+        if !std::mem::take(&mut self.valid) {
+            return None;
+        }
+        let interval = self.send_elapsed.max(self.ack_elapsed);
+        if interval.is_zero() || min_rtt.is_some_and(|m| interval < m) {
+            return None;
+        }
+        Some(RateSample {
+            delivered: self.delivered,
+            prior_delivered: self.prior_delivered,
+            interval,
+            is_app_limited: self.sample_app_limited,
+        })
+    }
+}

@@ -1,0 +1,170 @@
+//! Round-trip time estimation and the retransmission timeout (RFC 6298, RFC 9002 §5).
+//!
+//! Each ACK that newly acknowledges the largest packet it covers yields one sample: now minus the
+//! echoed send timestamp (µs). From the samples the estimator keeps
+//! - `min_rtt`, the smallest sample ever seen (the propagation delay, for delay-based control);
+//! - `srtt`, an exponentially weighted mean with gain 1/8;
+//! - `rttvar`, the mean deviation with gain 1/4.
+//!
+//! The first sample sets `srtt = R` and `rttvar = R/2`. Later samples first subtract the peer's
+//! reported ACK delay when that does not take the sample below `min_rtt` (RFC 9002 §5.3: the
+//! delay is the receiver's, not the path's), then `rttvar = 3/4·rttvar + 1/4·|srtt − R|` and
+//! `srtt = 7/8·srtt + 1/8·R` (RFC 6298 §2.3, rttvar updated with the old srtt).
+//!
+//! The timeout is `srtt + max(4·rttvar, G) + max_ack_delay` (RFC 9002's PTO, which adds the
+//! peer's permitted ACK delay to RFC 6298's RTO), kept within `[min_rto, max_rto]` and doubled per
+//! consecutive expiry (RFC 6298 §5.5). Before any sample the configured initial RTO is used
+//! (RFC 6298 §2.1: 1 s). G, the clock granularity, is 1 ms (RFC 9002's kGranularity).
+//!
+//! All arithmetic is in integer nanoseconds so simulations are reproducible bit for bit.
+
+use std::time::Duration;
+
+/// RFC 9002's kGranularity.
+pub const GRANULARITY: Duration = Duration::from_millis(1);
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    latest: Duration,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    min_rtt: Option<Duration>,
+    initial_rto: Duration,
+}
+
+impl RttEstimator {
+    pub fn new(initial_rto: Duration) -> RttEstimator {
+        RttEstimator {
+            latest: Duration::ZERO,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rtt: None,
+            initial_rto,
+        }
+    }
+
+    /// Feed one sample (`rtt`, not yet corrected) with the peer's reported `ack_delay`.
+    pub fn update(&mut self, rtt: Duration, ack_delay: Duration) {
+        self.latest = rtt;
+        let min = self.min_rtt.map_or(rtt, |m| m.min(rtt));
+        self.min_rtt = Some(min);
+        match self.srtt {
+            None => {
+                self.srtt = Some(rtt);
+                self.rttvar = rtt / 2;
+            }
+            Some(srtt) => {
+                let adjusted = if rtt >= min + ack_delay {
+                    rtt - ack_delay
+                } else {
+                    rtt
+                };
+                let dev = srtt.abs_diff(adjusted);
+                self.rttvar = (self.rttvar * 3 + dev) / 4;
+                self.srtt = Some((srtt * 7 + adjusted) / 8);
+            }
+        }
+    }
+
+    /// The most recent sample.
+    pub fn latest(&self) -> Duration {
+        self.latest
+    }
+
+    /// Smoothed RTT, if any sample was taken.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// Smoothed RTT, or the initial RTO's third (RFC 9002's 333 ms for a 1 s RTO) before samples.
+    pub fn srtt_or_initial(&self) -> Duration {
+        self.srtt.unwrap_or(self.initial_rto / 3)
+    }
+
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+
+    /// The base retransmission timeout (before backoff).
+    pub fn rto(&self, max_ack_delay: Duration, min_rto: Duration, max_rto: Duration) -> Duration {
+        match self.srtt {
+            None => self.initial_rto,
+            Some(srtt) => (srtt + (self.rttvar * 4).max(GRANULARITY) + max_ack_delay)
+                .max(min_rto)
+                .min(max_rto),
+        }
+    }
+
+    /// RFC 9002 §6.1.2: the time threshold for declaring a packet lost,
+    /// `9/8 · max(srtt, latest_rtt)`, at least the granularity.
+    pub fn loss_delay(&self) -> Duration {
+        let base = self.srtt_or_initial().max(self.latest);
+        (base * 9 / 8).max(GRANULARITY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut r = RttEstimator::new(Duration::from_secs(1));
+        assert_eq!(r.rto(ms(0), ms(0), ms(60_000)), Duration::from_secs(1));
+        r.update(ms(100), ms(0));
+        assert_eq!(r.srtt(), Some(ms(100)));
+        assert_eq!(r.rttvar(), ms(50));
+        // RTO = 100 + 4·50 = 300 ms (RFC 6298 §2.2).
+        assert_eq!(r.rto(ms(0), ms(0), ms(60_000)), ms(300));
+    }
+
+    #[test]
+    fn later_samples_follow_rfc6298_gains() {
+        let mut r = RttEstimator::new(Duration::from_secs(1));
+        r.update(ms(100), ms(0));
+        r.update(ms(200), ms(0));
+        // rttvar = 3/4·50 + 1/4·|100−200| = 62.5 ms; srtt = 7/8·100 + 1/8·200 = 112.5 ms.
+        assert_eq!(r.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(r.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(r.min_rtt(), Some(ms(100)));
+        // RTO = 112.5 + 250 = 362.5 ms, plus a 25 ms max ACK delay.
+        assert_eq!(
+            r.rto(ms(25), ms(0), ms(60_000)),
+            Duration::from_micros(387_500)
+        );
+        // The floor and ceiling apply.
+        assert_eq!(r.rto(ms(0), Duration::from_secs(1), ms(60_000)), ms(1000));
+        assert_eq!(r.rto(ms(0), ms(0), ms(200)), ms(200));
+    }
+
+    #[test]
+    fn ack_delay_is_subtracted_only_above_min_rtt() {
+        let mut r = RttEstimator::new(Duration::from_secs(1));
+        r.update(ms(100), ms(0));
+        // 130 ms with 20 ms of ACK delay counts as 110 ms.
+        r.update(ms(130), ms(20));
+        assert_eq!(r.srtt(), Some(Duration::from_micros(101_250)));
+        // 105 ms with 20 ms of delay would go below min_rtt: used as is.
+        let before = r.srtt().unwrap();
+        r.update(ms(105), ms(20));
+        assert_eq!(r.srtt().unwrap(), (before * 7 + ms(105)) / 8);
+    }
+
+    #[test]
+    fn loss_delay_is_nine_eighths_of_the_larger_rtt() {
+        let mut r = RttEstimator::new(Duration::from_secs(1));
+        r.update(ms(80), ms(0));
+        assert_eq!(r.loss_delay(), ms(90));
+        r.update(ms(160), ms(0));
+        // srtt = 90 ms, latest 160 ms → 180 ms.
+        assert_eq!(r.loss_delay(), ms(180));
+    }
+}

@@ -1,0 +1,42 @@
+//! Counters and current estimates, as `ss -i` shows them for a TCP socket.
+
+/// A snapshot of a connection's counters and state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes newly acknowledged by the peer.
+    pub bytes_acked: u64,
+    /// Payload bytes the application has read.
+    pub bytes_delivered: u64,
+    /// New payload bytes received (duplicates excluded).
+    pub bytes_received: u64,
+    /// Datagrams produced by `poll_transmit`, and their on-wire bytes.
+    pub datagrams_sent: u64,
+    pub wire_bytes_sent: u64,
+    /// Data packets sent, retransmissions included.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub packets_retransmitted: u64,
+    pub packets_received: u64,
+    /// Data packets received that carried no new byte.
+    pub duplicate_packets: u64,
+    pub acks_sent: u64,
+    pub acks_received: u64,
+    /// Datagrams rejected by `handle_packet`.
+    pub packets_rejected: u64,
+    pub rto_count: u64,
+    /// Loss events that started a recovery period (window reductions).
+    pub congestion_events: u64,
+    pub srtt_us: u64,
+    pub min_rtt_us: u64,
+    pub rttvar_us: u64,
+    pub latest_rtt_us: u64,
+    pub cwnd_bytes: u64,
+    pub cwnd_packets: f64,
+    pub ssthresh_packets: f64,
+    /// The pacing rate in use, bytes/s (0 before the first RTT sample).
+    pub pacing_rate: u64,
+    pub bytes_in_flight: u64,
+    pub packets_in_flight: u64,
+}

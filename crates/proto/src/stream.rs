@@ -1,0 +1,285 @@
+//! The send side of the byte stream: buffered application data, cut into chunks, each chunk
+//! tracked until acknowledged.
+//!
+//! A chunk is the stream range one data packet carries, `[offset, offset + len)`, fixed when it
+//! is first sent. A lost chunk is queued and sent again, whole, in a new packet (QUIC's rule:
+//! retransmit data, not packets), so a chunk may be carried by several packet numbers and is
+//! done when any of them is acknowledged, or when the receiver's cumulative offset passes it.
+//! Chunks are created in offset order and live in a ring indexed by chunk id; the front is
+//! dropped (and its bytes released from the send buffer) once acknowledged, so everything is
+//! O(1) amortised per chunk.
+//!
+//! In synthetic mode the stream holds only counts: the application "writes" a number of bytes
+//! and no byte is ever stored or copied.
+
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    pub offset: u64,
+    pub len: u32,
+    pub fin: bool,
+    pub acked: bool,
+    /// Sitting in the retransmission queue.
+    pub queued: bool,
+    /// Times sent so far.
+    pub transmissions: u32,
+}
+
+impl Chunk {
+    pub fn end(&self) -> u64 {
+        self.offset + self.len as u64
+    }
+}
+
+#[derive(Debug)]
+pub struct SendStream {
+    synthetic: bool,
+    /// Real mode: the bytes from `acked` to `written`.
+    bytes: VecDeque<u8>,
+    /// Every byte below this offset is acknowledged (the front of the buffer).
+    acked: u64,
+    /// End of the data the application wrote.
+    written: u64,
+    /// End of the data cut into chunks so far.
+    chunked: u64,
+    capacity: u64,
+    finished: bool,
+    fin_chunked: bool,
+    chunks: VecDeque<Chunk>,
+    /// Id of `chunks[0]`.
+    chunk_base: u64,
+    retransmit: VecDeque<u64>,
+}
+
+impl SendStream {
+    pub fn new(synthetic: bool, capacity: u64) -> SendStream {
+        SendStream {
+            synthetic,
+            bytes: VecDeque::new(),
+            acked: 0,
+            written: 0,
+            chunked: 0,
+            capacity,
+            finished: false,
+            fin_chunked: false,
+            chunks: VecDeque::new(),
+            chunk_base: 0,
+            retransmit: VecDeque::new(),
+        }
+    }
+
+    fn free_space(&self) -> u64 {
+        if self.finished {
+            return 0;
+        }
+        self.capacity.saturating_sub(self.written - self.acked)
+    }
+
+    /// Real mode: buffer as much of `data` as fits; returns the count taken.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.synthetic {
+            return 0;
+        }
+        let n = (self.free_space().min(data.len() as u64)) as usize;
+        self.bytes.extend(&data[..n]);
+        self.written += n as u64;
+        n
+    }
+
+    /// Synthetic mode: account for `n` more bytes, as many as fit; returns the count taken.
+    pub fn write_synthetic(&mut self, n: u64) -> u64 {
+        if !self.synthetic {
+            return 0;
+        }
+        let n = self.free_space().min(n);
+        self.written += n;
+        n
+    }
+
+    /// No more data will be written; the last chunk carries the fin.
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// Everything written, and the fin, is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.finished && self.fin_chunked && self.chunks.is_empty() && self.acked == self.written
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    pub fn acked_offset(&self) -> u64 {
+        self.acked
+    }
+
+    pub fn has_retransmissions(&self) -> bool {
+        !self.retransmit.is_empty()
+    }
+
+    /// True when new (never sent) data or a fin waits, within the flow-control `limit`.
+    pub fn has_new_data(&self, limit: u64) -> bool {
+        (self.chunked < self.written && self.chunked < limit)
+            || (self.finished && !self.fin_chunked && self.chunked == self.written)
+    }
+
+    /// New data is waiting but flow control forbids sending it.
+    pub fn flow_blocked(&self, limit: u64) -> bool {
+        self.chunked < self.written && self.chunked >= limit
+    }
+
+    /// The next chunk to send: a queued retransmission first, else up to `max_len` new bytes
+    /// below `limit`. Returns the chunk id and a copy of the chunk.
+    pub fn next_chunk(&mut self, max_len: u32, limit: u64) -> Option<(u64, Chunk)> {
+        while let Some(id) = self.retransmit.pop_front() {
+            let Some(c) = self.chunk_mut(id) else {
+                continue;
+            };
+            c.queued = false;
+            if c.acked {
+                continue;
+            }
+            c.transmissions += 1;
+            return Some((id, *c));
+        }
+        if !self.has_new_data(limit) {
+            return None;
+        }
+        let len = (self.written - self.chunked)
+            .min(limit.saturating_sub(self.chunked))
+            .min(max_len as u64) as u32;
+        let fin = self.finished && self.chunked + len as u64 == self.written;
+        let c = Chunk {
+            offset: self.chunked,
+            len,
+            fin,
+            acked: false,
+            queued: false,
+            transmissions: 1,
+        };
+        self.chunked += len as u64;
+        self.fin_chunked |= fin;
+        let id = self.chunk_base + self.chunks.len() as u64;
+        self.chunks.push_back(c);
+        Some((id, c))
+    }
+
+    fn chunk_mut(&mut self, id: u64) -> Option<&mut Chunk> {
+        id.checked_sub(self.chunk_base)
+            .and_then(|i| self.chunks.get_mut(usize::try_from(i).ok()?))
+    }
+
+    /// Copy chunk `c`'s bytes into `out` (real mode).
+    pub fn copy_chunk(&self, c: &Chunk, out: &mut [u8]) {
+        let start = (c.offset - self.acked) as usize;
+        let len = c.len as usize;
+        let (a, b) = self.bytes.as_slices();
+        if start + len <= a.len() {
+            out[..len].copy_from_slice(&a[start..start + len]);
+        } else if start >= a.len() {
+            let s = start - a.len();
+            out[..len].copy_from_slice(&b[s..s + len]);
+        } else {
+            let first = a.len() - start;
+            out[..first].copy_from_slice(&a[start..]);
+            out[first..len].copy_from_slice(&b[..len - first]);
+        }
+    }
+
+    /// A packet carrying chunk `id` was acknowledged.
+    pub fn on_acked(&mut self, id: u64) {
+        if let Some(c) = self.chunk_mut(id) {
+            c.acked = true;
+        }
+        self.release();
+    }
+
+    /// The receiver has every byte below `offset`.
+    pub fn on_cumulative(&mut self, offset: u64) {
+        let mut i = 0;
+        while let Some(c) = self.chunks.get_mut(i) {
+            if c.end() > offset || (c.fin && c.len == 0 && c.offset >= offset) {
+                break;
+            }
+            c.acked = true;
+            i += 1;
+        }
+        self.release();
+    }
+
+    /// A packet carrying chunk `id` was lost: queue the chunk unless done or already queued.
+    pub fn on_lost(&mut self, id: u64) {
+        if let Some(c) = self.chunk_mut(id) {
+            if !c.acked && !c.queued {
+                c.queued = true;
+                self.retransmit.push_back(id);
+            }
+        }
+    }
+
+    fn release(&mut self) {
+        while let Some(c) = self.chunks.front() {
+            if !c.acked {
+                break;
+            }
+            let end = c.end();
+            if !self.synthetic {
+                let n = (end - self.acked) as usize;
+                self.bytes.drain(..n);
+            }
+            self.acked = end;
+            self.chunks.pop_front();
+            self.chunk_base += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_retransmit_whole_and_release_in_order() {
+        let mut s = SendStream::new(false, 10);
+        assert_eq!(s.write(b"abcdefghijkl"), 10, "capacity limits the write");
+        let (a, ca) = s.next_chunk(4, u64::MAX).unwrap();
+        let (b, cb) = s.next_chunk(4, u64::MAX).unwrap();
+        let (_, cc) = s.next_chunk(4, 9).unwrap();
+        assert_eq!((ca.offset, ca.len, cb.offset, cc.len), (0, 4, 4, 1));
+        s.on_lost(a);
+        s.on_lost(a);
+        let (id, again) = s.next_chunk(4, u64::MAX).unwrap();
+        assert_eq!((id, again.offset, again.transmissions), (a, 0, 2));
+        let mut out = [0u8; 4];
+        s.copy_chunk(&again, &mut out);
+        assert_eq!(&out, b"abcd");
+        s.on_acked(b);
+        assert_eq!(s.acked_offset(), 0, "the hole at chunk a holds the buffer");
+        s.on_acked(a);
+        assert_eq!(s.acked_offset(), 8);
+        assert_eq!(s.write(b"xyz"), 3);
+        s.finish();
+        let (_, c) = s.next_chunk(100, u64::MAX).unwrap();
+        assert_eq!((c.offset, c.len, c.fin), (9, 4, true));
+        s.on_cumulative(13);
+        assert!(s.all_acked());
+    }
+
+    #[test]
+    fn a_fin_after_all_data_is_an_empty_chunk() {
+        let mut s = SendStream::new(true, 1 << 20);
+        assert_eq!(s.write_synthetic(3000), 3000);
+        let (_, c) = s.next_chunk(1448, u64::MAX).unwrap();
+        assert!(!c.fin);
+        s.next_chunk(1448, u64::MAX).unwrap();
+        s.next_chunk(1448, u64::MAX).unwrap();
+        assert!(s.next_chunk(1448, u64::MAX).is_none());
+        s.finish();
+        let (_, f) = s.next_chunk(1448, u64::MAX).unwrap();
+        assert_eq!((f.offset, f.len, f.fin), (3000, 0, true));
+        s.on_cumulative(3000);
+        assert!(!s.all_acked(), "the fin itself is not yet acknowledged");
+    }
+}

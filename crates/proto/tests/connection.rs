@@ -1,0 +1,247 @@
+//! Connection-level behaviour with hand-computed numbers: the handshake's RTT sample, the
+//! retransmission timeout and its backoff, pacing release times, rejection of out-of-window
+//! and impossible packets, and a 2-million-packet window processed with constant work per packet.
+
+use longhaul_cc::{CcSpec, Setup};
+use longhaul_proto::packet::{self, AckFields, AckRange, DataHeader};
+use longhaul_proto::{Config, Connection, PacketError, PacketKind, Side, Time};
+use std::time::Duration;
+
+fn reno(initial_cwnd: f64, synthetic: bool) -> Config {
+    Config {
+        synthetic,
+        setup: Setup {
+            initial_cwnd,
+            ..Setup::default()
+        },
+        ..Config::new(CcSpec::default_for("reno").unwrap())
+    }
+}
+
+fn ms(v: u64) -> Time {
+    Time::from_millis(v)
+}
+
+/// Client and server after a handshake with a 100 ms RTT (the answer arrives at `t = 100 ms`).
+fn established(client: Config, server: Config) -> (Connection, Connection) {
+    let mut c = Connection::new(client, Side::Client, ms(0)).unwrap();
+    let mut s = Connection::new(server, Side::Server, ms(0)).unwrap();
+    let mut buf = vec![0u8; 70_000];
+    let t = c.poll_transmit(ms(0), &mut buf).unwrap();
+    assert_eq!(t.kind, PacketKind::Handshake);
+    assert!(c.poll_transmit(ms(0), &mut buf).is_none());
+    s.handle_packet(ms(50), &buf[..t.len]).unwrap();
+    assert!(s.is_established());
+    let t = s.poll_transmit(ms(50), &mut buf).unwrap();
+    assert_eq!(t.kind, PacketKind::Handshake);
+    c.handle_packet(ms(100), &buf[..t.len]).unwrap();
+    assert!(c.is_established());
+    (c, s)
+}
+
+#[test]
+fn handshake_gives_the_first_rtt_sample() {
+    let (c, _) = established(reno(10.0, false), reno(10.0, false));
+    let st = c.stats();
+    assert_eq!(
+        (st.srtt_us, st.rttvar_us, st.min_rtt_us),
+        (100_000, 50_000, 100_000)
+    );
+}
+
+#[test]
+fn lost_handshakes_are_resent_with_backoff() {
+    let mut c = Connection::new(reno(10.0, false), Side::Client, ms(0)).unwrap();
+    let mut buf = vec![0u8; 2000];
+    c.poll_transmit(ms(0), &mut buf).unwrap();
+    // No RTT sample yet: the initial RTO (1 s), then 2 s, then 4 s.
+    let mut expected = vec![];
+    let mut at = ms(0);
+    for step in [1000, 2000, 4000] {
+        at = at + Duration::from_millis(step);
+        expected.push(at);
+    }
+    let mut seen = vec![];
+    for _ in 0..3 {
+        let t = c.poll_timeout().unwrap();
+        seen.push(t);
+        c.handle_timeout(t);
+        let tx = c.poll_transmit(t, &mut buf).unwrap();
+        assert_eq!(tx.kind, PacketKind::Handshake);
+    }
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn rto_fires_at_srtt_plus_4_rttvar_plus_ack_delay_and_backs_off() {
+    let (mut c, _) = established(reno(10.0, false), reno(10.0, false));
+    let mut buf = vec![0u8; 2000];
+    assert_eq!(c.write(&[7u8; 3 * 1448]), 3 * 1448);
+    let mut sent = 0;
+    while let Some(t) = c.poll_transmit(ms(100), &mut buf) {
+        assert_eq!(t.kind, PacketKind::Data);
+        sent += 1;
+    }
+    assert_eq!(sent, 3);
+    // RTO = 100 + 4·50 + 25 (max_ack_delay) = 325 ms after the last send.
+    assert_eq!(c.poll_timeout(), Some(ms(425)));
+    c.handle_timeout(ms(425));
+    let s = c.stats();
+    assert_eq!((s.rto_count, s.packets_lost, s.bytes_in_flight), (1, 3, 0));
+    // Reno: ssthresh = 10/2, cwnd = 1 packet.
+    assert_eq!((c.cc().cwnd(), c.cc().ssthresh()), (1.0, 5.0));
+    let t = c.poll_transmit(ms(425), &mut buf).unwrap();
+    assert!(t.retransmission);
+    assert!(
+        c.poll_transmit(ms(425), &mut buf).is_none(),
+        "cwnd is one packet"
+    );
+    // Backoff: 650 ms, then 1300 ms.
+    assert_eq!(c.poll_timeout(), Some(ms(1075)));
+    c.handle_timeout(ms(1075));
+    c.poll_transmit(ms(1075), &mut buf).unwrap();
+    assert_eq!(c.poll_timeout(), Some(ms(2375)));
+}
+
+#[test]
+fn pacing_releases_bursts_then_one_packet_per_interval() {
+    let (mut c, _) = established(reno(100.0, true), reno(100.0, true));
+    let mut buf = vec![0u8; 2000];
+    c.write_synthetic(40 * 1448);
+    let mut burst = 0;
+    while c.poll_transmit(ms(100), &mut buf).is_some() {
+        burst += 1;
+    }
+    // Default burst: 10 packets.
+    assert_eq!(burst, 10);
+    // Slow start: 2 · 100 packets · 1477 bytes / 100 ms = 2 954 000 B/s → 1477 B every 500 µs.
+    assert_eq!(c.stats().pacing_rate, 2_954_000);
+    let next = c.poll_timeout().unwrap();
+    assert_eq!(next, ms(100) + Duration::from_micros(500));
+    assert!(c
+        .poll_transmit(next - Duration::from_nanos(1), &mut buf)
+        .is_none());
+    assert!(c.poll_transmit(next, &mut buf).is_some());
+    assert!(c.poll_transmit(next, &mut buf).is_none());
+    assert_eq!(c.poll_timeout(), Some(next + Duration::from_micros(500)));
+}
+
+#[test]
+fn data_beyond_the_receive_window_is_rejected_with_the_limit() {
+    let server = Config {
+        recv_window: 10_000,
+        ..reno(10.0, false)
+    };
+    let (_, mut s) = established(reno(10.0, false), server);
+    let mut buf = vec![0u8; 2000];
+    let h = DataHeader {
+        packet_number: 0,
+        timestamp_us: 100_000,
+        offset: 9_000,
+        len: 1_448,
+        fin: false,
+        synthetic: false,
+    };
+    let n = packet::encode_data_header(&h, &mut buf).unwrap();
+    assert_eq!(
+        s.handle_packet(ms(150), &buf[..n + 1448]),
+        Err(PacketError::OutOfWindow {
+            offset: 9_000,
+            end: 10_448,
+            limit: 10_000
+        })
+    );
+    assert_eq!(s.stats().packets_rejected, 1);
+    assert_eq!(s.stats().bytes_received, 0);
+    // The rejected packet is not acknowledged.
+    assert!(s.poll_transmit(ms(150), &mut buf).is_none());
+}
+
+#[test]
+fn acks_of_unsent_packets_and_future_echoes_are_rejected() {
+    let (mut c, _) = established(reno(10.0, false), reno(10.0, false));
+    let mut buf = vec![0u8; 2000];
+    let f = AckFields {
+        ack_delay_us: 0,
+        echo_us: 100_000,
+        cumulative: 0,
+        max_offset: 1 << 20,
+        ce_count: 0,
+    };
+    let n = packet::encode_ack(&f, [AckRange { high: 5, low: 0 }].into_iter(), &mut buf).unwrap();
+    assert_eq!(
+        c.handle_packet(ms(200), &buf[..n]),
+        Err(PacketError::AckOfUnsentPacket { acked: 5, next: 0 })
+    );
+    c.write(&[1u8; 1448]);
+    c.poll_transmit(ms(200), &mut buf).unwrap();
+    let f = AckFields {
+        echo_us: 900_000,
+        ..f
+    };
+    let n = packet::encode_ack(&f, [AckRange { high: 0, low: 0 }].into_iter(), &mut buf).unwrap();
+    assert!(matches!(
+        c.handle_packet(ms(300), &buf[..n]),
+        Err(PacketError::FutureTimestamp { .. })
+    ));
+    assert_eq!(c.stats().bytes_acked, 0);
+}
+
+#[test]
+fn a_two_million_packet_window_costs_constant_work_per_packet() {
+    const N: u64 = 2_000_000;
+    let big = |cfg: Config| Config {
+        recv_window: 1 << 42,
+        send_buffer: 1 << 42,
+        ..cfg
+    };
+    let (mut c, mut s) = established(big(reno(2.2e6, true)), big(reno(10.0, true)));
+    assert_eq!(c.write_synthetic(N * 1448), N * 1448);
+    // Send the whole window (paced: 2·cwnd/srtt, so it leaves within half an RTT).
+    let mut now = ms(100);
+    let mut wire = Vec::with_capacity(N as usize * 29);
+    let mut times = Vec::with_capacity(N as usize);
+    let mut buf = vec![0u8; 2000];
+    while (times.len() as u64) < N {
+        match c.poll_transmit(now, &mut buf) {
+            Some(t) => {
+                assert_eq!(
+                    (t.kind, t.len, t.wire_len),
+                    (PacketKind::Data, 29, 29 + 1448)
+                );
+                wire.extend_from_slice(&buf[..t.len]);
+                times.push(now);
+            }
+            None => now = c.poll_timeout().unwrap(),
+        }
+    }
+    assert_eq!(c.stats().packets_in_flight, N);
+    assert!(now < ms(150), "the window left in {now}");
+    // Deliver all but every 100th packet 50 ms later; each ACK reaches the sender 50 ms after.
+    let mut acks = 0u64;
+    for (i, pkt) in wire.chunks_exact(29).enumerate() {
+        if i % 100 == 50 {
+            continue;
+        }
+        let at = times[i] + Duration::from_millis(50);
+        s.handle_packet(at, pkt).unwrap();
+        while let Some(t) = s.poll_transmit(at, &mut buf) {
+            assert_eq!(t.kind, PacketKind::Ack);
+            c.handle_packet(at + Duration::from_millis(50), &buf[..t.len])
+                .unwrap();
+            acks += 1;
+        }
+    }
+    let st = c.stats();
+    assert!(acks >= N / 2, "ACK every second packet: {acks}");
+    // Every hole but possibly the last is declared lost by the packet threshold.
+    assert!((19_999..=20_000).contains(&st.packets_lost), "{st:?}");
+    assert_eq!(st.bytes_acked, (N - 20_000) * 1448);
+    assert_eq!(s.stats().bytes_received, (N - 20_000) * 1448);
+    assert_eq!(s.readable(), 50 * 1448, "in order up to the first hole");
+    // Each packet is visited a small constant number of times (ACK ranges are walked only
+    // above the loss cursor); a walk of every SACK range on every ACK would be ~100× this.
+    let work = c.scoreboard_work();
+    println!("scoreboard work {work} for {N} packets, {acks} ACKs");
+    assert!(work < 2 * N, "work {work} for {N} packets");
+}

@@ -1,0 +1,1076 @@
+//! The simulation loop: builds the network of a checked scenario, then runs events in virtual
+//! time until the scenario's duration.
+//!
+//! Topology. Every scenario link becomes two ports (data direction, ACK direction). A flow's
+//! data route is its access port (if it has one) followed by its path's forward ports; its ACK
+//! route is the path's reverse ports in reverse order followed by its access port's reverse.
+//! The access port carries the flow's own NIC rate and delay plus half its `extra_rtt` each
+//! way, so flows can have different RTTs through a shared bottleneck. An access path with no
+//! rate and no delay is omitted (it would only cost events).
+//!
+//! Endpoints. Each flow is a sender and a receiver endpoint; the engine calls `poll_transmit`
+//! until it returns nothing after every packet or timer delivered to an endpoint, and keeps at
+//! most one live timer event per endpoint (`armed`): an earlier deadline schedules a new event,
+//! a later one waits for the pending event to fire and re-arm (lazy timers, §4.2 of
+//! notes/simulation.md). A sender behind a rated access port is polled only while that port's
+//! queue has room (the way a Linux socket blocks on a full qdisc), so hosts do not drop their
+//! own packets.
+//!
+//! Determinism. Time is integer ns; events at the same time run in scheduling order; every
+//! random stream (per port, per cross source, per controller) is seeded from the scenario seed
+//! and the element's index, so the same scenario and seed give the same result bit for bit.
+
+use crate::bufpool::BufPool;
+use crate::cross::CrossSource;
+use crate::events::{Ev, EventQueue};
+use crate::packet::{Dir, Packet, NO_BUF};
+use crate::port::DropReason;
+use crate::port::{Enqueued, Limit, Port};
+use crate::red::{Red, RedParams};
+use crate::scenario::TransportKind;
+use crate::scenario::{Checked, CrossKind, QueueKind, QueueSpec, TopologyKind};
+use crate::summary::*;
+use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
+use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
+use crate::transport::{FlowReceiver, FlowSender};
+use longhaul_cc::{CcSpec, Setup};
+use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
+use longhaul_metrics::summary::{
+    Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, LinkDelay, LinkSeries,
+    LinkSummary, Mode, Summary,
+};
+use longhaul_metrics::{fairness, stability, throughput};
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Header bytes per packet: TCP/IP without options, as seed 000 counts them.
+pub const HEADER_BYTES: u32 = 40;
+const NONE: u64 = u64::MAX;
+/// Flow indices at or above this are unresponsive cross-traffic sources.
+const CROSS_FLOW: u32 = 1 << 31;
+const PROGRESS_EVERY: u64 = 1 << 20;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("flow {flow}: cannot configure the transport: {message}")]
+    Transport { flow: String, message: String },
+    #[error("flow {flow}: cannot build congestion control `{cc}`: {message}")]
+    Controller {
+        flow: String,
+        cc: String,
+        message: String,
+    },
+}
+
+/// Where a run is, for progress displays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub sim_ns: u64,
+    pub duration_ns: u64,
+    pub events: u64,
+    pub packets: u64,
+}
+
+struct Flow {
+    /// The scenario flow id, or `None` for a responsive cross-traffic transfer.
+    id: Option<u32>,
+    cross: Option<usize>,
+    fwd: Box<[u32]>,
+    rev: Box<[u32]>,
+    sender: Option<Box<dyn FlowSender>>,
+    receiver: Option<Box<dyn FlowReceiver>>,
+    /// Pending timer per side (sender, receiver), or NONE.
+    armed: [u64; 2],
+    /// Rated access port and the queue room the sender may fill.
+    access: Option<(u32, u64)>,
+    dropped: u64,
+    /// Where and why this flow's data packets were dropped.
+    ledger: LossLedger,
+    delivered_at_sample: u64,
+    /// Kept after a transfer finishes and its state is released.
+    final_delivered: u64,
+}
+
+impl Flow {
+    fn delivered(&self) -> u64 {
+        self.receiver
+            .as_ref()
+            .map(|r| r.delivered_bytes())
+            .unwrap_or(self.final_delivered)
+    }
+}
+
+struct CrossState {
+    src: CrossSource,
+    port: u32,
+    /// Responsive: controller and delivered payload.
+    cc: Option<CcSpec>,
+    delivered: u64,
+}
+
+pub struct Engine<'a> {
+    checked: &'a Checked,
+    now: u64,
+    end: u64,
+    events: EventQueue,
+    ports: Vec<Port>,
+    port_rng: Vec<Pcg64Mcg>,
+    /// Per scenario link: (forward port, reverse port).
+    link_ports: Vec<(u32, u32)>,
+    flows: Vec<Flow>,
+    cross: Vec<CrossState>,
+    bufs: BufPool,
+    scratch: Vec<u8>,
+    flow_series: Vec<FlowSeries>,
+    link_series: Vec<LinkSeries>,
+    /// Payload bytes each forward link port had sent at the last sample.
+    link_payload_at_sample: Vec<u64>,
+    aggregate_series: AggregateSeries,
+    delivered_at_sample: u64,
+    drops: Vec<DropRecord>,
+    drops_unlogged: u64,
+    per_second: Vec<u64>,
+    delivered_at_second: u64,
+    event_count: u64,
+    packet_count: u64,
+}
+
+fn mix(seed: u64, stream: u64) -> u64 {
+    // SplitMix64 finaliser: independent, well-spread seeds per element.
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn queue_limit(q: &QueueSpec) -> Limit {
+    match (q.packets, q.bytes) {
+        (Some(p), _) => Limit::Packets(p),
+        (None, Some(b)) => Limit::Bytes(b.0),
+        (None, None) => Limit::Packets(1000),
+    }
+}
+
+fn make_red(q: &QueueSpec) -> Option<Red> {
+    (q.kind == QueueKind::Red).then(|| {
+        let limit = match queue_limit(q) {
+            Limit::Packets(p) => p as f64,
+            Limit::Bytes(b) => b as f64,
+        };
+        Red::new(RedParams::from_spec(q, limit))
+    })
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(checked: &'a Checked) -> Result<Engine<'a>, SimError> {
+        let sc = &checked.scenario;
+        let mut e = Engine {
+            checked,
+            now: 0,
+            end: sc.duration.0,
+            events: EventQueue::default(),
+            ports: Vec::new(),
+            port_rng: Vec::new(),
+            link_ports: Vec::new(),
+            flows: Vec::new(),
+            cross: Vec::new(),
+            bufs: BufPool::default(),
+            scratch: Vec::with_capacity(2048),
+            flow_series: Vec::new(),
+            link_series: Vec::new(),
+            link_payload_at_sample: Vec::new(),
+            aggregate_series: AggregateSeries::default(),
+            delivered_at_sample: 0,
+            drops: Vec::new(),
+            drops_unlogged: 0,
+            per_second: Vec::new(),
+            delivered_at_second: 0,
+            event_count: 0,
+            packet_count: 0,
+        };
+        for (i, l) in sc.links.iter().enumerate() {
+            let rq = l.reverse_queue.as_ref().unwrap_or(&l.queue);
+            let f = e.add_port(Port::new(
+                i,
+                false,
+                Some(l.rate.0),
+                l.delay.0,
+                l.loss,
+                queue_limit(&l.queue),
+                make_red(&l.queue),
+                l.mtu,
+            ));
+            let r = e.add_port(Port::new(
+                i,
+                true,
+                Some(l.reverse_rate.unwrap_or(l.rate).0),
+                l.delay.0,
+                l.reverse_loss,
+                queue_limit(rq),
+                make_red(rq),
+                l.mtu,
+            ));
+            e.link_ports.push((f, r));
+            e.link_series.push(LinkSeries::default());
+            e.link_payload_at_sample.push(0);
+        }
+        for f in &checked.flows {
+            let spec = &sc.flows[f.spec];
+            let mtu = f
+                .path
+                .iter()
+                .map(|&l| sc.links[l].mtu)
+                .min()
+                .unwrap_or(1500);
+            let access_delay = spec.access.delay.map(|d| d.0).unwrap_or(0) + spec.extra_rtt.0 / 2;
+            let access = if spec.access.rate.is_some() || access_delay > 0 {
+                let limit = spec.access.packets.unwrap_or(1000);
+                let fwd = e.add_port(Port::new(
+                    usize::MAX,
+                    false,
+                    spec.access.rate.map(|r| r.0),
+                    access_delay,
+                    0.0,
+                    Limit::Packets(limit),
+                    None,
+                    mtu,
+                ));
+                let rev = e.add_port(Port::new(
+                    usize::MAX,
+                    true,
+                    None,
+                    access_delay + spec.extra_rtt.0 % 2,
+                    0.0,
+                    Limit::Packets(limit),
+                    None,
+                    mtu,
+                ));
+                Some((fwd, rev, spec.access.rate.is_some().then_some(limit)))
+            } else {
+                None
+            };
+            let mut fwd: Vec<u32> = access.iter().map(|a| a.0).collect();
+            fwd.extend(f.path.iter().map(|&l| e.link_ports[l].0));
+            let mut rev: Vec<u32> = f.path.iter().rev().map(|&l| e.link_ports[l].1).collect();
+            rev.extend(access.iter().map(|a| a.1));
+            let setup = Setup {
+                seed: mix(sc.seed, 1_000_000 + f.id as u64),
+                ..Setup::for_mtu(mtu)
+            };
+            let cc = f.cc.build(&setup).map_err(|err| SimError::Controller {
+                flow: f.id.to_string(),
+                cc: f.cc.to_string(),
+                message: err.to_string(),
+            })?;
+            let base_rtt: u64 =
+                2 * (f.path.iter().map(|&l| sc.links[l].delay.0).sum::<u64>() + access_delay);
+            let rate = f
+                .path
+                .iter()
+                .map(|&l| sc.links[l].rate.0)
+                .fold(f64::INFINITY, f64::min);
+            let (sender, receiver) = make_endpoints(
+                sc.transport,
+                cc,
+                &f.cc,
+                setup,
+                Endpoints {
+                    mtu,
+                    start: f.start,
+                    stop: f.stop,
+                    bytes: spec.bytes.map(|b| b.0),
+                    ecn: spec.ecn,
+                    bdp_bytes: (rate * base_rtt as f64 / 8e9) as u64,
+                },
+            )
+            .map_err(|message| SimError::Transport {
+                flow: f.id.to_string(),
+                message,
+            })?;
+            e.flows.push(Flow {
+                id: Some(f.id),
+                cross: None,
+                fwd: fwd.into(),
+                rev: rev.into(),
+                sender: Some(sender),
+                receiver: Some(receiver),
+                armed: [NONE; 2],
+                access: access.and_then(|a| a.2.map(|l| (a.0, l))),
+                dropped: 0,
+                ledger: LossLedger::new(),
+                delivered_at_sample: 0,
+                final_delivered: 0,
+            });
+            e.flow_series.push(FlowSeries::default());
+        }
+        for (i, c) in checked.cross.iter().enumerate() {
+            let spec = &sc.cross_traffic[i];
+            let l = &sc.links[c.link];
+            let port = if spec.reverse {
+                e.link_ports[c.link].1
+            } else {
+                e.link_ports[c.link].0
+            };
+            let src = CrossSource::new(
+                spec.kind,
+                c.link,
+                spec.reverse,
+                spec.rate.0,
+                c.packet_size,
+                c.start,
+                c.stop,
+                spec.on.map(|d| d.0).unwrap_or(0),
+                spec.off.map(|d| d.0).unwrap_or(0),
+                spec.size.map(|b| b.0).unwrap_or(100 * 1024),
+                spec.shape.unwrap_or(1.2),
+                l.rate.0,
+                mix(sc.seed, 2_000_000 + i as u64),
+            );
+            let first = src.first_event();
+            let responsive = c.cc.is_some();
+            e.cross.push(CrossState {
+                src,
+                port,
+                cc: c.cc.clone(),
+                delivered: 0,
+            });
+            if responsive {
+                e.events.push(first, Ev::Transfer(i as u32));
+            } else {
+                e.events.push(first, Ev::Cross(i as u32));
+            }
+        }
+        for i in 0..e.flows.len() {
+            e.pump(i, 0);
+        }
+        e.events.push(0, Ev::Sample);
+        e.events.push(1_000_000_000, Ev::Second);
+        Ok(e)
+    }
+
+    fn add_port(&mut self, mut p: Port) -> u32 {
+        let i = self.ports.len() as u32;
+        p.index = i as usize;
+        self.ports.push(p);
+        self.port_rng.push(Pcg64Mcg::new(
+            mix(self.checked.scenario.seed, i as u64) as u128 | 1,
+        ));
+        i
+    }
+
+    /// Run to the end of the scenario.
+    pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> Outcome {
+        let mut next_report = PROGRESS_EVERY;
+        while let Some(t) = self.events.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.event_count += 1;
+            match ev {
+                Ev::Arrive(p) => self.on_arrive(p),
+                Ev::Timer(x) => self.on_timer((x / 2) as usize, (x % 2) as usize),
+                Ev::Cross(s) => self.on_cross(s as usize),
+                Ev::Transfer(s) => self.on_transfer(s as usize),
+                Ev::Sample => self.on_sample(),
+                Ev::Second => self.on_second(),
+            }
+            if self.event_count >= next_report {
+                next_report += PROGRESS_EVERY;
+                progress(&self.progress());
+            }
+        }
+        self.now = self.end;
+        progress(&self.progress());
+        self.finish()
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            sim_ns: self.now,
+            duration_ns: self.end,
+            events: self.event_count,
+            packets: self.packet_count,
+        }
+    }
+
+    /// Offer `pkt` to port `port` now.
+    fn enqueue(&mut self, port: u32, pkt: Packet) {
+        let p = &mut self.ports[port as usize];
+        let rng = &mut self.port_rng[port as usize];
+        let u_red = if p.red.is_some() {
+            rng.gen::<f64>()
+        } else {
+            0.0
+        };
+        let u_loss = if p.loss > 0.0 { rng.gen::<f64>() } else { 1.0 };
+        self.packet_count += 1;
+        match p.enqueue(self.now, pkt, u_red, u_loss).0 {
+            Enqueued::Sent { arrival, head } => {
+                if head {
+                    self.events.push(arrival, Ev::Arrive(port));
+                }
+            }
+            Enqueued::Dropped { at, reason } => {
+                if pkt.buf != NO_BUF {
+                    self.bufs.release(pkt.buf);
+                }
+                let p = &self.ports[port as usize];
+                let location = |flow: Option<u32>| {
+                    if p.link == usize::MAX {
+                        format!("access:{}", flow.map(|f| f.to_string()).unwrap_or_default())
+                    } else if p.reverse {
+                        format!("{} (reverse)", self.checked.scenario.links[p.link].name)
+                    } else {
+                        self.checked.scenario.links[p.link].name.clone()
+                    }
+                };
+                let flow = if pkt.flow >= CROSS_FLOW {
+                    None
+                } else {
+                    let f = &mut self.flows[pkt.flow as usize];
+                    if pkt.dir == Dir::Forward && pkt.payload > 0 {
+                        f.dropped += 1;
+                        f.ledger.record(&location(f.id), summary_reason(reason), 1);
+                    }
+                    f.id
+                };
+                let out = &self.checked.scenario.output;
+                if out.drop_log {
+                    if self.drops.len() < out.drop_log_limit {
+                        let link = location(flow);
+                        self.drops.push(DropRecord {
+                            time_s: at as f64 * 1e-9,
+                            link,
+                            direction: if p.reverse { "reverse" } else { "forward" },
+                            flow,
+                            reason: reason.as_str(),
+                        });
+                    } else {
+                        self.drops_unlogged += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_arrive(&mut self, port: u32) {
+        let now = self.now;
+        // Deliver every packet that has arrived by now; schedule the next head.
+        while let Some((pkt, next)) = self.ports[port as usize].pop_arrived(now) {
+            self.forward(pkt);
+            match next {
+                Some(t) if t <= now => continue,
+                Some(t) => {
+                    self.events.push(t, Ev::Arrive(port));
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Move a packet that reached the end of hop `pkt.hop` on to its next hop or endpoint.
+    fn forward(&mut self, mut pkt: Packet) {
+        if pkt.flow >= CROSS_FLOW {
+            return; // cross traffic leaves the network after its link
+        }
+        let fi = pkt.flow as usize;
+        let f = &self.flows[fi];
+        let route = if pkt.dir == Dir::Forward {
+            &f.fwd
+        } else {
+            &f.rev
+        };
+        let next = pkt.hop as usize + 1;
+        if next < route.len() {
+            pkt.hop = next as u8;
+            let port = route[next];
+            self.enqueue(port, pkt);
+            return;
+        }
+        let side = if pkt.dir == Dir::Forward { 1 } else { 0 };
+        let now = self.now;
+        {
+            let bytes: &[u8] = if pkt.buf != NO_BUF {
+                self.bufs.get(pkt.buf)
+            } else {
+                &[]
+            };
+            let f = &mut self.flows[fi];
+            match side {
+                0 => {
+                    if let Some(s) = f.sender.as_mut() {
+                        s.handle_packet(now, &pkt, bytes)
+                    }
+                }
+                _ => {
+                    if let Some(r) = f.receiver.as_mut() {
+                        r.handle_packet(now, &pkt, bytes)
+                    }
+                }
+            }
+        }
+        if pkt.buf != NO_BUF {
+            self.bufs.release(pkt.buf);
+        }
+        self.pump(fi, side);
+        if side == 0 && self.flows[fi].cross.is_some() {
+            self.maybe_release(fi);
+        }
+    }
+
+    /// Drain an endpoint's transmissions and re-arm its timer.
+    fn pump(&mut self, fi: usize, side: usize) {
+        let now = self.now;
+        let mut wake = NONE;
+        loop {
+            if side == 0 {
+                if let Some((ap, room)) = self.flows[fi].access {
+                    let port = &mut self.ports[ap as usize];
+                    if port.waiting_packets(now) >= room {
+                        wake = port.next_departure(now).unwrap_or(now + 1);
+                        break;
+                    }
+                }
+            }
+            self.scratch.clear();
+            let f = &mut self.flows[fi];
+            let pkt = match side {
+                0 => f
+                    .sender
+                    .as_mut()
+                    .and_then(|s| s.poll_transmit(now, &mut self.scratch)),
+                _ => f
+                    .receiver
+                    .as_mut()
+                    .and_then(|r| r.poll_transmit(now, &mut self.scratch)),
+            };
+            let Some(mut pkt) = pkt else { break };
+            pkt.flow = fi as u32;
+            pkt.hop = 0;
+            pkt.dir = if side == 0 {
+                Dir::Forward
+            } else {
+                Dir::Reverse
+            };
+            pkt.buf = if self.scratch.is_empty() {
+                NO_BUF
+            } else {
+                self.bufs.put(&self.scratch)
+            };
+            let f = &self.flows[fi];
+            let port = if side == 0 { f.fwd[0] } else { f.rev[0] };
+            self.enqueue(port, pkt);
+        }
+        let f = &mut self.flows[fi];
+        let deadline = match side {
+            0 => f.sender.as_ref().and_then(|s| s.poll_timeout()),
+            _ => f.receiver.as_ref().and_then(|r| r.poll_timeout()),
+        }
+        .unwrap_or(NONE)
+        .min(wake);
+        if deadline < f.armed[side] {
+            f.armed[side] = deadline;
+            self.events
+                .push(deadline.max(now), Ev::Timer((fi * 2 + side) as u32));
+        }
+    }
+
+    fn on_timer(&mut self, fi: usize, side: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if f.armed[side] != now {
+            return; // superseded by an earlier deadline that already fired
+        }
+        f.armed[side] = NONE;
+        match side {
+            0 => {
+                if let Some(s) = f.sender.as_mut() {
+                    if s.poll_timeout().is_some_and(|d| d <= now) {
+                        s.handle_timeout(now);
+                    }
+                }
+            }
+            _ => {
+                if let Some(r) = f.receiver.as_mut() {
+                    if r.poll_timeout().is_some_and(|d| d <= now) {
+                        r.handle_timeout(now);
+                    }
+                }
+            }
+        }
+        self.pump(fi, side);
+    }
+
+    fn on_cross(&mut self, s: usize) {
+        let now = self.now;
+        let c = &mut self.cross[s];
+        let (emit, next) = c.src.fire(now);
+        let port = c.port;
+        let size = c.src.packet_size;
+        if let Some(t) = next {
+            self.events.push(t, Ev::Cross(s as u32));
+        }
+        if emit {
+            let pkt = Packet {
+                flow: CROSS_FLOW + s as u32,
+                size,
+                payload: size.saturating_sub(HEADER_BYTES),
+                ..Packet::EMPTY
+            };
+            self.enqueue(port, pkt);
+        }
+    }
+
+    /// Start a responsive cross-traffic transfer: a congestion-controlled flow over the link.
+    fn on_transfer(&mut self, s: usize) {
+        let now = self.now;
+        let sc = &self.checked.scenario;
+        let c = &mut self.cross[s];
+        if now >= c.src.stop {
+            return;
+        }
+        let (bytes, next) = match c.src.kind {
+            CrossKind::Onoff => {
+                let (on, off) = c.src.on_off_periods();
+                let bytes = (c.src.peak_rate_bps() * on as f64 * 1e-9 / 8.0) as u64;
+                (bytes.max(1), now + on + off)
+            }
+            _ => (c.src.transfer_size(), now + c.src.next_transfer_gap()),
+        };
+        c.src.transfers += 1;
+        let link = c.src.link;
+        let mtu = sc.links[link].mtu;
+        let spec = c.cc.clone().expect("responsive source has a controller");
+        let setup = Setup {
+            seed: mix(sc.seed, 3_000_000 + c.src.transfers),
+            ..Setup::for_mtu(mtu)
+        };
+        if next < c.src.stop {
+            self.events.push(next, Ev::Transfer(s as u32));
+        }
+        let Ok(cc) = spec.build(&setup) else { return };
+        let rtt = 2 * sc.links[link].delay.0;
+        let ends = Endpoints {
+            mtu,
+            start: now,
+            stop: u64::MAX,
+            bytes: Some(bytes),
+            ecn: false,
+            bdp_bytes: (sc.links[link].rate.0 * rtt as f64 / 8e9) as u64,
+        };
+        let Ok((sender, receiver)) = make_endpoints(sc.transport, cc, &spec, setup, ends) else {
+            return;
+        };
+        let (fp, rp) = self.link_ports[link];
+        let fi = self.flows.len();
+        self.flows.push(Flow {
+            id: None,
+            cross: Some(s),
+            fwd: vec![fp].into(),
+            rev: vec![rp].into(),
+            sender: Some(sender),
+            receiver: Some(receiver),
+            armed: [NONE; 2],
+            access: None,
+            dropped: 0,
+            ledger: LossLedger::new(),
+            delivered_at_sample: 0,
+            final_delivered: 0,
+        });
+        self.pump(fi, 0);
+    }
+
+    /// Free a finished responsive transfer's state (its packets are all acknowledged).
+    fn maybe_release(&mut self, fi: usize) {
+        let f = &mut self.flows[fi];
+        if f.sender.as_ref().is_some_and(|s| s.snapshot().finished) {
+            let d = f.delivered();
+            f.final_delivered = d;
+            f.sender = None;
+            f.receiver = None;
+            if let Some(s) = f.cross {
+                self.cross[s].delivered += d;
+            }
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        let dt = self.checked.scenario.output.interval.0;
+        if now > 0 {
+            // Each sample closes the interval (now − dt, now]; it is stamped with its start.
+            let t = (now - dt) as f64 / 1e9;
+            let per_s = 8e9 / dt as f64;
+            for (i, f) in self.flows.iter_mut().enumerate() {
+                if f.id.is_none() {
+                    continue;
+                }
+                let d = f.delivered();
+                let s = &mut self.flow_series[i];
+                let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
+                s.t.push(t);
+                s.throughput_bps
+                    .push((d - f.delivered_at_sample) as f64 * per_s);
+                f.delivered_at_sample = d;
+                s.cwnd_pkts.push(snap.cwnd);
+                s.rtt_ms.push(snap.srtt_ns as f64 / 1e6);
+                s.inflight_pkts
+                    .push(snap.bytes_in_flight as f64 / snap.mss.max(1) as f64);
+            }
+            for (l, &(fp, _)) in self.link_ports.iter().enumerate() {
+                let p = &mut self.ports[fp as usize];
+                let (_, unsent) = p.unsent(now);
+                let sent = p.stats.payload_out - unsent;
+                let q = &mut self.link_series[l];
+                q.t.push(t);
+                q.queue_pkts.push(p.waiting_packets(now) as f64);
+                q.queue_bytes.push(p.waiting_bytes(now) as f64);
+                q.throughput_bps
+                    .push((sent - self.link_payload_at_sample[l]) as f64 * per_s);
+                self.link_payload_at_sample[l] = sent;
+            }
+            let d = self.total_delivered();
+            self.aggregate_series.t.push(t);
+            self.aggregate_series
+                .throughput_bps
+                .push((d - self.delivered_at_sample) as f64 * per_s);
+            self.delivered_at_sample = d;
+        }
+        if now + dt <= self.end {
+            self.events.push(now + dt, Ev::Sample);
+        }
+    }
+
+    fn total_delivered(&self) -> u64 {
+        self.flows
+            .iter()
+            .filter(|f| f.id.is_some())
+            .map(|f| f.delivered())
+            .sum()
+    }
+
+    fn on_second(&mut self) {
+        let d = self.total_delivered();
+        self.per_second.push(d - self.delivered_at_second);
+        self.delivered_at_second = d;
+        if self.now + 1_000_000_000 <= self.end {
+            self.events.push(self.now + 1_000_000_000, Ev::Second);
+        }
+    }
+
+    fn finish(mut self) -> Outcome {
+        let sc = &self.checked.scenario;
+        let run_s = self.end as f64 / 1e9;
+        let mut links = Vec::new();
+        let mut ports = Vec::new();
+        for (i, l) in sc.links.iter().enumerate() {
+            let (fp, rp) = self.link_ports[i];
+            for (port, reverse) in [(fp, false), (rp, true)] {
+                let p = &mut self.ports[port as usize];
+                let (unsent_n, unsent_payload) = p.unsent(self.end);
+                let cap = if reverse {
+                    l.reverse_rate.unwrap_or(l.rate).0
+                } else {
+                    l.rate.0
+                };
+                let st = &p.stats;
+                let payload_bps = (st.payload_out - unsent_payload) as f64 * 8.0 / run_s;
+                let mut by_reason = BTreeMap::new();
+                for (reason, n) in [
+                    (REASON_QUEUE_FULL, st.drops_queue),
+                    (REASON_AQM, st.drops_red),
+                    (REASON_RANDOM, st.drops_loss),
+                ] {
+                    if n > 0 {
+                        by_reason.insert(reason.to_string(), n);
+                    }
+                }
+                let q = &st.queue_delay;
+                let queue = match (&p.red, p.limit) {
+                    (None, Limit::Packets(n)) => format!("droptail {n}p"),
+                    (None, Limit::Bytes(b)) => format!("droptail {b}B"),
+                    (Some(r), Limit::Packets(n)) => format!(
+                        "red {n}p min_th={} max_th={}{}",
+                        r.params.min_th,
+                        r.params.max_th,
+                        if r.params.ecn { " ecn" } else { "" }
+                    ),
+                    (Some(r), Limit::Bytes(b)) => format!(
+                        "red {b}B min_th={} max_th={}{}",
+                        r.params.min_th,
+                        r.params.max_th,
+                        if r.params.ecn { " ecn" } else { "" }
+                    ),
+                };
+                ports.push(PortReport {
+                    link: l.name.clone(),
+                    direction: if reverse { "reverse" } else { "forward" },
+                    packets: st.packets_out - unsent_n,
+                    drops_queue_full: st.drops_queue,
+                    drops_red: st.drops_red,
+                    drops_random: st.drops_loss,
+                    ecn_marks: st.ecn_marks,
+                    max_queue_packets: st.max_backlog_packets.saturating_sub(1),
+                    queue_at_end_packets: unsent_n,
+                });
+                links.push(LinkSummary {
+                    name: if reverse {
+                        format!("{} (reverse)", l.name)
+                    } else {
+                        l.name.clone()
+                    },
+                    capacity_bps: cap,
+                    utilization: throughput::utilization(payload_bps, cap, l.mtu),
+                    drops: st.drops(),
+                    queue_delay_ms: LinkDelay {
+                        mean: q.mean() / 1e6,
+                        p95: q.quantile(0.95) / 1e6,
+                        p99: q.quantile(0.99) / 1e6,
+                        p50: Some(q.quantile(0.5) / 1e6),
+                        max: Some(q.max() as f64 / 1e6),
+                    },
+                    mtu: Some(l.mtu),
+                    delay_ms: Some(l.delay.0 as f64 / 1e6),
+                    distance_km: Some(l.distance_km),
+                    queue: Some(queue),
+                    drops_by_reason: by_reason,
+                    packets_forwarded: Some(st.packets_out - unsent_n),
+                    series: (!reverse).then(|| std::mem::take(&mut self.link_series[i])),
+                });
+            }
+        }
+        // The capacity aggregate utilization is judged against: the slowest link every flow
+        // of a dumbbell shares, or the slowest link of a parking lot's chain.
+        let chain: Vec<usize> = match sc.topology.kind {
+            TopologyKind::Dumbbell => self.checked.flows[0].path.clone(),
+            TopologyKind::ParkingLot => {
+                let names = sc.topology.chain.clone().unwrap_or_default();
+                names
+                    .iter()
+                    .filter_map(|n| sc.links.iter().position(|l| &l.name == n))
+                    .collect()
+            }
+        };
+        let slowest = |path: &[usize]| {
+            path.iter()
+                .copied()
+                .min_by(|&a, &b| {
+                    let pa = throughput::payload_capacity_bps(sc.links[a].rate.0, sc.links[a].mtu);
+                    let pb = throughput::payload_capacity_bps(sc.links[b].rate.0, sc.links[b].mtu);
+                    pa.total_cmp(&pb)
+                })
+                .expect("paths are not empty")
+        };
+        let mut flows = Vec::new();
+        let mut tputs = Vec::new();
+        let mut agg_bytes = 0u64;
+        let mut agg_bmps = 0.0;
+        for (i, cf) in self.checked.flows.iter().enumerate() {
+            let f = &mut self.flows[i];
+            let d = f.delivered();
+            agg_bytes += d;
+            let active = (cf.stop.min(self.end) - cf.start) as f64 / 1e9;
+            let tput = throughput::throughput_bps(d, active);
+            let b = &sc.links[slowest(&cf.path)];
+            let dist_km: f64 = cf.path.iter().map(|&l| sc.links[l].distance_km).sum();
+            let s = f.sender.as_ref().expect("scenario flows keep their state");
+            let snap = s.snapshot();
+            let h = s.rtt();
+            let min_rtt = h.min().unwrap_or(0) as f64;
+            let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
+            tputs.push(tput);
+            agg_bmps += throughput::bmps(tput, dist_km);
+            let per_sec = per_second(&self.flow_series[i], sc.output.interval.0);
+            flows.push(FlowSummary {
+                id: cf.id,
+                cc: cf.cc.algorithm.to_string(),
+                throughput_bps: tput,
+                utilization: throughput::utilization(tput, b.rate.0, b.mtu),
+                min_rtt_ms: min_rtt / 1e6,
+                queueing_delay_ms: FlowDelay {
+                    mean: if h.count() == 0 { 0.0 } else { qd(h.mean()) },
+                    p95: qd(h.quantile(0.95)),
+                    p50: Some(qd(h.quantile(0.5))),
+                    p99: Some(qd(h.quantile(0.99))),
+                    max: Some(qd(h.max() as f64)),
+                },
+                loss_rate: longhaul_metrics::loss::loss_rate(f.dropped, snap.packets_sent),
+                retransmits: snap.retransmits,
+                bmps: throughput::bmps(tput, dist_km),
+                params: Some(cf.cc.to_string()),
+                start_s: Some(cf.start as f64 / 1e9),
+                stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),
+                distance_km: Some(dist_km),
+                bytes_delivered: Some(d),
+                packets_sent: Some(snap.packets_sent),
+                packets_lost: Some(f.dropped),
+                cov: stability::cov(&per_sec),
+                drops: f.ledger.rows(),
+                series: Some(std::mem::take(&mut self.flow_series[i])),
+            });
+        }
+        let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
+        let b = &sc.links[slowest(&chain)];
+        let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
+        // Responsive transfers still running at the end count what they delivered so far.
+        for f in &self.flows {
+            if let (Some(s), Some(_)) = (f.cross, &f.receiver) {
+                self.cross[s].delivered += f.delivered();
+            }
+        }
+        let cross = self
+            .checked
+            .cross
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let st = &self.cross[i];
+                let active = (c.stop - c.start) as f64 / 1e9;
+                let responsive = c.cc.is_some();
+                let bytes = if responsive {
+                    st.delivered
+                } else {
+                    st.src.bytes
+                };
+                CrossSummary {
+                    kind: match st.src.kind {
+                        CrossKind::Cbr => "cbr",
+                        CrossKind::Poisson => "poisson",
+                        CrossKind::Onoff => "onoff",
+                        CrossKind::Web => "web",
+                    },
+                    link: sc.links[c.link].name.clone(),
+                    responsive,
+                    rate_bps: bytes as f64 * 8.0 / active,
+                    packets: st.src.packets,
+                    transfers: st.src.transfers,
+                }
+            })
+            .collect();
+        let mut meta = BTreeMap::new();
+        meta.insert(
+            "simulator".into(),
+            format!("longhaul-sim {}", env!("CARGO_PKG_VERSION")),
+        );
+        meta.insert("events".into(), self.event_count.to_string());
+        meta.insert(
+            "transport".into(),
+            match sc.transport {
+                TransportKind::Proto => "proto".into(),
+                TransportKind::Model => "model".into(),
+            },
+        );
+        let summary = Summary {
+            scenario: self.checked.name.clone(),
+            mode: Mode::Sim,
+            duration_s: run_s,
+            seed: sc.seed,
+            links,
+            flows,
+            aggregate: Aggregate {
+                throughput_bps: agg_tput,
+                utilization: throughput::utilization(agg_tput, b.rate.0, b.mtu),
+                jain: fairness::jain_index(&tputs).unwrap_or(f64::NAN),
+                cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
+                bmps: agg_bmps,
+                bytes_delivered: Some(agg_bytes),
+                capacity_bps: Some(b.rate.0),
+                series: Some(std::mem::take(&mut self.aggregate_series)),
+            },
+            claims: Vec::new(),
+            meta,
+        };
+        Outcome {
+            summary,
+            cross_traffic: cross,
+            ports,
+            drops: std::mem::take(&mut self.drops),
+            drops_unlogged: self.drops_unlogged,
+            events: self.event_count,
+            packet_hops: self.packet_count,
+        }
+    }
+}
+
+/// The summary's name for a drop reason (`longhaul_metrics::loss`).
+fn summary_reason(r: DropReason) -> &'static str {
+    match r {
+        DropReason::QueueFull => REASON_QUEUE_FULL,
+        DropReason::RedEarly | DropReason::RedForced => REASON_AQM,
+        DropReason::RandomLoss => REASON_RANDOM,
+    }
+}
+
+/// A flow's throughput over whole 1-s intervals, from its sampled series (when the sampling
+/// interval divides a second; otherwise no per-flow CoV is reported).
+fn per_second(series: &FlowSeries, interval_ns: u64) -> Vec<f64> {
+    if interval_ns == 0 || 1_000_000_000 % interval_ns != 0 {
+        return Vec::new();
+    }
+    let k = (1_000_000_000 / interval_ns) as usize;
+    series
+        .throughput_bps
+        .chunks_exact(k)
+        .map(|c| c.iter().sum::<f64>() / k as f64)
+        .collect()
+}
+
+/// What a flow's endpoints are created with.
+struct Endpoints {
+    /// Path MTU: bytes on the wire of a full packet.
+    mtu: u32,
+    start: u64,
+    stop: u64,
+    bytes: Option<u64>,
+    ecn: bool,
+    /// Bottleneck rate × base RTT, to size buffers and windows.
+    bdp_bytes: u64,
+}
+
+/// A sender and a receiver of the scenario's transport.
+fn make_endpoints(
+    kind: TransportKind,
+    cc: Box<dyn longhaul_cc::CongestionControl>,
+    spec: &CcSpec,
+    setup: Setup,
+    e: Endpoints,
+) -> Result<(Box<dyn FlowSender>, Box<dyn FlowReceiver>), String> {
+    match kind {
+        TransportKind::Model => {
+            let cfg = ModelConfig {
+                mss: e.mtu - HEADER_BYTES,
+                header: HEADER_BYTES,
+                start: e.start,
+                stop: e.stop,
+                bytes: e.bytes,
+                ecn: e.ecn,
+            };
+            Ok((
+                Box::new(ModelSender::new(cfg, cc)),
+                Box::new(ModelReceiver::new(HEADER_BYTES)),
+            ))
+        }
+        TransportKind::Proto => {
+            let mut config = longhaul_proto::Config::new(spec.clone());
+            config.mss = e.mtu - IP_UDP_OVERHEAD - longhaul_proto::packet::DATA_HEADER_LEN as u32;
+            config.setup = setup;
+            config.synthetic = true;
+            config.idle_timeout = None;
+            // Windows and buffers never limit a simulated bulk transfer: 4 BDPs, at least the
+            // transport's defaults.
+            let window = (4 * e.bdp_bytes).max(config.recv_window);
+            config.recv_window = window;
+            config.send_buffer = window;
+            let receiver = ProtoReceiver::new(config.clone()).map_err(|err| err.to_string())?;
+            Ok((
+                Box::new(ProtoSender::new(config, e.start, e.stop, e.bytes, e.ecn)),
+                Box::new(receiver),
+            ))
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! A packet in flight: a small `Copy` struct passed by value from queue to delay line to
+//! endpoint, so the simulator never allocates per packet.
+//!
+//! The transport's own header fields ride in `seq`, `aux` and `echo`; a transport whose packets
+//! are real bytes (proto) keeps them in a reusable buffer slot named by `buf`.
+
+/// Which way a packet travels along its flow's route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Dir {
+    /// Sender to receiver (data).
+    Forward = 0,
+    /// Receiver to sender (ACKs).
+    Reverse = 1,
+}
+
+/// ECN codepoint (RFC 3168).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    NotEct = 0,
+    Ect = 1,
+    Ce = 2,
+}
+
+/// No buffer slot: the packet's header lives in its fields.
+pub const NO_BUF: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Flow (or cross-traffic source) the packet belongs to; indexes the route table.
+    pub flow: u32,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    /// Application payload bytes carried (0 for pure ACKs).
+    pub payload: u32,
+    /// Reusable byte-buffer slot, or [`NO_BUF`].
+    pub buf: u32,
+    /// Transport header fields.
+    pub seq: u64,
+    pub aux: u64,
+    pub echo: u64,
+    /// Position along the route: index of the port the packet is in or was last in.
+    pub hop: u8,
+    pub dir: Dir,
+    pub ecn: Ecn,
+    /// Transport-specific flag bits.
+    pub flags: u8,
+}
+
+impl Packet {
+    pub const EMPTY: Packet = Packet {
+        flow: 0,
+        size: 0,
+        payload: 0,
+        buf: NO_BUF,
+        seq: 0,
+        aux: 0,
+        echo: 0,
+        hop: 0,
+        dir: Dir::Forward,
+        ecn: Ecn::NotEct,
+        flags: 0,
+    };
+}

@@ -1,0 +1,424 @@
+//! One direction of a link: an output queue, a transmitter of fixed rate and a propagation
+//! delay.
+//!
+//! The model is the one every packet simulator uses (a FIFO queue served at the link rate,
+//! then a constant delay), computed so that it costs one scheduled event per packet per hop:
+//!
+//! * **The queue is virtual.** A FIFO served at a constant rate is fully described by the times
+//!   its packets finish transmission: an arriving packet starts when the previous one finishes
+//!   (or now, if the link is idle) and finishes one serialisation time later. So `enqueue`
+//!   computes the departure time at once and keeps only the `(finish, size)` of packets not yet
+//!   transmitted, to know the queue length the next arrival finds. No departure event exists.
+//! * **The wire is a delay line.** Packets leave in FIFO order and the delay is constant, so
+//!   arrivals at the far end are in the same order; the line is a `VecDeque` and only its head
+//!   has an event (notes/simulation.md §4.2: the pending-event set is then O(links), not
+//!   O(packets in flight) as in ns-3, where 10 Gb/s × 180 ms means 150 k pending events).
+//!
+//! A port of unlimited rate is a pure delay (an uncongested access path). Random loss models
+//! corruption on the wire: the packet is transmitted (it uses capacity) and vanishes.
+//! Queue limits count waiting packets (or bytes), not the one being transmitted, as Linux's
+//! `txqueuelen` and ns-3's `DropTailQueue` do.
+
+use crate::histogram::Histogram;
+use crate::packet::{Ecn, Packet};
+use crate::red::{Red, RedVerdict};
+use std::collections::VecDeque;
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// The queue was full (drop-tail, or RED's physical limit).
+    QueueFull,
+    /// RED's early, probabilistic drop.
+    RedEarly,
+    /// RED's forced drop above its marking region.
+    RedForced,
+    /// Random loss on the link.
+    RandomLoss,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::QueueFull => "queue_full",
+            DropReason::RedEarly => "red_early",
+            DropReason::RedForced => "red_forced",
+            DropReason::RandomLoss => "random_loss",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// Counters a port keeps for the summary.
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    /// Application payload bytes accepted for transmission.
+    pub payload_out: u64,
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_loss: u64,
+    pub ecn_marks: u64,
+    /// Waiting time in the queue of every accepted packet, ns.
+    pub queue_delay: Histogram,
+    pub max_backlog_packets: u64,
+}
+
+impl PortStats {
+    pub fn drops(&self) -> u64 {
+        self.drops_queue + self.drops_red + self.drops_loss
+    }
+}
+
+/// What `enqueue` did with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Accepted; it reaches the far end at this time. `head` is true if it is now the head of
+    /// the delay line (the caller must schedule its arrival).
+    Sent { arrival: u64, head: bool },
+    /// Dropped at `at` for `reason`.
+    Dropped { at: u64, reason: DropReason },
+}
+
+#[derive(Debug)]
+pub struct Port {
+    /// Position in the engine's port table.
+    pub index: usize,
+    pub link: usize,
+    pub reverse: bool,
+    /// Bits per second; `None` is unlimited (a pure delay).
+    pub rate_bps: Option<f64>,
+    pub delay_ns: u64,
+    pub loss: f64,
+    pub limit: Limit,
+    pub red: Option<Red>,
+    /// Serialisation time of an MTU-sized packet (RED's idle decay unit).
+    pub mtu_tx_ns: u64,
+    /// (finish time, size, payload) of packets accepted and not yet fully transmitted.
+    backlog: VecDeque<(u64, u32, u32)>,
+    backlog_bytes: u64,
+    last_finish: u64,
+    /// Packets on the wire: (arrival time at the far end, packet).
+    line: VecDeque<(u64, Packet)>,
+    /// Cached serialisation time of the last size seen.
+    tx_cache: (u32, u64),
+    pub stats: PortStats,
+}
+
+impl Port {
+    pub fn new(
+        link: usize,
+        reverse: bool,
+        rate_bps: Option<f64>,
+        delay_ns: u64,
+        loss: f64,
+        limit: Limit,
+        red: Option<Red>,
+        mtu: u32,
+    ) -> Port {
+        let mut p = Port {
+            index: 0,
+            link,
+            reverse,
+            rate_bps,
+            delay_ns,
+            loss,
+            limit,
+            red,
+            mtu_tx_ns: 0,
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            last_finish: 0,
+            line: VecDeque::new(),
+            tx_cache: (0, 0),
+            stats: PortStats::default(),
+        };
+        p.mtu_tx_ns = p.tx_ns(mtu);
+        p
+    }
+
+    /// Serialisation time of `size` bytes, rounded to the nearest ns.
+    pub fn tx_ns(&mut self, size: u32) -> u64 {
+        if self.tx_cache.0 == size {
+            return self.tx_cache.1;
+        }
+        let t = match self.rate_bps {
+            None => 0,
+            Some(r) => (size as f64 * 8e9 / r).round() as u64,
+        };
+        self.tx_cache = (size, t);
+        t
+    }
+
+    fn drain(&mut self, now: u64) {
+        while let Some(&(finish, size, _)) = self.backlog.front() {
+            if finish > now {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= size as u64;
+            if self.backlog.is_empty() {
+                if let Some(red) = &mut self.red {
+                    red.queue_emptied(finish);
+                }
+            }
+        }
+    }
+
+    /// Packets waiting (not counting the one being transmitted) at `now`.
+    pub fn waiting_packets(&mut self, now: u64) -> u64 {
+        self.drain(now);
+        self.backlog.len().saturating_sub(1) as u64
+    }
+
+    /// Bytes waiting (not counting the packet being transmitted) at `now`.
+    pub fn waiting_bytes(&mut self, now: u64) -> u64 {
+        self.drain(now);
+        match self.backlog.front() {
+            Some(&(_, head, _)) => self.backlog_bytes - head as u64,
+            None => 0,
+        }
+    }
+
+    /// When the packet now being transmitted finishes, if any.
+    pub fn next_departure(&mut self, now: u64) -> Option<u64> {
+        self.drain(now);
+        self.backlog.front().map(|&(f, _, _)| f)
+    }
+
+    /// Packets and payload bytes accepted but not started by `now` (for end-of-run totals).
+    pub fn unsent(&mut self, now: u64) -> (u64, u64) {
+        self.drain(now);
+        let n = self.backlog.len().saturating_sub(1);
+        let payload = self.backlog.iter().skip(1).map(|&(_, _, p)| p as u64).sum();
+        (n as u64, payload)
+    }
+
+    /// Offer a packet at `now`. `u_red` and `u_loss` are uniform [0, 1) draws from the port's
+    /// random stream (drawn by the caller only when RED or loss is configured).
+    pub fn enqueue(
+        &mut self,
+        now: u64,
+        mut pkt: Packet,
+        u_red: f64,
+        u_loss: f64,
+    ) -> (Enqueued, Packet) {
+        let size = pkt.size;
+        let tx = self.tx_ns(size);
+        if self.rate_bps.is_some() {
+            self.drain(now);
+            let waiting = self.backlog.len().saturating_sub(1) as u64;
+            let waiting_bytes = match self.backlog.front() {
+                Some(&(_, head, _)) => self.backlog_bytes - head as u64,
+                None => 0,
+            };
+            if let Some(red) = &mut self.red {
+                let q = match self.limit {
+                    Limit::Packets(_) => waiting as f64,
+                    Limit::Bytes(_) => waiting_bytes as f64,
+                };
+                match red.on_arrival(now, q, self.mtu_tx_ns, u_red) {
+                    RedVerdict::Accept => {}
+                    RedVerdict::Early if red.params.ecn && pkt.ecn != Ecn::NotEct => {
+                        if pkt.ecn == Ecn::Ect {
+                            pkt.ecn = Ecn::Ce;
+                            self.stats.ecn_marks += 1;
+                        }
+                    }
+                    RedVerdict::Early => {
+                        self.stats.drops_red += 1;
+                        return (
+                            Enqueued::Dropped {
+                                at: now,
+                                reason: DropReason::RedEarly,
+                            },
+                            pkt,
+                        );
+                    }
+                    RedVerdict::Forced => {
+                        self.stats.drops_red += 1;
+                        return (
+                            Enqueued::Dropped {
+                                at: now,
+                                reason: DropReason::RedForced,
+                            },
+                            pkt,
+                        );
+                    }
+                }
+            }
+            let full = match self.limit {
+                Limit::Packets(n) => waiting + 1 > n && !self.backlog.is_empty(),
+                Limit::Bytes(b) => waiting_bytes + size as u64 > b && !self.backlog.is_empty(),
+            };
+            if full {
+                self.stats.drops_queue += 1;
+                return (
+                    Enqueued::Dropped {
+                        at: now,
+                        reason: DropReason::QueueFull,
+                    },
+                    pkt,
+                );
+            }
+        }
+        let start = self.last_finish.max(now);
+        let finish = start + tx;
+        self.last_finish = finish;
+        if self.rate_bps.is_some() {
+            self.backlog.push_back((finish, size, pkt.payload));
+            self.backlog_bytes += size as u64;
+            let n = self.backlog.len() as u64;
+            if n > self.stats.max_backlog_packets {
+                self.stats.max_backlog_packets = n;
+            }
+        }
+        self.stats.queue_delay.record(start - now);
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += size as u64;
+        self.stats.payload_out += pkt.payload as u64;
+        if self.loss > 0.0 && u_loss < self.loss {
+            self.stats.drops_loss += 1;
+            return (
+                Enqueued::Dropped {
+                    at: finish,
+                    reason: DropReason::RandomLoss,
+                },
+                pkt,
+            );
+        }
+        let arrival = finish + self.delay_ns;
+        let head = self.line.is_empty();
+        self.line.push_back((arrival, pkt));
+        (Enqueued::Sent { arrival, head }, pkt)
+    }
+
+    /// Take the head of the delay line if it has arrived by `now`; also returns the next head's
+    /// arrival time.
+    pub fn pop_arrived(&mut self, now: u64) -> Option<(Packet, Option<u64>)> {
+        match self.line.front() {
+            Some(&(t, _)) if t <= now => {
+                let (_, p) = self.line.pop_front().expect("non-empty");
+                Some((p, self.line.front().map(|&(t, _)| t)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Packets on the wire (transmitted, not yet arrived).
+    pub fn in_flight(&self) -> usize {
+        self.line.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(size: u32) -> Packet {
+        Packet {
+            size,
+            ..Packet::EMPTY
+        }
+    }
+
+    #[test]
+    fn fifo_service_and_propagation() {
+        // 1 Gb/s: 1500 B take 12 µs. 10 ms delay.
+        let mut p = Port::new(
+            0,
+            false,
+            Some(1e9),
+            10_000_000,
+            0.0,
+            Limit::Packets(2),
+            None,
+            1500,
+        );
+        let (a, _) = p.enqueue(0, pkt(1500), 0.0, 0.0);
+        assert_eq!(
+            a,
+            Enqueued::Sent {
+                arrival: 12_000 + 10_000_000,
+                head: true
+            }
+        );
+        let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, 0.0);
+        assert_eq!(
+            b,
+            Enqueued::Sent {
+                arrival: 24_000 + 10_000_000,
+                head: false
+            }
+        );
+        // Two waiting would be the third packet: queue of 2 holds packets 2 and 3.
+        let (c, _) = p.enqueue(2_000, pkt(1500), 0.0, 0.0);
+        assert!(matches!(c, Enqueued::Sent { .. }));
+        assert_eq!(p.waiting_packets(2_000), 2);
+        let (d, _) = p.enqueue(3_000, pkt(1500), 0.0, 0.0);
+        assert_eq!(
+            d,
+            Enqueued::Dropped {
+                at: 3_000,
+                reason: DropReason::QueueFull
+            }
+        );
+        // After the first finishes (12 µs) one slot frees.
+        assert_eq!(p.waiting_packets(12_000), 1);
+        assert!(matches!(
+            p.enqueue(12_000, pkt(1500), 0.0, 0.0).0,
+            Enqueued::Sent { .. }
+        ));
+        assert_eq!(p.stats.queue_delay.count(), 4);
+        assert!(p.pop_arrived(10_011_999).is_none());
+        let (_, next) = p.pop_arrived(10_012_000).unwrap();
+        assert_eq!(next, Some(10_024_000));
+    }
+
+    #[test]
+    fn byte_limit_counts_waiting_bytes() {
+        let mut p = Port::new(0, false, Some(1e6), 0, 0.0, Limit::Bytes(3000), None, 1500);
+        assert!(matches!(
+            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            Enqueued::Sent { .. }
+        ));
+        assert!(matches!(
+            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            Enqueued::Sent { .. }
+        ));
+        assert!(matches!(
+            p.enqueue(0, pkt(1000), 0.0, 0.0).0,
+            Enqueued::Sent { .. }
+        ));
+        assert_eq!(p.waiting_bytes(0), 2500);
+        assert!(matches!(
+            p.enqueue(0, pkt(600), 0.0, 0.0).0,
+            Enqueued::Dropped { .. }
+        ));
+        assert!(matches!(
+            p.enqueue(0, pkt(500), 0.0, 0.0).0,
+            Enqueued::Sent { .. }
+        ));
+    }
+
+    #[test]
+    fn unlimited_rate_is_a_pure_delay() {
+        let mut p = Port::new(0, false, None, 5_000, 0.0, Limit::Packets(1), None, 1500);
+        for i in 0..10 {
+            assert_eq!(
+                p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+                Enqueued::Sent {
+                    arrival: 5_000,
+                    head: i == 0
+                }
+            );
+        }
+    }
+}

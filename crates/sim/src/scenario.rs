@@ -1,0 +1,860 @@
+//! The scenario file: one TOML document that describes an experiment.
+//!
+//! The same file drives `longhaul sim` (this simulator) and `longhaul lab` (the emulator), so it
+//! speaks of links, queues, flows and cross traffic, never of simulator internals. Every table
+//! rejects unknown keys, and every error names the file, the field (as a path such as
+//! `links[0].queue.kind`) and what is allowed. `docs/scenario.md` is the user's copy of this
+//! schema.
+//!
+//! ```toml
+//! name = "dumbbell-fast"        # shown in reports (default: the file name)
+//! duration = "60s"              # simulated time
+//! seed = 1                      # every random choice derives from it
+//! transport = "proto"           # longhaul's transport (default), or "model": a compact
+//!                               # TCP-like model with 40-byte headers and an ACK per packet
+//!
+//! [[links]]                     # a duplex link; each direction has its own queue
+//! name = "core"
+//! rate = "1gbit"                # capacity each way (`reverse_rate` to differ)
+//! delay = "90ms"                # one-way propagation delay
+//! mtu = 1500                    # bytes on the wire per full packet (default 1500)
+//! distance_km = 10037           # for bit-meters/second (default 0)
+//! loss = 0.0                    # random loss probability, data direction
+//! reverse_loss = 0.0            # random loss probability, ACK direction
+//! queue = { kind = "droptail", packets = 1000 }   # or bytes = "1.5M"
+//! # queue = { kind = "red", packets = 1000, min_th = 50, max_th = 150, max_p = 0.1,
+//! #           weight = 0.002, gentle = true, ecn = true }
+//! # reverse_queue = { ... }     # the ACK direction's queue (default: same as `queue`)
+//!
+//! [topology]
+//! kind = "dumbbell"             # every flow crosses `bottleneck`
+//! bottleneck = "core"
+//! # kind = "parking_lot"; chain = ["a", "b", "c"]: flows name a contiguous `path` of the chain
+//!
+//! [[flows]]
+//! cc = "fast:alpha=200"         # or a table: cc = { name = "fast", alpha = 200 }
+//! count = 1                     # identical flows (ids are assigned in file order)
+//! start = "0s"                  # when the sender starts
+//! stop = "60s"                  # when it stops sending (default: the end)
+//! extra_rtt = "0ms"             # added round-trip delay on this flow's access path
+//! path = ["core"]               # parking lot only: the links this flow crosses, in order
+//! bytes = "1G"                  # optional transfer size (default: unlimited bulk transfer)
+//! access = { rate = "10gbit", delay = "0ms", packets = 10000 }  # the sender's own link
+//! ecn = false                   # send ECN-capable packets
+//!
+//! [[cross_traffic]]
+//! kind = "poisson"              # cbr | poisson | onoff | web
+//! link = "core"
+//! rate = "100mbit"              # average offered rate
+//! packet_size = 1500            # bytes (default: the link's MTU)
+//! start = "0s"; stop = "60s"
+//! on = "100ms"; off = "100ms"   # onoff: mean on/off periods (exponential)
+//! size = "100k"; shape = 1.2    # web: mean transfer size, Pareto shape
+//! responsive = false            # true: each transfer is a flow with `cc` (default reno)
+//!
+//! [output]
+//! interval = "100ms"            # time-series sampling interval
+//! drop_log = true               # record every drop (time, link, flow, reason)
+//! drop_log_limit = 100000       # at most this many records (later drops are only counted)
+//! ```
+//!
+//! `--set key=value` overrides any field before validation, by dotted path with array indices:
+//! `--set duration=30s --set flows.0.cc=reno --set links.0.queue.packets=500`. The value is read
+//! as TOML when it parses as TOML (`500`, `true`, `{ name = "fast" }`) and as a string otherwise.
+
+use crate::units::{Bytes, Nanos, Rate};
+use longhaul_cc::CcSpec;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use thiserror::Error;
+
+/// A scenario as written in the file, with defaults not yet applied.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub duration: Nanos,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Which transport carries the flows.
+    #[serde(default)]
+    pub transport: TransportKind,
+    pub links: Vec<LinkSpec>,
+    pub topology: TopologySpec,
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub cross_traffic: Vec<CrossSpec>,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// The transport the simulated flows run.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// longhaul's own transport (`longhaul-proto`), exactly as `longhaul send` runs it.
+    #[default]
+    Proto,
+    /// The simulator's compact TCP-like model (40-byte headers, an ACK per packet).
+    Model,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: String,
+    pub rate: Rate,
+    #[serde(default)]
+    pub reverse_rate: Option<Rate>,
+    pub delay: Nanos,
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    #[serde(default)]
+    pub distance_km: f64,
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub reverse_loss: f64,
+    #[serde(default)]
+    pub queue: QueueSpec,
+    #[serde(default)]
+    pub reverse_queue: Option<QueueSpec>,
+}
+
+fn default_mtu() -> u32 {
+    1500
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueKind {
+    Droptail,
+    Red,
+}
+
+/// A queue discipline and its size. Sizes are in packets or in bytes (not both).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    pub kind: QueueKind,
+    #[serde(default)]
+    pub packets: Option<u64>,
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// RED: average queue (packets, or bytes for a byte-sized queue) where dropping starts.
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    /// RED: average queue where the drop probability reaches `max_p`.
+    #[serde(default)]
+    pub max_th: Option<f64>,
+    #[serde(default)]
+    pub max_p: Option<f64>,
+    /// RED: EWMA weight of the average queue (Floyd & Jacobson: 0.002).
+    #[serde(default)]
+    pub weight: Option<f64>,
+    /// RED: ramp the drop probability from `max_p` to 1 between `max_th` and 2·`max_th`.
+    #[serde(default)]
+    pub gentle: Option<bool>,
+    /// RED: mark ECN-capable packets instead of dropping them.
+    #[serde(default)]
+    pub ecn: Option<bool>,
+}
+
+impl Default for QueueSpec {
+    /// 1000 packets of drop-tail, Linux's default `txqueuelen`.
+    fn default() -> Self {
+        QueueSpec {
+            kind: QueueKind::Droptail,
+            packets: Some(1000),
+            bytes: None,
+            min_th: None,
+            max_th: None,
+            max_p: None,
+            weight: None,
+            gentle: None,
+            ecn: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    Dumbbell,
+    ParkingLot,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    pub kind: TopologyKind,
+    /// Dumbbell: the shared link.
+    #[serde(default)]
+    pub bottleneck: Option<String>,
+    /// Parking lot: the chain of links, in data order.
+    #[serde(default)]
+    pub chain: Option<Vec<String>>,
+}
+
+/// A sender's own access link (its NIC and the path to the first router).
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSpec {
+    /// Rate of the sender's NIC; unlimited when absent.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// One-way delay of the access link (both directions).
+    #[serde(default)]
+    pub delay: Option<Nanos>,
+    /// Host queue (txqueuelen) in packets; default 1000.
+    #[serde(default)]
+    pub packets: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub cc: toml::Value,
+    #[serde(default = "one")]
+    pub count: u32,
+    #[serde(default)]
+    pub start: Nanos,
+    #[serde(default)]
+    pub stop: Option<Nanos>,
+    #[serde(default)]
+    pub extra_rtt: Nanos,
+    #[serde(default)]
+    pub path: Option<Vec<String>>,
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub access: AccessSpec,
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CrossKind {
+    Cbr,
+    Poisson,
+    Onoff,
+    Web,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossSpec {
+    pub kind: CrossKind,
+    pub link: String,
+    /// Average offered rate.
+    pub rate: Rate,
+    #[serde(default)]
+    pub packet_size: Option<Bytes>,
+    #[serde(default)]
+    pub start: Nanos,
+    #[serde(default)]
+    pub stop: Option<Nanos>,
+    /// On/off: mean on period.
+    #[serde(default)]
+    pub on: Option<Nanos>,
+    /// On/off: mean off period.
+    #[serde(default)]
+    pub off: Option<Nanos>,
+    /// Web: mean transfer size.
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    /// Web: Pareto shape of transfer sizes (must exceed 1 for a finite mean).
+    #[serde(default)]
+    pub shape: Option<f64>,
+    /// True: traffic is carried by congestion-controlled flows that back off.
+    #[serde(default)]
+    pub responsive: bool,
+    /// Congestion control of responsive traffic (default `reno`).
+    #[serde(default)]
+    pub cc: Option<toml::Value>,
+    /// Send in the link's reverse (ACK) direction instead of the data direction.
+    #[serde(default)]
+    pub reverse: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    #[serde(default = "default_interval")]
+    pub interval: Nanos,
+    #[serde(default = "yes")]
+    pub drop_log: bool,
+    #[serde(default = "default_drop_log_limit")]
+    pub drop_log_limit: usize,
+}
+
+fn default_interval() -> Nanos {
+    Nanos(100_000_000)
+}
+fn yes() -> bool {
+    true
+}
+fn default_drop_log_limit() -> usize {
+    100_000
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            interval: default_interval(),
+            drop_log: true,
+            drop_log_limit: default_drop_log_limit(),
+        }
+    }
+}
+
+/// What went wrong with a scenario, naming the file and the field.
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read the scenario: {error}")]
+    Io { file: String, error: std::io::Error },
+    #[error("{file}: not valid TOML: {message}")]
+    Syntax { file: String, message: String },
+    #[error("{file}: field `{field}`: {message}")]
+    Field {
+        file: String,
+        field: String,
+        message: String,
+    },
+    #[error("--set {assignment}: {message}")]
+    Override { assignment: String, message: String },
+}
+
+/// A scenario with every default applied and every reference checked.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub scenario: Scenario,
+    /// The flows expanded by `count`, in id order.
+    pub flows: Vec<CheckedFlow>,
+    /// Per cross-traffic source: the link index and, if responsive, its controller.
+    pub cross: Vec<CheckedCross>,
+    pub name: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckedFlow {
+    pub id: u32,
+    /// Index into `scenario.flows`.
+    pub spec: usize,
+    pub cc: CcSpec,
+    /// Link indices in data order.
+    pub path: Vec<usize>,
+    pub start: u64,
+    pub stop: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckedCross {
+    pub link: usize,
+    pub packet_size: u32,
+    pub cc: Option<CcSpec>,
+    pub start: u64,
+    pub stop: u64,
+}
+
+impl Scenario {
+    /// Read, override and check a scenario file.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Checked, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
+            file: file.clone(),
+            error,
+        })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        Self::parse(&text, &file, &stem, overrides)
+    }
+
+    /// Parse scenario text. `file` names it in errors; `default_name` is used when the file has
+    /// no `name`.
+    pub fn parse(
+        text: &str,
+        file: &str,
+        default_name: &str,
+        overrides: &[String],
+    ) -> Result<Checked, ScenarioError> {
+        let mut doc: toml::Value = toml::from_str(text).map_err(|e| ScenarioError::Syntax {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        for assignment in overrides {
+            apply_override(&mut doc, assignment)?;
+        }
+        let scenario: Scenario = serde_path_to_error::deserialize(doc).map_err(|e| {
+            let field = e.path().to_string();
+            ScenarioError::Field {
+                file: file.to_string(),
+                field: if field == "." {
+                    "(top level)".into()
+                } else {
+                    field
+                },
+                // toml appends "in `table`" on a second line; the field path says it better.
+                message: e
+                    .into_inner()
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            }
+        })?;
+        scenario.check(file, default_name)
+    }
+
+    /// Apply defaults and check every cross-reference and range.
+    pub fn check(self, file: &str, default_name: &str) -> Result<Checked, ScenarioError> {
+        let err = |field: String, message: String| ScenarioError::Field {
+            file: file.to_string(),
+            field,
+            message,
+        };
+        let dur = self.duration.0;
+        if dur == 0 {
+            return Err(err("duration".into(), "must be positive".into()));
+        }
+        if self.links.is_empty() {
+            return Err(err(
+                "links".into(),
+                "at least one [[links]] table is needed".into(),
+            ));
+        }
+        let link_names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
+        let known = link_names.join(", ");
+        let find_link = |name: &str, field: String| {
+            link_names
+                .iter()
+                .position(|n| *n == name)
+                .ok_or_else(|| err(field, format!("no link named `{name}`; links are: {known}")))
+        };
+        for (i, l) in self.links.iter().enumerate() {
+            if link_names[..i].contains(&l.name.as_str()) {
+                return Err(err(
+                    format!("links[{i}].name"),
+                    format!("`{}` is used by two links", l.name),
+                ));
+            }
+            if !(576..=65535).contains(&l.mtu) {
+                return Err(err(
+                    format!("links[{i}].mtu"),
+                    format!("{} is outside 576..=65535 bytes", l.mtu),
+                ));
+            }
+            for (f, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+                if !(0.0..1.0).contains(&p) {
+                    return Err(err(
+                        format!("links[{i}].{f}"),
+                        format!("{p} is not a probability in [0, 1)"),
+                    ));
+                }
+            }
+            if !(l.distance_km >= 0.0 && l.distance_km.is_finite()) {
+                return Err(err(
+                    format!("links[{i}].distance_km"),
+                    "must be a non-negative number of kilometres".into(),
+                ));
+            }
+            check_queue(&l.queue, &format!("links[{i}].queue"), &err)?;
+            if let Some(q) = &l.reverse_queue {
+                check_queue(q, &format!("links[{i}].reverse_queue"), &err)?;
+            }
+        }
+
+        let topo = &self.topology;
+        let chain: Vec<usize> = match topo.kind {
+            TopologyKind::Dumbbell => {
+                let b = topo.bottleneck.as_deref().ok_or_else(|| {
+                    err(
+                        "topology.bottleneck".into(),
+                        format!("a dumbbell needs `bottleneck = \"LINK\"`; links are: {known}"),
+                    )
+                })?;
+                if topo.chain.is_some() {
+                    return Err(err(
+                        "topology.chain".into(),
+                        "only a parking_lot has a chain; a dumbbell has `bottleneck`".into(),
+                    ));
+                }
+                vec![find_link(b, "topology.bottleneck".into())?]
+            }
+            TopologyKind::ParkingLot => {
+                let c = topo.chain.as_ref().ok_or_else(|| {
+                    err(
+                        "topology.chain".into(),
+                        "a parking lot needs `chain = [\"LINK\", …]` (two or more links)".into(),
+                    )
+                })?;
+                if c.len() < 2 {
+                    return Err(err(
+                        "topology.chain".into(),
+                        "a parking lot needs two or more links".into(),
+                    ));
+                }
+                if topo.bottleneck.is_some() {
+                    return Err(err(
+                        "topology.bottleneck".into(),
+                        "a parking lot has a `chain`, not a single bottleneck".into(),
+                    ));
+                }
+                let mut idx = Vec::new();
+                for (j, n) in c.iter().enumerate() {
+                    let k = find_link(n, format!("topology.chain[{j}]"))?;
+                    if idx.contains(&k) {
+                        return Err(err(
+                            format!("topology.chain[{j}]"),
+                            format!("`{n}` appears twice in the chain"),
+                        ));
+                    }
+                    idx.push(k);
+                }
+                idx
+            }
+        };
+
+        if self.flows.is_empty() {
+            return Err(err(
+                "flows".into(),
+                "at least one [[flows]] table is needed".into(),
+            ));
+        }
+        let mut flows = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let cc = CcSpec::from_toml(&f.cc)
+                .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
+            if f.count == 0 {
+                return Err(err(
+                    format!("flows[{i}].count"),
+                    "must be at least 1".into(),
+                ));
+            }
+            let stop = f.stop.map(|s| s.0).unwrap_or(dur).min(dur);
+            if f.start.0 >= stop {
+                return Err(err(
+                    format!("flows[{i}].start"),
+                    format!(
+                        "starts at {} s, not before its stop at {} s",
+                        f.start.secs(),
+                        stop as f64 * 1e-9
+                    ),
+                ));
+            }
+            let path = match (topo.kind, &f.path) {
+                (TopologyKind::Dumbbell, None) => chain.clone(),
+                (TopologyKind::Dumbbell, Some(_)) => {
+                    return Err(err(
+                        format!("flows[{i}].path"),
+                        "dumbbell flows all cross the bottleneck; `path` is for parking_lot".into(),
+                    ))
+                }
+                (TopologyKind::ParkingLot, None) => chain.clone(),
+                (TopologyKind::ParkingLot, Some(p)) => {
+                    let mut idx = Vec::new();
+                    for (j, n) in p.iter().enumerate() {
+                        idx.push(find_link(n, format!("flows[{i}].path[{j}]"))?);
+                    }
+                    let contiguous =
+                        !idx.is_empty() && chain.windows(idx.len()).any(|w| w == idx.as_slice());
+                    if !contiguous {
+                        return Err(err(
+                            format!("flows[{i}].path"),
+                            format!(
+                                "must be a contiguous run of the chain [{}] in order",
+                                topo.chain
+                                    .as_ref()
+                                    .map(|c| c.join(", "))
+                                    .unwrap_or_default()
+                            ),
+                        ));
+                    }
+                    idx
+                }
+            };
+            if let Some(r) = f.access.packets {
+                if r == 0 {
+                    return Err(err(
+                        format!("flows[{i}].access.packets"),
+                        "must be at least 1".into(),
+                    ));
+                }
+            }
+            for _ in 0..f.count {
+                flows.push(CheckedFlow {
+                    id: flows.len() as u32,
+                    spec: i,
+                    cc: cc.clone(),
+                    path: path.clone(),
+                    start: f.start.0,
+                    stop,
+                });
+            }
+        }
+
+        let mut cross = Vec::new();
+        for (i, c) in self.cross_traffic.iter().enumerate() {
+            let link = find_link(&c.link, format!("cross_traffic[{i}].link"))?;
+            let packet_size = c
+                .packet_size
+                .map(|b| b.0)
+                .unwrap_or(self.links[link].mtu as u64);
+            if !(40..=self.links[link].mtu as u64).contains(&packet_size) {
+                return Err(err(
+                    format!("cross_traffic[{i}].packet_size"),
+                    format!(
+                        "{packet_size} bytes is outside 40..={} (the link's MTU)",
+                        self.links[link].mtu
+                    ),
+                ));
+            }
+            let stop = c.stop.map(|s| s.0).unwrap_or(dur).min(dur);
+            if c.start.0 >= stop {
+                return Err(err(
+                    format!("cross_traffic[{i}].start"),
+                    "must be before its stop and the end of the run".into(),
+                ));
+            }
+            let need = |field: &str, present: bool, kind: &str| {
+                if present {
+                    Ok(())
+                } else {
+                    Err(err(
+                        format!("cross_traffic[{i}].{field}"),
+                        format!("`{kind}` cross traffic needs `{field}`"),
+                    ))
+                }
+            };
+            let forbid = |field: &str, present: bool, kind: &str| {
+                if present {
+                    Err(err(
+                        format!("cross_traffic[{i}].{field}"),
+                        format!("`{kind}` cross traffic does not use `{field}`"),
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            match c.kind {
+                CrossKind::Cbr | CrossKind::Poisson => {
+                    let k = if c.kind == CrossKind::Cbr {
+                        "cbr"
+                    } else {
+                        "poisson"
+                    };
+                    forbid("on", c.on.is_some(), k)?;
+                    forbid("off", c.off.is_some(), k)?;
+                    forbid("size", c.size.is_some(), k)?;
+                    forbid("shape", c.shape.is_some(), k)?;
+                    if c.responsive {
+                        return Err(err(
+                            format!("cross_traffic[{i}].responsive"),
+                            format!("`{k}` traffic is a packet process; responsive traffic is `web` or `onoff`"),
+                        ));
+                    }
+                }
+                CrossKind::Onoff => {
+                    need("on", c.on.is_some_and(|d| d.0 > 0), "onoff")?;
+                    need("off", c.off.is_some(), "onoff")?;
+                    forbid("size", c.size.is_some(), "onoff")?;
+                    forbid("shape", c.shape.is_some(), "onoff")?;
+                }
+                CrossKind::Web => {
+                    forbid("on", c.on.is_some(), "web")?;
+                    forbid("off", c.off.is_some(), "web")?;
+                    if let Some(s) = c.shape {
+                        if !(s > 1.0 && s.is_finite()) {
+                            return Err(err(
+                                format!("cross_traffic[{i}].shape"),
+                                format!("{s}: a Pareto shape must exceed 1 for a finite mean size"),
+                            ));
+                        }
+                    }
+                    if c.size.is_some_and(|s| s.0 < packet_size) {
+                        return Err(err(
+                            format!("cross_traffic[{i}].size"),
+                            "the mean transfer size must be at least one packet".into(),
+                        ));
+                    }
+                }
+            }
+            let cc = match (&c.cc, c.responsive) {
+                (Some(_), false) => {
+                    return Err(err(
+                        format!("cross_traffic[{i}].cc"),
+                        "only responsive cross traffic has a congestion control; set `responsive = true`".into(),
+                    ))
+                }
+                (Some(v), true) => Some(
+                    CcSpec::from_toml(v).map_err(|e| err(format!("cross_traffic[{i}].cc"), e.to_string()))?,
+                ),
+                (None, true) => Some(
+                    CcSpec::default_for("reno").map_err(|e| err(format!("cross_traffic[{i}].cc"), e.to_string()))?,
+                ),
+                (None, false) => None,
+            };
+            if c.responsive && c.reverse {
+                return Err(err(
+                    format!("cross_traffic[{i}].reverse"),
+                    "responsive cross traffic runs in the data direction only".into(),
+                ));
+            }
+            cross.push(CheckedCross {
+                link,
+                packet_size: packet_size as u32,
+                cc,
+                start: c.start.0,
+                stop,
+            });
+        }
+        if self.output.interval.0 == 0 {
+            return Err(err("output.interval".into(), "must be positive".into()));
+        }
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        Ok(Checked {
+            scenario: self,
+            flows,
+            cross,
+            name,
+        })
+    }
+}
+
+fn check_queue(
+    q: &QueueSpec,
+    field: &str,
+    err: &dyn Fn(String, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    match (q.packets, q.bytes) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                field.to_string(),
+                "give the size in `packets` or in `bytes`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err(err(
+                field.to_string(),
+                "needs a size: `packets = N` or `bytes = \"SIZE\"`".into(),
+            ))
+        }
+        (Some(0), _) | (_, Some(Bytes(0))) => {
+            return Err(err(
+                field.to_string(),
+                "a queue holds at least one packet".into(),
+            ))
+        }
+        _ => {}
+    }
+    let red_only = [
+        ("min_th", q.min_th.is_some()),
+        ("max_th", q.max_th.is_some()),
+        ("max_p", q.max_p.is_some()),
+        ("weight", q.weight.is_some()),
+        ("gentle", q.gentle.is_some()),
+        ("ecn", q.ecn.is_some()),
+    ];
+    if q.kind == QueueKind::Droptail {
+        if let Some((name, _)) = red_only.iter().find(|(_, set)| *set) {
+            return Err(err(
+                format!("{field}.{name}"),
+                "is a RED parameter; set `kind = \"red\"` or remove it".into(),
+            ));
+        }
+        return Ok(());
+    }
+    let limit = q
+        .packets
+        .map(|p| p as f64)
+        .or(q.bytes.map(|b| b.0 as f64))
+        .unwrap_or(0.0);
+    let p = crate::red::RedParams::from_spec(q, limit);
+    if !(p.min_th > 0.0 && p.min_th < p.max_th) {
+        return Err(err(
+            format!("{field}.min_th"),
+            format!("need 0 < min_th ({}) < max_th ({})", p.min_th, p.max_th),
+        ));
+    }
+    if !(p.max_p > 0.0 && p.max_p <= 1.0) {
+        return Err(err(
+            format!("{field}.max_p"),
+            format!("{} is not in (0, 1]", p.max_p),
+        ));
+    }
+    if !(p.weight > 0.0 && p.weight <= 1.0) {
+        return Err(err(
+            format!("{field}.weight"),
+            format!("{} is not in (0, 1]", p.weight),
+        ));
+    }
+    Ok(())
+}
+
+/// Apply one `key=value` override to the parsed document.
+pub fn apply_override(doc: &mut toml::Value, assignment: &str) -> Result<(), ScenarioError> {
+    let fail = |message: String| ScenarioError::Override {
+        assignment: assignment.to_string(),
+        message,
+    };
+    let (key, raw) = assignment.split_once('=').ok_or_else(|| {
+        fail("expected KEY=VALUE, e.g. `duration=30s` or `flows.0.cc=reno`".into())
+    })?;
+    let key = key.trim();
+    let raw = raw.trim();
+    if key.is_empty() {
+        return Err(fail("the key is empty".into()));
+    }
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = doc;
+    for (depth, part) in parts.iter().enumerate() {
+        let last = depth + 1 == parts.len();
+        let here = parts[..depth].join(".");
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert(part.to_string(), value);
+                    return Ok(());
+                }
+                t.entry(part.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            toml::Value::Array(a) => {
+                let i: usize = part.parse().map_err(|_| {
+                    fail(format!("`{here}` is a list: use an index, e.g. `{here}.0`"))
+                })?;
+                let len = a.len();
+                let slot = a.get_mut(i).ok_or_else(|| {
+                    fail(format!("`{here}` has {len} entries (indices 0..{len})"))
+                })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => return Err(fail(format!("`{here}` is a value, not a table or list"))),
+        };
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The run's outcome: the result summary (DESIGN.md "The result summary", as
+//! `longhaul_metrics::summary` types, filled in by `engine`) with its time series, the drop log
+//! and cross-traffic statistics.
+//!
+//! Definitions (DESIGN.md "Measurement definitions", from seed 000):
+//! * flow throughput: unique application payload bytes delivered ÷ the flow's active time
+//!   (`stop − start`, the run's duration for a flow that runs throughout);
+//! * flow utilization: throughput ÷ the capacity of the slowest link on its path net of the
+//!   40-byte TCP/IP header per MTU-sized packet, `C·(MTU−40)/MTU`;
+//! * link utilization: payload bytes transmitted (all traffic, 40-byte headers excluded, so
+//!   ACKs count nothing) ÷ (payload capacity × duration), as `longhaul-metrics` defines it;
+//! * aggregate throughput: all flows' payload ÷ the run's duration; aggregate utilization
+//!   relative to the first bottleneck (dumbbell: the bottleneck; parking lot: the slowest link
+//!   of the chain);
+//! * b·m/s: throughput × path distance in metres (`bmps`), also in units of 10^15 (`bmps_1e15`)
+//!   as seed 000's Table 1 reports;
+//! * queueing delay: RTT − min RTT over every RTT sample (mean, p95, p99); link queue delay:
+//!   each accepted packet's wait before transmission;
+//! * loss rate: the flow's data packets dropped anywhere ÷ data packets sent;
+//! * fairness: Jain's index (Σx)²/(n·Σx²) over flow throughputs; stability: coefficient of
+//!   variation of the aggregate throughput over 1 s intervals.
+
+use longhaul_metrics::summary::Summary;
+use serde::Serialize;
+
+/// What a cross-traffic source did.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CrossSummary {
+    pub kind: &'static str,
+    pub link: String,
+    pub responsive: bool,
+    /// Offered bytes (unresponsive) or delivered payload (responsive) ÷ active time, headers
+    /// included for unresponsive packets.
+    pub rate_bps: f64,
+    pub packets: u64,
+    pub transfers: u64,
+}
+
+/// One direction of a link, in more detail than the summary's `links`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PortReport {
+    pub link: String,
+    /// "forward" (data direction) or "reverse" (ACK direction).
+    pub direction: &'static str,
+    /// Packets transmitted.
+    pub packets: u64,
+    pub drops_queue_full: u64,
+    pub drops_red: u64,
+    pub drops_random: u64,
+    pub ecn_marks: u64,
+    /// The most packets ever waiting (not counting the one being transmitted).
+    pub max_queue_packets: u64,
+    /// Packets waiting at the end of the run (accepted, never transmitted).
+    pub queue_at_end_packets: u64,
+}
+
+/// One drop, as the drop log records it. `reason` is finer than the summary's: RED's
+/// `red_early` and `red_forced` are both `aqm` there, `random_loss` is `random`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DropRecord {
+    pub time_s: f64,
+    pub link: String,
+    pub direction: &'static str,
+    /// The flow id, or `None` for cross traffic.
+    pub flow: Option<u32>,
+    pub reason: &'static str,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Outcome {
+    /// The result summary of DESIGN.md, with per-flow, per-link and aggregate time series.
+    pub summary: Summary,
+    pub cross_traffic: Vec<CrossSummary>,
+    /// Per link direction: counters beyond the summary's.
+    pub ports: Vec<PortReport>,
+    /// Every drop, up to `output.drop_log_limit`.
+    pub drops: Vec<DropRecord>,
+    /// Drops not recorded because the log reached `output.drop_log_limit`.
+    pub drops_unlogged: u64,
+    /// Events the simulator processed.
+    pub events: u64,
+    /// Packet enqueue operations (one per packet per hop).
+    pub packet_hops: u64,
+}

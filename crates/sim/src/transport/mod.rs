@@ -1,0 +1,58 @@
+//! The transports the simulator drives, behind one sans-IO interface.
+//!
+//! An [`Endpoint`] is one end of a connection, driven exactly as a real event loop drives it:
+//! hand it a packet with `handle_packet`, drain `poll_transmit`, fire `handle_timeout` at
+//! `poll_timeout`. The simulator owns the clock (integer ns) and the network; an endpoint owns
+//! only its protocol state, so the same code paths run in simulation and over real sockets.
+
+pub mod model;
+pub mod proto;
+
+use crate::histogram::Histogram;
+use crate::packet::Packet;
+
+/// One end of a connection, driven by the simulator.
+pub trait Endpoint {
+    /// A packet (and its bytes, for transports that encode them) arrived at `now`.
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, bytes: &[u8]);
+    /// The next packet to send at `now`, if any. Header bytes, if the transport encodes them,
+    /// are written into `buf` (cleared by the caller). The simulator fills in routing fields.
+    fn poll_transmit(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<Packet>;
+    /// When `handle_timeout` must next be called (a timer or a pacing release), if ever.
+    fn poll_timeout(&self) -> Option<u64>;
+    fn handle_timeout(&mut self, now: u64);
+}
+
+/// What the simulator samples from a sender for time series and the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SenderSnapshot {
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// Congestion window, packets.
+    pub cwnd: f64,
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub srtt_ns: u64,
+    /// Latest RTT sample, ns.
+    pub latest_rtt_ns: u64,
+    pub bytes_in_flight: u64,
+    /// Data packets sent, retransmissions included.
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    /// Packets declared lost (by the sender's loss detection).
+    pub packets_lost: u64,
+    /// True once the sender has nothing more to send and everything is acknowledged.
+    pub finished: bool,
+}
+
+/// A sending endpoint the simulator can observe.
+pub trait FlowSender: Endpoint {
+    fn snapshot(&self) -> SenderSnapshot;
+    /// Every RTT sample the sender took, ns.
+    fn rtt(&self) -> &Histogram;
+}
+
+/// A receiving endpoint: its application's delivered bytes.
+pub trait FlowReceiver: Endpoint {
+    /// Unique payload bytes delivered to the application.
+    fn delivered_bytes(&self) -> u64;
+}

@@ -1,0 +1,599 @@
+//! A compact TCP-like transport model: the sender and receiver the simulator uses for
+//! responsive cross traffic, and for flows when `transport = "model"` is asked for.
+//!
+//! It is built the way RFC 9002 (QUIC loss detection and congestion control) describes a
+//! sender, because that design has O(1) amortised work per ACK — the property that makes
+//! ns-3's TCP slow on long fat paths is its O(window) scan per segment (notes/simulation.md
+//! §1.5):
+//!
+//! * Every transmission gets a fresh packet number; data is counted in MSS-sized chunks, and a
+//!   retransmission sends an old chunk under a new number. There is no retransmission
+//!   ambiguity, so every ACK gives an RTT sample (`echo` carries the send time, like the TCP
+//!   timestamp option).
+//! * The receiver acknowledges every packet at once, with the packet's number, its cumulative
+//!   chunk count and the CE mark it saw (an ACK per packet, as a TCP receiver with quickack).
+//! * A packet is declared lost when a packet sent three or more numbers later is acknowledged
+//!   (RFC 9002 §6.1.1's packet threshold, the analogue of three duplicate ACKs). A pointer walks
+//!   forward over the sent ring, so each packet is inspected once.
+//! * Recovery follows RFC 9002 §7.3.2: one window reduction per round trip (a loss of a packet
+//!   sent before the recovery start is not a new congestion event), and the window does not
+//!   grow for ACKs of packets sent before it. The controller sets the new window at once; lost
+//!   chunks are resent first, within the window.
+//! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
+//!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
+//! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate.
+//!
+//! Deviations from TCP: no SACK blocks (the per-packet ACK carries the same information); an
+//! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
+//! (counted as a retransmission; the receiver discards the duplicate); no delayed ACKs.
+
+use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
+use crate::histogram::Histogram;
+use crate::packet::{Ecn, Packet};
+use longhaul_cc::{
+    AckEvent, CongestionControl, EcnEvent, LossEvent, RateSample, RtoEvent, SentEvent, Time,
+};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Packets later than a lost one that must be acknowledged first (RFC 9002 kPacketThreshold).
+const PACKET_THRESHOLD: u64 = 3;
+const RTO_MIN_NS: u64 = 200_000_000;
+const RTO_MAX_NS: u64 = 60_000_000_000;
+const INITIAL_RTO_NS: u64 = 1_000_000_000;
+/// Flag bit in an ACK: the acknowledged packet arrived CE-marked.
+const FLAG_CE: u8 = 1;
+
+#[derive(Clone, Copy, Debug)]
+pub struct ModelConfig {
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// Header bytes per packet (40, as TCP/IP without options).
+    pub header: u32,
+    /// When the application starts writing.
+    pub start: u64,
+    /// When it stops writing new data.
+    pub stop: u64,
+    /// Total payload to send, or unlimited.
+    pub bytes: Option<u64>,
+    pub ecn: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Outstanding,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    chunk: u64,
+    /// Payload bytes carried (the last chunk of a sized transfer may be short).
+    bytes: u32,
+    sent_at: u64,
+    in_flight_at_send: u64,
+    delivered: u64,
+    delivered_time: u64,
+    state: State,
+    app_limited: bool,
+}
+
+#[derive(Debug)]
+pub struct ModelSender {
+    cfg: ModelConfig,
+    cc: Box<dyn CongestionControl>,
+    ring: VecDeque<Sent>,
+    base_pn: u64,
+    next_pn: u64,
+    next_chunk: u64,
+    total_chunks: u64,
+    retx: VecDeque<u64>,
+    cum_acked: u64,
+    in_flight: u64,
+    largest_acked: u64,
+    any_acked: bool,
+    loss_scan: u64,
+    recovery_end: u64,
+    ecn_end: u64,
+    srtt: u64,
+    rttvar: u64,
+    latest_rtt: u64,
+    rto_deadline: Option<u64>,
+    rto_backoff: u32,
+    pacing_next: u64,
+    pacing_blocked: bool,
+    delivered: u64,
+    delivered_time: u64,
+    app_limited: bool,
+    started: bool,
+    /// Every RTT sample, ns.
+    pub rtt: Histogram,
+    packets_sent: u64,
+    retransmits: u64,
+    packets_lost: u64,
+}
+
+impl ModelSender {
+    pub fn new(cfg: ModelConfig, cc: Box<dyn CongestionControl>) -> ModelSender {
+        let total_chunks = match cfg.bytes {
+            Some(b) => b.div_ceil(cfg.mss as u64),
+            None => u64::MAX,
+        };
+        ModelSender {
+            cfg,
+            cc,
+            ring: VecDeque::new(),
+            base_pn: 0,
+            next_pn: 0,
+            next_chunk: 0,
+            total_chunks,
+            retx: VecDeque::new(),
+            cum_acked: 0,
+            in_flight: 0,
+            largest_acked: 0,
+            any_acked: false,
+            loss_scan: 0,
+            recovery_end: 0,
+            ecn_end: 0,
+            srtt: 0,
+            rttvar: 0,
+            latest_rtt: 0,
+            rto_deadline: None,
+            rto_backoff: 0,
+            pacing_next: 0,
+            pacing_blocked: false,
+            delivered: 0,
+            delivered_time: 0,
+            app_limited: false,
+            started: false,
+            rtt: Histogram::default(),
+            packets_sent: 0,
+            retransmits: 0,
+            packets_lost: 0,
+        }
+    }
+
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    fn rto(&self) -> u64 {
+        let base = if self.srtt == 0 {
+            INITIAL_RTO_NS
+        } else {
+            (self.srtt + 4 * self.rttvar).max(RTO_MIN_NS)
+        };
+        (base << self.rto_backoff.min(16)).min(RTO_MAX_NS)
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        (self.cc.cwnd() * self.cfg.mss as f64) as u64
+    }
+
+    fn has_data(&self, now: u64) -> bool {
+        !self.retx.is_empty() || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
+    }
+
+    fn snapshot_now(&self) -> SenderSnapshot {
+        SenderSnapshot {
+            mss: self.cfg.mss,
+            cwnd: self.cc.cwnd(),
+            srtt_ns: self.srtt,
+            latest_rtt_ns: self.latest_rtt,
+            bytes_in_flight: self.in_flight,
+            packets_sent: self.packets_sent,
+            retransmits: self.retransmits,
+            packets_lost: self.packets_lost,
+            finished: self.next_chunk >= self.total_chunks
+                && self.retx.is_empty()
+                && self.in_flight == 0,
+        }
+    }
+
+    fn on_rtt_sample(&mut self, rtt: u64) {
+        self.latest_rtt = rtt;
+        self.rtt.record(rtt);
+        if self.srtt == 0 {
+            self.srtt = rtt;
+            self.rttvar = rtt / 2;
+        } else {
+            let err = self.srtt.abs_diff(rtt);
+            self.rttvar = (3 * self.rttvar + err) / 4;
+            self.srtt = (7 * self.srtt + rtt) / 8;
+        }
+    }
+
+    fn pop_settled(&mut self) {
+        while let Some(front) = self.ring.front() {
+            if front.state == State::Outstanding {
+                break;
+            }
+            self.ring.pop_front();
+            self.base_pn += 1;
+        }
+        self.loss_scan = self.loss_scan.max(self.base_pn);
+    }
+}
+
+impl Endpoint for ModelSender {
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, _bytes: &[u8]) {
+        let pn = pkt.seq;
+        self.cum_acked = self.cum_acked.max(pkt.aux);
+        if pn < self.base_pn || pn >= self.next_pn {
+            return;
+        }
+        self.on_rtt_sample(now.saturating_sub(pkt.echo));
+        let prior_in_flight = self.in_flight;
+        let rec = self.ring[(pn - self.base_pn) as usize];
+        let newly = rec.state == State::Outstanding;
+        if rec.state != State::Acked {
+            if newly {
+                self.in_flight -= rec.bytes as u64;
+            }
+            self.ring[(pn - self.base_pn) as usize].state = State::Acked;
+            self.delivered += rec.bytes as u64;
+            self.delivered_time = now;
+        }
+        if !self.any_acked || pn > self.largest_acked {
+            self.largest_acked = pn;
+            self.any_acked = true;
+        }
+        self.rto_backoff = 0;
+        if newly {
+            let interval = now
+                .saturating_sub(rec.sent_at)
+                .max(now.saturating_sub(rec.delivered_time));
+            self.cc.on_ack(&AckEvent {
+                now: Time::from_nanos(now),
+                acked_packets: 1,
+                acked_bytes: rec.bytes as u64,
+                rtt: Some(Duration::from_nanos(now.saturating_sub(pkt.echo))),
+                prior_bytes_in_flight: prior_in_flight,
+                bytes_in_flight: self.in_flight,
+                in_flight_at_send: rec.in_flight_at_send,
+                largest_acked: pn,
+                next_packet: self.next_pn,
+                rate: Some(RateSample {
+                    delivered: self.delivered,
+                    prior_delivered: rec.delivered,
+                    interval: Duration::from_nanos(interval),
+                    is_app_limited: rec.app_limited,
+                }),
+                in_recovery: pn < self.recovery_end,
+                cwnd_limited: !rec.app_limited,
+            });
+        }
+        // Packet-threshold loss detection.
+        let mut lost = 0u32;
+        let mut largest_lost = 0;
+        let mut lost_bytes = 0;
+        let prior_loss_in_flight = self.in_flight;
+        while self.loss_scan + PACKET_THRESHOLD <= self.largest_acked {
+            let i = (self.loss_scan - self.base_pn) as usize;
+            let r = &mut self.ring[i];
+            if r.state == State::Outstanding {
+                r.state = State::Lost;
+                self.in_flight -= r.bytes as u64;
+                lost_bytes += r.bytes as u64;
+                self.retx.push_back(r.chunk);
+                lost += 1;
+                largest_lost = self.loss_scan;
+            }
+            self.loss_scan += 1;
+        }
+        if lost > 0 {
+            self.packets_lost += lost as u64;
+            let first = largest_lost >= self.recovery_end;
+            if first {
+                self.recovery_end = self.next_pn;
+            }
+            self.cc.on_loss(&LossEvent {
+                now: Time::from_nanos(now),
+                lost_packets: lost,
+                lost_bytes,
+                prior_bytes_in_flight: prior_loss_in_flight,
+                largest_lost,
+                first_in_window: first,
+            });
+        }
+        if pkt.flags & FLAG_CE != 0 {
+            let first = pn >= self.ecn_end && pn >= self.recovery_end;
+            if first {
+                self.ecn_end = self.next_pn;
+                self.recovery_end = self.next_pn;
+            }
+            self.cc.on_ecn(&EcnEvent {
+                now: Time::from_nanos(now),
+                ce_packets: 1,
+                bytes_in_flight: self.in_flight,
+                first_in_window: first,
+            });
+        }
+        self.pop_settled();
+        self.rto_deadline = (self.in_flight > 0).then(|| now + self.rto());
+    }
+
+    fn poll_transmit(&mut self, now: u64, _buf: &mut Vec<u8>) -> Option<Packet> {
+        self.pacing_blocked = false;
+        if now < self.cfg.start {
+            return None;
+        }
+        self.started = true;
+        let mss = self.cfg.mss as u64;
+        if self.in_flight + mss > self.cwnd_bytes().max(mss) {
+            return None;
+        }
+        if !self.has_data(now) {
+            if !self.app_limited {
+                self.app_limited = true;
+                self.cc.on_app_limited(Time::from_nanos(now));
+            }
+            return None;
+        }
+        let rate = self.cc.pacing_rate();
+        if rate.is_some() && now < self.pacing_next {
+            self.pacing_blocked = true;
+            return None;
+        }
+        // Skip retransmissions of chunks the receiver has meanwhile acknowledged.
+        while self.retx.front().is_some_and(|&c| c < self.cum_acked) {
+            self.retx.pop_front();
+        }
+        let (chunk, is_retx) = match self.retx.pop_front() {
+            Some(c) => (c, true),
+            None if now < self.cfg.stop && self.next_chunk < self.total_chunks => {
+                self.next_chunk += 1;
+                (self.next_chunk - 1, false)
+            }
+            None => return None,
+        };
+        self.app_limited = false;
+        let payload = match self.cfg.bytes {
+            Some(total) => (total - chunk * mss).min(mss) as u32,
+            None => self.cfg.mss,
+        };
+        let size = payload + self.cfg.header;
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        self.in_flight += payload as u64;
+        self.ring.push_back(Sent {
+            chunk,
+            bytes: payload,
+            sent_at: now,
+            in_flight_at_send: self.in_flight,
+            delivered: self.delivered,
+            delivered_time: if self.delivered_time == 0 {
+                now
+            } else {
+                self.delivered_time
+            },
+            state: State::Outstanding,
+            app_limited: false,
+        });
+        self.packets_sent += 1;
+        if is_retx {
+            self.retransmits += 1;
+        }
+        self.cc.on_sent(&SentEvent {
+            now: Time::from_nanos(now),
+            packet_number: pn,
+            bytes: payload,
+            bytes_in_flight: self.in_flight,
+            is_retransmission: is_retx,
+        });
+        if let Some(r) = rate {
+            let gap = (size as f64 * 1e9 / r.max(1) as f64) as u64;
+            self.pacing_next = self.pacing_next.max(now.saturating_sub(gap)) + gap;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        Some(Packet {
+            size,
+            payload,
+            seq: pn,
+            aux: chunk,
+            echo: now,
+            ecn: if self.cfg.ecn { Ecn::Ect } else { Ecn::NotEct },
+            ..Packet::EMPTY
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        if !self.started {
+            return Some(self.cfg.start);
+        }
+        let pacing = self.pacing_blocked.then_some(self.pacing_next);
+        match (self.rto_deadline, pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: u64) {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        let prior = self.in_flight;
+        let mut lost = 0;
+        for r in self.ring.iter_mut() {
+            if r.state == State::Outstanding {
+                r.state = State::Lost;
+                self.retx.push_back(r.chunk);
+                lost += 1;
+            }
+        }
+        self.in_flight = 0;
+        self.packets_lost += lost;
+        self.rto_backoff += 1;
+        self.recovery_end = self.next_pn;
+        self.cc.on_rto(&RtoEvent {
+            now: Time::from_nanos(now),
+            bytes_in_flight: prior,
+            consecutive: self.rto_backoff,
+        });
+        self.pop_settled();
+        self.loss_scan = self
+            .loss_scan
+            .max(self.next_pn.min(self.base_pn + self.ring.len() as u64));
+        self.rto_deadline = self.has_data(now).then(|| now + self.rto());
+    }
+}
+
+impl FlowSender for ModelSender {
+    fn snapshot(&self) -> SenderSnapshot {
+        self.snapshot_now()
+    }
+
+    fn rtt(&self) -> &Histogram {
+        &self.rtt
+    }
+}
+
+impl FlowReceiver for ModelReceiver {
+    fn delivered_bytes(&self) -> u64 {
+        self.delivered_bytes
+    }
+}
+
+/// The receiving end: reassembles chunks and acknowledges every packet.
+#[derive(Debug)]
+pub struct ModelReceiver {
+    header: u32,
+    cum: u64,
+    /// Received flags for chunks `cum..`.
+    ooo: VecDeque<bool>,
+    pending: VecDeque<Packet>,
+    /// Unique payload bytes delivered to the application.
+    pub delivered_bytes: u64,
+    pub duplicate_packets: u64,
+}
+
+impl ModelReceiver {
+    pub fn new(header: u32) -> ModelReceiver {
+        ModelReceiver {
+            header,
+            cum: 0,
+            ooo: VecDeque::new(),
+            pending: VecDeque::new(),
+            delivered_bytes: 0,
+            duplicate_packets: 0,
+        }
+    }
+}
+
+impl Endpoint for ModelReceiver {
+    fn handle_packet(&mut self, _now: u64, pkt: &Packet, _bytes: &[u8]) {
+        let chunk = pkt.aux;
+        if chunk >= self.cum {
+            let i = (chunk - self.cum) as usize;
+            if self.ooo.len() <= i {
+                self.ooo.resize(i + 1, false);
+            }
+            if self.ooo[i] {
+                self.duplicate_packets += 1;
+            } else {
+                self.ooo[i] = true;
+                self.delivered_bytes += pkt.payload as u64;
+                while self.ooo.front() == Some(&true) {
+                    self.ooo.pop_front();
+                    self.cum += 1;
+                }
+            }
+        } else {
+            self.duplicate_packets += 1;
+        }
+        self.pending.push_back(Packet {
+            size: self.header,
+            payload: 0,
+            seq: pkt.seq,
+            aux: self.cum,
+            echo: pkt.echo,
+            flags: if pkt.ecn == Ecn::Ce { FLAG_CE } else { 0 },
+            ..Packet::EMPTY
+        });
+    }
+
+    fn poll_transmit(&mut self, _now: u64, _buf: &mut Vec<u8>) -> Option<Packet> {
+        self.pending.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        None
+    }
+
+    fn handle_timeout(&mut self, _now: u64) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use longhaul_cc::{CcSpec, Setup};
+
+    fn sender(bytes: Option<u64>) -> ModelSender {
+        let cc = CcSpec::default_for("reno")
+            .unwrap()
+            .build(&Setup::for_mtu(1500))
+            .unwrap();
+        ModelSender::new(
+            ModelConfig {
+                mss: 1460,
+                header: 40,
+                start: 0,
+                stop: u64::MAX,
+                bytes,
+                ecn: false,
+            },
+            cc,
+        )
+    }
+
+    #[test]
+    fn sends_initial_window_then_detects_a_hole() {
+        let mut s = sender(None);
+        let mut r = ModelReceiver::new(40);
+        let mut buf = Vec::new();
+        let mut sent = Vec::new();
+        while let Some(p) = s.poll_transmit(0, &mut buf) {
+            sent.push(p);
+        }
+        assert_eq!(sent.len(), 10, "RFC 6928 initial window");
+        assert_eq!(s.snapshot_now().bytes_in_flight, 10 * 1460);
+        // Packet 0 is lost; 1..=3 arrive: the third later packet declares 0 lost.
+        for p in &sent[1..4] {
+            r.handle_packet(1_000_000, p, &[]);
+            let ack = r.poll_transmit(0, &mut buf).unwrap();
+            assert_eq!(ack.aux, 0, "cumulative count stays at the hole");
+            s.handle_packet(2_000_000, &ack, &[]);
+        }
+        assert_eq!(s.snapshot_now().packets_lost, 1);
+        // Slow start grew 10 → 13 on the three ACKs; the loss halves it.
+        assert_eq!(s.controller().cwnd(), 6.5, "Reno halves 13 packets");
+        let rtx = s.poll_transmit(2_000_000, &mut buf);
+        // In flight are 6 packets; a 7th would exceed 6.5: nothing may be sent yet.
+        assert!(rtx.is_none());
+    }
+
+    #[test]
+    fn receiver_counts_unique_bytes_once() {
+        let mut r = ModelReceiver::new(40);
+        let mut buf = Vec::new();
+        let p = |chunk| Packet {
+            aux: chunk,
+            payload: 1460,
+            ..Packet::EMPTY
+        };
+        r.handle_packet(0, &p(1), &[]);
+        r.handle_packet(0, &p(0), &[]);
+        r.handle_packet(0, &p(0), &[]);
+        assert_eq!(r.delivered_bytes, 2 * 1460);
+        assert_eq!(r.duplicate_packets, 1);
+        let acks: Vec<_> = std::iter::from_fn(|| r.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(
+            acks.iter().map(|a| a.aux).collect::<Vec<_>>(),
+            vec![0, 2, 2]
+        );
+    }
+}

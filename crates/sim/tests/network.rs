@@ -1,0 +1,338 @@
+//! Network-model behaviour with hand-computed expectations: queues drop exactly when full, RED
+//! starts at its minimum threshold, RTTs are the sum of the configured delays plus
+//! serialisation, parking-lot routes, and cross traffic delivers its configured average rate.
+
+use longhaul_sim::{run, Outcome, Scenario};
+
+fn sim(toml: &str) -> Outcome {
+    let c = Scenario::parse(toml, "test.toml", "test", &[]).unwrap_or_else(|e| panic!("{e}"));
+    run(&c, &mut |_| {}).unwrap()
+}
+
+/// Link `a` carries only CBR cross traffic: 150 Mb/s of 1500-byte packets (one every 80 µs)
+/// into a 100 Mb/s link (one served every 120 µs). A Reno flow runs on link `b`.
+fn overload(queue: &str) -> String {
+    format!(
+        r#"
+duration = "1s"
+[[links]]
+name = "a"
+rate = "100mbit"
+delay = "1ms"
+queue = {queue}
+[[links]]
+name = "b"
+rate = "100mbit"
+delay = "1ms"
+[topology]
+kind = "parking_lot"
+chain = ["a", "b"]
+[[flows]]
+cc = "reno"
+path = ["b"]
+[[cross_traffic]]
+kind = "cbr"
+link = "a"
+rate = "150mbit"
+"#
+    )
+}
+
+#[test]
+fn droptail_drops_exactly_when_the_queue_is_full() {
+    let o = sim(&overload(r#"{ kind = "droptail", packets = 50 }"#));
+    // Packet k arrives at 80k µs; floor(2k/3) packets have finished by then, one is in service,
+    // so it finds ceil(k/3) − 1 waiting. It is dropped when that reaches 50: k = 151, 12.08 ms.
+    let first = &o.drops[0];
+    assert_eq!(first.link, "a");
+    assert_eq!(first.reason, "queue_full");
+    assert_eq!(first.flow, None);
+    assert!((first.time_s - 0.012_08).abs() < 1e-12, "{}", first.time_s);
+    // (The Reno flow on link `b` may drop its own packets there.)
+    let on_a: Vec<_> = o.drops.iter().filter(|d| d.link == "a").collect();
+    assert!(on_a
+        .iter()
+        .all(|d| d.reason == "queue_full" && d.flow.is_none()));
+    // 12,500 packets offered in 1 s; every one is sent, dropped or still waiting at the end.
+    let a = &o.ports[0];
+    assert_eq!((a.link.as_str(), a.direction), ("a", "forward"));
+    assert_eq!(
+        a.packets + a.drops_queue_full + a.queue_at_end_packets,
+        12_500
+    );
+    let series = o.summary.links[0].series.as_ref().unwrap();
+    assert_eq!(
+        a.queue_at_end_packets as f64,
+        *series.queue_pkts.last().unwrap()
+    );
+    assert_eq!(o.summary.links[0].drops as usize, on_a.len());
+    assert_eq!(
+        o.summary.links[0].drops_by_reason["queue_full"],
+        a.drops_queue_full
+    );
+    assert_eq!(a.max_queue_packets, 50);
+    // Transmitted: one per 120 µs for 1 s (8,334 started, the last finishing after the end).
+    assert!((8_333..=8_335).contains(&a.packets), "{}", a.packets);
+    // Payload utilization: the link was busy throughout with 1460-byte payloads.
+    let u = o.summary.links[0].utilization;
+    assert!((0.9999..=1.0001).contains(&u), "{u}");
+    assert_eq!(o.cross_traffic[0].rate_bps, 150e6);
+}
+
+#[test]
+fn byte_limited_droptail_holds_that_many_bytes() {
+    let o = sim(&overload(r#"{ kind = "droptail", bytes = 30000 }"#));
+    // 30,000 bytes are 20 waiting packets: the first drop is at ceil(k/3) − 1 = 20, k = 61.
+    assert!(
+        (o.drops[0].time_s - 61.0 * 80e-6).abs() < 1e-12,
+        "{}",
+        o.drops[0].time_s
+    );
+    assert_eq!(o.ports[0].max_queue_packets, 20);
+}
+
+#[test]
+fn red_starts_dropping_at_min_threshold() {
+    // weight = 1: the average is the instantaneous queue, so the threshold crossing is exact.
+    let o = sim(&overload(
+        r#"{ kind = "red", packets = 100, min_th = 20, max_th = 60, max_p = 0.1, weight = 1.0 }"#,
+    ));
+    // The queue an arrival finds reaches 20 at k = 61 (4.88 ms): no drop may come earlier.
+    let first = &o.drops[0];
+    assert_eq!(first.reason, "red_early");
+    assert!(first.time_s >= 61.0 * 80e-6 - 1e-12, "{}", first.time_s);
+    // Overload 1.5 : 1 must be shed by RED and (if the average passes 2·max_th) the limit.
+    let a = &o.ports[0];
+    assert!(a.drops_red > 1000, "{}", a.drops_red);
+    assert!(a.max_queue_packets <= 100);
+}
+
+#[test]
+fn red_marks_ecn_capable_packets_instead_of_dropping() {
+    let o = sim(r#"
+duration = "20s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "10ms"
+queue = { kind = "red", packets = 500, min_th = 30, max_th = 90, max_p = 0.1, ecn = true }
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+ecn = true
+"#);
+    let l = &o.ports[0];
+    assert!(
+        l.ecn_marks > 100,
+        "RED must mark ECT packets: {}",
+        l.ecn_marks
+    );
+    // Early signals become marks; only slow start's overshoot (while RED's slow average
+    // lags) may overflow the queue or pass the forced region.
+    assert!(o.drops.iter().all(|d| d.reason != "red_early"));
+    assert!(
+        o.drops.iter().all(|d| d.time_s < 5.0),
+        "no drops once the flow follows marks"
+    );
+    // The flow reacts to the marks: after slow start the queue stays in RED's region.
+    let q = &o.summary.links[0].series.as_ref().unwrap().queue_pkts;
+    let settled = &q[q.len() / 2..];
+    assert!(settled.iter().all(|&n| n < 250.0), "{settled:?}");
+    // RED's region (30–90 packets) is below the BDP (167 packets), so Reno's halvings leave
+    // the link idle part of each cycle: ~85 %, not the ~100 % of a BDP drop-tail buffer.
+    let u = o.summary.flows[0].utilization;
+    assert!(u > 0.75 && u < 0.95, "{u}");
+}
+
+#[test]
+fn min_rtt_is_twice_the_delays_plus_serialisation() {
+    // The model transport: every packet is 1500 bytes and every ACK 40, so the minimum RTT is
+    // exact. (longhaul-proto's smallest sample comes from its handshake; see below.)
+    let o = sim(r#"
+duration = "5s"
+transport = "model"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "20ms"
+queue = { kind = "droptail", packets = 1000 }
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = 146000
+[[flows]]
+cc = "reno"
+extra_rtt = "30ms"
+bytes = 146000
+start = "2s"
+[[flows]]
+cc = "reno"
+extra_rtt = "60ms"
+access = { delay = "5ms" }
+bytes = 146000
+start = "3s"
+"#);
+    // 2 × 20 ms + a 1500-byte packet at 100 Mb/s (120 µs) + a 40-byte ACK (3.2 µs).
+    let base = 40.0 + 0.12 + 0.0032;
+    let rtts: Vec<f64> = o.summary.flows.iter().map(|f| f.min_rtt_ms).collect();
+    assert!((rtts[0] - base).abs() < 1e-9, "{rtts:?}");
+    assert!((rtts[1] - (base + 30.0)).abs() < 1e-9, "{rtts:?}");
+    // Access delay counts both ways: + 2 × 5 ms.
+    assert!((rtts[2] - (base + 60.0 + 10.0)).abs() < 1e-9, "{rtts:?}");
+    for f in &o.summary.flows {
+        assert_eq!(
+            f.bytes_delivered,
+            Some(146_000),
+            "transfers complete exactly"
+        );
+    }
+}
+
+#[test]
+fn parking_lot_routes_long_and_short_flows() {
+    parking_lot("model", 0);
+    // longhaul-proto sends one handshake packet per flow before its data.
+    parking_lot("proto", 1);
+}
+
+fn parking_lot(transport: &str, setup_packets: u64) {
+    let o = sim(&format!(
+        r#"
+transport = "{transport}"
+duration = "10s"
+[[links]]
+name = "l1"
+rate = "100mbit"
+delay = "5ms"
+[[links]]
+name = "l2"
+rate = "50mbit"
+delay = "10ms"
+[[links]]
+name = "l3"
+rate = "100mbit"
+delay = "15ms"
+[topology]
+kind = "parking_lot"
+chain = ["l1", "l2", "l3"]
+[[flows]]
+cc = "reno"
+[[flows]]
+cc = "reno"
+path = ["l1"]
+[[flows]]
+cc = "reno"
+path = ["l2"]
+[[flows]]
+cc = "reno"
+path = ["l2", "l3"]
+"#
+    ));
+    let s = &o.summary;
+    let link = |name: &str, dir: &str| {
+        o.ports
+            .iter()
+            .find(|l| l.link == name && l.direction == dir)
+            .unwrap()
+    };
+    let drops =
+        |l: &longhaul_sim::summary::PortReport| l.drops_queue_full + l.drops_red + l.drops_random;
+    let sent = |i: usize| s.flows[i].packets_sent.unwrap() + setup_packets;
+    // l1 is the first hop of flows 0 and 1: it saw exactly their packets.
+    let l1 = link("l1", "forward");
+    assert_eq!(
+        l1.packets + drops(l1) + l1.queue_at_end_packets,
+        sent(0) + sent(1)
+    );
+    // l2 is the first hop of flows 2 and 3 and the second of flow 0.
+    let l2 = link("l2", "forward");
+    let from_flow0 = (l2.packets + drops(l2) + l2.queue_at_end_packets) - sent(2) - sent(3);
+    assert!(
+        from_flow0 <= sent(0) && from_flow0 + 1000 > sent(0),
+        "{from_flow0}"
+    );
+    // l3 carries only flows 0 and 3 (after l2): never more than they sent.
+    let l3 = link("l3", "forward");
+    assert!(l3.packets + drops(l3) <= sent(0) + sent(3));
+    assert!(l3.packets > 0);
+    // Paths and RTTs: flow 0 crosses all three links. Exact for the model transport (1500-byte
+    // packets, 40-byte ACKs, first samples before any queue); proto's first data leaves a
+    // handshake later, when the short flows have already queued at l2, so only the bound holds.
+    let ser = |rate: f64| 1500.0 * 8.0 / rate * 1e3 + 40.0 * 8.0 / rate * 1e3;
+    let rtt0 = 2.0 * 30.0 + 2.0 * ser(100e6) + ser(50e6);
+    let rtt3 = 2.0 * 25.0 + ser(50e6) + ser(100e6);
+    let (m0, m3) = (s.flows[0].min_rtt_ms, s.flows[3].min_rtt_ms);
+    if setup_packets == 0 {
+        assert!((m0 - rtt0).abs() < 1e-6, "{m0} vs {rtt0}");
+        assert!((m3 - rtt3).abs() < 1e-6, "{m3} vs {rtt3}");
+    } else {
+        assert!(m0 >= rtt0 - 0.001 && m3 >= rtt3 - 0.001, "{m0} {m3}");
+    }
+    // l2 (50 Mb/s) is shared by three flows and busy; the long flow gets the smallest share.
+    let l2_util = s.links.iter().find(|l| l.name == "l2").unwrap().utilization;
+    assert!(l2_util > 0.9, "{l2_util}");
+    assert!(s.flows[0].throughput_bps < s.flows[2].throughput_bps);
+    // ACKs of flow 0 return over l3, l2, l1 reverse.
+    assert!(link("l1", "reverse").packets >= sent(0) / 2);
+}
+
+fn cross_rate(kind_fields: &str, secs: u32) -> (f64, f64) {
+    let o = sim(&format!(
+        r#"
+duration = "{secs}s"
+[[links]]
+name = "l"
+rate = "1gbit"
+delay = "5ms"
+queue = {{ kind = "droptail", packets = 100000 }}
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = "10k"
+[[cross_traffic]]
+link = "l"
+rate = "50mbit"
+{kind_fields}
+"#
+    ));
+    let c = &o.cross_traffic[0];
+    (c.rate_bps, o.summary.links[0].utilization)
+}
+
+#[test]
+fn cross_traffic_of_each_kind_offers_its_average_rate() {
+    let (r, _) = cross_rate(r#"kind = "cbr""#, 10);
+    assert!((r / 50e6 - 1.0).abs() < 1e-3, "cbr {r}");
+    let (r, _) = cross_rate(r#"kind = "poisson""#, 20);
+    assert!((r / 50e6 - 1.0).abs() < 0.02, "poisson {r}");
+    let (r, _) = cross_rate(
+        r#"kind = "onoff"
+on = "20ms"
+off = "30ms""#,
+        40,
+    );
+    assert!((r / 50e6 - 1.0).abs() < 0.08, "onoff {r}");
+    // Pareto shape 2.5 (finite variance) so 60 s of transfers average out.
+    let (r, _) = cross_rate(
+        r#"kind = "web"
+size = "50k"
+shape = 2.5"#,
+        60,
+    );
+    assert!((r / 50e6 - 1.0).abs() < 0.1, "web {r}");
+    let (r, util) = cross_rate(
+        r#"kind = "web"
+size = "50k"
+shape = 2.5
+responsive = true"#,
+        60,
+    );
+    assert!((r / 50e6 - 1.0).abs() < 0.12, "responsive web {r}");
+    assert!(util > 0.04 && util < 0.07, "{util}");
+}
