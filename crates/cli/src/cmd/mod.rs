@@ -2,5 +2,5 @@
 
 pub mod cc;
 pub mod compare;
-pub mod sim;
 pub mod kernel;
+pub mod sim;
