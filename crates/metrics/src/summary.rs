@@ -1,0 +1,451 @@
+//! The result summary: the JSON that `sim`, `lab`, `reproduce` and `perf -J` write.
+//!
+//! DESIGN.md fixes the core fields so that results from every mode compare line by line:
+//!
+//! ```text
+//! { scenario, mode: "sim"|"lab"|"perf", duration_s, seed,
+//!   links: [ { name, capacity_bps, utilization, drops, queue_delay_ms: { mean, p95, p99 } } ],
+//!   flows: [ { id, cc, throughput_bps, utilization, min_rtt_ms, queueing_delay_ms: { mean, p95 },
+//!              loss_rate, retransmits, bmps } ],
+//!   aggregate: { throughput_bps, utilization, jain, cov, bmps } }
+//! ```
+//!
+//! Everything else here is an optional extra: it is left out of the JSON when absent and defaults
+//! when missing, so a lean file with only the core fields parses, and files written before an
+//! extra existed keep parsing. Units are in the field names (`_bps`, `_ms`, `_s`, `_pkts`);
+//! rates are bits per second, fractions are 0–1 (0.95 = 95 %), bmps is bit-meters per second.
+//!
+//! A measurement that is undefined (Jain's index of no flows, the CoV of a zero-throughput run) is
+//! written as JSON `null` (serde_json's encoding of NaN) and read back as NaN, which reports print
+//! as "-". Refusing to write it would lose the rest of a long run's results.
+
+use crate::error::MetricsError;
+use crate::loss::DropCount;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Which driver produced the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The packet simulator (`longhaul sim`, `longhaul reproduce`).
+    Sim,
+    /// Real stacks over the emulator (`longhaul lab`).
+    Lab,
+    /// A measurement over a real path (`longhaul perf`).
+    Perf,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Sim => "sim",
+            Mode::Lab => "lab",
+            Mode::Perf => "perf",
+        })
+    }
+}
+
+/// One experiment's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub mode: Mode,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub duration_s: f64,
+    pub seed: u64,
+    pub links: Vec<LinkSummary>,
+    pub flows: Vec<FlowSummary>,
+    pub aggregate: Aggregate,
+    /// `reproduce`: the paper's claims and what this run measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<Claim>,
+    /// Free-form context: longhaul version, kernel, sysctls, scenario file hash.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meta: BTreeMap<String, String>,
+}
+
+/// Queueing (sojourn) delay at a link, milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinkDelay {
+    #[serde(deserialize_with = "f64_or_null")]
+    pub mean: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub p95: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub p99: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+/// One link (queue) of the path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkSummary {
+    pub name: String,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub capacity_bps: f64,
+    /// Payload throughput through the link ÷ its payload capacity (net of 40-byte headers).
+    #[serde(deserialize_with = "f64_or_null")]
+    pub utilization: f64,
+    /// Packets dropped at this link, all reasons.
+    pub drops: u64,
+    pub queue_delay_ms: LinkDelay,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// One-way propagation delay, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_km: Option<f64>,
+    /// Queue discipline and limit as configured, e.g. "droptail 1000p".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Drops by reason (`queue_full`, `aqm`, `random`, ...), summing to `drops`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub drops_by_reason: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_forwarded: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<LinkSeries>,
+}
+
+/// A link's time series: one entry per interval, all arrays as long as `t`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LinkSeries {
+    /// Interval start, seconds.
+    pub t: Vec<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub queue_bytes: Vec<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub queue_pkts: Vec<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub throughput_bps: Vec<f64>,
+}
+
+/// Queueing delay of a flow (RTT − min RTT), milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FlowDelay {
+    #[serde(deserialize_with = "f64_or_null")]
+    pub mean: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub p95: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+/// One flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    /// Congestion control name (`fast`, `reno`, ...).
+    pub cc: String,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub throughput_bps: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub utilization: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub min_rtt_ms: f64,
+    pub queueing_delay_ms: FlowDelay,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub loss_rate: f64,
+    pub retransmits: u64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub bmps: f64,
+    /// Algorithm parameters as given, e.g. "alpha=200,gamma=0.5".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_km: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_delivered: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_lost: Option<u64>,
+    /// CoV of this flow's 1-s throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cov: Option<f64>,
+    /// Where and why this flow's packets were dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drops: Vec<DropCount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<FlowSeries>,
+}
+
+/// A flow's time series: one entry per interval, all non-empty arrays as long as `t`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FlowSeries {
+    /// Interval start, seconds.
+    pub t: Vec<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub throughput_bps: Vec<f64>,
+    /// Congestion window, packets.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub cwnd_pkts: Vec<f64>,
+    /// Smoothed or mean RTT in the interval, ms.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub rtt_ms: Vec<f64>,
+    /// Packets in flight.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub inflight_pkts: Vec<f64>,
+}
+
+/// All flows together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    #[serde(deserialize_with = "f64_or_null")]
+    pub throughput_bps: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub utilization: f64,
+    /// Jain's index over the flows' throughputs.
+    #[serde(deserialize_with = "f64_or_null")]
+    pub jain: f64,
+    /// CoV of the aggregate throughput over 1-s intervals.
+    #[serde(deserialize_with = "f64_or_null")]
+    pub cov: f64,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub bmps: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_delivered: Option<u64>,
+    /// Capacity the utilization was computed against (see crate::throughput on Table 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_bps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<AggregateSeries>,
+}
+
+/// The aggregate throughput over time (seed 000's Figure 2).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AggregateSeries {
+    pub t: Vec<f64>,
+    #[serde(deserialize_with = "vec_f64_or_null")]
+    pub throughput_bps: Vec<f64>,
+}
+
+/// What a paper says, as a number or as text ("≥ 90 %", "stable").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PaperValue {
+    Number(f64),
+    Text(String),
+}
+
+impl std::fmt::Display for PaperValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PaperValue::Number(x) => write!(f, "{x}"),
+            PaperValue::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One row of `reproduce`: a claim of a seed paper and whether this run bears it out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub claim: String,
+    pub paper: PaperValue,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub measured: f64,
+    pub holds: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Where the claim comes from (seed file and table/figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// Accept a number, or `null` as NaN (how serde_json writes NaN and infinities).
+fn f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// A number array whose gaps (NaN, written as `null`) read back as NaN.
+fn vec_f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    Ok(Vec::<Option<f64>>::deserialize(d)?
+        .into_iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
+impl Summary {
+    /// Parse a summary from JSON text; `origin` names it in errors (a file name, "stdin").
+    pub fn from_json(text: &str, origin: &Path) -> Result<Summary, MetricsError> {
+        let summary: Summary = serde_json::from_str(text).map_err(|e| parse_error(origin, &e))?;
+        Ok(summary)
+    }
+
+    /// Read a summary file. Errors name the file and, for bad JSON, the line and column.
+    pub fn read(path: &Path) -> Result<Summary, MetricsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| MetricsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json(&text, path)
+    }
+
+    /// Read a file holding either one summary or a JSON array of them (`reproduce` writes one per
+    /// experiment).
+    pub fn read_all(path: &Path) -> Result<Vec<Summary>, MetricsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| MetricsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if text.trim_start().starts_with('[') {
+            serde_json::from_str(&text).map_err(|e| parse_error(path, &e))
+        } else {
+            Ok(vec![Self::from_json(&text, path)?])
+        }
+    }
+
+    /// Pretty-printed JSON with a trailing newline.
+    pub fn to_json(&self) -> Result<String, MetricsError> {
+        let mut s = serde_json::to_string_pretty(self).map_err(MetricsError::Encode)?;
+        s.push('\n');
+        Ok(s)
+    }
+
+    /// Write the JSON to `path` (through a temporary file and a rename, so a crash never leaves a
+    /// half-written result in place of a good one).
+    pub fn write(&self, path: &Path) -> Result<(), MetricsError> {
+        write_atomically(path, self.to_json()?.as_bytes())
+    }
+
+    /// Consistency problems a reader should know about: time-series arrays of different lengths,
+    /// negative rates, fractions outside [0, 1] where they must be inside. Empty when all is well.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.duration_s.is_nan() || self.duration_s <= 0.0 {
+            out.push(format!(
+                "duration_s is {} (must be positive)",
+                self.duration_s
+            ));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = format!("flows[{i}] (id {})", f.id);
+            if f.throughput_bps < 0.0 {
+                out.push(format!("{at}: negative throughput_bps"));
+            }
+            if !(0.0..=1.0).contains(&f.loss_rate) && !f.loss_rate.is_nan() {
+                out.push(format!("{at}: loss_rate {} outside [0, 1]", f.loss_rate));
+            }
+            if let Some(s) = &f.series {
+                let n = s.t.len();
+                for (name, v) in [
+                    ("throughput_bps", &s.throughput_bps),
+                    ("cwnd_pkts", &s.cwnd_pkts),
+                    ("rtt_ms", &s.rtt_ms),
+                    ("inflight_pkts", &s.inflight_pkts),
+                ] {
+                    if !v.is_empty() && v.len() != n {
+                        out.push(format!(
+                            "{at}: series.{name} has {} entries, t has {n}",
+                            v.len()
+                        ));
+                    }
+                }
+            }
+        }
+        for l in &self.links {
+            if let Some(s) = &l.series {
+                let n = s.t.len();
+                for (name, v) in [
+                    ("queue_bytes", &s.queue_bytes),
+                    ("queue_pkts", &s.queue_pkts),
+                    ("throughput_bps", &s.throughput_bps),
+                ] {
+                    if !v.is_empty() && v.len() != n {
+                        out.push(format!(
+                            "links `{}`: series.{name} has {} entries, t has {n}",
+                            l.name,
+                            v.len()
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(s) = &self.aggregate.series {
+            if s.t.len() != s.throughput_bps.len() {
+                out.push(format!(
+                    "aggregate.series: throughput_bps has {} entries, t has {}",
+                    s.throughput_bps.len(),
+                    s.t.len()
+                ));
+            }
+        }
+        let ids: std::collections::BTreeSet<u32> = self.flows.iter().map(|f| f.id).collect();
+        if ids.len() != self.flows.len() {
+            out.push("two flows share an id".to_string());
+        }
+        out
+    }
+}
+
+fn parse_error(origin: &Path, e: &serde_json::Error) -> MetricsError {
+    // serde_json's Display appends " at line L column C"; keep the message without it.
+    let full = e.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(i) => full[..i].to_string(),
+        None => full,
+    };
+    MetricsError::Parse {
+        path: origin.to_path_buf(),
+        message,
+        line: e.line(),
+        column: e.column(),
+    }
+}
+
+/// Write `bytes` to `path` via `path.tmp` + rename.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MetricsError> {
+    let werr = |source| MetricsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(werr)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        werr(e)
+    })
+}
