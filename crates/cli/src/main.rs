@@ -22,6 +22,8 @@ enum Command {
     Cc(cmd::cc::CcCommand),
     /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
     Compare(cmd::compare::CompareArgs),
+    /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
+    Tune(cmd::tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Tune(a) => cmd::tune::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,3 +2,5 @@
 
 pub mod cc;
 pub mod compare;
+
+pub mod tune;
