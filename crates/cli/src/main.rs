@@ -22,6 +22,9 @@ enum Command {
     Cc(cmd::cc::CcCommand),
     /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
     Compare(cmd::compare::CompareArgs),
+    /// iperf-like memory-to-memory TCP measurement: `perf server`, `perf client HOST`; -J for JSON.
+    #[command(subcommand)]
+    Perf(cmd::perf::PerfCommand),
     /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
     Tune(cmd::tune::TuneArgs),
 }
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Perf(c) => cmd::perf::run(c),
         Command::Tune(a) => cmd::tune::run(a),
     };
     match result {

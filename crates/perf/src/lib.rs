@@ -9,4 +9,5 @@
 //!   host-tuning pages, checked against the running host, with the exact commands to fix what
 //!   falls short.
 
+pub mod perf;
 pub mod tune;

@@ -2,5 +2,6 @@
 
 pub mod cc;
 pub mod compare;
+pub mod perf;
 
 pub mod tune;
