@@ -346,7 +346,7 @@ pub fn human_seconds(s: f64) -> String {
     if s >= 3600.0 {
         format!("{s:.0} s ({:.1} h)", s / 3600.0)
     } else if s >= 120.0 {
-        format!("{s:.0} s ({:.0} min)", s / 60.0)
+        format!("{s:.0} s ({:.1} min)", s / 60.0)
     } else {
         format!("{s:.1} s")
     }
