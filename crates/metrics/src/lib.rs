@@ -1,8 +1,9 @@
 //! longhaul-metrics: the measurements longhaul reports, and the reports themselves.
 //!
 //! Definitions (DESIGN.md, from seeds 000 and 004):
-//! * [`throughput`]: throughput (payload bits ÷ duration), utilization net of 40-byte TCP/IP headers,
-//!   and the distance-rate product in b·m/s, with the capacity that seed 000's Table 1 implies;
+//! * [`throughput`]: throughput (payload bits ÷ duration) and utilization net of 40-byte TCP/IP
+//!   headers, with the capacity that seed 000's Table 1 implies; [`bmps`]: the distance-rate
+//!   product in b·m/s;
 //! * [`delay`]: minimum RTT and queueing delay (RTT − min RTT) statistics, using the nearest-rank
 //!   [`percentile`];
 //! * [`loss`]: loss rate and a ledger of where and why packets were dropped;
@@ -16,6 +17,7 @@
 //!
 //! This crate depends on no other longhaul crate.
 
+pub mod bmps;
 pub mod convergence;
 pub mod delay;
 pub mod error;

@@ -11,6 +11,7 @@
 //! the [`DelayAccumulator`], loss = packets lost ÷ packets sent, CoV over complete 1-s intervals
 //! (crate::stability), b·m/s = throughput × distance.
 
+use crate::bmps::bmps;
 use crate::error::MetricsError;
 use crate::fairness::jain_index;
 use crate::loss::{loss_rate, LossLedger};
@@ -19,7 +20,7 @@ use crate::summary::{
     Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, LinkDelay, LinkSeries,
     LinkSummary,
 };
-use crate::throughput::{bmps, throughput_bps, utilization};
+use crate::throughput::{throughput_bps, utilization};
 
 /// Interval of the stability (CoV) series, fixed by DESIGN.md.
 pub const STABILITY_INTERVAL_S: f64 = 1.0;

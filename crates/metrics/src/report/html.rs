@@ -172,7 +172,8 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
         .flows
         .iter()
         .map(|f| Point {
-            label: f.cc.clone(),
+            group: f.cc.clone(),
+            label: format!("{} #{}", f.cc, f.id),
             x: f.queueing_delay_ms.p95,
             y: to_mbps(f.throughput_bps),
         })
@@ -437,7 +438,7 @@ mod tests {
             html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
         // Every flow appears in a legend and the scatter labels algorithms.
-        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast\n"));
+        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast #1\n"));
     }
 
     #[test]
