@@ -377,9 +377,9 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
 
     h.push_str("<h2>Plots</h2>\n");
     for f in figures(s)? {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<figure><figcaption><b>{}</b></figcaption>\n",
+            "<figure><figcaption><b>{}</b></figcaption>",
             esc(&f.title)
         );
         match f.svg {
