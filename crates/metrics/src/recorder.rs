@@ -125,8 +125,10 @@ impl FlowRecorder {
 
     /// An RTT sample of `rtt_s` seconds taken at `t`.
     pub fn on_rtt(&mut self, t: f64, rtt_s: f64) {
-        self.delay.record_s(rtt_s);
-        self.rtt.add(t, rtt_s * 1e3);
+        if rtt_s >= 0.0 && rtt_s.is_finite() {
+            self.delay.record_s(rtt_s);
+            self.rtt.add(t, rtt_s * 1e3);
+        }
     }
 
     /// The congestion window (packets) at `t`.
