@@ -5,11 +5,13 @@
 
 mod compare;
 mod dir;
+mod experiments;
 mod html;
 mod plot;
 mod table;
 
 pub use compare::{compare, Comparison, ComparisonRow};
 pub use dir::write_report_dir;
+pub use experiments::experiments_table;
 pub use html::{html_report, write_html_report};
 pub use table::{summary_table, Align, Table};
