@@ -223,15 +223,46 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols:
     out.push_str("</table>\n");
 }
 
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n",
+        esc(title)
+    )
+}
+
 /// The report as one HTML document.
 pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
-    let mut h = String::new();
-    let _ = write!(
+    let mut h = head(&s.scenario);
+    section(&mut h, s)?;
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// Several experiments (`reproduce --report`) in one document: seed 000's Table 1 layout over
+/// all of them (report::experiments_table), then each experiment's full report.
+pub fn html_report_many(title: &str, summaries: &[Summary]) -> Result<String, MetricsError> {
+    let mut h = head(title);
+    let _ = writeln!(h, "<h1>{}</h1>", esc(title));
+    let _ = writeln!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n\
-         <h1>{}</h1>\n<p>{} mode, {} s, seed {}</p>\n",
-        esc(&s.scenario),
+        "<pre>{}</pre>",
+        esc(&super::experiments::experiments_table(summaries))
+    );
+    for s in summaries {
+        h.push_str("<hr><section>\n");
+        section(&mut h, s)?;
+        h.push_str("</section>\n");
+    }
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// One summary's headings, tables and plots.
+fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
+    let _ = writeln!(
+        h,
+        "<h1>{}</h1>\n<p>{} mode, {} s, seed {}</p>",
         esc(&s.scenario),
         s.mode,
         num(s.duration_s, 1),
@@ -249,7 +280,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
     let a = &s.aggregate;
     h.push_str("<h2>Aggregate</h2>\n");
     table(
-        &mut h,
+        h,
         &[
             "throughput (Mb/s)",
             "utilization (%)",
@@ -290,7 +321,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
         })
         .collect();
     table(
-        &mut h,
+        h,
         &[
             "flow",
             "cc",
@@ -332,7 +363,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
             })
             .collect();
         table(
-            &mut h,
+            h,
             &[
                 "link",
                 "capacity (Mb/s)",
@@ -368,7 +399,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
             })
             .collect();
         table(
-            &mut h,
+            h,
             &["claim", "paper", "measured", "holds", "source"],
             &rows,
             2,
@@ -394,10 +425,9 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
     if !s.meta.is_empty() {
         h.push_str("<h2>Run</h2>\n");
         let rows: Vec<Vec<String>> = s.meta.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
-        table(&mut h, &["key", "value"], &rows, 2);
+        table(h, &["key", "value"], &rows, 2);
     }
-    h.push_str("</body></html>\n");
-    Ok(h)
+    Ok(())
 }
 
 /// Write the HTML report to `path` (atomically, like the JSON).
@@ -455,6 +485,19 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 1);
         assert!(html.contains("no throughput series recorded"));
         assert!(html.contains("no queue series recorded"));
+        assert!(!html.contains("NaN"));
+    }
+
+    #[test]
+    fn many_experiments_in_one_page() {
+        let a = example_summary();
+        let mut b = example_summary();
+        b.scenario = "second".into();
+        let html = html_report_many("seed 000", &[a, b]).unwrap();
+        assert_eq!(html.matches("<svg").count(), 12);
+        assert_eq!(html.matches("<section>").count(), 2);
+        assert!(html.contains("<pre>experiment"));
+        assert!(html.contains("<h1>second</h1>"));
         assert!(!html.contains("NaN"));
     }
 

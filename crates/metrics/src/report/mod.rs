@@ -13,5 +13,5 @@ mod table;
 pub use compare::{compare, Comparison, ComparisonRow};
 pub use dir::write_report_dir;
 pub use experiments::experiments_table;
-pub use html::{html_report, write_html_report};
+pub use html::{html_report, html_report_many, write_html_report};
 pub use table::{summary_table, Align, Table};
