@@ -42,7 +42,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
     let bmps = |bps: f64| {
         facts
             .distance_km
-            .map_or(f64::NAN, |km| throughput::bmps(bps, km))
+            .map_or(f64::NAN, |km| longhaul_metrics::bmps::bmps(bps, km))
     };
     let t: Vec<f64> = run.intervals.iter().map(|i| i.start_s).collect();
     // The last interval is partial when the run did not end on a tick (it includes the drain).
