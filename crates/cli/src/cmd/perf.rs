@@ -22,9 +22,9 @@ pub struct ServerArgs {
     /// Port to listen on.
     #[arg(short, long, default_value_t = perf::DEFAULT_PORT)]
     pub port: u16,
-    /// Address to bind (default: all IPv6 and IPv4 addresses).
-    #[arg(short = 'B', long, default_value = "::")]
-    pub bind: IpAddr,
+    /// Address to bind (default: all IPv6 and IPv4 addresses, or all IPv4 ones without IPv6).
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
     /// Close a peer that sends nothing for this long.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub idle_timeout: Duration,
@@ -94,8 +94,25 @@ fn server(a: ServerArgs) -> Result<()> {
         idle_timeout: a.idle_timeout,
         max_connections: a.max_connections,
     };
-    let addr = SocketAddr::new(a.bind, a.port);
-    let s = Server::bind(addr, config, log).with_context(|| format!("cannot listen on {addr}"))?;
+    let s = match a.bind {
+        Some(ip) => {
+            let addr = SocketAddr::new(ip, a.port);
+            Server::bind(addr, config, log).with_context(|| format!("cannot listen on {addr}"))?
+        }
+        None => {
+            let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
+            let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
+            match Server::bind(any6, config.clone(), log.clone()) {
+                Ok(s) => s,
+                // A kernel without IPv6: fall back to IPv4.
+                Err(e) if e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
+                    Server::bind(any4, config, log)
+                        .with_context(|| format!("cannot listen on {any4}"))?
+                }
+                Err(e) => return Err(e).with_context(|| format!("cannot listen on {any6}")),
+            }
+        }
+    };
     s.serve(&AtomicBool::new(false))?;
     Ok(())
 }

@@ -124,7 +124,14 @@ pub struct PerfRun {
     pub server_elapsed_s: f64,
     /// `TCP_INFO` of each stream after the drain.
     pub final_tcp: Vec<TcpStats>,
+    /// Smoothed RTT of each stream every [`RTT_SAMPLE_PERIOD`] while sending, ms.
+    pub rtt_samples_ms: Vec<Vec<f64>>,
 }
+
+/// How often the reporter samples each stream's RTT for the queueing-delay statistics.
+pub const RTT_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+/// At most this many RTT samples per stream (a day at 10 per second, under 7 MB).
+pub const MAX_RTT_SAMPLES: usize = 864_000;
 
 impl PerfRun {
     pub fn total_bytes(&self) -> u64 {
@@ -313,25 +320,43 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
             streams,
         }
     };
+    // RTT is sampled more often than the report interval, so the queueing-delay percentiles rest
+    // on more than one sample per interval (10 per second, capped per stream).
+    let sample_every = RTT_SAMPLE_PERIOD.min(cfg.interval);
+    let mut rtt_samples_ms: Vec<Vec<f64>> = vec![Vec::new(); conns.len()];
+    let mut next_rtt = start + sample_every;
+    let end_at = start + cfg.duration;
     let mut k = 1u32;
     loop {
-        let tick = cfg.interval * k;
-        if tick >= cfg.duration {
+        if writers.iter().any(|w| w.is_finished()) {
+            break; // a writer failed: its error is reported below
+        }
+        let now = Instant::now();
+        if now >= end_at {
             break;
         }
-        let writer_failed = writers.iter().any(|w| w.is_finished());
-        if writer_failed {
-            break;
+        let tick_at = start + cfg.interval * k;
+        std::thread::sleep(tick_at.min(next_rtt).min(end_at) - now);
+        let now = Instant::now();
+        if now >= next_rtt {
+            for (c, samples) in conns.iter().zip(&mut rtt_samples_ms) {
+                if let Ok(t) = tcp_stats(c.as_ref()) {
+                    if t.rtt_us > 0 && samples.len() < MAX_RTT_SAMPLES {
+                        samples.push(t.rtt_us as f64 / 1e3);
+                    }
+                }
+            }
+            next_rtt += sample_every;
         }
-        std::thread::sleep((start + tick).saturating_duration_since(Instant::now()));
-        let t = start.elapsed().as_secs_f64();
-        let i = sample(&mut last_bytes, &mut last_retrans, last_t, t);
-        progress.interval(&i);
-        intervals.push(i);
-        last_t = t;
-        k += 1;
+        if now >= tick_at && tick_at < end_at {
+            let t = start.elapsed().as_secs_f64();
+            let i = sample(&mut last_bytes, &mut last_retrans, last_t, t);
+            progress.interval(&i);
+            intervals.push(i);
+            last_t = t;
+            k += 1;
+        }
     }
-    std::thread::sleep((start + cfg.duration).saturating_duration_since(Instant::now()));
     stop.store(true, Ordering::Release);
     let send_s = start.elapsed().as_secs_f64();
     for (stream, w) in writers.into_iter().enumerate() {
@@ -390,6 +415,7 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
         send_s,
         server_elapsed_s,
         final_tcp,
+        rtt_samples_ms,
     })
 }
 

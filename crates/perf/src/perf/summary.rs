@@ -3,7 +3,8 @@
 //! * One flow per stream (ids from 1, as iperf numbers them); throughput = bytes delivered × 8 ÷
 //!   the run's duration (Start to the server's confirmation that everything arrived).
 //! * `min_rtt_ms`: the smallest of the kernel's `tcpi_min_rtt` and the sampled smoothed RTTs;
-//!   queueing delay = each interval's smoothed RTT − that minimum (mean, p50, p95, p99, max).
+//!   queueing delay = each smoothed-RTT sample (every 100 ms while sending) − that minimum
+//!   (mean, p50, p95, p99, max).
 //!   Smoothed RTT (`tcpi_rtt`) lags the true RTT by its EWMA; a path with standing queues shows
 //!   it, a sub-interval spike may not.
 //! * `loss_rate` = retransmitted segments ÷ data segments sent (`tcpi_total_retrans ÷
