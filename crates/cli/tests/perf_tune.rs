@@ -139,7 +139,10 @@ fn perf_text_output_has_iperf_lines() {
         "{text}"
     );
     assert!(
-        text.contains("  0.00-1.00   sec") || text.contains("  0.00-1.01   sec"),
+        // The one interval ends after the drain: 1.00 s and a little, more on a loaded machine.
+        text.lines().any(|l| l.starts_with("[  1]   0.00-1.")
+            && l.contains(" sec ")
+            && l.contains("bits/sec")),
         "{text}"
     );
     assert!(text.contains("delivered"), "{text}");

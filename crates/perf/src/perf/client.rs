@@ -36,21 +36,18 @@ pub struct ClientConfig {
 /// Why a test could not be run.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot resolve `{host}`: {source}")]
-    Resolve {
-        host: String,
-        source: std::io::Error,
-    },
+    #[error("cannot resolve `{host}`: {error}")]
+    Resolve { host: String, error: std::io::Error },
     #[error("connection refused by {addr}: is `longhaul perf server` running on {host}:{port}?")]
     Refused {
         addr: SocketAddr,
         host: String,
         port: u16,
     },
-    #[error("connecting to {addr}: {source}")]
+    #[error("connecting to {addr}: {error}")]
     Connect {
         addr: SocketAddr,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(transparent)]
     Congestion(#[from] socket::CongestionError),
@@ -58,8 +55,8 @@ pub enum ClientError {
     Server(String),
     #[error("control connection: {0}")]
     Protocol(String),
-    #[error("stream {stream}: {source}")]
-    Stream { stream: u32, source: std::io::Error },
+    #[error("stream {stream}: {error}")]
+    Stream { stream: u32, error: std::io::Error },
     #[error("stream {stream}: client wrote {sent} bytes, server received {received}")]
     Mismatch {
         stream: u32,
@@ -150,18 +147,26 @@ pub struct Quiet;
 impl Progress for Quiet {}
 
 fn connect(addr: SocketAddr, cfg: &ClientConfig, data: bool) -> Result<Socket, ClientError> {
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-        .map_err(|source| ClientError::Connect { addr, source })?;
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(
+        |source| ClientError::Connect {
+            addr,
+            error: source,
+        },
+    )?;
     if data {
         // Before connect, so the SYN advertises a window scale for the requested buffer.
         if let Some(cc) = &cfg.cc {
             socket::set_congestion(&sock, cc)?;
         }
         if cfg.window.is_some() {
-            socket::set_send_buffer(&sock, cfg.window)
-                .map_err(|source| ClientError::Connect { addr, source })?;
-            socket::set_recv_buffer(&sock, cfg.window)
-                .map_err(|source| ClientError::Connect { addr, source })?;
+            socket::set_send_buffer(&sock, cfg.window).map_err(|source| ClientError::Connect {
+                addr,
+                error: source,
+            })?;
+            socket::set_recv_buffer(&sock, cfg.window).map_err(|source| ClientError::Connect {
+                addr,
+                error: source,
+            })?;
         }
     }
     sock.connect_timeout(&addr.into(), cfg.connect_timeout)
@@ -173,7 +178,10 @@ fn connect(addr: SocketAddr, cfg: &ClientConfig, data: bool) -> Result<Socket, C
                     port: cfg.port,
                 }
             } else {
-                ClientError::Connect { addr, source }
+                ClientError::Connect {
+                    addr,
+                    error: source,
+                }
             }
         })?;
     let _ = sock.set_tcp_nodelay(!data);
@@ -216,13 +224,16 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
         .and_then(|mut a| a.next().ok_or_else(|| std::io::Error::other("no address")))
         .map_err(|source| ClientError::Resolve {
             host: cfg.host.clone(),
-            source,
+            error: source,
         })?;
 
     if let Some(cc) = &cfg.cc {
         // Fail before the server sets up a session if this kernel lacks the algorithm.
         let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-            .map_err(|source| ClientError::Connect { addr, source })?;
+            .map_err(|source| ClientError::Connect {
+                addr,
+                error: source,
+            })?;
         socket::set_congestion(&probe, cc)?;
     }
     let mut ctrl: TcpStream = connect(addr, cfg, false)?.into();
@@ -252,14 +263,24 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
                 .unwrap_or(addr),
             remote: addr,
             cc: socket::congestion(&sock).unwrap_or_else(|_| "?".into()),
-            send_buffer: send_buffer.map_err(|source| ClientError::Stream { stream, source })?,
+            send_buffer: send_buffer.map_err(|source| ClientError::Stream {
+                stream,
+                error: source,
+            })?,
         };
         let mut c: TcpStream = sock.into();
-        protocol::write_message(&mut c, &Message::Data { cookie, stream })
-            .map_err(|source| ClientError::Stream { stream, source })?;
+        protocol::write_message(&mut c, &Message::Data { cookie, stream }).map_err(|source| {
+            ClientError::Stream {
+                stream,
+                error: source,
+            }
+        })?;
         // Writers wake at least this often to see the stop flag.
         c.set_write_timeout(Some(Duration::from_millis(200)))
-            .map_err(|source| ClientError::Stream { stream, source })?;
+            .map_err(|source| ClientError::Stream {
+                stream,
+                error: source,
+            })?;
         conns.push(Arc::new(c));
         setups.push(setup);
     }
@@ -363,7 +384,12 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
         let stream = stream as u32;
         match w.join() {
             Ok(Ok(())) => {}
-            Ok(Err(source)) => return Err(ClientError::Stream { stream, source }),
+            Ok(Err(source)) => {
+                return Err(ClientError::Stream {
+                    stream,
+                    error: source,
+                })
+            }
             Err(_) => {
                 return Err(ClientError::Protocol(format!(
                     "stream {stream}: writer panicked"

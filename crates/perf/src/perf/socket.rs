@@ -14,12 +14,14 @@ pub const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_cont
 /// Why a congestion control could not be set.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "cannot use congestion control `{name}`: {source}. This kernel has: {available} \
+    "cannot use congestion control `{name}`: {reason}. This kernel has: {available} \
      ({AVAILABLE_CC}); `longhaul kernel load {name}` registers longhaul's eBPF ones{hint}"
 )]
 pub struct CongestionError {
     pub name: String,
-    pub source: io::Error,
+    pub error: io::Error,
+    /// The error in words (ENOENT means the kernel has no algorithm of that name).
+    pub reason: String,
     pub available: String,
     pub hint: &'static str,
 }
@@ -39,9 +41,14 @@ pub fn set_congestion(sock: &Socket, name: &str) -> Result<(), CongestionError> 
         } else {
             ""
         };
+        let reason = match source.raw_os_error() {
+            Some(libc::ENOENT) => "this kernel has no congestion control of that name".to_string(),
+            _ => source.to_string(),
+        };
         CongestionError {
+            reason,
             name: name.to_string(),
-            source,
+            error: source,
             available: available_congestion_controls(),
             hint,
         }

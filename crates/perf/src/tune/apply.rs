@@ -39,7 +39,10 @@ fn apply_one(c: &Check, roots: &HostRoots) -> Applied {
                 let p = roots.interface_path(dev, attr)?;
                 std::fs::read_to_string(&p)
                     .map(|s| Some(s.trim().to_string()))
-                    .map_err(|source| TuneError::Read { path: p, source })
+                    .map_err(|source| TuneError::Read {
+                        path: p,
+                        error: source,
+                    })
             }),
     };
     Applied {

@@ -80,7 +80,7 @@ impl HostRoots {
         let dir = &self.sys_class_net;
         let entries = std::fs::read_dir(dir).map_err(|source| TuneError::Read {
             path: dir.clone(),
-            source,
+            error: source,
         })?;
         let mut out = Vec::new();
         for e in entries.flatten() {
@@ -117,7 +117,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, TuneError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(TuneError::Read {
             path: path.to_path_buf(),
-            source,
+            error: source,
         }),
     }
 }
@@ -133,7 +133,7 @@ fn write_value(path: &Path, value: &str) -> Result<(), TuneError> {
         };
         TuneError::Write {
             path: path.to_path_buf(),
-            source,
+            error: source,
             hint,
         }
     })

@@ -27,15 +27,15 @@ pub use host::HostRoots;
 /// What can go wrong reading or writing the host's settings.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: std::path::PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("cannot write {path}: {source}{hint}")]
+    #[error("cannot write {path}: {error}{hint}")]
     Write {
         path: std::path::PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
         hint: &'static str,
     },
     #[error("{path} holds `{text}`, which is not {expected}")]
