@@ -93,9 +93,10 @@ fn two_streams_for_two_seconds_give_a_consistent_summary() {
         assert_eq!(sum, run.bytes[s], "stream {s}");
         assert!(run.bytes[s] > 0);
     }
-    // RTT sampled every 100 ms for 2 s: about 20 samples per stream.
+    // RTT sampled every 100 ms for 2 s: at most 20 samples per stream (fewer if the reporter
+    // wakes late on a loaded machine).
     for samples in &run.rtt_samples_ms {
-        assert!((15..=21).contains(&samples.len()), "{}", samples.len());
+        assert!((5..=20).contains(&samples.len()), "{}", samples.len());
         assert!(samples.iter().all(|&r| r > 0.0 && r < 50.0));
     }
     let total: u64 = run.intervals.iter().map(|i| i.bytes()).sum();
