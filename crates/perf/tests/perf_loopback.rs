@@ -293,3 +293,40 @@ fn client_errors_say_what_to_do() {
     );
     assert!(e.contains("longhaul kernel load nosuchcc"), "{e}");
 }
+
+#[test]
+fn a_stream_that_goes_silent_mid_test_fails_its_session_only() {
+    let (addr, events) = start_server(Duration::from_millis(300));
+    let mut c = TcpStream::connect(addr).unwrap();
+    let params = TestParams {
+        streams: 1,
+        duration_ms: 5000,
+        cc: None,
+        window: None,
+        write_len: 1024,
+    };
+    protocol::write_message(&mut c, &Message::Test(params)).unwrap();
+    let Message::Accept { cookie } = protocol::read_message(&mut c).unwrap() else {
+        panic!()
+    };
+    let mut d = TcpStream::connect(addr).unwrap();
+    protocol::write_message(&mut d, &Message::Data { cookie, stream: 0 }).unwrap();
+    assert_eq!(protocol::read_message(&mut c).unwrap(), Message::Start);
+    d.write_all(&[7u8; 10_000]).unwrap();
+    // Both connections stay open, but nothing more arrives: the server gives up on the stream
+    // and tells the client why.
+    match protocol::read_message(&mut c).unwrap() {
+        Message::Error { message } => {
+            assert_eq!(message, "stream 0: idle timeout after 10000 bytes")
+        }
+        m => panic!("{m:?}"),
+    }
+    let ev = wait_for(&events, |e| matches!(e, ServerEvent::TestFailed { .. }));
+    let ServerEvent::TestFailed { reason, .. } = ev else {
+        unreachable!()
+    };
+    assert_eq!(reason, "stream 0: idle timeout after 10000 bytes");
+    let run = run_client(&client(addr, 1, 400), &mut Quiet).unwrap();
+    assert!(run.total_bytes() > 0);
+    drop((c, d));
+}

@@ -295,9 +295,12 @@ fn run_session(
         }
         protocol::write_message(&mut ctrl, &Message::Start).map_err(|e| e.to_string())?;
         let start = Instant::now();
+        // A client may not send past its declared duration by more than the time its send buffers
+        // take to drain; past this deadline its streams are closed.
+        let deadline = start + Duration::from_millis(params.duration_ms) + 2 * idle + DRAIN_GRACE;
         let readers: Vec<_> = conns
             .into_iter()
-            .map(|c| std::thread::spawn(move || drain(c)))
+            .map(|c| std::thread::spawn(move || drain(c, idle, deadline)))
             .collect();
         let mut bytes = Vec::with_capacity(n);
         for (i, r) in readers.into_iter().enumerate() {
@@ -337,11 +340,27 @@ fn run_session(
     result
 }
 
-/// Read a data connection until EOF; the read timeout turns a silent peer into an error.
-fn drain(mut c: TcpStream) -> Result<u64, String> {
+/// Extra time after a test's duration (and twice the idle timeout) for send buffers to drain.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(30);
+
+/// Read a data connection until EOF. A silent peer (no byte for `idle`) and a peer still sending
+/// at `deadline` are errors.
+fn drain(mut c: TcpStream, idle: Duration, deadline: Instant) -> Result<u64, String> {
     let mut buf = vec![0u8; 128 * 1024];
     let mut total = 0u64;
+    let past = |total: u64| format!("still sending past the declared duration after {total} bytes");
+    let mut timeout = idle;
+    let _ = c.set_read_timeout(Some(timeout));
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(past(total));
+        }
+        // Shorten the timeout only near the deadline: one setsockopt, not one per read.
+        if left < timeout {
+            timeout = left.max(Duration::from_millis(1));
+            let _ = c.set_read_timeout(Some(timeout));
+        }
         match c.read(&mut buf) {
             Ok(0) => return Ok(total),
             Ok(n) => total += n as u64,
@@ -352,7 +371,10 @@ fn drain(mut c: TcpStream) -> Result<u64, String> {
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(format!("idle timeout after {total} bytes"))
+                if Instant::now() >= deadline {
+                    return Err(past(total));
+                }
+                return Err(format!("idle timeout after {total} bytes"));
             }
             Err(e) => return Err(format!("{e} after {total} bytes")),
         }
