@@ -222,7 +222,7 @@ fn garbage_is_rejected_with_a_reason_and_the_server_keeps_serving() {
         m => panic!("{m:?}"),
     }
 
-    // A client that disappears mid-test costs its session only.
+    // A client that disappears mid-test costs its test only.
     let mut c = TcpStream::connect(addr).unwrap();
     let ok = TestParams {
         streams: 1,
@@ -295,7 +295,7 @@ fn client_errors_say_what_to_do() {
 }
 
 #[test]
-fn a_stream_that_goes_silent_mid_test_fails_its_session_only() {
+fn a_stream_that_goes_silent_mid_test_fails_its_test_only() {
     let (addr, events) = start_server(Duration::from_millis(300));
     let mut c = TcpStream::connect(addr).unwrap();
     let params = TestParams {

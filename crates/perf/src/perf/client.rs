@@ -228,7 +228,7 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
         })?;
 
     if let Some(cc) = &cfg.cc {
-        // Fail before the server sets up a session if this kernel lacks the algorithm.
+        // Fail before the server sets up a test if this kernel lacks the algorithm.
         let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
             .map_err(|source| ClientError::Connect {
                 addr,

@@ -1,10 +1,10 @@
 //! `longhaul perf server`: accepts tests until stopped; no client can take it down.
 //!
 //! Each connection gets its own thread, which first reads one frame within the idle timeout:
-//! a `Test` makes it the control connection of a new session, a `Data` attaches it to a session
+//! a `Test` makes it the control connection of a new test, a `Data` attaches it to a test
 //! by cookie, anything else — garbage, an old version, a silent peer — is logged with its reason
 //! and that connection alone is closed. Data connections are read until EOF, with the idle timeout
-//! on every read, so a client that vanishes mid-test frees its session.
+//! on every read, so a client that vanishes mid-test frees its test.
 //!
 //! Resources are bounded: at most [`ServerConfig::max_connections`] connections at once (the rest
 //! are closed on accept, with a log line), [`protocol::MAX_STREAMS`] streams per test, one
@@ -97,7 +97,7 @@ impl std::fmt::Display for ServerEvent {
 
 type Log = Arc<dyn Fn(ServerEvent) + Send + Sync>;
 
-/// A data connection on its way to its session.
+/// A data connection on its way to its test.
 struct Attached {
     stream: u32,
     conn: TcpStream,
@@ -106,7 +106,7 @@ struct Attached {
 struct Shared {
     config: ServerConfig,
     log: Log,
-    sessions: Mutex<HashMap<u64, mpsc::Sender<Attached>>>,
+    open_tests: Mutex<HashMap<u64, mpsc::Sender<Attached>>>,
     connections: AtomicUsize,
     next_cookie: Mutex<u64>,
 }
@@ -121,7 +121,7 @@ impl Server {
     /// Bind to `addr` (port 0 picks a free port).
     pub fn bind(addr: SocketAddr, config: ServerConfig, log: Log) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
-        // A cookie only has to tell concurrent sessions apart; seed it from the clock so that a
+        // A cookie only has to tell concurrent tests apart; seed it from the clock so that a
         // restarted server does not reuse the previous run's cookies.
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -132,7 +132,7 @@ impl Server {
             shared: Arc::new(Shared {
                 config,
                 log,
-                sessions: Mutex::new(HashMap::new()),
+                open_tests: Mutex::new(HashMap::new()),
                 connections: AtomicUsize::new(0),
                 next_cookie: Mutex::new(seed | 1),
             }),
@@ -191,13 +191,13 @@ fn handle(shared: &Arc<Shared>, mut conn: TcpStream, peer: SocketAddr) {
                 let _ = protocol::write_message(&mut conn, &Message::Error { message: p.clone() });
                 return reject(p);
             }
-            if let Err(reason) = run_session(shared, conn, peer, params) {
+            if let Err(reason) = run_test(shared, conn, peer, params) {
                 (shared.log)(ServerEvent::TestFailed { peer, reason });
             }
         }
         Ok(Message::Data { cookie, stream }) => {
             let tx = shared
-                .sessions
+                .open_tests
                 .lock()
                 .map(|s| s.get(&cookie).cloned())
                 .ok()
@@ -232,7 +232,7 @@ fn handle(shared: &Arc<Shared>, mut conn: TcpStream, peer: SocketAddr) {
 }
 
 /// Run one test on its control connection; `Err` carries the reason it failed.
-fn run_session(
+fn run_test(
     shared: &Arc<Shared>,
     mut ctrl: TcpStream,
     peer: SocketAddr,
@@ -252,7 +252,7 @@ fn run_session(
     };
     let (tx, rx) = mpsc::channel();
     shared
-        .sessions
+        .open_tests
         .lock()
         .map_err(|_| "internal lock poisoned")?
         .insert(cookie, tx);
@@ -326,7 +326,7 @@ fn run_session(
         });
         Ok(())
     })();
-    if let Ok(mut s) = shared.sessions.lock() {
+    if let Ok(mut s) = shared.open_tests.lock() {
         s.remove(&cookie);
     }
     if let Err(reason) = &result {
