@@ -30,6 +30,11 @@ enum Command {
     /// WAN emulator: hosts in namespaces joined by an emulated long fat path.
     #[command(subcommand)]
     Emu(cmd::emu::EmuCommand),
+    /// iperf-like memory-to-memory TCP measurement: `perf server`, `perf client HOST`; -J for JSON.
+    #[command(subcommand)]
+    Perf(cmd::perf::PerfCommand),
+    /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
+    Tune(cmd::tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +45,8 @@ fn main() -> ExitCode {
         Command::Sim(a) => cmd::sim::run(a),
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),
+        Command::Perf(c) => cmd::perf::run(c),
+        Command::Tune(a) => cmd::tune::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -47,7 +47,6 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-#[allow(dead_code)] // used by perf and emu subcommands
 /// A size in bytes from `1500`, `64k`, `32M`, `1GiB` (k/M/G are powers of 1024, as iperf).
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim().to_ascii_lowercase();

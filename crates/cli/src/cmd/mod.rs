@@ -4,4 +4,7 @@ pub mod cc;
 pub mod compare;
 pub mod emu;
 pub mod kernel;
+pub mod perf;
 pub mod sim;
+
+pub mod tune;

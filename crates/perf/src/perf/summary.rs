@@ -1,0 +1,187 @@
+//! A finished perf run as the DESIGN.md result summary (`perf -J`), with the per-interval series.
+//!
+//! * One flow per stream (ids from 1, as iperf numbers them); throughput = bytes delivered × 8 ÷
+//!   the run's duration (Start to the server's confirmation that everything arrived).
+//! * `min_rtt_ms`: the smallest of the kernel's `tcpi_min_rtt` and the sampled smoothed RTTs;
+//!   queueing delay = each smoothed-RTT sample (every 100 ms while sending) − that minimum
+//!   (mean, p50, p95, p99, max).
+//!   Smoothed RTT (`tcpi_rtt`) lags the true RTT by its EWMA; a path with standing queues shows
+//!   it, a sub-interval spike may not.
+//! * `loss_rate` = retransmitted segments ÷ data segments sent (`tcpi_total_retrans ÷
+//!   tcpi_data_segs_out`): TCP's own estimate, which counts spurious retransmissions too.
+//! * `utilization` needs the bottleneck capacity (`--capacity`), `bmps` the distance
+//!   (`--distance-km`); without them they are undefined (JSON `null`).
+//! * CoV is over the report intervals (1 s by default, DESIGN.md's definition), dropping the last,
+//!   partial one; with fewer than two full intervals it is undefined.
+
+use super::client::PerfRun;
+use longhaul_metrics::delay::DelayStats;
+use longhaul_metrics::summary::{
+    Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, Mode, Summary,
+};
+use longhaul_metrics::{fairness, stability, throughput};
+use std::collections::BTreeMap;
+
+/// What the run alone cannot know.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PathFacts {
+    pub distance_km: Option<f64>,
+    pub capacity_bps: Option<f64>,
+    /// For utilization net of headers; 1500 unless given.
+    pub mtu: Option<u32>,
+}
+
+/// Build the summary of a run.
+pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
+    let d = run.duration_s;
+    let mtu = facts.mtu.unwrap_or(1500);
+    let util = |bps: f64| {
+        facts
+            .capacity_bps
+            .map_or(f64::NAN, |c| throughput::utilization(bps, c, mtu))
+    };
+    let bmps = |bps: f64| {
+        facts
+            .distance_km
+            .map_or(f64::NAN, |km| longhaul_metrics::bmps::bmps(bps, km))
+    };
+    let t: Vec<f64> = run.intervals.iter().map(|i| i.start_s).collect();
+    // The last interval is partial when the run did not end on a tick (it includes the drain).
+    let full = run.intervals.len().saturating_sub(1);
+
+    let mut flows = Vec::new();
+    for (s, setup) in run.streams.iter().enumerate() {
+        let bytes = run.bytes[s];
+        let bps = throughput::throughput_bps(bytes, d);
+        let series_bps: Vec<f64> = run
+            .intervals
+            .iter()
+            .map(|i| i.streams[s].bytes as f64 * 8.0 / (i.end_s - i.start_s).max(1e-9))
+            .collect();
+        let rtts: Vec<f64> = run
+            .intervals
+            .iter()
+            .map(|i| i.streams[s].tcp.rtt_us as f64 / 1e3)
+            .filter(|r| *r > 0.0)
+            .collect();
+        let kernel_min = run
+            .intervals
+            .iter()
+            .map(|i| i.streams[s].tcp.min_rtt_us)
+            .filter(|&m| m > 0)
+            .min()
+            .map(|m| m as f64 / 1e3);
+        let sampled_min = longhaul_metrics::delay::min_rtt(&rtts);
+        let min_rtt = match (kernel_min, sampled_min) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(f64::NAN),
+        };
+        let qd: Vec<f64> = rtts.iter().map(|r| r - min_rtt).collect();
+        let q = DelayStats::of(&qd);
+        let tcp = run.final_tcp.get(s).copied().unwrap_or_default();
+        let retrans: u64 = run.intervals.iter().map(|i| i.streams[s].retransmits).sum();
+        flows.push(FlowSummary {
+            id: s as u32 + 1,
+            cc: setup.cc.clone(),
+            throughput_bps: bps,
+            utilization: util(bps),
+            min_rtt_ms: min_rtt,
+            queueing_delay_ms: FlowDelay {
+                mean: q.map_or(f64::NAN, |q| q.mean),
+                p95: q.map_or(f64::NAN, |q| q.p95),
+                p50: q.map(|q| q.p50),
+                p99: q.map(|q| q.p99),
+                max: q.map(|q| q.max),
+            },
+            loss_rate: if tcp.data_segs_out > 0 {
+                retrans as f64 / tcp.data_segs_out as f64
+            } else {
+                f64::NAN
+            },
+            retransmits: retrans,
+            bmps: bmps(bps),
+            params: None,
+            start_s: Some(0.0),
+            stop_s: Some(d),
+            distance_km: facts.distance_km,
+            bytes_delivered: Some(bytes),
+            packets_sent: (tcp.data_segs_out > 0).then_some(tcp.data_segs_out as u64),
+            packets_lost: None,
+            cov: stability::cov(&series_bps[..full]),
+            drops: Vec::new(),
+            series: Some(FlowSeries {
+                t: t.clone(),
+                throughput_bps: series_bps,
+                cwnd_pkts: run
+                    .intervals
+                    .iter()
+                    .map(|i| i.streams[s].tcp.cwnd_pkts as f64)
+                    .collect(),
+                rtt_ms: run
+                    .intervals
+                    .iter()
+                    .map(|i| i.streams[s].tcp.rtt_us as f64 / 1e3)
+                    .collect(),
+                inflight_pkts: run
+                    .intervals
+                    .iter()
+                    .map(|i| i.streams[s].tcp.unacked as f64)
+                    .collect(),
+            }),
+        });
+    }
+    let total = run.total_bytes();
+    let agg_bps = throughput::throughput_bps(total, d);
+    let agg_series: Vec<f64> = run
+        .intervals
+        .iter()
+        .map(|i| i.bytes() as f64 * 8.0 / (i.end_s - i.start_s).max(1e-9))
+        .collect();
+    let per_flow: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+    let mut meta = BTreeMap::new();
+    meta.insert("longhaul_version".into(), env!("CARGO_PKG_VERSION").into());
+    if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        meta.insert("kernel".into(), k.trim().into());
+    }
+    meta.insert("server".into(), format!("{}:{}", run.config_host, run.port));
+    meta.insert("streams".into(), run.streams.len().to_string());
+    meta.insert("write_len".into(), run.params.write_len.to_string());
+    if let Some(w) = run.params.window {
+        meta.insert("window_requested".into(), w.to_string());
+    }
+    if let Some(s) = run.streams.first() {
+        meta.insert(
+            "send_buffer_granted".into(),
+            s.send_buffer.granted.to_string(),
+        );
+    }
+    meta.insert("send_s".into(), format!("{:.6}", run.send_s));
+    meta.insert(
+        "server_elapsed_s".into(),
+        format!("{:.6}", run.server_elapsed_s),
+    );
+    meta.insert("server_bytes".into(), total.to_string());
+    Summary {
+        scenario: format!("perf {}:{}", run.config_host, run.port),
+        mode: Mode::Perf,
+        duration_s: d,
+        seed: 0,
+        links: Vec::new(),
+        flows,
+        aggregate: Aggregate {
+            throughput_bps: agg_bps,
+            utilization: util(agg_bps),
+            jain: fairness::jain_index(&per_flow).unwrap_or(f64::NAN),
+            cov: stability::cov(&agg_series[..full]).unwrap_or(f64::NAN),
+            bmps: bmps(agg_bps),
+            bytes_delivered: Some(total),
+            capacity_bps: facts.capacity_bps,
+            series: Some(AggregateSeries {
+                t,
+                throughput_bps: agg_series,
+            }),
+        },
+        claims: Vec::new(),
+        meta,
+    }
+}
