@@ -884,7 +884,7 @@ impl<'a> Engine<'a> {
             let min_rtt = h.min().unwrap_or(0) as f64;
             let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
             tputs.push(tput);
-            agg_bmps += throughput::bmps(tput, dist_km);
+            agg_bmps += longhaul_metrics::bmps::bmps(tput, dist_km);
             let per_sec = per_second(&self.flow_series[i], sc.output.interval.0);
             flows.push(FlowSummary {
                 id: cf.id,
@@ -901,7 +901,7 @@ impl<'a> Engine<'a> {
                 },
                 loss_rate: longhaul_metrics::loss::loss_rate(f.dropped, snap.packets_sent),
                 retransmits: snap.retransmits,
-                bmps: throughput::bmps(tput, dist_km),
+                bmps: longhaul_metrics::bmps::bmps(tput, dist_km),
                 params: Some(cf.cc.to_string()),
                 start_s: Some(cf.start as f64 / 1e9),
                 stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),
