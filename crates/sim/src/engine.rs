@@ -525,6 +525,13 @@ impl<'a> Engine<'a> {
 
     /// Drain an endpoint's transmissions and re-arm its timer.
     fn pump(&mut self, fi: usize, side: usize) {
+        self.pump_from(fi, side, self.now);
+    }
+
+    /// `pump`, with timers no earlier than `earliest` (a timer that has just fired and still
+    /// reports a due deadline is retried a nanosecond later rather than at the same instant,
+    /// which could repeat forever).
+    fn pump_from(&mut self, fi: usize, side: usize, earliest: u64) {
         let now = self.now;
         let mut wake = NONE;
         loop {
@@ -573,10 +580,12 @@ impl<'a> Engine<'a> {
         }
         .unwrap_or(NONE)
         .min(wake);
+        // A deadline already past fires now (the timer event must match `armed` to run).
+        let deadline = deadline.max(earliest);
         if deadline < f.armed[side] {
             f.armed[side] = deadline;
             self.events
-                .push(deadline.max(now), Ev::Timer((fi * 2 + side) as u32));
+                .push(deadline, Ev::Timer((fi * 2 + side) as u32));
         }
     }
 
@@ -603,7 +612,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        self.pump(fi, side);
+        self.pump_from(fi, side, now + 1);
     }
 
     fn on_cross(&mut self, s: usize) {
