@@ -24,6 +24,12 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
+    /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
+    #[command(subcommand)]
+    Kernel(cmd::kernel::KernelCommand),
+    /// WAN emulator: hosts in namespaces joined by an emulated long fat path.
+    #[command(subcommand)]
+    Emu(cmd::emu::EmuCommand),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +38,8 @@ fn main() -> ExitCode {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Kernel(c) => cmd::kernel::run(c),
+        Command::Emu(c) => cmd::emu::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,4 +2,6 @@
 
 pub mod cc;
 pub mod compare;
+pub mod emu;
+pub mod kernel;
 pub mod sim;
