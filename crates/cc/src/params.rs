@@ -121,6 +121,8 @@ pub struct Params {
     specs: &'static [ParamSpec],
     preset: Option<&'static str>,
     values: Vec<Value>,
+    /// The values before any explicit setting: defaults with the preset applied.
+    base: Vec<Value>,
 }
 
 impl PartialEq for Params {
@@ -144,6 +146,7 @@ impl Params {
             specs,
             preset: None,
             values: specs.iter().map(|s| s.default).collect(),
+            base: Vec::new(),
         };
         if let Some(name) = preset {
             let found = presets.iter().find(|p| p.name == name).ok_or_else(|| {
@@ -159,6 +162,7 @@ impl Params {
             }
             p.preset = Some(found.name);
         }
+        p.base = p.values.clone();
         Ok(p)
     }
 
@@ -305,13 +309,14 @@ impl Params {
             .map(|(s, v)| (s.name, *v))
     }
 
-    /// Parameters whose value differs from the plain default (for canonical spec strings).
+    /// Parameters whose value differs from the defaults with the preset applied (for
+    /// canonical spec strings: `fast:preset=ns2,alpha=300` lists only what was set on top).
     pub fn non_default(&self) -> impl Iterator<Item = (&'static str, Value)> + '_ {
         self.specs
             .iter()
-            .zip(&self.values)
-            .filter(|(s, v)| s.default != **v)
-            .map(|(s, v)| (s.name, *v))
+            .zip(self.values.iter().zip(&self.base))
+            .filter(|(_, (v, b))| v != b)
+            .map(|(s, (v, _))| (s.name, *v))
     }
 
     /// An invalid-combination error for this algorithm (e.g. FAST's beta < alpha).
@@ -393,6 +398,16 @@ mod tests {
         assert_eq!(p.f64("alpha"), 4.0);
         assert!(p.set_toml("n", &toml::Value::Float(1.0)).is_err());
         assert!(Params::defaults("t", SPECS, PRESETS, Some("small")).is_err());
-        assert_eq!(p.non_default().count(), 1);
+        assert_eq!(
+            p.non_default().count(),
+            1,
+            "alpha=4 differs from the preset's 9"
+        );
+        let q = Params::defaults("t", SPECS, PRESETS, Some("big")).unwrap();
+        assert_eq!(
+            q.non_default().count(),
+            0,
+            "preset values are not listed again"
+        );
     }
 }

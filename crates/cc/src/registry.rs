@@ -5,6 +5,9 @@ use crate::params::{join, ParamError, ParamSpec, Params, Preset};
 use std::fmt;
 use std::str::FromStr;
 
+/// Builds a controller from validated parameters and the connection's setup.
+pub type BuildFn = fn(&Params, &Setup) -> Result<Box<dyn CongestionControl>, ParamError>;
+
 /// An algorithm as the registry knows it.
 #[derive(Clone, Copy)]
 pub struct Algorithm {
@@ -17,7 +20,7 @@ pub struct Algorithm {
     pub params: &'static [ParamSpec],
     pub presets: &'static [Preset],
     /// Builds a controller from validated parameters; may reject invalid combinations.
-    pub build: fn(&Params, &Setup) -> Result<Box<dyn CongestionControl>, ParamError>,
+    pub build: BuildFn,
 }
 
 impl fmt::Debug for Algorithm {

@@ -29,9 +29,9 @@
 //!   that probe made, then cruise. The probe phase lasts until the extra data is really in
 //!   flight (or a loss says it does not fit); the drain phase ends early once in-flight is
 //!   back to one BDP. A flow starts the cycle at a random phase other than the draining one so
-//!   that competing flows do not probe in lockstep; the phase is drawn from [`Setup::seed`],
-//!   so a run is reproducible.
-//! * PROBE_RTT: if `min_rtt` has not been lowered (or matched after expiry) for 10 s, cut cwnd
+//!   that competing flows do not probe in lockstep; the phase is drawn from a generator seeded
+//!   with [`Setup::seed`] (rand's `SmallRng`), so a run is reproducible on a given platform.
+//! * PROBE_RTT: if no RTT sample has lowered `min_rtt` for 10 s, cut cwnd
 //!   to 4 packets for at least 200 ms and one round trip, so the queue drains and the true
 //!   propagation delay is measured again; then return to PROBE_BW (or STARTUP if the pipe was
 //!   never found full). Flows that share a bottleneck synchronise on this and drain together.
@@ -45,14 +45,22 @@
 //! Until the first bandwidth sample the pacing rate is `high_gain × initial_cwnd × mss / RTT`,
 //! with the first RTT sample, or 1 ms before one (Linux's nominal default).
 //!
-//! *The allowance.* Linux adds a "quantization budget" to the BDP so that whole TSO/GSO
-//! segments fit in flight at both hosts: 3 × the send quantum (`tso_segs_goal`: the packets of
-//! ~1 ms at the pacing rate, `pacing_rate >> 10` bytes, capped by the 64 KB GSO limit less
-//! 320 bytes of header reserve, at least 1 below 1.2 Mb/s and 2 above, at most 127), rounded
-//! up to an even number (to please delayed ACKs), plus 2 packets in the 1.25 probing phase so
-//! probing can push in-flight above the BDP even when the BDP is tiny. We use exactly this
-//! budget, and [`max_burst`](CongestionControl::max_burst) returns the same send quantum: a
-//! transport that paces in bursts of that size behaves like Linux with TSO.
+//! *The allowance* on top of `cwnd_gain × BDP` is Linux's, in two parts:
+//! * ACK aggregation (Linux `extra_acked`, added in 2019): when ACKs arrive in bursts (delayed or
+//!   stretched ACKs, GRO, Wi-Fi or cellular link aggregation) the sender must keep sending
+//!   through the silences between them. BBR measures, in epochs that restart whenever ACKs fall
+//!   behind the rate `btl_bw` predicts, how many packets were ACKed beyond that prediction; the
+//!   max over the last 5-10 rounds, times `extra_acked_gain`, at most 100 ms of data at
+//!   `btl_bw` and at most cwnd, is added once the pipe is full. A smooth ACK stream gives 1.
+//! * The "quantization budget", so that whole TSO/GSO segments fit in flight at both hosts:
+//!   3 × the send quantum (`tso_segs_goal`: the packets of ~1 ms at the pacing rate,
+//!   `pacing_rate >> 10` bytes, capped by the 64 KB GSO limit less 320 bytes of header reserve,
+//!   at least 1 below 1.2 Mb/s and 2 above, at most 127), rounded up to an even number (to
+//!   please delayed ACKs), plus 2 packets in the 1.25 probing phase so probing can push
+//!   in-flight above the BDP even when the BDP is tiny.
+//!
+//! [`max_burst`](CongestionControl::max_burst) returns the same send quantum: a transport that
+//! sends bursts of that size at the pacing rate behaves like Linux with TSO.
 //!
 //! Sources: N. Cardwell, Y. Cheng, C. S. Gunn, S. Hassas Yeganeh, V. Jacobson, "BBR:
 //! Congestion-Based Congestion Control", ACM Queue 14(5), 2016;
@@ -64,9 +72,11 @@
 //!   `2/ln 2` and `ln 2/2`; the `linux` preset uses Linux's fixed-point values 739/256 and
 //!   88/256. BDPs are rounded up as Linux does (with a 1e-9 relative tolerance, so that an
 //!   exact integer BDP computed in floating point is not rounded up past itself).
-//! * Not implemented: the long-term ("policer") bandwidth estimator (`lt_bw`), and the
-//!   ACK-aggregation allowance (`extra_acked`, added to Linux in 2019, after the v1 papers);
-//!   the quantization budget above is the only allowance.
+//! * Not implemented: the long-term ("policer") bandwidth estimator (`lt_bw`), which detects
+//!   token-bucket policers from two lossy intervals of equal throughput and then paces at
+//!   their average for 48 rounds. It is not in the v1 papers; a policed path will see BBR
+//!   keep probing into the policer's drops.
+//! * `extra_acked_gain = 0` gives the v1 papers' window (BDP plus quantization budget only).
 //! * Departure times: Linux estimates packets "in the network at the earliest departure time"
 //!   of the next queued packet; a sans-IO controller does not know the transport's pacing queue,
 //!   so that time is taken to be now (in-flight as reported, plus one send quantum when probing).
@@ -154,6 +164,13 @@ pub const PARAMS: &[ParamSpec] = &[
         unit: "s",
         help: "time spent at 4 packets in flight in PROBE_RTT (and at least one round); 0 disables PROBE_RTT",
     },
+    ParamSpec {
+        name: "extra_acked_gain",
+        kind: ParamKind::Float { min: 0.0, max: 10.0 },
+        default: Value::Float(1.0),
+        unit: "",
+        help: "cwnd allowance for ACK aggregation, times the recent max excess ACKed (0 = off)",
+    },
 ];
 
 pub const PRESETS: &[Preset] = &[Preset {
@@ -198,6 +215,12 @@ const MIN_TSO_RATE: f64 = 1_200_000.0 / 8.0;
 const MAX_TSO_SEGS: f64 = 127.0;
 /// The nominal RTT used to pace before any RTT sample (Linux: USEC_PER_MSEC).
 const DEFAULT_RTT: Duration = Duration::from_millis(1);
+/// The ACK-aggregation estimate is the max over two windows of this many rounds each.
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// The aggregation allowance is at most this much data at the estimated bandwidth.
+const EXTRA_ACKED_MAX_TIME: f64 = 0.1;
+/// An aggregation epoch that has counted this many packets is restarted (Linux's 20-bit field).
+const ACK_EPOCH_ACKED_RESET: f64 = (1u32 << 20) as f64;
 
 /// BBR's parameters, typed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -209,6 +232,7 @@ pub struct BbrConfig {
     pub bw_window_rounds: u64,
     pub min_rtt_window: Duration,
     pub probe_rtt_time: Duration,
+    pub extra_acked_gain: f64,
 }
 
 impl BbrConfig {
@@ -221,6 +245,7 @@ impl BbrConfig {
             bw_window_rounds: p.i64("bw_window").max(1) as u64,
             min_rtt_window: Duration::from_secs_f64(p.f64("min_rtt_window")),
             probe_rtt_time: Duration::from_secs_f64(p.f64("probe_rtt_time")),
+            extra_acked_gain: p.f64("extra_acked_gain"),
         }
     }
 }
@@ -235,6 +260,7 @@ impl Default for BbrConfig {
             bw_window_rounds: 10,
             min_rtt_window: Duration::from_secs(10),
             probe_rtt_time: Duration::from_millis(200),
+            extra_acked_gain: 1.0,
         }
     }
 }
@@ -318,6 +344,14 @@ pub struct Bbr {
     /// Packets reported lost since the last ACK (Linux `rs->losses`).
     losses: u32,
 
+    /// Start of the current ACK-aggregation epoch, and packets ACKed in it.
+    ack_epoch_start: Time,
+    ack_epoch_acked: f64,
+    /// Max excess packets ACKed beyond what btl_bw explains, in two alternating windows.
+    extra_acked: [f64; 2],
+    extra_acked_index: usize,
+    extra_acked_rounds: u32,
+
     /// The application ran dry; the next send from an empty pipe is an idle restart.
     app_idle: bool,
     idle_restart: bool,
@@ -326,6 +360,11 @@ pub struct Bbr {
 /// `x` rounded up, treating values within 1e-9 (relative) above an integer as that integer.
 fn ceil_tolerant(x: f64) -> f64 {
     (x - 1e-9 * x.abs().max(1.0)).ceil()
+}
+
+/// `x` rounded down, treating values within 1e-9 (relative) below an integer as that integer.
+fn floor_tolerant(x: f64) -> f64 {
+    (x + 1e-9 * x.abs().max(1.0)).floor()
 }
 
 impl Bbr {
@@ -361,6 +400,11 @@ impl Bbr {
             prev_state: CaState::Open,
             after_rto: false,
             losses: 0,
+            ack_epoch_start: Time::ZERO,
+            ack_epoch_acked: 0.0,
+            extra_acked: [0.0; 2],
+            extra_acked_index: 0,
+            extra_acked_rounds: 0,
             app_idle: false,
             idle_restart: false,
         };
@@ -657,6 +701,51 @@ impl Bbr {
         }
     }
 
+    /// Estimate how much data arrives in ACK bursts beyond the bandwidth model (Linux
+    /// `bbr_update_ack_aggregation`): in an epoch that starts whenever ACKs fall behind the
+    /// rate `btl_bw` predicts, the excess of packets ACKed over packets expected.
+    fn update_ack_aggregation(&mut self, ev: &AckEvent) {
+        let valid = ev.rate.is_some_and(|rs| !rs.interval.is_zero());
+        if self.cfg.extra_acked_gain == 0.0 || ev.acked_packets == 0 || !valid {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_rounds = (self.extra_acked_rounds + 1).min(0x1F);
+            if self.extra_acked_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_rounds = 0;
+                self.extra_acked_index ^= 1;
+                self.extra_acked[self.extra_acked_index] = 0.0;
+            }
+        }
+        let acked = f64::from(ev.acked_packets);
+        let epoch = ev.now.saturating_since(self.ack_epoch_start).as_secs_f64();
+        let mut expected = floor_tolerant(self.btl_bw() * epoch / f64::from(self.setup.mss));
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_ACKED_RESET
+        {
+            self.ack_epoch_acked = 0.0;
+            self.ack_epoch_start = ev.now;
+            expected = 0.0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(ACK_EPOCH_ACKED_RESET - 1.0);
+        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_index];
+        *slot = slot.max(extra);
+    }
+
+    /// The cwnd allowance for ACK aggregation, once the pipe is full (Linux
+    /// `bbr_ack_aggregation_cwnd`).
+    fn ack_aggregation_cwnd(&self) -> f64 {
+        if self.cfg.extra_acked_gain == 0.0 || !self.full_bw_reached {
+            return 0.0;
+        }
+        let max_aggregation =
+            floor_tolerant(self.btl_bw() * EXTRA_ACKED_MAX_TIME / f64::from(self.setup.mss));
+        let extra = self.extra_acked[0].max(self.extra_acked[1]);
+        (self.cfg.extra_acked_gain * extra)
+            .floor()
+            .min(max_aggregation)
+    }
+
     fn update_gains(&mut self) {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (self.cfg.high_gain, self.cfg.high_gain),
@@ -704,7 +793,8 @@ impl Bbr {
             let (c, conserving) = self.recover_or_restore(ev, acked);
             cwnd = c;
             if !conserving {
-                let target = self.inflight_target(bw, self.cwnd_gain);
+                let bdp = self.bdp_with_gain(bw, self.cwnd_gain);
+                let target = self.quantization_budget(bdp + self.ack_aggregation_cwnd());
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target
@@ -731,6 +821,8 @@ impl CongestionControl for Bbr {
         let restart = ev.bytes_in_flight <= u64::from(ev.bytes);
         if restart && self.app_idle {
             self.idle_restart = true;
+            self.ack_epoch_start = ev.now;
+            self.ack_epoch_acked = 0.0;
             // Restarting from idle with little to send: no need to go faster than the model.
             if self.mode == Mode::ProbeBw {
                 self.set_pacing_rate(self.btl_bw(), 1.0, None);
@@ -752,6 +844,7 @@ impl CongestionControl for Bbr {
             None => self.delivered + ev.acked_bytes,
         };
         self.update_bw(rs);
+        self.update_ack_aggregation(ev);
         self.update_cycle_phase(ev);
         self.check_full_bw_reached(rs);
         self.check_drain(ev);
@@ -839,16 +932,28 @@ mod tests {
         }
 
         fn event(&mut self, base: u64, bw_pkts: f64, inflight: f64, spacing: Duration) -> AckEvent {
+            self.burst(base, 1, bw_pkts, inflight, spacing)
+        }
+
+        /// An ACK for `acked` packets at once.
+        fn burst(
+            &mut self,
+            base: u64,
+            acked: u32,
+            bw_pkts: f64,
+            inflight: f64,
+            spacing: Duration,
+        ) -> AckEvent {
             self.now += spacing;
-            self.delivered += MSS;
-            self.packet += 1;
+            self.delivered += u64::from(acked) * MSS;
+            self.packet += u64::from(acked);
             let packets = (self.delivered - base) / MSS;
             AckEvent {
                 now: self.now,
-                acked_packets: 1,
-                acked_bytes: MSS,
+                acked_packets: acked,
+                acked_bytes: u64::from(acked) * MSS,
                 rtt: Some(RTT),
-                prior_bytes_in_flight: ((inflight + 1.0) * MSS as f64) as u64,
+                prior_bytes_in_flight: ((inflight + f64::from(acked)) * MSS as f64) as u64,
                 bytes_in_flight: (inflight * MSS as f64) as u64,
                 in_flight_at_send: 0,
                 largest_acked: self.packet,
@@ -1334,6 +1439,49 @@ mod tests {
         assert_eq!(cc.max_burst(), Some(45));
         cc.pacing_rate = 1e12;
         assert_eq!(cc.max_burst(), Some(45));
+    }
+
+    #[test]
+    fn ack_aggregation_adds_the_excess_acked_to_the_window() {
+        // After PROBE_BW is reached, ACKs arrive in bursts: every 2.5 ms one ACK for 20
+        // packets, still 8000 packets/s on average. Each burst is 20 packets more than the
+        // model expected at its arrival (the epoch restarts at every burst), so the window
+        // gains 20 packets in every phase: 1622 + 20 → 1642, 1630 + 20 → 1650 (1600 + 20 + 27
+        // → 1648, + 2), 1616 + 20 → 1636.
+        let run = |extra_acked_gain: f64| {
+            let mut cc = Bbr::new(
+                Setup {
+                    seed: 2,
+                    ..Setup::default()
+                },
+                BbrConfig {
+                    extra_acked_gain,
+                    ..BbrConfig::default()
+                },
+            );
+            let mut flow = Flow::new();
+            run_to_probe_bw(&mut cc, &mut flow);
+            let mut phase_ends = Vec::new();
+            for _ in 0..12 {
+                let base = flow.delivered;
+                for _ in 0..40 {
+                    let before = (cc.cycle_index(), cc.cwnd());
+                    let ev = flow.burst(base, 20, PLATEAU, 1100.0, Duration::from_micros(2500));
+                    cc.on_ack(&ev);
+                    if cc.cycle_index() != before.0 {
+                        phase_ends.push(before);
+                    }
+                }
+            }
+            assert!(phase_ends.len() >= 8, "{phase_ends:?}");
+            phase_ends
+        };
+        for (index, cwnd) in run(1.0) {
+            assert_eq!(cwnd, probe_bw_cwnd(index) + 20.0, "phase {index}");
+        }
+        for (index, cwnd) in run(0.0) {
+            assert_eq!(cwnd, probe_bw_cwnd(index), "phase {index}, aggregation off");
+        }
     }
 
     #[test]

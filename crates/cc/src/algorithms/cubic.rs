@@ -459,6 +459,7 @@ impl Cubic {
     /// The threshold after a loss; also sets W_max (Linux `cubictcp_recalc_ssthresh`).
     fn recalc_ssthresh(&mut self) -> f64 {
         self.epoch = None;
+        self.region = "congestion_avoidance";
         self.w_max = if self.cwnd < self.w_max && self.cfg.fast_convergence {
             self.cwnd * (1.0 + self.cfg.beta) / 2.0
         } else {

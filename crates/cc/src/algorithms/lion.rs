@@ -33,14 +33,16 @@
 //!   unless bursts queued, in which case it grows by `mbs_step` only. The first round that shows
 //!   a standing queue ends startup: the rate becomes `d · base/(base + q)` (drains what the last
 //!   doubling queued, like FAST's `baseRTT/RTT` scaling) and from then on the burst grows by
-//!   `mbs_step` packets per clear round — seed 002, Fig. 1: "once the MBS probe process sees the
-//!   potential queuing, it slows down the burst increase rate, where TCP slow-start keeps doubling".
+//!   `mbs_step` packets per clear round — seed 002, Fig. 1: "once the MBS probe process sees
+//!   the potential queuing, it slows down the burst increase rate, where TCP slow-start keeps
+//!   doubling".
 //! - `drop_avoidance`: per round, no standing queue → the rate returns to `abw` if it is below,
 //!   else probes `probe_gain` above it, and the MBS grows by `mbs_step`; a stable queue → rate
 //!   held at `min(rate, d)`; a growing queue → rate `d · base/(base + q)`. A burst queue shrinks
 //!   the MBS by `mbs_decrease`. A growing queue while `d < (1 − compete_drop) · rate` is *new
 //!   traffic*: the path now delivers much less than we send although we did not speed up (our
-//!   own probes add only `probe_gain < compete_drop`). Lion then yields a table amount (below) of
+//!   own probes add only `probe_gain < compete_drop`, and an application-limited round, which
+//!   explains a shortfall by itself, never counts). Lion then yields a table amount (below) of
 //!   its rate and shrinks its MBS.
 //! - `yield`: the first round after yielding still shows the queue built before it and is
 //!   skipped; then for up to `yield_rounds` rounds Lion holds the reduced rate and watches. The
@@ -188,7 +190,7 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Value::Float(0.2),
         unit: "",
         help:
-            "relative shortfall of the delivered rate, with a growing queue, that means new traffic",
+            "delivered-rate shortfall (fraction of our rate) meaning new traffic when the queue rises",
     },
     ParamSpec {
         name: "loss_decrease",
@@ -251,7 +253,7 @@ pub const PARAMS: &[ParamSpec] = &[
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "lion",
-    summary: "pacing at the estimated available bandwidth in bursts of at most the MBS; ignores random loss",
+    summary: "paces at the available bandwidth in bursts of at most the MBS; ignores random loss",
     source: "seed 002 (LBNL Network Lion, packet drop avoidance); Jin & Tierney ITRE 2003",
     params: PARAMS,
     presets: &[],
@@ -311,7 +313,8 @@ impl LionConfig {
         // traffic must be told apart from that.
         if c.compete_drop <= c.probe_gain {
             return Err(p.invalid(format!(
-                "compete_drop ({}) must exceed probe_gain ({}), or our own probes look like new traffic",
+                "compete_drop ({}) must exceed probe_gain ({}), \
+                 or our own probes look like new traffic",
                 c.compete_drop, c.probe_gain
             )));
         }
@@ -361,8 +364,11 @@ struct RoundStats {
     max_rtt: f64,
     max_rate: f64,
     acked_bytes: u64,
-    /// True while every rate sample of the round was application-limited (or there were none).
-    app_limited: bool,
+    /// Delivery-rate samples in the round, and how many were not application-limited.
+    rate_samples: u32,
+    full_rate_samples: u32,
+    /// ACKs of the round sent while window-limited (the signal when there are no rate samples).
+    cwnd_limited_acks: u32,
     reduced_by_loss: bool,
 }
 
@@ -374,8 +380,20 @@ impl RoundStats {
             max_rtt: 0.0,
             max_rate: 0.0,
             acked_bytes: 0,
-            app_limited: true,
+            rate_samples: 0,
+            full_rate_samples: 0,
+            cwnd_limited_acks: 0,
             reduced_by_loss: false,
+        }
+    }
+
+    /// True if the sender did not use its rate in this round: every rate sample was
+    /// application-limited, or, without rate samples, no ACK was window-limited.
+    fn app_limited(&self) -> bool {
+        if self.rate_samples > 0 {
+            self.full_rate_samples == 0
+        } else {
+            self.cwnd_limited_acks == 0
         }
     }
 }
@@ -522,7 +540,7 @@ impl Lion {
         match self.phase {
             Phase::Startup => {
                 if !queued {
-                    if !r.app_limited {
+                    if !r.app_limited() {
                         self.set_rate(self.rate * cfg.startup_gain);
                         if burst_queue {
                             self.grow_mbs(self.mbs + cfg.mbs_step);
@@ -537,7 +555,7 @@ impl Lion {
             }
             Phase::DropAvoidance => {
                 if !queued {
-                    if !r.app_limited {
+                    if !r.app_limited() {
                         // Back to the available bandwidth after a drain, then probe above it.
                         let next = if self.rate < self.abw {
                             self.abw
@@ -548,13 +566,13 @@ impl Lion {
                     }
                     if burst_queue {
                         self.shrink_mbs();
-                    } else if !r.app_limited {
+                    } else if !r.app_limited() {
                         self.grow_mbs(self.mbs + cfg.mbs_step);
                     }
                 } else if self.floor > 0.0 && delivered < (1.0 - cfg.compete_drop) * fair {
                     // The known aggressive competitor pushed us below our share again.
                     self.phase = Phase::Balance;
-                } else if rising && squeezed && self.floor == 0.0 {
+                } else if rising && squeezed && !r.app_limited() && self.floor == 0.0 {
                     let y = self.yield_amount();
                     self.set_rate(self.rate - y);
                     self.shrink_mbs();
@@ -639,11 +657,17 @@ impl CongestionControl for Lion {
                 if !sample.is_app_limited || r > self.round.max_rate {
                     self.round.max_rate = self.round.max_rate.max(r);
                 }
-                self.round.app_limited &= sample.is_app_limited;
+                self.round.rate_samples = self.round.rate_samples.saturating_add(1);
+                self.round.full_rate_samples = self
+                    .round
+                    .full_rate_samples
+                    .saturating_add(u32::from(!sample.is_app_limited));
             }
-        } else if ev.cwnd_limited {
-            self.round.app_limited = false;
         }
+        self.round.cwnd_limited_acks = self
+            .round
+            .cwnd_limited_acks
+            .saturating_add(u32::from(ev.cwnd_limited));
         self.round.acked_bytes += ev.acked_bytes;
         self.update_cwnd();
     }
@@ -737,6 +761,8 @@ mod tests {
         now: Time,
         pn: u64,
         delivered: u64,
+        /// Marks every rate sample application-limited.
+        app_limited: bool,
     }
 
     impl Path {
@@ -745,6 +771,7 @@ mod tests {
                 now: Time::ZERO,
                 pn: 0,
                 delivered: 0,
+                app_limited: false,
             }
         }
 
@@ -762,7 +789,7 @@ mod tests {
                     delivered: self.delivered,
                     prior_delivered: self.delivered.saturating_sub(10 * MSS),
                     interval: Duration::from_secs_f64(10.0 * MSS as f64 / delivered),
-                    is_app_limited: false,
+                    is_app_limited: self.app_limited,
                 };
                 let this_rtt = rtt + if i % 2 == 0 { jitter } else { 0.0 };
                 let ev = AckEvent {
@@ -1029,6 +1056,21 @@ mod tests {
         assert!(!phases.contains(&"balance"), "{phases:?}");
         assert_eq!(cc.phase(), "drop_avoidance");
         assert_eq!(cc.floor, 0.0);
+    }
+
+    #[test]
+    fn an_application_limited_shortfall_is_not_new_traffic() {
+        let (mut cc, mut link) = settled();
+        wait_for_empty_queue(&mut cc, &mut link);
+        // The application sent only half the pacing rate while the delay rose 3 ms: no yield.
+        let r = rate(&cc);
+        link.path.app_limited = true;
+        link.path.round(&mut cc, 0.083, 0.5 * r);
+        assert_eq!(cc.phase(), "drop_avoidance");
+        assert!(
+            rate(&cc) > 0.4 * r,
+            "the drain rule still applies, the table does not"
+        );
     }
 
     #[test]
