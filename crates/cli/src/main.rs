@@ -20,12 +20,15 @@ enum Command {
     /// Congestion-control algorithms: list them, trace one, write the shared test vectors.
     #[command(subcommand)]
     Cc(cmd::cc::CcCommand),
+    /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
+    Compare(cmd::compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
+        Command::Compare(a) => cmd::compare::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -30,4 +30,5 @@ pub mod units;
 pub use error::MetricsError;
 pub mod example;
 pub mod recorder;
+pub mod report;
 pub mod summary;

@@ -353,7 +353,7 @@ impl Summary {
     /// negative rates, fractions outside [0, 1] where they must be inside. Empty when all is well.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if !(self.duration_s > 0.0) {
+        if self.duration_s.is_nan() || self.duration_s <= 0.0 {
             out.push(format!(
                 "duration_s is {} (must be positive)",
                 self.duration_s

@@ -1,0 +1,467 @@
+//! The HTML report: one self-contained file (inline SVG and CSS, no scripts, no external links).
+//!
+//! Plots, each drawn only when the summary carries the series it needs:
+//! * throughput per flow over time, with the aggregate, titled with the average utilization as in
+//!   seed 000's Figure 2;
+//! * congestion window per flow;
+//! * RTT per flow, and queueing delay (RTT − the flow's min RTT);
+//! * queue length per link;
+//! * throughput against p95 queueing delay, one point per flow labelled by its algorithm (the
+//!   Pantheon-style trade-off plot; here the delay axis is not inverted).
+
+use super::plot::{line_chart, scatter_chart, Line, Point};
+use super::table::{num, opt_num};
+use crate::error::MetricsError;
+use crate::summary::{FlowSummary, Summary};
+use crate::units::{bmps_to_e15, format_bmps_lsr, to_mbps};
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn flow_name(f: &FlowSummary) -> String {
+    format!("flow {} ({})", f.id, f.cc)
+}
+
+/// Per-flow lines of one series, skipping flows that did not record it.
+fn flow_lines(s: &Summary, pick: impl Fn(&FlowSummary) -> Option<Vec<(f64, f64)>>) -> Vec<Line> {
+    s.flows
+        .iter()
+        .filter_map(|f| {
+            pick(f).filter(|p| !p.is_empty()).map(|points| Line {
+                name: flow_name(f),
+                points,
+            })
+        })
+        .collect()
+}
+
+fn zip(t: &[f64], v: &[f64], scale: f64) -> Option<Vec<(f64, f64)>> {
+    (!v.is_empty() && v.len() == t.len())
+        .then(|| t.iter().zip(v).map(|(&t, &v)| (t, v * scale)).collect())
+}
+
+struct Figure {
+    title: String,
+    svg: Option<String>,
+    missing: &'static str,
+}
+
+fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
+    let mut out = Vec::new();
+
+    let mut tput = flow_lines(s, |f| {
+        let se = f.series.as_ref()?;
+        zip(&se.t, &se.throughput_bps, 1e-6)
+    });
+    if let Some(a) = &s.aggregate.series {
+        if let Some(points) = zip(&a.t, &a.throughput_bps, 1e-6) {
+            if s.flows.len() > 1 || tput.is_empty() {
+                tput.push(Line {
+                    name: "aggregate".into(),
+                    points,
+                });
+            }
+        }
+    }
+    let title = format!(
+        "Throughput — average utilization {} %",
+        num(100.0 * s.aggregate.utilization, 1)
+    );
+    out.push(Figure {
+        svg: if tput.is_empty() {
+            None
+        } else {
+            Some(line_chart(&title, "time (s)", "throughput (Mb/s)", &tput)?)
+        },
+        title,
+        missing: "no throughput series recorded",
+    });
+
+    let cwnd = flow_lines(s, |f| {
+        let se = f.series.as_ref()?;
+        zip(&se.t, &se.cwnd_pkts, 1.0)
+    });
+    let title = "Congestion window".to_string();
+    out.push(Figure {
+        svg: if cwnd.is_empty() {
+            None
+        } else {
+            Some(line_chart(&title, "time (s)", "cwnd (packets)", &cwnd)?)
+        },
+        title,
+        missing: "no cwnd series recorded",
+    });
+
+    let rtt = flow_lines(s, |f| {
+        let se = f.series.as_ref()?;
+        zip(&se.t, &se.rtt_ms, 1.0)
+    });
+    let qdelay = flow_lines(s, |f| {
+        let se = f.series.as_ref()?;
+        let base = f.min_rtt_ms;
+        if !base.is_finite() {
+            return None;
+        }
+        zip(&se.t, &se.rtt_ms, 1.0).map(|p| p.into_iter().map(|(t, r)| (t, r - base)).collect())
+    });
+    for (title, lines, y) in [
+        ("Round-trip time", rtt, "RTT (ms)"),
+        (
+            "Queueing delay (RTT − min RTT)",
+            qdelay,
+            "queueing delay (ms)",
+        ),
+    ] {
+        out.push(Figure {
+            svg: if lines.is_empty() {
+                None
+            } else {
+                Some(line_chart(title, "time (s)", y, &lines)?)
+            },
+            title: title.to_string(),
+            missing: "no RTT series recorded",
+        });
+    }
+
+    // Queue length in packets where recorded, else in bytes; one unit per plot.
+    let by_pkts: Vec<Line> = s
+        .links
+        .iter()
+        .filter_map(|l| {
+            let se = l.series.as_ref()?;
+            zip(&se.t, &se.queue_pkts, 1.0).map(|points| Line {
+                name: l.name.clone(),
+                points,
+            })
+        })
+        .collect();
+    let (queue, unit) = if by_pkts.is_empty() {
+        let by_bytes: Vec<Line> = s
+            .links
+            .iter()
+            .filter_map(|l| {
+                let se = l.series.as_ref()?;
+                zip(&se.t, &se.queue_bytes, 1e-3).map(|points| Line {
+                    name: l.name.clone(),
+                    points,
+                })
+            })
+            .collect();
+        (by_bytes, "queue (kB)")
+    } else {
+        (by_pkts, "queue (packets)")
+    };
+    let title = "Queue length".to_string();
+    out.push(Figure {
+        svg: if queue.is_empty() {
+            None
+        } else {
+            Some(line_chart(&title, "time (s)", unit, &queue)?)
+        },
+        title,
+        missing: "no queue series recorded",
+    });
+
+    let points: Vec<Point> = s
+        .flows
+        .iter()
+        .map(|f| Point {
+            label: f.cc.clone(),
+            x: f.queueing_delay_ms.p95,
+            y: to_mbps(f.throughput_bps),
+        })
+        .filter(|p| p.x.is_finite() && p.y.is_finite())
+        .collect();
+    let title = "Throughput vs p95 queueing delay (one point per flow)".to_string();
+    out.push(Figure {
+        svg: if points.is_empty() {
+            None
+        } else {
+            Some(scatter_chart(
+                &title,
+                "p95 queueing delay (ms)",
+                "throughput (Mb/s)",
+                &points,
+            )?)
+        },
+        title,
+        missing: "no flow has both a throughput and a queueing delay",
+    });
+    Ok(out)
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:900px;margin:2em auto;color:#222}\
+table{border-collapse:collapse;margin:1em 0}th,td{padding:3px 9px;border-bottom:1px solid #ddd}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}\
+.no{color:#b00;font-weight:bold}.missing{color:#777;font-style:italic}figure{margin:1.5em 0}";
+
+fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols: usize) {
+    out.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if i < first_text_cols {
+                ""
+            } else {
+                " class=\"n\""
+            };
+            let _ = write!(out, "<td{class}>{}</td>", c);
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+/// The report as one HTML document.
+pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{}</h1>\n<p>{} mode, {} s, seed {}</p>\n",
+        esc(&s.scenario),
+        esc(&s.scenario),
+        s.mode,
+        num(s.duration_s, 1),
+        s.seed
+    );
+    let problems = s.problems();
+    if !problems.is_empty() {
+        h.push_str("<p class=\"no\">This summary has problems:</p><ul>");
+        for p in problems {
+            let _ = write!(h, "<li>{}</li>", esc(&p));
+        }
+        h.push_str("</ul>\n");
+    }
+
+    let a = &s.aggregate;
+    h.push_str("<h2>Aggregate</h2>\n");
+    table(
+        &mut h,
+        &[
+            "throughput (Mb/s)",
+            "utilization (%)",
+            "Jain index",
+            "CoV (1 s)",
+            "b·m/s (10^15)",
+            "LSR units",
+        ],
+        &[vec![
+            num(to_mbps(a.throughput_bps), 1),
+            num(100.0 * a.utilization, 1),
+            num(a.jain, 3),
+            num(a.cov, 3),
+            num(bmps_to_e15(a.bmps), 2),
+            esc(&format_bmps_lsr(a.bmps)),
+        ]],
+        0,
+    );
+
+    h.push_str("<h2>Flows</h2>\n");
+    let rows: Vec<Vec<String>> = s
+        .flows
+        .iter()
+        .map(|f| {
+            vec![
+                f.id.to_string(),
+                esc(&f.cc),
+                num(to_mbps(f.throughput_bps), 1),
+                num(100.0 * f.utilization, 1),
+                num(f.min_rtt_ms, 1),
+                num(f.queueing_delay_ms.mean, 2),
+                num(f.queueing_delay_ms.p95, 2),
+                opt_num(f.queueing_delay_ms.p99, 2),
+                num(100.0 * f.loss_rate, 4),
+                f.retransmits.to_string(),
+                num(bmps_to_e15(f.bmps), 2),
+            ]
+        })
+        .collect();
+    table(
+        &mut h,
+        &[
+            "flow",
+            "cc",
+            "throughput (Mb/s)",
+            "util (%)",
+            "min RTT (ms)",
+            "qdelay mean (ms)",
+            "qdelay p95 (ms)",
+            "qdelay p99 (ms)",
+            "loss (%)",
+            "retrans",
+            "b·m/s (10^15)",
+        ],
+        &rows,
+        2,
+    );
+
+    if !s.links.is_empty() {
+        h.push_str("<h2>Links</h2>\n");
+        let rows: Vec<Vec<String>> = s
+            .links
+            .iter()
+            .map(|l| {
+                let reasons: Vec<String> = l
+                    .drops_by_reason
+                    .iter()
+                    .map(|(r, n)| format!("{} {n}", esc(r)))
+                    .collect();
+                vec![
+                    esc(&l.name),
+                    num(to_mbps(l.capacity_bps), 0),
+                    num(100.0 * l.utilization, 1),
+                    l.drops.to_string(),
+                    reasons.join(", "),
+                    num(l.queue_delay_ms.mean, 2),
+                    num(l.queue_delay_ms.p95, 2),
+                    num(l.queue_delay_ms.p99, 2),
+                ]
+            })
+            .collect();
+        table(
+            &mut h,
+            &[
+                "link",
+                "capacity (Mb/s)",
+                "util (%)",
+                "drops",
+                "why",
+                "queue mean (ms)",
+                "queue p95 (ms)",
+                "queue p99 (ms)",
+            ],
+            &rows,
+            1,
+        );
+    }
+
+    if !s.claims.is_empty() {
+        h.push_str("<h2>Claims</h2>\n");
+        let rows: Vec<Vec<String>> = s
+            .claims
+            .iter()
+            .map(|c| {
+                vec![
+                    esc(&c.claim),
+                    esc(&c.paper.to_string()),
+                    num(c.measured, 4),
+                    if c.holds {
+                        "yes".to_string()
+                    } else {
+                        "<span class=\"no\">no</span>".to_string()
+                    },
+                    esc(c.source.as_deref().unwrap_or("")),
+                ]
+            })
+            .collect();
+        table(
+            &mut h,
+            &["claim", "paper", "measured", "holds", "source"],
+            &rows,
+            2,
+        );
+    }
+
+    h.push_str("<h2>Plots</h2>\n");
+    for f in figures(s)? {
+        let _ = write!(
+            h,
+            "<figure><figcaption><b>{}</b></figcaption>\n",
+            esc(&f.title)
+        );
+        match f.svg {
+            Some(svg) => h.push_str(&svg),
+            None => {
+                let _ = write!(h, "<p class=\"missing\">{}</p>", f.missing);
+            }
+        }
+        h.push_str("</figure>\n");
+    }
+
+    if !s.meta.is_empty() {
+        h.push_str("<h2>Run</h2>\n");
+        let rows: Vec<Vec<String>> = s.meta.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
+        table(&mut h, &["key", "value"], &rows, 2);
+    }
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// Write the HTML report to `path` (atomically, like the JSON).
+pub fn write_html_report(s: &Summary, path: &Path) -> Result<(), MetricsError> {
+    crate::summary::write_atomically(path, html_report(s)?.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::example_summary;
+
+    #[test]
+    fn report_has_one_svg_per_plot_and_no_nan() {
+        let html = html_report(&example_summary()).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.trim_end().ends_with("</body></html>"));
+        // Throughput, cwnd, RTT, queueing delay, queue length, scatter.
+        assert_eq!(html.matches("<svg").count(), 6);
+        assert_eq!(html.matches("</svg>").count(), 6);
+        for title in [
+            "Throughput — average utilization",
+            "Congestion window",
+            "Round-trip time",
+            "Queueing delay (RTT − min RTT)",
+            "Queue length",
+            "Throughput vs p95 queueing delay",
+        ] {
+            // Each title appears in the caption and in the SVG's own caption text.
+            assert!(html.matches(title).count() >= 2, "{title}");
+        }
+        assert!(!html.contains("NaN") && !html.contains("inf"));
+        // Self-contained: no scripts, no external resources (the only URL is the SVG namespace).
+        assert!(!html.contains("<script"));
+        let urls = html.matches("http").count();
+        assert_eq!(
+            urls,
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        );
+        // Every flow appears in a legend and the scatter labels algorithms.
+        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast\n"));
+    }
+
+    #[test]
+    fn lean_summary_reports_missing_plots_instead_of_failing() {
+        let mut s = example_summary();
+        for f in &mut s.flows {
+            f.series = None;
+        }
+        s.aggregate.series = None;
+        s.links[0].series = None;
+        s.flows[0].queueing_delay_ms.p95 = f64::NAN;
+        let html = html_report(&s).unwrap();
+        // Only the scatter remains (two flows with finite values).
+        assert_eq!(html.matches("<svg").count(), 1);
+        assert!(html.contains("no throughput series recorded"));
+        assert!(html.contains("no queue series recorded"));
+        assert!(!html.contains("NaN"));
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let mut s = example_summary();
+        s.scenario = "<b>&".into();
+        let html = html_report(&s).unwrap();
+        assert!(html.contains("<h1>&lt;b&gt;&amp;</h1>"));
+    }
+}

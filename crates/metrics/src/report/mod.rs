@@ -1,0 +1,13 @@
+//! Reports for people: a terminal table, a side-by-side comparison, and an HTML page with plots.
+//!
+//! Units follow the field: throughput in Mb/s, utilization and loss in %, delays in ms, the
+//! distance-rate product in 10^15 b·m/s (seed 000's Table 1). Undefined values print as "-".
+
+mod compare;
+mod html;
+mod plot;
+mod table;
+
+pub use compare::{compare, Comparison, ComparisonRow};
+pub use html::{html_report, write_html_report};
+pub use table::{summary_table, Align, Table};

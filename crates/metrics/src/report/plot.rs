@@ -1,0 +1,238 @@
+//! SVG plots drawn with plotters' SVG backend and its built-in text metrics (no system fonts).
+//!
+//! Lines break at NaN (a flow that has not started has no throughput to draw, which is not the
+//! same as zero), axis ranges ignore NaN, and a degenerate range (all values equal) is widened so
+//! the plot still has an axis.
+
+use crate::error::MetricsError;
+use plotters::prelude::*;
+
+/// One named line: (x, y) points in order.
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One labelled point of a scatter plot.
+pub struct Point {
+    pub label: String,
+    pub x: f64,
+    pub y: f64,
+}
+
+pub const WIDTH: u32 = 860;
+pub const HEIGHT: u32 = 340;
+
+fn err(plot: &str, e: impl std::fmt::Display) -> MetricsError {
+    MetricsError::Plot {
+        plot: plot.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero {
+        lo = lo.min(0.0);
+    }
+    if hi - lo <= f64::EPSILON * hi.abs().max(1.0) {
+        let pad = if hi == 0.0 { 1.0 } else { hi.abs() * 0.1 };
+        return (lo - pad, hi + pad);
+    }
+    hi += (hi - lo) * 0.05;
+    (lo, hi)
+}
+
+fn color(i: usize) -> RGBColor {
+    // Palette99 is designed for distinguishable lines; index it directly.
+    let c = Palette99::pick(i).to_rgba();
+    RGBColor(c.0, c.1, c.2)
+}
+
+/// Split a polyline into runs of finite points.
+fn segments(points: &[(f64, f64)]) -> Vec<Vec<(f64, f64)>> {
+    let mut out = vec![Vec::new()];
+    for &(x, y) in points {
+        if x.is_finite() && y.is_finite() {
+            out.last_mut().expect("never empty").push((x, y));
+        } else if !out.last().expect("never empty").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// A line chart as an SVG document.
+pub fn line_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<String, MetricsError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(title, e))?;
+        let (x0, x1) = range(
+            lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
+            false,
+        );
+        let (y0, y1) = range(
+            lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+            true,
+        );
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| err(title, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .light_line_style(WHITE.mix(0.0))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(title, e))?;
+        for (i, line) in lines.iter().enumerate() {
+            let c = color(i);
+            let mut first = true;
+            for seg in segments(&line.points) {
+                let drawn = chart
+                    .draw_series(LineSeries::new(seg, c.stroke_width(2)))
+                    .map_err(|e| err(title, e))?;
+                if first {
+                    drawn.label(line.name.clone()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                    });
+                    first = false;
+                }
+            }
+        }
+        if lines.len() > 1 {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.4))
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()
+                .map_err(|e| err(title, e))?;
+        }
+        root.present().map_err(|e| err(title, e))?;
+    }
+    Ok(svg)
+}
+
+/// A scatter chart of labelled points as an SVG document.
+pub fn scatter_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    points: &[Point],
+) -> Result<String, MetricsError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(title, e))?;
+        let (x0, x1) = range(points.iter().map(|p| p.x), true);
+        let (y0, y1) = range(points.iter().map(|p| p.y), true);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1 + (x1 - x0) * 0.15, y0..y1)
+            .map_err(|e| err(title, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .light_line_style(WHITE.mix(0.0))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(title, e))?;
+        // One color per label (algorithm), so flows of the same cc share it.
+        let mut labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        let finite = points.iter().filter(|p| p.x.is_finite() && p.y.is_finite());
+        chart
+            .draw_series(finite.map(|p| {
+                let i = labels.iter().position(|l| *l == p.label).unwrap_or(0);
+                let c = color(i);
+                EmptyElement::at((p.x, p.y))
+                    + Circle::new((0, 0), 5, c.filled())
+                    + Text::new(p.label.clone(), (8, -6), ("sans-serif", 13).into_font())
+            }))
+            .map_err(|e| err(title, e))?;
+        root.present().map_err(|e| err(title, e))?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_ignore_nan_and_widen_flat_data() {
+        assert_eq!(range([f64::NAN, 1.0, 3.0].into_iter(), false), (1.0, 3.1));
+        assert_eq!(range([2.0, 2.0].into_iter(), false), (1.8, 2.2));
+        assert_eq!(range([0.0].into_iter(), true), (-1.0, 1.0));
+        assert_eq!(range(std::iter::empty(), true), (0.0, 1.0));
+        assert_eq!(range([5.0, 10.0].into_iter(), true), (0.0, 10.5));
+    }
+
+    #[test]
+    fn lines_break_at_nan() {
+        let s = segments(&[
+            (0.0, f64::NAN),
+            (1.0, 1.0),
+            (2.0, 2.0),
+            (3.0, f64::NAN),
+            (4.0, 4.0),
+        ]);
+        assert_eq!(s, vec![vec![(1.0, 1.0), (2.0, 2.0)], vec![(4.0, 4.0)]]);
+    }
+
+    #[test]
+    fn charts_are_svg_with_titles() {
+        let svg = line_chart(
+            "Throughput",
+            "time (s)",
+            "Mb/s",
+            &[Line {
+                name: "flow 1".into(),
+                points: vec![(0.0, 1.0), (1.0, f64::NAN), (2.0, 3.0)],
+            }],
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("Throughput") && !svg.contains("NaN"));
+        let svg = scatter_chart(
+            "Throughput vs delay",
+            "ms",
+            "Mb/s",
+            &[Point {
+                label: "fast".into(),
+                x: 1.0,
+                y: 300.0,
+            }],
+        )
+        .unwrap();
+        // plotters puts text content on its own line.
+        assert!(svg.contains("<circle") && svg.contains("\nfast\n"));
+    }
+}

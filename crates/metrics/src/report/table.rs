@@ -1,0 +1,252 @@
+//! Aligned text tables, and the terminal rendering of a result summary.
+
+use crate::summary::Summary;
+use crate::units::{bmps_to_e15, to_mbps};
+
+/// Column alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A text table: header rows, then data rows, columns padded to their widest cell.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    headers: Vec<Vec<String>>,
+    rows: Vec<Vec<String>>,
+    align: Vec<Align>,
+}
+
+impl Table {
+    /// A table whose columns are aligned as given (extra columns align right).
+    pub fn new(align: &[Align]) -> Self {
+        Self {
+            align: align.to_vec(),
+            ..Self::default()
+        }
+    }
+
+    /// Add a header row (column names, or their units under them).
+    pub fn header<S: AsRef<str>>(&mut self, cells: &[S]) -> &mut Self {
+        self.headers
+            .push(cells.iter().map(|c| c.as_ref().to_string()).collect());
+        self
+    }
+
+    /// Add a data row.
+    pub fn row(&mut self, cells: Vec<String>) -> &mut Self {
+        self.rows.push(cells);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Render with two spaces between columns, a rule under the headers, no trailing spaces.
+    pub fn render(&self) -> String {
+        let ncol = self
+            .headers
+            .iter()
+            .chain(&self.rows)
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0);
+        let mut width = vec![0usize; ncol];
+        for r in self.headers.iter().chain(&self.rows) {
+            for (i, c) in r.iter().enumerate() {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let line = |r: &Vec<String>| {
+            let mut s = String::new();
+            for (i, w) in width.iter().enumerate() {
+                let c = r.get(i).map(String::as_str).unwrap_or("");
+                let pad = w - c.chars().count();
+                if i > 0 {
+                    s.push_str("  ");
+                }
+                match self.align.get(i).copied().unwrap_or(Align::Right) {
+                    Align::Left => {
+                        s.push_str(c);
+                        s.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(c);
+                    }
+                }
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut out = String::new();
+        for h in &self.headers {
+            out.push_str(&line(h));
+        }
+        if !self.headers.is_empty() {
+            let total = width.iter().sum::<usize>() + 2 * width.len().saturating_sub(1);
+            out.push_str(&"-".repeat(total));
+            out.push('\n');
+        }
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+/// A number with `decimals` decimals, or "-" if it is not finite.
+pub(crate) fn num(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.decimals$}")
+    } else {
+        "-".to_string()
+    }
+}
+
+pub(crate) fn opt_num(x: Option<f64>, decimals: usize) -> String {
+    x.map_or("-".to_string(), |x| num(x, decimals))
+}
+
+/// The summary as the terminal shows it: a heading, then flows, aggregate, links and claims.
+pub fn summary_table(s: &Summary) -> String {
+    use Align::{Left, Right};
+    let mut out = format!(
+        "{}  ({} mode, {} s, seed {})\n\n",
+        s.scenario,
+        s.mode,
+        num(s.duration_s, 1),
+        s.seed
+    );
+
+    let mut flows = Table::new(&[Right, Left]);
+    flows.header(&[
+        "flow",
+        "cc",
+        "throughput",
+        "util",
+        "min RTT",
+        "qdelay",
+        "qdelay",
+        "loss",
+        "retrans",
+        "b·m/s",
+    ]);
+    flows.header(&[
+        "", "", "Mb/s", "%", "ms", "mean ms", "p95 ms", "%", "pkts", "10^15",
+    ]);
+    for f in &s.flows {
+        flows.row(vec![
+            f.id.to_string(),
+            f.cc.clone(),
+            num(to_mbps(f.throughput_bps), 1),
+            num(100.0 * f.utilization, 1),
+            num(f.min_rtt_ms, 1),
+            num(f.queueing_delay_ms.mean, 2),
+            num(f.queueing_delay_ms.p95, 2),
+            num(100.0 * f.loss_rate, 4),
+            f.retransmits.to_string(),
+            num(bmps_to_e15(f.bmps), 2),
+        ]);
+    }
+    let a = &s.aggregate;
+    flows.row(vec![
+        "all".to_string(),
+        format!("{} flows", s.flows.len()),
+        num(to_mbps(a.throughput_bps), 1),
+        num(100.0 * a.utilization, 1),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        num(bmps_to_e15(a.bmps), 2),
+    ]);
+    out.push_str(&flows.render());
+    out.push_str(&format!(
+        "fairness (Jain) {}   stability (CoV of 1-s throughput) {}\n",
+        num(a.jain, 3),
+        num(a.cov, 3)
+    ));
+
+    if !s.links.is_empty() {
+        let mut links = Table::new(&[Left]);
+        links.header(&[
+            "link", "capacity", "util", "drops", "queue", "queue", "queue",
+        ]);
+        links.header(&["", "Mb/s", "%", "pkts", "mean ms", "p95 ms", "p99 ms"]);
+        for l in &s.links {
+            links.row(vec![
+                l.name.clone(),
+                num(to_mbps(l.capacity_bps), 0),
+                num(100.0 * l.utilization, 1),
+                l.drops.to_string(),
+                num(l.queue_delay_ms.mean, 2),
+                num(l.queue_delay_ms.p95, 2),
+                num(l.queue_delay_ms.p99, 2),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&links.render());
+    }
+
+    if !s.claims.is_empty() {
+        let mut claims = Table::new(&[Left, Left, Right, Left]);
+        claims.header(&["claim", "paper", "measured", "holds"]);
+        for c in &s.claims {
+            claims.row(vec![
+                c.claim.clone(),
+                c.paper.to_string(),
+                num(c.measured, 4),
+                if c.holds { "yes" } else { "NO" }.to_string(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&claims.render());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::example_summary;
+
+    #[test]
+    fn columns_align() {
+        let mut t = Table::new(&[Align::Left, Align::Right]);
+        t.header(&["name", "Mb/s"]);
+        t.row(vec!["fast".into(), "925.0".into()]);
+        t.row(vec!["highspeed".into(), "1797.0".into()]);
+        assert_eq!(
+            t.render(),
+            "name         Mb/s\n-----------------\nfast        925.0\nhighspeed  1797.0\n"
+        );
+    }
+
+    #[test]
+    fn summary_table_shows_units_and_values() {
+        let s = example_summary();
+        let text = summary_table(&s);
+        assert!(text.starts_with("example-3flows  (sim mode, 20.0 s, seed 1)"));
+        for unit in ["Mb/s", "%", "ms", "10^15", "p95 ms", "p99 ms"] {
+            assert!(text.contains(unit), "missing {unit}");
+        }
+        // Flow 1 delivered 759,800,000 B in 20 s = 303.9 Mb/s.
+        assert!(text.contains("303.9"), "{text}");
+        assert!(text.contains("bottleneck"));
+        assert!(text.contains("aggregate utilization"));
+        assert!(!text.contains("NaN"));
+        // Every line of the flow table has the same width as its rule or less.
+        let rule = text.lines().find(|l| l.starts_with("---")).unwrap().len();
+        assert!(text.lines().take(6).all(|l| l.chars().count() <= rule));
+    }
+
+    #[test]
+    fn undefined_values_print_as_dash() {
+        assert_eq!(num(f64::NAN, 2), "-");
+        assert_eq!(opt_num(None, 2), "-");
+        assert_eq!(num(1.005, 1), "1.0");
+    }
+}
