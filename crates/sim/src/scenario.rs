@@ -409,7 +409,14 @@ impl Scenario {
                 } else {
                     field
                 },
-                message: e.into_inner().to_string(),
+                // toml appends "in `table`" on a second line; the field path says it better.
+                message: e
+                    .into_inner()
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
             }
         })?;
         scenario.check(file, default_name)

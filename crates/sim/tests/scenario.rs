@@ -1,0 +1,175 @@
+//! Scenario errors name the file, the field and what is allowed; overrides reach any field.
+
+use longhaul_sim::Scenario;
+
+const OK: &str = r#"
+duration = "10s"
+[[links]]
+name = "core"
+rate = "1gbit"
+delay = "90ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "core"
+[[flows]]
+cc = "reno"
+"#;
+
+fn err(text: &str, sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match Scenario::parse(text, "exp.toml", "exp", &sets) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_valid_scenario_gets_its_defaults() {
+    let c = Scenario::parse(OK, "exp.toml", "exp", &[]).unwrap();
+    assert_eq!(c.name, "exp");
+    assert_eq!(c.scenario.seed, 1);
+    assert_eq!(c.scenario.links[0].mtu, 1500);
+    assert_eq!(c.scenario.links[0].delay.0, 90_000_000);
+    assert_eq!(c.flows.len(), 1);
+    assert_eq!(c.flows[0].stop, 10_000_000_000);
+}
+
+#[test]
+fn unknown_fields_are_named_with_the_allowed_ones() {
+    let e = err(
+        &OK.replace("delay = \"90ms\"", "delay = \"90ms\"\nlatency = 3"),
+        &[],
+    );
+    assert!(e.starts_with("exp.toml: field `links[0].latency`"), "{e}");
+    assert!(
+        e.contains("unknown field `latency`") && e.contains("`delay`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_values_say_what_is_allowed() {
+    let e = err(&OK.replace("\"1gbit\"", "\"fast\""), &[]);
+    assert!(e.contains("links[0].rate") && e.contains("1gbit"), "{e}");
+    let e = err(&OK.replace("kind = \"dumbbell\"", "kind = \"star\""), &[]);
+    assert!(
+        e.contains("topology.kind") && e.contains("parking_lot"),
+        "{e}"
+    );
+    let e = err(&OK.replace("cc = \"reno\"", "cc = \"tahoe\""), &[]);
+    assert!(e.contains("flows[0].cc") && e.contains("reno"), "{e}");
+    let e = err(&OK.replace("cc = \"reno\"", "cc = \"reno:beta=7\""), &[]);
+    assert!(e.contains("flows[0].cc") && e.contains("beta"), "{e}");
+    let e = err(
+        &OK.replace("delay = \"90ms\"", "delay = \"90ms\"\nloss = 1.5"),
+        &[],
+    );
+    assert!(
+        e.contains("links[0].loss") && e.contains("probability"),
+        "{e}"
+    );
+}
+
+#[test]
+fn references_are_checked() {
+    let e = err(
+        &OK.replace("bottleneck = \"core\"", "bottleneck = \"edge\""),
+        &[],
+    );
+    assert!(
+        e.contains("topology.bottleneck") && e.contains("links are: core"),
+        "{e}"
+    );
+    let e = err(&format!("{OK}path = [\"core\"]\n"), &[]);
+    assert!(
+        e.contains("flows[0].path") && e.contains("parking_lot"),
+        "{e}"
+    );
+    let e = err(
+        &format!("{OK}[[cross_traffic]]\nkind = \"onoff\"\nlink = \"core\"\nrate = \"1m\"\n"),
+        &[],
+    );
+    assert!(
+        e.contains("cross_traffic[0].on") && e.contains("needs"),
+        "{e}"
+    );
+    let lot = r#"
+duration = "1s"
+[[links]]
+name = "a"
+rate = "1gbit"
+delay = "1ms"
+[[links]]
+name = "b"
+rate = "1gbit"
+delay = "1ms"
+[[links]]
+name = "c"
+rate = "1gbit"
+delay = "1ms"
+[topology]
+kind = "parking_lot"
+chain = ["a", "b", "c"]
+[[flows]]
+cc = "reno"
+path = ["a", "c"]
+"#;
+    let e = err(lot, &[]);
+    assert!(
+        e.contains("flows[0].path") && e.contains("contiguous"),
+        "{e}"
+    );
+}
+
+#[test]
+fn red_and_droptail_parameters_do_not_mix() {
+    let q = OK.replace(
+        "delay = \"90ms\"",
+        "delay = \"90ms\"\nqueue = { kind = \"droptail\", packets = 100, max_p = 0.1 }",
+    );
+    let e = err(&q, &[]);
+    assert!(
+        e.contains("links[0].queue.max_p") && e.contains("red"),
+        "{e}"
+    );
+    let q = OK.replace(
+        "delay = \"90ms\"",
+        "delay = \"90ms\"\nqueue = { kind = \"red\", packets = 100, min_th = 80, max_th = 40 }",
+    );
+    let e = err(&q, &[]);
+    assert!(e.contains("links[0].queue.min_th"), "{e}");
+}
+
+#[test]
+fn overrides_reach_nested_fields_and_report_bad_paths() {
+    let sets: Vec<String> = [
+        "duration=30s",
+        "flows.0.cc=cubic",
+        "links.0.queue={ kind = \"droptail\", packets = 500 }",
+        "seed=9",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let c = Scenario::parse(OK, "exp.toml", "exp", &sets).unwrap();
+    assert_eq!(c.scenario.duration.0, 30_000_000_000);
+    assert_eq!(c.flows[0].cc.algorithm, "cubic");
+    assert_eq!(c.scenario.links[0].queue.packets, Some(500));
+    assert_eq!(c.scenario.seed, 9);
+    let e = err(OK, &["flows.3.cc=reno"]);
+    assert!(
+        e.contains("--set flows.3.cc=reno") && e.contains("1 entries"),
+        "{e}"
+    );
+    let e = err(OK, &["duration"]);
+    assert!(e.contains("KEY=VALUE"), "{e}");
+    // An override that produces a bad value is reported against the field.
+    let e = err(OK, &["links.0.rate=fast"]);
+    assert!(e.contains("links[0].rate"), "{e}");
+}
+
+#[test]
+fn toml_syntax_errors_name_the_file() {
+    let e = err("duration = \n", &[]);
+    assert!(e.starts_with("exp.toml: not valid TOML"), "{e}");
+}
