@@ -2,3 +2,4 @@
 
 pub mod cc;
 pub mod compare;
+pub mod reproduce;
