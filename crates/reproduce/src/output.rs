@@ -5,7 +5,7 @@
 use crate::claim::short;
 use crate::experiment::{Experiment, ExperimentResult};
 use longhaul_metrics::report::{write_html_report, Align, Table};
-use longhaul_metrics::summary::{Claim, Summary};
+use longhaul_metrics::summary::{Claim, PaperValue, Summary};
 use longhaul_metrics::MetricsError;
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,10 @@ pub fn claims_table(result: &ExperimentResult) -> String {
         let (what, rule) = split_claim(c);
         t.row(vec![
             what.to_string(),
-            c.paper.to_string(),
+            match &c.paper {
+                PaperValue::Number(x) => short(*x),
+                PaperValue::Text(t) => t.clone(),
+            },
             short(c.measured),
             c.unit.clone().unwrap_or_default(),
             rule.to_string(),

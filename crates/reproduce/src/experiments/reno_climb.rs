@@ -119,10 +119,10 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
         .evaluate(t1500),
         ClaimSpec::new(
             format!(
-                "same climb: Δrate·RTT²/(8·MTU), one segment per RTT ({} s)",
+                "same climb, one segment per RTT: Δrate·RTT²/(8·MTU) = {} s",
                 predicted.round()
             ),
-            text("y = y0 + t·MTU/RTT² (×0.5 with Linux 2.4 delayed ACKs)"),
+            text("the FAQ's law, y0 + t·MTU/RTT²"),
             "s",
             SOURCE,
             Rule::Within {
