@@ -11,6 +11,7 @@
 //! the [`DelayAccumulator`], loss = packets lost ÷ packets sent, CoV over complete 1-s intervals
 //! (crate::stability), b·m/s = throughput × distance.
 
+use crate::bmps::bmps;
 use crate::error::MetricsError;
 use crate::fairness::jain_index;
 use crate::loss::{loss_rate, LossLedger};
@@ -19,7 +20,7 @@ use crate::summary::{
     Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, LinkDelay, LinkSeries,
     LinkSummary,
 };
-use crate::throughput::{bmps, throughput_bps, utilization};
+use crate::throughput::{throughput_bps, utilization};
 
 /// Interval of the stability (CoV) series, fixed by DESIGN.md.
 pub const STABILITY_INTERVAL_S: f64 = 1.0;
@@ -124,8 +125,10 @@ impl FlowRecorder {
 
     /// An RTT sample of `rtt_s` seconds taken at `t`.
     pub fn on_rtt(&mut self, t: f64, rtt_s: f64) {
-        self.delay.record_s(rtt_s);
-        self.rtt.add(t, rtt_s * 1e3);
+        if rtt_s >= 0.0 && rtt_s.is_finite() {
+            self.delay.record_s(rtt_s);
+            self.rtt.add(t, rtt_s * 1e3);
+        }
     }
 
     /// The congestion window (packets) at `t`.
@@ -153,9 +156,19 @@ impl FlowRecorder {
         let tput = throughput_bps(self.bytes_delivered, active_s);
         let q = self.delay.queueing_stats_ms();
         let min_rtt_ms = self.delay.min_ns().map_or(f64::NAN, |ns| ns as f64 / 1e6);
-        let per_second = self.per_second_bps(run_s);
+        // A flow's stability is judged while it runs: the complete 1-s intervals from the one
+        // holding its first event to the one holding its last, so a late start or early stop
+        // does not read as instability (zeros before the start would inflate the CoV).
+        let (from, to) = (
+            self.first_s.unwrap_or(0.0),
+            self.last_s.unwrap_or(run_s).min(run_s),
+        );
         let mut stats = RunningStats::new();
-        per_second.iter().for_each(|&x| stats.push(x));
+        self.per_second
+            .throughput_series(run_s)
+            .into_iter()
+            .filter(|&(t, _)| t >= from.floor() && t + STABILITY_INTERVAL_S <= to.ceil())
+            .for_each(|(_, x)| stats.push(x));
         FlowSummary {
             id: self.id,
             cc: self.cc.clone(),
@@ -477,6 +490,20 @@ mod tests {
         let agg = aggregate(&[f], &flows, 4.0, &PATH);
         assert!((agg.cov - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(agg.jain, 1.0);
+    }
+
+    #[test]
+    fn flow_cov_ignores_seconds_before_the_flow_started() {
+        // Starts at t = 2 s, then a steady 100 Mb/s until 6 s: CoV 0, not inflated by zeros.
+        let mut f = FlowRecorder::new(1, "fast", 0.1).unwrap();
+        for k in 20..60 {
+            f.on_delivered(f64::from(k) * 0.1, 1_250_000);
+        }
+        let s = f.finish(4.0, 6.0, &PATH);
+        assert_eq!(s.cov, Some(0.0));
+        assert!((s.throughput_bps - 100e6).abs() < 1e-6);
+        // Over the whole run the per-second series is 0, 0, 100, 100, 100, 100 Mb/s.
+        assert_eq!(f.per_second_bps(6.0)[..3], [0.0, 0.0, 100e6]);
     }
 
     #[test]

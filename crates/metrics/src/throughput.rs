@@ -1,4 +1,4 @@
-//! Throughput, utilization and the distance-rate product (b·m/s).
+//! Throughput and utilization (seed 000's Table 1), with the b·m/s column checked against it.
 //!
 //! Seed 000 (FAST kernel, SC2002, Table 1) defines the three columns this module computes:
 //!
@@ -9,8 +9,8 @@
 //!   excluding the (40-byte) overhead of TCP/IP headers". A link of capacity C carrying MTU-sized
 //!   packets can deliver at most C × (MTU − 40) / MTU of payload, so utilization =
 //!   throughput ÷ (C × (MTU − 40) / MTU). At 1500 B that is 97.33 % of the line rate.
-//! * **bmps** is "the product of throughput and distance of transfer, measured in
-//!   bit-meter-per-second"; seed 004 (Land Speed Record) calls the same product terabit-meters/sec.
+//! * **bmps** (crate::bmps) is "the product of throughput and distance of transfer, measured in
+//!   bit-meter-per-second".
 //!
 //! ## Which capacity Table 1 implies
 //! Each SC2002 sender had its own Gigabit Ethernet port and the experiments ran one flow per port,
@@ -68,25 +68,11 @@ pub fn utilization(throughput_bps: f64, capacity_bps: f64, mtu: u32) -> f64 {
     }
 }
 
-/// The distance-rate product in bit-meters per second: throughput × path distance.
-/// `distance_km` is the terrestrial distance of the path (what the Land Speed Record counts).
-pub fn bmps(throughput_bps: f64, distance_km: f64) -> f64 {
-    throughput_bps * distance_km * 1e3
-}
-
-/// Propagation speed of light in optical fibre, m/s (refractive index ≈ 1.5).
-pub const FIBRE_SPEED_M_PER_S: f64 = 2.0e8;
-
-/// The distance a one-way propagation delay corresponds to in fibre, in km: what an emulated
-/// path "is worth" in b·m/s when it has no real distance (90 ms one way ≈ 18,000 km).
-pub fn equivalent_distance_km(one_way_delay_s: f64) -> f64 {
-    one_way_delay_s * FIBRE_SPEED_M_PER_S / 1e3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{bmps_to_e15, bmps_to_tbmps, STANDARD_MTU};
+    use crate::bmps::bmps;
+    use crate::units::{bmps_to_e15, STANDARD_MTU};
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
@@ -160,25 +146,5 @@ mod tests {
             88.45,
             0.01
         ));
-    }
-
-    #[test]
-    fn land_speed_record_units() {
-        // Seed 004 / Internet2 LSR: 9.08 Gb/s × 30,000 km = 272,400 Tb·m/s.
-        assert!(close(
-            bmps_to_tbmps(bmps(9.08e9, 30_000.0)),
-            272_400.0,
-            1e-6
-        ));
-        // Seed 000's first row in LSR units: 9,284.2 Tb·m/s.
-        assert!(close(bmps_to_tbmps(bmps(925e6, 10_037.0)), 9_284.225, 1e-6));
-    }
-
-    #[test]
-    fn equivalent_distance_of_an_emulated_path() {
-        // 90 ms one way in fibre ≈ 18,000 km; 10 Gb/s over it ≈ 180,000 Tb·m/s.
-        assert!(close(equivalent_distance_km(0.090), 18_000.0, 1e-9));
-        let d = equivalent_distance_km(0.090);
-        assert!(close(bmps_to_tbmps(bmps(10e9, d)), 180_000.0, 1e-6));
     }
 }

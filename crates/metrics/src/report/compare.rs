@@ -187,7 +187,9 @@ impl Comparison {
         for r in &self.rows {
             let item = if r.item == last_item { "" } else { &r.item };
             last_item = &r.item;
-            let decimals = if r.metric.starts_with("Jain") || r.metric.starts_with("CoV") {
+            let decimals = if r.metric.ends_with("pkts") {
+                0
+            } else if r.metric.starts_with("Jain") || r.metric.starts_with("CoV") {
                 3
             } else if r.metric.starts_with("loss") {
                 4

@@ -172,7 +172,8 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
         .flows
         .iter()
         .map(|f| Point {
-            label: f.cc.clone(),
+            group: f.cc.clone(),
+            label: format!("{} #{}", f.cc, f.id),
             x: f.queueing_delay_ms.p95,
             y: to_mbps(f.throughput_bps),
         })
@@ -222,15 +223,46 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols:
     out.push_str("</table>\n");
 }
 
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n",
+        esc(title)
+    )
+}
+
 /// The report as one HTML document.
 pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
-    let mut h = String::new();
-    let _ = write!(
+    let mut h = head(&s.scenario);
+    section(&mut h, s)?;
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// Several experiments (`reproduce --report`) in one document: seed 000's Table 1 layout over
+/// all of them (report::experiments_table), then each experiment's full report.
+pub fn html_report_many(title: &str, summaries: &[Summary]) -> Result<String, MetricsError> {
+    let mut h = head(title);
+    let _ = writeln!(h, "<h1>{}</h1>", esc(title));
+    let _ = writeln!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n\
-         <h1>{}</h1>\n<p>{} mode, {} s, seed {}</p>\n",
-        esc(&s.scenario),
+        "<pre>{}</pre>",
+        esc(&super::experiments::experiments_table(summaries))
+    );
+    for s in summaries {
+        h.push_str("<hr><section>\n");
+        section(&mut h, s)?;
+        h.push_str("</section>\n");
+    }
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// One summary's headings, tables and plots.
+fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
+    let _ = writeln!(
+        h,
+        "<h1>{}</h1>\n<p>{} mode, {} s, seed {}</p>",
         esc(&s.scenario),
         s.mode,
         num(s.duration_s, 1),
@@ -248,7 +280,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
     let a = &s.aggregate;
     h.push_str("<h2>Aggregate</h2>\n");
     table(
-        &mut h,
+        h,
         &[
             "throughput (Mb/s)",
             "utilization (%)",
@@ -289,7 +321,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
         })
         .collect();
     table(
-        &mut h,
+        h,
         &[
             "flow",
             "cc",
@@ -331,7 +363,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
             })
             .collect();
         table(
-            &mut h,
+            h,
             &[
                 "link",
                 "capacity (Mb/s)",
@@ -367,7 +399,7 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
             })
             .collect();
         table(
-            &mut h,
+            h,
             &["claim", "paper", "measured", "holds", "source"],
             &rows,
             2,
@@ -376,9 +408,9 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
 
     h.push_str("<h2>Plots</h2>\n");
     for f in figures(s)? {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<figure><figcaption><b>{}</b></figcaption>\n",
+            "<figure><figcaption><b>{}</b></figcaption>",
             esc(&f.title)
         );
         match f.svg {
@@ -393,10 +425,9 @@ pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
     if !s.meta.is_empty() {
         h.push_str("<h2>Run</h2>\n");
         let rows: Vec<Vec<String>> = s.meta.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
-        table(&mut h, &["key", "value"], &rows, 2);
+        table(h, &["key", "value"], &rows, 2);
     }
-    h.push_str("</body></html>\n");
-    Ok(h)
+    Ok(())
 }
 
 /// Write the HTML report to `path` (atomically, like the JSON).
@@ -437,7 +468,7 @@ mod tests {
             html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
         // Every flow appears in a legend and the scatter labels algorithms.
-        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast\n"));
+        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast #1\n"));
     }
 
     #[test]
@@ -454,6 +485,19 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 1);
         assert!(html.contains("no throughput series recorded"));
         assert!(html.contains("no queue series recorded"));
+        assert!(!html.contains("NaN"));
+    }
+
+    #[test]
+    fn many_experiments_in_one_page() {
+        let a = example_summary();
+        let mut b = example_summary();
+        b.scenario = "second".into();
+        let html = html_report_many("seed 000", &[a, b]).unwrap();
+        assert_eq!(html.matches("<svg").count(), 12);
+        assert_eq!(html.matches("<section>").count(), 2);
+        assert!(html.contains("<pre>experiment"));
+        assert!(html.contains("<h1>second</h1>"));
         assert!(!html.contains("NaN"));
     }
 

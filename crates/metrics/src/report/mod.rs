@@ -4,10 +4,14 @@
 //! distance-rate product in 10^15 b·m/s (seed 000's Table 1). Undefined values print as "-".
 
 mod compare;
+mod dir;
+mod experiments;
 mod html;
 mod plot;
 mod table;
 
 pub use compare::{compare, Comparison, ComparisonRow};
-pub use html::{html_report, write_html_report};
+pub use dir::write_report_dir;
+pub use experiments::experiments_table;
+pub use html::{html_report, html_report_many, write_html_report};
 pub use table::{summary_table, Align, Table};

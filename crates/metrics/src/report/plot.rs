@@ -13,8 +13,9 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
-/// One labelled point of a scatter plot.
+/// One labelled point of a scatter plot; points of the same group share a color.
 pub struct Point {
+    pub group: String,
     pub label: String,
     pub x: f64,
     pub y: f64,
@@ -163,14 +164,14 @@ pub fn scatter_chart(
             .axis_desc_style(("sans-serif", 14))
             .draw()
             .map_err(|e| err(title, e))?;
-        // One color per label (algorithm), so flows of the same cc share it.
-        let mut labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
-        labels.sort_unstable();
-        labels.dedup();
+        // One color per group (algorithm), so flows of the same cc share it.
+        let mut groups: Vec<&str> = points.iter().map(|p| p.group.as_str()).collect();
+        groups.sort_unstable();
+        groups.dedup();
         let finite = points.iter().filter(|p| p.x.is_finite() && p.y.is_finite());
         chart
             .draw_series(finite.map(|p| {
-                let i = labels.iter().position(|l| *l == p.label).unwrap_or(0);
+                let i = groups.iter().position(|g| *g == p.group).unwrap_or(0);
                 let c = color(i);
                 EmptyElement::at((p.x, p.y))
                     + Circle::new((0, 0), 5, c.filled())
@@ -226,6 +227,7 @@ mod tests {
             "ms",
             "Mb/s",
             &[Point {
+                group: "fast".into(),
                 label: "fast".into(),
                 x: 1.0,
                 y: 300.0,
