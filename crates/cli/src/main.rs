@@ -25,6 +25,8 @@ enum Command {
     /// The seed papers' experiments in the simulator: each claim, the paper's figure, the
     /// measured one and whether it holds.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
+    Sim(cmd::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

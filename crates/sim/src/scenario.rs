@@ -211,7 +211,7 @@ pub struct AccessSpec {
     /// One-way delay of the access link (both directions).
     #[serde(default)]
     pub delay: Option<Nanos>,
-    /// Host queue (txqueuelen) in packets; default 10000.
+    /// Host queue (txqueuelen) in packets; default 1000.
     #[serde(default)]
     pub packets: Option<u64>,
 }
@@ -321,11 +321,8 @@ impl Default for OutputSpec {
 /// What went wrong with a scenario, naming the file and the field.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    #[error("{file}: cannot read the scenario: {source}")]
-    Io {
-        file: String,
-        source: std::io::Error,
-    },
+    #[error("{file}: cannot read the scenario: {error}")]
+    Io { file: String, error: std::io::Error },
     #[error("{file}: not valid TOML: {message}")]
     Syntax { file: String, message: String },
     #[error("{file}: field `{field}`: {message}")]
@@ -374,9 +371,9 @@ impl Scenario {
     /// Read, override and check a scenario file.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Checked, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             file: file.clone(),
-            source,
+            error,
         })?;
         let stem = path
             .file_stem()
@@ -663,6 +660,12 @@ impl Scenario {
                     forbid("off", c.off.is_some(), k)?;
                     forbid("size", c.size.is_some(), k)?;
                     forbid("shape", c.shape.is_some(), k)?;
+                    if c.responsive {
+                        return Err(err(
+                            format!("cross_traffic[{i}].responsive"),
+                            format!("`{k}` traffic is a packet process; responsive traffic is `web` or `onoff`"),
+                        ));
+                    }
                 }
                 CrossKind::Onoff => {
                     need("on", c.on.is_some_and(|d| d.0 > 0), "onoff")?;

@@ -3,3 +3,4 @@
 pub mod cc;
 pub mod compare;
 pub mod reproduce;
+pub mod sim;

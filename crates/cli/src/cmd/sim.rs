@@ -1,0 +1,180 @@
+//! `longhaul sim FILE`: run a scenario in the packet simulator.
+//!
+//! Prints the result table; `--json` writes the result summary (DESIGN.md), `--report` writes
+//! a directory with the summary, an HTML page with plots, the drop log and per-queue details.
+//! Long runs show a progress bar on stderr (simulated time, events/s, ETA) when it is a terminal.
+
+use crate::units::parse_duration;
+use anyhow::{Context, Result};
+use clap::Args;
+use longhaul_metrics::report::{summary_table, write_html_report};
+use longhaul_sim::{run as simulate, Outcome, Progress, Scenario};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct SimArgs {
+    /// The scenario file (TOML; see docs/scenario.md).
+    pub file: PathBuf,
+    /// Override a scenario field by dotted path, e.g. `--set duration=30s --set flows.0.cc=reno`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Shorthand for `--set duration=D` (e.g. 30s, 1h).
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Shorthand for `--set seed=N`.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the result summary as JSON to this file (`-` for stdout).
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Write summary.json, report.html, drops.csv and details.json into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// No progress bar and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(args: SimArgs) -> Result<()> {
+    let mut sets = args.set.clone();
+    if let Some(d) = &args.duration {
+        parse_duration(d).context("--duration")?;
+        sets.push(format!("duration=\"{d}\""));
+    }
+    if let Some(s) = args.seed {
+        sets.push(format!("seed={s}"));
+    }
+    let checked = Scenario::load(&args.file, &sets)?;
+    let show_bar = !args.quiet && std::io::stderr().is_terminal();
+    let mut bar = ProgressBar::new(show_bar);
+    let started = Instant::now();
+    let outcome = simulate(&checked, &mut |p| bar.update(p))?;
+    bar.finish(&outcome, started.elapsed().as_secs_f64());
+
+    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if !args.quiet && !json_to_stdout {
+        print!("{}", summary_table(&outcome.summary));
+        if outcome.drops_unlogged > 0 {
+            println!(
+                "note: {} drops beyond output.drop_log_limit were counted but not logged",
+                outcome.drops_unlogged
+            );
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = outcome.summary.to_json()?;
+        if json_to_stdout {
+            println!("{text}");
+        } else {
+            outcome
+                .summary
+                .write(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    if let Some(dir) = &args.report {
+        write_report(dir, &outcome)?;
+        if !args.quiet {
+            eprintln!("report: {}", dir.join("report.html").display());
+        }
+    }
+    Ok(())
+}
+
+fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    o.summary.write(&dir.join("summary.json"))?;
+    write_html_report(&o.summary, &dir.join("report.html"))?;
+    let mut csv = String::from("time_s,link,direction,flow,reason\n");
+    for d in &o.drops {
+        let flow = d
+            .flow
+            .map(|f| f.to_string())
+            .unwrap_or_else(|| "cross".into());
+        csv.push_str(&format!(
+            "{:.9},{},{},{},{}\n",
+            d.time_s, d.link, d.direction, flow, d.reason
+        ));
+    }
+    std::fs::write(dir.join("drops.csv"), csv).context("writing drops.csv")?;
+    let details = serde_json::json!({
+        "ports": o.ports,
+        "cross_traffic": o.cross_traffic,
+        "drops_unlogged": o.drops_unlogged,
+        "events": o.events,
+        "packet_hops": o.packet_hops,
+    });
+    std::fs::write(
+        dir.join("details.json"),
+        serde_json::to_string_pretty(&details)?,
+    )
+    .context("writing details.json")?;
+    Ok(())
+}
+
+/// A one-line progress display: simulated time, events per wall second, and the ETA.
+struct ProgressBar {
+    enabled: bool,
+    started: Instant,
+    last_draw: f64,
+}
+
+impl ProgressBar {
+    fn new(enabled: bool) -> Self {
+        ProgressBar {
+            enabled,
+            started: Instant::now(),
+            last_draw: -1.0,
+        }
+    }
+
+    fn update(&mut self, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let wall = self.started.elapsed().as_secs_f64();
+        if wall - self.last_draw < 0.2 {
+            return;
+        }
+        self.last_draw = wall;
+        let frac = (p.sim_ns as f64 / p.duration_ns.max(1) as f64).clamp(0.0, 1.0);
+        let width = 30;
+        let filled = (frac * width as f64) as usize;
+        let eta = if frac > 0.0 {
+            wall * (1.0 - frac) / frac
+        } else {
+            f64::NAN
+        };
+        eprint!(
+            "\r[{}{}] {:.1}/{:.1} s simulated  {:.1} M events/s  {:.1} M pkt-hops/s  ETA {}   ",
+            "#".repeat(filled),
+            "-".repeat(width - filled),
+            p.sim_ns as f64 / 1e9,
+            p.duration_ns as f64 / 1e9,
+            p.events as f64 / wall.max(1e-9) / 1e6,
+            p.packets as f64 / wall.max(1e-9) / 1e6,
+            if eta.is_finite() {
+                format!("{eta:.0} s")
+            } else {
+                "-".into()
+            },
+        );
+        let _ = std::io::stderr().flush();
+    }
+
+    fn finish(&mut self, o: &Outcome, wall: f64) {
+        if !self.enabled {
+            return;
+        }
+        eprintln!(
+            "\r{:<120}\rsimulated {:.1} s in {:.1} s wall ({:.0}× real time), {:.1} M events/s",
+            "",
+            o.summary.duration_s,
+            wall,
+            o.summary.duration_s / wall.max(1e-9),
+            o.events as f64 / wall.max(1e-9) / 1e6
+        );
+    }
+}
