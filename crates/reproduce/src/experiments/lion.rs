@@ -21,7 +21,8 @@ use crate::claim::{num, text, ClaimSpec, Rule};
 use crate::experiment::{Experiment, Plan, Run};
 use longhaul_metrics::summary::{Claim, Summary};
 
-pub const SOURCE: &str = "seed 002, Figs. 2–3 and 5";
+pub const BURST_SOURCE: &str = "seed 002, Figs. 2–3";
+pub const CONTEST_SOURCE: &str = "seed 002, Fig. 5";
 
 /// Lion's throughput must be at least this fraction of Reno's in the burst experiment.
 pub const BURST_THROUGHPUT_MIN_RATIO: f64 = 0.8;
@@ -55,7 +56,7 @@ fn burst_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             ),
             text("< 1 (larger bursts are dropped more)"),
             "×",
-            SOURCE,
+            BURST_SOURCE,
             Rule::AtMost(1.0),
         )
         .evaluate(mbs.loss_rate / window.loss_rate),
@@ -63,7 +64,7 @@ fn burst_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             "same runs: MBS-paced throughput ÷ window-based throughput",
             text("not stated (pacing must not give up rate)"),
             "×",
-            SOURCE,
+            BURST_SOURCE,
             Rule::AtLeast(BURST_THROUGHPUT_MIN_RATIO),
         )
         .evaluate(mbs.throughput_bps / window.throughput_bps),
@@ -73,7 +74,7 @@ fn burst_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
 pub const BURST: Experiment = Experiment {
     name: "lion-burst",
     title: "Window-based vs MBS-paced sending into bursty cross traffic: loss in each",
-    source: SOURCE,
+    source: BURST_SOURCE,
     shortened: "20 s per sender (--full: 120 s)",
     runs: burst_runs,
     claims: burst_claims,
@@ -104,7 +105,7 @@ fn contest_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             "5-s contest, 1 Gb/s, 80 ms: Lion's throughput",
             num(327.0),
             "Mb/s",
-            SOURCE,
+            CONTEST_SOURCE,
             within(327.0),
         )
         .evaluate(lion),
@@ -112,7 +113,7 @@ fn contest_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             "same contest: stock TCP's throughput",
             num(175.0),
             "Mb/s",
-            SOURCE,
+            CONTEST_SOURCE,
             within(175.0),
         )
         .evaluate(reno),
@@ -120,7 +121,7 @@ fn contest_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             "same contest: Lion ÷ stock TCP",
             num(327.0 / 175.0),
             "×",
-            SOURCE,
+            CONTEST_SOURCE,
             Rule::AtLeast(1.0),
         )
         .evaluate(lion / reno),
@@ -130,7 +131,7 @@ fn contest_claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
 pub const CONTEST: Experiment = Experiment {
     name: "lion-contest",
     title: "Lion against stock TCP on a 1 Gb/s, 80 ms path: the 5-second contest",
-    source: SOURCE,
+    source: CONTEST_SOURCE,
     shortened: "the paper's 5 s",
     runs: contest_runs,
     claims: contest_claims,
