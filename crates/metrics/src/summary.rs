@@ -349,6 +349,26 @@ impl Summary {
         write_atomically(path, self.to_json()?.as_bytes())
     }
 
+    /// Where and why packets were dropped in this run. Flows and links describe the same drops
+    /// from two sides, so this takes the flows' ledgers when any flow has one, and otherwise the
+    /// links' counts by reason (located at the link).
+    pub fn drop_ledger(&self) -> crate::loss::LossLedger {
+        use crate::loss::LossLedger;
+        let mut ledger = LossLedger::new();
+        if self.flows.iter().any(|f| !f.drops.is_empty()) {
+            for f in &self.flows {
+                ledger.merge(&LossLedger::from_rows(&f.drops));
+            }
+        } else {
+            for l in &self.links {
+                for (reason, n) in &l.drops_by_reason {
+                    ledger.record(&l.name, reason, *n);
+                }
+            }
+        }
+        ledger
+    }
+
     /// Consistency problems a reader should know about: time-series arrays of different lengths,
     /// negative rates, fractions outside [0, 1] where they must be inside. Empty when all is well.
     pub fn problems(&self) -> Vec<String> {

@@ -153,3 +153,18 @@ fn problems_reports_inconsistent_series_and_ids() {
     );
     assert!(p.iter().any(|m| m.contains("share an id")), "{p:?}");
 }
+
+#[test]
+fn drop_ledger_prefers_flows_and_falls_back_to_links() {
+    let mut s = example_summary();
+    let ledger = s.drop_ledger();
+    assert_eq!(ledger.total(), 4);
+    assert_eq!(ledger.at("bottleneck"), 4);
+    for f in &mut s.flows {
+        f.drops.clear();
+    }
+    s.links[0].drops_by_reason.insert("random".into(), 2);
+    let ledger = s.drop_ledger();
+    assert_eq!(ledger.total(), 6); // 4 queue_full + 2 random, from the link
+    assert_eq!(ledger.for_reason("random"), 2);
+}

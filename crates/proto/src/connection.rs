@@ -448,12 +448,14 @@ impl Connection {
         let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
         self.stats.packets_received += 1;
         self.stats.bytes_received += new;
-        if ce {
-            self.ack.ce_count += 1;
-        }
         let arrival = self.ack.on_packet(now, h.packet_number, h.timestamp_us);
         if new == 0 && (h.len > 0 || arrival == Arrival::Duplicate) {
             self.stats.duplicate_packets += 1;
+        }
+        if ce {
+            // Echo congestion promptly (RFC 3168 §6.1.3), like an out-of-order arrival.
+            self.ack.ce_count += 1;
+            self.ack.request_immediate();
         }
         Ok(())
     }
@@ -475,6 +477,12 @@ impl Connection {
                 now_us: now.as_micros(),
             });
         }
+        if a.cumulative > self.stream.sent_end() {
+            return Err(PacketError::CumulativeBeyondSent {
+                cumulative: a.cumulative,
+                sent: self.stream.sent_end(),
+            });
+        }
         self.stats.acks_received += 1;
         self.peer_max_offset = self.peer_max_offset.max(a.max_offset);
         self.stream.on_cumulative(a.cumulative);
@@ -482,6 +490,7 @@ impl Connection {
         self.peer_ce_count = self.peer_ce_count.max(a.ce_count);
 
         let prior_in_flight = self.sent.bytes_in_flight;
+        let prior_cwnd = self.cwnd_bytes();
         let mut acked_packets = 0u32;
         let mut acked_bytes = 0u64;
         let mut newest: Option<(u64, SentPacket)> = None;
@@ -498,7 +507,7 @@ impl Connection {
                         self.stream.on_acked(p.chunk);
                     }
                     self.rate.on_acked(&p, now);
-                    if newest.map_or(true, |(n, _)| pn > n) {
+                    if newest.is_none_or(|(n, _)| pn > n) {
                         newest = Some((pn, p));
                     }
                 }
@@ -522,12 +531,27 @@ impl Connection {
 
         self.detect_losses(now);
 
+        if new_ce > 0 {
+            let first = self
+                .recovery_start
+                .is_none_or(|start| newest_packet.time_sent > start);
+            if first {
+                self.recovery_start = Some(now);
+                self.stats.congestion_events += 1;
+            }
+            self.cc.on_ecn(&EcnEvent {
+                now,
+                ce_packets: new_ce.min(u32::MAX as u64) as u32,
+                bytes_in_flight: self.sent.bytes_in_flight,
+                first_in_window: first,
+            });
+        }
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
             .is_some_and(|start| newest_packet.time_sent <= start);
         let cwnd_limited =
-            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= self.cwnd_bytes();
+            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
         self.cc.on_ack(&AckEvent {
             now,
             acked_packets,
@@ -542,21 +566,6 @@ impl Connection {
             in_recovery,
             cwnd_limited,
         });
-        if new_ce > 0 {
-            let first = self
-                .recovery_start
-                .map_or(true, |start| newest_packet.time_sent > start);
-            if first {
-                self.recovery_start = Some(now);
-                self.stats.congestion_events += 1;
-            }
-            self.cc.on_ecn(&EcnEvent {
-                now,
-                ce_packets: new_ce.min(u32::MAX as u64) as u32,
-                bytes_in_flight: self.sent.bytes_in_flight,
-                first_in_window: first,
-            });
-        }
         Ok(())
     }
 
@@ -577,7 +586,7 @@ impl Connection {
         self.stats.packets_lost += lost.packets as u64;
         let first = self
             .recovery_start
-            .map_or(true, |start| lost.largest_time_sent > start);
+            .is_none_or(|start| lost.largest_time_sent > start);
         if first {
             self.recovery_start = Some(now);
             self.stats.congestion_events += 1;

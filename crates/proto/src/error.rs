@@ -42,6 +42,8 @@ pub enum PacketError {
     PacketNumberOutOfWindow { pn: u64, largest: u64 },
     #[error("ACK acknowledges packet {acked}, but only packets below {next} were sent")]
     AckOfUnsentPacket { acked: u64, next: u64 },
+    #[error("ACK claims stream bytes up to {cumulative} arrived, but only {sent} were sent")]
+    CumulativeBeyondSent { cumulative: u64, sent: u64 },
     #[error("timestamp echo {echo_us} µs lies in the future (now {now_us} µs)")]
     FutureTimestamp { echo_us: u64, now_us: u64 },
     #[error("fin at offset {fin} conflicts with data or an earlier fin ending at {known}")]

@@ -39,8 +39,14 @@ impl Pacer {
         Pacer::default()
     }
 
+    /// Picoseconds to send `bytes` at `rate` bytes/s, rounded up. 64-bit division when the
+    /// product fits (always, for bursts below 18 MB): 128-bit division costs ~10× more.
     fn ps_for(bytes: u64, rate: u64) -> u128 {
-        (bytes as u128 * PS_PER_SEC).div_ceil(rate.max(1) as u128)
+        let rate = rate.max(1);
+        match bytes.checked_mul(PS_PER_SEC as u64) {
+            Some(p) => p.div_ceil(rate) as u128,
+            None => (bytes as u128 * PS_PER_SEC).div_ceil(rate as u128),
+        }
     }
 
     /// Refill: the bucket never holds more than `burst_bytes`.

@@ -122,8 +122,21 @@ impl Reassembly {
                 b[s..s + n].copy_from_slice(src);
             }
         }
+        if start == self.frontier {
+            // In order (the common case): no range to record, just move the frontier.
+            let before = self.received_above_frontier(start, end);
+            self.frontier = end;
+            self.merge_front();
+            return Ok(end - start - before);
+        }
         let before = self.received_above_frontier(start, end);
         self.insert_range(start, end);
+        self.merge_front();
+        Ok(end - start - before)
+    }
+
+    /// Absorb ranges that the frontier has reached.
+    fn merge_front(&mut self) {
         while let Some(&(s, e)) = self.ranges.front() {
             if s > self.frontier {
                 break;
@@ -131,7 +144,6 @@ impl Reassembly {
             self.frontier = self.frontier.max(e);
             self.ranges.pop_front();
         }
-        Ok(end - start - before)
     }
 
     /// Bytes of `[start, end)` already held above the frontier (to count duplicates).

@@ -136,10 +136,4 @@ impl SentPackets {
         }
         self.scan = self.scan.max(self.base);
     }
-
-    /// Number of records held (the window plus stranded acked/lost records).
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.ring.len()
-    }
 }

@@ -111,6 +111,11 @@ impl SendStream {
         self.written
     }
 
+    /// End of the data sent so far (cut into chunks).
+    pub fn sent_end(&self) -> u64 {
+        self.chunked
+    }
+
     pub fn acked_offset(&self) -> u64 {
         self.acked
     }

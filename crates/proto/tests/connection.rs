@@ -58,7 +58,7 @@ fn lost_handshakes_are_resent_with_backoff() {
     let mut expected = vec![];
     let mut at = ms(0);
     for step in [1000, 2000, 4000] {
-        at = at + Duration::from_millis(step);
+        at += Duration::from_millis(step);
         expected.push(at);
     }
     let mut seen = vec![];
@@ -244,4 +244,33 @@ fn a_two_million_packet_window_costs_constant_work_per_packet() {
     let work = c.scoreboard_work();
     println!("scoreboard work {work} for {N} packets, {acks} ACKs");
     assert!(work < 2 * N, "work {work} for {N} packets");
+}
+
+#[test]
+fn ecn_marks_reduce_the_window_once_per_round_trip() {
+    let (mut c, mut s) = established(reno(20.0, false), reno(10.0, false));
+    let mut buf = vec![0u8; 2000];
+    let mut ack = vec![0u8; 2000];
+    c.write(&[3u8; 20 * 1448]);
+    let mut packets = Vec::new();
+    let mut now = ms(100);
+    while packets.len() < 20 {
+        match c.poll_transmit(now, &mut buf) {
+            Some(t) => packets.push(buf[..t.len].to_vec()),
+            None => now = c.poll_timeout().unwrap(),
+        }
+    }
+    // A burst of 10, then one per 1477 B / (2 · 20 · 1477 B / 100 ms) = 2.5 ms.
+    assert_eq!(now, ms(125));
+    // Two marked packets in the same window: one reduction (Reno: 20 → 10 packets), taken
+    // before the ACK's own growth, as Linux enters CWR before cong_avoid.
+    for (i, p) in packets.iter().enumerate() {
+        s.handle_packet_ecn(ms(150), p, i == 0 || i == 9).unwrap();
+        while let Some(t) = s.poll_transmit(ms(150), &mut ack) {
+            c.handle_packet(ms(200), &ack[..t.len]).unwrap();
+        }
+    }
+    assert_eq!(c.cc().ssthresh(), 10.0);
+    assert_eq!(c.stats().congestion_events, 1);
+    assert_eq!(c.stats().packets_lost, 0);
 }

@@ -525,6 +525,13 @@ impl<'a> Engine<'a> {
 
     /// Drain an endpoint's transmissions and re-arm its timer.
     fn pump(&mut self, fi: usize, side: usize) {
+        self.pump_from(fi, side, self.now);
+    }
+
+    /// `pump`, with timers no earlier than `earliest` (a timer that has just fired and still
+    /// reports a due deadline is retried a nanosecond later rather than at the same instant,
+    /// which could repeat forever).
+    fn pump_from(&mut self, fi: usize, side: usize, earliest: u64) {
         let now = self.now;
         let mut wake = NONE;
         loop {
@@ -573,10 +580,12 @@ impl<'a> Engine<'a> {
         }
         .unwrap_or(NONE)
         .min(wake);
+        // A deadline already past fires now (the timer event must match `armed` to run).
+        let deadline = deadline.max(earliest);
         if deadline < f.armed[side] {
             f.armed[side] = deadline;
             self.events
-                .push(deadline.max(now), Ev::Timer((fi * 2 + side) as u32));
+                .push(deadline, Ev::Timer((fi * 2 + side) as u32));
         }
     }
 
@@ -603,7 +612,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        self.pump(fi, side);
+        self.pump_from(fi, side, now + 1);
     }
 
     fn on_cross(&mut self, s: usize) {
@@ -884,7 +893,7 @@ impl<'a> Engine<'a> {
             let min_rtt = h.min().unwrap_or(0) as f64;
             let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
             tputs.push(tput);
-            agg_bmps += throughput::bmps(tput, dist_km);
+            agg_bmps += longhaul_metrics::bmps::bmps(tput, dist_km);
             let per_sec = per_second(&self.flow_series[i], sc.output.interval.0);
             flows.push(FlowSummary {
                 id: cf.id,
@@ -901,7 +910,7 @@ impl<'a> Engine<'a> {
                 },
                 loss_rate: longhaul_metrics::loss::loss_rate(f.dropped, snap.packets_sent),
                 retransmits: snap.retransmits,
-                bmps: throughput::bmps(tput, dist_km),
+                bmps: longhaul_metrics::bmps::bmps(tput, dist_km),
                 params: Some(cf.cc.to_string()),
                 start_s: Some(cf.start as f64 / 1e9),
                 stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),

@@ -336,3 +336,70 @@ responsive = true"#,
     assert!((r / 50e6 - 1.0).abs() < 0.12, "responsive web {r}");
     assert!(util > 0.04 && util < 0.07, "{util}");
 }
+
+#[test]
+fn a_rated_access_link_limits_the_sender_without_host_drops() {
+    // A 10 Mb/s NIC in front of a 100 Mb/s bottleneck: the sender blocks on its full host
+    // queue (like a socket on a full qdisc) instead of dropping, and gets the NIC's rate.
+    let o = sim(r#"
+duration = "20s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "10ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+access = { rate = "10mbit", packets = 100 }
+"#);
+    assert!(o.drops.is_empty(), "{:?}", &o.drops[..o.drops.len().min(3)]);
+    let f = &o.summary.flows[0];
+    // proto: 1443 payload bytes per 1500-byte packet, minus the handshake and slow start.
+    let ceiling = 10e6 * 1443.0 / 1500.0;
+    assert!(
+        f.throughput_bps > 0.97 * ceiling && f.throughput_bps <= ceiling,
+        "{}",
+        f.throughput_bps
+    );
+    // The bottleneck never queues: the access link paces the packets at 10 Mb/s.
+    assert_eq!(o.ports[0].max_queue_packets, 0);
+}
+
+#[test]
+fn responsive_on_off_traffic_backs_off_against_a_bulk_flow() {
+    let o = sim(r#"
+duration = "30s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "10ms"
+queue = { kind = "droptail", packets = 200 }
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+[[cross_traffic]]
+kind = "onoff"
+link = "l"
+rate = "30mbit"
+on = "500ms"
+off = "500ms"
+responsive = true
+"#);
+    let c = &o.cross_traffic[0];
+    assert!(c.responsive && c.transfers >= 20, "{c:?}");
+    // Responsive transfers take a real share, and everything delivered crossed the link:
+    // bulk + transfers ≈ the link's payload throughput (its utilization × 97.33 Mb/s of payload
+    // capacity), short only by retransmitted duplicates. (Every transfer restarts slow start
+    // into a 200-packet buffer, so losses and timeouts leave the link ~75 % busy.)
+    let total = o.summary.flows[0].throughput_bps + c.rate_bps;
+    assert!(c.rate_bps > 5e6 && c.rate_bps < 35e6, "{}", c.rate_bps);
+    let through_link = o.summary.links[0].utilization * 100e6 * 1460.0 / 1500.0;
+    assert!(
+        total <= through_link * 1.001 && total > 0.97 * through_link,
+        "{total} vs {through_link}"
+    );
+}

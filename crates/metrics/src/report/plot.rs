@@ -121,7 +121,7 @@ pub fn line_chart(
                 }
             }
         }
-        if lines.len() > 1 {
+        if !lines.is_empty() {
             chart
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))

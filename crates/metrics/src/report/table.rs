@@ -170,6 +170,15 @@ pub fn summary_table(s: &Summary) -> String {
         num(a.cov, 3)
     ));
 
+    let drops = s.drop_ledger().rows();
+    if !drops.is_empty() {
+        let list: Vec<String> = drops
+            .iter()
+            .map(|d| format!("{} at {} ({})", d.packets, d.location, d.reason))
+            .collect();
+        out.push_str(&format!("drops: {}\n", list.join(", ")));
+    }
+
     if !s.links.is_empty() {
         let mut links = Table::new(&[Left]);
         links.header(&[
@@ -236,6 +245,11 @@ mod tests {
         // Flow 1 delivered 759,800,000 B in 20 s = 303.9 Mb/s.
         assert!(text.contains("303.9"), "{text}");
         assert!(text.contains("bottleneck"));
+        // The Reno flow lost one packet at the top of each of its four sawteeth.
+        assert!(
+            text.contains("drops: 4 at bottleneck (queue_full)"),
+            "{text}"
+        );
         assert!(text.contains("aggregate utilization"));
         assert!(!text.contains("NaN"));
         // Every line of the flow table has the same width as its rule or less.
