@@ -17,6 +17,17 @@ pub fn split_claim(claim: &Claim) -> (&str, &str) {
     }
 }
 
+/// A paper's figure as the paper prints it (18.03 stays 18.03), unless it is a computed ratio
+/// with many digits.
+pub fn paper_number(x: f64) -> String {
+    let exact = format!("{x}");
+    if exact.len() <= 7 {
+        exact
+    } else {
+        short(x)
+    }
+}
+
 /// One experiment's claims as a table: claim, paper, measured, unit, holds-if, holds.
 pub fn claims_table(result: &ExperimentResult) -> String {
     let mut out = format!(
@@ -42,7 +53,7 @@ pub fn claims_table(result: &ExperimentResult) -> String {
         t.row(vec![
             what.to_string(),
             match &c.paper {
-                PaperValue::Number(x) => short(*x),
+                PaperValue::Number(x) => paper_number(*x),
                 PaperValue::Text(t) => t.clone(),
             },
             short(c.measured),

@@ -4,7 +4,7 @@ use longhaul_metrics::example::example_summary;
 use longhaul_metrics::summary::{FlowSummary, Summary};
 use longhaul_reproduce::claim::{num, ClaimSpec, Rule};
 use longhaul_reproduce::experiments::table1::NIC_PAYLOAD_BPS;
-use longhaul_reproduce::output::{list, split_claim};
+use longhaul_reproduce::output::{list, paper_number, split_claim};
 use longhaul_reproduce::{experiment, Plan, EXPERIMENTS};
 
 /// A summary whose flows have the given congestion controls and throughputs (b/s).
@@ -106,4 +106,12 @@ fn list_names_every_experiment() {
         assert!(text.contains(e.title));
     }
     assert_eq!(EXPERIMENTS.len(), 7);
+}
+
+#[test]
+fn paper_figures_print_as_the_paper_prints_them() {
+    assert_eq!(paper_number(18.03), "18.03");
+    assert_eq!(paper_number(33.99), "33.99");
+    assert_eq!(paper_number(4500.0), "4500");
+    assert_eq!(paper_number(327.0 / 175.0), "1.87");
 }
