@@ -496,7 +496,7 @@ impl<'a> Loop<'a> {
                 p.lost = true;
                 lost += 1;
                 largest_lost = p.pn;
-                if self.recovery_until.is_none_or(|r| p.pn >= r) {
+                if self.recovery_until.map_or(true, |r| p.pn >= r) {
                     first_in_window = true;
                 }
             }

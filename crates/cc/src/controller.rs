@@ -44,13 +44,41 @@ impl Setup {
         }
     }
 
-    /// Clamp a proposed window into `[min_cwnd, max_cwnd]`, mapping NaN to `min_cwnd`.
+    /// Clamp a proposed window into `[min_cwnd, max_cwnd]`, mapping NaN to `min_cwnd`. Never
+    /// panics, even on a setup that [`Setup::validate`] rejects (`f64::clamp` would).
     pub fn clamp_cwnd(&self, w: f64) -> f64 {
         if w.is_nan() {
             self.min_cwnd
         } else {
-            w.clamp(self.min_cwnd, self.max_cwnd)
+            w.max(self.min_cwnd).min(self.max_cwnd)
         }
+    }
+
+    /// Check that the setup describes a usable sender: a non-zero MSS, finite windows with
+    /// `0 < min_cwnd ≤ max_cwnd` and a positive initial window (clamped into that range by the
+    /// controllers). They divide by the MSS and by the window, so a zero in either would turn
+    /// into infinities.
+    pub fn validate(&self) -> Result<(), String> {
+        let Setup {
+            mss,
+            initial_cwnd,
+            min_cwnd,
+            max_cwnd,
+            ..
+        } = *self;
+        if mss == 0 {
+            return Err("setup: mss must be at least 1 byte".into());
+        }
+        let finite = [initial_cwnd, min_cwnd, max_cwnd]
+            .iter()
+            .all(|w| w.is_finite());
+        if !finite || min_cwnd <= 0.0 || min_cwnd > max_cwnd || initial_cwnd <= 0.0 {
+            return Err(format!(
+                "setup: windows must be finite, with 0 < min_cwnd ≤ max_cwnd and initial_cwnd > 0; \
+                 got min_cwnd {min_cwnd}, initial_cwnd {initial_cwnd}, max_cwnd {max_cwnd}"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -113,4 +141,76 @@ pub trait CongestionControl: Send + std::fmt::Debug {
 
     /// A short name for the controller's current phase (for traces and tests).
     fn phase(&self) -> &'static str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::ParamError;
+    use crate::registry::CcSpec;
+
+    #[test]
+    fn clamp_never_panics_and_maps_nan_to_the_minimum() {
+        let setup = Setup::default();
+        assert_eq!(setup.clamp_cwnd(f64::NAN), 1.0);
+        assert_eq!(setup.clamp_cwnd(f64::INFINITY), 1e9);
+        assert_eq!(setup.clamp_cwnd(0.25), 1.0);
+        assert_eq!(setup.clamp_cwnd(42.5), 42.5);
+        // An inverted range (rejected by validate) still gives a number instead of a panic.
+        let inverted = Setup {
+            min_cwnd: 10.0,
+            max_cwnd: 5.0,
+            ..Setup::default()
+        };
+        assert_eq!(inverted.clamp_cwnd(7.0), 5.0);
+    }
+
+    #[test]
+    fn building_with_an_unusable_setup_is_an_error_not_a_panic() {
+        let bad = [
+            Setup {
+                mss: 0,
+                ..Setup::default()
+            },
+            Setup {
+                min_cwnd: 10.0,
+                max_cwnd: 5.0,
+                ..Setup::default()
+            },
+            Setup {
+                min_cwnd: 0.0,
+                ..Setup::default()
+            },
+            Setup {
+                max_cwnd: f64::NAN,
+                ..Setup::default()
+            },
+            Setup {
+                initial_cwnd: f64::INFINITY,
+                ..Setup::default()
+            },
+        ];
+        for name in [
+            "reno",
+            "highspeed",
+            "scalable",
+            "vegas",
+            "fast",
+            "cubic",
+            "bbr",
+            "lion",
+        ] {
+            let spec: CcSpec = name.parse().unwrap();
+            assert!(spec.build(&Setup::default()).is_ok());
+            for setup in &bad {
+                match spec.build(setup) {
+                    Err(ParamError::Invalid { algorithm, reason }) => {
+                        assert_eq!(algorithm, name);
+                        assert!(reason.starts_with("setup: "), "{reason}");
+                    }
+                    other => panic!("{name} with {setup:?}: {other:?}"),
+                }
+            }
+        }
+    }
 }

@@ -115,8 +115,12 @@ impl CcSpec {
         })
     }
 
-    /// Build a controller.
+    /// Build a controller. A setup that [`Setup::validate`] rejects is an error.
     pub fn build(&self, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamError> {
+        setup.validate().map_err(|reason| ParamError::Invalid {
+            algorithm: self.algorithm,
+            reason,
+        })?;
         (find(self.algorithm)?.build)(&self.params, setup)
     }
 }

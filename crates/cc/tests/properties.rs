@@ -131,3 +131,121 @@ proptest! {
         }
     }
 }
+
+/// Inputs a well-behaved driver never sends, which a controller must still survive without a
+/// panic, a NaN or an infinite window: time running backwards, zero and enormous RTTs, ACKs of
+/// nothing, in-flight byte counts near `u64::MAX`, delivery samples over a nanosecond, and
+/// windows starting near the largest allowed.
+#[derive(Debug, Clone)]
+struct Hostile {
+    back_ns: u64,
+    forward_ns: u64,
+    acked: u32,
+    rtt_ns: Option<u64>,
+    in_flight: u64,
+    interval_ns: u64,
+    recovery: bool,
+    kind: u8,
+}
+
+fn hostile() -> impl Strategy<Value = Hostile> {
+    (
+        (
+            prop_oneof![Just(0u64), 0u64..1_000_000_000, Just(u64::MAX)],
+            0u64..400_000_000,
+            prop_oneof![Just(0u32), 1u32..100, Just(u32::MAX)],
+        ),
+        (
+            proptest::option::of(prop_oneof![
+                Just(0u64),
+                1u64..1_000_000,
+                Just(3_600_000_000_000u64),
+                Just(u64::MAX)
+            ]),
+            prop_oneof![Just(0u64), 1u64..1_000_000_000, Just(u64::MAX)],
+            prop_oneof![Just(0u64), Just(1u64), 1u64..1_000_000_000],
+        ),
+        any::<bool>(),
+        0u8..12,
+    )
+        .prop_map(
+            |((back_ns, forward_ns, acked), (rtt_ns, in_flight, interval_ns), recovery, kind)| {
+                Hostile {
+                    back_ns,
+                    forward_ns,
+                    acked,
+                    rtt_ns,
+                    in_flight,
+                    interval_ns,
+                    recovery,
+                    kind,
+                }
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hostile_inputs_never_panic_or_produce_nan(
+        ops in proptest::collection::vec(hostile(), 1..300),
+        initial in prop_oneof![Just(10.0f64), Just(1e9f64)],
+    ) {
+        let setup = Setup { initial_cwnd: initial, max_cwnd: 1e9, ..Setup::default() };
+        for (name, spec) in vectors::vector_specs() {
+            let mut cc = spec.build(&setup).unwrap();
+            let mut now = Time::from_secs_f64(1000.0);
+            let mut pn = 0u64;
+            let mut delivered = 0u64;
+            for h in &ops {
+                // Time moves forward, or jumps back (possibly to zero).
+                now = if h.kind % 3 == 0 {
+                    Time::from_nanos(now.as_nanos().saturating_sub(h.back_ns))
+                } else {
+                    now + Duration::from_nanos(h.forward_ns)
+                };
+                let ev = match h.kind {
+                    0..=7 => {
+                        // Packet numbers and byte counts near the top of their range too.
+                        pn = if h.kind == 7 { u64::MAX } else { pn.saturating_add(u64::from(h.acked)) };
+                        let acked_bytes = if h.kind == 5 { u64::MAX } else { u64::from(h.acked) * 1448 };
+                        delivered = delivered.saturating_add(acked_bytes);
+                        Event::Ack(AckEvent {
+                            now,
+                            acked_packets: h.acked,
+                            acked_bytes,
+                            rtt: h.rtt_ns.map(Duration::from_nanos),
+                            prior_bytes_in_flight: h.in_flight,
+                            bytes_in_flight: h.in_flight,
+                            in_flight_at_send: h.in_flight,
+                            largest_acked: pn,
+                            next_packet: pn.saturating_add(10),
+                            rate: (h.kind % 2 == 0).then_some(RateSample {
+                                delivered,
+                                prior_delivered: delivered / 2,
+                                interval: Duration::from_nanos(h.interval_ns),
+                                is_app_limited: h.acked % 3 == 0,
+                            }),
+                            in_recovery: h.recovery,
+                            cwnd_limited: !h.recovery || h.kind == 1,
+                        })
+                    }
+                    8 => Event::Loss(LossEvent {
+                        now,
+                        lost_packets: h.acked,
+                        lost_bytes: u64::from(h.acked) * 1448,
+                        prior_bytes_in_flight: h.in_flight,
+                        largest_lost: pn,
+                        first_in_window: h.recovery,
+                    }),
+                    9 => Event::Rto(RtoEvent { now, bytes_in_flight: h.in_flight, consecutive: 1 + h.acked % 5 }),
+                    10 => Event::Sent(SentEvent { now, packet_number: pn.saturating_add(10), bytes: 1448, bytes_in_flight: h.in_flight, is_retransmission: h.recovery }),
+                    _ => Event::AppLimited { now },
+                };
+                ev.apply(cc.as_mut());
+                check(&name, cc.as_ref(), &setup);
+            }
+        }
+    }
+}

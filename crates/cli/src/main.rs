@@ -27,6 +27,12 @@ enum Command {
     Reproduce(cmd::reproduce::ReproduceArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
+    /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
+    #[command(subcommand)]
+    Kernel(cmd::kernel::KernelCommand),
+    /// WAN emulator: hosts in namespaces joined by an emulated long fat path.
+    #[command(subcommand)]
+    Emu(cmd::emu::EmuCommand),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +42,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Kernel(c) => cmd::kernel::run(c),
+        Command::Emu(c) => cmd::emu::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,9 @@ use crate::packet::{DATA_HEADER_LEN, MAX_PAYLOAD};
 use longhaul_cc::{CcSpec, Setup};
 use std::time::Duration;
 
+/// Bytes of IPv4 and UDP header in front of every datagram on a real network.
+pub const IP_UDP_OVERHEAD: usize = 28;
+
 /// Everything a [`crate::Connection`] is created with. Both ends must agree on `synthetic`
 /// (checked in the handshake); every other field is local.
 #[derive(Clone, Debug)]
@@ -56,6 +59,12 @@ impl Config {
             idle_timeout: Some(Duration::from_secs(120)),
             synthetic: false,
         }
+    }
+
+    /// The largest `mss` whose data packets fit a link MTU of `mtu` bytes, after IPv4 (20),
+    /// UDP (8) and our data header (29): 1443 for a 1500-byte MTU, 8943 for 9000.
+    pub fn mss_for_mtu(mtu: u32) -> u32 {
+        mtu.saturating_sub(IP_UDP_OVERHEAD as u32 + DATA_HEADER_LEN as u32)
     }
 
     /// The largest datagram this configuration produces (a full data packet); `poll_transmit`

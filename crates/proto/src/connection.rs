@@ -409,6 +409,7 @@ impl Connection {
                         });
                     }
                     self.rtt.update(now - echo, Duration::ZERO);
+                    self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;
                     self.rto_backoff = 0;
@@ -525,6 +526,7 @@ impl Connection {
                 now - echo,
                 Duration::from_micros(a.ack_delay_us).min(max_delay),
             );
+            self.stats.rtt_samples += 1;
         }
         self.rto_backoff = 0;
         self.stats.bytes_acked += acked_bytes;
@@ -640,7 +642,13 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        let idle = self.config.idle_timeout.map(|d| self.last_received + d);
+        // Only an established connection can go idle: a listening server has nothing to time
+        // out, and a connecting client is governed by the handshake's retransmission limit.
+        let idle = self
+            .config
+            .idle_timeout
+            .filter(|_| self.state == State::Established)
+            .map(|d| self.last_received + d);
         [
             self.rto_deadline(),
             self.loss_time,
@@ -658,10 +666,11 @@ impl Connection {
         if self.state == State::Closed {
             return;
         }
-        if self
-            .config
-            .idle_timeout
-            .is_some_and(|d| now >= self.last_received + d)
+        if self.state == State::Established
+            && self
+                .config
+                .idle_timeout
+                .is_some_and(|d| now >= self.last_received + d)
         {
             self.close_with(CloseCode::TimedOut);
             return;

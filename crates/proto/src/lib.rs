@@ -60,7 +60,7 @@ mod sent;
 pub mod stats;
 mod stream;
 
-pub use config::Config;
+pub use config::{Config, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use longhaul_cc::Time;

@@ -93,3 +93,60 @@ impl DeliveryRate {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sent::PacketState;
+
+    fn packet(rate: &mut DeliveryRate, at: Time, in_flight: u64) -> SentPacket {
+        let s = rate.on_send(at, in_flight);
+        SentPacket {
+            time_sent: at,
+            chunk: 0,
+            bytes: 1000,
+            state: PacketState::InFlight,
+            in_flight_at_send: in_flight + 1000,
+            delivered: s.delivered,
+            delivered_time: s.delivered_time,
+            first_sent_time: s.first_sent_time,
+            app_limited: s.app_limited,
+        }
+    }
+
+    #[test]
+    fn a_steady_flow_samples_its_rate() {
+        // 1000-byte packets every 1 ms, each acknowledged 100 ms after it was sent: 1 MB/s.
+        let mut r = DeliveryRate::default();
+        let mut sent = Vec::new();
+        for i in 0..300u64 {
+            // At each millisecond the ACK arrives first, then the next packet leaves.
+            if i >= 100 {
+                r.on_acked(&sent[(i - 100) as usize], Time::from_millis(i));
+                let s = r.take_sample(Some(Duration::from_millis(100)));
+                if i >= 200 {
+                    let s = s.expect("a sample per ACK once a round trip of history exists");
+                    assert_eq!(s.delivered_bytes(), 100_000);
+                    assert_eq!(s.interval, Duration::from_millis(100));
+                    assert_eq!(s.bytes_per_sec(), Some(1_000_000.0));
+                    assert!(!s.is_app_limited);
+                }
+            }
+            sent.push(packet(&mut r, Time::from_millis(i), 1000 * i.min(99)));
+        }
+    }
+
+    #[test]
+    fn app_limited_marks_last_until_the_bubble_is_delivered() {
+        let mut r = DeliveryRate::default();
+        let p0 = packet(&mut r, Time::from_millis(0), 0);
+        r.on_app_limited(1000);
+        let p1 = packet(&mut r, Time::from_millis(1), 1000);
+        assert!(!p0.app_limited && p1.app_limited);
+        r.on_acked(&p0, Time::from_millis(100));
+        r.on_acked(&p1, Time::from_millis(101));
+        // 2000 bytes delivered > the 1000 marked: later packets are not app-limited.
+        let p2 = packet(&mut r, Time::from_millis(102), 0);
+        assert!(!p2.app_limited);
+    }
+}

@@ -32,6 +32,8 @@ pub struct Stats {
     pub min_rtt_us: u64,
     pub rttvar_us: u64,
     pub latest_rtt_us: u64,
+    /// RTT samples taken so far (`latest_rtt_us` is new whenever this grows).
+    pub rtt_samples: u64,
     pub cwnd_bytes: u64,
     pub cwnd_packets: f64,
     pub ssthresh_packets: f64,

@@ -274,3 +274,115 @@ fn ecn_marks_reduce_the_window_once_per_round_trip() {
     assert_eq!(c.stats().congestion_events, 1);
     assert_eq!(c.stats().packets_lost, 0);
 }
+
+#[test]
+fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
+    let (mut c, mut s) = established(reno(20.0, true), reno(10.0, true));
+    let mut buf = vec![0u8; 2000];
+    let mut ack = vec![0u8; 2000];
+    c.write_synthetic(1 << 30);
+    // Send 20 packets (paced: done by t = 125 ms), drop packets 2 and 5, deliver the rest at
+    // 150 ms and their ACKs at 200 ms.
+    let mut now = ms(100);
+    let mut window = Vec::new();
+    while window.len() < 20 {
+        match c.poll_transmit(now, &mut buf) {
+            Some(t) => window.push(buf[..t.len].to_vec()),
+            None => now = c.poll_timeout().unwrap(),
+        }
+    }
+    for (i, p) in window.iter().enumerate() {
+        if i == 2 || i == 5 {
+            continue;
+        }
+        s.handle_packet(ms(150), p).unwrap();
+        while let Some(t) = s.poll_transmit(ms(150), &mut ack) {
+            c.handle_packet(ms(200), &ack[..t.len]).unwrap();
+        }
+    }
+    let st = c.stats();
+    assert_eq!((st.packets_lost, st.congestion_events), (2, 1));
+    // Packets 0 and 1 were acked first (one ACK, slow start: 20 → 22), then the loss of 2
+    // halved the window: ssthresh = 11; the loss of 5 fell in the same recovery period.
+    assert_eq!(c.cc().ssthresh(), 11.0);
+    // The window is 11 packets, and packet 19 is still in flight (its ACK waits for the
+    // delayed-ACK timer): 10 packets carry both lost chunks and 8 new ones. They leave from
+    // 201 ms, after the recovery period began (at 200 ms).
+    let mut retransmissions = 0;
+    let mut next = Vec::new();
+    let mut now = ms(201);
+    for _ in 0..100 {
+        if next.len() == 10 {
+            break;
+        }
+        match c.poll_transmit(now, &mut buf) {
+            Some(t) => {
+                retransmissions += t.retransmission as u32;
+                next.push(buf[..t.len].to_vec());
+            }
+            None => now = c.poll_timeout().unwrap(),
+        }
+    }
+    assert_eq!((next.len(), retransmissions), (10, 2));
+    assert!(
+        c.poll_transmit(now, &mut buf).is_none(),
+        "the window is full"
+    );
+    // Drop packet 26 (the 7th of this window). ACKs of (19,20), (21,22), (23,24) and of (25,27)
+    // — immediate, 27 is out of order — grow the window by Reno's acked/cwnd; the ACK of
+    // (28,29) declares 26 lost: a new recovery period.
+    for (i, p) in next.iter().enumerate() {
+        if i == 6 {
+            continue;
+        }
+        s.handle_packet(now + Duration::from_millis(50), p).unwrap();
+        while let Some(t) = s.poll_transmit(now + Duration::from_millis(50), &mut ack) {
+            c.handle_packet(now + Duration::from_millis(100), &ack[..t.len])
+                .unwrap();
+        }
+    }
+    let st = c.stats();
+    assert_eq!((st.packets_lost, st.congestion_events), (3, 2));
+    let mut w = 11.0f64;
+    for acked in [2.0, 2.0, 2.0, 2.0] {
+        w += acked / w;
+    }
+    assert!(
+        (c.cc().ssthresh() - w / 2.0).abs() < 1e-9,
+        "{} vs {}",
+        c.cc().ssthresh(),
+        w / 2.0
+    );
+}
+
+#[test]
+fn a_listening_server_never_times_out_but_an_idle_connection_does() {
+    let cfg = Config {
+        idle_timeout: Some(Duration::from_secs(120)),
+        ..reno(10.0, false)
+    };
+    let s = Connection::new(cfg.clone(), Side::Server, ms(0)).unwrap();
+    assert_eq!(
+        s.poll_timeout(),
+        None,
+        "a server waits for its client as long as it takes"
+    );
+    let (mut c, mut s) = established(cfg.clone(), cfg);
+    // Nothing is sent after the handshake: both ends close 120 s after they last heard.
+    assert_eq!(c.poll_timeout(), Some(ms(100) + Duration::from_secs(120)));
+    assert_eq!(s.poll_timeout(), Some(ms(50) + Duration::from_secs(120)));
+    c.handle_timeout(ms(100) + Duration::from_secs(120));
+    assert_eq!(
+        c.close_reason().map(|r| r.code),
+        Some(longhaul_proto::CloseCode::TimedOut)
+    );
+    let mut buf = vec![0u8; 64];
+    assert_eq!(
+        c.poll_transmit(ms(200_000), &mut buf).unwrap().kind,
+        PacketKind::Close
+    );
+    assert!(c.is_closed());
+    s.handle_packet(ms(200_050), &buf[..3]).unwrap();
+    assert!(s.is_closed());
+    assert_eq!(c.stats().rtt_samples, 1);
+}

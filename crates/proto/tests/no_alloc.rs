@@ -60,7 +60,7 @@ impl Path {
             while let Some(t) = self.client.poll_transmit(self.now, &mut self.buf) {
                 if t.kind == PacketKind::Data {
                     self.count += 1;
-                    if loss_every > 0 && self.count % loss_every == 0 {
+                    if loss_every > 0 && self.count.is_multiple_of(loss_every) {
                         continue;
                     }
                 }

@@ -1041,6 +1041,9 @@ struct Endpoints {
     bdp_bytes: u64,
 }
 
+/// A flow's two endpoints.
+type FlowEnds = (Box<dyn FlowSender>, Box<dyn FlowReceiver>);
+
 /// A sender and a receiver of the scenario's transport.
 fn make_endpoints(
     kind: TransportKind,
@@ -1048,7 +1051,7 @@ fn make_endpoints(
     spec: &CcSpec,
     setup: Setup,
     e: Endpoints,
-) -> Result<(Box<dyn FlowSender>, Box<dyn FlowReceiver>), String> {
+) -> Result<FlowEnds, String> {
     match kind {
         TransportKind::Model => {
             let cfg = ModelConfig {

@@ -113,6 +113,8 @@ pub struct Port {
 }
 
 impl Port {
+    /// Each argument is one physical property of the port; a builder would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         link: usize,
         reverse: bool,

@@ -677,7 +677,7 @@ impl Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             // Samples from packets sent now describe PROBE_RTT's low rate, not the path.
-            self.app_limited_until = Some((self.delivered + ev.bytes_in_flight).max(1));
+            self.app_limited_until = Some(self.delivered.saturating_add(ev.bytes_in_flight).max(1));
             match self.probe_rtt_done_stamp {
                 None if self.packets(ev.bytes_in_flight) <= CWND_MIN_TARGET => {
                     self.probe_rtt_done_stamp = Some(ev.now + self.cfg.probe_rtt_time);
@@ -841,7 +841,7 @@ impl CongestionControl for Bbr {
         let rs = ev.rate.as_ref();
         self.delivered = match rs {
             Some(rs) => rs.delivered.max(self.delivered),
-            None => self.delivered + ev.acked_bytes,
+            None => self.delivered.saturating_add(ev.acked_bytes),
         };
         self.update_bw(rs);
         self.update_ack_aggregation(ev);
@@ -888,7 +888,9 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate(&self) -> Option<u64> {
-        Some(self.pacing_rate as u64)
+        // At least 1 byte/s: an absurd RTT or delivery sample (hours per packet) must not round
+        // the rate to zero, which a transport would take as "never send again".
+        Some((self.pacing_rate as u64).max(1))
     }
 
     fn max_burst(&self) -> Option<u32> {
@@ -1500,5 +1502,28 @@ mod tests {
             .unwrap();
         cc.on_ack(&ack(1));
         assert_eq!(cc.cwnd(), 11.0);
+    }
+
+    #[test]
+    fn delivered_bytes_at_the_top_of_the_range_do_not_overflow() {
+        let mut cc = bbr(1);
+        let huge = AckEvent {
+            acked_bytes: u64::MAX,
+            ..ack(1)
+        };
+        cc.on_ack(&huge);
+        cc.on_ack(&huge);
+        // Without rate samples nothing is learned: STARTUP grows by the packets acked.
+        assert_eq!(cc.mode(), Mode::Startup);
+        assert_eq!(cc.cwnd(), 12.0);
+    }
+
+    #[test]
+    fn an_absurd_rtt_sample_does_not_round_the_pacing_rate_to_zero() {
+        let mut cc = bbr(1);
+        // 2^64 ns, about 584 years: high_gain · 10 · 1448 B / 1.8e10 s ≈ 2e-6 B/s.
+        cc.on_ack(&ack_rtt(Time::ZERO, 0, Duration::from_nanos(u64::MAX)));
+        assert!(cc.pacing_rate < 1e-5, "{}", cc.pacing_rate);
+        assert_eq!(cc.pacing_rate(), Some(1));
     }
 }

@@ -76,7 +76,10 @@ use crate::event::{AckEvent, LossEvent, RtoEvent, SentEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
 use crate::registry::Algorithm;
 use crate::time::Time;
-use crate::window::{additive_increase, in_slow_start, slow_start};
+use crate::window::{
+    additive_increase, in_slow_start, reduce_to_threshold, restart_after_timeout, slow_start,
+    timeout_lowers_threshold,
+};
 use std::time::Duration;
 
 pub const PARAMS: &[ParamSpec] = &[
@@ -456,7 +459,8 @@ impl Cubic {
         self.hystart = HyStart::new();
     }
 
-    /// The threshold after a loss; also sets W_max (Linux `cubictcp_recalc_ssthresh`).
+    /// The threshold after a loss, before the floor of 2; also sets W_max (Linux
+    /// `cubictcp_recalc_ssthresh`).
     fn recalc_ssthresh(&mut self) -> f64 {
         self.epoch = None;
         self.region = "congestion_avoidance";
@@ -465,7 +469,7 @@ impl Cubic {
         } else {
             self.cwnd
         };
-        (self.cwnd * self.cfg.beta).max(2.0)
+        self.cwnd * self.cfg.beta
     }
 }
 
@@ -508,17 +512,15 @@ impl CongestionControl for Cubic {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = self.recalc_ssthresh();
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.recalc_ssthresh();
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = self.recalc_ssthresh();
-        }
+        let t = timeout_lowers_threshold(ev.consecutive).then(|| self.recalc_ssthresh());
         self.reset();
-        self.cwnd = self.setup.clamp_cwnd(1.0);
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
     }
 
     fn cwnd(&self) -> f64 {

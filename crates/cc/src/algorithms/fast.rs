@@ -30,7 +30,8 @@
 //!   `[α, β)` freezes the window (a Vegas-like dead band); with `β = α` the update always runs.
 //! - `loss_recovery`: the first loss of a window halves cwnd and ssthresh, as Reno; the window does
 //!   not move until recovery ends. A retransmission timeout sets cwnd to `rto_cwnd` (2, as ns-2's
-//!   `slowstart_`), halves ssthresh and returns to `slow_start`.
+//!   `slowstart_`), halves ssthresh (on the first timeout of a series only, so a backed-off timer
+//!   does not halve it again) and returns to `slow_start`.
 //!
 //! Updates happen at most once per `update_period` and, as in the Linux prototype and ns-2 v1.1.3,
 //! only during every other round trip (rounds are counted by packet number: acknowledging a
@@ -78,6 +79,7 @@ use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
 use crate::registry::Algorithm;
 use crate::time::Time;
+use crate::window::{reduce_to_threshold, restart_after_timeout, timeout_lowers_threshold};
 use std::time::Duration;
 
 /// Below this base RTT increments are applied at once (ns-2: pacing only when baseRTT ≥ 4 ms,
@@ -445,7 +447,7 @@ impl CongestionControl for Fast {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         if ev.largest_acked >= self.round_end {
-            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.round_end = ev.next_packet.max(ev.largest_acked.saturating_add(1));
             self.acks_last_round = self.acks_this_round;
             self.acks_this_round = 0;
             self.update_round = !self.update_round;
@@ -499,18 +501,17 @@ impl CongestionControl for Fast {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.cwnd * 0.5;
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
             self.pending = 0.0;
             self.phase = Phase::LossRecovery;
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-        }
-        self.cwnd = self.setup.clamp_cwnd(self.cfg.rto_cwnd);
+        let t = timeout_lowers_threshold(ev.consecutive).then_some(self.cwnd * 0.5);
+        let restart = self.cfg.rto_cwnd;
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, restart);
         self.pending = 0.0;
         self.phase = Phase::SlowStart;
     }
@@ -1121,5 +1122,20 @@ mod tests {
             (cc.name(), cc.cwnd(), cc.phase()),
             ("fast", 10.0, "slow_start")
         );
+    }
+
+    #[test]
+    fn the_largest_packet_number_does_not_overflow_the_round_counter() {
+        let mut cc = fast_with(config("paper"), 10.0);
+        let top = AckEvent {
+            largest_acked: u64::MAX,
+            next_packet: 0,
+            ..ack_of(Time::from_millis(100), 0.1, 0, 0, 10.0, 10.0)
+        };
+        cc.on_ack(&top);
+        // The first sample sets baseRTT = avgRTT: no queue, so one MI step.
+        assert_eq!(cc.cwnd(), 11.0);
+        cc.on_ack(&top);
+        assert_eq!(cc.cwnd(), 12.0);
     }
 }

@@ -59,7 +59,9 @@ use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Value};
 use crate::registry::Algorithm;
-use crate::window::{in_slow_start, slow_start};
+use crate::window::{
+    in_slow_start, reduce_to_threshold, restart_after_timeout, slow_start, timeout_lowers_threshold,
+};
 
 /// The parameters that only `mode=formula` reads.
 const FORMULA_PARAMS: [&str; 4] = ["low_window", "high_window", "high_p", "high_decrease"];
@@ -401,7 +403,7 @@ impl HighSpeed {
 
     fn reduced_threshold(&mut self) -> f64 {
         let (_, b) = self.current_ab();
-        ((1.0 - b) * self.cwnd).max(2.0)
+        (1.0 - b) * self.cwnd
     }
 }
 
@@ -432,16 +434,14 @@ impl CongestionControl for HighSpeed {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = self.reduced_threshold();
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.reduced_threshold();
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = self.reduced_threshold();
-        }
-        self.cwnd = self.setup.clamp_cwnd(1.0);
+        let t = timeout_lowers_threshold(ev.consecutive).then(|| self.reduced_threshold());
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
     }
 
     fn cwnd(&self) -> f64 {

@@ -79,13 +79,16 @@
 //!
 //! **Loss.** A loss counts as congestion only if the last round, or the current one so far, showed
 //! a standing queue: then (once per round) rate = `max(min(rate, abw) · loss_decrease, floor)`
-//! and MBS × `mbs_decrease`. Any other loss is random and changes nothing (counted in
-//! `random_losses`). Losses while yielding or balancing change nothing either: the rate was just
-//! set on purpose and the queue is the one being drained or the competitor's. A retransmission
-//! timeout halves the rate, resets the MBS, forgets the floor and returns to `startup`.
+//! and MBS × `mbs_decrease`; in `startup` it also ends startup. Any other loss is random and
+//! changes nothing (counted in `random_losses`). Losses while yielding or balancing change
+//! nothing either: the rate was just set on purpose and the queue is the one being drained or
+//! the competitor's. A retransmission timeout halves the rate, resets the MBS, forgets the floor
+//! and the capacity, and returns to `startup`.
 //!
 //! **Window.** Lion is paced; cwnd is only a safety cap, `cwnd_gain · rate · srtt` (at least 4
-//! packets), so a stalled ACK clock cannot release an unbounded amount.
+//! packets), so a stalled ACK clock cannot release an unbounded amount. The rate itself stays
+//! within [4 packets, `Setup::max_cwnd` packets] per base RTT: on a path that never shows a
+//! queue, startup stops doubling at the largest window the transport allows.
 //!
 //! **Defaults.** `queue_threshold` 1 ms: of the order of FAST's 0.75 ms MI threshold, above the
 //! jitter of microsecond kernel timestamps, 83 full packets at 1 Gb/s. `rise_threshold` 0.5 ms:
@@ -474,8 +477,19 @@ impl Lion {
         MIN_PIPE_PACKETS * self.mss() / base
     }
 
+    /// The fastest rate that can matter: the largest window (`Setup::max_cwnd`) per base RTT.
+    /// Startup stops doubling here rather than running to infinity when no queue ever shows.
+    fn max_rate(&self) -> f64 {
+        let base = if self.base_rtt.is_finite() && self.base_rtt > 0.0 {
+            self.base_rtt
+        } else {
+            1e-6
+        };
+        self.setup.max_cwnd * self.mss() / base
+    }
+
     fn set_rate(&mut self, rate: f64) {
-        self.rate = rate.max(self.min_rate());
+        self.rate = rate.max(self.min_rate()).min(self.max_rate());
     }
 
     /// Grow the burst, never beyond `mbs_max` nor one base RTT at the pacing rate (a burst
@@ -634,7 +648,7 @@ impl CongestionControl for Lion {
             if self.round_end != 0 {
                 self.end_round(ev.now);
             }
-            self.round_end = ev.next_packet.max(ev.largest_acked + 1);
+            self.round_end = ev.next_packet.max(ev.largest_acked.saturating_add(1));
             self.round = RoundStats::new(ev.now);
         }
         if let Some(rtt) = ev.rtt {
@@ -668,7 +682,7 @@ impl CongestionControl for Lion {
             .round
             .cwnd_limited_acks
             .saturating_add(u32::from(ev.cwnd_limited));
-        self.round.acked_bytes += ev.acked_bytes;
+        self.round.acked_bytes = self.round.acked_bytes.saturating_add(ev.acked_bytes);
         self.update_cwnd();
     }
 
@@ -719,7 +733,9 @@ impl CongestionControl for Lion {
     }
 
     fn pacing_rate(&self) -> Option<u64> {
-        (self.rate > 0.0).then_some(self.rate as u64)
+        // At least 1 byte/s once set: an absurd RTT sample (hours per window) must not round the
+        // rate to zero, which a transport would take as "never send again".
+        (self.rate > 0.0).then_some((self.rate as u64).max(1))
     }
 
     fn max_burst(&self) -> Option<u32> {
@@ -1159,5 +1175,50 @@ mod tests {
             "{e}"
         );
         assert!("lion:yield_rounds=2.5".parse::<CcSpec>().is_err());
+    }
+
+    #[test]
+    fn byte_and_packet_counters_at_the_top_of_their_range_do_not_overflow() {
+        let mut cc = lion();
+        let top = AckEvent {
+            acked_bytes: u64::MAX,
+            largest_acked: u64::MAX,
+            rtt: Some(Duration::from_millis(100)),
+            ..crate::testkit::ack(1)
+        };
+        cc.on_ack(&top);
+        // The first RTT sample sets the rate to the initial window per RTT: 10 · 1448 / 0.1 s.
+        assert_eq!(cc.pacing_rate(), Some(144_800));
+        // The round ends at packet u64::MAX, so the next ACK of it closes a clear, window-limited
+        // startup round: the rate doubles.
+        cc.on_ack(&top);
+        assert_eq!(cc.pacing_rate(), Some(289_600));
+    }
+
+    #[test]
+    fn startup_without_a_queue_stops_doubling_at_the_largest_window_per_rtt() {
+        let mut cc = lion();
+        let mut path = Path::new();
+        // 2^1100 times the initial rate would be infinite.
+        for _ in 0..1100 {
+            path.round(&mut cc, 0.1, 100.0 * MBPS);
+        }
+        assert_eq!(cc.phase(), "startup");
+        // Setup::default().max_cwnd = 1e9 packets of 1448 bytes per 100 ms.
+        let cap = 1e9 * 1448.0 / 0.1;
+        assert!((rate(&cc) / cap - 1.0).abs() < 1e-9, "{}", rate(&cc));
+        assert_eq!(cc.cwnd(), 1e9);
+    }
+
+    #[test]
+    fn an_absurd_rtt_sample_does_not_round_the_pacing_rate_to_zero() {
+        let mut cc = lion();
+        // 2^64 ns, about 584 years: 10 · 1448 B / 1.8e10 s ≈ 8e-7 B/s.
+        cc.on_ack(&AckEvent {
+            rtt: Some(Duration::from_nanos(u64::MAX)),
+            ..crate::testkit::ack(1)
+        });
+        assert!(cc.rate < 1e-5, "{}", cc.rate);
+        assert_eq!(cc.pacing_rate(), Some(1));
     }
 }

@@ -22,7 +22,10 @@ use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Value};
 use crate::registry::Algorithm;
-use crate::window::{additive_increase, in_slow_start, slow_start};
+use crate::window::{
+    additive_increase, in_slow_start, reduce_to_threshold, restart_after_timeout, slow_start,
+    timeout_lowers_threshold,
+};
 
 pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "beta",
@@ -90,16 +93,14 @@ impl CongestionControl for Reno {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = (self.cwnd * self.beta).max(2.0);
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.cwnd * self.beta;
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = (self.cwnd * self.beta).max(2.0);
-        }
-        self.cwnd = self.setup.clamp_cwnd(1.0);
+        let t = timeout_lowers_threshold(ev.consecutive).then_some(self.cwnd * self.beta);
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
     }
 
     fn cwnd(&self) -> f64 {

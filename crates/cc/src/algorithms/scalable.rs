@@ -9,9 +9,9 @@
 //! steps are proportional to the window, so the number of round trips to regain the window lost
 //! at one congestion event is `ln(1/(1−b)) / ln(1+a)` — about 13.4 RTTs for the suggested
 //! `a = 0.01`, `b = 0.125` — whether the window is 1,000 packets or 100,000. At 1 Gb/s and 180 ms
-//! (15,000 packets of 1500 bytes) that is 2.4 s, against Reno's 7,500 round trips, 22 minutes. In equilibrium each packet adds `a` and each loss removes
-//! `b·w`, so `w ≈ a/(b·p)` at loss rate `p`: the window is inversely proportional to `p`, where
-//! Reno's is `1.22/√p`.
+//! (15,000 packets of 1500 bytes) that is 2.4 s, against Reno's 7,500 round trips, 22 minutes.
+//! In equilibrium each packet adds `a` and each loss removes `b·w`, so `w ≈ a/(b·p)` at loss
+//! rate `p`: the window is inversely proportional to `p`, where Reno's is `1.22/√p`.
 //!
 //! The two response functions cross at a small window: `a/(b·p) = 1.22/√p` at `p ≈ 0.43 %`,
 //! `w ≈ 19` packets with these constants. At higher loss rates (smaller windows) the scalable
@@ -19,8 +19,9 @@
 //! therefore keeps standard TCP below a *legacy window*: where Reno performs, a Scalable flow is
 //! indistinguishable from it, and only on paths where Reno's window is large does it differ. While
 //! the window is at most `legacy_threshold` packets the increase is Reno's `1/cwnd` per ACK and
-//! the decrease Reno's halving. Slow start is unchanged. After a retransmission timeout the window restarts
-//! from one packet in slow start and the threshold follows the same decrease rule as a loss.
+//! the decrease Reno's halving. Slow start is unchanged. After a retransmission timeout the window
+//! restarts from one packet in slow start and the threshold follows the same decrease rule as a
+//! loss.
 //!
 //! Sources: seed 003 (Kelly, "Scalable TCP: Improving Performance in HighSpeed Wide Area
 //! Networks", PFLDnet 2003; a = 0.01, b = 0.125, legacy window 16, all configurable); Linux
@@ -52,7 +53,10 @@ use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
 use crate::registry::Algorithm;
-use crate::window::{additive_increase, in_slow_start, slow_start};
+use crate::window::{
+    additive_increase, in_slow_start, reduce_to_threshold, restart_after_timeout, slow_start,
+    timeout_lowers_threshold,
+};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -190,14 +194,14 @@ impl Scalable {
         self.cwnd > self.config.legacy_threshold
     }
 
-    /// The threshold after a congestion signal at the current window, floor 2 (Linux).
+    /// The threshold after a congestion signal at the current window (before the floor of 2).
     fn reduced_threshold(&self) -> f64 {
         let keep = if self.config.legacy_decrease && !self.above_legacy() {
             0.5
         } else {
             1.0 - self.config.b
         };
-        (self.cwnd * keep).max(2.0)
+        self.cwnd * keep
     }
 }
 
@@ -227,16 +231,14 @@ impl CongestionControl for Scalable {
 
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
-            self.ssthresh = self.reduced_threshold();
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.reduced_threshold();
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.consecutive <= 1 {
-            self.ssthresh = self.reduced_threshold();
-        }
-        self.cwnd = self.setup.clamp_cwnd(1.0);
+        let t = timeout_lowers_threshold(ev.consecutive).then(|| self.reduced_threshold());
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
     }
 
     fn cwnd(&self) -> f64 {
@@ -324,8 +326,11 @@ mod tests {
             assert_eq!(s.cwnd(), r.cwnd());
         }
         assert_eq!(s.phase(), "legacy_avoidance");
-        // Ten ACKs at 10 packets add about one packet (1/10 + 1/10.1 + …), not 10 × 0.01.
-        assert!((s.cwnd() - 10.9586).abs() < 1e-4, "{}", s.cwnd());
+        // Ten ACKs at 10 packets add about one packet (1/10 + 1/10.1 + …), not 10 × 0.01:
+        // Reno's w += 1/w, ten times.
+        let reno = (0..10).fold(10.0_f64, |w, _| w + 1.0 / w);
+        assert!((reno - 10.9586).abs() < 1e-4);
+        assert_eq!(s.cwnd(), reno);
     }
 
     #[test]

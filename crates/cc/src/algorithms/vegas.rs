@@ -67,7 +67,10 @@ use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::params::{ParamError, ParamKind, ParamSpec, Params, Preset, Value};
 use crate::registry::Algorithm;
-use crate::window::{additive_increase, in_slow_start, slow_start};
+use crate::window::{
+    additive_increase, in_slow_start, reduce_to_threshold, restart_after_timeout, slow_start,
+    timeout_lowers_threshold,
+};
 use std::time::Duration;
 
 pub const PARAMS: &[ParamSpec] = &[
@@ -278,7 +281,7 @@ impl CongestionControl for Vegas {
             let rtt = rtt.max(Duration::from_nanos(1));
             self.base_rtt = self.base_rtt.min(rtt);
             self.round_min_rtt = self.round_min_rtt.min(rtt);
-            self.round_samples += 1;
+            self.round_samples = self.round_samples.saturating_add(1);
         }
         if ev.in_recovery {
             self.enabled = false;
@@ -305,17 +308,15 @@ impl CongestionControl for Vegas {
     fn on_loss(&mut self, ev: &LossEvent) {
         if ev.first_in_window {
             self.enabled = false;
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-            self.cwnd = self.setup.clamp_cwnd(self.ssthresh);
+            let t = self.cwnd * 0.5;
+            reduce_to_threshold(&self.setup, &mut self.cwnd, &mut self.ssthresh, t);
         }
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
         self.enabled = false;
-        if ev.consecutive <= 1 {
-            self.ssthresh = (self.cwnd * 0.5).max(2.0);
-        }
-        self.cwnd = self.setup.clamp_cwnd(1.0);
+        let t = timeout_lowers_threshold(ev.consecutive).then_some(self.cwnd * 0.5);
+        restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
     }
 
     fn cwnd(&self) -> f64 {

@@ -2,5 +2,7 @@
 
 pub mod cc;
 pub mod compare;
+pub mod emu;
+pub mod kernel;
 pub mod reproduce;
 pub mod sim;

@@ -49,7 +49,8 @@ pub struct ProtoSender {
     remaining: u64,
     finished: bool,
     ecn: bool,
-    acks_seen: u64,
+    /// RTT samples the connection had taken when last looked at.
+    samples_seen: u64,
     rtt: Histogram,
     /// Set when the connection could not be created (the reason is kept for the report).
     pub error: Option<String>,
@@ -66,7 +67,7 @@ impl ProtoSender {
             remaining: bytes.unwrap_or(u64::MAX / 2),
             finished: false,
             ecn,
-            acks_seen: 0,
+            samples_seen: 0,
             rtt: Histogram::default(),
             error: None,
         }
@@ -96,11 +97,9 @@ impl Endpoint for ProtoSender {
         // A datagram the connection rejects is counted in its stats; the simulation goes on.
         let _ = c.handle_packet_ecn(Time::from_nanos(now), bytes, pkt.ecn == Ecn::Ce);
         let st = c.stats();
-        if st.acks_received > self.acks_seen {
-            self.acks_seen = st.acks_received;
-            if st.latest_rtt_us > 0 {
-                self.rtt.record(st.latest_rtt_us * 1000);
-            }
+        if st.rtt_samples > self.samples_seen {
+            self.samples_seen = st.rtt_samples;
+            self.rtt.record(st.latest_rtt_us * 1000);
         }
     }
 

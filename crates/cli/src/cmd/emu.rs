@@ -1,0 +1,1047 @@
+//! `longhaul emu`: the WAN emulator from the command line.
+//!
+//! ```text
+//! longhaul emu pair  [LINK OPTIONS] [-- CMD…]      two hosts joined by the emulated path
+//! longhaul emu exec  a|b [--id PID] -- CMD…        run a command on a host of a running pair
+//! longhaul emu shell [LINK OPTIONS] -- CMD…        run one command behind the path (mm-link style)
+//! longhaul emu list | cleanup                      running instances / remove stale state
+//! longhaul emu bench                               forwarding benchmark against the naive forwarder
+//! ```
+//!
+//! Every per-direction option takes `VALUE` (both directions) or `A2B/B2A` (asymmetric: a→b
+//! first, which is the uplink in `shell`). Settings can also come from the `[link]` section of a
+//! scenario file (`--scenario FILE`), which flags override:
+//!
+//! ```toml
+//! [link]
+//! rate = "1gbit"          # or trace = "file.trace" (mahimahi format)
+//! delay = "90ms"          # one way
+//! queue_packets = 1000    # droptail limit; and/or queue_bytes = "4M"
+//! red = { min = "300k", max = "900k", max_p = 0.1, weight = 0.002 }
+//! loss = "1%"             # Bernoulli; or gilbert = { p = 0.01, r = 0.25, loss_bad = 1.0 }
+//! mtu = 9000
+//! cross = ["poisson,rate=200mbit"]
+//! [link.down]             # overrides for b→a (and [link.up] for a→b)
+//! rate = "100mbit"
+//! ```
+
+use crate::units::{parse_duration, parse_rate_bps, parse_size};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
+use longhaul_emu::emulator::Side;
+use longhaul_emu::model::cross::{CrossConfig, CrossKind};
+use longhaul_emu::model::loss::LossConfig;
+use longhaul_emu::model::red::RedConfig;
+use longhaul_emu::model::trace::Trace;
+use longhaul_emu::sys::state;
+use longhaul_emu::{Emulator, Mode, Options, Summary};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand)]
+pub enum EmuCommand {
+    /// Two hosts (namespaces lh<pid>a, lh<pid>b) joined by the emulated path; runs until Ctrl-C,
+    /// SIGTERM, --duration, or the end of CMD (run on host a).
+    Pair(Box<PairArgs>),
+    /// Run a command on host a or b of a running pair.
+    Exec(ExecArgs),
+    /// Run one command behind the emulated path (like mm-delay/mm-link); the host is reachable at
+    /// $LONGHAUL_EMU_HOST.
+    Shell(Box<ShellArgs>),
+    /// List running emulator instances.
+    List,
+    /// Remove namespaces and state files left by emulators that were killed.
+    Cleanup,
+    /// Forwarding throughput and timing benchmark against a naive TUN forwarder.
+    Bench(BenchArgs),
+}
+
+/// Path settings shared by `pair` and `shell`.
+#[derive(Args, Clone, Default)]
+pub struct LinkArgs {
+    /// Scenario file whose link section supplies defaults.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Which link of the scenario (`name` of a [[links]] entry); default: [link] or the first.
+    #[arg(long, value_name = "NAME")]
+    link: Option<String>,
+    /// Bottleneck rate, e.g. 1gbit or 100mbit/10mbit (a→b/b→a).
+    #[arg(long)]
+    rate: Option<String>,
+    /// One-way propagation delay, e.g. 90ms.
+    #[arg(long)]
+    delay: Option<String>,
+    /// Droptail queue limit in packets (includes the packet being sent).
+    #[arg(long, value_name = "N")]
+    queue_packets: Option<String>,
+    /// Droptail queue limit in bytes, e.g. 4M.
+    #[arg(long, value_name = "SIZE")]
+    queue_bytes: Option<String>,
+    /// RED: MIN,MAX[,MAX_P[,WEIGHT]] thresholds in bytes (default max_p 0.1, weight 0.002).
+    #[arg(long, value_name = "MIN,MAX[,P[,W]]")]
+    red: Option<String>,
+    /// Bernoulli random loss, e.g. 1% or 0.01.
+    #[arg(long)]
+    loss: Option<String>,
+    /// Gilbert–Elliott loss: P,R[,LOSS_BAD[,LOSS_GOOD]] (good→bad, bad→good; default 1, 0).
+    #[arg(long, value_name = "P,R[,LB[,LG]]")]
+    gilbert: Option<String>,
+    /// Delay jitter (standard deviation; order-preserving).
+    #[arg(long)]
+    jitter: Option<String>,
+    /// Probability that a packet is reordered (released --reorder-by earlier).
+    #[arg(long)]
+    reorder: Option<String>,
+    /// How much earlier a reordered packet is released (default 1ms).
+    #[arg(long)]
+    reorder_by: Option<String>,
+    /// Probability that a packet is duplicated.
+    #[arg(long)]
+    duplicate: Option<String>,
+    /// mahimahi trace for a→b (replaces --rate for that direction).
+    #[arg(long, value_name = "FILE")]
+    uplink_trace: Option<PathBuf>,
+    /// mahimahi trace for b→a.
+    #[arg(long, value_name = "FILE")]
+    downlink_trace: Option<PathBuf>,
+    /// Cross traffic at the bottleneck: KIND,rate=R[,size=B][,on=D,off=D][,dir=ab|ba|both]
+    /// with KIND cbr, poisson or onoff (default dir=ab). Repeatable.
+    #[arg(long, value_name = "SPEC")]
+    cross: Vec<String>,
+    /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet).
+    #[arg(long)]
+    overhead: Option<String>,
+    /// MTU of both hosts' interfaces (68..=65535).
+    #[arg(long)]
+    mtu: Option<u32>,
+    /// Random seed (each direction derives its own streams).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// Output options shared by `pair` and `shell`.
+#[derive(Args, Clone, Default)]
+pub struct OutputArgs {
+    /// Write the JSON summary here on exit (`-` = stdout).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Per-packet event log (arrive/enqueue/drop/deliver with reasons and queue lengths).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Write a.pcap and b.pcap (each host's view) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pcap: Option<PathBuf>,
+    /// Spin for the last part of each wait instead of sleeping (default: measured timer
+    /// wake-up latency × 2 + 10us, within 20us..200us).
+    #[arg(long, value_name = "DURATION")]
+    spin: Option<String>,
+    /// Run the forwarding threads with normal instead of real-time (SCHED_FIFO) priority.
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+#[derive(Args)]
+pub struct PairArgs {
+    #[command(flatten)]
+    link: LinkArgs,
+    #[command(flatten)]
+    out: OutputArgs,
+    /// Stop after this long.
+    #[arg(long)]
+    duration: Option<String>,
+    /// Optional command to run on host a; the pair stops when it exits.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct ShellArgs {
+    #[command(flatten)]
+    link: LinkArgs,
+    #[command(flatten)]
+    out: OutputArgs,
+    /// The command to run behind the path (default: $SHELL).
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SideArg {
+    A,
+    B,
+}
+
+#[derive(Args)]
+pub struct ExecArgs {
+    /// Which host.
+    side: SideArg,
+    /// PID of the emulator (needed when several are running).
+    #[arg(long)]
+    id: Option<u32>,
+    /// The command.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Seconds per measurement.
+    #[arg(long, default_value = "3")]
+    seconds: f64,
+    /// Write the results as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// Runs a subcommand. When the command run behind the path fails, its exit status becomes ours
+/// (after everything is cleaned up).
+pub fn run(cmd: EmuCommand) -> Result<()> {
+    let code = match cmd {
+        EmuCommand::Pair(a) => pair(*a)?,
+        EmuCommand::Shell(a) => shell(*a)?,
+        EmuCommand::Exec(a) => exec(a)?,
+        EmuCommand::List => list().map(|_| 0)?,
+        EmuCommand::Cleanup => cleanup().map(|_| 0)?,
+        EmuCommand::Bench(a) => bench(a).map(|_| 0)?,
+    };
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings: scenario file + flags → LinkConfig.
+
+/// Unparsed settings of one direction, from the file and/or flags.
+#[derive(Default, Clone, Debug)]
+struct RawDirection {
+    rate: Option<String>,
+    trace: Option<String>,
+    delay: Option<String>,
+    queue_packets: Option<String>,
+    queue_bytes: Option<String>,
+    red: Option<String>,
+    loss: Option<String>,
+    gilbert: Option<String>,
+    jitter: Option<String>,
+    reorder: Option<String>,
+    reorder_by: Option<String>,
+    duplicate: Option<String>,
+    overhead: Option<String>,
+    cross: Vec<String>,
+}
+
+/// Splits `A/B` into per-direction values (`V` alone means both).
+fn split2(v: &Option<String>) -> (Option<String>, Option<String>) {
+    match v {
+        None => (None, None),
+        Some(s) => match s.split_once('/') {
+            Some((a, b)) => (Some(a.trim().into()), Some(b.trim().into())),
+            None => (Some(s.clone()), Some(s.clone())),
+        },
+    }
+}
+
+fn toml_scalar(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+fn table_field(t: &toml::Table, k: &str) -> Option<String> {
+    t.get(k).and_then(toml_scalar)
+}
+
+/// Applies the keys of one TOML table onto a RawDirection.
+fn apply_table(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
+    const KNOWN: &[&str] = &[
+        "name",
+        "rate",
+        "trace",
+        "delay",
+        "queue_packets",
+        "queue_bytes",
+        "red",
+        "loss",
+        "gilbert",
+        "jitter",
+        "reorder",
+        "reorder_by",
+        "duplicate",
+        "overhead",
+        "cross",
+        "mtu",
+        "seed",
+        "up",
+        "down",
+        "a_to_b",
+        "b_to_a",
+        "distance_km",
+        "queue",
+    ];
+    for k in t.keys() {
+        if !KNOWN.contains(&k.as_str()) {
+            bail!("{ctx}: unknown key `{k}` (known: {})", KNOWN.join(", "));
+        }
+    }
+    let set = |slot: &mut Option<String>, k: &str| {
+        if let Some(v) = table_field(t, k) {
+            *slot = Some(v);
+        }
+    };
+    set(&mut raw.rate, "rate");
+    set(&mut raw.trace, "trace");
+    set(&mut raw.delay, "delay");
+    set(&mut raw.queue_packets, "queue_packets");
+    set(&mut raw.queue_bytes, "queue_bytes");
+    set(&mut raw.loss, "loss");
+    set(&mut raw.jitter, "jitter");
+    set(&mut raw.reorder, "reorder");
+    set(&mut raw.reorder_by, "reorder_by");
+    set(&mut raw.duplicate, "duplicate");
+    set(&mut raw.overhead, "overhead");
+    if let Some(v) = t.get("red") {
+        let r = v
+            .as_table()
+            .ok_or_else(|| anyhow!("{ctx}: `red` must be a table {{ min, max, max_p, weight }}"))?;
+        let f = |k: &str| table_field(r, k);
+        raw.red = Some(format!(
+            "{},{},{},{}",
+            f("min").ok_or_else(|| anyhow!("{ctx}: red needs `min`"))?,
+            f("max").ok_or_else(|| anyhow!("{ctx}: red needs `max`"))?,
+            f("max_p").unwrap_or_else(|| "0.1".into()),
+            f("weight").unwrap_or_else(|| "0.002".into())
+        ));
+    }
+    if let Some(v) = t.get("gilbert") {
+        let g = v.as_table().ok_or_else(|| {
+            anyhow!("{ctx}: `gilbert` must be a table {{ p, r, loss_bad, loss_good }}")
+        })?;
+        let f = |k: &str| table_field(g, k);
+        raw.gilbert = Some(format!(
+            "{},{},{},{}",
+            f("p").ok_or_else(|| anyhow!("{ctx}: gilbert needs `p`"))?,
+            f("r").ok_or_else(|| anyhow!("{ctx}: gilbert needs `r`"))?,
+            f("loss_bad").unwrap_or_else(|| "1".into()),
+            f("loss_good").unwrap_or_else(|| "0".into())
+        ));
+    }
+    if let Some(v) = t.get("cross") {
+        let arr = v
+            .as_array()
+            .ok_or_else(|| anyhow!("{ctx}: `cross` must be a list of strings"))?;
+        raw.cross = arr
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(String::from)
+                    .ok_or_else(|| anyhow!("{ctx}: `cross` entries must be strings"))
+            })
+            .collect::<Result<_>>()?;
+    }
+    Ok(())
+}
+
+/// Reads the link section of a scenario file: ([a→b], [b→a], mtu, seed).
+fn from_scenario(
+    path: &Path,
+    name: Option<&str>,
+) -> Result<(RawDirection, RawDirection, Option<u32>, Option<u64>)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading scenario {}", path.display()))?;
+    let doc: toml::Table =
+        toml::from_str(&text).with_context(|| format!("{} is not valid TOML", path.display()))?;
+    let link = if let Some(links) = doc.get("links").and_then(|v| v.as_array()) {
+        let pick = match name {
+            Some(n) => links
+                .iter()
+                .find(|l| l.get("name").and_then(|x| x.as_str()) == Some(n))
+                .ok_or_else(|| anyhow!("{}: no [[links]] entry named `{n}`", path.display()))?,
+            None => links
+                .first()
+                .ok_or_else(|| anyhow!("{}: [[links]] is empty", path.display()))?,
+        };
+        pick.as_table()
+            .ok_or_else(|| anyhow!("{}: [[links]] entries must be tables", path.display()))?
+            .clone()
+    } else if let Some(l) = doc.get("link").and_then(|v| v.as_table()) {
+        l.clone()
+    } else {
+        bail!(
+            "{}: no [link] or [[links]] section (see `longhaul emu pair --help`)",
+            path.display()
+        );
+    };
+    let ctx = format!("{} [link]", path.display());
+    let mut base = RawDirection::default();
+    apply_table(&mut base, &link, &ctx)?;
+    let mut ab = base.clone();
+    let mut ba = base;
+    for (keys, raw) in [(["up", "a_to_b"], &mut ab), (["down", "b_to_a"], &mut ba)] {
+        for k in keys {
+            if let Some(t) = link.get(k) {
+                let t = t
+                    .as_table()
+                    .ok_or_else(|| anyhow!("{ctx}: `{k}` must be a table"))?;
+                apply_table(raw, t, &format!("{ctx}.{k}"))?;
+            }
+        }
+    }
+    let mtu = match link.get("mtu") {
+        Some(v) => Some(
+            v.as_integer()
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| anyhow!("{ctx}: mtu must be a positive integer"))?,
+        ),
+        None => None,
+    };
+    let seed = link
+        .get("seed")
+        .and_then(|v| v.as_integer())
+        .map(|i| i as u64);
+    Ok((ab, ba, mtu, seed))
+}
+
+/// Flags onto file values (flags win).
+fn apply_flags(ab: &mut RawDirection, ba: &mut RawDirection, f: &LinkArgs) {
+    macro_rules! both {
+        ($field:ident) => {
+            let (x, y) = split2(&f.$field);
+            if x.is_some() {
+                ab.$field = x;
+            }
+            if y.is_some() {
+                ba.$field = y;
+            }
+        };
+    }
+    both!(rate);
+    both!(delay);
+    both!(queue_packets);
+    both!(queue_bytes);
+    both!(red);
+    both!(loss);
+    both!(gilbert);
+    both!(jitter);
+    both!(reorder);
+    both!(reorder_by);
+    both!(duplicate);
+    both!(overhead);
+    if let Some(t) = &f.uplink_trace {
+        ab.trace = Some(t.display().to_string());
+    }
+    if let Some(t) = &f.downlink_trace {
+        ba.trace = Some(t.display().to_string());
+    }
+    if f.rate.is_some() {
+        // An explicit --rate replaces a trace from the file, unless a trace flag is given.
+        if f.uplink_trace.is_none() {
+            ab.trace = None;
+        }
+        if f.downlink_trace.is_none() {
+            ba.trace = None;
+        }
+    }
+    for spec in &f.cross {
+        let dir = spec
+            .split(',')
+            .find_map(|kv| kv.trim().strip_prefix("dir="))
+            .unwrap_or("ab");
+        if dir == "ab" || dir == "both" {
+            ab.cross.push(spec.clone());
+        }
+        if dir == "ba" || dir == "both" {
+            ba.cross.push(spec.clone());
+        }
+    }
+}
+
+/// A probability from `1%`, `0.01`.
+fn parse_probability(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let p = if let Some(pct) = t.strip_suffix('%') {
+        pct.trim()
+            .parse::<f64>()
+            .with_context(|| format!("`{s}` is not a percentage"))?
+            / 100.0
+    } else {
+        t.parse::<f64>()
+            .with_context(|| format!("`{s}` is not a probability (try 0.01 or 1%)"))?
+    };
+    if !(0.0..=1.0).contains(&p) {
+        bail!("probability `{s}` must be within 0..1 (0%..100%)");
+    }
+    Ok(p)
+}
+
+fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+fn parse_cross(spec: &str) -> Result<CrossConfig> {
+    let mut parts = spec.split(',').map(str::trim);
+    let kind = parts.next().unwrap_or_default();
+    let (mut rate, mut size, mut on, mut off) = (None, 1500u32, None, None);
+    for kv in parts {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("cross `{spec}`: `{kv}` is not key=value"))?;
+        match k {
+            "rate" => rate = Some(parse_rate_bps(v)?),
+            "size" => size = parse_size(v)? as u32,
+            "on" => on = Some(ns(parse_duration(v)?)),
+            "off" => off = Some(ns(parse_duration(v)?)),
+            "dir" => {
+                if !matches!(v, "ab" | "ba" | "both") {
+                    bail!("cross `{spec}`: dir must be ab, ba or both");
+                }
+            }
+            _ => bail!("cross `{spec}`: unknown key `{k}` (rate, size, on, off, dir)"),
+        }
+    }
+    let rate_bps = rate.ok_or_else(|| anyhow!("cross `{spec}` needs rate=R"))?;
+    let kind = match kind {
+        "cbr" => CrossKind::Cbr,
+        "poisson" => CrossKind::Poisson,
+        "onoff" => CrossKind::OnOff {
+            mean_on_ns: on.ok_or_else(|| anyhow!("onoff cross `{spec}` needs on=DURATION"))?,
+            mean_off_ns: off.ok_or_else(|| anyhow!("onoff cross `{spec}` needs off=DURATION"))?,
+        },
+        k => bail!("cross `{spec}`: unknown kind `{k}` (cbr, poisson, onoff)"),
+    };
+    Ok(CrossConfig {
+        kind,
+        rate_bps,
+        packet_bytes: size,
+    })
+}
+
+fn floats(s: &str, what: &str, min: usize, max: usize) -> Result<Vec<String>> {
+    let v: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
+    if v.len() < min || v.len() > max {
+        bail!("{what} `{s}` needs {min} to {max} comma-separated values");
+    }
+    Ok(v)
+}
+
+fn build_direction(raw: &RawDirection, dir: &str, seed: u64) -> Result<DirectionConfig> {
+    let ctx = |what: &str| format!("{dir}: {what}");
+    let mut c = DirectionConfig {
+        seed,
+        ..Default::default()
+    };
+    c.rate = match (&raw.trace, &raw.rate) {
+        (Some(t), _) => RateConfig::Trace {
+            path: t.clone(),
+            trace: Trace::from_file(Path::new(t))?,
+        },
+        (None, Some(r)) => {
+            let bps = parse_rate_bps(r).with_context(|| ctx("rate"))?;
+            RateConfig::Constant {
+                bps: bps.round() as u64,
+            }
+        }
+        (None, None) => RateConfig::Unlimited,
+    };
+    if let Some(d) = &raw.delay {
+        c.delay.delay_ns = ns(parse_duration(d).with_context(|| ctx("delay"))?);
+    }
+    if let Some(j) = &raw.jitter {
+        c.delay.jitter_ns = ns(parse_duration(j).with_context(|| ctx("jitter"))?);
+    }
+    if let Some(p) = &raw.reorder {
+        c.delay.reorder_p = parse_probability(p).with_context(|| ctx("reorder"))?;
+        c.delay.reorder_by_ns = 1_000_000;
+    }
+    if let Some(d) = &raw.reorder_by {
+        c.delay.reorder_by_ns = ns(parse_duration(d).with_context(|| ctx("reorder-by"))?);
+    }
+    if let Some(p) = &raw.duplicate {
+        c.delay.duplicate_p = parse_probability(p).with_context(|| ctx("duplicate"))?;
+    }
+    if let Some(q) = &raw.queue_packets {
+        let n: u32 = q
+            .trim()
+            .trim_end_matches('p')
+            .parse()
+            .with_context(|| ctx(&format!("queue-packets `{q}` is not a packet count")))?;
+        c.queue.packets = Some(n);
+    }
+    if let Some(q) = &raw.queue_bytes {
+        c.queue.bytes = Some(parse_size(q).with_context(|| ctx("queue-bytes"))?);
+    }
+    if let Some(r) = &raw.red {
+        let v = floats(r, "red", 2, 4)?;
+        c.red = Some(RedConfig {
+            min_bytes: parse_size(&v[0]).with_context(|| ctx("red min"))?,
+            max_bytes: parse_size(&v[1]).with_context(|| ctx("red max"))?,
+            max_p: v
+                .get(2)
+                .map(|s| parse_probability(s))
+                .transpose()?
+                .unwrap_or(0.1),
+            weight: v
+                .get(3)
+                .map(|s| s.parse::<f64>())
+                .transpose()
+                .with_context(|| ctx("red weight"))?
+                .unwrap_or(0.002),
+        });
+    }
+    match (&raw.loss, &raw.gilbert) {
+        (Some(_), Some(_)) => bail!("{dir}: give either --loss or --gilbert, not both"),
+        (Some(l), None) => {
+            let p = parse_probability(l).with_context(|| ctx("loss"))?;
+            if p > 0.0 {
+                c.loss = LossConfig::Bernoulli { p };
+            }
+        }
+        (None, Some(g)) => {
+            let v = floats(g, "gilbert", 2, 4)?;
+            let pr = |i: usize, d: f64| -> Result<f64> {
+                v.get(i).map(|s| parse_probability(s)).unwrap_or(Ok(d))
+            };
+            c.loss = LossConfig::GilbertElliott {
+                p: pr(0, 0.0)?,
+                r: pr(1, 0.0)?,
+                loss_bad: pr(2, 1.0)?,
+                loss_good: pr(3, 0.0)?,
+            };
+        }
+        (None, None) => {}
+    }
+    if let Some(o) = &raw.overhead {
+        c.overhead_bytes = parse_size(o).with_context(|| ctx("overhead"))? as u32;
+    }
+    for spec in &raw.cross {
+        c.cross
+            .push(parse_cross(spec).with_context(|| ctx("cross"))?);
+    }
+    Ok(c)
+}
+
+/// The full configuration from scenario file and flags.
+fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
+    let (mut ab, mut ba, mut mtu, mut seed) = match &f.scenario {
+        Some(p) => from_scenario(p, f.link.as_deref())?,
+        None => (RawDirection::default(), RawDirection::default(), None, None),
+    };
+    apply_flags(&mut ab, &mut ba, f);
+    if f.mtu.is_some() {
+        mtu = f.mtu;
+    }
+    if f.seed.is_some() {
+        seed = f.seed;
+    }
+    let seed = seed.unwrap_or(1);
+    let cfg = LinkConfig {
+        a_to_b: build_direction(&ab, "a→b", seed.wrapping_mul(2))?,
+        b_to_a: build_direction(&ba, "b→a", seed.wrapping_mul(2) + 1)?,
+        mtu: mtu.unwrap_or(1500),
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
+    let mut o = Options::new(link);
+    o.event_log = out.log.clone();
+    o.pcap_dir = out.pcap.clone();
+    if out.no_realtime {
+        o.realtime_priority = 0;
+    }
+    if let Some(s) = &out.spin {
+        o.spin_ns = Some(ns(parse_duration(s).context("--spin")?));
+    }
+    Ok(o)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals: SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected with sigtimedwait, so
+// Ctrl-C and `kill` always reach the cleanup code (children get a clean mask from std).
+
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: sigset manipulation on a local, zero-initialised set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        set
+    }
+}
+
+fn block_termination_signals() {
+    let set = termination_set();
+    // SAFETY: valid set; threads spawned afterwards inherit the mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+/// Waits up to `timeout` for a termination signal; returns its number.
+fn wait_signal(timeout: Duration) -> Option<i32> {
+    let set = termination_set();
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: valid set and timespec; info may be null.
+    let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
+    (s > 0).then_some(s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modes.
+
+fn describe(emu: &Emulator) {
+    let st = emu.state();
+    eprintln!(
+        "longhaul emu {}: pid {}, host a {} (netns {}), host b {} ({})",
+        st.mode,
+        st.pid,
+        st.addr_a,
+        st.side_a.as_deref().unwrap_or("-"),
+        st.addr_b,
+        st.side_b
+            .as_deref()
+            .map(|n| format!("netns {n}"))
+            .unwrap_or_else(|| "this host".into()),
+    );
+}
+
+/// Runs `child` (if any) until it exits, a signal arrives, or `deadline` passes.
+fn supervise(
+    mut child: Option<std::process::Child>,
+    deadline: Option<Instant>,
+) -> Result<Option<i32>> {
+    loop {
+        if let Some(sig) = wait_signal(Duration::from_millis(100)) {
+            eprintln!("longhaul emu: signal {sig}, stopping");
+            if let Some(c) = child.as_mut() {
+                // SAFETY: plain kill(2) on our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_secs(2) {
+                    if c.try_wait()?.is_some() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            return Ok(Some(128 + sig));
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(status) = c.try_wait()? {
+                return Ok(Some(status.code().unwrap_or(1)));
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
+    }
+}
+
+fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
+    let summary = emu.stop()?;
+    print_summary(&summary);
+    if let Some(j) = &out.json {
+        let text = serde_json::to_string_pretty(&summary)?;
+        if j == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(j, text + "\n").with_context(|| format!("writing {j}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn print_summary(s: &Summary) {
+    eprintln!(
+        "{:<4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "dir",
+        "arrived",
+        "delivered",
+        "Mb/s",
+        "loss",
+        "queue",
+        "red",
+        "mem",
+        "late p50",
+        "late p99",
+        "late max"
+    );
+    for d in &s.directions {
+        let c = &d.counters;
+        eprintln!(
+            "{:<4} {:>10} {:>10} {:>12.3} {:>8} {:>8} {:>8} {:>8} {:>7.1}us {:>7.1}us {:>7.1}us",
+            d.direction,
+            c.arrived_packets,
+            c.delivered_packets,
+            d.throughput_bps / 1e6,
+            c.dropped_random_loss,
+            c.dropped_queue_full,
+            c.dropped_red_early + c.dropped_red_forced,
+            d.io.dropped_memory,
+            d.lateness.p50_ns as f64 / 1e3,
+            d.lateness.p99_ns as f64 / 1e3,
+            d.lateness.max_ns as f64 / 1e3
+        );
+    }
+    if s.tun_tx_dropped.iter().any(|&x| x > 0) {
+        eprintln!(
+            "warning: the hosts' TUN queues dropped {} (a) and {} (b) packets before the emulator \
+             read them (emulator overloaded; these are not path losses)",
+            s.tun_tx_dropped[0], s.tun_tx_dropped[1]
+        );
+    }
+}
+
+fn pair(a: PairArgs) -> Result<i32> {
+    let cfg = link_config(&a.link)?;
+    let opts = options(cfg, &a.out)?;
+    block_termination_signals();
+    let emu = Emulator::start(Mode::Pair, opts)?;
+    describe(&emu);
+    let st = emu.state();
+    eprintln!(
+        "run commands with: longhaul emu exec a -- CMD   (or: ip netns exec {} CMD)",
+        st.side_a.as_deref().unwrap_or_default()
+    );
+    let deadline = a
+        .duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()?
+        .map(|d| Instant::now() + d);
+    let child = if a.command.is_empty() {
+        if deadline.is_none() {
+            eprintln!("press Ctrl-C to stop");
+        }
+        None
+    } else {
+        Some(
+            emu.command(Side::A, &a.command)
+                .spawn()
+                .with_context(|| format!("starting {}", a.command[0]))?,
+        )
+    };
+    let code = supervise(child, deadline)?;
+    finish(emu, &a.out)?;
+    Ok(exit_code(code))
+}
+
+fn exit_code(code: Option<i32>) -> i32 {
+    code.unwrap_or(0).clamp(0, 255)
+}
+
+fn shell(a: ShellArgs) -> Result<i32> {
+    let cfg = link_config(&a.link)?;
+    let opts = options(cfg, &a.out)?;
+    let command = if a.command.is_empty() {
+        vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
+    } else {
+        a.command.clone()
+    };
+    block_termination_signals();
+    let emu = Emulator::start(Mode::Shell, opts)?;
+    describe(&emu);
+    let child = emu
+        .command(Side::A, &command)
+        .spawn()
+        .with_context(|| format!("starting {}", command[0]))?;
+    let code = supervise(Some(child), None)?;
+    finish(emu, &a.out)?;
+    Ok(exit_code(code))
+}
+
+fn exec(a: ExecArgs) -> Result<i32> {
+    use std::os::unix::process::CommandExt;
+    let live: Vec<_> = state::instances()
+        .into_iter()
+        .filter(|s| s.alive())
+        .filter(|s| a.id.is_none_or(|id| id == s.pid))
+        .collect();
+    let inst = match live.as_slice() {
+        [] => bail!(match a.id {
+            Some(id) => format!("no running emulator with pid {id} (see `longhaul emu list`)"),
+            None => "no emulator is running; start one with `longhaul emu pair`".into(),
+        }),
+        [one] => one.clone(),
+        many => bail!(
+            "{} emulators are running (pids {}); choose one with --id PID",
+            many.len(),
+            many.iter()
+                .map(|s| s.pid.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let (ns, peer) = match a.side {
+        SideArg::A => (inst.side_a.clone(), inst.addr_b.clone()),
+        SideArg::B => (inst.side_b.clone(), inst.addr_a.clone()),
+    };
+    let mut c = match &ns {
+        Some(n) => {
+            let mut c = std::process::Command::new("ip");
+            c.args(["netns", "exec", n]).args(&a.command);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new(&a.command[0]);
+            c.args(&a.command[1..]);
+            c
+        }
+    };
+    c.env("LONGHAUL_EMU_A", &inst.addr_a)
+        .env("LONGHAUL_EMU_B", &inst.addr_b)
+        .env("LONGHAUL_EMU_PEER", peer);
+    let e = c.exec();
+    Err(anyhow!("cannot run {}: {e}", a.command[0]))
+}
+
+fn list() -> Result<()> {
+    let all = state::instances();
+    if all.is_empty() {
+        println!("no emulator instances");
+    }
+    for s in all {
+        println!(
+            "{:>8}  {:<5}  {:<7}  a={} ({})  b={} ({})",
+            s.pid,
+            s.mode,
+            if s.alive() { "running" } else { "stale" },
+            s.addr_a,
+            s.side_a.as_deref().unwrap_or("host"),
+            s.addr_b,
+            s.side_b.as_deref().unwrap_or("host")
+        );
+    }
+    Ok(())
+}
+
+fn cleanup() -> Result<()> {
+    longhaul_emu::sys::require_root()?;
+    let removed = state::cleanup_stale();
+    if removed.is_empty() {
+        println!("nothing stale to remove");
+    }
+    for r in removed {
+        println!("removed {r}");
+    }
+    Ok(())
+}
+
+fn bench(a: BenchArgs) -> Result<()> {
+    let report = longhaul_emu::bench::run(Duration::from_secs_f64(a.seconds))?;
+    println!("{}", report.table());
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> LinkArgs {
+        LinkArgs::default()
+    }
+
+    #[test]
+    fn asymmetric_flags_split_per_direction() {
+        let mut f = args();
+        f.rate = Some("100mbit/10mbit".into());
+        f.delay = Some("90ms".into());
+        f.loss = Some("1%".into());
+        f.queue_packets = Some("1000".into());
+        let c = link_config(&f).unwrap();
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 10_000_000 });
+        assert_eq!(c.a_to_b.delay.delay_ns, 90_000_000);
+        assert_eq!(c.b_to_a.delay.delay_ns, 90_000_000);
+        assert_eq!(c.a_to_b.loss, LossConfig::Bernoulli { p: 0.01 });
+        assert_eq!(c.b_to_a.queue.packets, Some(1000));
+    }
+
+    #[test]
+    fn scenario_link_section_with_overrides_and_flags() {
+        let dir = std::env::temp_dir().join(format!("lh-emu-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.toml");
+        std::fs::write(
+            &p,
+            r#"
+[link]
+rate = "1gbit"
+delay = "90ms"
+queue_bytes = "4M"
+red = { min = "300k", max = "900k", max_p = 0.05 }
+mtu = 9000
+cross = ["poisson,rate=200mbit,size=1000"]
+[link.down]
+rate = "100mbit"
+loss = 0.001
+"#,
+        )
+        .unwrap();
+        let mut f = args();
+        f.scenario = Some(p.clone());
+        f.delay = Some("50ms/60ms".into());
+        let c = link_config(&f).unwrap();
+        assert_eq!(c.mtu, 9000);
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000_000 });
+        assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(c.a_to_b.delay.delay_ns, 50_000_000);
+        assert_eq!(c.b_to_a.delay.delay_ns, 60_000_000);
+        assert_eq!(c.a_to_b.queue.bytes, Some(4 << 20));
+        let red = c.a_to_b.red.unwrap();
+        assert_eq!((red.min_bytes, red.max_bytes), (300 << 10, 900 << 10));
+        assert_eq!(red.max_p, 0.05);
+        assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.001 });
+        assert_eq!(c.a_to_b.loss, LossConfig::None);
+        assert_eq!(c.a_to_b.cross.len(), 1);
+        assert_eq!(c.a_to_b.cross[0].packet_bytes, 1000);
+
+        std::fs::write(&p, "[link]\nrate = \"1gbit\"\nbogus = 1\n").unwrap();
+        let e = link_config(&f).unwrap_err().to_string();
+        assert!(e.contains("unknown key `bogus`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn refuses_bad_values_with_a_message() {
+        let mut f = args();
+        f.loss = Some("150%".into());
+        assert!(format!("{:#}", link_config(&f).unwrap_err()).contains("within 0..1"));
+        let mut f = args();
+        f.queue_packets = Some("10".into());
+        assert!(format!("{:#}", link_config(&f).unwrap_err()).contains("needs a rate"));
+        let mut f = args();
+        f.rate = Some("1gbit".into());
+        f.cross = vec!["bursty,rate=1mbit".into()];
+        assert!(format!("{:#}", link_config(&f).unwrap_err()).contains("unknown kind"));
+    }
+
+    #[test]
+    fn cross_specs() {
+        let c = parse_cross("onoff,rate=200mbit,on=10ms,off=40ms").unwrap();
+        assert_eq!(
+            c.kind,
+            CrossKind::OnOff {
+                mean_on_ns: 10_000_000,
+                mean_off_ns: 40_000_000
+            }
+        );
+        assert_eq!(c.rate_bps, 200e6);
+        assert_eq!(c.packet_bytes, 1500);
+    }
+}

@@ -1,0 +1,191 @@
+//! `longhaul kernel`: FAST, Scalable, HighSpeed and Vegas as Linux congestion controls (eBPF
+//! struct_ops), usable by any TCP program through `sysctl net.ipv4.tcp_congestion_control` or
+//! `setsockopt(TCP_CONGESTION)`.
+
+use anyhow::Result;
+use clap::Subcommand;
+use longhaul_kernel::{catalog::Algorithm, loader, sockets, LoadOptions, ParamValues};
+
+#[derive(Subcommand)]
+pub enum KernelCommand {
+    /// Load and register a congestion control; it stays registered after this command exits.
+    Load {
+        /// Algorithm: fast, scalable, highspeed or vegas.
+        algorithm: String,
+        /// Parameter as key=value (repeatable); see `longhaul kernel algorithms`.
+        #[arg(long = "param", short = 'p', value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Register under this name instead of the algorithm's (at most 15 bytes), e.g. when
+        /// the kernel already has a congestion control by that name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Show the congestion controls longhaul has loaded, their parameters and their sockets.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unregister a congestion control loaded by longhaul (sockets using it keep working).
+    Unload {
+        /// The registered name, as `longhaul kernel list` shows it.
+        name: String,
+    },
+    /// Describe the algorithms and their load-time parameters.
+    Algorithms,
+}
+
+pub fn run(cmd: KernelCommand) -> Result<()> {
+    match cmd {
+        KernelCommand::Load {
+            algorithm,
+            params,
+            name,
+        } => load(&algorithm, &params, name),
+        KernelCommand::List { json } => list(json),
+        KernelCommand::Unload { name } => {
+            loader::unload(&name)?;
+            println!("unloaded {name}");
+            Ok(())
+        }
+        KernelCommand::Algorithms => {
+            algorithms();
+            Ok(())
+        }
+    }
+}
+
+fn load(algorithm: &str, params: &[String], name: Option<String>) -> Result<()> {
+    let algorithm = Algorithm::parse(algorithm)?;
+    let params = ParamValues::from_settings(algorithm, params)?;
+    let loaded = loader::load(&LoadOptions { params, name })?;
+    let params = loaded
+        .params
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "?".into());
+    println!(
+        "loaded {} as `{}` ({}), pinned at {}",
+        loaded.algorithm,
+        loaded.name,
+        if params.is_empty() {
+            "no parameters".to_string()
+        } else {
+            params
+        },
+        loaded.pin_dir.display()
+    );
+    println!(
+        "use it with: sysctl net.ipv4.tcp_congestion_control={0}  or  setsockopt(TCP_CONGESTION, \"{0}\")",
+        loaded.name
+    );
+    Ok(())
+}
+
+fn list(json: bool) -> Result<()> {
+    let loaded = loader::list()?;
+    let sockets = sockets::tcp_sockets().unwrap_or_default();
+    let default = loader::default_congestion_control().unwrap_or_default();
+    if json {
+        let entries: Vec<serde_json::Value> = loaded
+            .iter()
+            .map(|l| {
+                let params: serde_json::Map<String, serde_json::Value> = l
+                    .params
+                    .iter()
+                    .flat_map(|p| p.values.iter())
+                    .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+                    .collect();
+                let users: Vec<serde_json::Value> = sockets
+                    .iter()
+                    .filter(|s| s.congestion_control == l.name)
+                    .map(|s| {
+                        serde_json::json!({
+                            "local": s.local.to_string(),
+                            "remote": s.remote.to_string(),
+                            "state": s.state,
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "name": l.name,
+                    "algorithm": l.algorithm.name(),
+                    "registered": l.registered,
+                    "default": l.name == default,
+                    "params": params,
+                    "pin_dir": l.pin_dir,
+                    "sockets": users,
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "loaded": entries,
+            "available": loader::available().unwrap_or_default(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    if loaded.is_empty() {
+        println!("no congestion control loaded by longhaul");
+    } else {
+        println!(
+            "{:<16} {:<10} {:<11} {:>7}  PARAMETERS",
+            "NAME", "ALGORITHM", "STATE", "SOCKETS"
+        );
+    }
+    for l in &loaded {
+        let users: Vec<_> = sockets
+            .iter()
+            .filter(|s| s.congestion_control == l.name)
+            .collect();
+        let state = if !l.registered {
+            "stale-pins"
+        } else if l.name == default {
+            "default"
+        } else {
+            "registered"
+        };
+        let params = match &l.params {
+            Some(p) if p.values.is_empty() => "-".to_string(),
+            Some(p) => p.to_string(),
+            None => "(unreadable)".to_string(),
+        };
+        let note = if l.name != l.algorithm.name() {
+            format!(" (name prefixed: {} is {})", l.name, l.algorithm)
+        } else {
+            String::new()
+        };
+        println!(
+            "{:<16} {:<10} {:<11} {:>7}  {}{}",
+            l.name,
+            l.algorithm.name(),
+            state,
+            users.len(),
+            params,
+            note
+        );
+        for s in users {
+            println!("{:<16}   {} -> {}", "", s.local, s.remote);
+        }
+    }
+    if let Ok(all) = loader::available() {
+        println!("kernel congestion controls: {}", all.join(" "));
+    }
+    Ok(())
+}
+
+fn algorithms() {
+    for a in Algorithm::ALL {
+        println!("{:<10} {}", a.name(), a.summary());
+        for p in a.params() {
+            let unit = if p.unit.is_empty() || p.unit == "bool" {
+                String::new()
+            } else {
+                format!(" {}", p.unit)
+            };
+            println!(
+                "{:<12}{}={}{} [{}..{}]  {}",
+                "", p.name, p.default, unit, p.min, p.max, p.help
+            );
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Emulator configuration: one `DirectionConfig` per direction, plus what both share (MTU).
+//!
+//! Values are typed and in base units (bits per second, nanoseconds, bytes); parsing of human
+//! units (`100mbit`, `90ms`) happens in the command line. `validate` refuses settings that cannot
+//! be emulated, with a message that says what to change.
+
+use crate::model::cross::CrossConfig;
+use crate::model::delay::DelayConfig;
+use crate::model::loss::LossConfig;
+use crate::model::queue::QueueLimits;
+use crate::model::red::RedConfig;
+use crate::model::trace::Trace;
+use serde::Serialize;
+
+/// The bottleneck's capacity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RateConfig {
+    /// No rate limit (delay/loss only, like mm-delay).
+    Unlimited,
+    /// Constant rate in bits per second.
+    Constant { bps: u64 },
+    /// A mahimahi trace; `path` is for reports.
+    Trace {
+        path: String,
+        #[serde(skip)]
+        trace: Trace,
+    },
+}
+
+/// Everything that shapes one direction of the path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirectionConfig {
+    pub rate: RateConfig,
+    pub delay: DelayConfig,
+    pub queue: QueueLimits,
+    pub red: Option<RedConfig>,
+    pub loss: LossConfig,
+    pub cross: Vec<CrossConfig>,
+    /// Bytes added to each IP packet when computing serialisation time (e.g. 38 for Ethernet
+    /// preamble + header + FCS + gap); 0 = IP bytes only.
+    pub overhead_bytes: u32,
+    pub seed: u64,
+}
+
+impl Default for DirectionConfig {
+    fn default() -> Self {
+        Self {
+            rate: RateConfig::Unlimited,
+            delay: DelayConfig::default(),
+            queue: QueueLimits::default(),
+            red: None,
+            loss: LossConfig::None,
+            cross: Vec::new(),
+            overhead_bytes: 0,
+            seed: 1,
+        }
+    }
+}
+
+/// Both directions. "a→b" is the uplink in `shell` mode (from the command to the outside).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkConfig {
+    pub a_to_b: DirectionConfig,
+    pub b_to_a: DirectionConfig,
+    pub mtu: u32,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        Self {
+            a_to_b: DirectionConfig::default(),
+            b_to_a: DirectionConfig {
+                seed: 2,
+                ..DirectionConfig::default()
+            },
+            mtu: 1500,
+        }
+    }
+}
+
+/// A setting the emulator cannot honour.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{direction}: {message}")]
+pub struct ConfigError {
+    pub direction: String,
+    pub message: String,
+}
+
+/// Highest rate accepted (well above what a TUN path on one host can carry).
+pub const MAX_RATE_BPS: u64 = 400_000_000_000;
+/// Longest one-way delay accepted.
+pub const MAX_DELAY_NS: u64 = 10_000_000_000;
+/// Memory the delay line and queue may hold, per direction.
+pub const MAX_BUFFERED_BYTES: u64 = 4 << 30;
+
+impl LinkConfig {
+    /// Checks both directions; the first problem found is reported.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(68..=65_535).contains(&self.mtu) {
+            return Err(err(
+                "link",
+                format!(
+                    "MTU {} is outside 68..=65535 (IPv4 minimum to TUN maximum); use e.g. 1500 or 9000",
+                    self.mtu
+                ),
+            ));
+        }
+        self.a_to_b.validate("a→b", self.mtu)?;
+        self.b_to_a.validate("b→a", self.mtu)
+    }
+}
+
+fn err(direction: &str, message: String) -> ConfigError {
+    ConfigError {
+        direction: direction.into(),
+        message,
+    }
+}
+
+fn check_probability(dir: &str, what: &str, p: f64, allow_one: bool) -> Result<(), ConfigError> {
+    let ok = p.is_finite() && p >= 0.0 && (p < 1.0 || (allow_one && p <= 1.0));
+    if ok {
+        Ok(())
+    } else {
+        let range = if allow_one { "[0, 1]" } else { "[0, 1)" };
+        Err(err(
+            dir,
+            format!("{what} = {p} is not a probability in {range}"),
+        ))
+    }
+}
+
+impl DirectionConfig {
+    /// Mean capacity in bits per second (None when unlimited).
+    pub fn capacity_bps(&self) -> Option<f64> {
+        match &self.rate {
+            RateConfig::Unlimited => None,
+            RateConfig::Constant { bps } => Some(*bps as f64),
+            RateConfig::Trace { trace, .. } => Some(trace.mean_rate_bps()),
+        }
+    }
+
+    pub fn validate(&self, dir: &str, mtu: u32) -> Result<(), ConfigError> {
+        if let RateConfig::Constant { bps } = self.rate {
+            if bps == 0 || bps > MAX_RATE_BPS {
+                return Err(err(
+                    dir,
+                    format!("rate {bps} b/s is outside 1 b/s ..= 400 Gb/s"),
+                ));
+            }
+            // A packet must serialise in well under the delay line's horizon.
+            if (mtu as u64 * 8).saturating_mul(1_000_000_000) / bps > MAX_DELAY_NS {
+                return Err(err(
+                    dir,
+                    format!("rate {bps} b/s needs more than 10 s to send one {mtu}-byte packet"),
+                ));
+            }
+        }
+        if self.delay.delay_ns > MAX_DELAY_NS {
+            return Err(err(
+                dir,
+                format!(
+                    "one-way delay {} ms exceeds the 10 s maximum",
+                    self.delay.delay_ns / 1_000_000
+                ),
+            ));
+        }
+        if self.delay.jitter_ns > self.delay.delay_ns.max(1) * 10 && self.delay.delay_ns > 0 {
+            return Err(err(
+                dir,
+                "jitter larger than 10× the delay is not a delay distribution; lower --jitter"
+                    .into(),
+            ));
+        }
+        check_probability(dir, "reorder probability", self.delay.reorder_p, false)?;
+        check_probability(dir, "duplicate probability", self.delay.duplicate_p, false)?;
+        if self.delay.reorder_p > 0.0 && self.delay.reorder_by_ns == 0 {
+            return Err(err(
+                dir,
+                "reordering needs a shift (reorder_by > 0), or packets stay in order".into(),
+            ));
+        }
+        match self.loss {
+            LossConfig::None => {}
+            LossConfig::Bernoulli { p } => check_probability(dir, "loss", p, false)?,
+            LossConfig::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => {
+                check_probability(dir, "Gilbert–Elliott p (good→bad)", p, true)?;
+                check_probability(dir, "Gilbert–Elliott r (bad→good)", r, true)?;
+                check_probability(dir, "loss in the good state", loss_good, true)?;
+                check_probability(dir, "loss in the bad state", loss_bad, true)?;
+                if r == 0.0 && p > 0.0 && loss_bad >= 1.0 {
+                    return Err(err(
+                        dir,
+                        "Gilbert–Elliott with r = 0 and loss_bad = 1 loses every packet once bad; \
+                         set r > 0"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        if let Some(p) = self.queue.packets {
+            if p == 0 {
+                return Err(err(
+                    dir,
+                    "a queue of 0 packets drops everything; use at least 1".into(),
+                ));
+            }
+        }
+        if let Some(b) = self.queue.bytes {
+            if b < mtu as u64 {
+                return Err(err(
+                    dir,
+                    format!("a queue of {b} bytes cannot hold one {mtu}-byte packet; use ≥ {mtu}"),
+                ));
+            }
+            if b > MAX_BUFFERED_BYTES {
+                return Err(err(
+                    dir,
+                    format!("queue of {b} bytes exceeds the 4 GiB buffer limit"),
+                ));
+            }
+        }
+        if let Some(red) = &self.red {
+            if red.min_bytes >= red.max_bytes {
+                return Err(err(
+                    dir,
+                    format!(
+                        "RED min threshold {} must be below max threshold {}",
+                        red.min_bytes, red.max_bytes
+                    ),
+                ));
+            }
+            check_probability(dir, "RED max_p", red.max_p, true)?;
+            if !(red.weight > 0.0 && red.weight <= 1.0) {
+                return Err(err(
+                    dir,
+                    format!("RED weight {} must be in (0, 1]", red.weight),
+                ));
+            }
+            if let Some(b) = self.queue.bytes {
+                if red.max_bytes > b {
+                    return Err(err(
+                        dir,
+                        format!(
+                            "RED max threshold {} exceeds the queue limit {b} bytes",
+                            red.max_bytes
+                        ),
+                    ));
+                }
+            }
+            if self.rate == RateConfig::Unlimited {
+                return Err(err(
+                    dir,
+                    "RED needs a rate: without a bottleneck no queue ever forms".into(),
+                ));
+            }
+        }
+        if (self.queue.packets.is_some() || self.queue.bytes.is_some())
+            && self.rate == RateConfig::Unlimited
+        {
+            return Err(err(
+                dir,
+                "a queue limit needs a rate (--rate or --trace): without a bottleneck no queue forms"
+                    .into(),
+            ));
+        }
+        for c in &self.cross {
+            if !(c.rate_bps.is_finite() && c.rate_bps > 0.0) {
+                return Err(err(dir, "cross traffic rate must be positive".into()));
+            }
+            if c.packet_bytes < 20 || c.packet_bytes > mtu {
+                return Err(err(
+                    dir,
+                    format!(
+                        "cross traffic packet size {} must be within 20..={mtu} (the MTU)",
+                        c.packet_bytes
+                    ),
+                ));
+            }
+            if self.rate == RateConfig::Unlimited {
+                return Err(err(
+                    dir,
+                    "cross traffic needs a rate: it competes for the bottleneck".into(),
+                ));
+            }
+            if let crate::model::cross::CrossKind::OnOff {
+                mean_on_ns,
+                mean_off_ns,
+            } = c.kind
+            {
+                if mean_on_ns == 0 || mean_off_ns == 0 {
+                    return Err(err(
+                        dir,
+                        "on/off cross traffic needs positive mean on and off times".into(),
+                    ));
+                }
+            }
+        }
+        // Memory: packets in flight in the delay line at full rate, plus the queue.
+        if let Some(cap) = self.capacity_bps() {
+            let in_flight = cap / 8.0 * (self.delay.delay_ns as f64 / 1e9);
+            if in_flight > MAX_BUFFERED_BYTES as f64 {
+                return Err(err(
+                    dir,
+                    format!(
+                        "rate × delay = {:.1} GB in flight exceeds the 4 GiB buffer limit",
+                        in_flight / 1e9
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        LinkConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn refuses_impossible_settings() {
+        let c = LinkConfig {
+            mtu: 70_000,
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().message.contains("MTU"));
+
+        let mut c = LinkConfig::default();
+        c.a_to_b.loss = LossConfig::Bernoulli { p: 1.5 };
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.direction, "a→b");
+        assert!(e.message.contains("probability"));
+
+        let mut c = LinkConfig::default();
+        c.b_to_a.rate = RateConfig::Constant { bps: 1_000_000 };
+        c.b_to_a.queue.bytes = Some(1000);
+        assert!(c.validate().unwrap_err().message.contains("cannot hold"));
+
+        let mut c = LinkConfig::default();
+        c.a_to_b.queue.packets = Some(100);
+        assert!(c.validate().unwrap_err().message.contains("needs a rate"));
+
+        let mut c = LinkConfig::default();
+        c.a_to_b.rate = RateConfig::Constant {
+            bps: 100_000_000_000,
+        };
+        c.a_to_b.delay.delay_ns = 1_000_000_000;
+        assert!(c.validate().unwrap_err().message.contains("in flight"));
+    }
+}

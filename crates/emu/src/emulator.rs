@@ -1,0 +1,504 @@
+//! Setting up, running and tearing down one emulated path.
+//!
+//! Two modes, as in the command line:
+//!
+//! - `Pair`: two hosts, namespaces `lh<pid>a` and `lh<pid>b`, each with a TUN device `emu0`
+//!   (a = 100.64.0.1, b = 100.64.0.2, point-to-point, default route through it). Everything a
+//!   sends leaves through its TUN, crosses the a→b path model, and is written into b's TUN; and
+//!   back. Because each host has its own namespace, a second instance uses the same addresses
+//!   without collision; only names carry the PID.
+//! - `Shell`: one namespace `lh<pid>s` for a command (side a, the "inside"), joined to the initial
+//!   namespace (side b, the "outside") by a TUN in each — mahimahi's design. The outer end gets a
+//!   free 100.64.x.y/32 pair, so concurrent shells do not collide; the command reaches the host at
+//!   `LONGHAUL_EMU_HOST`.
+//!
+//! Every name is recorded in a state file before it is created (`sys::state`); `stop` (or `Drop`,
+//! on any error path) deletes the namespaces and the file. Starting an instance first removes what
+//! dead instances left behind.
+
+use crate::config::{ConfigError, LinkConfig};
+use crate::forward::{Direction, DirectionReport, Observers};
+use crate::model::path::PathModel;
+use crate::observe::{EventLog, PcapWriter};
+use crate::sys::state::{self, InstanceState};
+use crate::sys::tun::Tun;
+use crate::sys::{clock, netns, require_root, SysError};
+use serde::Serialize;
+use std::net::Ipv4Addr;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Instances started by this process so far (names must differ between them).
+static NEXT_INSTANCE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Name of the TUN device inside each namespace.
+pub const TUN_NAME: &str = "emu0";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Pair,
+    Shell,
+}
+
+/// One end of the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub link: LinkConfig,
+    /// Per-packet event log file.
+    pub event_log: Option<PathBuf>,
+    /// Directory for `a.pcap` and `b.pcap`.
+    pub pcap_dir: Option<PathBuf>,
+    /// Spin this long before a release instead of sleeping (ns); None = measure the machine's
+    /// timer wake-up latency and spin a little longer than that.
+    pub spin_ns: Option<u64>,
+    /// Memory cap of each direction's delay line.
+    pub max_buffered_bytes: u64,
+    /// TUN transmit queue length (packets the host may queue before we read them).
+    pub txqueuelen: u32,
+    /// SCHED_FIFO priority of the forwarding threads (0 = normal scheduling).
+    pub realtime_priority: i32,
+    /// Run the naive forwarder (no model) instead: the benchmark's baseline.
+    pub naive: bool,
+}
+
+impl Options {
+    pub fn new(link: LinkConfig) -> Self {
+        Self {
+            link,
+            event_log: None,
+            pcap_dir: None,
+            spin_ns: None,
+            max_buffered_bytes: crate::config::MAX_BUFFERED_BYTES,
+            txqueuelen: 10_000,
+            naive: false,
+            realtime_priority: 10,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error("invalid link settings: {0}")]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Sys(#[from] SysError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// The JSON summary written on exit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub mode: Mode,
+    pub pid: u32,
+    pub duration_s: f64,
+    pub mtu: u32,
+    pub link: LinkConfig,
+    pub directions: Vec<DirectionReport>,
+    /// Packets the hosts' TUN devices dropped before the emulator read them (kernel tx_dropped):
+    /// side a, side b. Non-zero means the emulator fell behind; these are not path losses.
+    pub tun_tx_dropped: [u64; 2],
+    /// Measured timerfd oversleep of this machine and the spin window used (ns).
+    pub timer_wakeup_latency_ns: u64,
+    pub spin_ns: u64,
+    pub stale_removed: Vec<String>,
+}
+
+/// A running emulated path.
+pub struct Emulator {
+    mode: Mode,
+    state: InstanceState,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<DirectionReport>>,
+    started: Instant,
+    link: LinkConfig,
+    stale_removed: Vec<String>,
+    torn_down: bool,
+    observers_to_flush: Vec<Arc<Mutex<PcapWriter>>>,
+    log: Option<Arc<Mutex<EventLog>>>,
+    outer_tun: Option<String>,
+    wakeup_ns: u64,
+    spin_ns: u64,
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
+    let what = what.into();
+    move |source| EmulatorError::Io { what, source }
+}
+
+/// A free /30 in 100.64.0.0/10 for a shell's outer link, chosen from the PID and checked against
+/// the addresses in use.
+fn shell_addresses(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
+    let used = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let base = u32::from(Ipv4Addr::new(100, 64, 0, 0));
+    for k in 0..(1u32 << 20) {
+        let block = (pid.wrapping_add(k)) % (1 << 20);
+        let host = Ipv4Addr::from(base + block * 4 + 1);
+        let inner = Ipv4Addr::from(base + block * 4 + 2);
+        if !used.contains(&format!("{host}/")) && !used.contains(&format!("{host} ")) {
+            return (host, inner);
+        }
+    }
+    (Ipv4Addr::new(100, 64, 0, 1), Ipv4Addr::new(100, 64, 0, 2))
+}
+
+fn configure(
+    ns: Option<&str>,
+    dev: &str,
+    local: Ipv4Addr,
+    peer: Ipv4Addr,
+    mtu: u32,
+    txqueuelen: u32,
+    default_route: bool,
+) -> Result<(), SysError> {
+    let pre: Vec<&str> = match ns {
+        Some(n) => vec!["-n", n],
+        None => vec![],
+    };
+    let run = |rest: &[&str]| -> Result<(), SysError> {
+        let mut v = pre.clone();
+        v.extend_from_slice(rest);
+        netns::ip(&v)
+    };
+    let (mtu_s, q_s) = (mtu.to_string(), txqueuelen.to_string());
+    let (l, p) = (format!("{local}/32"), peer.to_string());
+    // No IPv6 link-local address: otherwise router/multicast-listener solicitations would cross
+    // the path as unexplained extra packets.
+    run(&["link", "set", dev, "addrgenmode", "none"])?;
+    run(&["link", "set", dev, "mtu", &mtu_s, "txqueuelen", &q_s])?;
+    run(&["addr", "add", &l, "peer", &p, "dev", dev])?;
+    run(&["link", "set", dev, "up"])?;
+    if default_route {
+        run(&["route", "add", "default", "dev", dev])?;
+    }
+    Ok(())
+}
+
+fn tun_in(ns: &str) -> Result<Tun, SysError> {
+    netns::run_in(ns, || Tun::create(TUN_NAME))?
+}
+
+/// tx_dropped of a device (0 if unknown).
+fn tx_dropped(ns: Option<&str>, dev: &str) -> u64 {
+    let mut c = Command::new("ip");
+    if let Some(n) = ns {
+        c.args(["-n", n]);
+    }
+    let Ok(o) = c.args(["-s", "-j", "link", "show", "dev", dev]).output() else {
+        return 0;
+    };
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    v[0]["stats64"]["tx"]["dropped"].as_u64().unwrap_or(0)
+}
+
+impl Emulator {
+    /// Validates the settings, creates the namespaces and TUN devices, and starts forwarding.
+    pub fn start(mode: Mode, opts: Options) -> Result<Emulator, EmulatorError> {
+        opts.link.validate()?;
+        require_root()?;
+        let stale_removed = state::cleanup_stale();
+        for s in &stale_removed {
+            tracing::info!("removed stale state: {s}");
+        }
+        let pid = std::process::id();
+        let instance = NEXT_INSTANCE.fetch_add(1, Ordering::SeqCst);
+        let prefix = state::prefix(pid, instance);
+        let (ns_a, ns_b) = match mode {
+            Mode::Pair => (Some(format!("{prefix}a")), Some(format!("{prefix}b"))),
+            Mode::Shell => (Some(format!("{prefix}s")), None),
+        };
+        let (addr_a, addr_b) = match mode {
+            Mode::Pair => (Ipv4Addr::new(100, 64, 0, 1), Ipv4Addr::new(100, 64, 0, 2)),
+            Mode::Shell => {
+                let (host, inner) = shell_addresses(pid.wrapping_add(instance * 7919));
+                (inner, host)
+            }
+        };
+        let st = InstanceState {
+            pid,
+            instance,
+            start_time: state::proc_start_time(pid).unwrap_or(0),
+            mode: format!("{mode:?}").to_lowercase(),
+            namespaces: [ns_a.clone(), ns_b.clone()].into_iter().flatten().collect(),
+            side_a: ns_a.clone(),
+            side_b: ns_b.clone(),
+            addr_a: addr_a.to_string(),
+            addr_b: addr_b.to_string(),
+        };
+        st.write()?;
+        // From here on, Drop tears down whatever was created.
+        let mut emu = Emulator {
+            mode,
+            state: st,
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            started: Instant::now(),
+            link: opts.link.clone(),
+            stale_removed,
+            torn_down: false,
+            observers_to_flush: Vec::new(),
+            log: None,
+            outer_tun: None,
+            wakeup_ns: 0,
+            spin_ns: 0,
+        };
+        // Measured at the forwarders' own priority: a real-time thread is woken promptly even
+        // on a loaded machine, a normal one is not, and spinning an RT thread for long would run
+        // into the kernel's RT throttling (sched_rt_runtime_us) and stall it for tens of ms.
+        let prio = opts.realtime_priority;
+        emu.wakeup_ns = std::thread::spawn(move || {
+            if prio > 0 {
+                clock::make_realtime(prio);
+            }
+            clock::calibrate_wakeup(9)
+        })
+        .join()
+        .unwrap_or(0);
+        emu.spin_ns = opts
+            .spin_ns
+            .unwrap_or((2 * emu.wakeup_ns + 10_000).clamp(20_000, 200_000));
+        if emu.wakeup_ns > 100_000 {
+            tracing::warn!(
+                "timer wake-ups on this machine are {} us late; spinning {} us before each                  release (costs CPU)",
+                emu.wakeup_ns / 1000,
+                emu.spin_ns / 1000
+            );
+        }
+        let mtu = opts.link.mtu;
+        let q = opts.txqueuelen;
+        let a_ns = ns_a.as_deref().expect("side a is always a namespace");
+        netns::add(a_ns)?;
+        let tun_a = tun_in(a_ns)?;
+        configure(Some(a_ns), TUN_NAME, addr_a, addr_b, mtu, q, true)?;
+        let tun_b = match &ns_b {
+            Some(b_ns) => {
+                netns::add(b_ns)?;
+                let t = tun_in(b_ns)?;
+                configure(Some(b_ns), TUN_NAME, addr_b, addr_a, mtu, q, true)?;
+                t
+            }
+            None => {
+                let name = format!("{prefix}o");
+                let t = Tun::create(&name)?;
+                emu.outer_tun = Some(name.clone());
+                configure(None, &name, addr_b, addr_a, mtu, q, false)?;
+                t
+            }
+        };
+
+        // Observers.
+        let log = match &opts.event_log {
+            Some(p) => Some(Arc::new(Mutex::new(
+                EventLog::create(p).map_err(io_err(format!("creating {}", p.display())))?,
+            ))),
+            None => None,
+        };
+        let (pcap_a, pcap_b) = match &opts.pcap_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(io_err(format!("creating {}", d.display())))?;
+                let mk = |n: &str| -> Result<_, EmulatorError> {
+                    let p = d.join(n);
+                    Ok(Arc::new(Mutex::new(
+                        PcapWriter::create(&p, 65_535)
+                            .map_err(io_err(format!("creating {}", p.display())))?,
+                    )))
+                };
+                (Some(mk("a.pcap")?), Some(mk("b.pcap")?))
+            }
+            None => (None, None),
+        };
+        emu.observers_to_flush = [pcap_a.clone(), pcap_b.clone()]
+            .into_iter()
+            .flatten()
+            .collect();
+        emu.log = log.clone();
+
+        let fd_a: Arc<OwnedFd> = Arc::new(tun_a.fd);
+        let fd_b: Arc<OwnedFd> = Arc::new(tun_b.fd);
+        let epoch = clock::now_ns();
+        let dirs = [
+            (
+                "a>b",
+                &opts.link.a_to_b,
+                fd_a.clone(),
+                fd_b.clone(),
+                pcap_a.clone(),
+                pcap_b.clone(),
+            ),
+            ("b>a", &opts.link.b_to_a, fd_b, fd_a, pcap_b, pcap_a),
+        ];
+        for (name, cfg, input, output, pin, pout) in dirs {
+            if opts.naive {
+                let stop = emu.stop.clone();
+                let name = name.to_string();
+                let prio = opts.realtime_priority;
+                let h = std::thread::Builder::new()
+                    .name(format!("naive {name}"))
+                    .spawn(move || crate::naive::run_reported(name, input, output, mtu, stop, prio))
+                    .map_err(io_err("starting forwarding thread"))?;
+                emu.threads.push(h);
+                continue;
+            }
+            let d = Direction {
+                name: name.to_string(),
+                input,
+                output,
+                model: PathModel::new(cfg, mtu, epoch),
+                capacity_bps: cfg.capacity_bps(),
+                mtu,
+                max_buffered_bytes: opts.max_buffered_bytes,
+                spin_ns: emu.spin_ns,
+                realtime_priority: opts.realtime_priority,
+                observers: Observers {
+                    log: log.clone(),
+                    pcap_in: pin,
+                    pcap_out: pout,
+                },
+                stop: emu.stop.clone(),
+            };
+            let h = std::thread::Builder::new()
+                .name(format!("emu {name}"))
+                .spawn(move || d.run())
+                .map_err(io_err("starting forwarding thread"))?;
+            emu.threads.push(h);
+        }
+        emu.started = Instant::now();
+        Ok(emu)
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn link(&self) -> &LinkConfig {
+        &self.link
+    }
+
+    pub fn state(&self) -> &InstanceState {
+        &self.state
+    }
+
+    /// Namespace of a side (None = the initial namespace).
+    pub fn namespace(&self, side: Side) -> Option<&str> {
+        match side {
+            Side::A => self.state.side_a.as_deref(),
+            Side::B => self.state.side_b.as_deref(),
+        }
+    }
+
+    /// Address of a side.
+    pub fn address(&self, side: Side) -> Ipv4Addr {
+        let s = match side {
+            Side::A => &self.state.addr_a,
+            Side::B => &self.state.addr_b,
+        };
+        s.parse().expect("we wrote it")
+    }
+
+    /// A command that runs `argv` on `side` (through `ip netns exec` when it is a namespace),
+    /// with LONGHAUL_EMU_A/B/HOST/PEER in its environment.
+    pub fn command(&self, side: Side, argv: &[String]) -> Command {
+        let mut c = match self.namespace(side) {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).args(argv);
+                c
+            }
+            None => {
+                let mut c = Command::new(&argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        let (a, b) = (self.address(Side::A), self.address(Side::B));
+        c.env("LONGHAUL_EMU_A", a.to_string())
+            .env("LONGHAUL_EMU_B", b.to_string())
+            .env(
+                "LONGHAUL_EMU_PEER",
+                if side == Side::A { b } else { a }.to_string(),
+            );
+        if self.mode == Mode::Shell {
+            c.env("LONGHAUL_EMU_HOST", b.to_string());
+        }
+        c
+    }
+
+    /// Stops forwarding, removes everything created, and returns the summary.
+    pub fn stop(mut self) -> Result<Summary, EmulatorError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let directions: Vec<DirectionReport> = self
+            .threads
+            .drain(..)
+            .filter_map(|h| h.join().ok())
+            .collect();
+        let tun_tx_dropped = [
+            tx_dropped(self.state.side_a.as_deref(), TUN_NAME),
+            match (&self.state.side_b, &self.outer_tun) {
+                (Some(ns), _) => tx_dropped(Some(ns), TUN_NAME),
+                (None, Some(dev)) => tx_dropped(None, dev),
+                _ => 0,
+            },
+        ];
+        self.flush_observers();
+        let summary = Summary {
+            mode: self.mode,
+            pid: self.state.pid,
+            duration_s: self.started.elapsed().as_secs_f64(),
+            mtu: self.link.mtu,
+            link: self.link.clone(),
+            directions,
+            tun_tx_dropped,
+            timer_wakeup_latency_ns: self.wakeup_ns,
+            spin_ns: self.spin_ns,
+            stale_removed: std::mem::take(&mut self.stale_removed),
+        };
+        self.torn_down = true;
+        self.state.teardown()?;
+        Ok(summary)
+    }
+
+    fn flush_observers(&mut self) {
+        for p in &self.observers_to_flush {
+            let _ = p.lock().map(|mut w| w.flush());
+        }
+        if let Some(l) = &self.log {
+            let _ = l.lock().map(|mut w| w.flush());
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if self.torn_down {
+            return;
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+        self.flush_observers();
+        if let Err(e) = self.state.teardown() {
+            tracing::warn!("cleanup: {e}");
+        }
+    }
+}

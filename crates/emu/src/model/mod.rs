@@ -1,0 +1,34 @@
+//! The per-direction path model: pure, deterministic and clock-free.
+//!
+//! Every function here takes the current time as an argument (`Nanos`, nanoseconds on an
+//! arbitrary monotonic epoch) and never reads a clock, sleeps or touches a file descriptor. The
+//! I/O layer (`crate::forward`) reads packets from TUN devices, asks the model what happens to
+//! each one, and writes them out at the release time the model computed. The same model can be
+//! driven from a unit test with hand-picked times, which is how its exactness is checked.
+//!
+//! The stages, in the order a packet meets them (mahimahi's `mm-loss` → `mm-link` → `mm-delay`,
+//! folded into one pass and computed instead of slept for):
+//!
+//! 1. random loss (`loss`: Bernoulli or Gilbert–Elliott) — the lossy medium before the router;
+//! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
+//!    the cross traffic generated at the bottleneck (`cross`);
+//! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
+//!    computes the instant the last bit leaves the bottleneck from logical timestamps;
+//! 4. the propagation delay line (`delay`), with optional jitter, reordering and duplication.
+//!
+//! `path::PathModel` composes them and keeps the counters.
+
+pub mod cross;
+pub mod delay;
+pub mod loss;
+pub mod path;
+pub mod queue;
+pub mod red;
+pub mod serializer;
+pub mod trace;
+
+/// Nanoseconds on the monotonic clock of whoever drives the model.
+pub type Nanos = u64;
+
+/// One second in `Nanos`.
+pub const SECOND: Nanos = 1_000_000_000;

@@ -1,0 +1,46 @@
+//! Thin wrappers over the kernel interfaces the emulator uses: TUN devices, network namespaces
+//! (through `ip(8)`), the monotonic clock with timerfd waits, and the state files that let a later
+//! run find and remove what a killed run left behind.
+
+pub mod clock;
+pub mod netns;
+pub mod state;
+pub mod tun;
+
+/// Errors from the system layer.
+#[derive(Debug, thiserror::Error)]
+pub enum SysError {
+    #[error(
+        "the emulator needs root (it creates network namespaces and TUN devices); \
+         run it with sudo or as root"
+    )]
+    NotRoot,
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`ip {args}` failed: {stderr}")]
+    Ip { args: String, stderr: String },
+    #[error("`ip` (iproute2) was not found; install it (Debian: apt-get install iproute2)")]
+    NoIp,
+}
+
+impl SysError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        SysError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// Fails with a clear message unless the effective user is root.
+pub fn require_root() -> Result<(), SysError> {
+    if nix::unistd::geteuid().is_root() {
+        Ok(())
+    } else {
+        Err(SysError::NotRoot)
+    }
+}

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * FAST TCP (C. Jin, D. X. Wei, S. H. Low, "FAST TCP: Motivation, Architecture, Algorithms,
+ * Performance", IEEE INFOCOM 2004; Wei, Jin, Low, Hegde, IEEE/ACM ToN 14(6), 2006; the ns-2
+ * FastTcpAgent of Cui and Andrew, v1.1.3, 2007; seed 001, "FAST TCP in Linux").
+ *
+ * FAST is a delay-based window control. Queueing delay q = avgRTT - baseRTT, with baseRTT the
+ * smallest RTT seen (the propagation delay) and avgRTT an EWMA of the samples, tells the flow how
+ * many of its own packets sit in the bottleneck queue: by Little's law w·q/RTT. FAST steers that
+ * backlog to a constant α packets with the periodic update
+ *
+ *     w <- min{ 2w, (1-γ)·w + γ·(baseRTT/avgRTT · w_old + α) }
+ *
+ * whose fixed point is w·q/RTT = α, i.e. rate·q = α: each flow keeps α packets queued, whatever
+ * the link rate or propagation delay, and flows sharing a bottleneck get proportionally fair
+ * rates. Each update closes the fraction γ of the gap to the target, so convergence is geometric
+ * rather than one packet per RTT as in Vegas. w_old is the window the packets now being
+ * acknowledged were sent with: the baseRTT/avgRTT term compensates w(t-RTT), as ns-2 does with
+ * its per-packet record; here it is the kernel's per-ACK estimate of it (below).
+ *
+ * The same rules as the longhaul-cc reference (crates/cc/src/algorithms/fast.rs), phase by
+ * phase, as the ns-2 module and the Linux prototype:
+ *  - MI (multiplicative increase): while q is below mi_threshold (no queue of our own yet) the
+ *    window grows by the packets acknowledged, doubling per round trip, to find the pipe fast.
+ *    There is no Reno slow start; ssthresh only records losses.
+ *  - Convergence/equilibrium: the update above, at most once per update_period and only in
+ *    every other round trip (the rounds between let the previous change show in the RTT).
+ *    The window a packet was sent with (w_old) is the kernel's ack_sample in_flight: bytes
+ *    delivered while that packet was in flight. An update never raises the window of a sender
+ *    that is not cwnd-limited.
+ *  - Window pacing: when baseRTT >= 4 ms an increase is released in equal steps over the ACKs
+ *    one update period is expected to bring (ns-2 fast_pace), so it does not leave as a burst.
+ *  - Loss: halve, as Reno (ssthresh = max(cwnd/2, 2)); the kernel's recovery (PRR) carries it
+ *    out and the window law waits a full period after recovery. After a timeout the window
+ *    restarts from rto_cwnd packets (ns-2: 2).
+ *
+ * RTT averaging follows the ToN paper: avg <- avg + η·(sample - avg) with η = min(3/w, cap) on
+ * every sample, w the packets in flight, cap 1/4 (paper) or 1/256 (ns-2).
+ *
+ * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
+ * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
+ * fraction below one packet is kept here, the kernel's snd_cwnd holds the integer part). The
+ * Q20 ratio is rounded, so the equilibrium w = base/avg·w + α maps onto itself exactly. On a
+ * loss the half packet an odd window would lose is kept as a fraction, so the window after
+ * recovery is exactly half.
+ *
+ * Deviations: the α/β dead band of ns-2 is not implemented (β must be 0 or α: no band, which
+ * is ns-2's default α = β). Rounds are counted in sequence space (snd_una passing the snd_nxt
+ * recorded at the round's start) where the reference counts packet numbers; the two agree
+ * except with partial-segment ACKs.
+ */
+#ifndef LH_FAST_H
+#define LH_FAST_H
+
+#include "lh_window.h"
+
+struct lh_fast_params {
+	__u32 alpha;            /* packets the flow keeps queued in equilibrium */
+	__u32 gamma_q10;        /* γ in Q10 (0.5 = 512), 1..1024 */
+	__u32 update_period_us; /* minimum spacing of window updates */
+	__u32 mi_threshold_us;  /* queueing delay below which the window doubles per RTT */
+	__u32 eta_cap_den;      /* η = min(3/w, 1/eta_cap_den): 4 (paper) or 256 (ns-2) */
+	__u32 min2w_cap;        /* nonzero: an update at most doubles the window (paper) */
+	__u32 every_other_rtt;  /* nonzero: updates only in every other round trip */
+	__u32 pace_increments;  /* nonzero: spread increases over an update period */
+	__u32 rto_cwnd;         /* window after a retransmission timeout, packets */
+};
+
+#define LH_FAST_PHASE_MI 0
+#define LH_FAST_PHASE_CONVERGE 1
+#define LH_FAST_PHASE_RECOVERY 2
+/* Below this base RTT increases are applied at once (ns-2: pacing only when baseRTT >= 4 ms). */
+#define LH_FAST_PACE_MIN_BASE_US 4000
+/* While the window is this small a paced increase is released at once, at most doubling. */
+#define LH_FAST_PACE_SMALL_CWND 4
+
+struct lh_fast {
+	__u64 avg_rtt_q8;     /* EWMA of RTT samples, µs·256; 0 before the first sample */
+	__u64 last_update_us; /* when the window was last set by an update, MI or recovery */
+	__u64 pending_q10;    /* increase decided but not yet released by pacing */
+	__u64 step_q10;       /* released per ACK while pending */
+	__u32 base_rtt;       /* smallest sample, µs + 1; 0 before the first sample */
+	__u32 round_end;      /* ACKing beyond this sequence ends the round trip */
+	__u32 update_round;   /* nonzero in the round trips in which an update may happen */
+	__u32 acks_this_round;
+	__u32 acks_last_round;
+	__u32 w_old_q10;     /* window the last acknowledged packet was sent with; 0: unknown */
+	__u32 cwnd_frac_q10; /* fraction of a packet the kernel's integer window does not hold */
+	__u32 has_update;    /* last_update_us is valid */
+	__u32 phase;         /* LH_FAST_PHASE_* (reporting) */
+	__u32 updates;       /* window-law updates applied */
+};
+
+LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
+{
+	f->avg_rtt_q8 = 0;
+	f->last_update_us = 0;
+	f->pending_q10 = 0;
+	f->step_q10 = 0;
+	f->base_rtt = 0;
+	f->round_end = snd_nxt;
+	f->update_round = 0;
+	f->acks_this_round = 0;
+	f->acks_last_round = 0;
+	f->w_old_q10 = 0;
+	f->cwnd_frac_q10 = 0;
+	f->has_update = 0;
+	f->phase = LH_FAST_PHASE_MI;
+	f->updates = 0;
+}
+
+/* Every ACK that acknowledges data: round-trip bookkeeping. `ack` is snd_una after the ACK. */
+LH_INLINE void lh_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
+{
+	if (lh_after(ack, f->round_end)) {
+		f->round_end = lh_after(snd_nxt, ack) ? snd_nxt : ack;
+		f->acks_last_round = f->acks_this_round;
+		f->acks_this_round = 0;
+		f->update_round = !f->update_round;
+	}
+	f->acks_this_round++;
+}
+
+/* One RTT sample (µs; negative: none) with `in_flight` packets outstanding. */
+LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p,
+				  __s32 rtt_us, __u32 in_flight)
+{
+	__u32 vrtt;
+	__u64 s, d, den = p->eta_cap_den ? p->eta_cap_den : 4;
+
+	if (rtt_us < 0)
+		return;
+	if (in_flight == 0)
+		in_flight = 1;
+	vrtt = (__u32)rtt_us + 1;
+	if (f->base_rtt == 0 || vrtt < f->base_rtt)
+		f->base_rtt = vrtt;
+	s = (__u64)vrtt << 8;
+	if (f->avg_rtt_q8 == 0) {
+		f->avg_rtt_q8 = s;
+		return;
+	}
+	/* η = min(3/in_flight, 1/den): 3/in_flight is the smaller once in_flight >= 3·den. */
+	if (s >= f->avg_rtt_q8) {
+		d = s - f->avg_rtt_q8;
+		f->avg_rtt_q8 += in_flight >= 3 * den ? d * 3 / in_flight : d / den;
+	} else {
+		d = f->avg_rtt_q8 - s;
+		f->avg_rtt_q8 -= in_flight >= 3 * den ? d * 3 / in_flight : d / den;
+	}
+}
+
+/* The window the acknowledged packet was sent with, in bytes (0: unknown). */
+LH_INLINE void lh_fast_window_at_send(struct lh_fast *f, __u64 bytes, __u32 mss)
+{
+	__u64 q10 = mss ? (bytes << LH_Q10_SHIFT) / mss : 0;
+
+	f->w_old_q10 = q10 > 0xffffffffULL ? 0xffffffffU : (__u32)q10;
+}
+
+/* An ACK during CWR/Recovery: the window is the kernel's; the next update waits a period. */
+LH_INLINE void lh_fast_recovery_ack(struct lh_fast *f, __u64 now_us)
+{
+	f->pending_q10 = 0;
+	f->last_update_us = now_us;
+	f->has_update = 1;
+	f->phase = LH_FAST_PHASE_RECOVERY;
+}
+
+/* Queueing delay in µs: avgRTT - baseRTT (0 before the first sample). */
+LH_INLINE __u32 lh_fast_qdelay_us(const struct lh_fast *f)
+{
+	__u64 avg = f->avg_rtt_q8 >> 8;
+
+	return avg > f->base_rtt ? (__u32)(avg - f->base_rtt) : 0;
+}
+
+/* The window law in Q10: (1-γ)·w + γ·(baseRTT/avgRTT·w_old + α), [2w cap], floor 2. */
+LH_INLINE __u64 lh_fast_target_q10(const struct lh_fast *f, const struct lh_fast_params *p,
+				   __u64 w_q10, __u64 w_old_q10)
+{
+	__u64 base_q8 = (__u64)f->base_rtt << 8;
+	__u64 ratio_q20 = f->avg_rtt_q8 ? (base_q8 << 20) / f->avg_rtt_q8 : (1ULL << 20);
+	__u64 g = p->gamma_q10 > LH_Q10_ONE ? LH_Q10_ONE : p->gamma_q10;
+	__u64 goal_q10, target;
+
+	if (ratio_q20 > (1ULL << 20))
+		ratio_q20 = 1ULL << 20;
+	/* Rounded, not truncated: the equilibrium must map onto itself. */
+	goal_q10 = ((w_old_q10 * ratio_q20 + (1ULL << 19)) >> 20) + ((__u64)p->alpha << LH_Q10_SHIFT);
+	target = ((LH_Q10_ONE - g) * w_q10 + g * goal_q10 + (1ULL << 9)) >> LH_Q10_SHIFT;
+	if (p->min2w_cap && target > 2 * w_q10)
+		target = 2 * w_q10;
+	if (target < (2ULL << LH_Q10_SHIFT))
+		target = 2ULL << LH_Q10_SHIFT;
+	return target;
+}
+
+LH_INLINE __u64 lh_fast_w_q10(const struct lh_fast *f, const struct lh_window *w)
+{
+	return ((__u64)w->cwnd << LH_Q10_SHIFT) | f->cwnd_frac_q10;
+}
+
+LH_INLINE void lh_fast_set_w_q10(struct lh_fast *f, struct lh_window *w, __u64 w_q10)
+{
+	__u64 clamp_q10 = (__u64)w->clamp << LH_Q10_SHIFT;
+
+	if (w_q10 > clamp_q10)
+		w_q10 = clamp_q10;
+	if (w_q10 < LH_Q10_ONE)
+		w_q10 = LH_Q10_ONE;
+	w->cwnd = (__u32)(w_q10 >> LH_Q10_SHIFT);
+	f->cwnd_frac_q10 = (__u32)(w_q10 & (LH_Q10_ONE - 1));
+}
+
+/* Release one ACK's share of a paced increase (ns-2 fast_pace). */
+LH_INLINE void lh_fast_release_paced(struct lh_fast *f, struct lh_window *w)
+{
+	__u64 w_q10 = lh_fast_w_q10(f, w), step;
+
+	if (f->pending_q10 == 0)
+		return;
+	if (w_q10 <= ((__u64)LH_FAST_PACE_SMALL_CWND << LH_Q10_SHIFT))
+		step = f->pending_q10 < w_q10 ? f->pending_q10 : w_q10;
+	else
+		step = f->step_q10 < f->pending_q10 ? f->step_q10 : f->pending_q10;
+	f->pending_q10 -= step;
+	lh_fast_set_w_q10(f, w, w_q10 + step);
+}
+
+/* The periodic update: the window law, then pacing of an increase. */
+LH_INLINE void lh_fast_update(struct lh_fast *f, struct lh_window *w,
+			      const struct lh_fast_params *p, int cwnd_limited)
+{
+	__u64 w_q10 = lh_fast_w_q10(f, w);
+	__u64 w_old_q10 = f->w_old_q10 ? f->w_old_q10 : w_q10;
+	__u64 target = lh_fast_target_q10(f, p, w_q10, w_old_q10);
+
+	f->updates++;
+	f->phase = LH_FAST_PHASE_CONVERGE;
+	if (target > w_q10 && !cwnd_limited)
+		target = w_q10;
+	if (target > w_q10 && p->pace_increments && f->base_rtt > LH_FAST_PACE_MIN_BASE_US) {
+		/* ACKs per period = acks_per_rtt · period / avgRTT; step = pending / that (>= 1). */
+		__u64 acks_per_rtt = f->acks_last_round ? f->acks_last_round : w->cwnd;
+		__u64 num = acks_per_rtt * p->update_period_us << 8;
+
+		f->pending_q10 = target - w_q10;
+		f->step_q10 = num > f->avg_rtt_q8 ? f->pending_q10 * f->avg_rtt_q8 / num
+						  : f->pending_q10;
+		lh_fast_release_paced(f, w);
+	} else {
+		f->pending_q10 = 0;
+		lh_fast_set_w_q10(f, w, target);
+	}
+}
+
+/* cong_avoid (TCP_CA_Open, Disorder or Loss). */
+LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
+				  const struct lh_fast_params *p, __u64 now_us, __u32 acked,
+				  int cwnd_limited)
+{
+	if (f->avg_rtt_q8 == 0 || f->base_rtt == 0)
+		return;
+	if (lh_fast_qdelay_us(f) < p->mi_threshold_us) {
+		/* MI: no queue of our own yet: grow by what is acknowledged. */
+		if (cwnd_limited)
+			lh_fast_set_w_q10(f, w, lh_fast_w_q10(f, w) + ((__u64)acked << LH_Q10_SHIFT));
+		f->pending_q10 = 0;
+		f->phase = LH_FAST_PHASE_MI;
+		f->last_update_us = now_us;
+		f->has_update = 1;
+		return;
+	}
+	if ((!f->has_update || now_us >= f->last_update_us + p->update_period_us) &&
+	    (f->update_round || !p->every_other_rtt)) {
+		lh_fast_update(f, w, p, cwnd_limited);
+		f->last_update_us = now_us;
+		f->has_update = 1;
+	} else {
+		if (f->phase != LH_FAST_PHASE_CONVERGE)
+			f->phase = LH_FAST_PHASE_CONVERGE;
+		lh_fast_release_paced(f, w);
+	}
+}
+
+/*
+ * ssthresh on a loss: halve, at least two packets (Reno); drop the unreleased increase. The
+ * kernel's recovery ends with cwnd = ssthresh, an integer; the half packet an odd window (and
+ * half the fraction) would lose is kept in cwnd_frac_q10, so the window after recovery is
+ * exactly half the window before, as the reference's.
+ */
+LH_INLINE __u32 lh_fast_ssthresh(struct lh_fast *f, __u32 cwnd)
+{
+	__u32 ssthresh = lh_reno_ssthresh(cwnd);
+
+	f->pending_q10 = 0;
+	f->cwnd_frac_q10 = ssthresh == (cwnd >> 1) ? ((cwnd & 1) << 9) | (f->cwnd_frac_q10 >> 1) : 0;
+	return ssthresh;
+}
+
+#endif /* LH_FAST_H */

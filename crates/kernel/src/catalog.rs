@@ -1,0 +1,483 @@
+//! The algorithms this crate ships, their load-time parameters, and how parameter values map
+//! onto the fixed-point globals (`const volatile struct lh_<algorithm>_params lh_params`) the
+//! eBPF programs read.
+//!
+//! Every program's parameter block is a struct of `u32`s; [`ParamValues::encode`] and
+//! [`ParamValues::decode`] convert between user units and that block, so the values a loaded
+//! program really uses can be read back from its pinned `.rodata` map.
+
+use crate::error::KernelError;
+use std::fmt;
+
+/// One of the congestion controls in `src/bpf/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    Fast,
+    Scalable,
+    HighSpeed,
+    Vegas,
+}
+
+/// A load-time parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub default: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Only whole numbers (booleans are 0 or 1).
+    pub integer: bool,
+    pub unit: &'static str,
+    pub help: &'static str,
+}
+
+const FAST_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "alpha",
+        default: 200.0,
+        min: 1.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "packets the flow keeps queued at the bottleneck in equilibrium (x·q = alpha)",
+    },
+    ParamSpec {
+        name: "gamma",
+        default: 0.5,
+        min: 1.0 / 1024.0,
+        max: 1.0,
+        integer: false,
+        unit: "",
+        help: "fraction of the gap to the target window closed per update (steps of 1/1024)",
+    },
+    ParamSpec {
+        name: "update_period",
+        default: 0.02,
+        min: 0.0,
+        max: 10.0,
+        integer: false,
+        unit: "s",
+        help: "minimum spacing of window updates",
+    },
+    ParamSpec {
+        name: "mi_threshold",
+        default: 0.00075,
+        min: 0.0,
+        max: 10.0,
+        integer: false,
+        unit: "s",
+        help: "queueing delay below which the window doubles per RTT (multiplicative increase)",
+    },
+    ParamSpec {
+        name: "eta_cap",
+        default: 0.25,
+        min: 1.0 / 65536.0,
+        max: 1.0,
+        integer: false,
+        unit: "",
+        help: "cap of the RTT-average weight min(3/w, cap): 1/4 paper, 1/256 ns-2 (used as 1/round(1/cap))",
+    },
+    ParamSpec {
+        name: "min2w_cap",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: an update at most doubles the window (paper); 0: no cap (ns-2)",
+    },
+    ParamSpec {
+        name: "every_other_rtt",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: update only in every other round trip (ns-2, Linux prototype)",
+    },
+    ParamSpec {
+        name: "pace_increments",
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: spread an increase over the ACKs of one update period when baseRTT >= 4 ms",
+    },
+    ParamSpec {
+        name: "rto_cwnd",
+        default: 2.0,
+        min: 1.0,
+        max: 1000.0,
+        integer: true,
+        unit: "packets",
+        help: "window after a retransmission timeout (ns-2: 2)",
+    },
+];
+
+const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "per_ack_ignores_acked",
+    default: 1.0,
+    min: 0.0,
+    max: 1.0,
+    integer: true,
+    unit: "bool",
+    help:
+        "1: +a(w)/cwnd per ACK whatever it acknowledges (Linux); 0: per acknowledged packet (RFC)",
+}];
+
+const SCALABLE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "a",
+        default: 0.01,
+        min: 0.0001,
+        max: 0.5,
+        integer: false,
+        unit: "packets",
+        help: "increase per acknowledged packet above the legacy threshold (used as 1/round(1/a))",
+    },
+    ParamSpec {
+        name: "b",
+        default: 0.125,
+        min: 1.0 / 1024.0,
+        max: 0.5,
+        integer: false,
+        unit: "",
+        help: "fraction of the window removed on a loss (Q10: steps of 1/1024)",
+    },
+    ParamSpec {
+        name: "legacy_threshold",
+        default: 100.0,
+        min: 0.0,
+        max: 1e9,
+        integer: true,
+        unit: "packets",
+        help: "at or below this window grow as Reno (Linux 100, Kelly 16)",
+    },
+    ParamSpec {
+        name: "legacy_decrease",
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: halve on a loss at or below the legacy threshold (Kelly); 0: always b (Linux)",
+    },
+];
+
+const VEGAS_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "alpha",
+        default: 2.0,
+        min: 0.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "grow by one packet per RTT while the backlog is below alpha",
+    },
+    ParamSpec {
+        name: "beta",
+        default: 4.0,
+        min: 0.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "shrink by one packet per RTT while the backlog is above beta",
+    },
+    ParamSpec {
+        name: "gamma",
+        default: 1.0,
+        min: 0.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "leave slow start once the backlog exceeds gamma",
+    },
+    ParamSpec {
+        name: "linux_compat",
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "1: backlog = cwnd·(rtt−base)/base as Linux since 2008; 0: /rtt as the paper",
+    },
+];
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Fast,
+        Algorithm::Scalable,
+        Algorithm::HighSpeed,
+        Algorithm::Vegas,
+    ];
+
+    /// The algorithm's name, also its default registered congestion-control name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Fast => "fast",
+            Algorithm::Scalable => "scalable",
+            Algorithm::HighSpeed => "highspeed",
+            Algorithm::Vegas => "vegas",
+        }
+    }
+
+    pub fn summary(self) -> &'static str {
+        match self {
+            Algorithm::Fast => "FAST TCP: delay-based, keeps alpha packets queued per flow",
+            Algorithm::Scalable => "Scalable TCP: +a per ACK, -b on loss above a legacy window",
+            Algorithm::HighSpeed => "HighSpeed TCP (RFC 3649): window-dependent a(w), b(w) table",
+            Algorithm::Vegas => "TCP Vegas: +-1 packet per RTT to keep alpha..beta queued",
+        }
+    }
+
+    pub fn params(self) -> &'static [ParamSpec] {
+        match self {
+            Algorithm::Fast => FAST_PARAMS,
+            Algorithm::Scalable => SCALABLE_PARAMS,
+            Algorithm::HighSpeed => HIGHSPEED_PARAMS,
+            Algorithm::Vegas => VEGAS_PARAMS,
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Algorithm, KernelError> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| KernelError::UnknownAlgorithm(name.to_string()))
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Validated parameter values for one algorithm, in the order of its [`ParamSpec`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamValues {
+    pub algorithm: Algorithm,
+    pub values: Vec<(&'static str, f64)>,
+}
+
+impl ParamValues {
+    /// The defaults.
+    pub fn defaults(algorithm: Algorithm) -> ParamValues {
+        ParamValues {
+            algorithm,
+            values: algorithm
+                .params()
+                .iter()
+                .map(|p| (p.name, p.default))
+                .collect(),
+        }
+    }
+
+    /// Defaults overridden by `key=value` settings.
+    pub fn from_settings<S: AsRef<str>>(
+        algorithm: Algorithm,
+        settings: &[S],
+    ) -> Result<ParamValues, KernelError> {
+        let bad = |message: String| KernelError::BadParam {
+            algorithm: algorithm.name(),
+            message,
+        };
+        let mut values = ParamValues::defaults(algorithm);
+        for setting in settings {
+            let setting = setting.as_ref();
+            let (key, value) = setting
+                .split_once('=')
+                .ok_or_else(|| bad(format!("`{setting}` is not key=value")))?;
+            let spec = algorithm
+                .params()
+                .iter()
+                .find(|p| p.name == key.trim())
+                .ok_or_else(|| {
+                    let known: Vec<&str> = algorithm.params().iter().map(|p| p.name).collect();
+                    bad(format!(
+                        "unknown parameter `{key}` (parameters: {})",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ))
+                })?;
+            let v: f64 = match value.trim() {
+                "true" | "on" | "yes" if spec.unit == "bool" => 1.0,
+                "false" | "off" | "no" if spec.unit == "bool" => 0.0,
+                text => text
+                    .parse()
+                    .map_err(|_| bad(format!("{key}: `{text}` is not a number")))?,
+            };
+            if !v.is_finite() || v < spec.min || v > spec.max {
+                return Err(bad(format!(
+                    "{key} = {v} is outside [{}, {}]",
+                    spec.min, spec.max
+                )));
+            }
+            if spec.integer && v.fract() != 0.0 {
+                return Err(bad(format!("{key} = {v} must be a whole number")));
+            }
+            let slot = values
+                .values
+                .iter_mut()
+                .find(|(n, _)| *n == spec.name)
+                .expect("every spec has a slot");
+            slot.1 = v;
+        }
+        Ok(values)
+    }
+
+    pub fn get(&self, name: &str) -> f64 {
+        self.values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("{} has no parameter {name}", self.algorithm))
+    }
+
+    /// The program's parameter block: the C struct `lh_<algorithm>_params`, field by field.
+    pub fn encode(&self) -> Vec<u32> {
+        let flag = |n: &str| self.get(n) as u32;
+        match self.algorithm {
+            Algorithm::Fast => vec![
+                flag("alpha"),
+                q10(self.get("gamma")),
+                (self.get("update_period") * 1e6).round() as u32,
+                (self.get("mi_threshold") * 1e6).round() as u32,
+                (1.0 / self.get("eta_cap")).round() as u32,
+                flag("min2w_cap"),
+                flag("every_other_rtt"),
+                flag("pace_increments"),
+                flag("rto_cwnd"),
+            ],
+            Algorithm::Scalable => vec![
+                (1.0 / self.get("a")).round() as u32,
+                q10(self.get("b")),
+                flag("legacy_threshold"),
+                flag("legacy_decrease"),
+            ],
+            Algorithm::Vegas => vec![
+                flag("alpha"),
+                flag("beta"),
+                flag("gamma"),
+                flag("linux_compat"),
+            ],
+            Algorithm::HighSpeed => vec![flag("per_ack_ignores_acked"), 0, 0, 0],
+        }
+    }
+
+    /// The values a parameter block stands for (the effective values after fixed point);
+    /// `None` when the block is too short for the algorithm.
+    pub fn decode(algorithm: Algorithm, raw: &[u32]) -> Option<ParamValues> {
+        let f = |i: usize| raw.get(i).map(|&v| v as f64);
+        let values = match algorithm {
+            Algorithm::Fast => vec![
+                ("alpha", f(0)?),
+                ("gamma", f(1)? / 1024.0),
+                ("update_period", f(2)? / 1e6),
+                ("mi_threshold", f(3)? / 1e6),
+                ("eta_cap", 1.0 / f(4)?.max(1.0)),
+                ("min2w_cap", f(5)?),
+                ("every_other_rtt", f(6)?),
+                ("pace_increments", f(7)?),
+                ("rto_cwnd", f(8)?),
+            ],
+            Algorithm::Scalable => vec![
+                ("a", 1.0 / f(0)?.max(1.0)),
+                ("b", f(1)? / 1024.0),
+                ("legacy_threshold", f(2)?),
+                ("legacy_decrease", f(3)?),
+            ],
+            Algorithm::Vegas => vec![
+                ("alpha", f(0)?),
+                ("beta", f(1)?),
+                ("gamma", f(2)?),
+                ("linux_compat", f(3)?),
+            ],
+            Algorithm::HighSpeed => vec![("per_ack_ignores_acked", f(0)?)],
+        };
+        Some(ParamValues { algorithm, values })
+    }
+}
+
+impl fmt::Display for ParamValues {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
+
+fn q10(x: f64) -> u32 {
+    (x * 1024.0).round() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_encode_to_the_linux_and_paper_constants() {
+        // Scalable: 1/a = 100 (TCP_SCALABLE_AI_CNT), b = 128/1024 = 1/8 (MD_SCALE 3).
+        let s = ParamValues::defaults(Algorithm::Scalable).encode();
+        assert_eq!(s, [100, 128, 100, 0]);
+        // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4.
+        let f = ParamValues::defaults(Algorithm::Fast).encode();
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2]);
+        assert_eq!(
+            ParamValues::defaults(Algorithm::HighSpeed).encode(),
+            [1, 0, 0, 0]
+        );
+        // Vegas: Linux module defaults α = 2, β = 4, γ = 1.
+        assert_eq!(
+            ParamValues::defaults(Algorithm::Vegas).encode(),
+            [2, 4, 1, 0]
+        );
+    }
+
+    #[test]
+    fn settings_override_and_round_trip() {
+        let v = ParamValues::from_settings(
+            Algorithm::Fast,
+            &[
+                "alpha=50",
+                "gamma=0.25",
+                "eta_cap=0.00390625",
+                "min2w_cap=false",
+            ],
+        )
+        .unwrap();
+        assert_eq!(v.encode(), [50, 256, 20_000, 750, 256, 0, 1, 1, 2]);
+        assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
+        assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);
+        let k = ParamValues::from_settings(
+            Algorithm::Scalable,
+            &["legacy_threshold=16", "legacy_decrease=true", "a=0.02"],
+        )
+        .unwrap();
+        assert_eq!(k.encode(), [50, 128, 16, 1]);
+    }
+
+    #[test]
+    fn bad_settings_are_rejected_with_the_reason() {
+        let e = ParamValues::from_settings(Algorithm::Fast, &["beta=3"]).unwrap_err();
+        assert!(e.to_string().contains("unknown parameter `beta`"), "{e}");
+        let e = ParamValues::from_settings(Algorithm::Fast, &["gamma=2"]).unwrap_err();
+        assert!(e.to_string().contains("outside"), "{e}");
+        let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha=1.5"]).unwrap_err();
+        assert!(e.to_string().contains("whole number"), "{e}");
+        let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha"]).unwrap_err();
+        assert!(e.to_string().contains("key=value"), "{e}");
+        let e = ParamValues::from_settings(Algorithm::HighSpeed, &["x=1"]).unwrap_err();
+        assert!(
+            e.to_string().contains("parameters: per_ack_ignores_acked"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,28 @@
+//! FAST TCP, Scalable TCP, HighSpeed TCP and TCP Vegas as Linux congestion controls, written as
+//! eBPF `struct_ops` programs that any TCP program can use (`sysctl
+//! net.ipv4.tcp_congestion_control`, or `setsockopt(TCP_CONGESTION)`) without rebuilding the
+//! kernel.
+//!
+//! Layout:
+//! - `src/bpf/include/lh_<algorithm>.h`: each algorithm's arithmetic as pure C functions
+//!   (fixed point, loop-free), with the header comment that explains the algorithm and its
+//!   sources. The same headers are compiled into the eBPF objects and natively ([`native`]).
+//! - `src/bpf/<algorithm>.bpf.c`: the `tcp_congestion_ops` binding of each algorithm.
+//! - [`catalog`]: the algorithms, their load-time parameters and how those map onto the
+//!   programs' read-only globals.
+//! - [`loader`]: load (register and pin), list and unload.
+//! - [`sockets`]: which sockets use which congestion control (sock_diag).
+//!
+//! Kernel requirements: BTF (`/sys/kernel/btf/vmlinux`), `struct_ops` links (Linux 6.4 or later)
+//! and root (CAP_BPF + CAP_NET_ADMIN) to load.
+
+pub mod catalog;
+pub mod error;
+pub mod loader;
+pub mod native;
+mod skel;
+pub mod sockets;
+
+pub use catalog::{Algorithm, ParamValues};
+pub use error::KernelError;
+pub use loader::{list, load, unload, LoadOptions, Loaded};
