@@ -22,6 +22,9 @@ enum Command {
     Cc(cmd::cc::CcCommand),
     /// Compare two result summaries side by side (e.g. sim vs lab); differences are B − A.
     Compare(cmd::compare::CompareArgs),
+    /// The seed papers' experiments in the simulator: each claim, the paper's figure, the
+    /// measured one and whether it holds.
+    Reproduce(cmd::reproduce::ReproduceArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
     /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),

@@ -5,6 +5,6 @@ pub mod compare;
 pub mod emu;
 pub mod kernel;
 pub mod perf;
+pub mod reproduce;
 pub mod sim;
-
 pub mod tune;

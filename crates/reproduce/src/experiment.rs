@@ -1,0 +1,270 @@
+//! What an experiment is (its runs and its claims), how long it runs, and the runner.
+
+use crate::claim::short;
+use crate::scenarios::builtin;
+use longhaul_metrics::summary::{Claim, Summary};
+use longhaul_sim::{Outcome, Progress, ScenarioError, SimError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+use thiserror::Error;
+
+/// How long experiments run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plan {
+    /// The papers' durations (`--full`); otherwise the short default durations.
+    pub full: bool,
+    /// Multiplies every default duration (1 for `longhaul reproduce`; tests use less). Ignored
+    /// with `full`.
+    pub time_scale: f64,
+}
+
+impl Plan {
+    /// The newcomer's run: a few minutes for all experiments.
+    pub const DEFAULT: Plan = Plan {
+        full: false,
+        time_scale: 1.0,
+    };
+    /// The papers' durations.
+    pub const FULL: Plan = Plan {
+        full: true,
+        time_scale: 1.0,
+    };
+
+    /// A run's duration in seconds: `full` with `--full`, else `default` × `time_scale`.
+    pub fn secs(&self, default: f64, full: f64) -> f64 {
+        if self.full {
+            full
+        } else {
+            default * self.time_scale
+        }
+    }
+}
+
+/// One simulation of an experiment: a built-in scenario with overrides.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Short name within the experiment ("fast-1flow").
+    pub label: String,
+    /// The built-in scenario (`scenarios/<name>.toml`).
+    pub scenario: &'static str,
+    /// `key=value` overrides, as `longhaul sim --set` takes them.
+    pub overrides: Vec<String>,
+}
+
+impl Run {
+    pub fn new(label: impl Into<String>, scenario: &'static str) -> Run {
+        Run {
+            label: label.into(),
+            scenario,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Add a `key=value` override.
+    pub fn set(mut self, key: &str, value: impl std::fmt::Display) -> Run {
+        self.overrides.push(format!("{key}={value}"));
+        self
+    }
+
+    /// Set the duration in seconds.
+    pub fn secs(self, secs: f64) -> Run {
+        self.set(
+            "duration",
+            format!("\"{}ms\"", (secs * 1000.0).round() as u64),
+        )
+    }
+
+    /// The command that repeats this run by hand.
+    pub fn command(&self) -> String {
+        let mut cmd = format!("longhaul sim scenarios/{}.toml", self.scenario);
+        for o in &self.overrides {
+            cmd.push_str(&format!(" --set '{o}'"));
+        }
+        cmd
+    }
+}
+
+/// A seed experiment: the runs it needs and the claims it checks on their results.
+pub struct Experiment {
+    /// The name `longhaul reproduce NAME` takes.
+    pub name: &'static str,
+    /// One line for `--list`.
+    pub title: &'static str,
+    /// The seed file(s) and figure/table.
+    pub source: &'static str,
+    /// What the default (short) run changes from the paper's, one line for `--list`.
+    pub shortened: &'static str,
+    /// The runs, in order, for a plan.
+    pub runs: fn(&Plan) -> Vec<Run>,
+    /// The claims, given the runs' summaries in the order `runs` returned them.
+    pub claims: fn(&Plan, &[Summary]) -> Vec<Claim>,
+}
+
+/// An experiment's results.
+#[derive(Clone, Debug)]
+pub struct ExperimentResult {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub source: &'static str,
+    pub runs: Vec<Run>,
+    /// One summary per run; the first also carries the experiment's claims.
+    pub summaries: Vec<Summary>,
+    pub claims: Vec<Claim>,
+    /// Wall-clock seconds the experiment's simulations took (summed over runs).
+    pub wall_s: f64,
+}
+
+/// Why an experiment could not run.
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("experiment `{experiment}`: run `{run}` names no built-in scenario `{scenario}`")]
+    NoScenario {
+        experiment: &'static str,
+        run: String,
+        scenario: &'static str,
+    },
+    #[error("experiment `{experiment}`, run `{run}`: {source}")]
+    Scenario {
+        experiment: &'static str,
+        run: String,
+        source: ScenarioError,
+    },
+    #[error("experiment `{experiment}`, run `{run}`: {source}")]
+    Sim {
+        experiment: &'static str,
+        run: String,
+        source: SimError,
+    },
+}
+
+/// What the runner tells its caller while it works.
+pub enum Event<'a> {
+    /// A run started.
+    Started { experiment: &'a str, run: &'a Run },
+    /// A run made progress (called every million events or so).
+    Progress {
+        experiment: &'a str,
+        run: &'a Run,
+        progress: &'a Progress,
+    },
+    /// A run finished after `wall_s` seconds.
+    Finished {
+        experiment: &'a str,
+        run: &'a Run,
+        wall_s: f64,
+    },
+}
+
+/// Run every run of `experiment` under `plan`, `threads` at a time, then evaluate its claims.
+pub fn run_experiment(
+    experiment: &Experiment,
+    plan: &Plan,
+    threads: usize,
+    report: &(dyn Fn(Event<'_>) + Sync),
+) -> Result<ExperimentResult, RunError> {
+    let runs = (experiment.runs)(plan);
+    // Check every scenario before simulating anything, so a bad override fails at once.
+    let mut checked = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let file = builtin(run.scenario).ok_or_else(|| RunError::NoScenario {
+            experiment: experiment.name,
+            run: run.label.clone(),
+            scenario: run.scenario,
+        })?;
+        let c = file
+            .load(&run.overrides)
+            .map_err(|source| RunError::Scenario {
+                experiment: experiment.name,
+                run: run.label.clone(),
+                source,
+            })?;
+        checked.push(c);
+    }
+
+    let results: Vec<Mutex<Option<Result<(Outcome, f64), SimError>>>> =
+        runs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = threads.clamp(1, runs.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= runs.len() {
+                    break;
+                }
+                let run = &runs[i];
+                report(Event::Started {
+                    experiment: experiment.name,
+                    run,
+                });
+                let start = Instant::now();
+                let outcome = longhaul_sim::run(&checked[i], &mut |p| {
+                    report(Event::Progress {
+                        experiment: experiment.name,
+                        run,
+                        progress: p,
+                    })
+                });
+                let wall_s = start.elapsed().as_secs_f64();
+                report(Event::Finished {
+                    experiment: experiment.name,
+                    run,
+                    wall_s,
+                });
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(outcome.map(|o| (o, wall_s)));
+            });
+        }
+    });
+
+    let mut summaries = Vec::with_capacity(runs.len());
+    let mut wall_s = 0.0;
+    for (run, slot) in runs.iter().zip(results) {
+        let result = slot
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("every run index is taken by exactly one worker");
+        let (outcome, wall) = result.map_err(|source| RunError::Sim {
+            experiment: experiment.name,
+            run: run.label.clone(),
+            source,
+        })?;
+        wall_s += wall;
+        let mut summary = outcome.summary;
+        summary.scenario = format!("{}/{}", experiment.name, run.label);
+        summary
+            .meta
+            .insert("experiment".into(), experiment.name.into());
+        summary.meta.insert("run".into(), run.label.clone());
+        summary.meta.insert("command".into(), run.command());
+        summary
+            .meta
+            .insert("plan".into(), plan_name(plan).to_string());
+        summaries.push(summary);
+    }
+    let claims = (experiment.claims)(plan, &summaries);
+    if let Some(first) = summaries.first_mut() {
+        first.claims = claims.clone();
+    }
+    Ok(ExperimentResult {
+        name: experiment.name,
+        title: experiment.title,
+        source: experiment.source,
+        runs,
+        summaries,
+        claims,
+        wall_s,
+    })
+}
+
+/// "default", "full" or "scaled ×k" (tests).
+pub fn plan_name(plan: &Plan) -> String {
+    if plan.full {
+        "full".into()
+    } else if plan.time_scale == 1.0 {
+        "default".into()
+    } else {
+        format!("default ×{}", short(plan.time_scale))
+    }
+}

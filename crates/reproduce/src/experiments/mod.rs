@@ -1,0 +1,8 @@
+//! The seed experiments, one module each (the two Lion experiments share one).
+
+pub mod equilibrium;
+pub mod lion;
+pub mod reno_climb;
+pub mod scalable;
+pub mod slide4;
+pub mod table1;

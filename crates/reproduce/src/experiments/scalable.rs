@@ -1,0 +1,213 @@
+//! Seed 003 (Scalable TCP): "cwnd += 0.01 per ACK, −12.5 % on loss": after a loss the window
+//! regains its size in ln(1/(1−b))/ln(1+a) = ln(1/0.875)/ln(1.01) = 13.4 RTTs, 2.7 s at 200 ms,
+//! whatever the rate; Reno needs W/2 RTTs, proportional to the rate (Kelly's table at 200 ms:
+//! 17 s at 10 Mb/s, 2 min 47 s at 100 Mb/s, 28 min at 1 Gb/s).
+//!
+//! Model (`scenarios/seed003-scalable.toml`): one flow on a 200 ms path whose drop-tail buffer is
+//! 10 % of the bandwidth-delay product, at several rates. The flow fills the buffer and loses a
+//! packet again and again, and every loss is a recovery. Recovery time is measured on the
+//! congestion window: from the last sample at the window held before a reduction to the first
+//! sample back at it (median over the run's recoveries). Sampled every 20 ms for Scalable and
+//! 100 ms for Reno. The buffer adds up to 10 % to the RTT while the window is above the
+//! bandwidth-delay product, so recoveries take slightly longer than 13.4 propagation RTTs.
+//!
+//! Default: Scalable at 100 Mb/s and 1 Gb/s for 40 s, Reno at 10 Mb/s (240 s) and 100 Mb/s
+//! (800 s). `--full` adds Scalable at 10 Gb/s and Reno at 1 Gb/s (two hours).
+
+use crate::claim::{num, ClaimSpec, Rule};
+use crate::experiment::{Experiment, Plan, Run};
+use crate::measure::{median, recovery_times};
+use longhaul_metrics::summary::{Claim, Summary};
+
+pub const SOURCE: &str = "seed 003; Kelly, CCR 33(2) 2003, Table 1";
+
+/// Scalable's recovery, 13.4 RTTs of 200 ms, s.
+pub const SCALABLE_RECOVERY_S: f64 = 2.7;
+/// Scalable's recovery times at different rates must agree within this fraction.
+pub const SCALABLE_RATIO_TOLERANCE: f64 = 0.20;
+/// Each recovery time may differ from the paper's by this fraction.
+pub const TIME_TOLERANCE: f64 = 0.25;
+/// Reno's 100 Mb/s ÷ 10 Mb/s recovery ratio may differ from 10 by this fraction.
+pub const RENO_RATIO_TOLERANCE: f64 = 0.30;
+/// A window reduction is a fall of more than this fraction (Scalable cuts 12.5 %).
+pub const MIN_DROP: f64 = 0.05;
+
+/// One run: algorithm, rate, Kelly's recovery time, default and full durations.
+struct Case {
+    cc: &'static str,
+    rate_mbps: f64,
+    paper_s: f64,
+    default_s: Option<f64>,
+    full_s: f64,
+    min_s: f64,
+}
+
+const CASES: [Case; 6] = [
+    Case {
+        cc: "scalable",
+        rate_mbps: 100.0,
+        paper_s: SCALABLE_RECOVERY_S,
+        default_s: Some(40.0),
+        full_s: 300.0,
+        min_s: 15.0,
+    },
+    Case {
+        cc: "scalable",
+        rate_mbps: 1000.0,
+        paper_s: SCALABLE_RECOVERY_S,
+        default_s: Some(40.0),
+        full_s: 300.0,
+        min_s: 15.0,
+    },
+    Case {
+        cc: "scalable",
+        rate_mbps: 10_000.0,
+        paper_s: SCALABLE_RECOVERY_S,
+        default_s: None,
+        full_s: 120.0,
+        min_s: 15.0,
+    },
+    Case {
+        cc: "reno",
+        rate_mbps: 10.0,
+        paper_s: 17.0,
+        default_s: Some(240.0),
+        full_s: 1200.0,
+        min_s: 80.0,
+    },
+    Case {
+        cc: "reno",
+        rate_mbps: 100.0,
+        paper_s: 167.0,
+        default_s: Some(800.0),
+        full_s: 3600.0,
+        min_s: 500.0,
+    },
+    Case {
+        cc: "reno",
+        rate_mbps: 1000.0,
+        paper_s: 1680.0,
+        default_s: None,
+        full_s: 7200.0,
+        min_s: 5000.0,
+    },
+];
+
+fn label(c: &Case) -> String {
+    if c.rate_mbps >= 1000.0 {
+        format!("{}-{}gbit", c.cc, c.rate_mbps / 1000.0)
+    } else {
+        format!("{}-{}mbit", c.cc, c.rate_mbps)
+    }
+}
+
+fn cases(plan: &Plan) -> Vec<&'static Case> {
+    CASES
+        .iter()
+        .filter(|c| plan.full || c.default_s.is_some())
+        .collect()
+}
+
+fn runs(plan: &Plan) -> Vec<Run> {
+    cases(plan)
+        .into_iter()
+        .map(|c| {
+            // 10 % of the bandwidth-delay product at 200 ms, in 1500-byte packets.
+            let buffer = (c.rate_mbps * 1e6 * 0.2 / (8.0 * 1500.0) * 0.1).round() as u64;
+            let secs = plan
+                .secs(c.default_s.unwrap_or(c.full_s), c.full_s)
+                .max(c.min_s);
+            let mut run = Run::new(label(c), "seed003-scalable")
+                .set("flows.0.cc", format!("\"{}\"", c.cc))
+                .set("links.0.rate", format!("\"{}mbit\"", c.rate_mbps))
+                .set("links.0.queue.packets", buffer.max(2))
+                .secs(secs);
+            if c.cc == "reno" {
+                run = run.set("output.interval", "\"100ms\"");
+            }
+            run
+        })
+        .collect()
+}
+
+fn recovery(s: &Summary) -> f64 {
+    match s.flows.first().and_then(|f| f.series.as_ref()) {
+        Some(series) => median(&recovery_times(&series.t, &series.cwnd_pkts, MIN_DROP, 0.0)),
+        None => f64::NAN,
+    }
+}
+
+fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
+    let cases = cases(plan);
+    let mut out = Vec::new();
+    let mut scalable = Vec::new();
+    let mut reno = Vec::new();
+    for (c, s) in cases.iter().zip(summaries) {
+        let t = recovery(s);
+        out.push(
+            ClaimSpec::new(
+                format!("{} at {}, 200 ms: loss-recovery time", c.cc, label(c)),
+                num(c.paper_s),
+                "s",
+                SOURCE,
+                Rule::Within {
+                    target: c.paper_s,
+                    tolerance: TIME_TOLERANCE,
+                },
+            )
+            .evaluate(t),
+        );
+        if c.cc == "scalable" {
+            scalable.push(t);
+        } else {
+            reno.push((c.rate_mbps, t));
+        }
+    }
+    let (lo, hi) = scalable
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &t| {
+            (lo.min(t), hi.max(t))
+        });
+    out.push(
+        ClaimSpec::new(
+            "Scalable: recovery time independent of rate (slowest ÷ fastest)",
+            num(1.0),
+            "×",
+            SOURCE,
+            Rule::Within {
+                target: 1.0,
+                tolerance: SCALABLE_RATIO_TOLERANCE,
+            },
+        )
+        .evaluate(hi / lo),
+    );
+    let at = |r: f64| {
+        reno.iter()
+            .find(|(m, _)| *m == r)
+            .map(|(_, t)| *t)
+            .unwrap_or(f64::NAN)
+    };
+    out.push(
+        ClaimSpec::new(
+            "Reno: recovery time ∝ rate (100 Mb/s ÷ 10 Mb/s)",
+            num(10.0),
+            "×",
+            SOURCE,
+            Rule::Within {
+                target: 10.0,
+                tolerance: RENO_RATIO_TOLERANCE,
+            },
+        )
+        .evaluate(at(100.0) / at(10.0)),
+    );
+    out
+}
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "scalable-recovery",
+    title: "Scalable TCP's loss recovery: constant time across rates, Reno's ∝ rate",
+    source: SOURCE,
+    shortened: "Scalable 100M/1G 40 s, Reno 10M/100M; --full adds Scalable 10G, Reno 1G (2 h)",
+    runs,
+    claims,
+};

@@ -1,0 +1,50 @@
+//! longhaul-reproduce: the seed papers' experiments in longhaul's simulator, each claim with the
+//! paper's figure, the measured one and whether it holds.
+//!
+//! An [`Experiment`] names built-in scenario files ([`scenarios`], the same TOML files
+//! `longhaul sim` runs), the overrides each of its runs applies to them (flow count, congestion
+//! control, rate, duration), and a function from the runs' result summaries to claim rows
+//! (`{claim, paper, measured, holds}`, [`longhaul_metrics::summary::Claim`]). Every claim's
+//! tolerance is a [`claim::Rule`] stated in the code and printed with the claim; `holds` is
+//! computed from the measurement, never set by hand, and a measurement that disagrees with a
+//! paper stays in the table as a disagreement (docs/reproduce.md explains each one).
+//!
+//! Durations: the default [`Plan`] runs every experiment in a few minutes in all, with shortened
+//! runs (each experiment says how, in `--list` and in its module's header); [`Plan::FULL`] runs
+//! the papers' durations. Tests shrink the default further with [`Plan::time_scale`].
+//!
+//! The experiments (module headers give the seed's words, the model and the cross traffic):
+//! * `table1` — seed 000 Table 1: FAST TCP, 1–10 flows, 85–180 ms ([`experiments::table1`]);
+//! * `slide4` — seed 001 slide 4: stock Reno on the same runs ([`experiments::slide4`]);
+//! * `fast-equilibrium` — α packets queued per flow, equal rates at different RTTs
+//!   ([`experiments::equilibrium`]);
+//! * `reno-climb` — seed 004: Reno's 200→1000 Mb/s climb, 1500 vs 9000-byte MTU
+//!   ([`experiments::reno_climb`]);
+//! * `scalable-recovery` — seed 003: Scalable's rate-independent recovery
+//!   ([`experiments::scalable`]);
+//! * `lion-burst`, `lion-contest` — seed 002 ([`experiments::lion`]).
+
+pub mod claim;
+pub mod experiment;
+pub mod experiments;
+pub mod measure;
+pub mod output;
+pub mod scenarios;
+
+pub use experiment::{run_experiment, Event, Experiment, ExperimentResult, Plan, Run, RunError};
+
+/// Every experiment, in the order `longhaul reproduce` runs them.
+pub const EXPERIMENTS: &[&Experiment] = &[
+    &experiments::table1::EXPERIMENT,
+    &experiments::slide4::EXPERIMENT,
+    &experiments::equilibrium::EXPERIMENT,
+    &experiments::reno_climb::EXPERIMENT,
+    &experiments::scalable::EXPERIMENT,
+    &experiments::lion::BURST,
+    &experiments::lion::CONTEST,
+];
+
+/// The experiment called `name`.
+pub fn experiment(name: &str) -> Option<&'static Experiment> {
+    EXPERIMENTS.iter().copied().find(|e| e.name == name)
+}
