@@ -84,7 +84,10 @@ fn delay_90ms_gives_180ms_rtt_within_0_2ms_at_p99() {
     // 100–160 µs late when a probe arrives and real-time throttling adds rare stalls, so the
     // goal is met on quiet runs only; CI asserts a bound it can hold (1 ms) and the line above
     // reports the measurement against the goal. See crates/emu/README.md, "Timing".
-    eprintln!("delay goal (p99 ≤ 0.2 ms): {}", if p99 <= 200_000 { "met" } else { "NOT met" });
+    eprintln!(
+        "delay goal (p99 ≤ 0.2 ms): {}",
+        if p99 <= 200_000 { "met" } else { "NOT met" }
+    );
     assert!(p99 <= 1_000_000, "|RTT − 180 ms| p99 = {p99} ns > 1 ms");
     // Never early: the model's release time is a lower bound.
     assert!(rtts.iter().all(|&r| r >= 180_000_000));
@@ -128,7 +131,10 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64) {
     // The goal is ±1 %. At 1 Gb/s a real-time throttling stall (~50 ms, see README "Timing")
     // can cost a few percent of a short run; CI asserts ±5 % and the line above reports the
     // measurement against the goal.
-    eprintln!("rate goal (±1 %): {}", if err.abs() < 0.01 { "met" } else { "NOT met" });
+    eprintln!(
+        "rate goal (±1 %): {}",
+        if err.abs() < 0.01 { "met" } else { "NOT met" }
+    );
     assert!(err.abs() < 0.05, "rate error {:.3} % ≥ 5 %", err * 100.0);
     // Every packet is accounted for: delivered by the emulator = received by the host, and
     // everything the emulator read and did not deliver was dropped by the queue.
