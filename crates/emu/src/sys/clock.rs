@@ -19,8 +19,9 @@
 //! busy at 1 Gb/s spins between releases 12 µs apart and would reach that within a second, then
 //! stall for ~50 ms. So the `Waiter` keeps its own account: the time the thread runs at
 //! real-time priority (everything but its blocked `epoll` waits) within each second of the
-//! monotonic clock. When that reaches `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice
-//! −20, the highest normal weight) until the second ends, and returns to SCHED_FIFO at the next.
+//! monotonic clock, per CPU and shared by all forwarders of the process, as the kernel accounts
+//! it. When the CPU's account reaches `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice
+//! −20, the highest normal weight) until the second ends or it moves to a CPU with budget left.
 //! Its real-time use thus has a duty cycle of at most 80 %, so any 1 s window — aligned with the
 //! kernel's period or not — holds at most 0.8 s, with room for other real-time threads.
 
@@ -28,6 +29,7 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Nanoseconds on CLOCK_MONOTONIC.
@@ -88,10 +90,6 @@ struct RtBudget {
     /// SCHED_FIFO priority (0 = never real-time).
     priority: i32,
     is_realtime: bool,
-    /// Index of the current 1 s window of the monotonic clock.
-    window: u64,
-    /// Real-time running time charged in the current window.
-    used_ns: u64,
     /// Start of the current running stretch (since the last charge).
     running_since: u64,
 }
@@ -107,8 +105,6 @@ impl RtBudget {
         let mut b = Self {
             priority,
             is_realtime: false,
-            window: now / RT_WINDOW_NS,
-            used_ns: 0,
             running_since: now,
         };
         b.set_realtime(true);
@@ -135,17 +131,39 @@ impl RtBudget {
     /// Charges the running time up to `now`; `blocked` means the thread was asleep
     /// since the last charge (not charged).
     fn charge(&mut self, now: u64, blocked: bool) {
+        // The kernel accounts per CPU, for all real-time threads on it: charge the CPU this
+        // thread runs on now (it changes rarely), shared by every forwarder of the process —
+        // including one that stopped earlier in the same second.
+        // SAFETY: sched_getcpu has no arguments; -1 (error) maps to slot 0.
+        let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize % CPU_SLOTS;
+        let slot = &CPU_RT_USE[cpu];
         let window = now / RT_WINDOW_NS;
-        if window != self.window {
-            self.window = window;
-            self.used_ns = 0;
-        } else if self.is_realtime && !blocked {
-            self.used_ns += now.saturating_sub(self.running_since);
+        if slot.window.swap(window, Ordering::Relaxed) != window {
+            slot.used_ns.store(0, Ordering::Relaxed);
+        }
+        let mut used = slot.used_ns.load(Ordering::Relaxed);
+        if self.is_realtime && !blocked {
+            let ran = now.saturating_sub(self.running_since);
+            used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
         }
         self.running_since = now;
-        self.set_realtime(self.used_ns < RT_BUDGET_NS);
+        self.set_realtime(used < RT_BUDGET_NS);
     }
 }
+
+/// Real-time running time of the process's forwarders per CPU in the current window.
+struct CpuRtUse {
+    window: AtomicU64,
+    used_ns: AtomicU64,
+}
+
+const CPU_SLOTS: usize = 256;
+#[allow(clippy::declare_interior_mutable_const)]
+const CPU_RT_USE_INIT: CpuRtUse = CpuRtUse {
+    window: AtomicU64::new(0),
+    used_ns: AtomicU64::new(0),
+};
+static CPU_RT_USE: [CpuRtUse; CPU_SLOTS] = [CPU_RT_USE_INIT; CPU_SLOTS];
 
 const INPUT: u64 = 1;
 const TIMER: u64 = 2;
