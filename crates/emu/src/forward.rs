@@ -124,14 +124,11 @@ impl Direction {
     /// Runs until `stop` is set; returns the report.
     pub fn run(mut self) -> DirectionReport {
         minimize_timer_slack();
-        if self.realtime_priority > 0 && !crate::sys::clock::make_realtime(self.realtime_priority) {
-            tracing::warn!("{}: could not get real-time priority", self.name);
-        }
         let in_fd = self.input.as_raw_fd();
         let out_fd = self.output.as_raw_fd();
         // SAFETY: the Arc keeps the fd open for the life of this function.
         let borrowed = unsafe { BorrowedFd::borrow_raw(in_fd) };
-        let mut waiter = match Waiter::new(borrowed, self.spin_ns) {
+        let mut waiter = match Waiter::new(borrowed, self.spin_ns, self.realtime_priority) {
             Ok(w) => w,
             Err(e) => {
                 tracing::error!("{}: cannot create timer: {e}", self.name);
@@ -151,6 +148,9 @@ impl Direction {
         let mut lateness = Lateness::default();
         let mut qdelay = QueueDelayHist::default();
         let mut io = IoCounters::default();
+        if self.realtime_priority > 0 && !waiter.is_realtime() {
+            tracing::warn!("{}: could not get real-time priority", self.name);
+        }
         let rt_offset = crate::sys::clock::realtime_ns().saturating_sub(now_ns());
         let start = now_ns();
         let dir = self.name.clone();

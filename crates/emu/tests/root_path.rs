@@ -128,9 +128,10 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64) {
         s.directions[0].lateness.max_ns,
         s.tun_tx_dropped
     );
-    // The goal is ±1 %. At 1 Gb/s a real-time throttling stall (~50 ms, see README "Timing")
-    // can cost a few percent of a short run; CI asserts ±5 % and the line above reports the
-    // measurement against the goal.
+    // The goal is ±1 %. The forwarder's real-time budget (sys/clock.rs) removed the
+    // ~50 ms RT-throttling stall, but stalls of a few ms (timer wake-ups and scheduling on this
+    // 2-core virtual machine) still cost more than 1 % on some runs; CI asserts ±5 % and the
+    // line below reports the measurement against the goal. See README "Timing".
     eprintln!(
         "rate goal (±1 %): {}",
         if err.abs() < 0.01 { "met" } else { "NOT met" }

@@ -12,11 +12,24 @@
 //! and the spin window is set above it; the summary reports both. While inside the spin window
 //! the caller keeps polling its input (a spin that also forwards), and yields the CPU between
 //! polls while the deadline is still far, so the hosts' processes can run on a 2-core machine.
+//!
+//! Real-time priority has a budget. The kernel stops SCHED_FIFO threads that run for more than
+//! `sched_rt_runtime_us` (95 %) of each `sched_rt_period_us` (1 s) on a CPU, for the rest of the
+//! period (sched(7), "Limiting the CPU usage of real-time and deadline processes"). A forwarder
+//! busy at 1 Gb/s spins between releases 12 µs apart and would reach that within a second, then
+//! stall for ~50 ms. So the `Waiter` keeps its own account: the time the thread runs at
+//! real-time priority (everything but its blocked `epoll` waits) within each second of the
+//! monotonic clock, per CPU and shared by all forwarders of the process, as the kernel accounts
+//! it. When the CPU's account reaches `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice
+//! −20, the highest normal weight) until the second ends or it moves to a CPU with budget left.
+//! Its real-time use thus has a duty cycle of at most 80 %, so any 1 s window — aligned with the
+//! kernel's period or not — holds at most 0.8 s, with room for other real-time threads.
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Nanoseconds on CLOCK_MONOTONIC.
@@ -64,14 +77,106 @@ pub struct Waiter {
     epoll: Epoll,
     timer: TimerFd,
     spin_ns: u64,
+    budget: RtBudget,
 }
+
+/// Real-time running time per second the `Waiter` allows itself (the kernel allows 950 ms).
+pub const RT_BUDGET_NS: u64 = 800_000_000;
+const RT_WINDOW_NS: u64 = 1_000_000_000;
+
+/// Accounts the thread's running time at real-time priority and switches it between SCHED_FIFO
+/// and SCHED_OTHER so that it stays under `RT_BUDGET_NS` per second (module header).
+struct RtBudget {
+    /// SCHED_FIFO priority (0 = never real-time).
+    priority: i32,
+    is_realtime: bool,
+    /// Start of the current running stretch (since the last charge).
+    running_since: u64,
+}
+
+impl RtBudget {
+    fn new(priority: i32) -> Self {
+        if priority > 0 {
+            // The weight the thread keeps when it runs at normal scheduling.
+            // SAFETY: setpriority on the calling thread's id; no pointers.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -20) };
+        }
+        let now = now_ns();
+        let mut b = Self {
+            priority,
+            is_realtime: false,
+            running_since: now,
+        };
+        b.set_realtime(true);
+        b
+    }
+
+    fn set_realtime(&mut self, on: bool) {
+        if self.priority <= 0 || on == self.is_realtime {
+            return;
+        }
+        let ok = if on {
+            make_realtime(self.priority)
+        } else {
+            make_normal()
+        };
+        if ok {
+            self.is_realtime = on;
+        } else if on {
+            // Refused (not root, or RT disabled): do not retry on every wait.
+            self.priority = 0;
+        }
+    }
+
+    /// Charges the running time up to `now`; `blocked` means the thread was asleep
+    /// since the last charge (not charged).
+    fn charge(&mut self, now: u64, blocked: bool) {
+        // The kernel accounts per CPU, for all real-time threads on it: charge the CPU this
+        // thread runs on now (it changes rarely), shared by every forwarder of the process —
+        // including one that stopped earlier in the same second.
+        // SAFETY: sched_getcpu has no arguments; -1 (error) maps to slot 0.
+        let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize % CPU_SLOTS;
+        let slot = &CPU_RT_USE[cpu];
+        let window = now / RT_WINDOW_NS;
+        if slot.window.swap(window, Ordering::Relaxed) != window {
+            slot.used_ns.store(0, Ordering::Relaxed);
+        }
+        let mut used = slot.used_ns.load(Ordering::Relaxed);
+        if self.is_realtime && !blocked {
+            let ran = now.saturating_sub(self.running_since);
+            used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
+        }
+        self.running_since = now;
+        self.set_realtime(used < RT_BUDGET_NS);
+    }
+}
+
+/// Real-time running time of the process's forwarders per CPU in the current window.
+struct CpuRtUse {
+    window: AtomicU64,
+    used_ns: AtomicU64,
+}
+
+const CPU_SLOTS: usize = 256;
+#[allow(clippy::declare_interior_mutable_const)]
+const CPU_RT_USE_INIT: CpuRtUse = CpuRtUse {
+    window: AtomicU64::new(0),
+    used_ns: AtomicU64::new(0),
+};
+static CPU_RT_USE: [CpuRtUse; CPU_SLOTS] = [CPU_RT_USE_INIT; CPU_SLOTS];
 
 const INPUT: u64 = 1;
 const TIMER: u64 = 2;
 
 impl Waiter {
     /// `input` is polled for readability; deadlines closer than `spin_ns` are spun for.
-    pub fn new(input: BorrowedFd<'_>, spin_ns: u64) -> std::io::Result<Self> {
+    /// `realtime_priority` > 0 makes the calling thread SCHED_FIFO at that priority within the
+    /// real-time budget (module header); the `Waiter` must live on the thread it waits for.
+    pub fn new(
+        input: BorrowedFd<'_>,
+        spin_ns: u64,
+        realtime_priority: i32,
+    ) -> std::io::Result<Self> {
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
         let timer = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
@@ -83,13 +188,20 @@ impl Waiter {
             epoll,
             timer,
             spin_ns,
+            budget: RtBudget::new(realtime_priority),
         })
+    }
+
+    /// Whether the thread got real-time priority (false: not root, or RT disabled).
+    pub fn is_realtime(&self) -> bool {
+        self.budget.priority > 0
     }
 
     /// Waits until `input` is readable or `deadline` (CLOCK_MONOTONIC ns) passes; with no
     /// deadline, waits at most `max_wait` (so the caller can check its stop flag).
     pub fn wait(&mut self, deadline: Option<u64>, max_wait: Duration) -> Wake {
         let now = now_ns();
+        self.budget.charge(now, false);
         if let Some(d) = deadline {
             if d <= now {
                 return Wake::Deadline;
@@ -114,6 +226,7 @@ impl Waiter {
         let mut events = [EpollEvent::empty(); 2];
         let timeout = EpollTimeout::try_from(max_wait).unwrap_or(EpollTimeout::NONE);
         let n = self.epoll.wait(&mut events, timeout).unwrap_or(0);
+        self.budget.charge(now_ns(), true);
         let mut wake = Wake::Spurious;
         for e in &events[..n] {
             match e.data() {
@@ -180,6 +293,13 @@ pub fn make_realtime(prio: i32) -> bool {
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 }
 }
 
+/// Returns the calling thread to SCHED_OTHER (its nice value is kept).
+pub fn make_normal() -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: valid sched_param for the calling thread.
+    unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,7 +316,7 @@ mod tests {
         minimize_timer_slack();
         let (r, _w) = std::os::unix::net::UnixStream::pair().unwrap();
         let spin = calibrate_wakeup(3) + 50_000;
-        let mut w = Waiter::new(r.as_fd(), spin).unwrap();
+        let mut w = Waiter::new(r.as_fd(), spin, 0).unwrap();
         for delay in [5_000u64, 200_000, 2_000_000] {
             let d = now_ns() + delay;
             let mut wake = Wake::Spurious;
