@@ -179,7 +179,12 @@ fn two_fast_flows_share_the_link_equally_with_two_alphas_queued() {
         q * 1e3,
         2.0 * alpha
     );
-    assert!(jain > 0.95, "unequal shares: {ra} vs {rb}");
+    // Equal α gives equal rates only when both flows measure the same baseRTT. A flow that
+    // never sees the queue empty overestimates its baseRTT and keeps more than α queued
+    // (Low, Peterson & Wang, JACM 2002; the simulator's fast-equilibrium experiment shows the
+    // same bias), so runs range from Jain 0.9999 to about 0.88 on this path. The assertion
+    // allows that bias and still rejects a flow starving the other (Jain 0.5 at the limit).
+    assert!(jain > 0.85, "unequal shares: {ra} vs {rb}");
     // Goodput ceiling is 1448/1514 of the rate; the sampling threads share two cores.
     assert!(
         ra + rb > 0.7 * RATE_BPS as f64,
