@@ -10,18 +10,19 @@
 //! at one congestion event is `ln(1/(1−b)) / ln(1+a)` — about 13.4 RTTs for the suggested
 //! `a = 0.01`, `b = 0.125` — whether the window is 1,000 packets or 100,000. At 1 Gb/s and 180 ms
 //! (15,000 packets of 1500 bytes) that is 2.4 s, against Reno's 7,500 round trips, 22 minutes.
-//! In equilibrium each packet adds `a` and each loss removes `b·w`, so `w ≈ a/(b·p)` at loss
-//! rate `p`: the window is inversely proportional to `p`, where Reno's is `1.22/√p`.
 //!
-//! The two response functions cross at a small window: `a/(b·p) = 1.22/√p` at `p ≈ 0.43 %`,
-//! `w ≈ 19` packets with these constants. At higher loss rates (smaller windows) the scalable
-//! rules would leave a flow behind standard TCP, and there standard TCP already works well. Kelly
-//! therefore keeps standard TCP below a *legacy window*: where Reno performs, a Scalable flow is
-//! indistinguishable from it, and only on paths where Reno's window is large does it differ. While
-//! the window is at most `legacy_threshold` packets the increase is Reno's `1/cwnd` per ACK and
-//! the decrease Reno's halving. Slow start is unchanged. After a retransmission timeout the window
-//! restarts from one packet in slow start and the threshold follows the same decrease rule as a
-//! loss.
+//! With a loss every `1/p` packets, the window gains `a/p` between losses and must give the same
+//! back, `b·W`, at each: losses come at `W = a/(b·p)` and the window averages
+//! `W·b/ln(1/(1−b)) ≈ 0.075/p` packets, inversely proportional to `p` where Reno's `1.22/√p`
+//! goes with its square root. The two cross at a small window, `p ≈ 0.4 %` and `w ≈ 20` packets
+//! with these constants. At higher loss rates (smaller windows) the scalable rules would leave a
+//! flow behind standard TCP, and there standard TCP already works well. Kelly therefore keeps
+//! standard TCP below a *legacy window*: where Reno performs, a Scalable flow is
+//! indistinguishable from it, and only on paths where Reno's window is large does it differ.
+//! While the window is at most `legacy_threshold` packets the increase is Reno's `1/cwnd` per ACK
+//! and the decrease Reno's halving. Slow start is unchanged. After a retransmission timeout the
+//! window restarts from one packet in slow start and the threshold follows the same decrease
+//! rule as a loss.
 //!
 //! Sources: seed 003 (Kelly, "Scalable TCP: Improving Performance in HighSpeed Wide Area
 //! Networks", PFLDnet 2003; a = 0.01, b = 0.125, legacy window 16, all configurable); Linux
@@ -67,7 +68,7 @@ pub const PARAMS: &[ParamSpec] = &[
         },
         default: Value::Float(0.01),
         unit: "packets",
-        help: "increase per acknowledged packet above the legacy threshold (window × (1+a) per RTT)",
+        help: "packets added per packet acknowledged above legacy_threshold: ×(1+a) per RTT",
     },
     ParamSpec {
         name: "b",
@@ -94,7 +95,7 @@ pub const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Bool,
         default: Value::Bool(true),
         unit: "",
-        help: "halve on loss at or below legacy_threshold (Kelly); false = always cwnd × (1−b) (Linux)",
+        help: "halve on loss at or below legacy_threshold (Kelly); false: always apply b (Linux)",
     },
 ];
 
@@ -423,6 +424,46 @@ mod tests {
             rtts += 1;
         }
         assert!((495..=505).contains(&rtts), "Reno: {rtts} RTTs");
+    }
+
+    #[test]
+    fn periodic_losses_settle_on_the_mimd_equilibrium() {
+        // One loss every 1/p = 10,000 packets. Between losses the window gains a/p = 100
+        // packets and at each loss gives up b·W, so losses come at W = a/(b·p) = 800 packets;
+        // growing geometrically from 700 to 800, the window averages
+        // W·b/ln(1/(1−b)) = 800·0.125/ln(8/7) = 748.9 packets.
+        let p = 1e-4;
+        let mut s = in_avoidance(720.0, ScalableConfig::KELLY);
+        let (mut sent, mut next_loss) = (0.0, 1.0 / p);
+        let (mut sum, mut rtts, mut peaks) = (0.0, 0, Vec::new());
+        for rtt in 0..1500 {
+            let mut lost = false;
+            for _ in 0..s.cwnd() as u64 {
+                sent += 1.0;
+                if sent >= next_loss {
+                    next_loss += 1.0 / p;
+                    lost = true;
+                }
+                s.on_ack(&ack(1));
+            }
+            if rtt >= 500 {
+                sum += s.cwnd();
+                rtts += 1;
+                if lost {
+                    peaks.push(s.cwnd());
+                }
+            }
+            if lost {
+                s.on_loss(&loss(true));
+            }
+        }
+        let peak = peaks.iter().sum::<f64>() / peaks.len() as f64;
+        let mean = sum / rtts as f64;
+        assert!(
+            (peak / 800.0 - 1.0).abs() < 0.005,
+            "window at losses {peak}"
+        );
+        assert!((mean / 748.9 - 1.0).abs() < 0.01, "mean window {mean}");
     }
 
     #[test]
