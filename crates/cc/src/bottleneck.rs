@@ -536,9 +536,6 @@ impl<'a> Loop<'a> {
             consecutive: self.rto_backoff,
         });
         // Everything outstanding is presumed lost; its data goes out again as new packets.
-        for p in self.sent.iter_mut().filter(|p| !p.acked) {
-            p.lost = true;
-        }
         self.sent.clear();
         self.in_flight = 0;
         self.recovery_until = Some(self.next_pn);
