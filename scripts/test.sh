@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
-cargo test --workspace --release -- --test-threads=2
+# --no-fail-fast: one run reports every failing test binary, not only the first.
+cargo test --workspace --release --no-fail-fast -- --test-threads=2
