@@ -224,3 +224,67 @@ fn highspeed_decrease_follows_its_table_at_a_large_window_on_a_long_path() {
     let problems = dmesg_problems_since(mark);
     assert!(problems.is_empty(), "kernel log: {problems:#?}");
 }
+
+/// Changes of the sender's cwnd between consecutive samples after `from`.
+fn window_changes(t: &Transfer, from: Duration) -> usize {
+    t.samples
+        .windows(2)
+        .filter(|w| w[0].0 >= from && w[0].1.snd_cwnd != w[1].1.snd_cwnd)
+        .count()
+}
+
+/// FAST's α/β dead band (`beta` > `alpha`) in the kernel: once an update finds the backlog in
+/// [α, β) the window stays where it is. MI (`mi_threshold` 10 ms, 42 packets of queue at this
+/// rate) leaves the flow with a backlog well inside [10, 150), so with the band the window
+/// must not move again; the same settings without the band keep moving it (the law pulls the
+/// backlog toward α = 10 packets, 2.4 ms, under the MI threshold, so the flow alternates
+/// between MI and the law: the reason α·packet/rate must exceed mi_threshold without a band).
+#[test]
+fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() {
+    if !require_root("fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = dmesg_mark();
+    let (alpha, beta) = (10.0, 150.0);
+    let from = Duration::from_secs(3);
+    let mut runs = Vec::new();
+    for band in [true, false] {
+        let beta_setting = format!("beta={}", if band { beta } else { 0.0 });
+        let cc = LoadedCc::load(
+            Algorithm::Fast,
+            "lhe_fastband",
+            &["alpha=10", &beta_setting, "mi_threshold=0.01"],
+        );
+        let path = EmulatedPath::new(50_000_000, Duration::from_millis(60), 750, 0.0);
+        let t = path.transfer(&cc.name, Duration::from_secs(9), POLL);
+        assert_eq!(t.congestion_control, cc.name);
+        assert_eq!(t.received, t.sent);
+        let backlog = t.median_queueing_delay_s(from) / path.packet_time_s();
+        let changes = window_changes(&t, from);
+        eprintln!(
+            "fast alpha={alpha} {beta_setting}: backlog {backlog:.1} packets, {changes} cwnd \
+             changes in 6 s"
+        );
+        report(&format!("fast {beta_setting}"), path, &t, from);
+        runs.push((backlog, changes));
+    }
+    let ((band_backlog, band_changes), (_, plain_changes)) = (runs[0], runs[1]);
+    // Measured: 0 changes and a backlog of 54–68 packets with the band, 1302–1537 changes
+    // without.
+    // A few changes are allowed for an RTT excursion that takes the estimate out of the band.
+    assert!(
+        band_changes <= 5,
+        "the band did not hold: {band_changes} changes"
+    );
+    assert!(
+        band_backlog >= 0.75 * alpha && band_backlog <= beta,
+        "backlog {band_backlog} packets outside [α, β] = [{alpha}, {beta}]"
+    );
+    assert!(
+        plain_changes > 50,
+        "without the band: {plain_changes} changes"
+    );
+    let problems = dmesg_problems_since(mark);
+    assert!(problems.is_empty(), "kernel log: {problems:#?}");
+}
