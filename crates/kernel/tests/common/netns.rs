@@ -325,15 +325,17 @@ impl Transfer {
     }
 
     /// The decreases a loss started: (cwnd in the last sample in Open or Disorder, ssthresh in
-    /// the next sample, which is in CWR, Recovery or Loss). Unlike [`Transfer::decreases`] this
-    /// leaves out the ssthresh changes inside a recovery (an undo restoring the threshold,
-    /// a timeout during recovery), whose "cwnd before" is not the window the loss hit.
+    /// the next sample, which is in CWR, Recovery or Loss; the kernel sets ssthresh on that
+    /// transition). Unlike [`Transfer::decreases`] this leaves out the ssthresh changes inside
+    /// a recovery (an undo restoring the threshold, a timeout during recovery), whose "cwnd
+    /// before" is not the window the loss hit, and it keeps a cut to the same ssthresh as the
+    /// previous one (a flow in a steady loss cycle hits the same window every time).
     pub fn loss_decreases(&self) -> Vec<(u32, u32)> {
         self.samples
             .windows(2)
             .filter(|w| {
                 let (a, b) = (&w[0].1, &w[1].1);
-                a.ca_state <= 1 && b.ca_state >= 2 && b.snd_ssthresh != a.snd_ssthresh
+                a.ca_state <= 1 && b.ca_state >= 2
             })
             .map(|w| (w[0].1.snd_cwnd, w[1].1.snd_ssthresh))
             .collect()
