@@ -42,6 +42,16 @@ const FAST_PARAMS: &[ParamSpec] = &[
         help: "packets the flow keeps queued at the bottleneck in equilibrium (x·q = alpha)",
     },
     ParamSpec {
+        name: "beta",
+        default: 0.0,
+        min: 0.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "upper end of the dead band [alpha, beta) in which an update holds the window; \
+               0 = alpha (no band, ns-2's default)",
+    },
+    ParamSpec {
         name: "gamma",
         default: 0.5,
         min: 1.0 / 1024.0,
@@ -327,6 +337,14 @@ impl ParamValues {
                 .expect("every spec has a slot");
             slot.1 = v;
         }
+        if algorithm == Algorithm::Fast {
+            let (alpha, beta) = (values.get("alpha"), values.get("beta"));
+            if beta != 0.0 && beta < alpha {
+                return Err(bad(format!(
+                    "beta ({beta}) must be 0 (no dead band) or at least alpha ({alpha})"
+                )));
+            }
+        }
         Ok(values)
     }
 
@@ -352,6 +370,7 @@ impl ParamValues {
                 flag("every_other_rtt"),
                 flag("pace_increments"),
                 flag("rto_cwnd"),
+                flag("beta"),
             ],
             Algorithm::Scalable => vec![
                 (1.0 / self.get("a")).round() as u32,
@@ -376,6 +395,8 @@ impl ParamValues {
         let values = match algorithm {
             Algorithm::Fast => vec![
                 ("alpha", f(0)?),
+                // Absent from blocks written before the dead band existed: no band.
+                ("beta", f(9).unwrap_or(0.0)),
                 ("gamma", f(1)? / 1024.0),
                 ("update_period", f(2)? / 1e6),
                 ("mi_threshold", f(3)? / 1e6),
@@ -429,7 +450,7 @@ mod tests {
         assert_eq!(s, [100, 128, 100, 0]);
         // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4.
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0]);
         assert_eq!(
             ParamValues::defaults(Algorithm::HighSpeed).encode(),
             [1, 0, 0, 0]
@@ -450,10 +471,11 @@ mod tests {
                 "gamma=0.25",
                 "eta_cap=0.00390625",
                 "min2w_cap=false",
+                "beta=80",
             ],
         )
         .unwrap();
-        assert_eq!(v.encode(), [50, 256, 20_000, 750, 256, 0, 1, 1, 2]);
+        assert_eq!(v.encode(), [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80]);
         assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
         assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);
         let k = ParamValues::from_settings(
@@ -467,7 +489,17 @@ mod tests {
     #[test]
     fn bad_settings_are_rejected_with_the_reason() {
         let e = ParamValues::from_settings(Algorithm::Fast, &["beta=3"]).unwrap_err();
-        assert!(e.to_string().contains("unknown parameter `beta`"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("beta (3) must be 0 (no dead band) or at least alpha (200)"),
+            "{e}"
+        );
+        assert!(ParamValues::from_settings(Algorithm::Fast, &["alpha=20", "beta=20"]).is_ok());
+        let e = ParamValues::from_settings(Algorithm::Fast, &["fc_threshold=1"]).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown parameter `fc_threshold`"),
+            "{e}"
+        );
         let e = ParamValues::from_settings(Algorithm::Fast, &["gamma=2"]).unwrap_err();
         assert!(e.to_string().contains("outside"), "{e}");
         let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha=1.5"]).unwrap_err();

@@ -64,6 +64,7 @@ pub struct FastParams {
     pub every_other_rtt: u32,
     pub pace_increments: u32,
     pub rto_cwnd: u32,
+    pub beta: u32,
 }
 
 /// `struct lh_fast`.
@@ -106,6 +107,7 @@ impl FastParams {
             every_other_rtt: r[6],
             pace_increments: r[7],
             rto_cwnd: r[8],
+            beta: r[9],
         }
     }
 }

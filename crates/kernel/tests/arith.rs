@@ -165,9 +165,10 @@ fn fast_with(base_us: u32, avg_us: u64) -> FastState {
     }
 }
 
-/// α, γ = 0.5, 20 ms, 0.75 ms, η cap 1/4, 2w cap, every other RTT, pacing, RTO window 2.
+/// α, γ = 0.5, 20 ms, 0.75 ms, η cap 1/4, 2w cap, every other RTT, pacing, RTO window 2, no
+/// dead band.
 fn fast_params(alpha: u32, gamma_q10: u32) -> FastParams {
-    FastParams::from_raw(&[alpha, gamma_q10, 20_000, 750, 4, 1, 1, 1, 2])
+    FastParams::from_raw(&[alpha, gamma_q10, 20_000, 750, 4, 1, 1, 1, 2, 0])
 }
 
 const Q: u64 = 1024;
@@ -208,6 +209,35 @@ fn fast_window_law_in_fixed_point() {
         native::fast_target_q10(&fast_with(100, 100_000), &p1, 2 * Q, 2 * Q),
         2 * Q
     );
+}
+
+#[test]
+fn fast_dead_band_holds_the_window_while_the_backlog_is_between_alpha_and_beta() {
+    // α = 100, β = 300, base 50 ms, avg 100 ms: the backlog is w_old·(1 − 1/2) = w_old/2 (the
+    // reference's `dead_band_holds_the_window...` test, same numbers).
+    let mut p = fast_params(100, 512);
+    p.beta = 300;
+    let f = fast_with(50_000, 100_000);
+    // w_old 400: backlog 200 in [100, 300): the window stays at 150.
+    assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 400 * Q), 150 * Q);
+    // The band's edges: backlog exactly α (w_old 200) holds, exactly β (w_old 600) moves:
+    // 0.5·150 + 0.5·(600/2 + 100) = 275.
+    assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 200 * Q), 150 * Q);
+    assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 600 * Q), 275 * Q);
+    // Backlog 50 < α (w_old 100): the law, 0.5·150 + 0.5·(100/2 + 100) = 150.
+    assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 100 * Q), 150 * Q);
+    // Backlog 50 from w_old 100 with w = 60: the law raises it, 0.5·60 + 0.5·150 = 105.
+    assert_eq!(native::fast_target_q10(&f, &p, 60 * Q, 100 * Q), 105 * Q);
+    // Backlog 400 ≥ β (w_old 800): the law lowers w = 1000 to 0.5·1000 + 0.5·500 = 750.
+    assert_eq!(native::fast_target_q10(&f, &p, 1000 * Q, 800 * Q), 750 * Q);
+    // β = 0 and β = α mean no band: backlog 200 moves the window, 0.5·150 + 0.5·300 = 225.
+    for beta in [0, 100] {
+        p.beta = beta;
+        assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 400 * Q), 225 * Q);
+    }
+    // A band below α is ignored (the loader refuses it): β = 50 behaves as β = α.
+    p.beta = 50;
+    assert_eq!(native::fast_target_q10(&f, &p, 150 * Q, 400 * Q), 225 * Q);
 }
 
 #[test]

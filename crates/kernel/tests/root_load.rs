@@ -51,7 +51,11 @@ fn load_list_use_unload(algorithm: Algorithm, name: &str, settings: &[&str]) {
 #[test]
 fn fast_loads_lists_serves_and_unloads() {
     if require_root("fast_loads_lists_serves_and_unloads") {
-        load_list_use_unload(Algorithm::Fast, "lhl_fast", &["alpha=30", "gamma=0.25"]);
+        load_list_use_unload(
+            Algorithm::Fast,
+            "lhl_fast",
+            &["alpha=30", "beta=45", "gamma=0.25"],
+        );
     }
 }
 

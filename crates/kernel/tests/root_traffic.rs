@@ -32,7 +32,7 @@ fn scalable_sets_ssthresh_to_seven_eighths_of_cwnd_on_loss() {
     let t = path.transfer(&cc.name, Duration::from_secs(5), POLL);
     assert_eq!(t.congestion_control, cc.name);
     assert_eq!(t.received, t.sent);
-    let d = t.decreases();
+    let d = t.loss_decreases();
     let mut ratios: Vec<f64> = d
         .iter()
         .skip(1)
@@ -64,7 +64,7 @@ fn highspeed_decrease_follows_its_table_at_a_large_window() {
     let t = path.transfer(&cc.name, Duration::from_secs(5), POLL);
     assert_eq!(t.congestion_control, cc.name);
     assert_eq!(t.received, t.sent);
-    let d = t.decreases();
+    let d = t.loss_decreases();
     eprintln!("highspeed decreases (cwnd before, ssthresh after): {d:?}");
     let large: Vec<(u32, u32)> = d.into_iter().filter(|&(c, _)| c > 118).collect();
     assert!(!large.is_empty(), "no loss at a window above 118 packets");

@@ -25,6 +25,7 @@ const volatile struct lh_fast_params lh_params = {
 	.every_other_rtt = 1,
 	.pace_increments = 1,
 	.rto_cwnd = 2,
+	.beta = 0,
 };
 
 /* FAST's state plus what the binding needs. */

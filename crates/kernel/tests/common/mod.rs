@@ -9,6 +9,7 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+pub mod emulated;
 pub mod netns;
 
 /// True when the test may run. Without root it prints why it is skipped, and under CI=true it

@@ -164,67 +164,89 @@ impl Path {
         every: Duration,
     ) -> Transfer {
         let addr = SocketAddrV4::new(self.receiver_addr, port);
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let rns = self.receiver_ns.clone();
-        let receiver = thread::spawn(move || {
-            enter(&rns);
-            let listener = TcpListener::bind(addr).expect("bind in receiver namespace");
-            ready_tx.send(()).unwrap();
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = vec![0u8; 1 << 17];
-            let mut total = 0u64;
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
+        transfer_between(
+            &self.sender_ns,
+            &self.receiver_ns,
+            addr,
+            cc,
+            duration,
+            every,
+        )
+    }
+}
+
+/// Sends bulk data from namespace `sender_ns` to a receiver listening on `addr` in
+/// `receiver_ns` for `duration` with congestion control `cc`, sampling the sender's TCP_INFO
+/// every `every`. Returns the samples (time since the connection was established).
+pub fn transfer_between(
+    sender_ns: &str,
+    receiver_ns: &str,
+    addr: SocketAddrV4,
+    cc: &str,
+    duration: Duration,
+    every: Duration,
+) -> Transfer {
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let rns = receiver_ns.to_string();
+    let receiver = thread::spawn(move || {
+        enter(&rns);
+        let listener = TcpListener::bind(addr).expect("bind in receiver namespace");
+        ready_tx.send(()).unwrap();
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 1 << 17];
+        let mut total = 0u64;
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                break;
             }
-            total
-        });
-        ready_rx.recv().unwrap();
-        let sns = self.sender_ns.clone();
-        let cc = cc.to_string();
-        let sender = thread::spawn(move || {
-            enter(&sns);
-            let sock =
-                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-            set_congestion(sock.as_raw_fd(), &cc).unwrap_or_else(|e| panic!("{cc}: {e}"));
-            sock.connect(&addr.into()).expect("connect across the veth");
-            let mut stream: TcpStream = sock.into();
-            let fd = stream.as_raw_fd();
-            let congestion_control = get_congestion(fd);
-            let start = Instant::now();
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let stop2 = stop.clone();
-            let sampler = thread::spawn(move || {
-                let mut samples = Vec::new();
-                while !stop2.load(Ordering::Relaxed) {
-                    samples.push((start.elapsed(), tcp_info(fd)));
-                    thread::sleep(every);
-                }
-                samples
-            });
-            let buf = vec![0xa5u8; 1 << 16];
-            let mut sent = 0u64;
-            while start.elapsed() < duration {
-                stream.write_all(&buf).unwrap();
-                sent += buf.len() as u64;
-            }
-            stop.store(true, Ordering::Relaxed);
-            let samples = sampler.join().unwrap();
-            let last = tcp_info(fd);
-            stream.shutdown(std::net::Shutdown::Write).unwrap();
-            (congestion_control, samples, sent, last)
-        });
-        let (congestion_control, samples, sent, last) = sender.join().unwrap();
-        let received = receiver.join().unwrap();
-        Transfer {
-            congestion_control,
-            samples,
-            sent,
-            received,
-            last,
+            total += n as u64;
         }
+        total
+    });
+    ready_rx.recv().unwrap();
+    let sns = sender_ns.to_string();
+    let cc = cc.to_string();
+    let sender = thread::spawn(move || {
+        enter(&sns);
+        let sock =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        set_congestion(sock.as_raw_fd(), &cc).unwrap_or_else(|e| panic!("{cc}: {e}"));
+        sock.connect(&addr.into())
+            .expect("connect to the receiver namespace");
+        let mut stream: TcpStream = sock.into();
+        let fd = stream.as_raw_fd();
+        let congestion_control = get_congestion(fd);
+        let start = Instant::now();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let sampler = thread::spawn(move || {
+            let mut samples = Vec::new();
+            while !stop2.load(Ordering::Relaxed) {
+                samples.push((start.elapsed(), tcp_info(fd)));
+                thread::sleep(every);
+            }
+            samples
+        });
+        let buf = vec![0xa5u8; 1 << 16];
+        let mut sent = 0u64;
+        while start.elapsed() < duration {
+            stream.write_all(&buf).unwrap();
+            sent += buf.len() as u64;
+        }
+        stop.store(true, Ordering::Relaxed);
+        let samples = sampler.join().unwrap();
+        let last = tcp_info(fd);
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        (congestion_control, samples, sent, last)
+    });
+    let (congestion_control, samples, sent, last) = sender.join().unwrap();
+    let received = receiver.join().unwrap();
+    Transfer {
+        congestion_control,
+        samples,
+        sent,
+        received,
+        last,
     }
 }
 
@@ -274,6 +296,46 @@ impl Transfer {
             .filter(|w| {
                 let (a, b) = (&w[0].1, &w[1].1);
                 b.snd_ssthresh != a.snd_ssthresh && b.snd_ssthresh < a.snd_cwnd
+            })
+            .map(|w| (w[0].1.snd_cwnd, w[1].1.snd_ssthresh))
+            .collect()
+    }
+
+    /// Goodput from the sender's bytes_acked between the first sample at or after `from` and
+    /// the last sample, bits per second.
+    pub fn goodput_bps(&self, from: Duration) -> f64 {
+        let first = self
+            .samples
+            .iter()
+            .find(|(at, _)| *at >= from)
+            .expect("samples after `from`");
+        let last = self.samples.last().expect("samples");
+        (last.1.bytes_acked - first.1.bytes_acked) as f64 * 8.0 / (last.0 - first.0).as_secs_f64()
+    }
+
+    /// Median of the sender's smoothed RTT over the samples after `from`, seconds.
+    pub fn median_srtt_s(&self, from: Duration) -> f64 {
+        let mut v: Vec<f64> = self
+            .samples
+            .iter()
+            .filter(|(t, i)| *t >= from && i.rtt_us > 0)
+            .map(|(_, i)| i.rtt_us as f64 * 1e-6)
+            .collect();
+        median(&mut v)
+    }
+
+    /// The decreases a loss started: (cwnd in the last sample in Open or Disorder, ssthresh in
+    /// the next sample, which is in CWR, Recovery or Loss; the kernel sets ssthresh on that
+    /// transition). Unlike [`Transfer::decreases`] this leaves out the ssthresh changes inside
+    /// a recovery (an undo restoring the threshold, a timeout during recovery), whose "cwnd
+    /// before" is not the window the loss hit, and it keeps a cut to the same ssthresh as the
+    /// previous one (a flow in a steady loss cycle hits the same window every time).
+    pub fn loss_decreases(&self) -> Vec<(u32, u32)> {
+        self.samples
+            .windows(2)
+            .filter(|w| {
+                let (a, b) = (&w[0].1, &w[1].1);
+                a.ca_state <= 1 && b.ca_state >= 2
             })
             .map(|w| (w[0].1.snd_cwnd, w[1].1.snd_ssthresh))
             .collect()

@@ -44,10 +44,19 @@
  * loss the half packet an odd window would lose is kept as a fraction, so the window after
  * recovery is exactly half.
  *
- * Deviations: the α/β dead band of ns-2 is not implemented (β must be 0 or α: no band, which
- * is ns-2's default α = β). Rounds are counted in sequence space (snd_una passing the snd_nxt
- * recorded at the round's start) where the reference counts packet numbers; the two agree
- * except with partial-segment ACKs.
+ * Dead band (ns-2's alpha_/beta_, the reference's `beta`): with β > α, an update that finds
+ * the flow's backlog w_old·(avgRTT - baseRTT)/avgRTT in [α, β) holds the window instead of
+ * moving it, as Vegas does; outside the band, or with β = α (β = 0 means α, ns-2's default and
+ * ours), the law above runs. The backlog is computed from the same rounded Q20 ratio as the
+ * law, so a window at the law's fixed point has a backlog of exactly α (in the band's lower
+ * edge when β > α, the law's own target when β = α).
+ *
+ * Deviations from the reference: rounds are counted in sequence space (snd_una passing the
+ * snd_nxt recorded at the round's start) where the reference counts packet numbers; the two
+ * agree except with partial-segment ACKs. The reference also names a fourth phase
+ * (`equilibrium`: backlog within fc_threshold·α of the band, versus `fast_convergence`); it
+ * changes no window, and the kernel has no channel to report phases, so the programs keep one
+ * LH_FAST_PHASE_CONVERGE for both and have no fc_threshold parameter.
  */
 #ifndef LH_FAST_H
 #define LH_FAST_H
@@ -64,6 +73,7 @@ struct lh_fast_params {
 	__u32 every_other_rtt;  /* nonzero: updates only in every other round trip */
 	__u32 pace_increments;  /* nonzero: spread increases over an update period */
 	__u32 rto_cwnd;         /* window after a retransmission timeout, packets */
+	__u32 beta;             /* dead band [alpha, beta) in packets; 0 (or alpha): no band */
 };
 
 #define LH_FAST_PHASE_MI 0
@@ -175,20 +185,31 @@ LH_INLINE __u32 lh_fast_qdelay_us(const struct lh_fast *f)
 	return avg > f->base_rtt ? (__u32)(avg - f->base_rtt) : 0;
 }
 
-/* The window law in Q10: (1-γ)·w + γ·(baseRTT/avgRTT·w_old + α), [2w cap], floor 2. */
+/*
+ * The window law in Q10: (1-γ)·w + γ·(baseRTT/avgRTT·w_old + α), [2w cap], floor 2; the
+ * window itself (floor 2) while the backlog is in the dead band [α, β).
+ */
 LH_INLINE __u64 lh_fast_target_q10(const struct lh_fast *f, const struct lh_fast_params *p,
 				   __u64 w_q10, __u64 w_old_q10)
 {
 	__u64 base_q8 = (__u64)f->base_rtt << 8;
 	__u64 ratio_q20 = f->avg_rtt_q8 ? (base_q8 << 20) / f->avg_rtt_q8 : (1ULL << 20);
 	__u64 g = p->gamma_q10 > LH_Q10_ONE ? LH_Q10_ONE : p->gamma_q10;
-	__u64 goal_q10, target;
+	__u64 alpha_q10 = (__u64)p->alpha << LH_Q10_SHIFT;
+	__u64 beta_q10 = p->beta > p->alpha ? (__u64)p->beta << LH_Q10_SHIFT : alpha_q10;
+	__u64 kept_q10, backlog_q10, target;
 
 	if (ratio_q20 > (1ULL << 20))
 		ratio_q20 = 1ULL << 20;
 	/* Rounded, not truncated: the equilibrium must map onto itself. */
-	goal_q10 = ((w_old_q10 * ratio_q20 + (1ULL << 19)) >> 20) + ((__u64)p->alpha << LH_Q10_SHIFT);
-	target = ((LH_Q10_ONE - g) * w_q10 + g * goal_q10 + (1ULL << 9)) >> LH_Q10_SHIFT;
+	kept_q10 = (w_old_q10 * ratio_q20 + (1ULL << 19)) >> 20;
+	/* By Little's law, w_old·q/avgRTT = w_old·(1 - baseRTT/avgRTT) packets queued. */
+	backlog_q10 = w_old_q10 - kept_q10;
+	if (backlog_q10 >= alpha_q10 && backlog_q10 < beta_q10)
+		target = w_q10;
+	else
+		target = ((LH_Q10_ONE - g) * w_q10 + g * (kept_q10 + alpha_q10) + (1ULL << 9)) >>
+			 LH_Q10_SHIFT;
 	if (p->min2w_cap && target > 2 * w_q10)
 		target = 2 * w_q10;
 	if (target < (2ULL << LH_Q10_SHIFT))
