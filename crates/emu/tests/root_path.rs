@@ -8,7 +8,7 @@
 use longhaul_emu::config::{LinkConfig, RateConfig};
 use longhaul_emu::model::loss::LossConfig;
 use longhaul_emu::model::red::RedConfig;
-use longhaul_emu::probe::{tcp_transfer, udp_flood, udp_ping};
+use longhaul_emu::probe::{tcp_transfer, udp_flood, udp_ping, udp_probe};
 use longhaul_emu::sys::{netns, state};
 use longhaul_emu::{Emulator, Mode, Options};
 use std::sync::Mutex;
@@ -63,28 +63,39 @@ fn delay_90ms_gives_a_180ms_median_rtt_and_never_early() {
     let mut link = LinkConfig::default();
     both(&mut link, |d| d.delay.delay_ns = 90_000_000);
     let emu = start(link);
-    let mut rtts = udp_ping(&emu, 300, Duration::from_millis(5)).expect("ping");
+    let probes = udp_probe(&emu, 300, Duration::from_millis(5)).expect("ping");
     let s = emu.stop().unwrap();
     assert!(
-        rtts.len() >= 299,
+        probes.len() >= 299,
         "only {} of 300 probes returned",
-        rtts.len()
+        probes.len()
     );
+    let mut rtts: Vec<u64> = probes.iter().map(|p| p.rtt_ns()).collect();
     let mut err: Vec<u64> = rtts.iter().map(|&r| r.abs_diff(180_000_000)).collect();
+    let mut fwd: Vec<u64> = probes.iter().map(|p| p.forward_ns()).collect();
+    let mut rev: Vec<u64> = probes.iter().map(|p| p.reverse_ns()).collect();
     let p99 = percentile(&mut err, 0.99);
     let p50 = percentile(&mut rtts, 0.5);
+    let (l0, l1) = (s.directions[0].lateness, s.directions[1].lateness);
+    // Where the error comes from: a one-way time beyond 90 ms is the emulator's release lateness
+    // (which it measures) plus how long a packet waited in the TUN queue before the emulator read
+    // it (which it cannot see: the rest).
     eprintln!(
-        "delay: RTT p50 {:.3} ms, |RTT-180ms| p99 {:.1} us, lateness p99 {} ns / {} ns",
+        "delay: RTT p50 {:.3} ms, |RTT-180ms| p99 {:.1} us; one-way p50/p99 a>b {:.1}/{:.1} us \
+         b>a {:.1}/{:.1} us over 90 ms; release lateness p50/p99 a>b {:.1}/{:.1} us \
+         b>a {:.1}/{:.1} us; keep-awake spinners {}",
         p50 as f64 / 1e6,
         p99 as f64 / 1e3,
-        s.directions[0].lateness.p99_ns,
-        s.directions[1].lateness.p99_ns
+        (percentile(&mut fwd, 0.5) as f64 - 90e6) / 1e3,
+        (percentile(&mut fwd, 0.99) as f64 - 90e6) / 1e3,
+        (percentile(&mut rev, 0.5) as f64 - 90e6) / 1e3,
+        (percentile(&mut rev, 0.99) as f64 - 90e6) / 1e3,
+        l0.p50_ns as f64 / 1e3,
+        l0.p99_ns as f64 / 1e3,
+        l1.p50_ns as f64 / 1e3,
+        l1.p99_ns as f64 / 1e3,
+        s.keep_awake_spinners
     );
-    // The issue's goal is |RTT − 180 ms| ≤ 0.2 ms at p99; it is not met on this 2-core
-    // machine (the idle forwarder wakes 100–160 µs late when a probe arrives, and single
-    // releases come up to a few ms late: crates/emu/README.md, "Timing"). The line below
-    // reports the measurement against the goal; CI asserts what the emulator does hold: the
-    // median RTT is within 0.5 ms of the configured 180 ms and no probe is ever early.
     eprintln!(
         "delay goal (p99 ≤ 0.2 ms): {}",
         if p99 <= 200_000 { "met" } else { "NOT met" }
