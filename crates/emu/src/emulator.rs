@@ -20,7 +20,6 @@ use crate::config::{ConfigError, LinkConfig};
 use crate::forward::{Direction, DirectionReport, Observers};
 use crate::model::path::PathModel;
 use crate::observe::{EventLog, PcapWriter};
-use crate::sys::awake::KeepAwake;
 use crate::sys::state::{self, InstanceState};
 use crate::sys::tun::Tun;
 use crate::sys::{clock, netns, require_root, SysError};
@@ -73,9 +72,10 @@ pub struct Options {
     pub realtime_priority: i32,
     /// Run the naive forwarder (no model) instead: the benchmark's baseline.
     pub naive: bool,
-    /// Keep the CPUs from sleeping while packets are in flight (`sys::awake`): idle-priority
-    /// spinner threads and a PM QoS request. Costs power, takes no CPU from other threads.
-    pub keep_awake: bool,
+    /// Pin both forwarding threads to this CPU (None = let the kernel place them). A host
+    /// process pinned to the same CPU is then woken without an inter-processor interrupt when
+    /// its packets are released, and wakes the forwarder the same way (README "Timing").
+    pub forwarder_cpu: Option<usize>,
 }
 
 impl Options {
@@ -89,7 +89,7 @@ impl Options {
             txqueuelen: 10_000,
             naive: false,
             realtime_priority: 10,
-            keep_awake: true,
+            forwarder_cpu: None,
         }
     }
 }
@@ -122,8 +122,6 @@ pub struct Summary {
     /// Measured timerfd oversleep of this machine and the spin window used (ns).
     pub timer_wakeup_latency_ns: u64,
     pub spin_ns: u64,
-    /// Idle-priority threads that kept the CPUs awake while packets were in flight (0 = off).
-    pub keep_awake_spinners: usize,
     pub stale_removed: Vec<String>,
 }
 
@@ -142,8 +140,7 @@ pub struct Emulator {
     outer_tun: Option<String>,
     wakeup_ns: u64,
     spin_ns: u64,
-    /// Declared last: dropped after the forwarding threads have stopped.
-    keep_awake: Option<KeepAwake>,
+    forwarder_cpu: Option<usize>,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
@@ -270,14 +267,8 @@ impl Emulator {
             outer_tun: None,
             wakeup_ns: 0,
             spin_ns: 0,
-            keep_awake: None,
+            forwarder_cpu: opts.forwarder_cpu,
         };
-        if opts.keep_awake && !opts.naive {
-            let k = KeepAwake::start();
-            // Calibrated below with the CPUs held awake, as the forwarders will run.
-            k.deadline.touch(clock::now_ns());
-            emu.keep_awake = Some(k);
-        }
         // Measured at the forwarders' own priority: a real-time thread is woken promptly even
         // on a loaded machine, a normal one is not, and spinning an RT thread for long would run
         // into the kernel's RT throttling (sched_rt_runtime_us) and stall it for tens of ms.
@@ -385,7 +376,7 @@ impl Emulator {
                 max_buffered_bytes: opts.max_buffered_bytes,
                 spin_ns: emu.spin_ns,
                 realtime_priority: opts.realtime_priority,
-                awake: emu.keep_awake.as_ref().map(|k| k.deadline.clone()),
+                cpu: opts.forwarder_cpu,
                 observers: Observers {
                     log: log.clone(),
                     pcap_in: pin,
@@ -401,6 +392,11 @@ impl Emulator {
         }
         emu.started = Instant::now();
         Ok(emu)
+    }
+
+    /// The CPU the forwarding threads are pinned to, if any.
+    pub fn forwarder_cpu(&self) -> Option<usize> {
+        self.forwarder_cpu
     }
 
     pub fn mode(&self) -> Mode {
@@ -487,7 +483,6 @@ impl Emulator {
             tun_tx_dropped,
             timer_wakeup_latency_ns: self.wakeup_ns,
             spin_ns: self.spin_ns,
-            keep_awake_spinners: self.keep_awake.as_ref().map_or(0, |k| k.spinners()),
             stale_removed: std::mem::take(&mut self.stale_removed),
         };
         self.torn_down = true;

@@ -19,7 +19,6 @@
 use crate::model::path::{PathCounters, PathModel, Verdict};
 use crate::model::Nanos;
 use crate::observe::{EventLog, Lateness, LatenessSummary, PcapWriter};
-use crate::sys::awake::AwakeDeadline;
 use crate::sys::clock::{minimize_timer_slack, now_ns, Waiter, Wake};
 use crate::sys::tun::{read_packet, write_packet};
 use serde::Serialize;
@@ -108,8 +107,8 @@ pub struct Direction {
     pub spin_ns: u64,
     /// SCHED_FIFO priority for this thread (0 = normal scheduling).
     pub realtime_priority: i32,
-    /// Extended while this direction has work, so the CPUs stay awake (`sys::awake`).
-    pub awake: Option<Arc<AwakeDeadline>>,
+    /// CPU to pin this thread to.
+    pub cpu: Option<usize>,
     pub observers: Observers,
     pub stop: Arc<AtomicBool>,
 }
@@ -127,6 +126,11 @@ impl Direction {
     /// Runs until `stop` is set; returns the report.
     pub fn run(mut self) -> DirectionReport {
         minimize_timer_slack();
+        if let Some(cpu) = self.cpu {
+            if let Err(e) = crate::sys::clock::pin_to_cpu(cpu) {
+                tracing::warn!("{}: cannot pin to CPU {cpu}: {e}", self.name);
+            }
+        }
         let in_fd = self.input.as_raw_fd();
         let out_fd = self.output.as_raw_fd();
         // SAFETY: the Arc keeps the fd open for the life of this function.
@@ -161,7 +165,6 @@ impl Direction {
         while !self.stop.load(Ordering::Relaxed) {
             // 1. Ingress.
             let mut input_drained = false;
-            let mut read_any = false;
             for _ in 0..READ_BATCH {
                 let mut buf = pool
                     .pop()
@@ -169,7 +172,6 @@ impl Direction {
                 match read_packet(in_fd, &mut buf) {
                     Ok(Some(n)) => {
                         let now = now_ns();
-                        read_any = true;
                         if n > self.mtu as usize {
                             io.read_errors += 1;
                             pool.push(buf);
@@ -229,11 +231,6 @@ impl Direction {
             // 3. Wait.
             if input_drained {
                 let next = line.next_release();
-                if let Some(a) = &self.awake {
-                    if read_any || next.is_some() {
-                        a.touch(now_ns());
-                    }
-                }
                 if next.is_none_or(|t| t > now_ns()) {
                     match waiter.wait(next, Duration::from_millis(50)) {
                         Wake::Input | Wake::Deadline | Wake::Spurious => {}

@@ -3,7 +3,7 @@
 //! is per thread, so no extra processes or external tools are needed).
 
 use crate::emulator::{Emulator, Side};
-use crate::sys::clock::{now_ns, realtime_ns};
+use crate::sys::clock::{now_ns, realtime_ns, RtBudget};
 use crate::sys::netns;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
@@ -13,6 +13,13 @@ use std::time::Duration;
 
 /// SCHED_FIFO priority of probe threads (the forwarders run at 10).
 pub const PROBE_PRIORITY: i32 = 5;
+
+/// Real-time priority for a traffic thread that must keep up on a busy machine (the offered load
+/// is what was asked for), within the real-time budget it shares with the forwarders on its
+/// CPU (`sys::clock::RtBudget`): the thread calls `charge_cpu_time` after each send or receive.
+fn traffic_priority() -> RtBudget {
+    RtBudget::new(PROBE_PRIORITY)
+}
 
 /// Runs `f` on a new thread inside the namespace of `side` (or the caller's, for the host side
 /// of a shell).
@@ -26,9 +33,6 @@ pub fn spawn_on<T: Send + 'static>(
         if let Some(ns) = ns {
             netns::enter(&ns).map_err(std::io::Error::other)?;
         }
-        // Traffic generators get real-time priority too (below the forwarders'), so on a busy
-        // machine the offered load is what was asked for.
-        crate::sys::clock::make_realtime(PROBE_PRIORITY);
         Ok(f())
     })
 }
@@ -176,8 +180,18 @@ pub fn udp_probe(
     let port = 47001;
     let b = emu.address(Side::B);
     let a = emu.address(Side::A);
+    // With pinned forwarders the probe threads share their CPU, so neither a probe's send nor
+    // its release needs a cross-CPU wake-up (README "Timing").
+    let cpu = emu.forwarder_cpu();
+    let pin = move || {
+        if let Some(c) = cpu {
+            let _ = crate::sys::clock::pin_to_cpu(c);
+        }
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
     let echo = spawn_on(emu, Side::B, move || -> std::io::Result<Vec<(u64, u64)>> {
+        pin();
+        let mut budget = traffic_priority();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
         enable_timestamps(&s)?;
         s.set_read_timeout(Some(Duration::from_secs(3)))?;
@@ -198,16 +212,19 @@ pub fn udp_probe(
             if let Some(t) = times.get_mut(k) {
                 *t = (rx_at, tx_at);
             }
+            budget.charge_cpu_time();
         }
     });
     let _ = ready_rx.recv_timeout(Duration::from_secs(5));
     let client = spawn_on(emu, Side::A, move || -> std::io::Result<Vec<(u64, u64)>> {
+        pin();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port + 1))?;
         enable_timestamps(&s)?;
         s.connect(SocketAddrV4::new(b, port))?;
         let rs = s.try_clone()?;
         let receiver = std::thread::spawn(move || -> std::io::Result<Vec<u64>> {
-            crate::sys::clock::make_realtime(PROBE_PRIORITY);
+            pin();
+            let mut budget = traffic_priority();
             rs.set_read_timeout(Some(Duration::from_secs(3)))?;
             let mut buf = [0u8; 64];
             let mut rx = vec![0u64; count];
@@ -224,9 +241,11 @@ pub fn udp_probe(
                     *t = rx_at;
                     got += 1;
                 }
+                budget.charge_cpu_time();
             }
             Ok(rx)
         });
+        let mut budget = traffic_priority();
         let start = now_ns();
         let mut tx = vec![0u64; count];
         for (k, t) in tx.iter_mut().enumerate() {
@@ -236,6 +255,7 @@ pub fn udp_probe(
                 std::thread::sleep(Duration::from_nanos(due - now));
             }
             *t = send_timestamped(&s, &(k as u32).to_le_bytes(), None)?;
+            budget.charge_cpu_time();
         }
         let rx = receiver
             .join()
@@ -297,6 +317,7 @@ pub fn udp_flood(
         emu_delay_ms(emu) * 2 + 500, // wait past the path's delay before concluding
     );
     let rx = spawn_on(emu, Side::B, move || -> std::io::Result<FloodResult> {
+        let mut budget = traffic_priority();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
         set_rcvbuf(&s, 64 << 20);
         enable_timestamps(&s)?;
@@ -320,11 +341,15 @@ pub fn udp_flood(
             r.last_ns = t;
             r.received += 1;
             r.received_bytes += n as u64;
+            if r.received % 64 == 0 {
+                budget.charge_cpu_time();
+            }
         }
         Ok(r)
     });
     let _ = ready_rx.recv_timeout(Duration::from_secs(5));
     let tx = spawn_on(emu, Side::A, move || -> std::io::Result<u64> {
+        let mut budget = traffic_priority();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))?;
         s.connect(SocketAddrV4::new(b, port))?;
         let buf = vec![0x5au8; payload];
@@ -346,6 +371,7 @@ pub fn udp_flood(
         while sent < total {
             let due = (((now_ns() - start) as f64 / gap) as u64 + 1).min(total);
             if sent >= due {
+                budget.charge_cpu_time();
                 std::thread::sleep(Duration::from_micros(100));
                 continue;
             }
@@ -403,6 +429,7 @@ pub fn tcp_transfer(emu: &Emulator, duration: Duration, limit: u64) -> std::io::
     let b = emu.address(Side::B);
     let (ready_tx, ready_rx) = mpsc::channel();
     let rx = spawn_on(emu, Side::B, move || -> std::io::Result<TcpResult> {
+        let mut budget = traffic_priority();
         let l = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
         let _ = ready_tx.send(());
         let (mut c, _) = l.accept()?;
@@ -416,6 +443,7 @@ pub fn tcp_transfer(emu: &Emulator, duration: Duration, limit: u64) -> std::io::
                 break;
             }
             bytes += n as u64;
+            budget.charge_cpu_time();
         }
         Ok(TcpResult {
             bytes,
@@ -424,6 +452,7 @@ pub fn tcp_transfer(emu: &Emulator, duration: Duration, limit: u64) -> std::io::
     });
     let _ = ready_rx.recv_timeout(Duration::from_secs(5));
     let tx = spawn_on(emu, Side::A, move || -> std::io::Result<u64> {
+        let mut budget = traffic_priority();
         let mut c = TcpStream::connect_timeout(
             &SocketAddrV4::new(b, port).into(),
             Duration::from_secs(10),
@@ -440,6 +469,7 @@ pub fn tcp_transfer(emu: &Emulator, duration: Duration, limit: u64) -> std::io::
             };
             c.write_all(&buf[..n])?;
             sent += n as u64;
+            budget.charge_cpu_time();
         }
         c.shutdown(std::net::Shutdown::Write)?;
         // Wait for the receiver to close so all data is acknowledged.

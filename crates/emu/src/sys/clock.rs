@@ -23,7 +23,10 @@
 //! it. When the CPU's account reaches `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice
 //! −20, the highest normal weight) until the second ends or it moves to a CPU with budget left.
 //! Its real-time use thus has a duty cycle of at most 80 %, so any 1 s window — aligned with the
-//! kernel's period or not — holds at most 0.8 s, with room for other real-time threads.
+//! kernel's period or not — holds at most 0.8 s, with room for other real-time threads. The
+//! traffic generators of the tests and the benchmark (`probe`) run at real-time priority too, and
+//! draw on the same per-CPU account (`RtBudget::charge_cpu_time`): a forwarder and a sender that
+//! share a CPU must not together exceed what the kernel allows.
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::time::TimeSpec;
@@ -86,16 +89,24 @@ const RT_WINDOW_NS: u64 = 1_000_000_000;
 
 /// Accounts the thread's running time at real-time priority and switches it between SCHED_FIFO
 /// and SCHED_OTHER so that it stays under `RT_BUDGET_NS` per second (module header).
-struct RtBudget {
+///
+/// The forwarders charge wall-clock stretches between their `epoll` waits (`charge`); threads
+/// that block inside other system calls (traffic generators: `send`, `write`, `sleep`) charge
+/// their thread CPU time instead (`charge_cpu_time`). Both draw on the same per-CPU account.
+pub struct RtBudget {
     /// SCHED_FIFO priority (0 = never real-time).
     priority: i32,
     is_realtime: bool,
     /// Start of the current running stretch (since the last charge).
     running_since: u64,
+    /// Thread CPU time at the last `charge_cpu_time`.
+    cpu_time_at_charge: u64,
 }
 
 impl RtBudget {
-    fn new(priority: i32) -> Self {
+    /// Makes the calling thread SCHED_FIFO at `priority` (nice −20 when it runs at normal
+    /// scheduling); `priority` 0 leaves it as it is.
+    pub fn new(priority: i32) -> Self {
         if priority > 0 {
             // The weight the thread keeps when it runs at normal scheduling.
             // SAFETY: setpriority on the calling thread's id; no pointers.
@@ -106,9 +117,15 @@ impl RtBudget {
             priority,
             is_realtime: false,
             running_since: now,
+            cpu_time_at_charge: thread_cpu_ns(),
         };
         b.set_realtime(true);
         b
+    }
+
+    /// Whether the thread has real-time priority now.
+    pub fn is_realtime(&self) -> bool {
+        self.is_realtime
     }
 
     fn set_realtime(&mut self, on: bool) {
@@ -130,10 +147,36 @@ impl RtBudget {
 
     /// Charges the running time up to `now`; `blocked` means the thread was asleep
     /// since the last charge (not charged).
-    fn charge(&mut self, now: u64, blocked: bool) {
+    pub fn charge(&mut self, now: u64, blocked: bool) {
+        let ran = if self.is_realtime && !blocked {
+            now.saturating_sub(self.running_since)
+        } else {
+            0
+        };
+        self.running_since = now;
+        self.account(now, ran);
+    }
+
+    /// Charges the thread CPU time used since the last call (for threads that block inside
+    /// system calls the budget cannot see).
+    pub fn charge_cpu_time(&mut self) {
+        let cpu = thread_cpu_ns();
+        let ran = if self.is_realtime {
+            cpu.saturating_sub(self.cpu_time_at_charge)
+        } else {
+            0
+        };
+        self.cpu_time_at_charge = cpu;
+        self.account(now_ns(), ran);
+    }
+
+    fn account(&mut self, now: u64, ran: u64) {
+        if self.priority <= 0 {
+            return;
+        }
         // The kernel accounts per CPU, for all real-time threads on it: charge the CPU this
-        // thread runs on now (it changes rarely), shared by every forwarder of the process —
-        // including one that stopped earlier in the same second.
+        // thread runs on now (it changes rarely), shared by every budgeted thread of the
+        // process — including one that stopped earlier in the same second.
         // SAFETY: sched_getcpu has no arguments; -1 (error) maps to slot 0.
         let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize % CPU_SLOTS;
         let slot = &CPU_RT_USE[cpu];
@@ -141,17 +184,23 @@ impl RtBudget {
         if slot.window.swap(window, Ordering::Relaxed) != window {
             slot.used_ns.store(0, Ordering::Relaxed);
         }
-        let mut used = slot.used_ns.load(Ordering::Relaxed);
-        if self.is_realtime && !blocked {
-            let ran = now.saturating_sub(self.running_since);
-            used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
-        }
-        self.running_since = now;
+        let used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
         self.set_realtime(used < RT_BUDGET_NS);
     }
 }
 
-/// Real-time running time of the process's forwarders per CPU in the current window.
+/// CPU time the calling thread has used, in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Real-time running time of the process's budgeted threads per CPU in the current window.
 struct CpuRtUse {
     window: AtomicU64,
     used_ns: AtomicU64,
@@ -208,8 +257,11 @@ impl Waiter {
             }
             if d - now <= self.spin_ns {
                 // Inside the spin window: give other threads a chance while the deadline is
-                // more than a few microseconds away, then let the caller poll again.
-                if d - now > YIELD_ABOVE_NS {
+                // more than a few microseconds away, then let the caller poll again. At
+                // real-time priority a yield only lets threads of the same priority run — the
+                // other direction's forwarder, when both share a CPU — so it costs nothing
+                // near the deadline; at normal priority it would hand the CPU to any process.
+                if self.budget.is_realtime() || d - now > YIELD_ABOVE_NS {
                     std::thread::yield_now();
                 } else {
                     std::hint::spin_loop();
@@ -251,7 +303,7 @@ impl Waiter {
     }
 }
 
-/// Below this distance to the deadline the spin does not yield the CPU.
+/// Below this distance to the deadline a spin at normal priority does not yield the CPU.
 const YIELD_ABOVE_NS: u64 = 30_000;
 
 /// Measures how late a timerfd wake-up is on this machine: the median oversleep of `trials`
@@ -291,6 +343,13 @@ pub fn make_realtime(prio: i32) -> bool {
     };
     // SAFETY: valid sched_param for the calling thread.
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Restricts the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 
 /// Returns the calling thread to SCHED_OTHER (its nice value is kept).

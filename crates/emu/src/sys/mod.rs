@@ -1,9 +1,7 @@
 //! Thin wrappers over the kernel interfaces the emulator uses: TUN devices, network namespaces
-//! (through `ip(8)`), the monotonic clock with timerfd waits, keeping CPUs awake while packets are
-//! in flight, and the state files that let a later
+//! (through `ip(8)`), the monotonic clock with timerfd waits, and the state files that let a later
 //! run find and remove what a killed run left behind.
 
-pub mod awake;
 pub mod clock;
 pub mod netns;
 pub mod state;
