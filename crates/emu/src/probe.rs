@@ -341,7 +341,7 @@ pub fn udp_flood(
             r.last_ns = t;
             r.received += 1;
             r.received_bytes += n as u64;
-            if r.received % 64 == 0 {
+            if r.received.is_multiple_of(64) {
                 budget.charge_cpu_time();
             }
         }
