@@ -27,10 +27,7 @@
 //! duty cycle of at most 80 % per second, with room for other real-time threads. (Windows of
 //! 100 ms with an 80 ms budget, which bound any sliding second more tightly, were measured too:
 //! the 1 Gb/s flood lost 5–20 % of its rate instead of 1–3 %, as the forwarder and the sender
-//! dropped to normal priority ten times a second under a load average of 8.) The
-//! traffic generators of the tests and the benchmark (`probe`) run at real-time priority too, and
-//! draw on the same per-CPU account (`RtBudget::charge_cpu_time`): a forwarder and a sender that
-//! share a CPU must not together exceed what the kernel allows.
+//! dropped to normal priority ten times a second under a load average of 8.)
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::time::TimeSpec;
@@ -93,18 +90,12 @@ const RT_WINDOW_NS: u64 = 1_000_000_000;
 
 /// Accounts the thread's running time at real-time priority and switches it between SCHED_FIFO
 /// and SCHED_OTHER so that it stays under `RT_BUDGET_NS` per second (module header).
-///
-/// The forwarders charge wall-clock stretches between their `epoll` waits (`charge`); threads
-/// that block inside other system calls (traffic generators: `send`, `write`, `sleep`) charge
-/// their thread CPU time instead (`charge_cpu_time`). Both draw on the same per-CPU account.
-pub struct RtBudget {
+struct RtBudget {
     /// SCHED_FIFO priority (0 = never real-time).
     priority: i32,
     is_realtime: bool,
     /// Start of the current running stretch (since the last charge).
     running_since: u64,
-    /// Thread CPU time at the last `charge_cpu_time`.
-    cpu_time_at_charge: u64,
 }
 
 impl RtBudget {
@@ -121,7 +112,6 @@ impl RtBudget {
             priority,
             is_realtime: false,
             running_since: now,
-            cpu_time_at_charge: thread_cpu_ns(),
         };
         b.set_realtime(true);
         b
@@ -161,19 +151,6 @@ impl RtBudget {
         self.account(now, ran);
     }
 
-    /// Charges the thread CPU time used since the last call (for threads that block inside
-    /// system calls the budget cannot see).
-    pub fn charge_cpu_time(&mut self) {
-        let cpu = thread_cpu_ns();
-        let ran = if self.is_realtime {
-            cpu.saturating_sub(self.cpu_time_at_charge)
-        } else {
-            0
-        };
-        self.cpu_time_at_charge = cpu;
-        self.account(now_ns(), ran);
-    }
-
     fn account(&mut self, now: u64, ran: u64) {
         if self.priority <= 0 {
             return;
@@ -191,17 +168,6 @@ impl RtBudget {
         let used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
         self.set_realtime(used < RT_BUDGET_NS);
     }
-}
-
-/// CPU time the calling thread has used, in ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Real-time running time of the process's budgeted threads per CPU in the current window.
