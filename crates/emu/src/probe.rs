@@ -272,7 +272,7 @@ pub fn udp_probe(
 }
 
 /// Result of a UDP flood.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FloodResult {
     pub sent: u64,
     pub received: u64,
@@ -280,6 +280,8 @@ pub struct FloodResult {
     /// Kernel receive timestamps of the first and last packet (CLOCK_REALTIME ns).
     pub first_ns: u64,
     pub last_ns: u64,
+    /// Kernel receive timestamp of every packet, in arrival order.
+    pub arrivals_ns: Vec<u64>,
 }
 
 impl FloodResult {
@@ -291,6 +293,20 @@ impl FloodResult {
         }
         let ip_bits = (self.received - 1) as f64 * (payload + 28) as f64 * 8.0;
         ip_bits / ((self.last_ns - self.first_ns) as f64 / 1e9)
+    }
+
+    /// Receive rate in IP bits per second over the middle 80 % of the packets: the steady state,
+    /// without the start (the queue still filling; a stall then would compress or stretch the
+    /// whole measurement) and the end (the queue draining after the sender stopped), as
+    /// iperf3's `--omit` leaves out slow start.
+    pub fn steady_ip_rate_bps(&self, payload: usize) -> f64 {
+        let n = self.arrivals_ns.len();
+        let (i, j) = (n / 10, n - 1 - n / 10);
+        if j <= i {
+            return 0.0;
+        }
+        let ip_bits = (j - i) as f64 * (payload + 28) as f64 * 8.0;
+        ip_bits / ((self.arrivals_ns[j] - self.arrivals_ns[i]) as f64 / 1e9)
     }
 }
 
@@ -321,6 +337,7 @@ pub fn udp_flood(
             received_bytes: 0,
             first_ns: 0,
             last_ns: 0,
+            arrivals_ns: Vec::with_capacity(1 << 16),
         };
         let mut buf = vec![0u8; 65_536];
         // The first wait covers the sender's start-up.
@@ -331,6 +348,7 @@ pub fn udp_flood(
                 s.set_read_timeout(Some(quiet))?;
             }
             r.last_ns = t;
+            r.arrivals_ns.push(t);
             r.received += 1;
             r.received_bytes += n as u64;
         }
