@@ -248,7 +248,7 @@ fn rate_1gbit_never_exceeds_the_setting_and_reports_the_1_percent_goal() {
     // The lower bound is loose for a stated reason: on this 2-core VM the forwarder (most of a
     // CPU at 1 Gb/s) and the 1.1 Gb/s sender share the CPUs with the hosts' stacks and other
     // jobs; when the sender cannot offer its load steadily, or either stalls for longer than the
-    // 12 ms queue, the link idles. Measured at a load average of 7–11: −0.002 % to −22 %
+    // 12 ms queue, the link idles. Measured at a load average of 7–11: −0.002 % to −37 %
     // (README "Timing"); the floor leaves room for that and fails on a forwarder that loses
     // packets or cannot forward at all.
     assert!(
@@ -256,7 +256,7 @@ fn rate_1gbit_never_exceeds_the_setting_and_reports_the_1_percent_goal() {
         "rate error {:+.3} %: faster than configured",
         err * 100.0
     );
-    assert!(err > -0.4, "rate error {:+.3} % < −40 %", err * 100.0);
+    assert!(err > -0.5, "rate error {:+.3} % < −50 %", err * 100.0);
 }
 
 #[test]
