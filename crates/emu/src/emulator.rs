@@ -72,6 +72,10 @@ pub struct Options {
     pub realtime_priority: i32,
     /// Run the naive forwarder (no model) instead: the benchmark's baseline.
     pub naive: bool,
+    /// Pin both forwarding threads to this CPU (None = let the kernel place them). A host
+    /// process pinned to the same CPU is then woken without an inter-processor interrupt when
+    /// its packets are released, and wakes the forwarder the same way (README "Timing").
+    pub forwarder_cpu: Option<usize>,
 }
 
 impl Options {
@@ -85,6 +89,7 @@ impl Options {
             txqueuelen: 10_000,
             naive: false,
             realtime_priority: 10,
+            forwarder_cpu: None,
         }
     }
 }
@@ -135,6 +140,7 @@ pub struct Emulator {
     outer_tun: Option<String>,
     wakeup_ns: u64,
     spin_ns: u64,
+    forwarder_cpu: Option<usize>,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
@@ -261,6 +267,7 @@ impl Emulator {
             outer_tun: None,
             wakeup_ns: 0,
             spin_ns: 0,
+            forwarder_cpu: opts.forwarder_cpu,
         };
         // Measured at the forwarders' own priority: a real-time thread is woken promptly even
         // on a loaded machine, a normal one is not, and spinning an RT thread for long would run
@@ -369,6 +376,7 @@ impl Emulator {
                 max_buffered_bytes: opts.max_buffered_bytes,
                 spin_ns: emu.spin_ns,
                 realtime_priority: opts.realtime_priority,
+                cpu: opts.forwarder_cpu,
                 observers: Observers {
                     log: log.clone(),
                     pcap_in: pin,
@@ -384,6 +392,11 @@ impl Emulator {
         }
         emu.started = Instant::now();
         Ok(emu)
+    }
+
+    /// The CPU the forwarding threads are pinned to, if any.
+    pub fn forwarder_cpu(&self) -> Option<usize> {
+        self.forwarder_cpu
     }
 
     pub fn mode(&self) -> Mode {

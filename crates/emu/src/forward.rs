@@ -107,6 +107,8 @@ pub struct Direction {
     pub spin_ns: u64,
     /// SCHED_FIFO priority for this thread (0 = normal scheduling).
     pub realtime_priority: i32,
+    /// CPU to pin this thread to.
+    pub cpu: Option<usize>,
     pub observers: Observers,
     pub stop: Arc<AtomicBool>,
 }
@@ -124,6 +126,11 @@ impl Direction {
     /// Runs until `stop` is set; returns the report.
     pub fn run(mut self) -> DirectionReport {
         minimize_timer_slack();
+        if let Some(cpu) = self.cpu {
+            if let Err(e) = crate::sys::clock::pin_to_cpu(cpu) {
+                tracing::warn!("{}: cannot pin to CPU {cpu}: {e}", self.name);
+            }
+        }
         let in_fd = self.input.as_raw_fd();
         let out_fd = self.output.as_raw_fd();
         // SAFETY: the Arc keeps the fd open for the life of this function.

@@ -27,7 +27,9 @@ pub fn spawn_on<T: Send + 'static>(
             netns::enter(&ns).map_err(std::io::Error::other)?;
         }
         // Traffic generators get real-time priority too (below the forwarders'), so on a busy
-        // machine the offered load is what was asked for.
+        // machine the offered load is what was asked for. They are not under the forwarders'
+        // real-time budget: charging their CPU time to it (measured) demoted the forwarder early
+        // in each second and cost the 1 Gb/s flood 1–17 % of its rate under load.
         crate::sys::clock::make_realtime(PROBE_PRIORITY);
         Ok(f())
     })
@@ -44,108 +46,233 @@ pub fn recv_timestamped(s: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
     use std::os::fd::AsRawFd;
     let mut iov = [std::io::IoSliceMut::new(buf)];
-    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    // Room for SCM_TIMESTAMPNS and, on a socket that also asked for SO_TIMESTAMPING, the
+    // SCM_TIMESTAMPING triple the kernel adds to received packets.
+    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec, [nix::sys::time::TimeSpec; 3]);
     let msg =
         recvmsg::<SockaddrStorage>(s.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::empty())
             .map_err(std::io::Error::from)?;
     let mut ts = None;
     for c in msg.cmsgs().map_err(std::io::Error::from)? {
         if let ControlMessageOwned::ScmTimestampns(t) = c {
-            ts = Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64);
+            ts = Some(timespec_ns(&t));
         }
     }
     let n = msg.bytes;
     Ok((n, ts.unwrap_or_else(realtime_ns)))
 }
 
+fn timespec_ns(t: &nix::sys::time::TimeSpec) -> u64 {
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
 fn enable_timestamps(s: &UdpSocket) -> std::io::Result<()> {
-    nix::sys::socket::setsockopt(s, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
-        .map_err(std::io::Error::from)
+    use nix::sys::socket::{setsockopt, sockopt, TimestampingFlag as F};
+    setsockopt(s, sockopt::ReceiveTimestampns, &true).map_err(std::io::Error::from)?;
+    // Transmit timestamps (Documentation/networking/timestamping.rst): the kernel stamps each
+    // sent packet in the device's transmit function — for a TUN device, `tun_net_xmit`, the
+    // moment the packet enters the emulator's input queue — and returns the stamp on the
+    // socket's error queue (OPT_TSONLY: without the packet).
+    let flags = F::SOF_TIMESTAMPING_TX_SOFTWARE
+        | F::SOF_TIMESTAMPING_SOFTWARE
+        | F::SOF_TIMESTAMPING_OPT_TSONLY;
+    setsockopt(s, sockopt::Timestamping, &flags).map_err(std::io::Error::from)
+}
+
+/// Sends `pkt` and returns the kernel's transmit timestamp of it (CLOCK_REALTIME ns, taken when
+/// the packet reached the device), or the time just before the send when the kernel gave none
+/// within 2 ms. The socket must have `enable_timestamps`.
+fn send_timestamped(s: &UdpSocket, pkt: &[u8], to: Option<SocketAddrV4>) -> std::io::Result<u64> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
+    use std::os::fd::AsRawFd;
+    // Stamps of earlier sends still queued (e.g. one that came after its 2 ms) must not be
+    // taken for this one.
+    while let Some(_stale) = errqueue_stamp(s)? {}
+    let before = realtime_ns();
+    match to {
+        Some(a) => s.send_to(pkt, a)?,
+        None => s.send(pkt)?,
+    };
+    let give_up = now_ns() + 2_000_000;
+    loop {
+        match errqueue_stamp(s)? {
+            Some(t) if t > 0 => return Ok(t),
+            _ => {}
+        }
+        if now_ns() > give_up {
+            return Ok(before);
+        }
+        std::thread::yield_now();
+    }
+
+    /// The next error-queue entry's transmit stamp: None when the queue is empty, Some(0) for an
+    /// entry without one (an ICMP error).
+    fn errqueue_stamp(s: &UdpSocket) -> std::io::Result<Option<u64>> {
+        let mut buf = [0u8; 64];
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let mut space = nix::cmsg_space!([nix::sys::time::TimeSpec; 3], [u8; 64]);
+        let msg = match recvmsg::<SockaddrStorage>(
+            s.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT,
+        ) {
+            Ok(m) => m,
+            Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let mut ts = None;
+        for c in msg.cmsgs().map_err(std::io::Error::from)? {
+            if let ControlMessageOwned::ScmTimestampsns(t) = c {
+                ts = Some(timespec_ns(&t.system));
+            }
+        }
+        Ok(Some(ts.unwrap_or(0)))
+    }
+}
+
+/// One probe's four timestamps (CLOCK_REALTIME ns): sent by a, received by b, sent back by b,
+/// received by a. Send stamps are the kernel's at the emulator's TUN device, receive stamps the
+/// kernel's when the emulator's write entered the host stack.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeTimes {
+    pub a_tx: u64,
+    pub b_rx: u64,
+    pub b_tx: u64,
+    pub a_rx: u64,
+}
+
+impl ProbeTimes {
+    /// Round-trip time without b's turnaround (RFC 5357's TWAMP formula).
+    pub fn rtt_ns(&self) -> u64 {
+        (self.a_rx.saturating_sub(self.a_tx)).saturating_sub(self.b_tx.saturating_sub(self.b_rx))
+    }
+    pub fn forward_ns(&self) -> u64 {
+        self.b_rx.saturating_sub(self.a_tx)
+    }
+    pub fn reverse_ns(&self) -> u64 {
+        self.a_rx.saturating_sub(self.b_tx)
+    }
 }
 
 /// Round-trip times of `count` small UDP probes from a to b and back, one every `interval`,
-/// measured as TWAMP does (RFC 5357): (a's receive − a's send) − (b's send − b's receive), with
-/// kernel receive timestamps, so neither end's scheduling delay counts as path delay.
-/// Lost probes are left out. Returns RTTs in nanoseconds.
+/// in nanoseconds; lost probes are left out. See `udp_probe`.
 pub fn udp_ping(emu: &Emulator, count: usize, interval: Duration) -> std::io::Result<Vec<u64>> {
+    Ok(udp_probe(emu, count, interval)?
+        .iter()
+        .map(ProbeTimes::rtt_ns)
+        .collect())
+}
+
+/// Sends `count` small UDP probes from a to b and back, one every `interval`, and returns the
+/// timestamps of those that returned. The RTT is measured as TWAMP does (RFC 5357): (a's receive −
+/// a's send) − (b's send − b's receive), with kernel timestamps taken at the TUN devices
+/// (`enable_timestamps`), so neither end's scheduling delay nor its socket path counts as path
+/// delay: what is left is the emulator's share, including how late it notices an arrival.
+/// Both ends share the machine's clock, so the one-way times are meaningful too.
+pub fn udp_probe(
+    emu: &Emulator,
+    count: usize,
+    interval: Duration,
+) -> std::io::Result<Vec<ProbeTimes>> {
     let port = 47001;
     let b = emu.address(Side::B);
     let a = emu.address(Side::A);
+    // With pinned forwarders the probe threads share their CPU, so neither a probe's send nor
+    // its release needs a cross-CPU wake-up (README "Timing").
+    let cpu = emu.forwarder_cpu();
+    let pin = move || {
+        if let Some(c) = cpu {
+            let _ = crate::sys::clock::pin_to_cpu(c);
+        }
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
-    let echo = spawn_on(emu, Side::B, move || -> std::io::Result<()> {
+    let echo = spawn_on(emu, Side::B, move || -> std::io::Result<Vec<(u64, u64)>> {
+        pin();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
         enable_timestamps(&s)?;
         s.set_read_timeout(Some(Duration::from_secs(3)))?;
         let _ = ready_tx.send(());
         let mut buf = [0u8; 64];
+        // (b_rx, b_tx) per probe number.
+        let mut times = vec![(0u64, 0u64); count];
         loop {
             let Ok((n, rx_at)) = recv_timestamped(&s, &mut buf) else {
-                return Ok(());
+                return Ok(times);
             };
-            if n != 20 {
-                return Ok(()); // "stop"
+            if n != 4 {
+                return Ok(times); // "stop"
             }
-            buf[4..12].copy_from_slice(&rx_at.to_le_bytes());
-            let tx_at = realtime_ns();
-            buf[12..20].copy_from_slice(&tx_at.to_le_bytes());
+            let k = u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize;
             // The reply goes to the fixed probe port on a.
-            s.send_to(&buf[..20], (a, port + 1))?;
+            let tx_at = send_timestamped(&s, &buf[..4], Some(SocketAddrV4::new(a, port + 1)))?;
+            if let Some(t) = times.get_mut(k) {
+                *t = (rx_at, tx_at);
+            }
         }
     });
     let _ = ready_rx.recv_timeout(Duration::from_secs(5));
-    let client = spawn_on(emu, Side::A, move || -> std::io::Result<Vec<u64>> {
+    let client = spawn_on(emu, Side::A, move || -> std::io::Result<Vec<(u64, u64)>> {
+        pin();
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port + 1))?;
         enable_timestamps(&s)?;
         s.connect(SocketAddrV4::new(b, port))?;
-        let sent_at: std::sync::Arc<Vec<std::sync::atomic::AtomicU64>> =
-            std::sync::Arc::new((0..count).map(|_| Default::default()).collect());
         let rs = s.try_clone()?;
-        let sa = sent_at.clone();
         let receiver = std::thread::spawn(move || -> std::io::Result<Vec<u64>> {
+            pin();
             crate::sys::clock::make_realtime(PROBE_PRIORITY);
             rs.set_read_timeout(Some(Duration::from_secs(3)))?;
             let mut buf = [0u8; 64];
-            let mut rtts = Vec::with_capacity(count);
-            while rtts.len() < count {
+            let mut rx = vec![0u64; count];
+            let mut got = 0;
+            while got < count {
                 let Ok((n, rx_at)) = recv_timestamped(&rs, &mut buf) else {
                     break; // timeout: the rest are lost
                 };
-                if n != 20 {
+                if n != 4 {
                     continue;
                 }
                 let k = u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize;
-                let b_rx = u64::from_le_bytes(buf[4..12].try_into().unwrap());
-                let b_tx = u64::from_le_bytes(buf[12..20].try_into().unwrap());
-                let tx = sa[k.min(count - 1)].load(std::sync::atomic::Ordering::SeqCst);
-                rtts.push((rx_at - tx).saturating_sub(b_tx - b_rx));
+                if let Some(t) = rx.get_mut(k) {
+                    *t = rx_at;
+                    got += 1;
+                }
             }
-            Ok(rtts)
+            Ok(rx)
         });
         let start = now_ns();
-        for k in 0..count {
+        let mut tx = vec![0u64; count];
+        for (k, t) in tx.iter_mut().enumerate() {
             let due = start + interval.as_nanos() as u64 * k as u64;
             let now = now_ns();
             if due > now {
                 std::thread::sleep(Duration::from_nanos(due - now));
             }
-            let mut p = [0u8; 20];
-            p[..4].copy_from_slice(&(k as u32).to_le_bytes());
-            sent_at[k].store(realtime_ns(), std::sync::atomic::Ordering::SeqCst);
-            s.send(&p)?;
+            *t = send_timestamped(&s, &(k as u32).to_le_bytes(), None)?;
         }
-        let rtts = receiver
+        let rx = receiver
             .join()
             .map_err(|_| std::io::Error::other("receiver panicked"))??;
-        let _ = s.send(b"stop");
-        Ok(rtts)
+        let _ = s.send(b"stop!");
+        Ok(tx.into_iter().zip(rx).collect())
     });
-    let rtts = join(client)??;
-    let _ = join(echo);
-    Ok(rtts)
+    let a_times = join(client)??;
+    let b_times = join(echo)??;
+    Ok(a_times
+        .into_iter()
+        .zip(b_times)
+        .filter(|((a_tx, a_rx), (b_rx, b_tx))| *a_tx > 0 && *a_rx > 0 && *b_rx > 0 && *b_tx > 0)
+        .map(|((a_tx, a_rx), (b_rx, b_tx))| ProbeTimes {
+            a_tx,
+            b_rx,
+            b_tx,
+            a_rx,
+        })
+        .collect())
 }
 
 /// Result of a UDP flood.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FloodResult {
     pub sent: u64,
     pub received: u64,
@@ -153,6 +280,8 @@ pub struct FloodResult {
     /// Kernel receive timestamps of the first and last packet (CLOCK_REALTIME ns).
     pub first_ns: u64,
     pub last_ns: u64,
+    /// Kernel receive timestamp of every packet, in arrival order.
+    pub arrivals_ns: Vec<u64>,
 }
 
 impl FloodResult {
@@ -164,6 +293,20 @@ impl FloodResult {
         }
         let ip_bits = (self.received - 1) as f64 * (payload + 28) as f64 * 8.0;
         ip_bits / ((self.last_ns - self.first_ns) as f64 / 1e9)
+    }
+
+    /// Receive rate in IP bits per second over the middle 80 % of the packets: the steady state,
+    /// without the start (the queue still filling; a stall then would compress or stretch the
+    /// whole measurement) and the end (the queue draining after the sender stopped), as
+    /// iperf3's `--omit` leaves out slow start.
+    pub fn steady_ip_rate_bps(&self, payload: usize) -> f64 {
+        let n = self.arrivals_ns.len();
+        let (i, j) = (n / 10, n - 1 - n / 10);
+        if j <= i {
+            return 0.0;
+        }
+        let ip_bits = (j - i) as f64 * (payload + 28) as f64 * 8.0;
+        ip_bits / ((self.arrivals_ns[j] - self.arrivals_ns[i]) as f64 / 1e9)
     }
 }
 
@@ -194,6 +337,7 @@ pub fn udp_flood(
             received_bytes: 0,
             first_ns: 0,
             last_ns: 0,
+            arrivals_ns: Vec::with_capacity(1 << 16),
         };
         let mut buf = vec![0u8; 65_536];
         // The first wait covers the sender's start-up.
@@ -204,6 +348,7 @@ pub fn udp_flood(
                 s.set_read_timeout(Some(quiet))?;
             }
             r.last_ns = t;
+            r.arrivals_ns.push(t);
             r.received += 1;
             r.received_bytes += n as u64;
         }

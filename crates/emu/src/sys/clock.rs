@@ -15,15 +15,19 @@
 //!
 //! Real-time priority has a budget. The kernel stops SCHED_FIFO threads that run for more than
 //! `sched_rt_runtime_us` (95 %) of each `sched_rt_period_us` (1 s) on a CPU, for the rest of the
-//! period (sched(7), "Limiting the CPU usage of real-time and deadline processes"). A forwarder
-//! busy at 1 Gb/s spins between releases 12 µs apart and would reach that within a second, then
-//! stall for ~50 ms. So the `Waiter` keeps its own account: the time the thread runs at
-//! real-time priority (everything but its blocked `epoll` waits) within each second of the
-//! monotonic clock, per CPU and shared by all forwarders of the process, as the kernel accounts
-//! it. When the CPU's account reaches `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice
-//! −20, the highest normal weight) until the second ends or it moves to a CPU with budget left.
-//! Its real-time use thus has a duty cycle of at most 80 %, so any 1 s window — aligned with the
-//! kernel's period or not — holds at most 0.8 s, with room for other real-time threads.
+//! period (sched(7), "Limiting the CPU usage of real-time and deadline processes"); since Linux
+//! 6.12 the fair server (kernel/sched/deadline.c) enforces it, giving normal tasks starved by
+//! real-time ones 50 ms of each second in one stretch. A forwarder busy at 1 Gb/s spins between
+//! releases 12 µs apart and would reach that within a second, then stall for ~50 ms. So the
+//! `Waiter` keeps its own account: the time the thread runs at real-time priority (everything
+//! but its blocked `epoll` waits) within each second of the monotonic clock, per CPU and shared
+//! by all forwarders of the process, as the kernel accounts it. When the CPU's account reaches
+//! `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice −20, the highest normal weight)
+//! until the second ends or it moves to a CPU with budget left. Its real-time use thus has a
+//! duty cycle of at most 80 % per second, with room for other real-time threads. (Windows of
+//! 100 ms with an 80 ms budget, which bound any sliding second more tightly, were measured too:
+//! the 1 Gb/s flood lost 5–20 % of its rate instead of 1–3 %, as the forwarder and the sender
+//! dropped to normal priority ten times a second under a load average of 8.)
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::time::TimeSpec;
@@ -95,7 +99,9 @@ struct RtBudget {
 }
 
 impl RtBudget {
-    fn new(priority: i32) -> Self {
+    /// Makes the calling thread SCHED_FIFO at `priority` (nice −20 when it runs at normal
+    /// scheduling); `priority` 0 leaves it as it is.
+    pub fn new(priority: i32) -> Self {
         if priority > 0 {
             // The weight the thread keeps when it runs at normal scheduling.
             // SAFETY: setpriority on the calling thread's id; no pointers.
@@ -109,6 +115,11 @@ impl RtBudget {
         };
         b.set_realtime(true);
         b
+    }
+
+    /// Whether the thread has real-time priority now.
+    pub fn is_realtime(&self) -> bool {
+        self.is_realtime
     }
 
     fn set_realtime(&mut self, on: bool) {
@@ -130,10 +141,23 @@ impl RtBudget {
 
     /// Charges the running time up to `now`; `blocked` means the thread was asleep
     /// since the last charge (not charged).
-    fn charge(&mut self, now: u64, blocked: bool) {
+    pub fn charge(&mut self, now: u64, blocked: bool) {
+        let ran = if self.is_realtime && !blocked {
+            now.saturating_sub(self.running_since)
+        } else {
+            0
+        };
+        self.running_since = now;
+        self.account(now, ran);
+    }
+
+    fn account(&mut self, now: u64, ran: u64) {
+        if self.priority <= 0 {
+            return;
+        }
         // The kernel accounts per CPU, for all real-time threads on it: charge the CPU this
-        // thread runs on now (it changes rarely), shared by every forwarder of the process —
-        // including one that stopped earlier in the same second.
+        // thread runs on now (it changes rarely), shared by every budgeted thread of the
+        // process — including one that stopped earlier in the same second.
         // SAFETY: sched_getcpu has no arguments; -1 (error) maps to slot 0.
         let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize % CPU_SLOTS;
         let slot = &CPU_RT_USE[cpu];
@@ -141,17 +165,12 @@ impl RtBudget {
         if slot.window.swap(window, Ordering::Relaxed) != window {
             slot.used_ns.store(0, Ordering::Relaxed);
         }
-        let mut used = slot.used_ns.load(Ordering::Relaxed);
-        if self.is_realtime && !blocked {
-            let ran = now.saturating_sub(self.running_since);
-            used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
-        }
-        self.running_since = now;
+        let used = slot.used_ns.fetch_add(ran, Ordering::Relaxed) + ran;
         self.set_realtime(used < RT_BUDGET_NS);
     }
 }
 
-/// Real-time running time of the process's forwarders per CPU in the current window.
+/// Real-time running time of the process's budgeted threads per CPU in the current window.
 struct CpuRtUse {
     window: AtomicU64,
     used_ns: AtomicU64,
@@ -208,8 +227,11 @@ impl Waiter {
             }
             if d - now <= self.spin_ns {
                 // Inside the spin window: give other threads a chance while the deadline is
-                // more than a few microseconds away, then let the caller poll again.
-                if d - now > YIELD_ABOVE_NS {
+                // more than a few microseconds away, then let the caller poll again. At
+                // real-time priority a yield only lets threads of the same priority run — the
+                // other direction's forwarder, when both share a CPU — so it costs nothing
+                // near the deadline; at normal priority it would hand the CPU to any process.
+                if self.budget.is_realtime() || d - now > YIELD_ABOVE_NS {
                     std::thread::yield_now();
                 } else {
                     std::hint::spin_loop();
@@ -251,7 +273,7 @@ impl Waiter {
     }
 }
 
-/// Below this distance to the deadline the spin does not yield the CPU.
+/// Below this distance to the deadline a spin at normal priority does not yield the CPU.
 const YIELD_ABOVE_NS: u64 = 30_000;
 
 /// Measures how late a timerfd wake-up is on this machine: the median oversleep of `trials`
@@ -291,6 +313,13 @@ pub fn make_realtime(prio: i32) -> bool {
     };
     // SAFETY: valid sched_param for the calling thread.
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Restricts the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 
 /// Returns the calling thread to SCHED_OTHER (its nice value is kept).
