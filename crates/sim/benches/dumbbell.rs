@@ -41,6 +41,18 @@ fn measure(toml: &str, name: &str, sets: &[String]) -> Measured {
     }
 }
 
+/// A fingerprint of a run's result summary and event counts: equal digests across builds
+/// show that a speed change left the simulation's results bit for bit unchanged.
+fn digest(o: &Outcome) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&o.summary)
+        .expect("summary serializes")
+        .hash(&mut h);
+    (o.events, o.packet_hops).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 fn data_packets(o: &Outcome) -> f64 {
     o.summary
         .flows
@@ -76,12 +88,13 @@ fn main() {
         let pkts = data_packets(&m.outcome);
         let tput = m.outcome.summary.aggregate.throughput_bps;
         println!(
-            "longhaul-sim ({transport:5}): cpu {:7.3} s  wall {:7.3} s  {:6.2} M data pkts/cpu-s  {:6.2} M events/cpu-s  goodput {:.1} Mb/s",
+            "longhaul-sim ({transport:5}): cpu {:7.3} s  wall {:7.3} s  {:6.2} M data pkts/cpu-s  {:6.2} M events/cpu-s  goodput {:.1} Mb/s  digest {}",
             m.cpu,
             m.wall,
             pkts / m.cpu / 1e6,
             m.outcome.events as f64 / m.cpu / 1e6,
-            tput / 1e6
+            tput / 1e6,
+            digest(&m.outcome)
         );
         ours.push((transport, m.cpu, pkts));
     }
@@ -124,6 +137,7 @@ fn main() {
         println!("full hour: cpu {:.1} s, wall {:.1} s", m.cpu, m.wall);
     } else {
         let short = measure(&text, &name, &["duration=20s".into()]);
+        report_hour(&short, 20.0);
         let long = measure(&text, &name, &["duration=60s".into()]);
         report_hour(&long, 60.0);
         let marginal = (long.cpu - short.cpu) / 40.0;
@@ -141,13 +155,14 @@ fn report_hour(m: &Measured, secs: f64) {
     let pkts = data_packets(&m.outcome);
     let f = &m.outcome.summary.flows[0];
     println!(
-        "{secs:.0} s simulated: cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %",
+        "{secs:.0} s simulated: cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %, digest {}",
         m.cpu,
         m.wall,
         pkts / m.cpu / 1e6,
         m.outcome.events as f64 / 1e6,
         f.throughput_bps / 1e6,
-        f.utilization * 100.0
+        f.utilization * 100.0,
+        digest(&m.outcome)
     );
 }
 
