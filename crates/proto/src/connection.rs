@@ -319,6 +319,13 @@ impl Connection {
         s
     }
 
+    /// RTT samples taken so far and the latest one: what `stats()` reports as `rtt_samples`
+    /// and `latest_rtt_us`, without assembling the whole snapshot (for drivers that look after
+    /// every packet).
+    pub fn rtt_samples(&self) -> (u64, Duration) {
+        (self.stats.rtt_samples, self.rtt.latest())
+    }
+
     /// Records visited by ACK processing and loss detection so far (a work counter, for
     /// checking that per-packet cost stays constant).
     pub fn scoreboard_work(&self) -> u64 {
@@ -354,6 +361,50 @@ impl Connection {
             return Err(PacketError::Closed);
         }
         let packet = packet::decode(datagram)?;
+        self.process_decoded(now, packet, ce)
+    }
+
+    /// Process one data packet whose header the driver carried as a struct rather than as bytes
+    /// (see [`Connection::poll_transmit_header`]): the same checks and effects as
+    /// [`Connection::handle_packet_ecn`] with the encoded packet, minus the decoding. A header
+    /// that claims real payload bytes is rejected, as a datagram without them would be.
+    pub fn handle_data_header(
+        &mut self,
+        now: Time,
+        header: &DataHeader,
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        let result = self.process_header(now, header, ce);
+        if result.is_err() {
+            self.stats.packets_rejected += 1;
+        }
+        result
+    }
+
+    fn process_header(&mut self, now: Time, h: &DataHeader, ce: bool) -> Result<(), PacketError> {
+        if self.state == State::Closed {
+            return Err(PacketError::Closed);
+        }
+        h.check()?;
+        if !h.synthetic && h.len > 0 {
+            return Err(PacketError::PayloadLength {
+                declared: h.len as usize,
+                carried: 0,
+            });
+        }
+        let packet = Packet::Data {
+            header: *h,
+            payload: &[],
+        };
+        self.process_decoded(now, packet, ce)
+    }
+
+    fn process_decoded(
+        &mut self,
+        now: Time,
+        packet: Packet<'_>,
+        ce: bool,
+    ) -> Result<(), PacketError> {
         match packet {
             Packet::Handshake(h) => self.on_handshake(now, h)?,
             Packet::Data { header, payload } => self.on_data(now, header, payload, ce)?,
@@ -777,17 +828,44 @@ impl Connection {
     /// Write the next datagram to send at `now` into `buf` (at least
     /// [`Config::max_datagram_size`] bytes), or return `None` if nothing may be sent now.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        self.transmit(now, buf, true).map(|(t, _)| t)
+    }
+
+    /// [`Connection::poll_transmit`] for a driver that carries data headers itself (the
+    /// simulator): in synthetic mode a data packet's header is returned as a struct instead of
+    /// being encoded (its `Transmit::len` is 0, its `wire_len` counts the header all the same),
+    /// and the peer takes it in with [`Connection::handle_data_header`]. Every other packet, and
+    /// every packet in real mode, is encoded into `buf` as by `poll_transmit`. This spares the
+    /// encoding, a copy and the decoding of each data packet — the bulk of a simulated run.
+    pub fn poll_transmit_header(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+    ) -> Option<(Transmit, Option<DataHeader>)> {
+        let encode = !self.config.synthetic;
+        self.transmit(now, buf, encode)
+    }
+
+    fn transmit(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode_data: bool,
+    ) -> Option<(Transmit, Option<DataHeader>)> {
         if let Some(code) = self.close_pending {
             let len = packet::encode_close(code, buf)?;
             self.close_pending = None;
             self.state = State::Closed;
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Close,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Close,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.state == State::Closed {
             return None;
@@ -805,13 +883,16 @@ impl Connection {
             if self.side == Side::Client {
                 self.handshake_sent_at = Some(now);
             }
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Handshake,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Handshake,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.ack.ack_due(now) {
             let (echo_us, ack_delay_us) = self.ack.echo(now);
@@ -825,18 +906,21 @@ impl Connection {
             let len = packet::encode_ack(&fields, self.ack.ranges(), buf)?;
             self.ack.on_ack_sent();
             self.stats.acks_sent += 1;
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Ack,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Ack,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.state != State::Established {
             return None;
         }
-        self.poll_data(now, buf)
+        self.poll_data(now, buf, encode_data)
     }
 
     fn count(&mut self, t: Transmit) -> Transmit {
@@ -845,7 +929,12 @@ impl Connection {
         t
     }
 
-    fn poll_data(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+    fn poll_data(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode: bool,
+    ) -> Option<(Transmit, Option<DataHeader>)> {
         self.pacing_release = None;
         let limit = self.peer_max_offset;
         let has_work = self.probe_pending
@@ -907,7 +996,11 @@ impl Connection {
             fin,
             synthetic: self.config.synthetic,
         };
-        let hlen = packet::encode_data_header(&header, buf)?;
+        let hlen = if encode {
+            packet::encode_data_header(&header, buf)?
+        } else {
+            0
+        };
         let mut written = hlen;
         if !self.config.synthetic && len > 0 {
             let c = crate::stream::Chunk {
@@ -922,7 +1015,7 @@ impl Connection {
                 .copy_chunk(&c, &mut buf[hlen..hlen + len as usize]);
             written += len as usize;
         }
-        let wire_len = hlen + len as usize;
+        let wire_len = DATA_HEADER_LEN + len as usize;
         let stamp = self.rate.on_send(now, self.sent.bytes_in_flight);
         self.sent.push(SentPacket {
             time_sent: now,
@@ -952,12 +1045,13 @@ impl Connection {
         if retransmission {
             self.stats.packets_retransmitted += 1;
         }
-        Some(self.count(Transmit {
+        let t = self.count(Transmit {
             len: written,
             wire_len,
             kind: PacketKind::Data,
             packet_number: Some(pn),
             retransmission,
-        }))
+        });
+        Some((t, (!encode).then_some(header)))
     }
 }
