@@ -114,6 +114,10 @@ pub struct Connection {
     state: State,
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
+    /// The RTO before backoff and the loss-detection delay, both functions of the RTT
+    /// estimate alone: recomputed when it changes rather than at every `poll_timeout` and ACK.
+    rto_base: Duration,
+    loss_delay: Duration,
     sent: SentPackets,
     stream: SendStream,
     rate: DeliveryRate,
@@ -154,6 +158,7 @@ impl Connection {
         config.validate()?;
         config.setup.mss = config.mss;
         let cc = config.cc.build(&config.setup)?;
+        let rtt = RttEstimator::new(config.initial_rto);
         Ok(Connection {
             side,
             state: match side {
@@ -161,7 +166,9 @@ impl Connection {
                 Side::Server => State::Listening,
             },
             cc,
-            rtt: RttEstimator::new(config.initial_rto),
+            rto_base: rtt.rto(config.max_ack_delay, config.min_rto, config.max_rto),
+            loss_delay: rtt.loss_delay(),
+            rtt,
             sent: SentPackets::new(),
             stream: SendStream::new(config.synthetic, config.send_buffer),
             rate: DeliveryRate::default(),
@@ -465,7 +472,7 @@ impl Connection {
                             now_us: now.as_micros(),
                         });
                     }
-                    self.rtt.update(now - echo, Duration::ZERO);
+                    self.update_rtt(now - echo, Duration::ZERO);
                     self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;
@@ -579,7 +586,7 @@ impl Connection {
         if newest_pn == largest {
             let echo = Time::from_micros(a.echo_us);
             let max_delay = self.config.max_ack_delay;
-            self.rtt.update(
+            self.update_rtt(
                 now - echo,
                 Duration::from_micros(a.ack_delay_us).min(max_delay),
             );
@@ -632,7 +639,7 @@ impl Connection {
     fn detect_losses(&mut self, now: Time) {
         let prior_in_flight = self.sent.bytes_in_flight;
         let stream = &mut self.stream;
-        let (lost, next) = detect_lost(&mut self.sent, now, self.rtt.loss_delay(), |_, p| {
+        let (lost, next) = detect_lost(&mut self.sent, now, self.loss_delay, |_, p| {
             if p.chunk != PROBE_CHUNK {
                 stream.on_lost(p.chunk);
             }
@@ -664,12 +671,18 @@ impl Connection {
     // Driver side: timers
     // ----------------------------------------------------------------------------------------
 
+    fn update_rtt(&mut self, sample: Duration, ack_delay: Duration) {
+        self.rtt.update(sample, ack_delay);
+        let c = &self.config;
+        self.rto_base = self.rtt.rto(c.max_ack_delay, c.min_rto, c.max_rto);
+        self.loss_delay = self.rtt.loss_delay();
+    }
+
     fn backed_off_rto(&self) -> Duration {
-        let base = self.rtt.rto(
-            self.config.max_ack_delay,
-            self.config.min_rto,
-            self.config.max_rto,
-        );
+        let base = self.rto_base;
+        if self.rto_backoff == 0 {
+            return base.min(self.config.max_rto);
+        }
         base.saturating_mul(1u32 << self.rto_backoff.min(16))
             .min(self.config.max_rto)
     }
