@@ -126,6 +126,8 @@ pub struct Connection {
     recv: Reassembly,
     /// The peer's flow-control limit.
     peer_max_offset: u64,
+    /// Our own limit crossing this announces the larger window at once (see `after_read`).
+    next_window_update: u64,
     /// CE marks the peer has echoed so far.
     peer_ce_count: u64,
     /// A handshake (request or answer) should be sent.
@@ -176,6 +178,7 @@ impl Connection {
             ack: AckState::new(config.ack_every, config.max_ack_delay),
             recv: Reassembly::new(config.synthetic, config.recv_window),
             peer_max_offset: 0,
+            next_window_update: Self::window_update_after(config.recv_window, config.recv_window),
             peer_ce_count: 0,
             handshake_pending: side == Side::Client,
             handshake_sent_at: None,
@@ -239,14 +242,21 @@ impl Connection {
         if n == 0 {
             return;
         }
-        let before = self.recv.max_offset() - n;
         self.stats.bytes_delivered += n;
-        // Advertise the larger window when a quarter of it has been freed since... well, since
-        // the last read that crossed a quarter boundary: cheap, and never silent for long.
-        let quarter = (self.config.recv_window / 4).max(1);
-        if before / quarter != self.recv.max_offset() / quarter {
+        // Advertise the larger window when the limit crosses a multiple of a quarter window
+        // (so a quarter of it has been freed since the last read that crossed one): cheap, and
+        // never silent for long. The next multiple is kept, so a read costs no division.
+        let limit = self.recv.max_offset();
+        if limit >= self.next_window_update {
             self.ack.request_immediate();
+            self.next_window_update = Self::window_update_after(limit, self.config.recv_window);
         }
+    }
+
+    /// The first multiple of a quarter window above `limit`.
+    fn window_update_after(limit: u64, recv_window: u64) -> u64 {
+        let quarter = (recv_window / 4).max(1);
+        (limit / quarter).saturating_add(1).saturating_mul(quarter)
     }
 
     /// Bytes ready to be read.
