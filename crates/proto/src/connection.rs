@@ -114,6 +114,10 @@ pub struct Connection {
     state: State,
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
+    /// The RTO before backoff and the loss-detection delay, both functions of the RTT
+    /// estimate alone: recomputed when it changes rather than at every `poll_timeout` and ACK.
+    rto_base: Duration,
+    loss_delay: Duration,
     sent: SentPackets,
     stream: SendStream,
     rate: DeliveryRate,
@@ -122,6 +126,8 @@ pub struct Connection {
     recv: Reassembly,
     /// The peer's flow-control limit.
     peer_max_offset: u64,
+    /// Our own limit crossing this announces the larger window at once (see `after_read`).
+    next_window_update: u64,
     /// CE marks the peer has echoed so far.
     peer_ce_count: u64,
     /// A handshake (request or answer) should be sent.
@@ -154,6 +160,7 @@ impl Connection {
         config.validate()?;
         config.setup.mss = config.mss;
         let cc = config.cc.build(&config.setup)?;
+        let rtt = RttEstimator::new(config.initial_rto);
         Ok(Connection {
             side,
             state: match side {
@@ -161,7 +168,9 @@ impl Connection {
                 Side::Server => State::Listening,
             },
             cc,
-            rtt: RttEstimator::new(config.initial_rto),
+            rto_base: rtt.rto(config.max_ack_delay, config.min_rto, config.max_rto),
+            loss_delay: rtt.loss_delay(),
+            rtt,
             sent: SentPackets::new(),
             stream: SendStream::new(config.synthetic, config.send_buffer),
             rate: DeliveryRate::default(),
@@ -169,6 +178,7 @@ impl Connection {
             ack: AckState::new(config.ack_every, config.max_ack_delay),
             recv: Reassembly::new(config.synthetic, config.recv_window),
             peer_max_offset: 0,
+            next_window_update: Self::window_update_after(config.recv_window, config.recv_window),
             peer_ce_count: 0,
             handshake_pending: side == Side::Client,
             handshake_sent_at: None,
@@ -232,14 +242,21 @@ impl Connection {
         if n == 0 {
             return;
         }
-        let before = self.recv.max_offset() - n;
         self.stats.bytes_delivered += n;
-        // Advertise the larger window when a quarter of it has been freed since... well, since
-        // the last read that crossed a quarter boundary: cheap, and never silent for long.
-        let quarter = (self.config.recv_window / 4).max(1);
-        if before / quarter != self.recv.max_offset() / quarter {
+        // Advertise the larger window when the limit crosses a multiple of a quarter window
+        // (so a quarter of it has been freed since the last read that crossed one): cheap, and
+        // never silent for long. The next multiple is kept, so a read costs no division.
+        let limit = self.recv.max_offset();
+        if limit >= self.next_window_update {
             self.ack.request_immediate();
+            self.next_window_update = Self::window_update_after(limit, self.config.recv_window);
         }
+    }
+
+    /// The first multiple of a quarter window above `limit`.
+    fn window_update_after(limit: u64, recv_window: u64) -> u64 {
+        let quarter = (recv_window / 4).max(1);
+        (limit / quarter).saturating_add(1).saturating_mul(quarter)
     }
 
     /// Bytes ready to be read.
@@ -319,6 +336,13 @@ impl Connection {
         s
     }
 
+    /// RTT samples taken so far and the latest one: what `stats()` reports as `rtt_samples`
+    /// and `latest_rtt_us`, without assembling the whole snapshot (for drivers that look after
+    /// every packet).
+    pub fn rtt_samples(&self) -> (u64, Duration) {
+        (self.stats.rtt_samples, self.rtt.latest())
+    }
+
     /// Records visited by ACK processing and loss detection so far (a work counter, for
     /// checking that per-packet cost stays constant).
     pub fn scoreboard_work(&self) -> u64 {
@@ -354,6 +378,50 @@ impl Connection {
             return Err(PacketError::Closed);
         }
         let packet = packet::decode(datagram)?;
+        self.process_decoded(now, packet, ce)
+    }
+
+    /// Process one data packet whose header the driver carried as a struct rather than as bytes
+    /// (see [`Connection::poll_transmit_header`]): the same checks and effects as
+    /// [`Connection::handle_packet_ecn`] with the encoded packet, minus the decoding. A header
+    /// that claims real payload bytes is rejected, as a datagram without them would be.
+    pub fn handle_data_header(
+        &mut self,
+        now: Time,
+        header: &DataHeader,
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        let result = self.process_header(now, header, ce);
+        if result.is_err() {
+            self.stats.packets_rejected += 1;
+        }
+        result
+    }
+
+    fn process_header(&mut self, now: Time, h: &DataHeader, ce: bool) -> Result<(), PacketError> {
+        if self.state == State::Closed {
+            return Err(PacketError::Closed);
+        }
+        h.check()?;
+        if !h.synthetic && h.len > 0 {
+            return Err(PacketError::PayloadLength {
+                declared: h.len as usize,
+                carried: 0,
+            });
+        }
+        let packet = Packet::Data {
+            header: *h,
+            payload: &[],
+        };
+        self.process_decoded(now, packet, ce)
+    }
+
+    fn process_decoded(
+        &mut self,
+        now: Time,
+        packet: Packet<'_>,
+        ce: bool,
+    ) -> Result<(), PacketError> {
         match packet {
             Packet::Handshake(h) => self.on_handshake(now, h)?,
             Packet::Data { header, payload } => self.on_data(now, header, payload, ce)?,
@@ -414,7 +482,7 @@ impl Connection {
                             now_us: now.as_micros(),
                         });
                     }
-                    self.rtt.update(now - echo, Duration::ZERO);
+                    self.update_rtt(now - echo, Duration::ZERO);
                     self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;
@@ -528,7 +596,7 @@ impl Connection {
         if newest_pn == largest {
             let echo = Time::from_micros(a.echo_us);
             let max_delay = self.config.max_ack_delay;
-            self.rtt.update(
+            self.update_rtt(
                 now - echo,
                 Duration::from_micros(a.ack_delay_us).min(max_delay),
             );
@@ -581,7 +649,7 @@ impl Connection {
     fn detect_losses(&mut self, now: Time) {
         let prior_in_flight = self.sent.bytes_in_flight;
         let stream = &mut self.stream;
-        let (lost, next) = detect_lost(&mut self.sent, now, self.rtt.loss_delay(), |_, p| {
+        let (lost, next) = detect_lost(&mut self.sent, now, self.loss_delay, |_, p| {
             if p.chunk != PROBE_CHUNK {
                 stream.on_lost(p.chunk);
             }
@@ -613,12 +681,18 @@ impl Connection {
     // Driver side: timers
     // ----------------------------------------------------------------------------------------
 
+    fn update_rtt(&mut self, sample: Duration, ack_delay: Duration) {
+        self.rtt.update(sample, ack_delay);
+        let c = &self.config;
+        self.rto_base = self.rtt.rto(c.max_ack_delay, c.min_rto, c.max_rto);
+        self.loss_delay = self.rtt.loss_delay();
+    }
+
     fn backed_off_rto(&self) -> Duration {
-        let base = self.rtt.rto(
-            self.config.max_ack_delay,
-            self.config.min_rto,
-            self.config.max_rto,
-        );
+        let base = self.rto_base;
+        if self.rto_backoff == 0 {
+            return base.min(self.config.max_rto);
+        }
         base.saturating_mul(1u32 << self.rto_backoff.min(16))
             .min(self.config.max_rto)
     }
@@ -777,17 +851,44 @@ impl Connection {
     /// Write the next datagram to send at `now` into `buf` (at least
     /// [`Config::max_datagram_size`] bytes), or return `None` if nothing may be sent now.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        self.transmit(now, buf, true).map(|(t, _)| t)
+    }
+
+    /// [`Connection::poll_transmit`] for a driver that carries data headers itself (the
+    /// simulator): in synthetic mode a data packet's header is returned as a struct instead of
+    /// being encoded (its `Transmit::len` is 0, its `wire_len` counts the header all the same),
+    /// and the peer takes it in with [`Connection::handle_data_header`]. Every other packet, and
+    /// every packet in real mode, is encoded into `buf` as by `poll_transmit`. This spares the
+    /// encoding, a copy and the decoding of each data packet — the bulk of a simulated run.
+    pub fn poll_transmit_header(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+    ) -> Option<(Transmit, Option<DataHeader>)> {
+        let encode = !self.config.synthetic;
+        self.transmit(now, buf, encode)
+    }
+
+    fn transmit(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode_data: bool,
+    ) -> Option<(Transmit, Option<DataHeader>)> {
         if let Some(code) = self.close_pending {
             let len = packet::encode_close(code, buf)?;
             self.close_pending = None;
             self.state = State::Closed;
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Close,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Close,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.state == State::Closed {
             return None;
@@ -805,13 +906,16 @@ impl Connection {
             if self.side == Side::Client {
                 self.handshake_sent_at = Some(now);
             }
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Handshake,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Handshake,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.ack.ack_due(now) {
             let (echo_us, ack_delay_us) = self.ack.echo(now);
@@ -825,18 +929,21 @@ impl Connection {
             let len = packet::encode_ack(&fields, self.ack.ranges(), buf)?;
             self.ack.on_ack_sent();
             self.stats.acks_sent += 1;
-            return Some(self.count(Transmit {
-                len,
-                wire_len: len,
-                kind: PacketKind::Ack,
-                packet_number: None,
-                retransmission: false,
-            }));
+            return Some((
+                self.count(Transmit {
+                    len,
+                    wire_len: len,
+                    kind: PacketKind::Ack,
+                    packet_number: None,
+                    retransmission: false,
+                }),
+                None,
+            ));
         }
         if self.state != State::Established {
             return None;
         }
-        self.poll_data(now, buf)
+        self.poll_data(now, buf, encode_data)
     }
 
     fn count(&mut self, t: Transmit) -> Transmit {
@@ -845,7 +952,12 @@ impl Connection {
         t
     }
 
-    fn poll_data(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+    fn poll_data(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode: bool,
+    ) -> Option<(Transmit, Option<DataHeader>)> {
         self.pacing_release = None;
         let limit = self.peer_max_offset;
         let has_work = self.probe_pending
@@ -907,7 +1019,11 @@ impl Connection {
             fin,
             synthetic: self.config.synthetic,
         };
-        let hlen = packet::encode_data_header(&header, buf)?;
+        let hlen = if encode {
+            packet::encode_data_header(&header, buf)?
+        } else {
+            0
+        };
         let mut written = hlen;
         if !self.config.synthetic && len > 0 {
             let c = crate::stream::Chunk {
@@ -922,7 +1038,7 @@ impl Connection {
                 .copy_chunk(&c, &mut buf[hlen..hlen + len as usize]);
             written += len as usize;
         }
-        let wire_len = hlen + len as usize;
+        let wire_len = DATA_HEADER_LEN + len as usize;
         let stamp = self.rate.on_send(now, self.sent.bytes_in_flight);
         self.sent.push(SentPacket {
             time_sent: now,
@@ -952,12 +1068,13 @@ impl Connection {
         if retransmission {
             self.stats.packets_retransmitted += 1;
         }
-        Some(self.count(Transmit {
+        let t = self.count(Transmit {
             len: written,
             wire_len,
             kind: PacketKind::Data,
             packet_number: Some(pn),
             retransmission,
-        }))
+        });
+        Some((t, (!encode).then_some(header)))
     }
 }

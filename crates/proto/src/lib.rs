@@ -15,6 +15,10 @@
 //! poll_timeout(&self) -> Option<Time>                                         // then sleep until
 //! handle_timeout(&mut self, now: Time)                                        // ... and call this
 //!
+//! // for a driver that carries synthetic data headers as structs (the simulator)
+//! poll_transmit_header(&mut self, now, buf) -> Option<(Transmit, Option<DataHeader>)>
+//! handle_data_header(&mut self, now, &DataHeader, ce: bool) -> Result<(), PacketError>
+//!
 //! // application side
 //! write(&mut self, &[u8]) -> usize            read(&mut self, &mut [u8]) -> usize      (real mode)
 //! write_synthetic(&mut self, u64) -> u64      read_synthetic(&mut self) -> u64        (synthetic)
@@ -22,7 +26,7 @@
 //! close(&mut self)                            // close now (sends a close packet)
 //! readable(), is_recv_finished(), is_send_complete(), send_buffered(),
 //! is_established(), is_closed(), close_reason(), stats() -> Stats, cc() -> &dyn CongestionControl,
-//! config(), side(), scoreboard_work()
+//! config(), side(), scoreboard_work(), rtt_samples()
 //! ```
 //!
 //! A driver's loop: after every `handle_packet`, `handle_timeout`, `write` or `read`, call

@@ -64,7 +64,12 @@ impl Pacer {
         if at_ps <= now_ps {
             now
         } else {
-            Time::from_nanos(u64::try_from(at_ps.div_ceil(PS_PER_NS)).unwrap_or(u64::MAX))
+            // 64-bit division while the clock fits (213 days in picoseconds).
+            let ns = match u64::try_from(at_ps) {
+                Ok(ps) => ps.div_ceil(PS_PER_NS as u64),
+                Err(_) => u64::try_from(at_ps.div_ceil(PS_PER_NS)).unwrap_or(u64::MAX),
+            };
+            Time::from_nanos(ns)
         }
     }
 

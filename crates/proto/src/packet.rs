@@ -95,6 +95,23 @@ pub struct DataHeader {
     pub synthetic: bool,
 }
 
+impl DataHeader {
+    /// The rules every data header obeys, encoded or not: a packet number and an end offset
+    /// inside the 62-bit spaces.
+    pub fn check(&self) -> Result<(), PacketError> {
+        if self.packet_number > MAX_VALUE {
+            return Err(PacketError::PacketNumberTooLarge(self.packet_number));
+        }
+        if self.offset > MAX_VALUE - self.len as u64 {
+            return Err(PacketError::OffsetOverflow {
+                offset: self.offset,
+                len: self.len as u64,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// An inclusive range of packet numbers, `low..=high`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckRange {
@@ -283,15 +300,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, PacketError> {
                 fin: flags & DATA_FIN != 0,
                 synthetic: flags & DATA_SYNTHETIC != 0,
             };
-            if header.packet_number > MAX_VALUE {
-                return Err(PacketError::PacketNumberTooLarge(header.packet_number));
-            }
-            if header.offset > MAX_VALUE - header.len as u64 {
-                return Err(PacketError::OffsetOverflow {
-                    offset: header.offset,
-                    len: header.len as u64,
-                });
-            }
+            header.check()?;
             let carried = if header.synthetic {
                 0
             } else {

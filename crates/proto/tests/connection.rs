@@ -386,3 +386,121 @@ fn a_listening_server_never_times_out_but_an_idle_connection_does() {
     assert!(s.is_closed());
     assert_eq!(c.stats().rtt_samples, 1);
 }
+
+/// `poll_transmit_header`/`handle_data_header` (the simulator's path) behave exactly like
+/// encoding and decoding every data packet: two synthetic connection pairs driven in lockstep,
+/// one each way, send the same packets and end in the same state.
+#[test]
+fn carried_data_headers_match_encoded_packets() {
+    let (mut c1, mut s1) = established(reno(10.0, true), reno(10.0, true));
+    let (mut c2, mut s2) = established(reno(10.0, true), reno(10.0, true));
+    for c in [&mut c1, &mut c2] {
+        assert_eq!(c.write_synthetic(3_000_000), 3_000_000);
+        c.finish();
+    }
+    let (mut b1, mut b2) = (vec![0u8; 2000], vec![0u8; 2000]);
+    let mut carried = 0;
+    let mut now = ms(100);
+    for _ in 0..400 {
+        // Client to server, 50 ms one way, then the server's ACKs back.
+        let mut to_server = vec![];
+        loop {
+            let t1 = c1.poll_transmit(now, &mut b1);
+            let t2 = c2.poll_transmit_header(now, &mut b2);
+            match (t1, t2) {
+                (None, None) => break,
+                (Some(t1), Some((t2, h))) => {
+                    assert_eq!((t1.kind, t1.wire_len), (t2.kind, t2.wire_len));
+                    assert_eq!(t1.packet_number, t2.packet_number);
+                    let h = h.expect("a synthetic data packet's header is carried");
+                    assert_eq!(t2.len, 0);
+                    match packet::decode(&b1[..t1.len]).unwrap() {
+                        packet::Packet::Data { header, .. } => assert_eq!(header, h),
+                        p => panic!("expected data, got {p:?}"),
+                    }
+                    to_server.push((b1[..t1.len].to_vec(), h));
+                }
+                (a, b) => panic!("paths diverged: {a:?} vs {b:?}"),
+            }
+        }
+        let at = now + Duration::from_millis(50);
+        for (bytes, h) in &to_server {
+            s1.handle_packet(at, bytes).unwrap();
+            s2.handle_data_header(at, h, false).unwrap();
+            carried += 1;
+        }
+        s1.read_synthetic();
+        s2.read_synthetic();
+        let back = now + Duration::from_millis(100);
+        let mut acks = vec![];
+        while let Some(t) = s1.poll_transmit(at, &mut b1) {
+            let (t2, h) = s2.poll_transmit_header(at, &mut b2).expect("same ACKs");
+            assert_eq!((t.kind, h), (PacketKind::Ack, None));
+            assert_eq!(&b1[..t.len], &b2[..t2.len]);
+            acks.push(b1[..t.len].to_vec());
+        }
+        for a in &acks {
+            c1.handle_packet(back, a).unwrap();
+            c2.handle_packet(back, a).unwrap();
+        }
+        now = back.max(
+            c1.poll_timeout()
+                .unwrap_or(back)
+                .min(back + Duration::from_millis(1)),
+        );
+        c1.handle_timeout(now);
+        c2.handle_timeout(now);
+        if c1.is_send_complete() {
+            break;
+        }
+    }
+    assert!(c1.is_send_complete() && c2.is_send_complete());
+    assert_eq!(c1.stats(), c2.stats());
+    assert_eq!(s1.stats(), s2.stats());
+    assert_eq!(s2.stats().bytes_received, 3_000_000);
+    assert!(carried > 2000, "{carried} data packets carried");
+}
+
+#[test]
+fn carried_data_headers_are_checked_like_decoded_ones() {
+    let (_, mut s) = established(reno(10.0, true), reno(10.0, true));
+    let good = DataHeader {
+        packet_number: 0,
+        timestamp_us: 1,
+        offset: 0,
+        len: 1443,
+        fin: false,
+        synthetic: true,
+    };
+    let too_large = DataHeader {
+        packet_number: packet::MAX_VALUE + 1,
+        ..good
+    };
+    assert_eq!(
+        s.handle_data_header(ms(60), &too_large, false),
+        Err(PacketError::PacketNumberTooLarge(packet::MAX_VALUE + 1))
+    );
+    let overflow = DataHeader {
+        offset: packet::MAX_VALUE - 10,
+        ..good
+    };
+    assert!(matches!(
+        s.handle_data_header(ms(60), &overflow, false),
+        Err(PacketError::OffsetOverflow { .. })
+    ));
+    // A real-mode header announces payload bytes that a struct cannot carry.
+    let real = DataHeader {
+        synthetic: false,
+        ..good
+    };
+    assert_eq!(
+        s.handle_data_header(ms(60), &real, false),
+        Err(PacketError::PayloadLength {
+            declared: 1443,
+            carried: 0
+        })
+    );
+    assert_eq!(s.stats().packets_rejected, 3);
+    s.handle_data_header(ms(60), &good, false).unwrap();
+    assert_eq!(s.read_synthetic(), 1443);
+}

@@ -4,8 +4,10 @@
 //! allocations interfere.
 
 use longhaul_cc::{algorithms, CcSpec};
+use longhaul_proto::packet::DataHeader;
 use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -30,6 +32,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Datagrams each direction of the path holds.
+const CAPACITY: usize = 400;
+
 /// Move `n` data packets over a 1 ms path (a FIFO per direction, fixed capacity), dropping
 /// every `loss_every`-th.
 struct Path {
@@ -38,6 +43,10 @@ struct Path {
     now: Time,
     /// Datagrams in flight: (arrival, length, bytes) in fixed slots.
     to_server: Vec<(Time, usize, [u8; 1600])>,
+    /// Data headers carried as structs (`poll_transmit_header`), when `carry` is set:
+    /// (arrival, header), a FIFO of fixed capacity (one delay, so arrivals are in order).
+    carried: VecDeque<(Time, DataHeader)>,
+    carry: bool,
     to_client: Vec<(Time, usize, [u8; 1600])>,
     buf: [u8; 1600],
     sink: Vec<u8>,
@@ -57,12 +66,28 @@ impl Path {
                     self.client.write(&self.payload);
                 }
             }
-            while let Some(t) = self.client.poll_transmit(self.now, &mut self.buf) {
+            loop {
+                let (t, header) = if self.carry {
+                    match self.client.poll_transmit_header(self.now, &mut self.buf) {
+                        Some(x) => x,
+                        None => break,
+                    }
+                } else {
+                    match self.client.poll_transmit(self.now, &mut self.buf) {
+                        Some(t) => (t, None),
+                        None => break,
+                    }
+                };
                 if t.kind == PacketKind::Data {
                     self.count += 1;
                     if loss_every > 0 && self.count.is_multiple_of(loss_every) {
                         continue;
                     }
+                }
+                if let Some(h) = header {
+                    assert!(self.carried.len() < CAPACITY, "path full");
+                    self.carried.push_back((self.now + delay, h));
+                    continue;
                 }
                 let slot = self
                     .to_server
@@ -93,12 +118,19 @@ impl Path {
                 .chain(self.to_client.iter())
                 .filter(|s| s.1 > 0)
                 .map(|s| s.0)
+                .chain(self.carried.front().map(|s| s.0))
                 .chain(self.client.poll_timeout())
                 .chain(self.server.poll_timeout())
                 .min()
                 .expect("stuck");
             self.now = self.now.max(next);
             // Deliver in arrival order (slots are few; a linear scan per delivery is fine).
+            // Carried headers: deliver the due ones, before the encoded packets due at the same
+            // time.
+            while self.carried.front().is_some_and(|s| s.0 <= self.now) {
+                let (_, h) = self.carried.pop_front().expect("due");
+                self.server.handle_data_header(self.now, &h, false).unwrap();
+            }
             loop {
                 let due = self
                     .to_server
@@ -131,7 +163,7 @@ impl Path {
     }
 }
 
-fn path(algorithm: &str, synthetic: bool) -> Path {
+fn path(algorithm: &str, synthetic: bool, carry: bool) -> Path {
     let cfg = Config {
         synthetic,
         recv_window: 8 << 20,
@@ -148,8 +180,10 @@ fn path(algorithm: &str, synthetic: bool) -> Path {
         client: Connection::new(cfg.clone(), Side::Client, now).unwrap(),
         server: Connection::new(cfg, Side::Server, now).unwrap(),
         now,
-        to_server: vec![(Time::ZERO, 0, [0; 1600]); 400],
-        to_client: vec![(Time::ZERO, 0, [0; 1600]); 400],
+        to_server: vec![(Time::ZERO, 0, [0; 1600]); CAPACITY],
+        carried: VecDeque::with_capacity(CAPACITY),
+        carry,
+        to_client: vec![(Time::ZERO, 0, [0; 1600]); CAPACITY],
         buf: [0; 1600],
         sink: vec![0; 1 << 16],
         payload: vec![0x5a; 1 << 16],
@@ -160,8 +194,8 @@ fn path(algorithm: &str, synthetic: bool) -> Path {
 #[test]
 fn steady_state_moves_packets_without_allocating() {
     for a in algorithms() {
-        for synthetic in [true, false] {
-            let mut p = path(a.name, synthetic);
+        for (synthetic, carry) in [(true, false), (true, true), (false, false)] {
+            let mut p = path(a.name, synthetic, carry);
             // Warm up, with losses, so every ring and queue reaches its working size.
             p.run(30_000, 50, synthetic);
             let before = ALLOCATIONS.load(Ordering::Relaxed);
@@ -178,7 +212,11 @@ fn steady_state_moves_packets_without_allocating() {
                 0,
                 "{} ({}): {allocated} allocations for 10 000 packets",
                 a.name,
-                if synthetic { "synthetic" } else { "real" }
+                match (synthetic, carry) {
+                    (true, true) => "synthetic, headers carried",
+                    (true, false) => "synthetic",
+                    _ => "real",
+                }
             );
         }
     }

@@ -6,7 +6,9 @@
 //!    Reports CPU seconds, data packets per CPU second and the ratio ns-3 CPU ÷ ours.
 //! 2. **Seed 000's one-hour run.** One FAST flow, 1 Gb/s × 180 ms, 1500-byte packets
 //!    (`scenarios/seed000-fast-1flow.toml`): runs 20 s and 60 s, and projects the hour from the
-//!    marginal cost per simulated second (`--full` runs the whole hour instead).
+//!    marginal cost per simulated second (`--full` runs the whole hour instead). Arguments of
+//!    the form `key=value` override the scenario as `longhaul sim --set` does (for example
+//!    `transport=model`).
 //!
 //! CPU time is this thread's run time from /proc/thread-self/schedstat (the machine may be
 //! shared; wall time is shown too). Run: `cargo bench -p longhaul-sim --bench dumbbell`.
@@ -41,6 +43,18 @@ fn measure(toml: &str, name: &str, sets: &[String]) -> Measured {
     }
 }
 
+/// A fingerprint of a run's result summary and event counts: equal digests across builds
+/// show that a speed change left the simulation's results bit for bit unchanged.
+fn digest(o: &Outcome) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&o.summary)
+        .expect("summary serializes")
+        .hash(&mut h);
+    (o.events, o.packet_hops).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 fn data_packets(o: &Outcome) -> f64 {
     o.summary
         .flows
@@ -67,6 +81,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let full = args.iter().any(|a| a == "--full");
     let skip_ns3 = args.iter().any(|a| a == "--no-ns3");
+    let sets: Vec<String> = args[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-') && a.contains('='))
+        .cloned()
+        .collect();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
 
     println!("== dumbbell: 1 Reno flow, 100 Mb/s x 100 ms, BDP drop-tail, 30 s simulated");
@@ -76,12 +95,13 @@ fn main() {
         let pkts = data_packets(&m.outcome);
         let tput = m.outcome.summary.aggregate.throughput_bps;
         println!(
-            "longhaul-sim ({transport:5}): cpu {:7.3} s  wall {:7.3} s  {:6.2} M data pkts/cpu-s  {:6.2} M events/cpu-s  goodput {:.1} Mb/s",
+            "longhaul-sim ({transport:5}): cpu {:7.3} s  wall {:7.3} s  {:6.2} M data pkts/cpu-s  {:6.2} M events/cpu-s  goodput {:.1} Mb/s  digest {}",
             m.cpu,
             m.wall,
             pkts / m.cpu / 1e6,
             m.outcome.events as f64 / m.cpu / 1e6,
-            tput / 1e6
+            tput / 1e6,
+            digest(&m.outcome)
         );
         ours.push((transport, m.cpu, pkts));
     }
@@ -114,17 +134,23 @@ fn main() {
     }
 
     println!();
-    println!("== seed 000, one FAST flow, 1 Gb/s x 180 ms, 1500 B, projected to one hour");
+    println!("== seed 000, one FAST flow, 1 Gb/s x 180 ms, 1500 B, projected to one hour {sets:?}");
+    let with = |extra: &str| -> Vec<String> {
+        let mut v = sets.clone();
+        v.extend((!extra.is_empty()).then(|| extra.to_string()));
+        v
+    };
     let path: PathBuf = root.join("scenarios/seed000-fast-1flow.toml");
     let text = std::fs::read_to_string(&path).expect("scenarios/seed000-fast-1flow.toml");
     let name = path.display().to_string();
     if full {
-        let m = measure(&text, &name, &[]);
+        let m = measure(&text, &name, &with(""));
         report_hour(&m, 3600.0);
         println!("full hour: cpu {:.1} s, wall {:.1} s", m.cpu, m.wall);
     } else {
-        let short = measure(&text, &name, &["duration=20s".into()]);
-        let long = measure(&text, &name, &["duration=60s".into()]);
+        let short = measure(&text, &name, &with("duration=20s"));
+        report_hour(&short, 20.0);
+        let long = measure(&text, &name, &with("duration=60s"));
         report_hour(&long, 60.0);
         let marginal = (long.cpu - short.cpu) / 40.0;
         let marginal_wall = (long.wall - short.wall) / 40.0;
@@ -141,13 +167,14 @@ fn report_hour(m: &Measured, secs: f64) {
     let pkts = data_packets(&m.outcome);
     let f = &m.outcome.summary.flows[0];
     println!(
-        "{secs:.0} s simulated: cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %",
+        "{secs:.0} s simulated: cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %, digest {}",
         m.cpu,
         m.wall,
         pkts / m.cpu / 1e6,
         m.outcome.events as f64 / 1e6,
         f.throughput_bps / 1e6,
-        f.utilization * 100.0
+        f.utilization * 100.0,
+        digest(&m.outcome)
     );
 }
 

@@ -4,8 +4,12 @@
 //!
 //! Each flow is a client [`Connection`] that sends and a server [`Connection`] that receives,
 //! both in synthetic mode: data packets carry their header and a payload length but no payload
-//! bytes, so nothing proportional to the data is copied. Only the encoded header (29 bytes for
-//! data, more for ACKs with ranges) travels through the simulator, in a pooled buffer.
+//! bytes, so nothing proportional to the data is copied. A data packet's header rides in the
+//! simulator's packet struct itself (`Connection::poll_transmit_header` hands it over as a
+//! struct, `Connection::handle_data_header` takes it back, with the checks decoding applies):
+//! encoding it into a pooled buffer and decoding it an RTT later cost a cache miss per packet,
+//! the largest single cost of a run. ACKs, handshakes and closes travel encoded, in a pooled
+//! buffer.
 //!
 //! On the wire a datagram is `wire_len` (the UDP payload, with the synthetic payload counted)
 //! plus 28 bytes of IPv4 and UDP headers, so a full packet is exactly the path MTU and the
@@ -18,14 +22,20 @@
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
+use longhaul_proto::packet::DataHeader;
 use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
 
 /// IPv4 (20) + UDP (8) header bytes around every datagram.
 pub const IP_UDP_OVERHEAD: u32 = 28;
 
-fn to_packet(t: &longhaul_proto::Transmit, ecn: bool) -> Packet {
+/// `Packet::flags` bits of a data packet whose header rides in the struct.
+const HEADER_CARRIED: u8 = 0x80;
+const FIN: u8 = 0x01;
+const SYNTHETIC: u8 = 0x02;
+
+fn to_packet(t: &longhaul_proto::Transmit, header: Option<DataHeader>, ecn: bool) -> Packet {
     let data = t.kind == PacketKind::Data;
-    Packet {
+    let mut pkt = Packet {
         size: t.wire_len as u32 + IP_UDP_OVERHEAD,
         payload: if data {
             (t.wire_len - longhaul_proto::packet::DATA_HEADER_LEN) as u32
@@ -35,7 +45,37 @@ fn to_packet(t: &longhaul_proto::Transmit, ecn: bool) -> Packet {
         seq: t.packet_number.unwrap_or(0),
         ecn: if ecn && data { Ecn::Ect } else { Ecn::NotEct },
         ..Packet::EMPTY
+    };
+    if let Some(h) = header {
+        pkt.seq = h.packet_number;
+        pkt.aux = h.offset;
+        pkt.echo = h.timestamp_us;
+        pkt.flags =
+            HEADER_CARRIED | if h.fin { FIN } else { 0 } | if h.synthetic { SYNTHETIC } else { 0 };
     }
+    pkt
+}
+
+/// The data header a packet carries in its fields, if it does.
+fn carried_header(pkt: &Packet) -> Option<DataHeader> {
+    (pkt.flags & HEADER_CARRIED != 0).then(|| DataHeader {
+        packet_number: pkt.seq,
+        timestamp_us: pkt.echo,
+        offset: pkt.aux,
+        len: pkt.payload as u16,
+        fin: pkt.flags & FIN != 0,
+        synthetic: pkt.flags & SYNTHETIC != 0,
+    })
+}
+
+/// Hand a packet to a connection in whichever form it travelled.
+fn deliver(c: &mut Connection, now: u64, pkt: &Packet, bytes: &[u8]) {
+    let ce = pkt.ecn == Ecn::Ce;
+    // A datagram the connection rejects is counted in its stats; the simulation goes on.
+    let _ = match carried_header(pkt) {
+        Some(h) => c.handle_data_header(Time::from_nanos(now), &h, ce),
+        None => c.handle_packet_ecn(Time::from_nanos(now), bytes, ce),
+    };
 }
 
 /// The sending end: a client connection and a bulk-transfer application.
@@ -94,12 +134,11 @@ impl ProtoSender {
 impl Endpoint for ProtoSender {
     fn handle_packet(&mut self, now: u64, pkt: &Packet, bytes: &[u8]) {
         let Some(c) = self.conn.as_mut() else { return };
-        // A datagram the connection rejects is counted in its stats; the simulation goes on.
-        let _ = c.handle_packet_ecn(Time::from_nanos(now), bytes, pkt.ecn == Ecn::Ce);
-        let st = c.stats();
-        if st.rtt_samples > self.samples_seen {
-            self.samples_seen = st.rtt_samples;
-            self.rtt.record(st.latest_rtt_us * 1000);
+        deliver(c, now, pkt, bytes);
+        let (samples, latest) = c.rtt_samples();
+        if samples > self.samples_seen {
+            self.samples_seen = samples;
+            self.rtt.record(latest.as_micros() as u64 * 1000);
         }
     }
 
@@ -118,9 +157,9 @@ impl Endpoint for ProtoSender {
         }
         self.top_up(now);
         let c = self.conn.as_mut()?;
-        let t = c.poll_transmit(Time::from_nanos(now), &mut self.buf)?;
+        let (t, header) = c.poll_transmit_header(Time::from_nanos(now), &mut self.buf)?;
         out.extend_from_slice(&self.buf[..t.len]);
-        Some(to_packet(&t, self.ecn))
+        Some(to_packet(&t, header, self.ecn))
     }
 
     fn poll_timeout(&self) -> Option<u64> {
@@ -184,18 +223,16 @@ impl ProtoReceiver {
 
 impl Endpoint for ProtoReceiver {
     fn handle_packet(&mut self, now: u64, pkt: &Packet, bytes: &[u8]) {
-        let _ = self
-            .conn
-            .handle_packet_ecn(Time::from_nanos(now), bytes, pkt.ecn == Ecn::Ce);
+        deliver(&mut self.conn, now, pkt, bytes);
         self.delivered += self.conn.read_synthetic();
     }
 
     fn poll_transmit(&mut self, now: u64, out: &mut Vec<u8>) -> Option<Packet> {
-        let t = self
+        let (t, header) = self
             .conn
-            .poll_transmit(Time::from_nanos(now), &mut self.buf)?;
+            .poll_transmit_header(Time::from_nanos(now), &mut self.buf)?;
         out.extend_from_slice(&self.buf[..t.len]);
-        Some(to_packet(&t, false))
+        Some(to_packet(&t, header, false))
     }
 
     fn poll_timeout(&self) -> Option<u64> {
