@@ -22,6 +22,11 @@
 //! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
 //!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
 //! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate.
+//! * The window grows only when it was used (Linux `tcp_cwnd_validate` and
+//!   `tcp_is_cwnd_limited`, the rule RFC 7661 motivates): an ACK reports `cwnd_limited` if,
+//!   during the latest window of data, a transmission found the window full, or, in slow start,
+//!   if the window is below twice the most bytes that were in flight in that window. A sender
+//!   held back by something else — a full host queue, the application — does not earn growth.
 //!
 //! Deviations from TCP: no SACK blocks (the per-packet ACK carries the same information); an
 //! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
@@ -103,6 +108,13 @@ pub struct ModelSender {
     rto_backoff: u32,
     pacing_next: u64,
     pacing_blocked: bool,
+    /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
+    window_used: bool,
+    /// Most bytes in flight during it (Linux `max_packets_out`), when not window-limited.
+    max_in_flight: u64,
+    /// The window of data that `window_used` speaks for ends when this packet number is
+    /// settled (Linux `cwnd_usage_seq`).
+    window_usage_end: u64,
     delivered: u64,
     delivered_time: u64,
     app_limited: bool,
@@ -143,6 +155,9 @@ impl ModelSender {
             rto_backoff: 0,
             pacing_next: 0,
             pacing_blocked: false,
+            window_used: false,
+            max_in_flight: 0,
+            window_usage_end: 0,
             delivered: 0,
             delivered_time: 0,
             app_limited: false,
@@ -204,6 +219,26 @@ impl ModelSender {
         }
     }
 
+    /// Linux `tcp_cwnd_validate`: remember whether the window was full (`full`) in the current
+    /// window of data; start a new one once the old one is settled.
+    fn validate_window(&mut self, full: bool) {
+        if self.base_pn >= self.window_usage_end
+            || full
+            || (!self.window_used && self.in_flight > self.max_in_flight)
+        {
+            self.window_used = full;
+            self.max_in_flight = self.in_flight;
+            self.window_usage_end = self.next_pn;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: did the sender use its window (or, in slow start, is the
+    /// window still below twice what was in flight)?
+    fn cwnd_limited(&self) -> bool {
+        self.window_used
+            || (self.cc.cwnd() < self.cc.ssthresh() && self.cwnd_bytes() < 2 * self.max_in_flight)
+    }
+
     fn pop_settled(&mut self) {
         while let Some(front) = self.ring.front() {
             if front.state == State::Outstanding {
@@ -261,7 +296,7 @@ impl Endpoint for ModelSender {
                     is_app_limited: rec.app_limited,
                 }),
                 in_recovery: pn < self.recovery_end,
-                cwnd_limited: !rec.app_limited,
+                cwnd_limited: self.cwnd_limited(),
             });
         }
         // Packet-threshold loss detection.
@@ -322,6 +357,7 @@ impl Endpoint for ModelSender {
         self.started = true;
         let mss = self.cfg.mss as u64;
         if self.in_flight + mss > self.cwnd_bytes().max(mss) {
+            self.validate_window(true);
             return None;
         }
         if !self.has_data(now) {
@@ -375,6 +411,8 @@ impl Endpoint for ModelSender {
         if is_retx {
             self.retransmits += 1;
         }
+        let full = self.in_flight + mss > self.cwnd_bytes().max(mss);
+        self.validate_window(full);
         self.cc.on_sent(&SentEvent {
             now: Time::from_nanos(now),
             packet_number: pn,
