@@ -138,6 +138,9 @@ pub struct Connection {
     loss_time: Option<Time>,
     last_ack_eliciting_sent: Option<Time>,
     recovery_start: Option<Time>,
+    /// Send time of the newest packet the latest ACK acknowledged (a recovery period is over
+    /// once this passes `recovery_start`).
+    newest_acked_sent: Time,
     /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
     window_used: bool,
     /// Most bytes in flight during it (Linux `max_packets_out`).
@@ -184,6 +187,7 @@ impl Connection {
             loss_time: None,
             last_ack_eliciting_sent: None,
             recovery_start: None,
+            newest_acked_sent: Time::ZERO,
             window_used: false,
             max_in_flight: 0,
             window_usage_end: 0,
@@ -563,6 +567,7 @@ impl Connection {
                 first_in_window: first,
             });
         }
+        self.newest_acked_sent = newest_packet.time_sent;
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
@@ -614,6 +619,37 @@ impl Connection {
             lost_bytes: lost.bytes,
             prior_bytes_in_flight: prior_in_flight,
             largest_lost: lost.largest,
+            first_in_window: first,
+        });
+    }
+
+    /// The driver could not hand data packet `pn`, just returned by `poll_transmit`, to the
+    /// network: the host's own device queue was full (Linux `NET_XMIT_DROP`, a UDP `ENOBUFS`,
+    /// a simulated host queue). It never left: its data is queued to go out again, and the
+    /// controller takes the drop as a congestion signal, reducing once unless a recovery period
+    /// is still in progress — Linux 2.4's `tcp_transmit_skb`, which calls `tcp_enter_cwr` when
+    /// the device drops a segment.
+    pub fn on_local_drop(&mut self, now: Time, pn: u64) {
+        let prior_in_flight = self.sent.bytes_in_flight;
+        let Some(p) = self.sent.lose(pn) else { return };
+        if p.chunk != PROBE_CHUNK {
+            self.stream.on_lost(p.chunk);
+        }
+        self.sent.trim();
+        // A recovery period lasts until a packet sent after it began is acknowledged.
+        let first = self
+            .recovery_start
+            .is_none_or(|start| self.newest_acked_sent > start);
+        if first {
+            self.recovery_start = Some(now);
+            self.stats.congestion_events += 1;
+        }
+        self.cc.on_loss(&LossEvent {
+            now,
+            lost_packets: 1,
+            lost_bytes: p.bytes as u64,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: pn,
             first_in_window: first,
         });
     }

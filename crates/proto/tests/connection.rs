@@ -388,3 +388,43 @@ fn a_listening_server_never_times_out_but_an_idle_connection_does() {
     assert!(s.is_closed());
     assert_eq!(c.stats().rtt_samples, 1);
 }
+
+#[test]
+fn a_local_drop_is_resent_and_reduces_once_per_recovery_period() {
+    let (mut c, mut s) = established(reno(10.0, true), reno(10.0, true));
+    let mut buf = vec![0u8; 2000];
+    let mut ack = vec![0u8; 2000];
+    c.write_synthetic(1 << 30);
+    let mut window = Vec::new();
+    while let Some(t) = c.poll_transmit(ms(100), &mut buf) {
+        window.push((t.packet_number.unwrap(), buf[..t.len].to_vec()));
+    }
+    assert_eq!(window.len(), 10, "the initial window, in one burst");
+    // The host's device queue drops packets 9 and then 8: one reduction (Reno 10 → 5).
+    c.on_local_drop(ms(100), window[9].0);
+    c.on_local_drop(ms(100), window[8].0);
+    let st = c.stats();
+    assert_eq!((st.congestion_events, st.packets_in_flight), (1, 8));
+    assert_eq!(c.cc().cwnd(), 5.0);
+    // Packets 0..=3 arrive; their ACKs (sent before the drop) leave 4 in flight: one packet
+    // may go, and it carries the dropped data again.
+    for (_, p) in &window[..4] {
+        s.handle_packet(ms(150), p).unwrap();
+        while let Some(t) = s.poll_transmit(ms(150), &mut ack) {
+            c.handle_packet(ms(200), &ack[..t.len]).unwrap();
+        }
+    }
+    assert_eq!(c.cc().cwnd(), 5.0, "no growth during the recovery period");
+    let t = c.poll_transmit(ms(200), &mut buf).unwrap();
+    assert!(t.retransmission, "the dropped data goes out first");
+    // Its ACK (sent after the reduction) ends the period: the next drop reduces again.
+    s.handle_packet(ms(250), &buf[..t.len]).unwrap();
+    s.handle_timeout(ms(275));
+    while let Some(a) = s.poll_transmit(ms(275), &mut ack) {
+        c.handle_packet(ms(300), &ack[..a.len]).unwrap();
+    }
+    let t = c.poll_transmit(ms(300), &mut buf).unwrap();
+    c.on_local_drop(ms(300), t.packet_number.unwrap());
+    assert_eq!(c.stats().congestion_events, 2);
+    assert!(c.cc().cwnd() < 3.0, "{}", c.cc().cwnd());
+}

@@ -40,6 +40,8 @@
 //! path = ["core"]               # parking lot only: the links this flow crosses, in order
 //! bytes = "1G"                  # optional transfer size (default: unlimited bulk transfer)
 //! access = { rate = "10gbit", delay = "0ms", packets = 10000 }  # the sender's own link
+//! # access.on_full = "block"  # full host queue: the sender waits ("block") or, as Linux 2.4,
+//! #                           # the packet is dropped and the sender backs off ("drop")
 //! ecn = false                   # send ECN-capable packets
 //!
 //! [[cross_traffic]]
@@ -214,6 +216,25 @@ pub struct AccessSpec {
     /// Host queue (txqueuelen) in packets; default 1000.
     #[serde(default)]
     pub packets: Option<u64>,
+    /// What a full host queue does to the sender's next packet (needs `rate`).
+    #[serde(default)]
+    pub on_full: OnFull,
+}
+
+/// What happens when a sender hands a packet to its full host queue.
+///
+/// `Block` is Linux since TCP small queues (2.6.x–today): the socket waits for room, nothing is
+/// lost and the sender only learns that its window was not the limit. `Drop` is Linux 2.4: the
+/// device queue (pfifo_fast, `txqueuelen` packets) drops the packet, `dev_queue_xmit` returns
+/// `NET_XMIT_DROP`, and `tcp_transmit_skb` calls `tcp_enter_cwr` — a local congestion signal
+/// that reduces the window once per window of data; the segment was never counted as sent and
+/// goes out again with the next transmission (web100 counts these as "SendStall").
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFull {
+    #[default]
+    Block,
+    Drop,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -586,6 +607,12 @@ impl Scenario {
                     idx
                 }
             };
+            if f.access.on_full == OnFull::Drop && f.access.rate.is_none() {
+                return Err(err(
+                    format!("flows[{i}].access.on_full"),
+                    "`drop` needs a host queue: give the access link a `rate` (the NIC)".into(),
+                ));
+            }
             if let Some(r) = f.access.packets {
                 if r == 0 {
                     return Err(err(

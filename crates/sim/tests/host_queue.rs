@@ -67,3 +67,79 @@ fn a_sender_blocked_by_its_host_queue_does_not_grow_its_window() {
         );
     }
 }
+
+#[test]
+fn a_full_host_queue_in_drop_mode_drops_and_the_sender_halves_once_per_window() {
+    // Linux 2.4 on the same path: the 101st packet waiting for the NIC is dropped at the host,
+    // and Reno takes it as congestion. Every drop is counted at the host with its own reason,
+    // the window is halved once per episode (not once per dropped packet), and with a host
+    // queue of six bandwidth-delay products the halved window still keeps the NIC busy.
+    let holds = 10e6 * 0.0201 / 12_000.0 + 1.0 + 100.0;
+    for transport in ["proto", "model"] {
+        let o = sim_with(
+            SLOW_NIC,
+            &[
+                &format!("transport={transport}"),
+                "flows.0.access.on_full=drop",
+            ],
+        );
+        assert!(!o.drops.is_empty(), "{transport}: the host queue must drop");
+        assert!(
+            o.drops.iter().all(|d| d.reason == "host_queue_full"
+                && d.link == "access:0"
+                && d.flow == Some(0)),
+            "{transport}: {:?}",
+            &o.drops[..3.min(o.drops.len())]
+        );
+        let f = &o.summary.flows[0];
+        assert_eq!(f.drops.len(), 1, "{transport}: {:?}", f.drops);
+        assert_eq!(f.drops[0].reason, "host_queue_full");
+        assert_eq!(f.drops[0].packets, o.drops.len() as u64);
+        let cwnd = &f.series.as_ref().unwrap().cwnd_pkts;
+        let max = cwnd.iter().cloned().fold(0.0, f64::max);
+        let later_min = cwnd[20..].iter().cloned().fold(f64::MAX, f64::min);
+        let halvings = cwnd.windows(2).filter(|w| w[1] < 0.75 * w[0]).count();
+        println!(
+            "{transport}: {} host drops, {halvings} halvings in 100-ms samples, cwnd {later_min:.0}–{max:.0} \
+             (holds {holds:.0}), throughput {:.2} Mb/s",
+            o.drops.len(),
+            f.throughput_bps / 1e6
+        );
+        // The window can no longer outgrow what the host queue holds: the drop stops it.
+        assert!(max <= holds + 5.0, "{transport}: cwnd {max} > {holds} + 5");
+        // One halving per episode: a drop of every packet offered to the full queue, each
+        // taken as a new congestion event, would drive the window towards its minimum.
+        assert!(
+            later_min >= 0.45 * holds,
+            "{transport}: cwnd fell to {later_min}, below half of {holds}"
+        );
+        assert!(
+            halvings >= 2,
+            "{transport}: a sawtooth, not {halvings} halvings"
+        );
+        assert!(
+            f.throughput_bps > 0.9 * 10e6 * 1443.0 / 1500.0,
+            "{transport}: {}",
+            f.throughput_bps
+        );
+    }
+}
+
+#[test]
+fn drop_mode_needs_a_host_queue() {
+    let bad = SLOW_NIC.replace(
+        r#"access = { rate = "10mbit", packets = 100 }"#,
+        r#"access = { delay = "1ms", on_full = "drop" }"#,
+    );
+    let e = Scenario::parse(&bad, "test.toml", "test", &[]).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("flows[0].access.on_full") && msg.contains("rate"),
+        "{msg}"
+    );
+    let typo = SLOW_NIC.replace("packets = 100 }", r#"packets = 100, on_full = "discard" }"#);
+    let msg = Scenario::parse(&typo, "test.toml", "test", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("block") && msg.contains("drop"), "{msg}");
+}

@@ -22,6 +22,11 @@
 //! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
 //!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
 //! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate.
+//! * A packet its own full host queue dropped (`access.on_full = "drop"`) was never sent, as in
+//!   Linux 2.4's `tcp_write_xmit`: its chunk goes out again first (not counted as a
+//!   retransmission), and the controller sees a loss — the first of a window unless a reduction
+//!   is still in progress (Linux 2.4 `tcp_enter_cwr` acts only outside CWR/Recovery, which last
+//!   until the data sent before them is acknowledged).
 //! * The window grows only when it was used (Linux `tcp_cwnd_validate` and
 //!   `tcp_is_cwnd_limited`, the rule RFC 7661 motivates): an ACK reports `cwnd_limited` if,
 //!   during the latest window of data, a transmission found the window full, or, in slow start,
@@ -48,6 +53,8 @@ const RTO_MAX_NS: u64 = 60_000_000_000;
 const INITIAL_RTO_NS: u64 = 1_000_000_000;
 /// Flag bit in an ACK: the acknowledged packet arrived CE-marked.
 const FLAG_CE: u8 = 1;
+/// Flag bit in a data packet: it resends a chunk.
+const FLAG_RETX: u8 = 2;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ModelConfig {
@@ -94,6 +101,8 @@ pub struct ModelSender {
     next_chunk: u64,
     total_chunks: u64,
     retx: VecDeque<u64>,
+    /// Chunks (and whether they were retransmissions) the host queue dropped: sent again first.
+    stalled: VecDeque<(u64, bool)>,
     cum_acked: u64,
     in_flight: u64,
     largest_acked: u64,
@@ -141,6 +150,7 @@ impl ModelSender {
             next_chunk: 0,
             total_chunks,
             retx: VecDeque::new(),
+            stalled: VecDeque::new(),
             cum_acked: 0,
             in_flight: 0,
             largest_acked: 0,
@@ -187,7 +197,9 @@ impl ModelSender {
     }
 
     fn has_data(&self, now: u64) -> bool {
-        !self.retx.is_empty() || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
+        !self.stalled.is_empty()
+            || !self.retx.is_empty()
+            || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
     }
 
     fn snapshot_now(&self) -> SenderSnapshot {
@@ -202,6 +214,7 @@ impl ModelSender {
             packets_lost: self.packets_lost,
             finished: self.next_chunk >= self.total_chunks
                 && self.retx.is_empty()
+                && self.stalled.is_empty()
                 && self.in_flight == 0,
         }
     }
@@ -376,8 +389,12 @@ impl Endpoint for ModelSender {
         while self.retx.front().is_some_and(|&c| c < self.cum_acked) {
             self.retx.pop_front();
         }
-        let (chunk, is_retx) = match self.retx.pop_front() {
-            Some(c) => (c, true),
+        let (chunk, is_retx) = match self
+            .stalled
+            .pop_front()
+            .or_else(|| self.retx.pop_front().map(|c| (c, true)))
+        {
+            Some(c) => c,
             None if now < self.cfg.stop && self.next_chunk < self.total_chunks => {
                 self.next_chunk += 1;
                 (self.next_chunk - 1, false)
@@ -434,6 +451,7 @@ impl Endpoint for ModelSender {
             aux: chunk,
             echo: now,
             ecn: if self.cfg.ecn { Ecn::Ect } else { Ecn::NotEct },
+            flags: if is_retx { FLAG_RETX } else { 0 },
             ..Packet::EMPTY
         })
     }
@@ -481,6 +499,43 @@ impl Endpoint for ModelSender {
 }
 
 impl FlowSender for ModelSender {
+    fn on_local_drop(&mut self, now: u64, pkt: &Packet) {
+        let pn = pkt.seq;
+        if pn < self.base_pn || pn >= self.next_pn {
+            return;
+        }
+        let i = (pn - self.base_pn) as usize;
+        let r = &mut self.ring[i];
+        if r.state != State::Outstanding {
+            return;
+        }
+        let prior_in_flight = self.in_flight;
+        r.state = State::Lost;
+        self.in_flight -= r.bytes as u64;
+        let (chunk, bytes, was_retx) = (r.chunk, r.bytes, pkt.flags & FLAG_RETX != 0);
+        // It was never sent: it neither counts as sent nor, when it goes again, as resent.
+        self.packets_sent -= 1;
+        if was_retx {
+            self.retransmits -= 1;
+        }
+        self.stalled.push_back((chunk, was_retx));
+        // A reduction is in progress until a packet sent after it is acknowledged.
+        let first =
+            self.recovery_end == 0 || (self.any_acked && self.largest_acked >= self.recovery_end);
+        if first {
+            self.recovery_end = self.next_pn;
+        }
+        self.cc.on_loss(&LossEvent {
+            now: Time::from_nanos(now),
+            lost_packets: 1,
+            lost_bytes: bytes as u64,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: pn,
+            first_in_window: first,
+        });
+        self.pop_settled();
+    }
+
     fn snapshot(&self) -> SenderSnapshot {
         self.snapshot_now()
     }
@@ -612,6 +667,60 @@ mod tests {
         let rtx = s.poll_transmit(2_000_000, &mut buf);
         // In flight are 6 packets; a 7th would exceed 6.5: nothing may be sent yet.
         assert!(rtx.is_none());
+    }
+
+    #[test]
+    fn a_local_drop_is_unsent_and_reduces_once_per_window() {
+        let mut s = sender(None);
+        let mut r = ModelReceiver::new(40);
+        let mut buf = Vec::new();
+        let sent: Vec<_> = std::iter::from_fn(|| s.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(sent.len(), 10);
+        // The host queue drops the 10th packet: Reno halves 10 → 5 (Linux 2.4 tcp_enter_cwr).
+        s.on_local_drop(0, &sent[9]);
+        assert_eq!(s.controller().cwnd(), 5.0);
+        let snap = s.snapshot_now();
+        assert_eq!((snap.packets_sent, snap.bytes_in_flight), (9, 9 * 1460));
+        // Another drop before anything sent after the reduction is acknowledged: the same
+        // episode, no second reduction.
+        s.on_local_drop(0, &sent[8]);
+        assert_eq!(s.controller().cwnd(), 5.0);
+        // The ACK of packet 0 (sent before the reduction) frees no room under a 5-packet window
+        // with 7 in flight; the ACKs of 0..=3 leave 4 in flight, so one packet may go: the
+        // oldest dropped chunk, again, and not as a retransmission.
+        for p in &sent[..4] {
+            r.handle_packet(1_000_000, p, &[]);
+            let ack = r.poll_transmit(0, &mut buf).unwrap();
+            s.handle_packet(2_000_000, &ack, &[]);
+        }
+        assert_eq!(s.controller().cwnd(), 5.0, "no growth while reducing");
+        let again = s.poll_transmit(2_000_000, &mut buf).unwrap();
+        assert_eq!(
+            (again.aux, again.seq),
+            (9, 10),
+            "chunk 9 under a new packet number"
+        );
+        assert!(
+            s.poll_transmit(2_000_000, &mut buf).is_none(),
+            "window full"
+        );
+        assert_eq!(
+            (s.snapshot_now().packets_sent, s.snapshot_now().retransmits),
+            (9, 0)
+        );
+        // Once a packet sent after the reduction is acknowledged, a new drop is a new episode.
+        r.handle_packet(3_000_000, &again, &[]);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        s.handle_packet(4_000_000, &ack, &[]);
+        let next = s.poll_transmit(4_000_000, &mut buf).unwrap();
+        assert_eq!(next.aux, 8, "the second dropped chunk");
+        s.on_local_drop(4_000_000, &next);
+        // That ACK ended the episode and grew the window in congestion avoidance (5 + 1/5).
+        assert!(
+            (s.controller().cwnd() - 2.6).abs() < 1e-12,
+            "{}",
+            s.controller().cwnd()
+        );
     }
 
     #[test]
