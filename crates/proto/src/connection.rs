@@ -637,9 +637,10 @@ impl Connection {
         }
         self.sent.trim();
         // A recovery period lasts until a packet sent after it began is acknowledged.
-        let first = self
-            .recovery_start
-            .is_none_or(|start| self.newest_acked_sent > start);
+        let first = match self.recovery_start {
+            None => true,
+            Some(start) => self.newest_acked_sent > start,
+        };
         if first {
             self.recovery_start = Some(now);
             self.stats.congestion_events += 1;
