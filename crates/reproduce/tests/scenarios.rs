@@ -73,7 +73,7 @@ fn table1_runs_have_the_tables_flow_counts_and_full_durations() {
 
 #[test]
 fn slide4_runs_are_linux_2_4_on_the_180ms_path_scaled_by_ten_by_default() {
-    use longhaul_sim::scenario::{OnFull, TransportKind};
+    use longhaul_sim::scenario::{OnFull, Stack, TransportKind};
     let e = longhaul_reproduce::experiment("slide4").unwrap();
     // (plan, card Mb/s, host queues, path Mb/s, path buffer, cross Mb/s, seconds)
     let plans = [
@@ -112,6 +112,7 @@ fn slide4_runs_are_linux_2_4_on_the_180ms_path_scaled_by_ten_by_default() {
             assert_eq!(sc.cross_traffic[0].rate.0, cross * 1e6, "{}", run.label);
             assert_eq!(sc.duration.0, (secs * 1e9) as u64, "{}", run.label);
             assert_eq!(c.flows[0].cc.algorithm.to_string(), "reno");
+            assert_eq!(sc.flows[0].stack, Stack::Linux24, "{}", run.label);
         }
     }
 }

@@ -31,8 +31,8 @@ use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
-use crate::scenario::TransportKind;
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
+use crate::scenario::{Stack, TransportKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
@@ -289,6 +289,7 @@ impl<'a> Engine<'a> {
                     bytes: spec.bytes.map(|b| b.0),
                     ecn: spec.ecn,
                     bdp_bytes: (rate * base_rtt as f64 / 8e9) as u64,
+                    linux24: spec.stack == Stack::Linux24,
                 },
             )
             .map_err(|message| SimError::Transport {
@@ -714,6 +715,7 @@ impl<'a> Engine<'a> {
             bytes: Some(bytes),
             ecn: false,
             bdp_bytes: (sc.links[link].rate.0 * rtt as f64 / 8e9) as u64,
+            linux24: false,
         };
         let Ok((sender, receiver)) = make_endpoints(sc.transport, cc, &spec, setup, ends) else {
             return;
@@ -1083,6 +1085,8 @@ struct Endpoints {
     ecn: bool,
     /// Bottleneck rate × base RTT, to size buffers and windows.
     bdp_bytes: u64,
+    /// Model transport: Linux 2.4's delayed ACKs and per-ACK growth (`stack = "linux-2.4"`).
+    linux24: bool,
 }
 
 /// A flow's two endpoints.
@@ -1105,10 +1109,11 @@ fn make_endpoints(
                 stop: e.stop,
                 bytes: e.bytes,
                 ecn: e.ecn,
+                linux24: e.linux24,
             };
             Ok((
                 Box::new(ModelSender::new(cfg, cc)),
-                Box::new(ModelReceiver::new(HEADER_BYTES)),
+                Box::new(ModelReceiver::with_delayed_acks(HEADER_BYTES, e.linux24)),
             ))
         }
         TransportKind::Proto => {

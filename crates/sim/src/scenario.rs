@@ -43,6 +43,8 @@
 //! # access.on_full = "block"  # full host queue: the sender waits ("block") or, as Linux 2.4,
 //! #                           # the packet is dropped and the sender backs off ("drop")
 //! ecn = false                   # send ECN-capable packets
+//! stack = "model"               # transport = "model": "model" (an ACK per packet) or
+//!                               # "linux-2.4" (delayed ACKs, window growth per ACK)
 //!
 //! [[cross_traffic]]
 //! kind = "poisson"              # cbr | poisson | onoff | web
@@ -257,6 +259,24 @@ pub struct FlowSpec {
     pub access: AccessSpec,
     #[serde(default)]
     pub ecn: bool,
+    /// Which TCP the model transport imitates (`transport = "model"` only).
+    #[serde(default)]
+    pub stack: Stack,
+}
+
+/// The TCP behaviour of a flow on the model transport.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+pub enum Stack {
+    /// An ACK for every packet; the window grows by the packets each ACK acknowledges.
+    #[default]
+    #[serde(rename = "model")]
+    Model,
+    /// Linux 2.4: the receiver acknowledges every second packet (at once when a packet arrives
+    /// out of order, within 40 ms otherwise: `tcp_send_delayed_ack`, `TCP_ATO_MIN`), and the
+    /// sender's window grows once per ACK, whatever it acknowledges (`tcp_cong_avoid`; byte
+    /// counting, RFC 3465, came later): half a packet per RTT in congestion avoidance.
+    #[serde(rename = "linux-2.4")]
+    Linux24,
 }
 
 fn one() -> u32 {
@@ -607,6 +627,12 @@ impl Scenario {
                     idx
                 }
             };
+            if f.stack != Stack::Model && self.transport != TransportKind::Model {
+                return Err(err(
+                    format!("flows[{i}].stack"),
+                    "imitating a TCP stack needs `transport = \"model\"`".into(),
+                ));
+            }
             if f.access.on_full == OnFull::Drop && f.access.rate.is_none() {
                 return Err(err(
                     format!("flows[{i}].access.on_full"),

@@ -143,3 +143,26 @@ fn drop_mode_needs_a_host_queue() {
         .to_string();
     assert!(msg.contains("block") && msg.contains("drop"), "{msg}");
 }
+
+#[test]
+fn the_linux_2_4_stack_is_a_model_transport_option() {
+    let with_stack = SLOW_NIC.replace(
+        "access = { rate = \"10mbit\", packets = 100 }",
+        "access = { rate = \"10mbit\", packets = 100 }\nstack = \"linux-2.4\"",
+    );
+    assert!(with_stack.contains("stack"));
+    let msg = Scenario::parse(&with_stack, "test.toml", "test", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("flows[0].stack") && msg.contains("transport = \"model\""),
+        "{msg}"
+    );
+    let c = Scenario::parse(
+        &with_stack,
+        "test.toml",
+        "test",
+        &["transport=model".into()],
+    );
+    assert!(c.is_ok(), "{:?}", c.err());
+}

@@ -15,10 +15,10 @@
 //!   modern Linux socket blocks instead, which is the simulator's default;
 //! * TCP, not longhaul's UDP transport: the simulator's TCP-like model (`transport = "model"`:
 //!   1460-byte MSS under 40 bytes of headers, ACK-clocked bursts, no pacing — 2.4 had none);
-//! * Reno (2.4's NewReno with SACK) with its 2.4 constants: halve on loss, +1 packet per RTT.
-//!   Known difference: 2.4 counted ACKs, not acknowledged packets, so with its delayed-ACK
-//!   receivers it grew half a packet per RTT; the model's receiver acknowledges every packet and
-//!   grows one per RTT, twice as fast (see `reno_climb.rs`). The model recovers faster than 2.4.
+//! * Reno (2.4's NewReno with SACK): halve on loss; and 2.4's ACKing (`stack = "linux-2.4"`):
+//!   receivers acknowledged every second segment and the window grew once per ACK, not per
+//!   acknowledged packet, so half a packet per RTT in congestion avoidance (the FAQ's factor 0.5
+//!   in seed 004, see `reno_climb.rs`) and 1.5× per RTT in slow start.
 //!
 //! The shared path is `scenarios/seed000-180ms.toml` (2.5 Gb/s, 90 ms one way, 4000-packet
 //! router buffer) with its cross traffic: the path's other users as unresponsive Poisson traffic
@@ -91,6 +91,7 @@ fn runs(plan: &Plan) -> Vec<Run> {
                 .set("transport", "\"model\"")
                 .set("flows.0.count", row.flows)
                 .set("flows.0.cc", "\"reno\"")
+                .set("flows.0.stack", "\"linux-2.4\"")
                 .set(
                     "flows.0.access",
                     format!(

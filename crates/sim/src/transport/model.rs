@@ -33,6 +33,14 @@
 //!   if the window is below twice the most bytes that were in flight in that window. A sender
 //!   held back by something else — a full host queue, the application — does not earn growth.
 //!
+//! Linux 2.4 (`stack = "linux-2.4"`, `ModelConfig::linux24`): the receiver holds the ACK of an
+//! in-order packet until a second one arrives or 40 ms pass (2.4's `TCP_ATO_MIN`), and
+//! acknowledges out-of-order and duplicate packets at once; an ACK that covers two packets is
+//! sent as the two per-packet ACKs back to back, the first flagged as part of a pair. The sender
+//! gives the controller one event per ACK with `acked_packets = 1` (2.4's `tcp_cong_avoid` runs
+//! once per ACK), so Reno grows half a packet per RTT in congestion avoidance and 1.5× per RTT
+//! in slow start. Not modelled: 2.4's quick-ACK mode for the first few segments.
+//!
 //! Deviations from TCP: no SACK blocks (the per-packet ACK carries the same information); an
 //! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
 //! (counted as a retransmission; the receiver discards the duplicate); no delayed ACKs.
@@ -55,6 +63,10 @@ const INITIAL_RTO_NS: u64 = 1_000_000_000;
 const FLAG_CE: u8 = 1;
 /// Flag bit in a data packet: it resends a chunk.
 const FLAG_RETX: u8 = 2;
+/// Flag bit in an ACK: the first of two per-packet ACKs that make one delayed ACK.
+const FLAG_PAIR_FIRST: u8 = 4;
+/// Linux 2.4's shortest delayed-ACK timeout (`TCP_ATO_MIN`, HZ/25).
+const DELAYED_ACK_NS: u64 = 40_000_000;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ModelConfig {
@@ -69,6 +81,8 @@ pub struct ModelConfig {
     /// Total payload to send, or unlimited.
     pub bytes: Option<u64>,
     pub ecn: bool,
+    /// Linux 2.4's delayed ACKs and per-ACK window growth.
+    pub linux24: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +147,8 @@ pub struct ModelSender {
     packets_sent: u64,
     retransmits: u64,
     packets_lost: u64,
+    /// Linux 2.4: bytes acknowledged by the first half of a delayed ACK, reported with the rest.
+    pair_bytes: u64,
 }
 
 impl ModelSender {
@@ -176,6 +192,7 @@ impl ModelSender {
             packets_sent: 0,
             retransmits: 0,
             packets_lost: 0,
+            pair_bytes: 0,
         }
     }
 
@@ -288,14 +305,19 @@ impl Endpoint for ModelSender {
             self.any_acked = true;
         }
         self.rto_backoff = 0;
-        if newly {
+        let pair_first = self.cfg.linux24 && pkt.flags & FLAG_PAIR_FIRST != 0;
+        if newly && pair_first {
+            self.pair_bytes += rec.bytes as u64;
+        } else if newly {
+            // One ACK, one controller event (with Linux 2.4 it may cover two packets).
+            let acked_bytes = rec.bytes as u64 + std::mem::take(&mut self.pair_bytes);
             let interval = now
                 .saturating_sub(rec.sent_at)
                 .max(now.saturating_sub(rec.delivered_time));
             self.cc.on_ack(&AckEvent {
                 now: Time::from_nanos(now),
                 acked_packets: 1,
-                acked_bytes: rec.bytes as u64,
+                acked_bytes,
                 rtt: Some(Duration::from_nanos(now.saturating_sub(pkt.echo))),
                 prior_bytes_in_flight: prior_in_flight,
                 bytes_in_flight: self.in_flight,
@@ -551,10 +573,14 @@ impl FlowReceiver for ModelReceiver {
     }
 }
 
-/// The receiving end: reassembles chunks and acknowledges every packet.
+/// The receiving end: reassembles chunks and acknowledges every packet (Linux 2.4: every
+/// second in-order packet).
 #[derive(Debug)]
 pub struct ModelReceiver {
     header: u32,
+    linux24: bool,
+    /// Linux 2.4: the ACK held back for a second packet, and since when.
+    held: Option<(Packet, u64)>,
     cum: u64,
     /// Received flags for chunks `cum..`.
     ooo: VecDeque<bool>,
@@ -566,8 +592,15 @@ pub struct ModelReceiver {
 
 impl ModelReceiver {
     pub fn new(header: u32) -> ModelReceiver {
+        ModelReceiver::with_delayed_acks(header, false)
+    }
+
+    /// A receiver that, if `linux24`, delays ACKs as Linux 2.4 did.
+    pub fn with_delayed_acks(header: u32, linux24: bool) -> ModelReceiver {
         ModelReceiver {
             header,
+            linux24,
+            held: None,
             cum: 0,
             ooo: VecDeque::new(),
             pending: VecDeque::new(),
@@ -578,8 +611,10 @@ impl ModelReceiver {
 }
 
 impl Endpoint for ModelReceiver {
-    fn handle_packet(&mut self, _now: u64, pkt: &Packet, _bytes: &[u8]) {
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, _bytes: &[u8]) {
         let chunk = pkt.aux;
+        // In order: the next chunk expected, with nothing received beyond it.
+        let in_order = chunk == self.cum && self.ooo.len() <= 1;
         if chunk >= self.cum {
             let i = (chunk - self.cum) as usize;
             if self.ooo.len() <= i {
@@ -598,7 +633,7 @@ impl Endpoint for ModelReceiver {
         } else {
             self.duplicate_packets += 1;
         }
-        self.pending.push_back(Packet {
+        let ack = Packet {
             size: self.header,
             payload: 0,
             seq: pkt.seq,
@@ -606,7 +641,22 @@ impl Endpoint for ModelReceiver {
             echo: pkt.echo,
             flags: if pkt.ecn == Ecn::Ce { FLAG_CE } else { 0 },
             ..Packet::EMPTY
-        });
+        };
+        if !self.linux24 {
+            self.pending.push_back(ack);
+            return;
+        }
+        match self.held.take() {
+            // A second packet: one ACK for both (two per-packet ACKs, the first flagged).
+            Some((mut first, _)) => {
+                first.flags |= FLAG_PAIR_FIRST;
+                self.pending.push_back(first);
+                self.pending.push_back(ack);
+            }
+            // Out of order or duplicate: acknowledge at once (Linux 2.4 `tcp_data_queue`).
+            None if !in_order => self.pending.push_back(ack),
+            None => self.held = Some((ack, now)),
+        }
     }
 
     fn poll_transmit(&mut self, _now: u64, _buf: &mut Vec<u8>) -> Option<Packet> {
@@ -614,10 +664,17 @@ impl Endpoint for ModelReceiver {
     }
 
     fn poll_timeout(&self) -> Option<u64> {
-        None
+        self.held.map(|(_, since)| since + DELAYED_ACK_NS)
     }
 
-    fn handle_timeout(&mut self, _now: u64) {}
+    fn handle_timeout(&mut self, now: u64) {
+        if let Some((ack, since)) = self.held {
+            if since + DELAYED_ACK_NS <= now {
+                self.held = None;
+                self.pending.push_back(ack);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -638,6 +695,7 @@ mod tests {
                 stop: u64::MAX,
                 bytes,
                 ecn: false,
+                linux24: false,
             },
             cc,
         )
@@ -720,6 +778,49 @@ mod tests {
             (s.controller().cwnd() - 2.6).abs() < 1e-12,
             "{}",
             s.controller().cwnd()
+        );
+    }
+
+    #[test]
+    fn linux24_acks_every_second_packet_and_grows_once_per_ack() {
+        let mut s = sender(None);
+        s.cfg.linux24 = true;
+        let mut r = ModelReceiver::with_delayed_acks(40, true);
+        let mut buf = Vec::new();
+        let sent: Vec<_> = std::iter::from_fn(|| s.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(sent.len(), 10);
+        // The first in-order packet is held; its timer is 2.4's 40 ms.
+        r.handle_packet(1_000_000, &sent[0], &[]);
+        assert!(r.poll_transmit(0, &mut buf).is_none());
+        assert_eq!(r.poll_timeout(), Some(41_000_000));
+        // The second releases both, the first flagged as half of the pair.
+        r.handle_packet(1_100_000, &sent[1], &[]);
+        let pair: Vec<_> = std::iter::from_fn(|| r.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(pair.len(), 2);
+        assert_eq!(
+            (pair[0].flags & FLAG_PAIR_FIRST, pair[1].flags),
+            (FLAG_PAIR_FIRST, 0)
+        );
+        assert_eq!(r.poll_timeout(), None);
+        // Slow start: one ACK (for two packets) adds one packet, not two (2.4 tcp_cong_avoid).
+        for a in &pair {
+            s.handle_packet(2_000_000, a, &[]);
+        }
+        assert_eq!(s.controller().cwnd(), 11.0);
+        // A lone packet is acknowledged when the timer fires.
+        r.handle_packet(3_000_000, &sent[2], &[]);
+        r.handle_timeout(42_999_999);
+        assert!(r.poll_transmit(0, &mut buf).is_none());
+        r.handle_timeout(43_000_000);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        assert_eq!((ack.seq, ack.flags), (2, 0));
+        // A packet after a hole (4 without 3) is acknowledged at once.
+        r.handle_packet(44_000_000, &sent[4], &[]);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        assert_eq!(
+            (ack.seq, ack.aux),
+            (4, 3),
+            "cumulative count stays at the hole"
         );
     }
 
