@@ -31,10 +31,11 @@
 //! process of the model, not of the path.)
 //!
 //! Durations: Reno's time scale on this path is the hour itself (a halved window of 7,500
-//! packets takes 7,500 RTTs, 22 minutes, to regrow), so a short run would measure slow start,
+//! packets takes 15,000 RTTs, 45 minutes, to regrow at half a packet per RTT), so a short run
+//! would measure slow start,
 //! not the slide's hour. The default run therefore divides every rate and every buffer by ten
 //! (100 Mb/s cards, 250 Mb/s path, txqueuelen 10 and 1,000) and the hour by ten (360 s):
-//! windows are ten times smaller and Reno's climb at one packet per RTT ten times shorter, so the
+//! windows are ten times smaller and Reno's climb at a fixed rate per RTT ten times shorter, so the
 //! utilization over 360 s at a tenth of the rate is that of the hour at full rate (the same
 //! scaling `reno_climb.rs` uses). `--full` runs the hour at full rate. Both average over the
 //! whole run, as the slide did.
