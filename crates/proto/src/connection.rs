@@ -23,7 +23,10 @@
 //! largest lost packet was sent after the current recovery period began (RFC 9002 §7.3.2: one
 //! reduction per window); a retransmission timeout marks everything in flight lost, calls
 //! `on_rto` and starts a recovery period; ECN-CE echoes call `on_ecn` under the same
-//! once-per-window rule. The window is `cc.cwnd() × mss` bytes of payload in flight.
+//! once-per-window rule. The window is `cc.cwnd() × mss` bytes of payload in flight. An ACK is
+//! `cwnd_limited` only if the window was found full during the latest window of data (or, in
+//! slow start, is below twice the most that was in flight), Linux's `tcp_is_cwnd_limited`: a
+//! sender held back by a full device queue or the pacer does not earn window growth.
 //!
 //! Known simplifications: the packet threshold is fixed at 3 (no RACK reordering-window
 //! adaptation, RFC 8985 §6.2), so heavy reordering causes spurious retransmissions and window
@@ -141,8 +144,15 @@ pub struct Connection {
     loss_time: Option<Time>,
     last_ack_eliciting_sent: Option<Time>,
     recovery_start: Option<Time>,
-    /// The sender last stopped because the window was full (not for lack of data).
-    cwnd_blocked: bool,
+    /// Send time of the newest packet the latest ACK acknowledged (a recovery period is over
+    /// once this passes `recovery_start`).
+    newest_acked_sent: Time,
+    /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
+    window_used: bool,
+    /// Most bytes in flight during it (Linux `max_packets_out`).
+    max_in_flight: u64,
+    /// That window of data ends when this packet is acknowledged (Linux `cwnd_usage_seq`).
+    window_usage_end: u64,
     app_limited_notified: bool,
     /// A window probe (zero-length data packet) may go out regardless of the window.
     probe_pending: bool,
@@ -187,7 +197,10 @@ impl Connection {
             loss_time: None,
             last_ack_eliciting_sent: None,
             recovery_start: None,
-            cwnd_blocked: false,
+            newest_acked_sent: Time::ZERO,
+            window_used: false,
+            max_in_flight: 0,
+            window_usage_end: 0,
             app_limited_notified: false,
             probe_pending: false,
             pacing_release: None,
@@ -622,12 +635,13 @@ impl Connection {
                 first_in_window: first,
             });
         }
+        self.newest_acked_sent = newest_packet.time_sent;
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
             .is_some_and(|start| newest_packet.time_sent <= start);
-        let cwnd_limited =
-            self.cwnd_blocked || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
+        let cwnd_limited = self.window_was_used(prior_cwnd)
+            || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
         self.cc.on_ack(&AckEvent {
             now,
             acked_packets,
@@ -673,6 +687,38 @@ impl Connection {
             lost_bytes: lost.bytes,
             prior_bytes_in_flight: prior_in_flight,
             largest_lost: lost.largest,
+            first_in_window: first,
+        });
+    }
+
+    /// The driver could not hand data packet `pn`, just returned by `poll_transmit`, to the
+    /// network: the host's own device queue was full (Linux `NET_XMIT_DROP`, a UDP `ENOBUFS`,
+    /// a simulated host queue). It never left: its data is queued to go out again, and the
+    /// controller takes the drop as a congestion signal, reducing once unless a recovery period
+    /// is still in progress — Linux 2.4's `tcp_transmit_skb`, which calls `tcp_enter_cwr` when
+    /// the device drops a segment.
+    pub fn on_local_drop(&mut self, now: Time, pn: u64) {
+        let prior_in_flight = self.sent.bytes_in_flight;
+        let Some(p) = self.sent.lose(pn) else { return };
+        if p.chunk != PROBE_CHUNK {
+            self.stream.on_lost(p.chunk);
+        }
+        self.sent.trim();
+        // A recovery period lasts until a packet sent after it began is acknowledged.
+        let first = match self.recovery_start {
+            None => true,
+            Some(start) => self.newest_acked_sent > start,
+        };
+        if first {
+            self.recovery_start = Some(now);
+            self.stats.congestion_events += 1;
+        }
+        self.cc.on_loss(&LossEvent {
+            now,
+            lost_packets: 1,
+            lost_bytes: p.bytes as u64,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: pn,
             first_in_window: first,
         });
     }
@@ -826,6 +872,26 @@ impl Connection {
         (self.cc.cwnd() * self.config.mss as f64) as u64
     }
 
+    /// Linux `tcp_cwnd_validate`: remember whether the window was full (`full`) during the
+    /// current window of data, and start a new window once the old one is acknowledged. A sender
+    /// held back by something else (a full device queue, the pacer, the application) then
+    /// stops earning window growth one window later.
+    fn validate_window(&mut self, full: bool) {
+        let settled = self.sent.scan >= self.window_usage_end;
+        if settled || full || (!self.window_used && self.sent.bytes_in_flight > self.max_in_flight)
+        {
+            self.window_used = full;
+            self.max_in_flight = self.sent.bytes_in_flight;
+            self.window_usage_end = self.sent.next_pn();
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: the window was used, or, in slow start, it is below twice
+    /// the most that was in flight.
+    fn window_was_used(&self, cwnd: u64) -> bool {
+        self.window_used || (self.cc.cwnd() < self.cc.ssthresh() && cwnd < 2 * self.max_in_flight)
+    }
+
     /// The pacing rate in bytes/s: the controller's, else Linux's default rule; `None` before
     /// the first RTT sample.
     fn pacing_rate(&self) -> Option<u64> {
@@ -966,14 +1032,14 @@ impl Connection {
         if !has_work {
             if !self.app_limited_notified {
                 self.app_limited_notified = true;
-                self.cwnd_blocked = false;
+                self.window_used = false;
                 self.rate.on_app_limited(self.sent.bytes_in_flight);
                 self.cc.on_app_limited(now);
             }
             return None;
         }
         if !self.probe_pending && self.sent.bytes_in_flight >= self.cwnd_bytes() {
-            self.cwnd_blocked = true;
+            self.validate_window(true);
             return None;
         }
         let rate = self.pacing_rate();
@@ -1061,6 +1127,8 @@ impl Connection {
         if let Some(rate) = rate {
             self.pacer.on_sent(now, wire_len as u64, rate, burst);
         }
+        let full = self.sent.bytes_in_flight >= self.cwnd_bytes();
+        self.validate_window(full);
         self.last_ack_eliciting_sent = Some(now);
         self.app_limited_notified = false;
         self.stats.packets_sent += 1;

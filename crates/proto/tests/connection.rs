@@ -302,17 +302,19 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
     }
     let st = c.stats();
     assert_eq!((st.packets_lost, st.congestion_events), (2, 1));
-    // Packets 0 and 1 were acked first (one ACK, slow start: 20 → 22), then the loss of 2
-    // halved the window: ssthresh = 11; the loss of 5 fell in the same recovery period.
-    assert_eq!(c.cc().ssthresh(), 11.0);
-    // The window is 11 packets, and packet 19 is still in flight (its ACK waits for the
-    // delayed-ACK timer): 10 packets carry both lost chunks and 8 new ones. They leave from
+    // Packets 0 and 1 were acked first (one ACK, slow start: 20 → 22), then packet 3 (an
+    // immediate ACK after the hole: 22 → 23, since the window was used in this window of data,
+    // Linux `tcp_is_cwnd_limited`), then the loss of 2 halved the window: ssthresh = 11.5; the
+    // loss of 5 fell in the same recovery period.
+    assert_eq!(c.cc().ssthresh(), 11.5);
+    // The window is 11.5 packets, and packet 19 is still in flight (its ACK waits for the
+    // delayed-ACK timer): 11 packets carry both lost chunks and 9 new ones. They leave from
     // 201 ms, after the recovery period began (at 200 ms).
     let mut retransmissions = 0;
     let mut next = Vec::new();
     let mut now = ms(201);
     for _ in 0..100 {
-        if next.len() == 10 {
+        if next.len() == 11 {
             break;
         }
         match c.poll_transmit(now, &mut buf) {
@@ -323,7 +325,7 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
             None => now = c.poll_timeout().unwrap(),
         }
     }
-    assert_eq!((next.len(), retransmissions), (10, 2));
+    assert_eq!((next.len(), retransmissions), (11, 2));
     assert!(
         c.poll_transmit(now, &mut buf).is_none(),
         "the window is full"
@@ -343,7 +345,7 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
     }
     let st = c.stats();
     assert_eq!((st.packets_lost, st.congestion_events), (3, 2));
-    let mut w = 11.0f64;
+    let mut w = 11.5f64;
     for acked in [2.0, 2.0, 2.0, 2.0] {
         w += acked / w;
     }
@@ -503,4 +505,44 @@ fn carried_data_headers_are_checked_like_decoded_ones() {
     assert_eq!(s.stats().packets_rejected, 3);
     s.handle_data_header(ms(60), &good, false).unwrap();
     assert_eq!(s.read_synthetic(), 1443);
+}
+
+#[test]
+fn a_local_drop_is_resent_and_reduces_once_per_recovery_period() {
+    let (mut c, mut s) = established(reno(10.0, true), reno(10.0, true));
+    let mut buf = vec![0u8; 2000];
+    let mut ack = vec![0u8; 2000];
+    c.write_synthetic(1 << 30);
+    let mut window = Vec::new();
+    while let Some(t) = c.poll_transmit(ms(100), &mut buf) {
+        window.push((t.packet_number.unwrap(), buf[..t.len].to_vec()));
+    }
+    assert_eq!(window.len(), 10, "the initial window, in one burst");
+    // The host's device queue drops packets 9 and then 8: one reduction (Reno 10 → 5).
+    c.on_local_drop(ms(100), window[9].0);
+    c.on_local_drop(ms(100), window[8].0);
+    let st = c.stats();
+    assert_eq!((st.congestion_events, st.packets_in_flight), (1, 8));
+    assert_eq!(c.cc().cwnd(), 5.0);
+    // Packets 0..=3 arrive; their ACKs (sent before the drop) leave 4 in flight: one packet
+    // may go, and it carries the dropped data again.
+    for (_, p) in &window[..4] {
+        s.handle_packet(ms(150), p).unwrap();
+        while let Some(t) = s.poll_transmit(ms(150), &mut ack) {
+            c.handle_packet(ms(200), &ack[..t.len]).unwrap();
+        }
+    }
+    assert_eq!(c.cc().cwnd(), 5.0, "no growth during the recovery period");
+    let t = c.poll_transmit(ms(200), &mut buf).unwrap();
+    assert!(t.retransmission, "the dropped data goes out first");
+    // Its ACK (sent after the reduction) ends the period: the next drop reduces again.
+    s.handle_packet(ms(250), &buf[..t.len]).unwrap();
+    s.handle_timeout(ms(275));
+    while let Some(a) = s.poll_transmit(ms(275), &mut ack) {
+        c.handle_packet(ms(300), &ack[..a.len]).unwrap();
+    }
+    let t = c.poll_transmit(ms(300), &mut buf).unwrap();
+    c.on_local_drop(ms(300), t.packet_number.unwrap());
+    assert_eq!(c.stats().congestion_events, 2);
+    assert!(c.cc().cwnd() < 3.0, "{}", c.cc().cwnd());
 }

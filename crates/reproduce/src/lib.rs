@@ -15,7 +15,8 @@
 //!
 //! The experiments (module headers give the seed's words, the model and the cross traffic):
 //! * `table1` — seed 000 Table 1: FAST TCP, 1–10 flows, 85–180 ms ([`experiments::table1`]);
-//! * `slide4` — seed 001 slide 4: stock Reno on the same runs ([`experiments::slide4`]);
+//! * `slide4` — seed 001 slide 4: Linux 2.4 TCP on the 180 ms runs, txqueuelen 100 and 10,000
+//!   ([`experiments::slide4`]);
 //! * `fast-equilibrium` — α packets queued per flow, equal rates at different RTTs
 //!   ([`experiments::equilibrium`]);
 //! * `reno-climb` — seed 004: Reno's 200→1000 Mb/s climb, 1500 vs 9000-byte MTU

@@ -70,3 +70,49 @@ fn table1_runs_have_the_tables_flow_counts_and_full_durations() {
         assert_eq!(c.scenario.duration.0, (secs * 1e9) as u64, "{}", run.label);
     }
 }
+
+#[test]
+fn slide4_runs_are_linux_2_4_on_the_180ms_path_scaled_by_ten_by_default() {
+    use longhaul_sim::scenario::{OnFull, Stack, TransportKind};
+    let e = longhaul_reproduce::experiment("slide4").unwrap();
+    // (plan, card Mb/s, host queues, path Mb/s, path buffer, cross Mb/s, seconds)
+    let plans = [
+        (
+            Plan::FULL,
+            1_000.0,
+            [100, 10_000],
+            2_500.0,
+            4_000,
+            125.0,
+            3_600.0,
+        ),
+        (Plan::DEFAULT, 100.0, [10, 1_000], 250.0, 400, 12.5, 360.0),
+    ];
+    for (plan, card, queues, path, buffer, cross, secs) in plans {
+        let runs = (e.runs)(&plan);
+        let expect = [
+            (1, queues[0]),
+            (1, queues[1]),
+            (2, queues[0]),
+            (2, queues[1]),
+        ];
+        assert_eq!(runs.len(), expect.len());
+        for (run, (flows, txq)) in runs.iter().zip(expect) {
+            let c = builtin(run.scenario).unwrap().load(&run.overrides).unwrap();
+            let sc = &c.scenario;
+            assert_eq!(c.flows.len(), flows, "{}", run.label);
+            assert_eq!(sc.transport, TransportKind::Model, "{}", run.label);
+            let access = &sc.flows[0].access;
+            assert_eq!(access.on_full, OnFull::Drop, "{}", run.label);
+            assert_eq!(access.packets, Some(txq), "{}", run.label);
+            assert_eq!(access.rate.unwrap().0, card * 1e6, "{}", run.label);
+            assert_eq!(sc.links[0].rate.0, path * 1e6, "{}", run.label);
+            assert_eq!(sc.links[0].queue.packets, Some(buffer), "{}", run.label);
+            assert_eq!(sc.links[0].delay.0, 90_000_000, "{}", run.label);
+            assert_eq!(sc.cross_traffic[0].rate.0, cross * 1e6, "{}", run.label);
+            assert_eq!(sc.duration.0, (secs * 1e9) as u64, "{}", run.label);
+            assert_eq!(c.flows[0].cc.algorithm.to_string(), "reno");
+            assert_eq!(sc.flows[0].stack, Stack::Linux24, "{}", run.label);
+        }
+    }
+}

@@ -14,7 +14,11 @@
 //! a later one waits for the pending event to fire and re-arm (lazy timers, §4.2 of
 //! notes/simulation.md). A sender behind a rated access port is polled only while that port's
 //! queue has room (the way a Linux socket blocks on a full qdisc), so hosts do not drop their
-//! own packets.
+//! own packets — unless the flow asks for Linux 2.4's behaviour (`access.on_full = "drop"`):
+//! then the sender is polled regardless, a packet that finds the host queue full is dropped
+//! there (reason `host_queue_full`) and handed back to the sender as a local congestion signal
+//! (`FlowSender::on_local_drop`), and the sender is not polled again until its next event, as
+//! Linux 2.4's `tcp_write_xmit` stops at the first failed transmission.
 //!
 //! Determinism. Time is integer ns; events at the same time run in scheduling order; every
 //! random stream (per port, per cross source, per controller) is seeded from the scenario seed
@@ -27,8 +31,8 @@ use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
-use crate::scenario::TransportKind;
-use crate::scenario::{Checked, CrossKind, QueueKind, QueueSpec, TopologyKind};
+use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
+use crate::scenario::{Stack, TransportKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
@@ -48,6 +52,8 @@ use thiserror::Error;
 /// Header bytes per packet: TCP/IP without options, as seed 000 counts them.
 pub const HEADER_BYTES: u32 = 40;
 const NONE: u64 = u64::MAX;
+/// The summary's drop reason for a packet its sender's full host queue dropped.
+pub const REASON_HOST_QUEUE_FULL: &str = "host_queue_full";
 /// Flow indices at or above this are unresponsive cross-traffic sources.
 const CROSS_FLOW: u32 = 1 << 31;
 const PROGRESS_EVERY: u64 = 1 << 20;
@@ -83,8 +89,8 @@ struct Flow {
     receiver: Option<Box<dyn FlowReceiver>>,
     /// Pending timer per side (sender, receiver), or NONE.
     armed: [u64; 2],
-    /// Rated access port and the queue room the sender may fill.
-    access: Option<(u32, u64)>,
+    /// Rated access port, the queue room the sender may fill, and what a full queue does.
+    access: Option<(u32, u64, OnFull)>,
     dropped: u64,
     /// Where and why this flow's data packets were dropped.
     ledger: LossLedger,
@@ -283,6 +289,7 @@ impl<'a> Engine<'a> {
                     bytes: spec.bytes.map(|b| b.0),
                     ecn: spec.ecn,
                     bdp_bytes: (rate * base_rtt as f64 / 8e9) as u64,
+                    linux24: spec.stack == Stack::Linux24,
                 },
             )
             .map_err(|message| SimError::Transport {
@@ -297,7 +304,7 @@ impl<'a> Engine<'a> {
                 sender: Some(sender),
                 receiver: Some(receiver),
                 armed: [NONE; 2],
-                access: access.and_then(|a| a.2.map(|l| (a.0, l))),
+                access: access.and_then(|a| a.2.map(|l| (a.0, l, spec.access.on_full))),
                 dropped: 0,
                 ledger: LossLedger::new(),
                 delivered_at_sample: 0,
@@ -535,12 +542,16 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let mut wake = NONE;
         loop {
+            let mut host_full = false;
             if side == 0 {
-                if let Some((ap, room)) = self.flows[fi].access {
+                if let Some((ap, room, on_full)) = self.flows[fi].access {
                     let port = &mut self.ports[ap as usize];
                     if port.waiting_packets(now) >= room {
-                        wake = port.next_departure(now).unwrap_or(now + 1);
-                        break;
+                        if on_full == OnFull::Block {
+                            wake = port.next_departure(now).unwrap_or(now + 1);
+                            break;
+                        }
+                        host_full = true;
                     }
                 }
             }
@@ -557,6 +568,10 @@ impl<'a> Engine<'a> {
                     .and_then(|r| r.poll_transmit(now, &mut self.scratch)),
             };
             let Some(mut pkt) = pkt else { break };
+            if host_full {
+                self.host_drop(fi, pkt);
+                break;
+            }
             pkt.flow = fi as u32;
             pkt.hop = 0;
             pkt.dir = if side == 0 {
@@ -586,6 +601,35 @@ impl<'a> Engine<'a> {
             f.armed[side] = deadline;
             self.events
                 .push(deadline, Ev::Timer((fi * 2 + side) as u32));
+        }
+    }
+
+    /// The sender's packet found its host queue full (`on_full = "drop"`): count and log the
+    /// drop, and hand the packet back to the sender.
+    fn host_drop(&mut self, fi: usize, pkt: Packet) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let location = format!("access:{}", f.id.map(|i| i.to_string()).unwrap_or_default());
+        if pkt.payload > 0 {
+            f.dropped += 1;
+            f.ledger.record(&location, REASON_HOST_QUEUE_FULL, 1);
+        }
+        if let Some(s) = f.sender.as_mut() {
+            s.on_local_drop(now, &pkt);
+        }
+        let out = &self.checked.scenario.output;
+        if out.drop_log {
+            if self.drops.len() < out.drop_log_limit {
+                self.drops.push(DropRecord {
+                    time_s: now as f64 * 1e-9,
+                    link: location,
+                    direction: "forward",
+                    flow: self.flows[fi].id,
+                    reason: DropReason::HostQueueFull.as_str(),
+                });
+            } else {
+                self.drops_unlogged += 1;
+            }
         }
     }
 
@@ -671,6 +715,7 @@ impl<'a> Engine<'a> {
             bytes: Some(bytes),
             ecn: false,
             bdp_bytes: (sc.links[link].rate.0 * rtt as f64 / 8e9) as u64,
+            linux24: false,
         };
         let Ok((sender, receiver)) = make_endpoints(sc.transport, cc, &spec, setup, ends) else {
             return;
@@ -1012,6 +1057,7 @@ fn summary_reason(r: DropReason) -> &'static str {
         DropReason::QueueFull => REASON_QUEUE_FULL,
         DropReason::RedEarly | DropReason::RedForced => REASON_AQM,
         DropReason::RandomLoss => REASON_RANDOM,
+        DropReason::HostQueueFull => REASON_HOST_QUEUE_FULL,
     }
 }
 
@@ -1039,6 +1085,8 @@ struct Endpoints {
     ecn: bool,
     /// Bottleneck rate × base RTT, to size buffers and windows.
     bdp_bytes: u64,
+    /// Model transport: Linux 2.4's delayed ACKs and per-ACK growth (`stack = "linux-2.4"`).
+    linux24: bool,
 }
 
 /// A flow's two endpoints.
@@ -1061,10 +1109,11 @@ fn make_endpoints(
                 stop: e.stop,
                 bytes: e.bytes,
                 ecn: e.ecn,
+                linux24: e.linux24,
             };
             Ok((
                 Box::new(ModelSender::new(cfg, cc)),
-                Box::new(ModelReceiver::new(HEADER_BYTES)),
+                Box::new(ModelReceiver::with_delayed_acks(HEADER_BYTES, e.linux24)),
             ))
         }
         TransportKind::Proto => {

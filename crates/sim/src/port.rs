@@ -36,6 +36,8 @@ pub enum DropReason {
     RedForced,
     /// Random loss on the link.
     RandomLoss,
+    /// A sender's full host queue (`access.on_full = "drop"`): dropped before leaving the host.
+    HostQueueFull,
 }
 
 impl DropReason {
@@ -45,6 +47,7 @@ impl DropReason {
             DropReason::RedEarly => "red_early",
             DropReason::RedForced => "red_forced",
             DropReason::RandomLoss => "random_loss",
+            DropReason::HostQueueFull => "host_queue_full",
         }
     }
 }

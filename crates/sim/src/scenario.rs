@@ -40,7 +40,11 @@
 //! path = ["core"]               # parking lot only: the links this flow crosses, in order
 //! bytes = "1G"                  # optional transfer size (default: unlimited bulk transfer)
 //! access = { rate = "10gbit", delay = "0ms", packets = 10000 }  # the sender's own link
+//! # access.on_full = "block"  # full host queue: the sender waits ("block") or, as Linux 2.4,
+//! #                           # the packet is dropped and the sender backs off ("drop")
 //! ecn = false                   # send ECN-capable packets
+//! stack = "model"               # transport = "model": "model" (an ACK per packet) or
+//!                               # "linux-2.4" (delayed ACKs, window growth per ACK)
 //!
 //! [[cross_traffic]]
 //! kind = "poisson"              # cbr | poisson | onoff | web
@@ -214,6 +218,25 @@ pub struct AccessSpec {
     /// Host queue (txqueuelen) in packets; default 1000.
     #[serde(default)]
     pub packets: Option<u64>,
+    /// What a full host queue does to the sender's next packet (needs `rate`).
+    #[serde(default)]
+    pub on_full: OnFull,
+}
+
+/// What happens when a sender hands a packet to its full host queue.
+///
+/// `Block` is Linux since TCP small queues (2.6.x–today): the socket waits for room, nothing is
+/// lost and the sender only learns that its window was not the limit. `Drop` is Linux 2.4: the
+/// device queue (pfifo_fast, `txqueuelen` packets) drops the packet, `dev_queue_xmit` returns
+/// `NET_XMIT_DROP`, and `tcp_transmit_skb` calls `tcp_enter_cwr` — a local congestion signal
+/// that reduces the window once per window of data; the segment was never counted as sent and
+/// goes out again with the next transmission (web100 counts these as "SendStall").
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFull {
+    #[default]
+    Block,
+    Drop,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -236,6 +259,24 @@ pub struct FlowSpec {
     pub access: AccessSpec,
     #[serde(default)]
     pub ecn: bool,
+    /// Which TCP the model transport imitates (`transport = "model"` only).
+    #[serde(default)]
+    pub stack: Stack,
+}
+
+/// The TCP behaviour of a flow on the model transport.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+pub enum Stack {
+    /// An ACK for every packet; the window grows by the packets each ACK acknowledges.
+    #[default]
+    #[serde(rename = "model")]
+    Model,
+    /// Linux 2.4: the receiver acknowledges every second packet (at once when a packet arrives
+    /// out of order, within 40 ms otherwise: `tcp_send_delayed_ack`, `TCP_ATO_MIN`), and the
+    /// sender's window grows once per ACK, whatever it acknowledges (`tcp_cong_avoid`; byte
+    /// counting, RFC 3465, came later): half a packet per RTT in congestion avoidance.
+    #[serde(rename = "linux-2.4")]
+    Linux24,
 }
 
 fn one() -> u32 {
@@ -586,6 +627,18 @@ impl Scenario {
                     idx
                 }
             };
+            if f.stack != Stack::Model && self.transport != TransportKind::Model {
+                return Err(err(
+                    format!("flows[{i}].stack"),
+                    "imitating a TCP stack needs `transport = \"model\"`".into(),
+                ));
+            }
+            if f.access.on_full == OnFull::Drop && f.access.rate.is_none() {
+                return Err(err(
+                    format!("flows[{i}].access.on_full"),
+                    "`drop` needs a host queue: give the access link a `rate` (the NIC)".into(),
+                ));
+            }
             if let Some(r) = f.access.packets {
                 if r == 0 {
                     return Err(err(

@@ -46,6 +46,11 @@ pub struct SenderSnapshot {
 
 /// A sending endpoint the simulator can observe.
 pub trait FlowSender: Endpoint {
+    /// The packet `poll_transmit` just returned was dropped by the sender's own full host queue
+    /// (`access.on_full = "drop"`): it never left the host. The sender sends its data again and
+    /// takes the drop as a local congestion signal, once per window (Linux 2.4's
+    /// `tcp_transmit_skb` → `tcp_enter_cwr`).
+    fn on_local_drop(&mut self, now: u64, pkt: &Packet);
     fn snapshot(&self) -> SenderSnapshot;
     /// Every RTT sample the sender took, ns.
     fn rtt(&self) -> &Histogram;

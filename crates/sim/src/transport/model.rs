@@ -22,6 +22,24 @@
 //! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
 //!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
 //! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate.
+//! * A packet its own full host queue dropped (`access.on_full = "drop"`) was never sent, as in
+//!   Linux 2.4's `tcp_write_xmit`: its chunk goes out again first (not counted as a
+//!   retransmission), and the controller sees a loss — the first of a window unless a reduction
+//!   is still in progress (Linux 2.4 `tcp_enter_cwr` acts only outside CWR/Recovery, which last
+//!   until the data sent before them is acknowledged).
+//! * The window grows only when it was used (Linux `tcp_cwnd_validate` and
+//!   `tcp_is_cwnd_limited`, the rule RFC 7661 motivates): an ACK reports `cwnd_limited` if,
+//!   during the latest window of data, a transmission found the window full, or, in slow start,
+//!   if the window is below twice the most bytes that were in flight in that window. A sender
+//!   held back by something else — a full host queue, the application — does not earn growth.
+//!
+//! Linux 2.4 (`stack = "linux-2.4"`, `ModelConfig::linux24`): the receiver holds the ACK of an
+//! in-order packet until a second one arrives or 40 ms pass (2.4's `TCP_ATO_MIN`), and
+//! acknowledges out-of-order and duplicate packets at once; an ACK that covers two packets is
+//! sent as the two per-packet ACKs back to back, the first flagged as part of a pair. The sender
+//! gives the controller one event per ACK with `acked_packets = 1` (2.4's `tcp_cong_avoid` runs
+//! once per ACK), so Reno grows half a packet per RTT in congestion avoidance and 1.5× per RTT
+//! in slow start. Not modelled: 2.4's quick-ACK mode for the first few segments.
 //!
 //! Deviations from TCP: no SACK blocks (the per-packet ACK carries the same information); an
 //! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
@@ -43,6 +61,12 @@ const RTO_MAX_NS: u64 = 60_000_000_000;
 const INITIAL_RTO_NS: u64 = 1_000_000_000;
 /// Flag bit in an ACK: the acknowledged packet arrived CE-marked.
 const FLAG_CE: u8 = 1;
+/// Flag bit in a data packet: it resends a chunk.
+const FLAG_RETX: u8 = 2;
+/// Flag bit in an ACK: the first of two per-packet ACKs that make one delayed ACK.
+const FLAG_PAIR_FIRST: u8 = 4;
+/// Linux 2.4's shortest delayed-ACK timeout (`TCP_ATO_MIN`, HZ/25).
+const DELAYED_ACK_NS: u64 = 40_000_000;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ModelConfig {
@@ -57,6 +81,8 @@ pub struct ModelConfig {
     /// Total payload to send, or unlimited.
     pub bytes: Option<u64>,
     pub ecn: bool,
+    /// Linux 2.4's delayed ACKs and per-ACK window growth.
+    pub linux24: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +115,8 @@ pub struct ModelSender {
     next_chunk: u64,
     total_chunks: u64,
     retx: VecDeque<u64>,
+    /// Chunks (and whether they were retransmissions) the host queue dropped: sent again first.
+    stalled: VecDeque<(u64, bool)>,
     cum_acked: u64,
     in_flight: u64,
     largest_acked: u64,
@@ -103,6 +131,13 @@ pub struct ModelSender {
     rto_backoff: u32,
     pacing_next: u64,
     pacing_blocked: bool,
+    /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
+    window_used: bool,
+    /// Most bytes in flight during it (Linux `max_packets_out`), when not window-limited.
+    max_in_flight: u64,
+    /// The window of data that `window_used` speaks for ends when this packet number is
+    /// settled (Linux `cwnd_usage_seq`).
+    window_usage_end: u64,
     delivered: u64,
     delivered_time: u64,
     app_limited: bool,
@@ -112,6 +147,8 @@ pub struct ModelSender {
     packets_sent: u64,
     retransmits: u64,
     packets_lost: u64,
+    /// Linux 2.4: bytes acknowledged by the first half of a delayed ACK, reported with the rest.
+    pair_bytes: u64,
 }
 
 impl ModelSender {
@@ -129,6 +166,7 @@ impl ModelSender {
             next_chunk: 0,
             total_chunks,
             retx: VecDeque::new(),
+            stalled: VecDeque::new(),
             cum_acked: 0,
             in_flight: 0,
             largest_acked: 0,
@@ -143,6 +181,9 @@ impl ModelSender {
             rto_backoff: 0,
             pacing_next: 0,
             pacing_blocked: false,
+            window_used: false,
+            max_in_flight: 0,
+            window_usage_end: 0,
             delivered: 0,
             delivered_time: 0,
             app_limited: false,
@@ -151,6 +192,7 @@ impl ModelSender {
             packets_sent: 0,
             retransmits: 0,
             packets_lost: 0,
+            pair_bytes: 0,
         }
     }
 
@@ -172,7 +214,9 @@ impl ModelSender {
     }
 
     fn has_data(&self, now: u64) -> bool {
-        !self.retx.is_empty() || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
+        !self.stalled.is_empty()
+            || !self.retx.is_empty()
+            || (now < self.cfg.stop && self.next_chunk < self.total_chunks)
     }
 
     fn snapshot_now(&self) -> SenderSnapshot {
@@ -187,6 +231,7 @@ impl ModelSender {
             packets_lost: self.packets_lost,
             finished: self.next_chunk >= self.total_chunks
                 && self.retx.is_empty()
+                && self.stalled.is_empty()
                 && self.in_flight == 0,
         }
     }
@@ -202,6 +247,26 @@ impl ModelSender {
             self.rttvar = (3 * self.rttvar + err) / 4;
             self.srtt = (7 * self.srtt + rtt) / 8;
         }
+    }
+
+    /// Linux `tcp_cwnd_validate`: remember whether the window was full (`full`) in the current
+    /// window of data; start a new one once the old one is settled.
+    fn validate_window(&mut self, full: bool) {
+        if self.base_pn >= self.window_usage_end
+            || full
+            || (!self.window_used && self.in_flight > self.max_in_flight)
+        {
+            self.window_used = full;
+            self.max_in_flight = self.in_flight;
+            self.window_usage_end = self.next_pn;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: did the sender use its window (or, in slow start, is the
+    /// window still below twice what was in flight)?
+    fn cwnd_limited(&self) -> bool {
+        self.window_used
+            || (self.cc.cwnd() < self.cc.ssthresh() && self.cwnd_bytes() < 2 * self.max_in_flight)
     }
 
     fn pop_settled(&mut self) {
@@ -240,14 +305,19 @@ impl Endpoint for ModelSender {
             self.any_acked = true;
         }
         self.rto_backoff = 0;
-        if newly {
+        let pair_first = self.cfg.linux24 && pkt.flags & FLAG_PAIR_FIRST != 0;
+        if newly && pair_first {
+            self.pair_bytes += rec.bytes as u64;
+        } else if newly {
+            // One ACK, one controller event (with Linux 2.4 it may cover two packets).
+            let acked_bytes = rec.bytes as u64 + std::mem::take(&mut self.pair_bytes);
             let interval = now
                 .saturating_sub(rec.sent_at)
                 .max(now.saturating_sub(rec.delivered_time));
             self.cc.on_ack(&AckEvent {
                 now: Time::from_nanos(now),
                 acked_packets: 1,
-                acked_bytes: rec.bytes as u64,
+                acked_bytes,
                 rtt: Some(Duration::from_nanos(now.saturating_sub(pkt.echo))),
                 prior_bytes_in_flight: prior_in_flight,
                 bytes_in_flight: self.in_flight,
@@ -261,7 +331,7 @@ impl Endpoint for ModelSender {
                     is_app_limited: rec.app_limited,
                 }),
                 in_recovery: pn < self.recovery_end,
-                cwnd_limited: !rec.app_limited,
+                cwnd_limited: self.cwnd_limited(),
             });
         }
         // Packet-threshold loss detection.
@@ -322,6 +392,7 @@ impl Endpoint for ModelSender {
         self.started = true;
         let mss = self.cfg.mss as u64;
         if self.in_flight + mss > self.cwnd_bytes().max(mss) {
+            self.validate_window(true);
             return None;
         }
         if !self.has_data(now) {
@@ -340,8 +411,12 @@ impl Endpoint for ModelSender {
         while self.retx.front().is_some_and(|&c| c < self.cum_acked) {
             self.retx.pop_front();
         }
-        let (chunk, is_retx) = match self.retx.pop_front() {
-            Some(c) => (c, true),
+        let (chunk, is_retx) = match self
+            .stalled
+            .pop_front()
+            .or_else(|| self.retx.pop_front().map(|c| (c, true)))
+        {
+            Some(c) => c,
             None if now < self.cfg.stop && self.next_chunk < self.total_chunks => {
                 self.next_chunk += 1;
                 (self.next_chunk - 1, false)
@@ -375,6 +450,8 @@ impl Endpoint for ModelSender {
         if is_retx {
             self.retransmits += 1;
         }
+        let full = self.in_flight + mss > self.cwnd_bytes().max(mss);
+        self.validate_window(full);
         self.cc.on_sent(&SentEvent {
             now: Time::from_nanos(now),
             packet_number: pn,
@@ -396,6 +473,7 @@ impl Endpoint for ModelSender {
             aux: chunk,
             echo: now,
             ecn: if self.cfg.ecn { Ecn::Ect } else { Ecn::NotEct },
+            flags: if is_retx { FLAG_RETX } else { 0 },
             ..Packet::EMPTY
         })
     }
@@ -443,6 +521,43 @@ impl Endpoint for ModelSender {
 }
 
 impl FlowSender for ModelSender {
+    fn on_local_drop(&mut self, now: u64, pkt: &Packet) {
+        let pn = pkt.seq;
+        if pn < self.base_pn || pn >= self.next_pn {
+            return;
+        }
+        let i = (pn - self.base_pn) as usize;
+        let r = &mut self.ring[i];
+        if r.state != State::Outstanding {
+            return;
+        }
+        let prior_in_flight = self.in_flight;
+        r.state = State::Lost;
+        self.in_flight -= r.bytes as u64;
+        let (chunk, bytes, was_retx) = (r.chunk, r.bytes, pkt.flags & FLAG_RETX != 0);
+        // It was never sent: it neither counts as sent nor, when it goes again, as resent.
+        self.packets_sent -= 1;
+        if was_retx {
+            self.retransmits -= 1;
+        }
+        self.stalled.push_back((chunk, was_retx));
+        // A reduction is in progress until a packet sent after it is acknowledged.
+        let first =
+            self.recovery_end == 0 || (self.any_acked && self.largest_acked >= self.recovery_end);
+        if first {
+            self.recovery_end = self.next_pn;
+        }
+        self.cc.on_loss(&LossEvent {
+            now: Time::from_nanos(now),
+            lost_packets: 1,
+            lost_bytes: bytes as u64,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: pn,
+            first_in_window: first,
+        });
+        self.pop_settled();
+    }
+
     fn snapshot(&self) -> SenderSnapshot {
         self.snapshot_now()
     }
@@ -458,10 +573,14 @@ impl FlowReceiver for ModelReceiver {
     }
 }
 
-/// The receiving end: reassembles chunks and acknowledges every packet.
+/// The receiving end: reassembles chunks and acknowledges every packet (Linux 2.4: every
+/// second in-order packet).
 #[derive(Debug)]
 pub struct ModelReceiver {
     header: u32,
+    linux24: bool,
+    /// Linux 2.4: the ACK held back for a second packet, and since when.
+    held: Option<(Packet, u64)>,
     cum: u64,
     /// Received flags for chunks `cum..`.
     ooo: VecDeque<bool>,
@@ -473,8 +592,15 @@ pub struct ModelReceiver {
 
 impl ModelReceiver {
     pub fn new(header: u32) -> ModelReceiver {
+        ModelReceiver::with_delayed_acks(header, false)
+    }
+
+    /// A receiver that, if `linux24`, delays ACKs as Linux 2.4 did.
+    pub fn with_delayed_acks(header: u32, linux24: bool) -> ModelReceiver {
         ModelReceiver {
             header,
+            linux24,
+            held: None,
             cum: 0,
             ooo: VecDeque::new(),
             pending: VecDeque::new(),
@@ -485,8 +611,10 @@ impl ModelReceiver {
 }
 
 impl Endpoint for ModelReceiver {
-    fn handle_packet(&mut self, _now: u64, pkt: &Packet, _bytes: &[u8]) {
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, _bytes: &[u8]) {
         let chunk = pkt.aux;
+        // In order: the next chunk expected, with nothing received beyond it.
+        let in_order = chunk == self.cum && self.ooo.len() <= 1;
         if chunk >= self.cum {
             let i = (chunk - self.cum) as usize;
             if self.ooo.len() <= i {
@@ -505,7 +633,7 @@ impl Endpoint for ModelReceiver {
         } else {
             self.duplicate_packets += 1;
         }
-        self.pending.push_back(Packet {
+        let ack = Packet {
             size: self.header,
             payload: 0,
             seq: pkt.seq,
@@ -513,7 +641,22 @@ impl Endpoint for ModelReceiver {
             echo: pkt.echo,
             flags: if pkt.ecn == Ecn::Ce { FLAG_CE } else { 0 },
             ..Packet::EMPTY
-        });
+        };
+        if !self.linux24 {
+            self.pending.push_back(ack);
+            return;
+        }
+        match self.held.take() {
+            // A second packet: one ACK for both (two per-packet ACKs, the first flagged).
+            Some((mut first, _)) => {
+                first.flags |= FLAG_PAIR_FIRST;
+                self.pending.push_back(first);
+                self.pending.push_back(ack);
+            }
+            // Out of order or duplicate: acknowledge at once (Linux 2.4 `tcp_data_queue`).
+            None if !in_order => self.pending.push_back(ack),
+            None => self.held = Some((ack, now)),
+        }
     }
 
     fn poll_transmit(&mut self, _now: u64, _buf: &mut Vec<u8>) -> Option<Packet> {
@@ -521,10 +664,17 @@ impl Endpoint for ModelReceiver {
     }
 
     fn poll_timeout(&self) -> Option<u64> {
-        None
+        self.held.map(|(_, since)| since + DELAYED_ACK_NS)
     }
 
-    fn handle_timeout(&mut self, _now: u64) {}
+    fn handle_timeout(&mut self, now: u64) {
+        if let Some((ack, since)) = self.held {
+            if since + DELAYED_ACK_NS <= now {
+                self.held = None;
+                self.pending.push_back(ack);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -545,6 +695,7 @@ mod tests {
                 stop: u64::MAX,
                 bytes,
                 ecn: false,
+                linux24: false,
             },
             cc,
         )
@@ -574,6 +725,103 @@ mod tests {
         let rtx = s.poll_transmit(2_000_000, &mut buf);
         // In flight are 6 packets; a 7th would exceed 6.5: nothing may be sent yet.
         assert!(rtx.is_none());
+    }
+
+    #[test]
+    fn a_local_drop_is_unsent_and_reduces_once_per_window() {
+        let mut s = sender(None);
+        let mut r = ModelReceiver::new(40);
+        let mut buf = Vec::new();
+        let sent: Vec<_> = std::iter::from_fn(|| s.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(sent.len(), 10);
+        // The host queue drops the 10th packet: Reno halves 10 → 5 (Linux 2.4 tcp_enter_cwr).
+        s.on_local_drop(0, &sent[9]);
+        assert_eq!(s.controller().cwnd(), 5.0);
+        let snap = s.snapshot_now();
+        assert_eq!((snap.packets_sent, snap.bytes_in_flight), (9, 9 * 1460));
+        // Another drop before anything sent after the reduction is acknowledged: the same
+        // episode, no second reduction.
+        s.on_local_drop(0, &sent[8]);
+        assert_eq!(s.controller().cwnd(), 5.0);
+        // The ACK of packet 0 (sent before the reduction) frees no room under a 5-packet window
+        // with 7 in flight; the ACKs of 0..=3 leave 4 in flight, so one packet may go: the
+        // oldest dropped chunk, again, and not as a retransmission.
+        for p in &sent[..4] {
+            r.handle_packet(1_000_000, p, &[]);
+            let ack = r.poll_transmit(0, &mut buf).unwrap();
+            s.handle_packet(2_000_000, &ack, &[]);
+        }
+        assert_eq!(s.controller().cwnd(), 5.0, "no growth while reducing");
+        let again = s.poll_transmit(2_000_000, &mut buf).unwrap();
+        assert_eq!(
+            (again.aux, again.seq),
+            (9, 10),
+            "chunk 9 under a new packet number"
+        );
+        assert!(
+            s.poll_transmit(2_000_000, &mut buf).is_none(),
+            "window full"
+        );
+        assert_eq!(
+            (s.snapshot_now().packets_sent, s.snapshot_now().retransmits),
+            (9, 0)
+        );
+        // Once a packet sent after the reduction is acknowledged, a new drop is a new episode.
+        r.handle_packet(3_000_000, &again, &[]);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        s.handle_packet(4_000_000, &ack, &[]);
+        let next = s.poll_transmit(4_000_000, &mut buf).unwrap();
+        assert_eq!(next.aux, 8, "the second dropped chunk");
+        s.on_local_drop(4_000_000, &next);
+        // That ACK ended the episode and grew the window in congestion avoidance (5 + 1/5).
+        assert!(
+            (s.controller().cwnd() - 2.6).abs() < 1e-12,
+            "{}",
+            s.controller().cwnd()
+        );
+    }
+
+    #[test]
+    fn linux24_acks_every_second_packet_and_grows_once_per_ack() {
+        let mut s = sender(None);
+        s.cfg.linux24 = true;
+        let mut r = ModelReceiver::with_delayed_acks(40, true);
+        let mut buf = Vec::new();
+        let sent: Vec<_> = std::iter::from_fn(|| s.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(sent.len(), 10);
+        // The first in-order packet is held; its timer is 2.4's 40 ms.
+        r.handle_packet(1_000_000, &sent[0], &[]);
+        assert!(r.poll_transmit(0, &mut buf).is_none());
+        assert_eq!(r.poll_timeout(), Some(41_000_000));
+        // The second releases both, the first flagged as half of the pair.
+        r.handle_packet(1_100_000, &sent[1], &[]);
+        let pair: Vec<_> = std::iter::from_fn(|| r.poll_transmit(0, &mut buf)).collect();
+        assert_eq!(pair.len(), 2);
+        assert_eq!(
+            (pair[0].flags & FLAG_PAIR_FIRST, pair[1].flags),
+            (FLAG_PAIR_FIRST, 0)
+        );
+        assert_eq!(r.poll_timeout(), None);
+        // Slow start: one ACK (for two packets) adds one packet, not two (2.4 tcp_cong_avoid).
+        for a in &pair {
+            s.handle_packet(2_000_000, a, &[]);
+        }
+        assert_eq!(s.controller().cwnd(), 11.0);
+        // A lone packet is acknowledged when the timer fires.
+        r.handle_packet(3_000_000, &sent[2], &[]);
+        r.handle_timeout(42_999_999);
+        assert!(r.poll_transmit(0, &mut buf).is_none());
+        r.handle_timeout(43_000_000);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        assert_eq!((ack.seq, ack.flags), (2, 0));
+        // A packet after a hole (4 without 3) is acknowledged at once.
+        r.handle_packet(44_000_000, &sent[4], &[]);
+        let ack = r.poll_transmit(0, &mut buf).unwrap();
+        assert_eq!(
+            (ack.seq, ack.aux),
+            (4, 3),
+            "cumulative count stays at the hole"
+        );
     }
 
     #[test]

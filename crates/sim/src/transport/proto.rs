@@ -91,6 +91,8 @@ pub struct ProtoSender {
     ecn: bool,
     /// RTT samples the connection had taken when last looked at.
     samples_seen: u64,
+    /// The data packet number `poll_transmit` last returned, if it returned a data packet.
+    last_data_pn: Option<u64>,
     rtt: Histogram,
     /// Set when the connection could not be created (the reason is kept for the report).
     pub error: Option<String>,
@@ -108,6 +110,7 @@ impl ProtoSender {
             finished: false,
             ecn,
             samples_seen: 0,
+            last_data_pn: None,
             rtt: Histogram::default(),
             error: None,
         }
@@ -157,7 +160,11 @@ impl Endpoint for ProtoSender {
         }
         self.top_up(now);
         let c = self.conn.as_mut()?;
+        self.last_data_pn = None;
         let (t, header) = c.poll_transmit_header(Time::from_nanos(now), &mut self.buf)?;
+        if t.kind == PacketKind::Data {
+            self.last_data_pn = t.packet_number;
+        }
         out.extend_from_slice(&self.buf[..t.len]);
         Some(to_packet(&t, header, self.ecn))
     }
@@ -178,6 +185,13 @@ impl Endpoint for ProtoSender {
 }
 
 impl FlowSender for ProtoSender {
+    fn on_local_drop(&mut self, now: u64, _pkt: &Packet) {
+        // A dropped handshake is resent by the connection's own timer.
+        if let (Some(c), Some(pn)) = (self.conn.as_mut(), self.last_data_pn.take()) {
+            c.on_local_drop(Time::from_nanos(now), pn);
+        }
+    }
+
     fn snapshot(&self) -> SenderSnapshot {
         let Some(c) = &self.conn else {
             return SenderSnapshot {
