@@ -360,7 +360,7 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
             if q.ecn == Some(true) {
                 return Err(unsupported(
                     "ecn",
-                    "the emulator's RED drops; set `ecn = false`",
+                    "the emulator's RED drops and never marks ECN; set `ecn = false`",
                 ));
             }
             if q.gentle != Some(false) {
@@ -400,4 +400,235 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
         describe,
         max_bytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "t"
+duration = "30s"
+seed = 7
+[[links]]
+name = "core"
+rate = "100mbit"
+delay = "50ms"
+distance_km = 5000
+queue = { kind = "droptail", packets = 1000 }
+[[links]]
+name = "side"
+rate = "1gbit"
+delay = "1ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "core"
+[[flows]]
+cc = "fast:alpha=100"
+count = 2
+[[flows]]
+cc = "cubic"
+start = "5s"
+stop = "25s"
+extra_rtt = "120ms"
+"#;
+
+    fn plan(extra: &str, sets: &[&str]) -> Result<LabPlan, LabError> {
+        let text = format!("{BASE}{extra}");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        crate::plan_from_text(&text, "t.toml", "t", &sets)
+    }
+
+    fn unsupported_field(r: Result<LabPlan, LabError>) -> (String, String) {
+        match r {
+            Err(LabError::Unsupported { field, message, .. }) => (field, message),
+            other => panic!("expected an unsupported-field error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dumbbell_maps_onto_one_bottleneck() {
+        let p = plan("", &[]).unwrap();
+        assert_eq!(p.capacity_bps, 100e6);
+        assert_eq!(p.mtu, 1500);
+        assert_eq!(p.one_way_delay, Duration::from_millis(50));
+        assert_eq!(p.queue, "droptail 1000p");
+        assert_eq!(p.queue_bytes, 1_500_000);
+        let e = &p.emulator;
+        assert_eq!(e.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(e.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(e.a_to_b.delay.delay_ns, 50_000_000);
+        assert_eq!(e.a_to_b.queue.packets, Some(1000));
+        assert_eq!((e.a_to_b.seed, e.b_to_a.seed), (7, 8));
+        // count = 2 expands; ids from 1; each flow its own port.
+        let ids: Vec<u32> = p.flows.iter().map(|f| f.id).collect();
+        assert_eq!(ids, vec![1, 2, 3]);
+        let ports: Vec<u16> = p.flows.iter().map(|f| f.port).collect();
+        assert_eq!(ports, vec![5302, 5303, 5304]);
+        assert_eq!(p.flows[0].cc, "fast");
+        assert_eq!(p.flows[0].params, vec!["alpha=100".to_string()]);
+        assert!(p.flows[2].params.is_empty());
+        assert_eq!(p.flows[2].start, Duration::from_secs(5));
+        assert_eq!(p.flows[2].stop, Duration::from_secs(25));
+        assert_eq!(p.flows[0].stop, Duration::from_secs(30));
+        // 120 ms extra RTT: 60 ms each way, only for flow 3's port.
+        let d = PortDelay {
+            port: 5304,
+            extra_ns: 60_000_000,
+        };
+        assert_eq!(e.a_to_b.port_delays, vec![d]);
+        assert_eq!(e.b_to_a.port_delays, vec![d]);
+        assert_eq!(p.max_rtt(), Duration::from_millis(220));
+    }
+
+    #[test]
+    fn odd_extra_rtt_splits_without_losing_a_nanosecond() {
+        let p = plan("", &["flows.1.extra_rtt=\"3ns\""]).unwrap();
+        assert_eq!(p.emulator.a_to_b.port_delays[0].extra_ns, 2);
+        assert_eq!(p.emulator.b_to_a.port_delays[0].extra_ns, 1);
+    }
+
+    #[test]
+    fn reverse_direction_loss_red_and_cross_traffic() {
+        let p = plan(
+            r#"
+[[cross_traffic]]
+kind = "onoff"
+link = "core"
+rate = "20mbit"
+on = "100ms"
+off = "300ms"
+packet_size = 1000
+[[cross_traffic]]
+kind = "cbr"
+link = "core"
+rate = "1mbit"
+reverse = true
+"#,
+            &[
+                "links.0.loss=0.001",
+                "links.0.reverse_rate=\"10mbit\"",
+                "links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150, max_p = 0.1, weight = 0.002, gentle = false }",
+            ],
+        )
+        .unwrap();
+        let e = &p.emulator;
+        assert_eq!(e.a_to_b.loss, LossConfig::Bernoulli { p: 0.001 });
+        assert_eq!(e.b_to_a.loss, LossConfig::None);
+        assert_eq!(e.b_to_a.rate, RateConfig::Constant { bps: 10_000_000 });
+        // RED thresholds in packets become MTU-sized bytes.
+        let red = e.a_to_b.red.unwrap();
+        assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
+        assert_eq!((red.max_p, red.weight), (0.1, 0.002));
+        assert_eq!(e.a_to_b.cross.len(), 1);
+        assert_eq!(
+            e.a_to_b.cross[0].kind,
+            EmuCross::OnOff {
+                mean_on_ns: 100_000_000,
+                mean_off_ns: 300_000_000
+            }
+        );
+        assert_eq!(e.a_to_b.cross[0].packet_bytes, 1000);
+        // The reverse source defaults to the link's MTU.
+        assert_eq!(e.b_to_a.cross[0].kind, EmuCross::Cbr);
+        assert_eq!(e.b_to_a.cross[0].packet_bytes, 1500);
+    }
+
+    #[test]
+    fn refuses_what_one_bottleneck_cannot_do_naming_the_field() {
+        let cases: Vec<(Result<LabPlan, LabError>, &str, &str)> = vec![
+            (
+                plan("", &["flows.0.access={ rate = \"1gbit\" }"]),
+                "flows[0].access",
+                "access",
+            ),
+            (plan("", &["flows.0.bytes=\"1G\""]), "flows[0].bytes", "bytes"),
+            (plan("", &["flows.0.ecn=true"]), "flows[0].ecn", "ECN"),
+            (plan("", &["flows.1.cc=\"lion\""]), "flows[1].cc", "no kernel"),
+            (
+                plan("", &["flows.1.cc=\"cubic:beta=0.5\""]),
+                "flows[1].cc",
+                "kernel's own",
+            ),
+            (
+                plan(
+                    "",
+                    &["links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150 }"],
+                ),
+                "links[0].queue.gentle",
+                "gentle",
+            ),
+            (
+                plan(
+                    "",
+                    &["links.0.queue={ kind = \"red\", packets = 600, gentle = false, ecn = true }"],
+                ),
+                "links[0].queue.ecn",
+                "ECN",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].kind",
+                "web",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\n",
+                    &[],
+                ),
+                "cross_traffic[0].responsive",
+                "unresponsive",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"side\"\nrate = \"10mbit\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].link",
+                "bottleneck",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"10mbit\"\nstart = \"1s\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].start",
+                "whole experiment",
+            ),
+            (
+                plan(
+                    "",
+                    &[
+                        "topology={ kind = \"parking_lot\", chain = [\"core\", \"side\"] }",
+                    ],
+                ),
+                "topology.kind",
+                "parking lot",
+            ),
+        ];
+        for (r, field, words) in cases {
+            let (f, m) = unsupported_field(r);
+            assert_eq!(f, field);
+            assert!(m.contains(words), "{field}: `{m}` lacks `{words}`");
+        }
+    }
+
+    #[test]
+    fn simulator_errors_pass_through() {
+        match plan("", &["flows.0.cc=\"nosuch\""]) {
+            Err(LabError::Scenario(e)) => assert!(e.to_string().contains("flows[0].cc")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn emulator_limits_are_reported_as_the_link() {
+        // 10 s one-way delay + 100 ms extra: the emulator refuses delays over 10 s.
+        let (f, m) = unsupported_field(plan("", &["links.0.delay=\"11s\"", "duration=\"60s\""]));
+        assert_eq!(f, "links[0]");
+        assert!(m.contains("10 s"), "{m}");
+    }
 }

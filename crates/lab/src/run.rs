@@ -283,7 +283,8 @@ fn run_with_controls(
             f,
             dir,
             epoch_ns,
-            plan.duration.as_secs_f64(),
+            // Past the stop too: the last windows drain (and may still be dropped) after it.
+            plan.duration.as_secs_f64().max(span_s),
             plan.interval.as_secs_f64(),
             if plan.drop_log {
                 plan.drop_log_limit

@@ -35,10 +35,15 @@ pub struct LabArgs {
     /// writes a JSON array of summaries.
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
-    /// Write summary.json, report.html, drops.csv, emulator.json and the emulator's event log
-    /// into this directory (one subdirectory per variant for a built-in).
+    /// Write summary.json (with the bottleneck's queue series), report.html, drops.csv (the
+    /// emulator's drop log) and emulator.json (its counters and timing) into this directory
+    /// (one subdirectory per variant for a built-in).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Also keep the emulator's per-packet event log (`emulator-events.log`, about 2 MB per
+    /// second at 100 Mb/s) in the report directory.
+    #[arg(long, requires = "report")]
+    pub keep_event_log: bool,
     /// No progress lines and no table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -113,11 +118,15 @@ pub fn run(args: LabArgs) -> Result<()> {
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     let mut summaries = Vec::new();
     for (label, plan) in &plans {
-        let keep_log = args.report.as_ref().map(|d| {
-            let dir = variant_dir(d, label, plans.len());
-            let _ = std::fs::create_dir_all(&dir);
-            dir.join("emulator-events.log")
-        });
+        let keep_log = args
+            .report
+            .as_ref()
+            .filter(|_| args.keep_event_log)
+            .map(|d| {
+                let dir = variant_dir(d, label, plans.len());
+                let _ = std::fs::create_dir_all(&dir);
+                dir.join("emulator-events.log")
+            });
         let opts = RunOptions {
             event_log: keep_log,
             verbose: !args.quiet,
