@@ -53,7 +53,7 @@ pub const EBPF: [&str; 4] = ["fast", "scalable", "highspeed", "vegas"];
 /// One kernel TCP flow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabFlow {
-    /// 1-based, as in the simulator's summary.
+    /// As the simulator numbers flows (from 0, in file order), so `compare` pairs them.
     pub id: u32,
     /// Algorithm name (`fast`, `cubic`, ...).
     pub cc: String,
@@ -75,9 +75,10 @@ pub struct LabPlan {
     pub duration: Duration,
     /// Series interval (`output.interval`).
     pub interval: Duration,
-    /// Bottleneck link: name, capacity (b/s), MTU, distance.
+    /// Bottleneck link: name, capacity (b/s) each way, MTU, distance.
     pub link_name: String,
     pub capacity_bps: f64,
+    pub reverse_capacity_bps: f64,
     pub mtu: u32,
     pub distance_km: f64,
     pub one_way_delay: Duration,
@@ -208,7 +209,7 @@ impl LabPlan {
                     ),
                 ));
             }
-            let id = cf.id + 1;
+            let id = cf.id;
             let port = FIRST_PORT
                 .checked_add(cf.id as u16)
                 .filter(|_| cf.id < 1000)
@@ -303,6 +304,7 @@ impl LabPlan {
             interval: Duration::from_nanos(s.output.interval.0.max(1_000_000)),
             link_name: link.name.clone(),
             capacity_bps: link.rate.0,
+            reverse_capacity_bps: rev_bps as f64,
             mtu,
             distance_km: link.distance_km,
             one_way_delay: Duration::from_nanos(link.delay.0),
@@ -460,9 +462,9 @@ extra_rtt = "120ms"
         assert_eq!(e.a_to_b.delay.delay_ns, 50_000_000);
         assert_eq!(e.a_to_b.queue.packets, Some(1000));
         assert_eq!((e.a_to_b.seed, e.b_to_a.seed), (7, 8));
-        // count = 2 expands; ids from 1; each flow its own port.
+        // count = 2 expands; ids from 0 as in the simulator; each flow its own port.
         let ids: Vec<u32> = p.flows.iter().map(|f| f.id).collect();
-        assert_eq!(ids, vec![1, 2, 3]);
+        assert_eq!(ids, vec![0, 1, 2]);
         let ports: Vec<u16> = p.flows.iter().map(|f| f.port).collect();
         assert_eq!(ports, vec![5302, 5303, 5304]);
         assert_eq!(p.flows[0].cc, "fast");

@@ -14,7 +14,8 @@
 //! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
 //! Jain's index over the flows' throughputs; CoV of the aggregate's 1-s throughput.
 //!
-//! Link (the bottleneck's data direction, from the emulator): drops by reason, the queueing delay
+//! Links (the bottleneck's data direction, and its reverse as `NAME (reverse)`, as the simulator
+//! reports them; from the emulator): drops by reason, the queueing delay
 //! every delivered packet spent from arrival to its last bit leaving (sojourn incl. its own
 //! serialisation, as the simulator measures), the queue and accepted-rate series from the event
 //! log, and utilization = payload (IP bytes − 40 per packet) of our packets over the span plus the
@@ -107,7 +108,17 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         }),
     };
 
-    let links = vec![link_summary(plan, raw)];
+    // Named as the simulator names its two queues of a duplex link.
+    let links = vec![
+        link_summary(plan, raw, "a>b", plan.link_name.clone(), plan.capacity_bps),
+        link_summary(
+            plan,
+            raw,
+            "b>a",
+            format!("{} (reverse)", plan.link_name),
+            plan.reverse_capacity_bps,
+        ),
+    ];
     let mut meta = BTreeMap::new();
     meta.insert("longhaul_version".into(), env!("CARGO_PKG_VERSION").into());
     if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
@@ -179,12 +190,18 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
     }
 }
 
-fn link_summary(plan: &LabPlan, raw: &RawOutcome) -> LinkSummary {
+fn link_summary(
+    plan: &LabPlan,
+    raw: &RawOutcome,
+    direction: &str,
+    name: String,
+    capacity_bps: f64,
+) -> LinkSummary {
     let e = &raw.emulator;
     let d = e
         .directions
         .iter()
-        .find(|d| d.direction == "a>b")
+        .find(|d| d.direction == direction)
         .expect("the emulator reports both directions");
     let c = &d.counters;
     let payload = |bytes: f64, packets: f64| (bytes - HEADER_BYTES * packets).max(0.0) * 8.0;
@@ -212,10 +229,14 @@ fn link_summary(plan: &LabPlan, raw: &RawOutcome) -> LinkSummary {
         by_reason.insert("cross_traffic".into(), c.cross_dropped);
     }
     let q = &d.queue_delay_ms;
-    let log = &raw.forward_log;
+    let log = if direction == "a>b" {
+        &raw.forward_log
+    } else {
+        &raw.reverse_log
+    };
     LinkSummary {
-        name: plan.link_name.clone(),
-        capacity_bps: plan.capacity_bps,
+        name,
+        capacity_bps,
         utilization: (ours + cross) / payload_capacity,
         drops: c.dropped_packets() + c.cross_dropped,
         queue_delay_ms: LinkDelay {
