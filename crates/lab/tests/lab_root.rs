@@ -105,9 +105,35 @@ fn assert_schema(s: &Summary) {
     assert!(problems.is_empty(), "summary problems: {problems:?}");
 }
 
-/// perf's per-interval numbers add up to the flow's total.
+/// perf's per-interval numbers add up to the flow's total, and what `perf -J` would write for the
+/// flow's measurement parses as the summary schema.
 fn assert_intervals_add_up(o: &Outcome) {
     for (f, fr) in o.summary.flows.iter().zip(&o.raw.flows) {
+        let j = longhaul_perf::perf::to_summary(
+            &fr.run,
+            &longhaul_perf::perf::PathFacts {
+                distance_km: Some(5000.0),
+                capacity_bps: Some(100e6),
+                mtu: Some(1500),
+            },
+        );
+        let parsed = Summary::from_json(&j.to_json().unwrap(), Path::new("perf.json")).unwrap();
+        assert_eq!(parsed.mode, Mode::Perf);
+        assert!(parsed.problems().is_empty(), "{:?}", parsed.problems());
+        assert_eq!(parsed.flows[0].bytes_delivered, Some(fr.run.total_bytes()));
+        let series = parsed.aggregate.series.as_ref().unwrap();
+        let from_intervals: f64 = fr
+            .run
+            .intervals
+            .iter()
+            .zip(&series.throughput_bps)
+            .map(|(i, bps)| bps * (i.end_s - i.start_s) / 8.0)
+            .sum();
+        assert!(
+            (from_intervals - fr.run.total_bytes() as f64).abs() <= 1.0 + 1e-6 * from_intervals,
+            "perf -J aggregate series {from_intervals} B vs total {} B",
+            fr.run.total_bytes()
+        );
         let sum: u64 = fr.run.intervals.iter().map(|i| i.bytes()).sum();
         assert_eq!(sum, fr.run.total_bytes(), "flow {} interval bytes", f.id);
         assert_eq!(f.bytes_delivered, Some(sum));
