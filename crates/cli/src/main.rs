@@ -25,6 +25,9 @@ enum Command {
     /// The seed papers' experiments in the simulator: each claim, the paper's figure, the
     /// measured one and whether it holds.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Run a scenario file with real kernel TCP over the emulator (needs root); `--list` shows
+    /// the built-in lab experiments.
+    Lab(cmd::lab::LabArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
     /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
+        Command::Lab(a) => cmd::lab::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),

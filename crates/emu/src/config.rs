@@ -7,6 +7,7 @@
 use crate::model::cross::CrossConfig;
 use crate::model::delay::DelayConfig;
 use crate::model::loss::LossConfig;
+use crate::model::port_delay::PortDelay;
 use crate::model::queue::QueueLimits;
 use crate::model::red::RedConfig;
 use crate::model::trace::Trace;
@@ -41,6 +42,9 @@ pub struct DirectionConfig {
     /// preamble + header + FCS + gap); 0 = IP bytes only.
     pub overhead_bytes: u32,
     pub seed: u64,
+    /// Extra one-way delay of the flows with these ports, added after the bottleneck (per-flow
+    /// RTTs on one shared bottleneck; see `model::port_delay`).
+    pub port_delays: Vec<PortDelay>,
 }
 
 impl Default for DirectionConfig {
@@ -54,6 +58,7 @@ impl Default for DirectionConfig {
             cross: Vec::new(),
             overhead_bytes: 0,
             seed: 1,
+            port_delays: Vec::new(),
         }
     }
 }
@@ -165,6 +170,18 @@ impl DirectionConfig {
                     self.delay.delay_ns / 1_000_000
                 ),
             ));
+        }
+        for d in &self.port_delays {
+            if d.extra_ns > MAX_DELAY_NS {
+                return Err(err(
+                    dir,
+                    format!(
+                        "extra delay {} ms of port {} exceeds the 10 s maximum",
+                        d.extra_ns / 1_000_000,
+                        d.port
+                    ),
+                ));
+            }
         }
         if self.delay.jitter_ns > self.delay.delay_ns.max(1) * 10 && self.delay.delay_ns > 0 {
             return Err(err(

@@ -383,6 +383,7 @@ impl Emulator {
                     pcap_out: pout,
                 },
                 stop: emu.stop.clone(),
+                port_delays: cfg.port_delays.clone(),
             };
             let h = std::thread::Builder::new()
                 .name(format!("emu {name}"))

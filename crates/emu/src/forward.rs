@@ -111,6 +111,8 @@ pub struct Direction {
     pub cpu: Option<usize>,
     pub observers: Observers,
     pub stop: Arc<AtomicBool>,
+    /// Per-flow extra delay (empty: none).
+    pub port_delays: Vec<crate::model::port_delay::PortDelay>,
 }
 
 /// Histogram of queueing delays of delivered packets (same HDR histogram as lateness).
@@ -283,8 +285,17 @@ impl Direction {
         }
         match outcome.verdict {
             Verdict::Drop(_) => pool.push(buf),
-            Verdict::Deliver { release, departure } => {
+            Verdict::Deliver {
+                mut release,
+                departure,
+            } => {
                 qdelay.0.record(departure - now);
+                let extra =
+                    crate::model::port_delay::extra_delay(&self.port_delays, &buf[..len as usize]);
+                if extra > 0 {
+                    release.at += extra;
+                    release.duplicate_at = release.duplicate_at.map(|t| t + extra);
+                }
                 if line.len() >= max_packets {
                     io.dropped_memory += 1;
                     pool.push(buf);

@@ -14,7 +14,8 @@
 //!    the cross traffic generated at the bottleneck (`cross`);
 //! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
 //!    computes the instant the last bit leaves the bottleneck from logical timestamps;
-//! 4. the propagation delay line (`delay`), with optional jitter, reordering and duplication.
+//! 4. the propagation delay line (`delay`), with optional jitter, reordering and duplication, and
+//!    per-flow extra delay keyed by port (`port_delay`).
 //!
 //! `path::PathModel` composes them and keeps the counters.
 
@@ -22,6 +23,7 @@ pub mod cross;
 pub mod delay;
 pub mod loss;
 pub mod path;
+pub mod port_delay;
 pub mod queue;
 pub mod red;
 pub mod serializer;

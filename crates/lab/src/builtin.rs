@@ -1,0 +1,105 @@
+//! The built-in lab experiments: scenario files under `scenarios/lab/`, compiled into the
+//! binary, each run as one or more variants (`--set` overrides) whose results share one table.
+
+/// One run of a built-in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Row label, e.g. `cubic` or `mtu=9000`.
+    pub label: String,
+    /// `--set` assignments applied to the file.
+    pub sets: Vec<String>,
+}
+
+/// A built-in experiment.
+#[derive(Debug, Clone)]
+pub struct Builtin {
+    pub name: &'static str,
+    /// Path in the repository, for messages.
+    pub path: &'static str,
+    pub text: &'static str,
+    pub about: &'static str,
+    pub variants: Vec<Variant>,
+}
+
+const ALGORITHMS: [&str; 6] = ["fast", "scalable", "highspeed", "reno", "cubic", "bbr"];
+
+fn per_cc(flows: usize, ccs: &[&str]) -> Vec<Variant> {
+    ccs.iter()
+        .map(|cc| Variant {
+            label: cc.to_string(),
+            sets: (0..flows).map(|i| format!("flows.{i}.cc={cc}")).collect(),
+        })
+        .collect()
+}
+
+/// Every built-in, in listing order.
+pub fn all() -> Vec<Builtin> {
+    vec![
+        Builtin {
+            name: "seed000",
+            path: "scenarios/lab/seed000-1g-180ms.toml",
+            text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
+            about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
+                    fast, scalable, highspeed, reno, cubic, bbr",
+            variants: per_cc(1, &ALGORITHMS),
+        },
+        Builtin {
+            name: "two-rtt",
+            path: "scenarios/lab/two-rtt.toml",
+            text: include_str!("../../../scenarios/lab/two-rtt.toml"),
+            about: "2 flows, 60 and 180 ms RTT, 200 Mb/s: fairness (Jain) per algorithm",
+            variants: per_cc(2, &ALGORITHMS),
+        },
+        Builtin {
+            name: "mtu",
+            path: "scenarios/lab/seed004-mtu.toml",
+            text: include_str!("../../../scenarios/lab/seed004-mtu.toml"),
+            about: "seed 004's MTU effect: reno, 1 Gb/s, 180 ms, loss 1e-5, at 1500 and 9000 B",
+            variants: [1500, 9000]
+                .iter()
+                .map(|m| Variant {
+                    label: format!("mtu={m}"),
+                    sets: vec![format!("links.0.mtu={m}")],
+                })
+                .collect(),
+        },
+        Builtin {
+            name: "short",
+            path: "scenarios/lab/short.toml",
+            text: include_str!("../../../scenarios/lab/short.toml"),
+            about: "20 s, 100 Mb/s, 100 ms, 1000-packet queue: fast and cubic (the CI run)",
+            variants: per_cc(1, &["fast", "cubic"]),
+        },
+    ]
+}
+
+/// The built-in called `name`.
+pub fn find(name: &str) -> Option<Builtin> {
+    all().into_iter().find(|b| b.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::LabPlan;
+    use longhaul_sim::Scenario;
+
+    #[test]
+    fn every_builtin_variant_maps_onto_the_lab_and_the_simulator() {
+        for b in all() {
+            for v in &b.variants {
+                let checked = Scenario::parse(b.text, b.path, b.name, &v.sets)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", b.name, v.label));
+                let plan = LabPlan::from_scenario(&checked, b.path)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", b.name, v.label));
+                assert!(!plan.flows.is_empty());
+            }
+        }
+        let seed = find("seed000").unwrap();
+        assert_eq!(seed.variants.len(), 6);
+        let mtu = find("mtu").unwrap();
+        let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
+        assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);
+        assert!(find("nope").is_none());
+    }
+}

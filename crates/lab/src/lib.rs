@@ -1,0 +1,68 @@
+//! longhaul-lab: `longhaul lab FILE` — a scenario file run with real kernel TCP over the WAN
+//! emulator, reported in the simulator's result format.
+//!
+//! The simulator answers "what does the model predict"; the lab answers "what do the real
+//! stacks do on the same path". It takes the same scenario file as `longhaul sim`, builds the
+//! bottleneck in the user-space emulator (`longhaul-emu`: two namespaces joined by TUN devices
+//! and an exact rate/queue/delay model), makes each flow's congestion control available in the
+//! kernel (`longhaul-kernel`'s eBPF FAST, Scalable, HighSpeed and Vegas; the kernel's own Reno,
+//! CUBIC and BBR), measures each flow with `longhaul perf` (a server per flow in namespace b, a
+//! client in namespace a, TCP_INFO sampled every 100 ms), and writes the same `Summary` as the
+//! simulator (mode `lab`), so `longhaul compare sim.json lab.json` lines them up.
+//!
+//! * [`plan`]: scenario → one emulated bottleneck (and the fields it refuses);
+//! * [`congestion`]: load/unload of the congestion controls;
+//! * [`run`]: the run itself, with cleanup on every exit path;
+//! * [`queue_log`]: the emulator's event log → queue series and drop log;
+//! * [`summary`]: the result summary;
+//! * [`builtin`]: the built-in experiments under `scenarios/lab/`.
+
+pub mod builtin;
+pub mod congestion;
+pub mod error;
+pub mod plan;
+pub mod queue_log;
+pub mod run;
+pub mod summary;
+
+pub use error::LabError;
+pub use plan::{LabFlow, LabPlan};
+pub use run::{RawOutcome, RunOptions};
+
+use longhaul_metrics::summary::Summary;
+use std::time::Duration;
+
+/// A finished lab run: the summary and what it was built from.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub summary: Summary,
+    pub raw: RawOutcome,
+}
+
+/// Runs a plan and builds its summary.
+pub fn run(
+    plan: &LabPlan,
+    opts: &RunOptions,
+    interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
+) -> Result<Outcome, LabError> {
+    let raw = run::run(plan, opts, interrupted)?;
+    let summary = summary::build(plan, &raw);
+    Ok(Outcome { summary, raw })
+}
+
+/// Parses scenario text and maps it onto the lab.
+pub fn plan_from_text(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    sets: &[String],
+) -> Result<LabPlan, LabError> {
+    let checked = longhaul_sim::Scenario::parse(text, file, default_name, sets)?;
+    LabPlan::from_scenario(&checked, file)
+}
+
+/// Never interrupted, sleeping as asked (tests, library use without signal handling).
+pub fn no_interrupt(d: Duration) -> Option<i32> {
+    std::thread::sleep(d);
+    None
+}

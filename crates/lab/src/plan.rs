@@ -1,0 +1,636 @@
+//! From a scenario file (the one `longhaul sim` takes) to a lab plan: one emulated bottleneck,
+//! the flows that cross it, and what the emulator must generate.
+//!
+//! The lab has one emulated path between two namespaces, so it runs the part of the scenario
+//! format that maps onto one bottleneck:
+//!
+//! | scenario                                  | lab                                              |
+//! |-------------------------------------------|--------------------------------------------------|
+//! | `topology.kind = "dumbbell"`              | the emulated path a → b                          |
+//! | bottleneck `rate`, `reverse_rate`         | rate of a → b (data), b → a (ACKs; default: same)|
+//! | bottleneck `delay`                        | one-way delay, both directions                   |
+//! | bottleneck `mtu`                          | MTU of both TUN devices                          |
+//! | `queue` / `reverse_queue` droptail        | the emulator's droptail (packets or bytes)       |
+//! | `queue` RED (`gentle = false`, no ECN)    | the emulator's RED, thresholds × MTU in bytes    |
+//! | `loss`, `reverse_loss`                    | Bernoulli loss per direction                     |
+//! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
+//! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
+//! | `cross_traffic` cbr/poisson/onoff         | the emulator's cross traffic at the bottleneck   |
+//! | `seed`, `output.interval`                 | emulator random streams; series interval         |
+//!
+//! **Per-flow RTT.** Every flow crosses the same emulated path (so the queue is shared exactly as
+//! on a dumbbell); each flow's perf server listens on its own port in namespace b, and the
+//! emulator adds the flow's extra delay, keyed by that port, after the bottleneck
+//! (`longhaul_emu::model::port_delay`). Data (to the port) and ACKs (from it) both match, so half
+//! of `extra_rtt` is added each way.
+//!
+//! Everything else is refused with an error that names the field: a parking lot (several
+//! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
+//! fixed-size transfers (`bytes`), ECN, RED's gentle mode, cross traffic that is responsive, of
+//! kind `web`, on another link, or limited in time. `transport` is ignored: the lab always runs
+//! the kernel's TCP; the summary records that.
+
+use crate::error::LabError;
+use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
+use longhaul_emu::model::cross::{CrossConfig, CrossKind as EmuCross};
+use longhaul_emu::model::delay::DelayConfig;
+use longhaul_emu::model::loss::LossConfig;
+use longhaul_emu::model::port_delay::PortDelay;
+use longhaul_emu::model::queue::QueueLimits;
+use longhaul_emu::model::red::RedConfig;
+use longhaul_sim::scenario::{CrossKind, QueueKind, QueueSpec, TopologyKind};
+use longhaul_sim::Checked;
+use std::time::Duration;
+
+/// First port of the per-flow perf servers (flow id k listens on `FIRST_PORT + k`).
+pub const FIRST_PORT: u16 = 5302;
+
+/// The congestion controls the running kernel provides itself (Linux `tcp_*.c`).
+pub const KERNEL_NATIVE: [&str; 3] = ["reno", "cubic", "bbr"];
+/// Those longhaul loads as eBPF `struct_ops` (crates/kernel).
+pub const EBPF: [&str; 4] = ["fast", "scalable", "highspeed", "vegas"];
+
+/// One kernel TCP flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabFlow {
+    /// As the simulator numbers flows (from 0, in file order), so `compare` pairs them.
+    pub id: u32,
+    /// Algorithm name (`fast`, `cubic`, ...).
+    pub cc: String,
+    /// Parameters that differ from the algorithm's defaults, as `key=value`.
+    pub params: Vec<String>,
+    pub start: Duration,
+    pub stop: Duration,
+    /// Added round-trip time of this flow.
+    pub extra_rtt: Duration,
+    /// Port of this flow's server in namespace b; the emulator's per-flow delay keys on it.
+    pub port: u16,
+}
+
+/// Everything a lab run needs.
+#[derive(Debug, Clone)]
+pub struct LabPlan {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Duration,
+    /// Series interval (`output.interval`).
+    pub interval: Duration,
+    /// Bottleneck link: name, capacity (b/s) each way, MTU, distance.
+    pub link_name: String,
+    pub capacity_bps: f64,
+    pub reverse_capacity_bps: f64,
+    pub mtu: u32,
+    pub distance_km: f64,
+    pub one_way_delay: Duration,
+    /// The queue as configured, e.g. "droptail 2000p".
+    pub queue: String,
+    /// Largest buffer the bottleneck queue can hold, bytes (for socket-buffer sizing).
+    pub queue_bytes: u64,
+    pub emulator: LinkConfig,
+    pub flows: Vec<LabFlow>,
+    /// Log every drop (`output.drop_log`), at most this many.
+    pub drop_log: bool,
+    pub drop_log_limit: usize,
+}
+
+impl LabPlan {
+    /// Maps a checked scenario; `file` names it in errors.
+    pub fn from_scenario(checked: &Checked, file: &str) -> Result<LabPlan, LabError> {
+        let s = &checked.scenario;
+        let unsupported = |field: String, message: &str| LabError::Unsupported {
+            file: file.to_string(),
+            field,
+            message: message.to_string(),
+        };
+        if s.topology.kind != TopologyKind::Dumbbell {
+            return Err(unsupported(
+                "topology.kind".into(),
+                "only a dumbbell maps onto one emulated bottleneck; a parking lot needs several",
+            ));
+        }
+        let name = s.topology.bottleneck.as_deref().unwrap_or_default();
+        let li = s
+            .links
+            .iter()
+            .position(|l| l.name == name)
+            .expect("checked: the bottleneck names a link");
+        let link = &s.links[li];
+        let mtu = link.mtu;
+        let fwd_queue = map_queue(&link.queue, mtu, &format!("links[{li}].queue"), file)?;
+        let rev_queue = match &link.reverse_queue {
+            Some(q) => map_queue(q, mtu, &format!("links[{li}].reverse_queue"), file)?,
+            None => fwd_queue.clone(),
+        };
+        let rate_bps = link.rate.0.round() as u64;
+        let rev_bps = link.reverse_rate.map_or(rate_bps, |r| r.0.round() as u64);
+        let delay = DelayConfig {
+            delay_ns: link.delay.0,
+            ..Default::default()
+        };
+        let loss = |p: f64| {
+            if p > 0.0 {
+                LossConfig::Bernoulli { p }
+            } else {
+                LossConfig::None
+            }
+        };
+        let mut a_to_b = DirectionConfig {
+            rate: RateConfig::Constant { bps: rate_bps },
+            delay,
+            queue: fwd_queue.limits,
+            red: fwd_queue.red,
+            loss: loss(link.loss),
+            seed: s.seed,
+            ..Default::default()
+        };
+        let mut b_to_a = DirectionConfig {
+            rate: RateConfig::Constant { bps: rev_bps },
+            delay,
+            queue: rev_queue.limits,
+            red: rev_queue.red,
+            loss: loss(link.reverse_loss),
+            seed: s.seed.wrapping_add(1),
+            ..Default::default()
+        };
+
+        // Flows.
+        let mut flows = Vec::new();
+        for (i, f) in s.flows.iter().enumerate() {
+            let field = |k: &str| format!("flows[{i}].{k}");
+            let a = &f.access;
+            if a.rate.is_some() || a.delay.is_some() || a.packets.is_some() {
+                return Err(unsupported(
+                    field("access"),
+                    "per-sender access links are not emulated; fold the access rate into the \
+                     bottleneck (the lab's bottleneck is the one link) and remove `access`",
+                ));
+            }
+            if f.bytes.is_some() {
+                return Err(unsupported(
+                    field("bytes"),
+                    "lab flows are timed bulk transfers (start..stop); remove `bytes`",
+                ));
+            }
+            if f.ecn {
+                return Err(unsupported(
+                    field("ecn"),
+                    "the emulator does not mark ECN; set `ecn = false`",
+                ));
+            }
+        }
+        for cf in &checked.flows {
+            let spec = &s.flows[cf.spec];
+            let field = |k: &str| format!("flows[{}].{k}", cf.spec);
+            let cc = cf.cc.algorithm.to_string();
+            let params: Vec<String> = cf
+                .cc
+                .params
+                .non_default()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if KERNEL_NATIVE.contains(&cc.as_str()) {
+                if !params.is_empty() {
+                    return Err(unsupported(
+                        field("cc"),
+                        &format!(
+                            "`{cc}` is the kernel's own and takes no per-run parameters \
+                             (given: {}); remove them",
+                            params.join(",")
+                        ),
+                    ));
+                }
+            } else if !EBPF.contains(&cc.as_str()) {
+                return Err(unsupported(
+                    field("cc"),
+                    &format!(
+                        "`{cc}` has no kernel implementation; the lab runs {} and {}",
+                        KERNEL_NATIVE.join(", "),
+                        EBPF.join(", ")
+                    ),
+                ));
+            }
+            let id = cf.id;
+            let port = FIRST_PORT
+                .checked_add(cf.id as u16)
+                .filter(|_| cf.id < 1000)
+                .ok_or_else(|| unsupported(field("count"), "at most 1000 flows"))?;
+            flows.push(LabFlow {
+                id,
+                cc,
+                params,
+                start: Duration::from_nanos(cf.start),
+                stop: Duration::from_nanos(cf.stop),
+                extra_rtt: Duration::from_nanos(spec.extra_rtt.0),
+                port,
+            });
+        }
+        for f in &flows {
+            let extra = f.extra_rtt.as_nanos() as u64;
+            if extra > 0 {
+                a_to_b.port_delays.push(PortDelay {
+                    port: f.port,
+                    extra_ns: extra.div_ceil(2),
+                });
+                b_to_a.port_delays.push(PortDelay {
+                    port: f.port,
+                    extra_ns: extra / 2,
+                });
+            }
+        }
+
+        // Cross traffic.
+        for (i, c) in s.cross_traffic.iter().enumerate() {
+            let field = |k: &str| format!("cross_traffic[{i}].{k}");
+            if c.link != link.name {
+                return Err(unsupported(
+                    field("link"),
+                    &format!(
+                        "cross traffic runs at the emulated bottleneck `{}` only",
+                        link.name
+                    ),
+                ));
+            }
+            if c.responsive {
+                return Err(unsupported(
+                    field("responsive"),
+                    "the emulator's cross traffic is unresponsive; for competing TCP add a flow",
+                ));
+            }
+            let chk = &checked.cross[i];
+            if chk.start != 0 || chk.stop != s.duration.0 {
+                return Err(unsupported(
+                    field("start"),
+                    "the emulator's cross traffic runs for the whole experiment; remove start/stop",
+                ));
+            }
+            let kind =
+                match c.kind {
+                    CrossKind::Cbr => EmuCross::Cbr,
+                    CrossKind::Poisson => EmuCross::Poisson,
+                    CrossKind::Onoff => EmuCross::OnOff {
+                        mean_on_ns: c.on.map_or(0, |d| d.0),
+                        mean_off_ns: c.off.map_or(0, |d| d.0),
+                    },
+                    CrossKind::Web => return Err(unsupported(
+                        field("kind"),
+                        "`web` cross traffic is not generated by the emulator; use cbr, poisson \
+                         or onoff",
+                    )),
+                };
+            let cfg = CrossConfig {
+                kind,
+                rate_bps: c.rate.0,
+                packet_bytes: chk.packet_size,
+            };
+            if c.reverse {
+                b_to_a.cross.push(cfg);
+            } else {
+                a_to_b.cross.push(cfg);
+            }
+        }
+
+        let emulator = LinkConfig {
+            a_to_b,
+            b_to_a,
+            mtu,
+        };
+        emulator
+            .validate()
+            .map_err(|e| unsupported(format!("links[{li}]"), &e.to_string()))?;
+        Ok(LabPlan {
+            name: checked.name.clone(),
+            seed: s.seed,
+            duration: Duration::from_nanos(s.duration.0),
+            interval: Duration::from_nanos(s.output.interval.0.max(1_000_000)),
+            link_name: link.name.clone(),
+            capacity_bps: link.rate.0,
+            reverse_capacity_bps: rev_bps as f64,
+            mtu,
+            distance_km: link.distance_km,
+            one_way_delay: Duration::from_nanos(link.delay.0),
+            queue: fwd_queue.describe,
+            queue_bytes: fwd_queue.max_bytes,
+            emulator,
+            flows,
+            drop_log: s.output.drop_log,
+            drop_log_limit: s.output.drop_log_limit,
+        })
+    }
+
+    /// Largest base RTT of any flow.
+    pub fn max_rtt(&self) -> Duration {
+        let extra = self
+            .flows
+            .iter()
+            .map(|f| f.extra_rtt)
+            .max()
+            .unwrap_or_default();
+        self.one_way_delay * 2 + extra
+    }
+}
+
+#[derive(Clone)]
+struct MappedQueue {
+    limits: QueueLimits,
+    red: Option<RedConfig>,
+    describe: String,
+    max_bytes: u64,
+}
+
+fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQueue, LabError> {
+    let unsupported = |k: &str, message: &str| LabError::Unsupported {
+        file: file.to_string(),
+        field: format!("{field}.{k}"),
+        message: message.to_string(),
+    };
+    let limits = QueueLimits {
+        packets: q.packets.map(|p| p.min(u32::MAX as u64) as u32),
+        bytes: q.bytes.map(|b| b.0),
+    };
+    let max_bytes = q
+        .bytes
+        .map(|b| b.0)
+        .unwrap_or(q.packets.unwrap_or(0) * mtu as u64);
+    let size = match (q.packets, q.bytes) {
+        (Some(p), _) => format!("{p}p"),
+        (None, Some(b)) => format!("{}B", b.0),
+        _ => String::new(),
+    };
+    let red = match q.kind {
+        QueueKind::Droptail => None,
+        QueueKind::Red => {
+            if q.ecn == Some(true) {
+                return Err(unsupported(
+                    "ecn",
+                    "the emulator's RED drops and never marks ECN; set `ecn = false`",
+                ));
+            }
+            if q.gentle != Some(false) {
+                return Err(unsupported(
+                    "gentle",
+                    "the emulator's RED has no gentle mode (the simulator's default); set \
+                     `gentle = false` to run the same queue in both",
+                ));
+            }
+            let p = longhaul_sim::red::RedParams::from_spec(
+                q,
+                q.packets
+                    .map(|p| p as f64)
+                    .or(q.bytes.map(|b| b.0 as f64))
+                    .unwrap_or(0.0),
+            );
+            // Thresholds are in the queue's own unit: packets become MTU-sized bytes.
+            let unit = if q.packets.is_some() { mtu as f64 } else { 1.0 };
+            Some(RedConfig {
+                min_bytes: (p.min_th * unit).round() as u64,
+                max_bytes: (p.max_th * unit).round() as u64,
+                max_p: p.max_p,
+                weight: p.weight,
+            })
+        }
+    };
+    let describe = match &red {
+        None => format!("droptail {size}"),
+        Some(r) => format!(
+            "red {size} min={}B max={}B max_p={} w={}",
+            r.min_bytes, r.max_bytes, r.max_p, r.weight
+        ),
+    };
+    Ok(MappedQueue {
+        limits,
+        red,
+        describe,
+        max_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "t"
+duration = "30s"
+seed = 7
+[[links]]
+name = "core"
+rate = "100mbit"
+delay = "50ms"
+distance_km = 5000
+queue = { kind = "droptail", packets = 1000 }
+[[links]]
+name = "side"
+rate = "1gbit"
+delay = "1ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "core"
+[[flows]]
+cc = "fast:alpha=100"
+count = 2
+[[flows]]
+cc = "cubic"
+start = "5s"
+stop = "25s"
+extra_rtt = "120ms"
+"#;
+
+    fn plan(extra: &str, sets: &[&str]) -> Result<LabPlan, LabError> {
+        let text = format!("{BASE}{extra}");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        crate::plan_from_text(&text, "t.toml", "t", &sets)
+    }
+
+    fn unsupported_field(r: Result<LabPlan, LabError>) -> (String, String) {
+        match r {
+            Err(LabError::Unsupported { field, message, .. }) => (field, message),
+            other => panic!("expected an unsupported-field error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dumbbell_maps_onto_one_bottleneck() {
+        let p = plan("", &[]).unwrap();
+        assert_eq!(p.capacity_bps, 100e6);
+        assert_eq!(p.mtu, 1500);
+        assert_eq!(p.one_way_delay, Duration::from_millis(50));
+        assert_eq!(p.queue, "droptail 1000p");
+        assert_eq!(p.queue_bytes, 1_500_000);
+        let e = &p.emulator;
+        assert_eq!(e.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(e.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(e.a_to_b.delay.delay_ns, 50_000_000);
+        assert_eq!(e.a_to_b.queue.packets, Some(1000));
+        assert_eq!((e.a_to_b.seed, e.b_to_a.seed), (7, 8));
+        // count = 2 expands; ids from 0 as in the simulator; each flow its own port.
+        let ids: Vec<u32> = p.flows.iter().map(|f| f.id).collect();
+        assert_eq!(ids, vec![0, 1, 2]);
+        let ports: Vec<u16> = p.flows.iter().map(|f| f.port).collect();
+        assert_eq!(ports, vec![5302, 5303, 5304]);
+        assert_eq!(p.flows[0].cc, "fast");
+        assert_eq!(p.flows[0].params, vec!["alpha=100".to_string()]);
+        assert!(p.flows[2].params.is_empty());
+        assert_eq!(p.flows[2].start, Duration::from_secs(5));
+        assert_eq!(p.flows[2].stop, Duration::from_secs(25));
+        assert_eq!(p.flows[0].stop, Duration::from_secs(30));
+        // 120 ms extra RTT: 60 ms each way, only for flow 3's port.
+        let d = PortDelay {
+            port: 5304,
+            extra_ns: 60_000_000,
+        };
+        assert_eq!(e.a_to_b.port_delays, vec![d]);
+        assert_eq!(e.b_to_a.port_delays, vec![d]);
+        assert_eq!(p.max_rtt(), Duration::from_millis(220));
+    }
+
+    #[test]
+    fn odd_extra_rtt_splits_without_losing_a_nanosecond() {
+        let p = plan("", &["flows.1.extra_rtt=\"3ns\""]).unwrap();
+        assert_eq!(p.emulator.a_to_b.port_delays[0].extra_ns, 2);
+        assert_eq!(p.emulator.b_to_a.port_delays[0].extra_ns, 1);
+    }
+
+    #[test]
+    fn reverse_direction_loss_red_and_cross_traffic() {
+        let p = plan(
+            r#"
+[[cross_traffic]]
+kind = "onoff"
+link = "core"
+rate = "20mbit"
+on = "100ms"
+off = "300ms"
+packet_size = 1000
+[[cross_traffic]]
+kind = "cbr"
+link = "core"
+rate = "1mbit"
+reverse = true
+"#,
+            &[
+                "links.0.loss=0.001",
+                "links.0.reverse_rate=\"10mbit\"",
+                "links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150, max_p = 0.1, weight = 0.002, gentle = false }",
+            ],
+        )
+        .unwrap();
+        let e = &p.emulator;
+        assert_eq!(e.a_to_b.loss, LossConfig::Bernoulli { p: 0.001 });
+        assert_eq!(e.b_to_a.loss, LossConfig::None);
+        assert_eq!(e.b_to_a.rate, RateConfig::Constant { bps: 10_000_000 });
+        // RED thresholds in packets become MTU-sized bytes.
+        let red = e.a_to_b.red.unwrap();
+        assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
+        assert_eq!((red.max_p, red.weight), (0.1, 0.002));
+        assert_eq!(e.a_to_b.cross.len(), 1);
+        assert_eq!(
+            e.a_to_b.cross[0].kind,
+            EmuCross::OnOff {
+                mean_on_ns: 100_000_000,
+                mean_off_ns: 300_000_000
+            }
+        );
+        assert_eq!(e.a_to_b.cross[0].packet_bytes, 1000);
+        // The reverse source defaults to the link's MTU.
+        assert_eq!(e.b_to_a.cross[0].kind, EmuCross::Cbr);
+        assert_eq!(e.b_to_a.cross[0].packet_bytes, 1500);
+    }
+
+    #[test]
+    fn refuses_what_one_bottleneck_cannot_do_naming_the_field() {
+        let cases: Vec<(Result<LabPlan, LabError>, &str, &str)> = vec![
+            (
+                plan("", &["flows.0.access={ rate = \"1gbit\" }"]),
+                "flows[0].access",
+                "access",
+            ),
+            (plan("", &["flows.0.bytes=\"1G\""]), "flows[0].bytes", "bytes"),
+            (plan("", &["flows.0.ecn=true"]), "flows[0].ecn", "ECN"),
+            (plan("", &["flows.1.cc=\"lion\""]), "flows[1].cc", "no kernel"),
+            (
+                plan("", &["flows.1.cc=\"cubic:beta=0.5\""]),
+                "flows[1].cc",
+                "kernel's own",
+            ),
+            (
+                plan(
+                    "",
+                    &["links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150 }"],
+                ),
+                "links[0].queue.gentle",
+                "gentle",
+            ),
+            (
+                plan(
+                    "",
+                    &["links.0.queue={ kind = \"red\", packets = 600, gentle = false, ecn = true }"],
+                ),
+                "links[0].queue.ecn",
+                "ECN",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].kind",
+                "web",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\n",
+                    &[],
+                ),
+                "cross_traffic[0].responsive",
+                "unresponsive",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"side\"\nrate = \"10mbit\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].link",
+                "bottleneck",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"10mbit\"\nstart = \"1s\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].start",
+                "whole experiment",
+            ),
+            (
+                plan(
+                    "",
+                    &[
+                        "topology={ kind = \"parking_lot\", chain = [\"core\", \"side\"] }",
+                    ],
+                ),
+                "topology.kind",
+                "parking lot",
+            ),
+        ];
+        for (r, field, words) in cases {
+            let (f, m) = unsupported_field(r);
+            assert_eq!(f, field);
+            assert!(m.contains(words), "{field}: `{m}` lacks `{words}`");
+        }
+    }
+
+    #[test]
+    fn simulator_errors_pass_through() {
+        match plan("", &["flows.0.cc=\"nosuch\""]) {
+            Err(LabError::Scenario(e)) => assert!(e.to_string().contains("flows[0].cc")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn emulator_limits_are_reported_as_the_link() {
+        // 10 s one-way delay + 100 ms extra: the emulator refuses delays over 10 s.
+        let (f, m) = unsupported_field(plan("", &["links.0.delay=\"11s\"", "duration=\"60s\""]));
+        assert_eq!(f, "links[0]");
+        assert!(m.contains("10 s"), "{m}");
+    }
+}

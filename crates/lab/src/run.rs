@@ -1,0 +1,340 @@
+//! One lab run: emulator up, congestion controls loaded, namespaces tuned, one perf server per
+//! flow in namespace b, one perf client per flow in namespace a at its start time; then
+//! everything down again, in every case.
+//!
+//! Cleanup is by ownership: the emulator (`longhaul_emu::Emulator`) removes its namespaces when
+//! stopped or dropped, and `LoadedControls` unloads its congestion controls when dropped, so an
+//! error at any step, or an interruption reported by the caller's `interrupted` callback (the
+//! command line turns SIGINT/SIGTERM/SIGHUP into that), unwinds through both. Client threads that
+//! are still sending when a run is interrupted lose their path with the namespaces and end with
+//! the process.
+//!
+//! Socket buffers: a window of BDP + queue must fit in both the sender's and the receiver's
+//! buffers (seed 004: "the TCP window must be at least the BDP"). The autotuning maxima
+//! `net.ipv4.tcp_rmem` / `tcp_wmem` are per network namespace, so they are raised inside the two
+//! namespaces only (the host keeps its settings), to `longhaul tune`'s recommendation for
+//! BDP(largest RTT) + queue.
+
+use crate::congestion::LoadedControls;
+use crate::error::LabError;
+use crate::plan::LabPlan;
+use crate::queue_log::{self, QueueLog};
+use longhaul_emu::emulator::Side;
+use longhaul_emu::sys::netns;
+use longhaul_emu::{Emulator, Mode, Options};
+use longhaul_perf::perf::{run_client, ClientConfig, PerfRun, Quiet, Server, ServerConfig};
+use longhaul_perf::tune::bdp::{bdp_bytes, buffer_for_bdp};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Keep the emulator's per-packet event log here; `None` = a temporary file, removed after
+    /// it has been read.
+    pub event_log: Option<PathBuf>,
+    /// Print progress lines on stderr.
+    pub verbose: bool,
+}
+
+/// One flow's measured run, with when it started relative to the experiment.
+#[derive(Debug, Clone)]
+pub struct FlowRun {
+    pub run: PerfRun,
+    /// Seconds from the experiment's start to the client's test start.
+    pub started_s: f64,
+    /// The name the socket selected (`lab<pid>_<k>` for eBPF ones).
+    pub registered_cc: String,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone)]
+pub struct RawOutcome {
+    pub flows: Vec<FlowRun>,
+    pub emulator: longhaul_emu::Summary,
+    pub forward_log: QueueLog,
+    pub reverse_log: QueueLog,
+    /// Seconds from the experiment's start to the last flow's end.
+    pub span_s: f64,
+    pub socket_buffer_max: u64,
+    pub notes: Vec<String>,
+}
+
+/// Number of this process's runs (temporary file names).
+static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Runs the plan. `interrupted(d)` waits up to `d` and returns a signal number if the run must
+/// stop (then everything is cleaned up and `LabError::Interrupted` returned).
+pub fn run(
+    plan: &LabPlan,
+    opts: &RunOptions,
+    interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
+) -> Result<RawOutcome, LabError> {
+    if !nix_is_root() {
+        return Err(LabError::NotRoot);
+    }
+    let say = |m: String| {
+        if opts.verbose {
+            eprintln!("longhaul lab: {m}");
+        }
+    };
+    let (controls, registered) = LoadedControls::prepare(&plan.flows)?;
+    for n in &controls.notes {
+        say(n.clone());
+    }
+    let (log_path, temporary) = match &opts.event_log {
+        Some(p) => (p.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!(
+                "longhaul-lab-{}-{}.events",
+                std::process::id(),
+                RUNS.fetch_add(1, Ordering::SeqCst)
+            )),
+            true,
+        ),
+    };
+    let result = run_with_controls(plan, &registered, &log_path, &say, interrupted);
+    if temporary {
+        let _ = std::fs::remove_file(&log_path);
+    }
+    let mut controls = controls;
+    let unload_errors = controls.unload_all();
+    let mut out = result?;
+    out.notes.extend(controls.notes.clone());
+    if !unload_errors.is_empty() {
+        return Err(LabError::Setup {
+            what: "unloading congestion controls".into(),
+            message: unload_errors.join("; "),
+        });
+    }
+    Ok(out)
+}
+
+fn nix_is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn setup_err(what: &str) -> impl Fn(String) -> LabError + '_ {
+    move |message| LabError::Setup {
+        what: what.to_string(),
+        message,
+    }
+}
+
+fn run_with_controls(
+    plan: &LabPlan,
+    registered: &[String],
+    log_path: &std::path::Path,
+    say: &dyn Fn(String),
+    interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
+) -> Result<RawOutcome, LabError> {
+    let mut options = Options::new(plan.emulator.clone());
+    options.event_log = Some(log_path.to_path_buf());
+    let emu = Emulator::start(Mode::Pair, options)?;
+    let ns_a = emu.namespace(Side::A).expect("pair mode").to_string();
+    let ns_b = emu.namespace(Side::B).expect("pair mode").to_string();
+    let addr_b = emu.address(Side::B);
+    say(format!(
+        "emulated path up: {} ({ns_a}) -> {addr_b} ({ns_b}), {:.0} Mb/s, {} ms one way, {}",
+        emu.address(Side::A),
+        plan.capacity_bps / 1e6,
+        plan.one_way_delay.as_millis(),
+        plan.queue
+    ));
+
+    // Socket buffers in both namespaces.
+    let bdp = bdp_bytes(plan.capacity_bps, plan.max_rtt());
+    let buffer = buffer_for_bdp(bdp + plan.queue_bytes).max(4 << 20);
+    for ns in [&ns_a, &ns_b] {
+        tune_namespace(ns, buffer)?;
+    }
+    say(format!(
+        "tcp_rmem/tcp_wmem max = {buffer} B in both namespaces (BDP {bdp} B + queue {} B)",
+        plan.queue_bytes
+    ));
+
+    // Servers.
+    let stop_servers = Arc::new(AtomicBool::new(false));
+    let mut server_threads = Vec::new();
+    for f in &plan.flows {
+        let addr = SocketAddr::new(addr_b.into(), f.port);
+        let (tx, rx) = mpsc::channel();
+        let stop = stop_servers.clone();
+        let ns = ns_b.clone();
+        server_threads.push(std::thread::spawn(move || {
+            if let Err(e) = netns::enter(&ns) {
+                let _ = tx.send(Err(e.to_string()));
+                return;
+            }
+            let log: Arc<dyn Fn(longhaul_perf::perf::ServerEvent) + Send + Sync> =
+                Arc::new(|e| tracing::debug!("perf server: {e}"));
+            match Server::bind(addr, ServerConfig::default(), log) {
+                Ok(s) => {
+                    let _ = tx.send(Ok(()));
+                    let _ = s.serve(&stop);
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(format!("binding {addr}: {e}")));
+                }
+            }
+        }));
+        rx.recv()
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .map_err(setup_err("perf server"))?;
+    }
+
+    // Clients, each at its start time.
+    let epoch = Instant::now();
+    let epoch_ns = longhaul_emu::sys::clock::now_ns();
+    let (done_tx, done_rx) = mpsc::channel();
+    for (k, f) in plan.flows.iter().enumerate() {
+        let cfg = ClientConfig {
+            host: addr_b.to_string(),
+            port: f.port,
+            streams: 1,
+            duration: f.stop - f.start,
+            interval: plan.interval,
+            cc: Some(registered[k].clone()),
+            window: None,
+            write_len: 128 * 1024,
+            connect_timeout: Duration::from_secs(10),
+        };
+        let (tx, ns, start, id) = (done_tx.clone(), ns_a.clone(), f.start, f.id);
+        std::thread::spawn(move || {
+            let result = netns::enter(&ns).map_err(|e| e.to_string()).and_then(|_| {
+                let wait = (epoch + start).saturating_duration_since(Instant::now());
+                std::thread::sleep(wait);
+                let started = epoch.elapsed().as_secs_f64();
+                run_client(&cfg, &mut Quiet)
+                    .map(|r| (r, started))
+                    .map_err(|e| e.to_string())
+            });
+            let _ = tx.send((k, id, result));
+        });
+    }
+    drop(done_tx);
+    say(format!(
+        "{} flow(s) scheduled over {:.1} s",
+        plan.flows.len(),
+        plan.duration.as_secs_f64()
+    ));
+
+    // Wait for every flow; a flow may run past its stop by its drain (about an RTT plus the
+    // queue), so the deadline allows a generous margin before declaring it hung.
+    let deadline = epoch + plan.duration + plan.max_rtt() * 20 + Duration::from_secs(30);
+    let mut results: Vec<Option<(PerfRun, f64)>> = vec![None; plan.flows.len()];
+    let mut remaining = plan.flows.len();
+    let mut last_tick = 0u64;
+    while remaining > 0 {
+        if let Some(sig) = interrupted(Duration::from_millis(100)) {
+            stop_servers.store(true, Ordering::SeqCst);
+            drop(emu);
+            return Err(LabError::Interrupted(sig));
+        }
+        while let Ok((k, id, r)) = done_rx.try_recv() {
+            remaining -= 1;
+            match r {
+                Ok(v) => results[k] = Some(v),
+                Err(message) => {
+                    stop_servers.store(true, Ordering::SeqCst);
+                    return Err(LabError::Flow { flow: id, message });
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Setup {
+                what: "waiting for the flows".into(),
+                message: format!("{remaining} flow(s) did not finish by the deadline"),
+            });
+        }
+        let t = epoch.elapsed().as_secs();
+        if t >= last_tick + 5 {
+            last_tick = t;
+            say(format!("t = {t} s of {:.0} s", plan.duration.as_secs_f64()));
+        }
+    }
+    let span_s = epoch.elapsed().as_secs_f64();
+
+    // Wake each server so it sees the stop flag, from inside namespace b.
+    stop_servers.store(true, Ordering::SeqCst);
+    let ports: Vec<u16> = plan.flows.iter().map(|f| f.port).collect();
+    let _ = netns::run_in(&ns_b, move || {
+        for p in ports {
+            let _ = TcpStream::connect_timeout(
+                &SocketAddr::new(addr_b.into(), p),
+                Duration::from_millis(200),
+            );
+        }
+    });
+    for t in server_threads {
+        let _ = t.join();
+    }
+    let emulator = emu.stop()?;
+
+    let read_log = |dir: &str| -> Result<QueueLog, LabError> {
+        let f = std::fs::File::open(log_path)
+            .map_err(|e| setup_err("reading the emulator's event log")(e.to_string()))?;
+        queue_log::read(
+            f,
+            dir,
+            epoch_ns,
+            // Past the stop too: the last windows drain (and may still be dropped) after it.
+            plan.duration.as_secs_f64().max(span_s),
+            plan.interval.as_secs_f64(),
+            if plan.drop_log {
+                plan.drop_log_limit
+            } else {
+                0
+            },
+        )
+        .map_err(|e| setup_err("reading the emulator's event log")(e.to_string()))
+    };
+    let forward_log = read_log("a>b")?;
+    let reverse_log = read_log("b>a")?;
+    let flows = results
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let (run, started_s) = r.expect("every flow reported");
+            FlowRun {
+                run,
+                started_s,
+                registered_cc: registered[k].clone(),
+            }
+        })
+        .collect();
+    Ok(RawOutcome {
+        flows,
+        emulator,
+        forward_log,
+        reverse_log,
+        span_s,
+        socket_buffer_max: buffer,
+        notes: Vec::new(),
+    })
+}
+
+/// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls).
+fn tune_namespace(ns: &str, buffer: u64) -> Result<(), LabError> {
+    let values = [
+        ("net/ipv4/tcp_rmem", format!("4096 131072 {buffer}")),
+        ("net/ipv4/tcp_wmem", format!("4096 16384 {buffer}")),
+        // A fresh namespace has no cached metrics, but say it: no ssthresh carried over.
+        ("net/ipv4/tcp_no_metrics_save", "1".to_string()),
+    ];
+    netns::run_in(ns, move || -> Result<(), String> {
+        for (key, v) in &values {
+            std::fs::write(format!("/proc/sys/{key}"), v)
+                .map_err(|e| format!("writing {v} to /proc/sys/{key}: {e}"))?;
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())
+    .and_then(|r| r)
+    .map_err(setup_err("tuning socket buffers in the namespaces"))
+}

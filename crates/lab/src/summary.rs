@@ -1,0 +1,262 @@
+//! A lab run as the result summary `sim` writes (mode `lab`), so `longhaul compare` puts the two
+//! side by side.
+//!
+//! Per flow (from `longhaul perf`'s measurement, `longhaul_perf::perf::to_summary`):
+//! * throughput = bytes the receiver got × 8 ÷ the flow's measured duration (its test start to
+//!   the receiver's confirmation that the last byte arrived, so the final drain is included);
+//! * min RTT = the smaller of the kernel's `tcpi_min_rtt` and the sampled smoothed RTTs; queueing
+//!   delay = the smoothed RTT sampled every 100 ms while sending − min RTT (mean, p50, p95, p99,
+//!   max). The smoothed RTT is an EWMA and smooths sub-RTT spikes;
+//! * loss rate = retransmitted ÷ sent segments (the kernel's view), retransmits from `TCP_INFO`;
+//! * series (cwnd, RTT, throughput, in flight) every `output.interval`, on the experiment's clock;
+//! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`).
+//!
+//! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
+//! Jain's index over the flows' throughputs; CoV of the aggregate's 1-s throughput.
+//!
+//! Links (the bottleneck's data direction, and its reverse as `NAME (reverse)`, as the simulator
+//! reports them; from the emulator): drops by reason, the queueing delay
+//! every delivered packet spent from arrival to its last bit leaving (sojourn incl. its own
+//! serialisation, as the simulator measures), the queue and accepted-rate series from the event
+//! log, and utilization = payload (IP bytes − 40 per packet) of our packets over the span plus the
+//! cross traffic's payload over the emulator's lifetime, ÷ the payload capacity.
+
+use crate::plan::LabPlan;
+use crate::run::RawOutcome;
+use longhaul_metrics::delay::DelayStats;
+use longhaul_metrics::summary::{
+    Aggregate, AggregateSeries, FlowDelay, LinkDelay, LinkSeries, LinkSummary, Mode, Summary,
+};
+use longhaul_metrics::{fairness, stability, throughput};
+use longhaul_perf::perf::{to_summary, PathFacts};
+use std::collections::BTreeMap;
+
+/// TCP/IP header bytes per packet (DESIGN.md's utilization definition).
+const HEADER_BYTES: f64 = 40.0;
+
+/// Builds the summary of a finished run.
+pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
+    let facts = PathFacts {
+        distance_km: Some(plan.distance_km),
+        capacity_bps: Some(plan.capacity_bps),
+        mtu: Some(plan.mtu),
+    };
+    let mut flows = Vec::new();
+    // 1-s bins of all flows' bytes on the experiment clock, for the aggregate series and CoV.
+    let bins = plan.duration.as_secs_f64().ceil().max(1.0) as usize;
+    let mut agg_bytes = vec![0.0f64; bins];
+    for (f, fr) in plan.flows.iter().zip(&raw.flows) {
+        let s = to_summary(&fr.run, &facts);
+        let mut flow = s.flows.into_iter().next().expect("one stream per flow");
+        flow.id = f.id;
+        flow.cc = f.cc.clone();
+        flow.params = (!f.params.is_empty()).then(|| f.params.join(","));
+        flow.start_s = Some(fr.started_s);
+        flow.stop_s = Some(fr.started_s + fr.run.duration_s);
+        // Queueing delay from the 100-ms RTT samples (finer than the report intervals).
+        let rtts: Vec<f64> = fr.run.rtt_samples_ms[0]
+            .iter()
+            .copied()
+            .filter(|r| *r > 0.0)
+            .collect();
+        if let Some(m) = longhaul_metrics::delay::min_rtt(&rtts) {
+            let min_rtt = flow.min_rtt_ms.min(m);
+            flow.min_rtt_ms = min_rtt;
+            let qd: Vec<f64> = rtts.iter().map(|r| r - min_rtt).collect();
+            if let Some(q) = DelayStats::of(&qd) {
+                flow.queueing_delay_ms = FlowDelay {
+                    mean: q.mean,
+                    p95: q.p95,
+                    p50: Some(q.p50),
+                    p99: Some(q.p99),
+                    max: Some(q.max),
+                };
+            }
+        }
+        if let Some(series) = flow.series.as_mut() {
+            for t in series.t.iter_mut() {
+                *t += fr.started_s;
+            }
+        }
+        for i in &fr.run.intervals {
+            let b = ((fr.started_s + i.start_s).max(0.0)) as usize;
+            if b < bins {
+                agg_bytes[b] += i.bytes() as f64;
+            }
+        }
+        flows.push(flow);
+    }
+
+    let total: u64 = raw.flows.iter().map(|f| f.run.total_bytes()).sum();
+    let span = raw.span_s.max(1e-9);
+    let agg_bps = throughput::throughput_bps(total, span);
+    let per_flow: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+    let agg_series: Vec<f64> = agg_bytes.iter().map(|b| b * 8.0).collect();
+    // Full seconds only (the last may be partial).
+    let full = (plan.duration.as_secs_f64().floor() as usize).min(bins);
+    let aggregate = Aggregate {
+        throughput_bps: agg_bps,
+        utilization: throughput::utilization(agg_bps, plan.capacity_bps, plan.mtu),
+        jain: fairness::jain_index(&per_flow).unwrap_or(f64::NAN),
+        cov: stability::cov(&agg_series[..full]).unwrap_or(f64::NAN),
+        bmps: longhaul_metrics::bmps::bmps(agg_bps, plan.distance_km),
+        bytes_delivered: Some(total),
+        capacity_bps: Some(plan.capacity_bps),
+        series: Some(AggregateSeries {
+            t: (0..bins).map(|b| b as f64).collect(),
+            throughput_bps: agg_series,
+        }),
+    };
+
+    // Named as the simulator names its two queues of a duplex link.
+    let links = vec![
+        link_summary(plan, raw, "a>b", plan.link_name.clone(), plan.capacity_bps),
+        link_summary(
+            plan,
+            raw,
+            "b>a",
+            format!("{} (reverse)", plan.link_name),
+            plan.reverse_capacity_bps,
+        ),
+    ];
+    let mut meta = BTreeMap::new();
+    meta.insert("longhaul_version".into(), env!("CARGO_PKG_VERSION").into());
+    if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        meta.insert("kernel".into(), k.trim().into());
+    }
+    meta.insert(
+        "transport".into(),
+        "Linux kernel TCP (longhaul perf) over longhaul emu".into(),
+    );
+    let registered: Vec<String> = plan
+        .flows
+        .iter()
+        .zip(&raw.flows)
+        .map(|(f, r)| format!("{}={}", f.id, r.registered_cc))
+        .collect();
+    meta.insert("registered_cc".into(), registered.join(" "));
+    meta.insert(
+        "socket_buffer_max".into(),
+        raw.socket_buffer_max.to_string(),
+    );
+    let e = &raw.emulator;
+    meta.insert(
+        "emu_timer_wakeup_latency_us".into(),
+        format!("{:.1}", e.timer_wakeup_latency_ns as f64 / 1e3),
+    );
+    meta.insert(
+        "emu_tun_tx_dropped".into(),
+        format!("a={} b={}", e.tun_tx_dropped[0], e.tun_tx_dropped[1]),
+    );
+    for d in &e.directions {
+        let tag = d.direction.replace('>', "_to_");
+        meta.insert(
+            format!("emu_{tag}_lateness_us"),
+            format!(
+                "p50={:.1} p99={:.1} p999={:.1} max={:.1}",
+                d.lateness.p50_ns as f64 / 1e3,
+                d.lateness.p99_ns as f64 / 1e3,
+                d.lateness.p999_ns as f64 / 1e3,
+                d.lateness.max_ns as f64 / 1e3
+            ),
+        );
+        meta.insert(
+            format!("emu_{tag}_io"),
+            format!(
+                "dropped_memory={} read_errors={} write_errors={}",
+                d.io.dropped_memory, d.io.read_errors, d.io.write_errors
+            ),
+        );
+    }
+    if raw.forward_log.drops_unlogged > 0 {
+        meta.insert(
+            "drops_unlogged".into(),
+            raw.forward_log.drops_unlogged.to_string(),
+        );
+    }
+    for (k, n) in raw.notes.iter().enumerate() {
+        meta.insert(format!("note_{k}"), n.clone());
+    }
+    Summary {
+        scenario: plan.name.clone(),
+        mode: Mode::Lab,
+        duration_s: plan.duration.as_secs_f64(),
+        seed: plan.seed,
+        links,
+        flows,
+        aggregate,
+        claims: Vec::new(),
+        meta,
+    }
+}
+
+fn link_summary(
+    plan: &LabPlan,
+    raw: &RawOutcome,
+    direction: &str,
+    name: String,
+    capacity_bps: f64,
+) -> LinkSummary {
+    let e = &raw.emulator;
+    let d = e
+        .directions
+        .iter()
+        .find(|d| d.direction == direction)
+        .expect("the emulator reports both directions");
+    let c = &d.counters;
+    let payload = |bytes: f64, packets: f64| (bytes - HEADER_BYTES * packets).max(0.0) * 8.0;
+    let ours = payload(c.delivered_bytes as f64, c.delivered_packets as f64) / raw.span_s.max(1e-9);
+    let cross_delivered = c.cross_packets.saturating_sub(c.cross_dropped) as f64;
+    let cross_frac = if c.cross_packets > 0 {
+        cross_delivered / c.cross_packets as f64
+    } else {
+        0.0
+    };
+    let cross = payload(c.cross_bytes as f64 * cross_frac, cross_delivered) / d.elapsed_s.max(1e-9);
+    let payload_capacity = plan.capacity_bps * (plan.mtu as f64 - HEADER_BYTES) / plan.mtu as f64;
+    let mut by_reason = BTreeMap::new();
+    for (k, v) in [
+        ("queue_full", c.dropped_queue_full),
+        ("random_loss", c.dropped_random_loss),
+        ("red_early", c.dropped_red_early),
+        ("red_forced", c.dropped_red_forced),
+    ] {
+        if v > 0 {
+            by_reason.insert(k.to_string(), v);
+        }
+    }
+    if c.cross_dropped > 0 {
+        by_reason.insert("cross_traffic".into(), c.cross_dropped);
+    }
+    let q = &d.queue_delay_ms;
+    let log = if direction == "a>b" {
+        &raw.forward_log
+    } else {
+        &raw.reverse_log
+    };
+    LinkSummary {
+        name,
+        capacity_bps,
+        utilization: (ours + cross) / payload_capacity,
+        drops: c.dropped_packets() + c.cross_dropped,
+        queue_delay_ms: LinkDelay {
+            mean: q.mean,
+            p95: q.p95,
+            p99: q.p99,
+            p50: None,
+            max: Some(q.max),
+        },
+        mtu: Some(plan.mtu),
+        delay_ms: Some(plan.one_way_delay.as_secs_f64() * 1e3),
+        distance_km: Some(plan.distance_km),
+        queue: Some(plan.queue.clone()),
+        drops_by_reason: by_reason,
+        packets_forwarded: Some(c.delivered_packets),
+        series: Some(LinkSeries {
+            t: log.t.clone(),
+            queue_bytes: log.queue_bytes.clone(),
+            queue_pkts: log.queue_pkts.clone(),
+            throughput_bps: log.throughput_bps.clone(),
+        }),
+    }
+}
