@@ -9,8 +9,11 @@
 //! ```
 //!
 //! Every per-direction option takes `VALUE` (both directions) or `A2B/B2A` (asymmetric: a→b
-//! first, which is the uplink in `shell`). Settings can also come from the `[link]` section of a
-//! scenario file (`--scenario FILE`), which flags override:
+//! first, which is the uplink in `shell`). Settings can also come from a scenario file
+//! (`--scenario FILE`), which flags override. A simulator scenario (`[[links]]`, docs/scenario.md)
+//! supplies one link (`--link NAME`, default the bottleneck), mapped by
+//! `longhaul_lab::plan::emulated_link` exactly as `longhaul lab` maps it. For emulator-only
+//! settings a file may instead hold the `[link]` shorthand:
 //!
 //! ```toml
 //! [link]
@@ -60,10 +63,12 @@ pub enum EmuCommand {
 /// Path settings shared by `pair` and `shell`.
 #[derive(Args, Clone, Default)]
 pub struct LinkArgs {
-    /// Scenario file whose link section supplies defaults.
+    /// Scenario file whose link supplies defaults: a simulator scenario (`[[links]]`) or the
+    /// emulator's `[link]` shorthand (docs/scenario.md).
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
-    /// Which link of the scenario (`name` of a [[links]] entry); default: [link] or the first.
+    /// Which link of the scenario (`name` of a [[links]] entry); default: the dumbbell's
+    /// bottleneck, or the only link.
     #[arg(long, value_name = "NAME")]
     link: Option<String>,
     /// Bottleneck rate, e.g. 1gbit or 100mbit/10mbit (a→b/b→a).
@@ -257,6 +262,15 @@ fn table_field(t: &toml::Table, k: &str) -> Option<String> {
     t.get(k).and_then(toml_scalar)
 }
 
+/// Keys of the simulator's `[[links]]` entries that the `[link]` shorthand does not take.
+const SIMULATOR_ONLY: &[&str] = &[
+    "queue",
+    "reverse_queue",
+    "reverse_rate",
+    "reverse_loss",
+    "distance_km",
+];
+
 /// Applies the keys of one TOML table onto a RawDirection.
 fn apply_table(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
     const KNOWN: &[&str] = &[
@@ -281,10 +295,16 @@ fn apply_table(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()>
         "down",
         "a_to_b",
         "b_to_a",
-        "distance_km",
-        "queue",
     ];
     for k in t.keys() {
+        if SIMULATOR_ONLY.contains(&k.as_str()) {
+            bail!(
+                "{ctx}: `{k}` is a key of the simulator's link format, which is read from a \
+                 [[links]] entry of a full scenario (docs/scenario.md); in the emulator's [link] \
+                 shorthand use queue_packets / queue_bytes / red, and `up`/`down` tables for the \
+                 reverse direction"
+            );
+        }
         if !KNOWN.contains(&k.as_str()) {
             bail!("{ctx}: unknown key `{k}` (known: {})", KNOWN.join(", "));
         }
@@ -347,36 +367,44 @@ fn apply_table(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()>
     Ok(())
 }
 
-/// Reads the link section of a scenario file: ([a→b], [b→a], mtu, seed).
-fn from_scenario(
-    path: &Path,
-    name: Option<&str>,
-) -> Result<(RawDirection, RawDirection, Option<u32>, Option<u64>)> {
+/// What a scenario file contributes: either a link mapped from the simulator's format (`base`),
+/// or the emulator's `[link]` shorthand as unparsed per-direction values.
+#[derive(Default)]
+struct FileSettings {
+    base: Option<LinkConfig>,
+    ab: RawDirection,
+    ba: RawDirection,
+    mtu: Option<u32>,
+    seed: Option<u64>,
+}
+
+/// Reads the link of a scenario file. A file with `[[links]]` is a simulator scenario: it is
+/// parsed and checked by the simulator's own parser, and the chosen link is mapped onto the
+/// emulator exactly as `longhaul lab` maps it (`longhaul_lab::plan::emulated_link`): rate and
+/// `reverse_rate`, delay, mtu, `queue`/`reverse_queue` (droptail or RED), `loss`/`reverse_loss`
+/// and the `[[cross_traffic]]` on that link; what the emulator cannot do is refused naming the
+/// field. A file with only `[link]` uses the emulator's shorthand (see the module comment).
+fn from_scenario(path: &Path, name: Option<&str>) -> Result<FileSettings> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading scenario {}", path.display()))?;
     let doc: toml::Table =
         toml::from_str(&text).with_context(|| format!("{} is not valid TOML", path.display()))?;
-    let link = if let Some(links) = doc.get("links").and_then(|v| v.as_array()) {
-        let pick = match name {
-            Some(n) => links
-                .iter()
-                .find(|l| l.get("name").and_then(|x| x.as_str()) == Some(n))
-                .ok_or_else(|| anyhow!("{}: no [[links]] entry named `{n}`", path.display()))?,
-            None => links
-                .first()
-                .ok_or_else(|| anyhow!("{}: [[links]] is empty", path.display()))?,
-        };
-        pick.as_table()
-            .ok_or_else(|| anyhow!("{}: [[links]] entries must be tables", path.display()))?
-            .clone()
-    } else if let Some(l) = doc.get("link").and_then(|v| v.as_table()) {
-        l.clone()
-    } else {
+    if doc.contains_key("links") {
+        return from_simulator_scenario(path, name);
+    }
+    let Some(link) = doc.get("link").and_then(|v| v.as_table()).cloned() else {
         bail!(
-            "{}: no [link] or [[links]] section (see `longhaul emu pair --help`)",
+            "{}: no [[links]] (simulator scenario) or [link] section (see `longhaul emu pair \
+             --help` and docs/scenario.md)",
             path.display()
         );
     };
+    if name.is_some() {
+        bail!(
+            "{}: --link chooses among [[links]]; this file has a single [link]",
+            path.display()
+        );
+    }
     let ctx = format!("{} [link]", path.display());
     let mut base = RawDirection::default();
     apply_table(&mut base, &link, &ctx)?;
@@ -400,11 +428,76 @@ fn from_scenario(
         ),
         None => None,
     };
-    let seed = link
-        .get("seed")
-        .and_then(|v| v.as_integer())
-        .map(|i| i as u64);
-    Ok((ab, ba, mtu, seed))
+    let seed = match link.get("seed") {
+        Some(v) => Some(
+            v.as_integer()
+                .and_then(|i| u64::try_from(i).ok())
+                .ok_or_else(|| anyhow!("{ctx}: seed must be a non-negative integer"))?,
+        ),
+        None => None,
+    };
+    Ok(FileSettings {
+        base: None,
+        ab,
+        ba,
+        mtu,
+        seed,
+    })
+}
+
+/// A simulator scenario's link (`--link NAME`, default the dumbbell's bottleneck) as emulator
+/// settings. Flows are not run by `emu pair|shell` (bring your own traffic).
+fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettings> {
+    use longhaul_sim::scenario::{Scenario, TopologyKind};
+    let checked = Scenario::load(path, &[])?;
+    let s = &checked.scenario;
+    let wanted = match name {
+        Some(n) => n.to_string(),
+        None if s.topology.kind == TopologyKind::Dumbbell => {
+            s.topology.bottleneck.clone().unwrap_or_default()
+        }
+        None if s.links.len() == 1 => s.links[0].name.clone(),
+        None => bail!(
+            "{}: a parking lot has several links ({}); choose one with --link NAME",
+            path.display(),
+            s.links
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let li = s
+        .links
+        .iter()
+        .position(|l| l.name == wanted)
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: no [[links]] entry named `{wanted}` (links: {})",
+                path.display(),
+                s.links
+                    .iter()
+                    .map(|l| l.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    let file = path.display().to_string();
+    let mapped = longhaul_lab::plan::emulated_link(&checked, li, &file).map_err(|e| match e {
+        longhaul_lab::LabError::Unsupported {
+            file,
+            field,
+            message,
+        } => anyhow!(
+            "{file}: field `{field}`: {message} (the emulator cannot run this link as written)"
+        ),
+        other => anyhow!(other),
+    })?;
+    Ok(FileSettings {
+        mtu: Some(mapped.config.mtu),
+        base: Some(mapped.config),
+        ..Default::default()
+    })
 }
 
 /// Flags onto file values (flags win).
@@ -529,12 +622,14 @@ fn floats(s: &str, what: &str, min: usize, max: usize) -> Result<Vec<String>> {
     Ok(v)
 }
 
-fn build_direction(raw: &RawDirection, dir: &str, seed: u64) -> Result<DirectionConfig> {
+/// `base` (from a simulator scenario, or the defaults) with the settings in `raw` applied.
+fn build_direction(
+    raw: &RawDirection,
+    dir: &str,
+    base: DirectionConfig,
+) -> Result<DirectionConfig> {
     let ctx = |what: &str| format!("{dir}: {what}");
-    let mut c = DirectionConfig {
-        seed,
-        ..Default::default()
-    };
+    let mut c = base;
     c.rate = match (&raw.trace, &raw.rate) {
         (Some(t), _) => RateConfig::Trace {
             path: t.clone(),
@@ -546,7 +641,7 @@ fn build_direction(raw: &RawDirection, dir: &str, seed: u64) -> Result<Direction
                 bps: bps.round() as u64,
             }
         }
-        (None, None) => RateConfig::Unlimited,
+        (None, None) => c.rate,
     };
     if let Some(d) = &raw.delay {
         c.delay.delay_ns = ns(parse_duration(d).with_context(|| ctx("delay"))?);
@@ -597,9 +692,11 @@ fn build_direction(raw: &RawDirection, dir: &str, seed: u64) -> Result<Direction
         (Some(_), Some(_)) => bail!("{dir}: give either --loss or --gilbert, not both"),
         (Some(l), None) => {
             let p = parse_probability(l).with_context(|| ctx("loss"))?;
-            if p > 0.0 {
-                c.loss = LossConfig::Bernoulli { p };
-            }
+            c.loss = if p > 0.0 {
+                LossConfig::Bernoulli { p }
+            } else {
+                LossConfig::None
+            };
         }
         (None, Some(g)) => {
             let v = floats(g, "gilbert", 2, 4)?;
@@ -627,22 +724,32 @@ fn build_direction(raw: &RawDirection, dir: &str, seed: u64) -> Result<Direction
 
 /// The full configuration from scenario file and flags.
 fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
-    let (mut ab, mut ba, mut mtu, mut seed) = match &f.scenario {
+    let mut file = match &f.scenario {
         Some(p) => from_scenario(p, f.link.as_deref())?,
-        None => (RawDirection::default(), RawDirection::default(), None, None),
+        None => {
+            if f.link.is_some() {
+                bail!("--link chooses a link of --scenario FILE; give the scenario too");
+            }
+            FileSettings::default()
+        }
     };
-    apply_flags(&mut ab, &mut ba, f);
-    if f.mtu.is_some() {
-        mtu = f.mtu;
+    apply_flags(&mut file.ab, &mut file.ba, f);
+    let mtu = f.mtu.or(file.mtu).unwrap_or(1500);
+    let seed = f.seed.or(file.seed);
+    let from_simulator = file.base.is_some();
+    let (mut ab, mut ba) = match file.base {
+        Some(l) => (l.a_to_b, l.b_to_a),
+        None => Default::default(),
+    };
+    if !from_simulator || seed.is_some() {
+        let seed = seed.unwrap_or(1);
+        ab.seed = seed.wrapping_mul(2);
+        ba.seed = seed.wrapping_mul(2) + 1;
     }
-    if f.seed.is_some() {
-        seed = f.seed;
-    }
-    let seed = seed.unwrap_or(1);
     let cfg = LinkConfig {
-        a_to_b: build_direction(&ab, "a→b", seed.wrapping_mul(2))?,
-        b_to_a: build_direction(&ba, "b→a", seed.wrapping_mul(2) + 1)?,
-        mtu: mtu.unwrap_or(1500),
+        a_to_b: build_direction(&file.ab, "a→b", ab)?,
+        b_to_a: build_direction(&file.ba, "b→a", ba)?,
+        mtu,
     };
     cfg.validate()?;
     Ok(cfg)
@@ -1015,6 +1122,172 @@ loss = 0.001
         let e = link_config(&f).unwrap_err().to_string();
         assert!(e.contains("unknown key `bogus`"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn repo_scenario(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios")
+            .join(name)
+    }
+
+    fn with_scenario(path: PathBuf) -> LinkArgs {
+        LinkArgs {
+            scenario: Some(path),
+            ..Default::default()
+        }
+    }
+
+    /// Writes `text` to a fresh file and returns the error (or config) for it.
+    fn scenario_text(tag: &str, text: &str) -> (PathBuf, Result<LinkConfig>) {
+        let dir = std::env::temp_dir().join(format!("lh-emu-cli-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.toml");
+        std::fs::write(&p, text).unwrap();
+        let r = link_config(&with_scenario(p.clone()));
+        std::fs::remove_dir_all(&dir).unwrap();
+        (p, r)
+    }
+
+    const SIM_HEAD: &str = r#"
+duration = "30s"
+seed = 5
+[topology]
+kind = "dumbbell"
+bottleneck = "core"
+[[flows]]
+cc = "cubic"
+"#;
+
+    #[test]
+    fn repo_scenario_maps_the_simulators_link_format() {
+        // scenarios/dumbbell-fast.toml: 1 Gb/s, 40 ms, droptail 10000 packets, seed 1.
+        let c = link_config(&with_scenario(repo_scenario("dumbbell-fast.toml"))).unwrap();
+        assert_eq!(c.mtu, 1500);
+        for d in [&c.a_to_b, &c.b_to_a] {
+            assert_eq!(d.rate, RateConfig::Constant { bps: 1_000_000_000 });
+            assert_eq!(d.delay.delay_ns, 40_000_000);
+            assert_eq!(d.queue.packets, Some(10_000));
+            assert_eq!(d.queue.bytes, None);
+            assert!(d.red.is_none());
+            assert!(d.cross.is_empty());
+        }
+        // The simulator's streams (seed, seed + 1), as `longhaul lab` uses them.
+        assert_eq!((c.a_to_b.seed, c.b_to_a.seed), (1, 2));
+        // Flags still override a scenario's link.
+        let mut f = with_scenario(repo_scenario("dumbbell-fast.toml"));
+        f.rate = Some("100mbit".into());
+        f.queue_packets = Some("500/50".into());
+        f.seed = Some(3);
+        let c = link_config(&f).unwrap();
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
+        assert_eq!(c.a_to_b.delay.delay_ns, 40_000_000);
+        assert_eq!(
+            (c.a_to_b.queue.packets, c.b_to_a.queue.packets),
+            (Some(500), Some(50))
+        );
+        assert_eq!((c.a_to_b.seed, c.b_to_a.seed), (6, 7));
+    }
+
+    #[test]
+    fn repo_red_ecn_scenario_is_refused_naming_the_field() {
+        // RED that marks ECN cannot be emulated (the emulator's RED drops); it must not run as
+        // plain droptail.
+        let e = format!(
+            "{:#}",
+            link_config(&with_scenario(repo_scenario("red-ecn-cross.toml"))).unwrap_err()
+        );
+        assert!(e.contains("links[0].queue.ecn"), "{e}");
+        assert!(e.contains("ECN"), "{e}");
+    }
+
+    #[test]
+    fn simulator_red_reverse_settings_and_cross_traffic_are_emulated() {
+        let text = format!(
+            r#"{SIM_HEAD}
+[[links]]
+name = "core"
+rate = "200mbit"
+reverse_rate = "20mbit"
+delay = "30ms"
+mtu = 9000
+loss = 0.01
+reverse_loss = 0.002
+queue = {{ kind = "red", packets = 400, min_th = 40, max_th = 120, max_p = 0.05, weight = 0.004, gentle = false }}
+reverse_queue = {{ kind = "droptail", bytes = "2M" }}
+[[cross_traffic]]
+kind = "poisson"
+link = "core"
+rate = "50mbit"
+packet_size = 1000
+[[cross_traffic]]
+kind = "cbr"
+link = "core"
+rate = "1mbit"
+reverse = true
+"#
+        );
+        let (_, r) = scenario_text("red", &text);
+        let c = r.unwrap();
+        assert_eq!(c.mtu, 9000);
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 200_000_000 });
+        assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 20_000_000 });
+        assert_eq!(c.a_to_b.loss, LossConfig::Bernoulli { p: 0.01 });
+        assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.002 });
+        assert_eq!(c.a_to_b.queue.packets, Some(400));
+        // Thresholds in packets become MTU-sized bytes: 40 × 9000, 120 × 9000.
+        let red = c.a_to_b.red.unwrap();
+        assert_eq!((red.min_bytes, red.max_bytes), (360_000, 1_080_000));
+        assert_eq!((red.max_p, red.weight), (0.05, 0.004));
+        assert!(c.b_to_a.red.is_none());
+        assert_eq!(c.b_to_a.queue.bytes, Some(2 << 20)); // "2M" is 2 MiB, as in the simulator
+        assert_eq!(c.a_to_b.cross.len(), 1);
+        assert_eq!(c.a_to_b.cross[0].kind, CrossKind::Poisson);
+        assert_eq!(c.a_to_b.cross[0].rate_bps, 50e6);
+        assert_eq!(c.a_to_b.cross[0].packet_bytes, 1000);
+        // The reverse source defaults to the link's MTU.
+        assert_eq!(c.b_to_a.cross.len(), 1);
+        assert_eq!(c.b_to_a.cross[0].packet_bytes, 9000);
+    }
+
+    #[test]
+    fn malformed_or_unemulable_simulator_links_are_refused() {
+        let link = |extra: &str| {
+            format!("{SIM_HEAD}\n[[links]]\nname = \"core\"\nrate = \"1gbit\"\ndelay = \"10ms\"\n{extra}\n")
+        };
+        let cases = [
+            ("queue = \"nonsense\"", "links[0].queue"),
+            (
+                "queue = { kind = \"sfq\", packets = 10 }",
+                "links[0].queue.kind",
+            ),
+            (
+                "queue = { kind = \"red\", packets = 100 }",
+                "links[0].queue.gentle",
+            ),
+            ("jitter = \"1ms\"", "jitter"),
+            (
+                "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\"",
+                "cross_traffic[0].kind",
+            ),
+        ];
+        for (extra, field) in cases {
+            let (_, r) = scenario_text("bad", &link(extra));
+            let e = format!("{:#}", r.unwrap_err());
+            assert!(e.contains(field), "`{extra}`: `{e}` lacks `{field}`");
+        }
+    }
+
+    #[test]
+    fn link_shorthand_points_simulator_keys_to_the_simulator_format() {
+        for key in [
+            "queue = \"nonsense\"",
+            "reverse_rate = \"1mbit\"",
+            "distance_km = 10",
+        ] {
+            let (_, r) = scenario_text("short", &format!("[link]\nrate = \"1gbit\"\n{key}\n"));
+            let e = format!("{:#}", r.unwrap_err());
+            assert!(e.contains("[[links]]"), "{key}: {e}");
+        }
     }
 
     #[test]
