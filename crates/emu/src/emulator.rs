@@ -19,7 +19,7 @@
 use crate::config::{ConfigError, LinkConfig};
 use crate::forward::{Direction, DirectionReport, Observers};
 use crate::model::path::PathModel;
-use crate::observe::{EventLog, PcapWriter};
+use crate::observe::{EventLog, OutputReport, PcapWriter};
 use crate::sys::state::{self, InstanceState};
 use crate::sys::tun::Tun;
 use crate::sys::{clock, netns, require_root, SysError};
@@ -123,6 +123,11 @@ pub struct Summary {
     pub timer_wakeup_latency_ns: u64,
     pub spin_ns: u64,
     pub stale_removed: Vec<String>,
+    /// The per-packet event log, if one was asked for: `complete = false` (with the first error)
+    /// when a write failed, e.g. on a full disk — the emulator keeps forwarding regardless.
+    pub event_log: Option<OutputReport>,
+    /// The pcap files (a.pcap, b.pcap), same meaning.
+    pub pcap: Vec<OutputReport>,
 }
 
 /// A running emulated path.
@@ -474,6 +479,15 @@ impl Emulator {
             },
         ];
         self.flush_observers();
+        let event_log = self
+            .log
+            .as_ref()
+            .and_then(|l| l.lock().ok().map(|w| w.report()));
+        let pcap = self
+            .observers_to_flush
+            .iter()
+            .filter_map(|p| p.lock().ok().map(|w| w.report()))
+            .collect();
         let summary = Summary {
             mode: self.mode,
             pid: self.state.pid,
@@ -485,6 +499,8 @@ impl Emulator {
             timer_wakeup_latency_ns: self.wakeup_ns,
             spin_ns: self.spin_ns,
             stale_removed: std::mem::take(&mut self.stale_removed),
+            event_log,
+            pcap,
         };
         self.torn_down = true;
         self.state.teardown()?;

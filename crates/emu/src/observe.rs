@@ -87,16 +87,82 @@ impl Lateness {
     }
 }
 
+/// What became of an output file (event log or pcap): reported in the summary so that a log cut
+/// short by a full disk or an I/O error is never mistaken for a complete one.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct OutputReport {
+    pub path: String,
+    /// Lines (event log) or packets (pcap) handed to the writer.
+    pub records: u64,
+    /// Records given up after the first error (the writer stops writing then).
+    pub records_lost: u64,
+    /// False when any write or the final flush failed: records are missing from the file.
+    pub complete: bool,
+    /// The first error, e.g. "No space left on device (os error 28)".
+    pub error: Option<String>,
+}
+
+/// A buffered output file that remembers its first error instead of failing the forwarder.
+struct Output {
+    out: BufWriter<File>,
+    report: OutputReport,
+}
+
+impl Output {
+    fn create(path: &Path) -> io::Result<Self> {
+        Ok(Self {
+            out: BufWriter::with_capacity(1 << 20, File::create(path)?),
+            report: OutputReport {
+                path: path.display().to_string(),
+                complete: true,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// Runs one record's writes; after the first error every later record is only counted.
+    fn record(&mut self, write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) {
+        self.report.records += 1;
+        if self.report.error.is_some() {
+            self.report.records_lost += 1;
+            return;
+        }
+        if let Err(e) = write(&mut self.out) {
+            self.fail(e);
+            self.report.records_lost += 1;
+        }
+    }
+
+    fn fail(&mut self, e: io::Error) {
+        self.report.complete = false;
+        if self.report.error.is_none() {
+            self.report.error = Some(e.to_string());
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.report.error.is_some() {
+            // Writing more after a failure would only produce a file with a hole in it.
+            return Ok(());
+        }
+        let r = self.out.flush();
+        if let Err(e) = &r {
+            self.fail(io::Error::new(e.kind(), e.to_string()));
+        }
+        r
+    }
+}
+
 /// Per-packet text event log (shared by both directions behind a mutex).
 pub struct EventLog {
-    out: BufWriter<File>,
+    out: Output,
 }
 
 impl EventLog {
     pub fn create(path: &Path) -> io::Result<Self> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        let mut out = Output::create(path)?;
         writeln!(
-            out,
+            out.out,
             "# t_ns dir event bytes queue_packets queue_bytes detail"
         )?;
         Ok(Self { out })
@@ -104,18 +170,25 @@ impl EventLog {
 
     pub fn line(&mut self, args: std::fmt::Arguments) {
         // A full disk must not stop the emulator; the summary reports the log as incomplete.
-        let _ = self.out.write_fmt(args);
-        let _ = self.out.write_all(b"\n");
+        self.out.record(|w| {
+            w.write_fmt(args)?;
+            w.write_all(b"\n")
+        });
     }
 
+    /// Writes out the buffer; a failure is also kept for [`EventLog::report`].
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    pub fn report(&self) -> OutputReport {
+        self.out.report.clone()
     }
 }
 
 /// A pcap file of raw IP packets.
 pub struct PcapWriter {
-    out: BufWriter<File>,
+    out: Output,
     snaplen: u32,
 }
 
@@ -124,7 +197,8 @@ const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
 
 impl PcapWriter {
     pub fn create(path: &Path, snaplen: u32) -> io::Result<Self> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        let mut o = Output::create(path)?;
+        let out = &mut o.out;
         out.write_all(&PCAP_MAGIC_NS.to_le_bytes())?;
         out.write_all(&2u16.to_le_bytes())?; // version 2.4
         out.write_all(&4u16.to_le_bytes())?;
@@ -132,7 +206,7 @@ impl PcapWriter {
         out.write_all(&0u32.to_le_bytes())?; // sigfigs
         out.write_all(&snaplen.to_le_bytes())?;
         out.write_all(&LINKTYPE_RAW.to_le_bytes())?;
-        Ok(Self { out, snaplen })
+        Ok(Self { out: o, snaplen })
     }
 
     /// Appends one packet seen at `realtime_ns` (nanoseconds since the Unix epoch).
@@ -143,12 +217,19 @@ impl PcapWriter {
         hdr[4..8].copy_from_slice(&((realtime_ns % 1_000_000_000) as u32).to_le_bytes());
         hdr[8..12].copy_from_slice(&(cap as u32).to_le_bytes());
         hdr[12..16].copy_from_slice(&(packet.len() as u32).to_le_bytes());
-        let _ = self.out.write_all(&hdr);
-        let _ = self.out.write_all(&packet[..cap]);
+        self.out.record(|w| {
+            w.write_all(&hdr)?;
+            w.write_all(&packet[..cap])
+        });
     }
 
+    /// Writes out the buffer; a failure is also kept for [`PcapWriter::report`].
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    pub fn report(&self) -> OutputReport {
+        self.out.report.clone()
     }
 }
 
@@ -187,5 +268,55 @@ mod tests {
         assert_eq!(&b[32..36], &4u32.to_le_bytes());
         assert_eq!(b[40], 0x45);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn event_log_counts_lines_and_is_complete_when_written() {
+        let dir = std::env::temp_dir().join(format!("lh-evlog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("events.log");
+        let mut log = EventLog::create(&p).unwrap();
+        for i in 0..3 {
+            log.line(format_args!("{i} a>b arrive 1500 0 0"));
+        }
+        log.flush().unwrap();
+        let r = log.report();
+        assert_eq!((r.records, r.records_lost, r.complete), (3, 0, true));
+        assert_eq!(r.error, None);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 4, "header + 3 lines: {text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn event_log_on_a_full_disk_is_reported_incomplete() {
+        // /dev/full accepts the open and fails every write with ENOSPC, as a full disk does.
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            eprintln!("SKIPPED: /dev/full is missing on this machine");
+            return;
+        }
+        let mut log = EventLog::create(full).unwrap();
+        // 30 000 lines of 48 bytes overflow the 1 MiB buffer, so writes fail before the flush.
+        for i in 0..30_000u64 {
+            log.line(format_args!("{i:>12} a>b arrive 1500 0 0 padding-pad"));
+        }
+        let r = log.report();
+        assert_eq!(r.records, 30_000);
+        assert!(!r.complete);
+        assert!(r.records_lost > 0 && r.records_lost < 30_000, "{r:?}");
+        let e = r.error.clone().unwrap();
+        assert!(e.contains("No space left"), "{e}");
+        // The final flush does not hide the earlier failure.
+        let _ = log.flush();
+        assert!(!log.report().complete);
+
+        // A failure that only shows at the final flush is reported too.
+        let mut small = EventLog::create(full).unwrap();
+        small.line(format_args!("1 a>b arrive 1500 0 0"));
+        assert!(small.report().complete, "still buffered");
+        assert!(small.flush().is_err());
+        let r = small.report();
+        assert!(!r.complete && r.error.is_some(), "{r:?}");
     }
 }

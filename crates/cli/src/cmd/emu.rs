@@ -870,6 +870,17 @@ fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
 }
 
 fn print_summary(s: &Summary) {
+    for o in s.event_log.iter().chain(&s.pcap) {
+        if !o.complete {
+            eprintln!(
+                "warning: {} is incomplete: {} of {} records were not written ({})",
+                o.path,
+                o.records_lost,
+                o.records,
+                o.error.as_deref().unwrap_or("write error")
+            );
+        }
+    }
     eprintln!(
         "{:<4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
         "dir",
