@@ -74,34 +74,38 @@ pub struct LinkArgs {
     /// Bottleneck rate, e.g. 1gbit or 100mbit/10mbit (a→b/b→a).
     #[arg(long)]
     rate: Option<String>,
-    /// One-way propagation delay, e.g. 90ms.
+    /// One-way propagation delay, e.g. 90ms or 90ms/10ms (a→b/b→a).
     #[arg(long)]
     delay: Option<String>,
-    /// Droptail queue limit in packets (includes the packet being sent).
+    /// Droptail queue limit in packets (includes the packet being sent), e.g. 1000 or 1000/100
+    /// (a→b/b→a).
     #[arg(long, value_name = "N")]
     queue_packets: Option<String>,
-    /// Droptail queue limit in bytes, e.g. 4M.
+    /// Droptail queue limit in bytes, e.g. 4M or 4M/64k (a→b/b→a).
     #[arg(long, value_name = "SIZE")]
     queue_bytes: Option<String>,
-    /// RED: MIN,MAX[,MAX_P[,WEIGHT]] thresholds in bytes (default max_p 0.1, weight 0.002).
+    /// RED: MIN,MAX[,MAX_P[,WEIGHT]] thresholds in bytes (default max_p 0.1, weight 0.002);
+    /// SPEC/SPEC for a→b/b→a.
     #[arg(long, value_name = "MIN,MAX[,P[,W]]")]
     red: Option<String>,
-    /// Bernoulli random loss, e.g. 1% or 0.01.
+    /// Bernoulli random loss, e.g. 1% or 0.01, or 1%/0 (a→b/b→a).
     #[arg(long)]
     loss: Option<String>,
-    /// Gilbert–Elliott loss: P,R[,LOSS_BAD[,LOSS_GOOD]] (good→bad, bad→good; default 1, 0).
+    /// Gilbert–Elliott loss: P,R[,LOSS_BAD[,LOSS_GOOD]] (good→bad, bad→good; default 1, 0);
+    /// SPEC/SPEC for a→b/b→a.
     #[arg(long, value_name = "P,R[,LB[,LG]]")]
     gilbert: Option<String>,
-    /// Delay jitter (standard deviation; order-preserving).
+    /// Delay jitter (standard deviation; order-preserving), e.g. 2ms or 2ms/0 (a→b/b→a).
     #[arg(long)]
     jitter: Option<String>,
-    /// Probability that a packet is reordered (released --reorder-by earlier).
+    /// Probability that a packet is reordered (released --reorder-by earlier), e.g. 0.1% or
+    /// 0.1%/0 (a→b/b→a).
     #[arg(long)]
     reorder: Option<String>,
-    /// How much earlier a reordered packet is released (default 1ms).
+    /// How much earlier a reordered packet is released (default 1ms); or A/B (a→b/b→a).
     #[arg(long)]
     reorder_by: Option<String>,
-    /// Probability that a packet is duplicated.
+    /// Probability that a packet is duplicated, e.g. 0.1% or 0.1%/0 (a→b/b→a).
     #[arg(long)]
     duplicate: Option<String>,
     /// mahimahi trace for a→b (replaces --rate for that direction).
@@ -114,7 +118,8 @@ pub struct LinkArgs {
     /// with KIND cbr, poisson or onoff (default dir=ab). Repeatable.
     #[arg(long, value_name = "SPEC")]
     cross: Vec<String>,
-    /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet).
+    /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet); or A/B
+    /// (a→b/b→a).
     #[arg(long)]
     overhead: Option<String>,
     /// MTU of both hosts' interfaces (68..=65535).
@@ -1313,6 +1318,35 @@ reverse = true
         f.rate = Some("1gbit".into());
         f.cross = vec!["bursty,rate=1mbit".into()];
         assert!(format!("{:#}", link_config(&f).unwrap_err()).contains("unknown kind"));
+    }
+
+    #[test]
+    fn every_per_direction_flag_documents_the_asymmetric_form() {
+        use clap::Args as _;
+        // The flags `apply_flags` splits at `/`.
+        const PER_DIRECTION: [&str; 12] = [
+            "rate",
+            "delay",
+            "queue_packets",
+            "queue_bytes",
+            "red",
+            "loss",
+            "gilbert",
+            "jitter",
+            "reorder",
+            "reorder_by",
+            "duplicate",
+            "overhead",
+        ];
+        let cmd = LinkArgs::augment_args(clap::Command::new("t"));
+        for id in PER_DIRECTION {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .unwrap_or_else(|| panic!("no flag {id}"));
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            assert!(help.contains("a→b/b→a"), "--{id}: `{help}`");
+        }
     }
 
     #[test]

@@ -24,11 +24,10 @@ pub const OPPORTUNITY_BYTES: u32 = 1504;
 /// Errors reading a trace file.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("cannot read trace file {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// The OS error is part of the message and deliberately not a `source`, so that error
+    /// chains (`anyhow`'s `{:#}`) do not print it twice.
+    #[error("cannot read trace file {path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("trace {path} line {line}: `{text}` is not a non-negative integer millisecond")]
     Parse {
         path: String,
@@ -94,9 +93,9 @@ impl Trace {
     /// Reads and parses a trace file.
     pub fn from_file(path: &Path) -> Result<Trace, TraceError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| TraceError::Io {
             path: name.clone(),
-            source,
+            error,
         })?;
         Self::parse(&name, &text)
     }
@@ -242,5 +241,17 @@ mod tests {
         let t = Trace::parse("t", "2\n").unwrap();
         let mut s = TraceSerializer::new(t, 1_000);
         assert_eq!(s.transmit(0, 1500), 1_000 + 2 * MS);
+    }
+
+    #[test]
+    fn missing_file_names_the_os_error_once() {
+        let e = Trace::from_file(Path::new("/nonexistent/lh.trace")).unwrap_err();
+        assert!(std::error::Error::source(&e).is_none());
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cannot read trace file /nonexistent/lh.trace: "),
+            "{msg}"
+        );
+        assert_eq!(msg.matches("os error 2").count(), 1, "{msg}");
     }
 }
