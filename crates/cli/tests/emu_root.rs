@@ -1,0 +1,352 @@
+//! `longhaul emu` as a user runs it: the built binary, with real namespaces (needs root).
+//!
+//! Without root these tests print that they were skipped; with `CI=true` they fail instead. Each
+//! spawned emulator is held by a guard that kills it and removes its state on failure too. The
+//! tests take a global lock: two emulators timing packets on a 2-core machine disturb each other.
+
+use longhaul_emu::sys::{netns, state};
+use std::io::{BufRead, BufReader, Read};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// True when the test may run; prints a skip notice (or panics under CI) otherwise.
+fn root_or_skip(name: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{name}: needs root (network namespaces, TUN) and CI=true forbids skipping");
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED {name}: needs root (network namespaces and TUN devices); run as root"
+    );
+    false
+}
+
+/// A running `longhaul emu …`; killed, and its leftovers removed, if the test fails.
+struct Running {
+    child: Option<Child>,
+    exited: bool,
+}
+
+impl Running {
+    fn spawn(args: &[&str]) -> Running {
+        let child = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+            .arg("emu")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("longhaul starts");
+        Running {
+            child: Some(child),
+            exited: false,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Waits until the instance's state file names its namespaces.
+    fn wait_ready(&mut self) -> state::InstanceState {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(15) {
+            if let Some(s) = state::instances().into_iter().find(|s| s.pid == self.pid()) {
+                if s.side_a.as_deref().is_some_and(netns::exists) {
+                    // The state file is written before the devices; give setup a moment.
+                    std::thread::sleep(Duration::from_millis(300));
+                    return s;
+                }
+            }
+            if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("emulator exited early ({st}): {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("emulator not ready after 15 s");
+    }
+
+    /// Waits for the exit; returns the status and stderr (stdout stays readable).
+    fn wait(&mut self, limit: Duration) -> (ExitStatus, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                let err = self.stderr();
+                self.exited = true;
+                return (st, err);
+            }
+            if t.elapsed() > limit {
+                panic!("emulator still running after {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stdout(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(o) = self.child.as_mut().and_then(|c| c.stdout.as_mut()) {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
+            let _ = BufReader::new(e)
+                .lines()
+                .map_while(Result::ok)
+                .for_each(|l| {
+                    s.push_str(&l);
+                    s.push('\n');
+                });
+        }
+        s
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take().filter(|_| !self.exited) {
+            let _ = c.kill();
+            let _ = c.wait();
+            state::cleanup_stale();
+        }
+    }
+}
+
+fn signal_stops_and_cleans_up(sig: i32, name: &str) {
+    let mut emu = Running::spawn(&["pair", "--delay", "1ms", "--no-realtime"]);
+    let st = emu.wait_ready();
+    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
+    assert!(netns::exists(&na) && netns::exists(&nb));
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(emu.pid() as i32, sig) }, 0);
+    let (status, err) = emu.wait(Duration::from_secs(15));
+    eprintln!("{name}: exit {status}; stderr:\n{err}");
+    // Signals end the pair with 128 + the signal number, after cleanup.
+    assert_eq!(status.code(), Some(128 + sig), "{err}");
+    assert!(err.contains(&format!("signal {sig}, stopping")), "{err}");
+    assert!(!netns::exists(&na), "{na} left behind after {name}");
+    assert!(!netns::exists(&nb), "{nb} left behind after {name}");
+    assert!(
+        !state::instances().iter().any(|s| s.pid == st.pid),
+        "state file left behind after {name}"
+    );
+}
+
+#[test]
+fn pair_cleans_up_on_sigterm() {
+    if !root_or_skip("pair_cleans_up_on_sigterm") {
+        return;
+    }
+    let _g = lock();
+    signal_stops_and_cleans_up(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn pair_cleans_up_on_sigint() {
+    if !root_or_skip("pair_cleans_up_on_sigint") {
+        return;
+    }
+    let _g = lock();
+    signal_stops_and_cleans_up(libc::SIGINT, "SIGINT");
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lh-emu-root-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Records of a pcap file (nanosecond magic, LINKTYPE_RAW): each record's IPv4 payload.
+fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
+    let b = std::fs::read(path).unwrap();
+    assert!(b.len() >= 24, "{}: no global header", path.display());
+    let u32le = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    assert_eq!(u32le(0), 0xa1b2_3c4d, "nanosecond pcap magic");
+    assert_eq!(&b[4..8], &[2, 0, 4, 0], "version 2.4");
+    assert_eq!(u32le(20), 101, "LINKTYPE_RAW");
+    let mut out = Vec::new();
+    let mut i = 24;
+    while i + 16 <= b.len() {
+        let incl = u32le(i + 8) as usize;
+        let orig = u32le(i + 12) as usize;
+        assert!(
+            incl <= orig && i + 16 + incl <= b.len(),
+            "truncated record at {i}"
+        );
+        out.push(b[i + 16..i + 16 + incl].to_vec());
+        i += 16 + incl;
+    }
+    assert_eq!(i, b.len(), "trailing bytes in {}", path.display());
+    out
+}
+
+/// IPv4 UDP datagrams to `port` carrying `payload`.
+fn udp_to(records: &[Vec<u8>], port: u16, payload: &[u8]) -> usize {
+    records
+        .iter()
+        .filter(|p| {
+            p.len() >= 28 && p[0] >> 4 == 4 && p[9] == 17 && {
+                let ihl = (p[0] & 0xf) as usize * 4;
+                p.len() >= ihl + 8
+                    && u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]) == port
+                    && p[ihl + 8..].starts_with(payload)
+            }
+        })
+        .count()
+}
+
+#[test]
+fn pair_writes_an_event_log_and_pcaps_that_parse() {
+    if !root_or_skip("pair_writes_an_event_log_and_pcaps_that_parse") {
+        return;
+    }
+    let _g = lock();
+    let dir = scratch("obs");
+    let (log, pcap, json) = (dir.join("events.log"), dir.join("pcap"), dir.join("s.json"));
+    // Host a sends 25 UDP datagrams to b's port 9. Nothing listens, so b answers with ICMP port
+    // unreachable, which makes the next send on a connected socket fail: each probe therefore
+    // gets its own socket (bash opens one per redirection).
+    let script = "for i in $(seq 25); do printf lhprobe$i >/dev/udp/$LONGHAUL_EMU_B/9; \
+                  sleep 0.01; done";
+    let mut emu = Running::spawn(&[
+        "pair",
+        "--delay",
+        "2ms",
+        "--rate",
+        "100mbit",
+        "--queue-packets",
+        "100",
+        "--no-realtime",
+        "--log",
+        log.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "bash",
+        "-c",
+        script,
+    ]);
+    let (status, err) = emu.wait(Duration::from_secs(30));
+    assert!(status.success(), "{err}");
+
+    let a = pcap_records(&pcap.join("a.pcap"));
+    let b = pcap_records(&pcap.join("b.pcap"));
+    let (sent_a, seen_b) = (udp_to(&a, 9, b"lhprobe"), udp_to(&b, 9, b"lhprobe"));
+    eprintln!(
+        "a.pcap {} records ({sent_a} probes), b.pcap {} records ({seen_b} probes)",
+        a.len(),
+        b.len()
+    );
+    // Every probe is read from a and, with no loss and room in the queue, delivered to b.
+    assert_eq!(sent_a, 25);
+    assert_eq!(seen_b, 25);
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("# t_ns dir event"), "header");
+    let count = |dir: &str, ev: &str| {
+        text.lines()
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() >= 4 && f[1] == dir && f[2] == ev && f[0].parse::<u64>().is_ok()
+            })
+            .count()
+    };
+    // Probes are 7..9 bytes of payload + 28 of headers; every a>b packet here is a probe.
+    let (arrive, deliver) = (count("a>b", "arrive"), count("a>b", "deliver"));
+    eprintln!(
+        "event log: {} lines, a>b arrive {arrive}, deliver {deliver}",
+        text.lines().count()
+    );
+    assert!(arrive >= 25 && deliver >= 25, "{arrive} {deliver}");
+
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(summary["event_log"]["complete"], true, "{summary}");
+    assert_eq!(summary["event_log"]["records_lost"], 0);
+    assert!(summary["event_log"]["records"].as_u64().unwrap() >= 50);
+    assert_eq!(summary["pcap"].as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn shell_runs_a_command_behind_the_path() {
+    if !root_or_skip("shell_runs_a_command_behind_the_path") {
+        return;
+    }
+    let _g = lock();
+    // A UDP echo server on this host, which `shell` puts on the far side ($LONGHAUL_EMU_HOST).
+    let echo = UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = echo.local_addr().unwrap().port();
+    echo.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let server = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok((n, from)) = echo.recv_from(&mut buf) {
+                let _ = echo.send_to(&buf[..n], from);
+            }
+        }
+    });
+    // 20 pings timed with bash's $EPOCHREALTIME (no process per sample); one RTT in µs a line.
+    // bash reads a socket a byte at a time, and reading one byte consumes the whole datagram.
+    let script = format!(
+        "exec 3<>/dev/udp/$LONGHAUL_EMU_HOST/{port}; \
+         for i in $(seq 20); do t0=${{EPOCHREALTIME/./}}; printf ping$i >&3; \
+         read -r -t 2 -N 1 -u 3 x; t1=${{EPOCHREALTIME/./}}; \
+         echo rtt_us=$((t1 - t0)); sleep 0.02; done"
+    );
+    let mut emu = Running::spawn(&[
+        "shell",
+        "--delay",
+        "20ms",
+        "--no-realtime",
+        "--",
+        "bash",
+        "-c",
+        &script,
+    ]);
+    let (status, err) = emu.wait(Duration::from_secs(30));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap();
+    assert!(status.success(), "{err}");
+    let out = emu.stdout();
+    let mut rtts: Vec<u64> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("rtt_us="))
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    eprintln!("RTTs (µs) through 20 ms each way: {rtts:?}");
+    assert!(
+        rtts.len() >= 18,
+        "only {} replies: {out}\n{err}",
+        rtts.len()
+    );
+    rtts.sort_unstable();
+    let median = rtts[rtts.len() / 2];
+    // 2 × 20 ms of emulated delay, never less (no packet leaves before its release time); the
+    // upper margin of 8 ms covers bash's own work and a loaded 2-core machine, and is still far
+    // below another delay step (60 ms if the delay were doubled).
+    assert!(rtts[0] >= 40_000, "a reply came early: {rtts:?}");
+    assert!(median <= 48_000, "median {median} µs: {rtts:?}");
+}
