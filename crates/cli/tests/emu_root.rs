@@ -5,7 +5,7 @@
 //! tests take a global lock: two emulators timing packets on a 2-core machine disturb each other.
 
 use longhaul_emu::sys::{netns, state};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -106,13 +106,7 @@ impl Running {
     fn stderr(&mut self) -> String {
         let mut s = String::new();
         if let Some(e) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
-            let _ = BufReader::new(e)
-                .lines()
-                .map_while(Result::ok)
-                .for_each(|l| {
-                    s.push_str(&l);
-                    s.push('\n');
-                });
+            let _ = e.read_to_string(&mut s);
         }
         s
     }
