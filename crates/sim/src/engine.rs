@@ -898,8 +898,8 @@ impl<'a> Engine<'a> {
                 });
             }
         }
-        // The capacity aggregate utilization is judged against: the slowest link every flow
-        // of a dumbbell shares, or the slowest link of a parking lot's chain.
+        // The links aggregate utilization is judged against: the path every flow of a dumbbell
+        // shares, or a parking lot's chain of bottlenecks.
         let chain: Vec<usize> = match sc.topology.kind {
             TopologyKind::Dumbbell => self.checked.flows[0].path.clone(),
             TopologyKind::ParkingLot => {
@@ -969,7 +969,29 @@ impl<'a> Engine<'a> {
             });
         }
         let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
-        let b = &sc.links[slowest(&chain)];
+        // Aggregate utilization is that of the most loaded bottleneck: for each link of the
+        // chain, the payload of the scenario's flows that cross it ÷ its capacity net of
+        // headers, and the largest of these. On a dumbbell every flow crosses the shared path,
+        // so this is the flows' total ÷ the slowest shared link (DESIGN.md's definition). On a
+        // parking lot a long flow counts once on every link it crosses, so the sum of all
+        // flows is never divided by one link's capacity (it would read above 100 %).
+        let (b, agg_util) = chain
+            .iter()
+            .map(|&l| {
+                let bytes: u64 = self
+                    .checked
+                    .flows
+                    .iter()
+                    .zip(&self.flows)
+                    .filter(|(cf, _)| cf.path.contains(&l))
+                    .map(|(_, f)| f.delivered())
+                    .sum();
+                let link = &sc.links[l];
+                let tput = throughput::throughput_bps(bytes, run_s);
+                (link, throughput::utilization(tput, link.rate.0, link.mtu))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("the chain is not empty");
         let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
         // Responsive transfers still running at the end count what they delivered so far.
         for f in &self.flows {
@@ -1028,7 +1050,7 @@ impl<'a> Engine<'a> {
             flows,
             aggregate: Aggregate {
                 throughput_bps: agg_tput,
-                utilization: throughput::utilization(agg_tput, b.rate.0, b.mtu),
+                utilization: agg_util,
                 jain: fairness::jain_index(&tputs).unwrap_or(f64::NAN),
                 cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
                 bmps: agg_bmps,

@@ -407,3 +407,55 @@ responsive = true
         "{total} vs {through_link}"
     );
 }
+
+/// Aggregate utilization of a parking lot is that of its most loaded bottleneck: the payload of
+/// the flows crossing a link ÷ that link's capacity net of 40-byte headers (1460/1500), and the
+/// largest over the chain. Three 100 Mb/s links, one long flow and one short flow on each: every
+/// link carries two flows, so the answer is near, and never above, 100 % — not the sum of all
+/// four flows over one link (≈ 290 %).
+#[test]
+fn parking_lot_aggregate_utilization_is_that_of_the_most_loaded_link() {
+    let o = sim(r#"
+duration = "10s"
+[[links]]
+name = "a"
+rate = "100mbit"
+delay = "10ms"
+[[links]]
+name = "b"
+rate = "100mbit"
+delay = "10ms"
+[[links]]
+name = "c"
+rate = "100mbit"
+delay = "10ms"
+[topology]
+kind = "parking_lot"
+chain = ["a", "b", "c"]
+[[flows]]
+cc = "reno"
+[[flows]]
+cc = "reno"
+path = ["a"]
+[[flows]]
+cc = "reno"
+path = ["b"]
+[[flows]]
+cc = "reno"
+path = ["c"]
+"#);
+    let s = &o.summary;
+    let bytes = |i: usize| s.flows[i].bytes_delivered.unwrap() as f64;
+    let payload_capacity = 100e6 * 1460.0 / 1500.0;
+    let expected = (1..=3)
+        .map(|short| (bytes(0) + bytes(short)) * 8.0 / s.duration_s / payload_capacity)
+        .fold(0.0, f64::max);
+    let got = s.aggregate.utilization;
+    println!("aggregate utilization {:.4} (expected {expected:.4})", got);
+    assert!((got - expected).abs() < 1e-9, "{got} vs {expected}");
+    assert!(got > 0.8 && got <= 1.0, "{got}");
+    // The aggregate throughput stays the sum of all flows' goodput (about 3 links' worth).
+    let total: f64 = (0..4).map(bytes).sum::<f64>() * 8.0 / s.duration_s;
+    assert!((s.aggregate.throughput_bps - total).abs() < 1.0);
+    assert_eq!(s.aggregate.capacity_bps, Some(100e6));
+}
