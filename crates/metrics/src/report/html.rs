@@ -13,7 +13,7 @@ use super::plot::{line_chart, scatter_chart, Line, Point};
 use super::table::{num, opt_num};
 use crate::error::MetricsError;
 use crate::summary::{FlowSummary, Summary};
-use crate::units::{bmps_to_e15, format_bmps_lsr, to_mbps};
+use crate::units::{bmps_to_e15, format_bmps_lsr, format_rate, to_mbps};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -69,8 +69,14 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
             }
         }
     }
+    // Say what the utilization is measured against: an experiment's claim may judge the same
+    // run against another capacity (seed 000's Table 1 against the hosts' NICs).
+    let against = match s.aggregate.capacity_bps {
+        Some(c) => format!("of the {} bottleneck", format_rate(c)),
+        None => "of the bottleneck".to_string(),
+    };
     let title = format!(
-        "Throughput — average utilization {} %",
+        "Throughput — average utilization {} % {against}, net of headers",
         num(100.0 * s.aggregate.utilization, 1)
     );
     out.push(Figure {
@@ -542,6 +548,18 @@ mod tests {
             "host queue missing from the plot"
         );
         assert!(!plot.contains("ack-direction"));
+    }
+
+    #[test]
+    fn throughput_title_names_the_capacity_it_is_measured_against() {
+        let mut s = example_summary();
+        s.aggregate.utilization = 0.723;
+        s.aggregate.capacity_bps = Some(2.5e9);
+        let html = html_report(&s).unwrap();
+        assert!(
+            html.contains("average utilization 72.3 % of the 2.50 Gb/s bottleneck"),
+            "title lacks its capacity"
+        );
     }
 
     #[test]
