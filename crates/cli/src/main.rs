@@ -3,6 +3,7 @@
 //! One binary; each subcommand lives in its own module under `cmd/`.
 
 mod cmd;
+mod outputs;
 mod units;
 
 use clap::{Parser, Subcommand};

@@ -41,10 +41,10 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "h" => x * 3600.0,
         _ => bail!("unknown time unit in `{s}` (use ns, us, ms, s, m, h)"),
     };
-    if !(secs >= 0.0 && secs.is_finite()) {
+    if secs.is_nan() || secs < 0.0 {
         bail!("duration `{s}` must be non-negative");
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).map_err(|_| anyhow::anyhow!("duration `{s}` is too long"))
 }
 
 /// A size in bytes from `1500`, `64k`, `32M`, `1GiB` (k/M/G are powers of 1024, as iperf).

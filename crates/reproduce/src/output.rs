@@ -31,7 +31,7 @@ pub fn paper_number(x: f64) -> String {
 /// One experiment's claims as a table: claim, paper, measured, unit, holds-if, holds.
 pub fn claims_table(result: &ExperimentResult) -> String {
     let mut out = format!(
-        "== {} — {} ({}; {} run{}, {:.1} s of simulation)\n",
+        "== {} — {} ({}; {} run{}, {:.1} s wall-clock in all)\n",
         result.name,
         result.title,
         result.source,
@@ -72,7 +72,7 @@ pub fn totals(results: &[ExperimentResult]) -> String {
     let held = all.iter().filter(|c| c.holds).count();
     let wall: f64 = results.iter().map(|r| r.wall_s).sum();
     format!(
-        "{held} of {} claims hold across {} experiment{} ({wall:.1} s of simulation); \
+        "{held} of {} claims hold across {} experiment{} (runs took {wall:.1} s wall-clock in all); \
          docs/reproduce.md explains each disagreement",
         all.len(),
         results.len(),

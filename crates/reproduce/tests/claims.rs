@@ -115,3 +115,42 @@ fn paper_figures_print_as_the_paper_prints_them() {
     assert_eq!(paper_number(4500.0), "4500");
     assert_eq!(paper_number(327.0 / 175.0), "1.87");
 }
+
+#[test]
+fn wording_quotes_the_faq_and_says_wall_clock() {
+    use longhaul_metrics::summary::PaperValue;
+    use longhaul_reproduce::experiment::ExperimentResult;
+    use longhaul_reproduce::output::{claims_table, totals};
+    // reno-climb's prediction drops the FAQ's factor 0.5 (one segment per RTT); its paper
+    // cell must quote the FAQ's law with that factor and say it was replaced.
+    let e = EXPERIMENTS.iter().find(|e| e.name == "reno-climb").unwrap();
+    let plan = Plan::DEFAULT;
+    let runs: Vec<Summary> = (e.runs)(&plan)
+        .iter()
+        .map(|_| synthetic(&[("reno", 500e6)], 60.0))
+        .collect();
+    let claims = (e.claims)(&plan, &runs);
+    let law = claims
+        .iter()
+        .find(|c| c.claim.contains("one segment per RTT"))
+        .unwrap();
+    match &law.paper {
+        PaperValue::Text(t) => assert!(t.contains("0.5·t·MTU/RTT²"), "{t}"),
+        other => panic!("{other}"),
+    }
+    // The seconds printed with each experiment are wall-clock time, not simulated time.
+    let result = ExperimentResult {
+        name: e.name,
+        title: e.title,
+        source: e.source,
+        runs: (e.runs)(&plan),
+        summaries: runs,
+        claims,
+        wall_s: 3.3,
+    };
+    let table = claims_table(&result);
+    assert!(table.contains("3.3 s wall-clock in all"), "{table}");
+    assert!(!table.contains("of simulation"));
+    let total = totals(std::slice::from_ref(&result));
+    assert!(total.contains("3.3 s wall-clock in all"), "{total}");
+}

@@ -130,9 +130,10 @@ pub struct Engine<'a> {
     bufs: BufPool,
     scratch: Vec<u8>,
     flow_series: Vec<FlowSeries>,
-    link_series: Vec<LinkSeries>,
-    /// Payload bytes each forward link port had sent at the last sample.
-    link_payload_at_sample: Vec<u64>,
+    /// Per port: its queue-length and throughput series, and the payload bytes it had sent at
+    /// the last sample. Recorded for both directions of every link and for rated access
+    /// (host) queues; `None` for ports that never hold a queue (unrated access delays).
+    port_series: Vec<Option<(LinkSeries, u64)>>,
     aggregate_series: AggregateSeries,
     delivered_at_sample: u64,
     drops: Vec<DropRecord>,
@@ -185,8 +186,7 @@ impl<'a> Engine<'a> {
             bufs: BufPool::default(),
             scratch: Vec::with_capacity(2048),
             flow_series: Vec::new(),
-            link_series: Vec::new(),
-            link_payload_at_sample: Vec::new(),
+            port_series: Vec::new(),
             aggregate_series: AggregateSeries::default(),
             delivered_at_sample: 0,
             drops: Vec::new(),
@@ -219,8 +219,8 @@ impl<'a> Engine<'a> {
                 l.mtu,
             ));
             e.link_ports.push((f, r));
-            e.link_series.push(LinkSeries::default());
-            e.link_payload_at_sample.push(0);
+            e.record_series(f);
+            e.record_series(r);
         }
         for f in &checked.flows {
             let spec = &sc.flows[f.spec];
@@ -253,6 +253,9 @@ impl<'a> Engine<'a> {
                     None,
                     mtu,
                 ));
+                if spec.access.rate.is_some() {
+                    e.record_series(fwd);
+                }
                 Some((fwd, rev, spec.access.rate.is_some().then_some(limit)))
             } else {
                 None
@@ -361,10 +364,16 @@ impl<'a> Engine<'a> {
         let i = self.ports.len() as u32;
         p.index = i as usize;
         self.ports.push(p);
+        self.port_series.push(None);
         self.port_rng.push(Pcg64Mcg::new(
             mix(self.checked.scenario.seed, i as u64) as u128 | 1,
         ));
         i
+    }
+
+    /// Sample this port's queue length and throughput at the output interval.
+    fn record_series(&mut self, port: u32) {
+        self.port_series[port as usize] = Some((LinkSeries::default(), 0));
     }
 
     /// Run to the end of the scenario.
@@ -776,17 +785,17 @@ impl<'a> Engine<'a> {
                 s.inflight_pkts
                     .push(snap.bytes_in_flight as f64 / snap.mss.max(1) as f64);
             }
-            for (l, &(fp, _)) in self.link_ports.iter().enumerate() {
-                let p = &mut self.ports[fp as usize];
+            for (p, series) in self.ports.iter_mut().zip(&mut self.port_series) {
+                let Some((q, at_sample)) = series else {
+                    continue;
+                };
                 let (_, unsent) = p.unsent(now);
                 let sent = p.stats.payload_out - unsent;
-                let q = &mut self.link_series[l];
                 q.t.push(t);
                 q.queue_pkts.push(p.waiting_packets(now) as f64);
                 q.queue_bytes.push(p.waiting_bytes(now) as f64);
-                q.throughput_bps
-                    .push((sent - self.link_payload_at_sample[l]) as f64 * per_s);
-                self.link_payload_at_sample[l] = sent;
+                q.throughput_bps.push((sent - *at_sample) as f64 * per_s);
+                *at_sample = sent;
             }
             let d = self.total_delivered();
             self.aggregate_series.t.push(t);
@@ -894,12 +903,67 @@ impl<'a> Engine<'a> {
                     queue: Some(queue),
                     drops_by_reason: by_reason,
                     packets_forwarded: Some(st.packets_out - unsent_n),
-                    series: (!reverse).then(|| std::mem::take(&mut self.link_series[i])),
+                    series: self.port_series[port as usize].take().map(|s| s.0),
                 });
             }
         }
-        // The capacity aggregate utilization is judged against: the slowest link every flow
-        // of a dumbbell shares, or the slowest link of a parking lot's chain.
+        // Rated access (host) queues, named as in the drop log: `access:ID`. In seed 000's
+        // runs each 1 Gb/s host link is slower than the path, so a window-based sender's
+        // backlog waits here rather than at the shared bottleneck.
+        for (i, cf) in self.checked.flows.iter().enumerate() {
+            let Some((ap, _, _)) = self.flows[i].access else {
+                continue;
+            };
+            let p = &mut self.ports[ap as usize];
+            let Some(rate) = p.rate_bps else { continue };
+            let (unsent_n, unsent_payload) = p.unsent(self.end);
+            let st = &p.stats;
+            let payload_bps = (st.payload_out - unsent_payload) as f64 * 8.0 / run_s;
+            let mut by_reason = BTreeMap::new();
+            let host_drops: u64 = self.flows[i]
+                .ledger
+                .rows()
+                .iter()
+                .filter(|r| r.reason == REASON_HOST_QUEUE_FULL)
+                .map(|r| r.packets)
+                .sum();
+            if host_drops > 0 {
+                by_reason.insert(REASON_HOST_QUEUE_FULL.to_string(), host_drops);
+            }
+            let q = &st.queue_delay;
+            let mtu = cf
+                .path
+                .iter()
+                .map(|&l| sc.links[l].mtu)
+                .min()
+                .unwrap_or(1500);
+            let limit = match p.limit {
+                Limit::Packets(n) => format!("host {n}p"),
+                Limit::Bytes(b) => format!("host {b}B"),
+            };
+            links.push(LinkSummary {
+                name: format!("access:{}", cf.id),
+                capacity_bps: rate,
+                utilization: throughput::utilization(payload_bps, rate, mtu),
+                drops: st.drops() + host_drops,
+                queue_delay_ms: LinkDelay {
+                    mean: q.mean() / 1e6,
+                    p95: q.quantile(0.95) / 1e6,
+                    p99: q.quantile(0.99) / 1e6,
+                    p50: Some(q.quantile(0.5) / 1e6),
+                    max: Some(q.max() as f64 / 1e6),
+                },
+                mtu: Some(mtu),
+                delay_ms: Some(p.delay_ns as f64 / 1e6),
+                distance_km: None,
+                queue: Some(limit),
+                drops_by_reason: by_reason,
+                packets_forwarded: Some(st.packets_out - unsent_n),
+                series: self.port_series[ap as usize].take().map(|s| s.0),
+            });
+        }
+        // The links aggregate utilization is judged against: the path every flow of a dumbbell
+        // shares, or a parking lot's chain of bottlenecks.
         let chain: Vec<usize> = match sc.topology.kind {
             TopologyKind::Dumbbell => self.checked.flows[0].path.clone(),
             TopologyKind::ParkingLot => {
@@ -969,7 +1033,29 @@ impl<'a> Engine<'a> {
             });
         }
         let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
-        let b = &sc.links[slowest(&chain)];
+        // Aggregate utilization is that of the most loaded bottleneck: for each link of the
+        // chain, the payload of the scenario's flows that cross it ÷ its capacity net of
+        // headers, and the largest of these. On a dumbbell every flow crosses the shared path,
+        // so this is the flows' total ÷ the slowest shared link (DESIGN.md's definition). On a
+        // parking lot a long flow counts once on every link it crosses, so the sum of all
+        // flows is never divided by one link's capacity (it would read above 100 %).
+        let (b, agg_util) = chain
+            .iter()
+            .map(|&l| {
+                let bytes: u64 = self
+                    .checked
+                    .flows
+                    .iter()
+                    .zip(&self.flows)
+                    .filter(|(cf, _)| cf.path.contains(&l))
+                    .map(|(_, f)| f.delivered())
+                    .sum();
+                let link = &sc.links[l];
+                let tput = throughput::throughput_bps(bytes, run_s);
+                (link, throughput::utilization(tput, link.rate.0, link.mtu))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("the chain is not empty");
         let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
         // Responsive transfers still running at the end count what they delivered so far.
         for f in &self.flows {
@@ -1028,7 +1114,7 @@ impl<'a> Engine<'a> {
             flows,
             aggregate: Aggregate {
                 throughput_bps: agg_tput,
-                utilization: throughput::utilization(agg_tput, b.rate.0, b.mtu),
+                utilization: agg_util,
                 jain: fairness::jain_index(&tputs).unwrap_or(f64::NAN),
                 cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
                 bmps: agg_bmps,

@@ -777,6 +777,21 @@ impl Scenario {
         if self.output.interval.0 == 0 {
             return Err(err("output.interval".into(), "must be positive".into()));
         }
+        // Every flow and every queue keeps one sample per interval in memory for the whole
+        // run; a tiny interval over a long run would exhaust it.
+        let samples = dur / self.output.interval.0;
+        if samples > MAX_SAMPLES {
+            return Err(err(
+                "output.interval".into(),
+                format!(
+                    "{} over {} is {samples} samples per series, more than the {MAX_SAMPLES} \
+                     kept in memory: use an interval of at least {}",
+                    fmt_ns(self.output.interval.0),
+                    fmt_ns(dur),
+                    fmt_ns(dur.div_ceil(MAX_SAMPLES)),
+                ),
+            ));
+        }
         let name = self
             .name
             .clone()
@@ -787,6 +802,20 @@ impl Scenario {
             cross,
             name,
         })
+    }
+}
+
+/// Most samples one time series may hold (an hour at 3.6 ms; seed 000's hour at the default
+/// 100 ms is 36,000).
+pub const MAX_SAMPLES: u64 = 1_000_000;
+
+/// A duration for an error message, in the largest unit that keeps it exact enough.
+fn fmt_ns(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 => format!("{} s", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{} ms", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{} us", n as f64 / 1e3),
+        n => format!("{n} ns"),
     }
 }
 
@@ -844,6 +873,24 @@ fn check_queue(
             format!("{field}.min_th"),
             format!("need 0 < min_th ({}) < max_th ({})", p.min_th, p.max_th),
         ));
+    }
+    // The thresholds are in the queue's own unit (packets or bytes); above its limit a
+    // threshold is never reached and RED silently becomes droptail.
+    let unit = if q.packets.is_some() {
+        "packets"
+    } else {
+        "bytes"
+    };
+    for (name, th) in [("min_th", p.min_th), ("max_th", p.max_th)] {
+        if th > limit {
+            return Err(err(
+                format!("{field}.{name}"),
+                format!(
+                    "{name} ({th}) exceeds the queue limit ({limit} {unit}): RED's thresholds \
+                     must lie within the queue; lower it or raise the queue's size"
+                ),
+            ));
+        }
     }
     if !(p.max_p > 0.0 && p.max_p <= 1.0) {
         return Err(err(

@@ -85,11 +85,23 @@ pub fn parse_duration(s: &str) -> Result<Nanos, String> {
             ))
         }
     };
-    secs_to_nanos(x * ns_per / 1e9).ok_or_else(|| format!("duration `{s}` must be non-negative"))
+    let secs = x * ns_per / 1e9;
+    if secs.is_nan() || secs < 0.0 {
+        return Err(format!("duration `{s}` must be non-negative"));
+    }
+    secs_to_nanos(secs).ok_or_else(|| {
+        format!(
+            "duration `{s}` is too long: at most {MAX_SECS:.0} s (about 570 years; \
+             virtual time counts nanoseconds in 64 bits)"
+        )
+    })
 }
 
+/// The longest duration a 64-bit nanosecond clock holds, rounded down.
+const MAX_SECS: f64 = 1.8e10;
+
 fn secs_to_nanos(secs: f64) -> Option<Nanos> {
-    (secs >= 0.0 && secs.is_finite() && secs < 1.8e10).then(|| Nanos((secs * 1e9).round() as u64))
+    (secs >= 0.0 && secs.is_finite() && secs < MAX_SECS).then(|| Nanos((secs * 1e9).round() as u64))
 }
 
 /// Parse a size: `1500`, `64k`, `32M`, `1GiB`.
@@ -207,6 +219,10 @@ mod tests {
         assert_eq!(parse_duration("1h").unwrap(), Nanos(3_600_000_000_000));
         assert_eq!(parse_duration("250us").unwrap(), Nanos(250_000));
         assert!(parse_duration("3 weeks").is_err());
+        let long = parse_duration("1e30s").unwrap_err();
+        assert!(long.contains("too long"), "{long}");
+        let negative = parse_duration("-1s").unwrap_err();
+        assert!(negative.contains("non-negative"), "{negative}");
         assert_eq!(parse_size("64k").unwrap(), Bytes(65536));
         assert_eq!(parse_size("1500").unwrap(), Bytes(1500));
     }

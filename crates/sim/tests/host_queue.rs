@@ -166,3 +166,48 @@ fn the_linux_2_4_stack_is_a_model_transport_option() {
     );
     assert!(c.is_ok(), "{:?}", c.err());
 }
+
+#[test]
+fn host_and_reverse_queues_have_their_own_series() {
+    // Behind the 10 Mb/s NIC the backlog waits in the 100-packet host queue, not at the
+    // 100 Mb/s link; the summary lists that queue as `access:0` (the drop log's name) with a
+    // queue-length series, and the link's ACK direction has a series too.
+    let o = sim_with(SLOW_NIC, &[]);
+    let s = &o.summary;
+    let link = |name: &str| s.links.iter().find(|l| l.name == name).unwrap();
+    let series = |name: &str| {
+        link(name)
+            .series
+            .clone()
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let (host, fwd, rev) = (series("access:0"), series("l"), series("l (reverse)"));
+    // 20 s at 100 ms: 200 samples in each.
+    for q in [&host, &fwd, &rev] {
+        assert_eq!(q.t.len(), 200);
+        assert_eq!(q.queue_pkts.len(), 200);
+    }
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let late_mean = |v: &[f64]| v[100..].iter().sum::<f64>() / 100.0;
+    println!(
+        "host queue max {} mean(10-20 s) {:.1}; link queue max {}; ACK queue max {}",
+        max(&host.queue_pkts),
+        late_mean(&host.queue_pkts),
+        max(&fwd.queue_pkts),
+        max(&rev.queue_pkts)
+    );
+    assert!(max(&host.queue_pkts) <= 100.0);
+    assert!(late_mean(&host.queue_pkts) > 50.0);
+    // The NIC paces packets at a tenth of the link's rate: at most one waits there, and ACKs
+    // (one per two 1500-byte packets at 100 Mb/s) never queue.
+    assert!(max(&fwd.queue_pkts) <= 1.0);
+    assert!(max(&rev.queue_pkts) <= 1.0);
+    // The host link carries the flow's payload: about 10 Mb/s × 1443/1500 over the run.
+    let h = link("access:0");
+    assert_eq!(h.capacity_bps, 10e6);
+    assert!(
+        h.utilization > 0.95 && h.utilization <= 1.0,
+        "{}",
+        h.utilization
+    );
+}

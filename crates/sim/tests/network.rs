@@ -407,3 +407,132 @@ responsive = true
         "{total} vs {through_link}"
     );
 }
+
+/// Aggregate utilization of a parking lot is that of its most loaded bottleneck: the payload of
+/// the flows crossing a link ÷ that link's capacity net of 40-byte headers (1460/1500), and the
+/// largest over the chain. Three 100 Mb/s links, one long flow and one short flow on each: every
+/// link carries two flows, so the answer is near, and never above, 100 % — not the sum of all
+/// four flows over one link (≈ 290 %).
+#[test]
+fn parking_lot_aggregate_utilization_is_that_of_the_most_loaded_link() {
+    let o = sim(r#"
+duration = "10s"
+[[links]]
+name = "a"
+rate = "100mbit"
+delay = "10ms"
+[[links]]
+name = "b"
+rate = "100mbit"
+delay = "10ms"
+[[links]]
+name = "c"
+rate = "100mbit"
+delay = "10ms"
+[topology]
+kind = "parking_lot"
+chain = ["a", "b", "c"]
+[[flows]]
+cc = "reno"
+[[flows]]
+cc = "reno"
+path = ["a"]
+[[flows]]
+cc = "reno"
+path = ["b"]
+[[flows]]
+cc = "reno"
+path = ["c"]
+"#);
+    let s = &o.summary;
+    let bytes = |i: usize| s.flows[i].bytes_delivered.unwrap() as f64;
+    let payload_capacity = 100e6 * 1460.0 / 1500.0;
+    let expected = (1..=3)
+        .map(|short| (bytes(0) + bytes(short)) * 8.0 / s.duration_s / payload_capacity)
+        .fold(0.0, f64::max);
+    let got = s.aggregate.utilization;
+    println!("aggregate utilization {:.4} (expected {expected:.4})", got);
+    assert!((got - expected).abs() < 1e-9, "{got} vs {expected}");
+    assert!(got > 0.8 && got <= 1.0, "{got}");
+    // The aggregate throughput stays the sum of all flows' goodput (about 3 links' worth).
+    let total: f64 = (0..4).map(bytes).sum::<f64>() * 8.0 / s.duration_s;
+    assert!((s.aggregate.throughput_bps - total).abs() < 1.0);
+    assert_eq!(s.aggregate.capacity_bps, Some(100e6));
+}
+
+/// Random loss drops each packet independently with the configured probability, in each
+/// direction. CBR cross traffic of 1500-byte packets at 50 Mb/s for 20 s offers n = 83,333
+/// packets into a 100 Mb/s link that never queues them; the number lost is binomial(n, p), with
+/// standard deviation √(n·p·(1−p)): 28.7 packets at p = 1 %, 40.4 at p = 2 %. The measured rate
+/// must lie within 4 standard deviations (a false failure once in ~16,000 seeds; the run is
+/// deterministic, so a given seed either always passes or always fails).
+#[test]
+fn random_loss_drops_the_configured_fraction_in_each_direction() {
+    for (loss, reverse_loss) in [(0.01, 0.0), (0.0, 0.02)] {
+        let o = sim(&format!(
+            r#"
+duration = "20s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "5ms"
+loss = {loss}
+reverse_loss = {reverse_loss}
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = "10k"
+start = "19s"
+[[cross_traffic]]
+kind = "cbr"
+link = "l"
+rate = "50mbit"
+reverse = {}
+"#,
+            reverse_loss > 0.0
+        ));
+        let (p, dir) = if reverse_loss > 0.0 {
+            (reverse_loss, "reverse")
+        } else {
+            (loss, "forward")
+        };
+        let port = o
+            .ports
+            .iter()
+            .find(|x| x.link == "l" && x.direction == dir)
+            .unwrap();
+        let cross = o.cross_traffic[0].packets;
+        // A randomly lost packet is lost on the wire: it was transmitted (counted in
+        // `packets`) and never arrives. The small flow adds a handful of its own packets (or
+        // ACKs) to the same port.
+        let offered = port.packets + port.drops_queue_full + port.queue_at_end_packets;
+        assert!(
+            offered >= cross && offered < cross + 100,
+            "{offered} vs {cross}"
+        );
+        assert_eq!(port.drops_queue_full, 0);
+        let n = offered as f64;
+        let measured = port.drops_random as f64 / n;
+        let sd = (p * (1.0 - p) / n).sqrt();
+        println!(
+            "{dir}: {} of {offered} lost = {:.4} % (configured {:.1} %, 4 sd = {:.4} %)",
+            port.drops_random,
+            100.0 * measured,
+            100.0 * p,
+            400.0 * sd
+        );
+        assert!(
+            (measured - p).abs() < 4.0 * sd,
+            "{measured} vs {p} ± 4 × {sd}"
+        );
+        // The other direction loses nothing.
+        let other = o
+            .ports
+            .iter()
+            .find(|x| x.link == "l" && x.direction != dir)
+            .unwrap();
+        assert_eq!(other.drops_random, 0);
+    }
+}

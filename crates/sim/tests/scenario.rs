@@ -173,3 +173,45 @@ fn toml_syntax_errors_name_the_file() {
     let e = err("duration = \n", &[]);
     assert!(e.starts_with("exp.toml: not valid TOML"), "{e}");
 }
+
+#[test]
+fn limits_on_intervals_thresholds_and_durations_are_named() {
+    // 1 ns over 10 s would be 10^10 samples per series: refused, with the smallest interval
+    // that fits (10 s ÷ 10^6 = 10 µs), which is accepted.
+    let e = err(OK, &["output.interval=\"1ns\""]);
+    println!("{e}");
+    assert!(
+        e.contains("output.interval") && e.contains("at least 10 us"),
+        "{e}"
+    );
+    assert!(Scenario::parse(OK, "exp.toml", "exp", &["output.interval=\"10us\"".into()]).is_ok());
+    // RED thresholds above the queue's 100 packets would never be reached.
+    let red = OK.replace(
+        "delay = \"90ms\"",
+        "delay = \"90ms\"\nqueue = { kind = \"red\", packets = 100, min_th = 20, max_th = 150 }",
+    );
+    let e = err(&red, &[]);
+    println!("{e}");
+    assert!(
+        e.contains("links[0].queue.max_th") && e.contains("queue limit (100 packets)"),
+        "{e}"
+    );
+    let e = err(
+        &red.replace("min_th = 20, max_th = 150", "min_th = 120"),
+        &[],
+    );
+    // (max_th defaults to half the limit, so min_th = 120 is first refused for ordering.)
+    assert!(e.contains("links[0].queue.min_th"), "{e}");
+    // A queue of 150 holds max_th = 150: accepted.
+    assert!(Scenario::parse(
+        &red.replace("packets = 100", "packets = 150"),
+        "exp.toml",
+        "exp",
+        &[]
+    )
+    .is_ok());
+    // An absurd duration is too long, not negative.
+    let e = err(OK, &["duration=\"1e30s\""]);
+    println!("{e}");
+    assert!(e.contains("too long") && !e.contains("non-negative"), "{e}");
+}

@@ -62,9 +62,11 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         print!("{}", list(&picked));
         return Ok(());
     }
+    if let Some(path) = &args.json {
+        crate::outputs::check_file(path, "--json")?;
+    }
     if let Some(dir) = &args.report {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+        crate::outputs::check_dir(dir, "--report")?;
     }
     let plan = if args.full { Plan::FULL } else { Plan::DEFAULT };
     let threads = args

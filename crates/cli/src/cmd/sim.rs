@@ -47,6 +47,12 @@ pub fn run(args: SimArgs) -> Result<()> {
         sets.push(format!("seed={s}"));
     }
     let checked = Scenario::load(&args.file, &sets)?;
+    if let Some(path) = &args.json {
+        crate::outputs::check_file(path, "--json")?;
+    }
+    if let Some(dir) = &args.report {
+        crate::outputs::check_dir(dir, "--report")?;
+    }
     let show_bar = !args.quiet && std::io::stderr().is_terminal();
     let mut bar = ProgressBar::new(show_bar);
     let started = Instant::now();

@@ -5,7 +5,7 @@
 //!   seed 000's Figure 2;
 //! * congestion window per flow;
 //! * RTT per flow, and queueing delay (RTT − the flow's min RTT);
-//! * queue length per link;
+//! * queue length per link (both directions) and per host (`access:N`) queue;
 //! * throughput against p95 queueing delay, one point per flow labelled by its algorithm (the
 //!   Pantheon-style trade-off plot; here the delay axis is not inverted).
 
@@ -13,7 +13,7 @@ use super::plot::{line_chart, scatter_chart, Line, Point};
 use super::table::{num, opt_num};
 use crate::error::MetricsError;
 use crate::summary::{FlowSummary, Summary};
-use crate::units::{bmps_to_e15, format_bmps_lsr, to_mbps};
+use crate::units::{bmps_to_e15, format_bmps_lsr, format_rate, to_mbps};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -69,8 +69,14 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
             }
         }
     }
+    // Say what the utilization is measured against: an experiment's claim may judge the same
+    // run against another capacity (seed 000's Table 1 against the hosts' NICs).
+    let against = match s.aggregate.capacity_bps {
+        Some(c) => format!("of the {} bottleneck", format_rate(c)),
+        None => "of the bottleneck".to_string(),
+    };
     let title = format!(
-        "Throughput — average utilization {} %",
+        "Throughput — average utilization {} % {against}, net of headers",
         num(100.0 * s.aggregate.utilization, 1)
     );
     out.push(Figure {
@@ -156,6 +162,16 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
         (by_bytes, "queue (kB)")
     } else {
         (by_pkts, "queue (packets)")
+    };
+    // Queues that never held a packet (most ACK directions, idle links) are left out when some
+    // queue did, so the ones that matter (a bottleneck, a host's `access:N` queue) stay legible.
+    let queue = if queue.iter().any(|l| l.points.iter().any(|p| p.1 != 0.0)) {
+        queue
+            .into_iter()
+            .filter(|l| l.points.iter().any(|p| p.1 != 0.0))
+            .collect()
+    } else {
+        queue
     };
     let title = "Queue length".to_string();
     out.push(Figure {
@@ -439,6 +455,7 @@ pub fn write_html_report(s: &Summary, path: &Path) -> Result<(), MetricsError> {
 mod tests {
     use super::*;
     use crate::example::example_summary;
+    use crate::summary::LinkSeries;
 
     #[test]
     fn report_has_one_svg_per_plot_and_no_nan() {
@@ -499,6 +516,50 @@ mod tests {
         assert!(html.contains("<pre>experiment"));
         assert!(html.contains("<h1>second</h1>"));
         assert!(!html.contains("NaN"));
+    }
+
+    #[test]
+    fn host_queues_are_plotted_and_empty_queues_left_out() {
+        let mut s = example_summary();
+        let t: Vec<f64> = (0..10).map(|i| i as f64 * 0.1).collect();
+        let mut host = s.links[0].clone();
+        host.name = "access:7".into();
+        host.series = Some(LinkSeries {
+            t: t.clone(),
+            queue_pkts: vec![40.0; 10],
+            ..Default::default()
+        });
+        let mut acks = s.links[0].clone();
+        acks.name = "ack-direction".into();
+        acks.series = Some(LinkSeries {
+            t,
+            queue_pkts: vec![0.0; 10],
+            ..Default::default()
+        });
+        s.links.push(host);
+        s.links.push(acks);
+        let html = html_report(&s).unwrap();
+        // The host queue is in the queue plot's legend; the never-occupied one is not (it
+        // appears once, in the links table).
+        let plot = &html[html.find("Queue length").unwrap()..];
+        let plot = &plot[..plot.find("</svg>").unwrap()];
+        assert!(
+            plot.contains("access:7"),
+            "host queue missing from the plot"
+        );
+        assert!(!plot.contains("ack-direction"));
+    }
+
+    #[test]
+    fn throughput_title_names_the_capacity_it_is_measured_against() {
+        let mut s = example_summary();
+        s.aggregate.utilization = 0.723;
+        s.aggregate.capacity_bps = Some(2.5e9);
+        let html = html_report(&s).unwrap();
+        assert!(
+            html.contains("average utilization 72.3 % of the 2.50 Gb/s bottleneck"),
+            "title lacks its capacity"
+        );
     }
 
     #[test]

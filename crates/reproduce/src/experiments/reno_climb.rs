@@ -122,7 +122,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 "same climb, one segment per RTT: Δrate·RTT²/(8·MTU) = {} s",
                 predicted.round()
             ),
-            text("the FAQ's law, y0 + t·MTU/RTT²"),
+            text("FAQ's y0 + 0.5·t·MTU/RTT² with 1 for 0.5"),
             "s",
             SOURCE,
             Rule::Within {
