@@ -76,6 +76,9 @@
 //!   number of RTT samples during recovery"); ns-2 skips estimation then.
 //! - The phases `fast_convergence` and `equilibrium` differ only in the dead band; the prototype's
 //!   extra per-ACK overshoot monitoring is not public and is not modelled.
+//! - baseRTT also takes the handshake's RTT sample (`on_rtt_sample`), as Linux gives the
+//!   SYN-ACK's RTT to its controllers; a flow that starts after others have filled the queue
+//!   would otherwise never see the propagation delay and keep more than α packets queued.
 //! - The initial window is the transport's (`Setup::initial_cwnd`), not ns-2's 2 packets.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
@@ -508,6 +511,12 @@ impl CongestionControl for Fast {
             }
         }
         self.cwnd = self.setup.clamp_cwnd(self.cwnd);
+    }
+
+    /// The handshake's RTT only lowers baseRTT: no data was in flight, so it says nothing of
+    /// this flow's backlog and does not enter avgRTT.
+    fn on_rtt_sample(&mut self, _now: Time, rtt: Duration) {
+        self.base_rtt = self.base_rtt.min(rtt.as_secs_f64());
     }
 
     fn on_loss(&mut self, ev: &LossEvent) {
@@ -1209,5 +1218,23 @@ mod tests {
             "{queues:?}"
         );
         assert!(tail.iter().all(|s| s.phase == "equilibrium"));
+    }
+
+    #[test]
+    fn the_handshake_rtt_lowers_base_rtt_only() {
+        // Handshake 140 ms; data ACKs then see 146 ms of which 6 ms are queue. baseRTT must be
+        // 140 (q = 6 ms, above the 0.75 ms MI threshold: no MI step), avgRTT the data's 146.
+        let mut cc = fast_with(config("paper"), 10.0);
+        cc.on_rtt_sample(Time::from_millis(140), Duration::from_millis(140));
+        assert_eq!(cc.base_rtt(), Some(Duration::from_millis(140)));
+        assert_eq!(cc.avg_rtt(), None);
+        cc.on_ack(&ack_of(Time::from_millis(286), 0.146, 0, 10, 10.0, 10.0));
+        assert_eq!(cc.base_rtt(), Some(Duration::from_millis(140)));
+        assert_eq!(cc.avg_rtt(), Some(Duration::from_millis(146)));
+        assert_ne!(cc.phase(), "slow_start");
+        // Without it the first data sample is taken as the propagation delay: MI, 10 → 11.
+        let mut blind = fast_with(config("paper"), 10.0);
+        blind.on_ack(&ack_of(Time::from_millis(286), 0.146, 0, 10, 10.0, 10.0));
+        assert_eq!((blind.cwnd(), blind.phase()), (11.0, "slow_start"));
     }
 }
