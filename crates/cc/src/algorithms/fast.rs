@@ -76,9 +76,10 @@
 //!   number of RTT samples during recovery"); ns-2 skips estimation then.
 //! - The phases `fast_convergence` and `equilibrium` differ only in the dead band; the prototype's
 //!   extra per-ACK overshoot monitoring is not public and is not modelled.
-//! - baseRTT also takes the handshake's RTT sample (`on_rtt_sample`), as Linux gives the
-//!   SYN-ACK's RTT to its controllers; a flow that starts after others have filled the queue
-//!   would otherwise never see the propagation delay and keep more than α packets queued.
+//! - baseRTT also takes the handshake's RTT sample (`on_rtt_sample`), as Linux's socket minimum
+//!   RTT does (`tcp_update_rtt_min` on the SYN-ACK's sample; BBR starts from it); a flow that
+//!   starts after others have filled the queue would otherwise never see the propagation delay
+//!   and keep more than α packets queued.
 //! - The initial window is the transport's (`Setup::initial_cwnd`), not ns-2's 2 packets.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
