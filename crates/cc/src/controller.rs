@@ -121,6 +121,14 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// The application ran out of data to send (the window is not being used).
     fn on_app_limited(&mut self, _now: Time) {}
 
+    /// An RTT sample that acknowledged no data: the handshake's. It left before any data, into
+    /// queues this connection had not yet filled, so delay-based controllers may take it as a
+    /// propagation-delay measurement. Linux counts it the same way: the SYN-ACK's RTT
+    /// (`tcp_ack_update_rtt` on the client, `tcp_synack_rtt_meas` on the server) enters the
+    /// socket's minimum RTT (`tcp_update_rtt_min`), from which BBR's `bbr_init` starts its
+    /// min_rtt once the connection is established. The default ignores it.
+    fn on_rtt_sample(&mut self, _now: Time, _rtt: std::time::Duration) {}
+
     /// Congestion window, in packets.
     fn cwnd(&self) -> f64;
 

@@ -172,6 +172,7 @@ extern "C" {
         p: *const FastParams,
         rtt_us: i32,
         in_flight: u32,
+        acked: u32,
     );
     fn lh_native_fast_window_at_send(f: *mut FastState, bytes: u64, mss: u32);
     fn lh_native_fast_recovery_ack(f: *mut FastState, now_us: u64);
@@ -246,8 +247,8 @@ pub fn fast_init(f: &mut FastState, snd_nxt: u32) {
 pub fn fast_ack_begin(f: &mut FastState, ack: u32, snd_nxt: u32) {
     unsafe { lh_native_fast_ack_begin(f, ack, snd_nxt) }
 }
-pub fn fast_rtt_sample(f: &mut FastState, p: &FastParams, rtt_us: i32, in_flight: u32) {
-    unsafe { lh_native_fast_rtt_sample(f, p, rtt_us, in_flight) }
+pub fn fast_rtt_sample(f: &mut FastState, p: &FastParams, rtt_us: i32, in_flight: u32, acked: u32) {
+    unsafe { lh_native_fast_rtt_sample(f, p, rtt_us, in_flight, acked) }
 }
 pub fn fast_window_at_send(f: &mut FastState, bytes: u64, mss: u32) {
     unsafe { lh_native_fast_window_at_send(f, bytes, mss) }

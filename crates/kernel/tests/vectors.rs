@@ -160,7 +160,7 @@ fn step(state: &mut State, w: &mut Window, ev: &Value, mss: u64) {
                             0 => w.cwnd,
                             b => (b / mss) as u32,
                         };
-                        native::fast_rtt_sample(f, p, r, in_flight);
+                        native::fast_rtt_sample(f, p, r, in_flight, acked);
                     }
                     native::fast_window_at_send(f, u(ev, "in_flight_at_send"), mss as u32);
                     if in_recovery {

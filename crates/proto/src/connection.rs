@@ -496,6 +496,9 @@ impl Connection {
                         });
                     }
                     self.update_rtt(now - echo, Duration::ZERO);
+                    // Measured before any queue of ours: delay-based controllers take it as
+                    // the propagation delay (Linux: the SYN-ACK's RTT enters tp->rtt_min).
+                    self.cc.on_rtt_sample(now, now - echo);
                     self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;

@@ -50,6 +50,31 @@ fn handshake_gives_the_first_rtt_sample() {
 }
 
 #[test]
+fn the_controller_gets_the_handshake_rtt() {
+    // FAST: the handshake's 100 ms is its baseRTT. The first data ACK then reports at least
+    // 135 ms, so it sees 35 ms of queueing: a γ-update (`fast_convergence`), not an MI step.
+    // Without the handshake sample it would take that ACK's RTT as the propagation delay, see
+    // no queue and stay in `slow_start`.
+    let fast = || Config {
+        synthetic: true,
+        ..Config::new(CcSpec::default_for("fast").unwrap())
+    };
+    let (mut c, mut s) = established(fast(), fast());
+    let mut buf = vec![0u8; 2000];
+    let mut ack = vec![0u8; 2000];
+    c.write_synthetic(1 << 20);
+    let t = c.poll_transmit(ms(100), &mut buf).unwrap();
+    assert_eq!(t.kind, PacketKind::Data);
+    // One packet: the receiver acknowledges it when its 25 ms ACK delay runs out, at 190 ms.
+    s.handle_packet(ms(165), &buf[..t.len]).unwrap();
+    let t = s.poll_transmit(ms(190), &mut ack).unwrap();
+    assert_eq!(t.kind, PacketKind::Ack);
+    // 160 ms after sending (135 ms once the 25 ms ACK delay is taken off): q ≥ 35 ms.
+    c.handle_packet(ms(260), &ack[..t.len]).unwrap();
+    assert_eq!(c.cc().phase(), "fast_convergence");
+}
+
+#[test]
 fn lost_handshakes_are_resent_with_backoff() {
     let mut c = Connection::new(reno(10.0, false), Side::Client, ms(0)).unwrap();
     let mut buf = vec![0u8; 2000];

@@ -68,10 +68,18 @@
 //!   period is expected to bring (`acks_last_rtt · period / avgRTT`), instead of ns-2's whole
 //!   packets every `spacing` ACKs; the total and the span are the same. A new update replaces the
 //!   unreleased remainder (its target already includes it) rather than adding to it.
+//! - An ACK covering `n` packets weighs in the RTT average as `n` samples (`1 − (1 − η)^n`),
+//!   as ns-2 with its ACK per packet sees it; one sample per stretch ACK would slow the average
+//!   by the ACK ratio and, with delayed ACKs on a long path, keep FAST cycling between an
+//!   emptied queue (MI re-entered) and a doubled window instead of settling.
 //! - RTT samples are still taken during loss recovery (seed 001: "use SACK to increase the
 //!   number of RTT samples during recovery"); ns-2 skips estimation then.
 //! - The phases `fast_convergence` and `equilibrium` differ only in the dead band; the prototype's
 //!   extra per-ACK overshoot monitoring is not public and is not modelled.
+//! - baseRTT also takes the handshake's RTT sample (`on_rtt_sample`), as Linux's socket minimum
+//!   RTT does (`tcp_update_rtt_min` on the SYN-ACK's sample; BBR starts from it); a flow that
+//!   starts after others have filled the queue would otherwise never see the propagation delay
+//!   and keep more than α packets queued.
 //! - The initial window is the transport's (`Setup::initial_cwnd`), not ns-2's 2 packets.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
@@ -352,15 +360,22 @@ impl Fast {
     }
 
     /// Feed one RTT sample to the estimators: baseRTT is the minimum, avgRTT the EWMA with
-    /// weight `min(3/w, eta_cap)`, `w` the packets in flight (ns-2 `fast_est`).
-    fn estimate(&mut self, rtt: Duration, in_flight: f64) {
+    /// weight `η = min(3/w, eta_cap)` per packet acknowledged, `w` the packets in flight (ns-2
+    /// `fast_est`). An ACK for `n` packets stands for `n` per-packet samples of the same RTT, so
+    /// it moves the average by `1 − (1 − η)^n`: the average then spans about a third of a window
+    /// whatever the ACK frequency. Weighting a stretch ACK as one sample would make it span
+    /// `n/3` of a window; with delayed ACKs (`n = 2`) that lag lets the window settle below the
+    /// path's BDP after an overshoot, the queue drains, `q` falls under `mi_threshold` and the
+    /// MI rule doubles the window again: a cycle instead of equilibrium.
+    fn estimate(&mut self, rtt: Duration, in_flight: f64, acked_packets: u32) {
         let s = rtt.as_secs_f64();
         self.base_rtt = self.base_rtt.min(s);
         if self.avg_rtt == 0.0 {
             self.avg_rtt = s;
         } else {
             let eta = (3.0 / in_flight.max(1.0)).min(self.cfg.eta_cap);
-            self.avg_rtt += eta * (s - self.avg_rtt);
+            let weight = 1.0 - (1.0 - eta).powi(acked_packets.max(1) as i32);
+            self.avg_rtt += weight * (s - self.avg_rtt);
         }
     }
 
@@ -459,7 +474,7 @@ impl CongestionControl for Fast {
                 0 => self.cwnd,
                 b => self.packets(b),
             };
-            self.estimate(rtt, in_flight);
+            self.estimate(rtt, in_flight, ev.acked_packets);
         }
         if ev.in_recovery {
             // The window is frozen in recovery, and the next update waits a full period after it.
@@ -497,6 +512,12 @@ impl CongestionControl for Fast {
             }
         }
         self.cwnd = self.setup.clamp_cwnd(self.cwnd);
+    }
+
+    /// The handshake's RTT only lowers baseRTT: no data was in flight, so it says nothing of
+    /// this flow's backlog and does not enter avgRTT.
+    fn on_rtt_sample(&mut self, _now: Time, rtt: Duration) {
+        self.base_rtt = self.base_rtt.min(rtt.as_secs_f64());
     }
 
     fn on_loss(&mut self, ev: &LossEvent) {
@@ -1137,5 +1158,84 @@ mod tests {
         assert_eq!(cc.cwnd(), 11.0);
         cc.on_ack(&top);
         assert_eq!(cc.cwnd(), 12.0);
+    }
+
+    #[test]
+    fn an_ack_for_two_packets_weighs_as_two_rtt_samples() {
+        // Window 300: η = 3/300 = 0.01. First sample 100 ms sets avgRTT; then one ACK of two
+        // packets at 200 ms moves it by 1 − 0.99² = 0.0199 of the gap: 100 + 1.99 = 101.99 ms,
+        // exactly where two one-packet ACKs at 200 ms would leave it (100 + 1 + 0.99).
+        let mut cc = fast_with(config("paper"), 300.0);
+        cc.on_ack(&ack_of(Time::from_millis(100), 0.1, 0, 300, 300.0, 300.0));
+        let stretch = AckEvent {
+            acked_packets: 2,
+            acked_bytes: 2 * MSS,
+            ..ack_of(Time::from_millis(300), 0.2, 2, 300, 300.0, 300.0)
+        };
+        cc.on_ack(&stretch);
+        let avg = cc.avg_rtt().unwrap().as_secs_f64() * 1e3;
+        assert!((avg - 101.99).abs() < 1e-6, "avgRTT {avg} ms");
+    }
+
+    /// Seed 000's first row on the idealised path: 1 Gb/s, 180 ms, a 1.5-BDP buffer, and a
+    /// receiver that acknowledges every second packet (as the transports do by default).
+    fn settle_with_delayed_acks() -> Vec<crate::bottleneck::Sample> {
+        use crate::bottleneck::{run, PathConfig};
+        let setup = Setup::for_mtu(1500);
+        let mut path = PathConfig::new(1e9, Duration::from_millis(180), setup.mss);
+        path.buffer_packets = 22_500;
+        path.ack_every = 2;
+        let mut cc = Fast::new(setup, config("paper"));
+        let (samples, _) = run(
+            &path,
+            &setup,
+            &mut cc,
+            Duration::from_secs(16),
+            Duration::from_millis(100),
+            &mut |_, _| {},
+        );
+        samples
+    }
+
+    #[test]
+    fn delayed_acks_settle_at_alpha_packets_queued() {
+        // BDP = 1e9 / (1500·8) · 0.18 = 15,000 packets; equilibrium is BDP + α = 15,200 with
+        // 200 packets queued. Weighting each ACK as one sample made the window cycle here from
+        // about 14,000 (queue empty, MI re-entered) to 30,000 every 1.5–2 s.
+        let samples = settle_with_delayed_acks();
+        let tail: Vec<_> = samples
+            .iter()
+            .filter(|s| s.t >= Time::from_millis(10_000))
+            .collect();
+        assert!(tail.len() >= 50);
+        let (lo, hi) = tail.iter().fold((f64::MAX, 0.0f64), |(lo, hi), s| {
+            (lo.min(s.cwnd), hi.max(s.cwnd))
+        });
+        let queues: Vec<u64> = tail.iter().map(|s| s.queue).collect();
+        println!("cwnd {lo:.0}..{hi:.0}, queue {queues:?}");
+        assert!(lo >= 15_100.0 && hi <= 15_300.0, "cwnd {lo:.0}..{hi:.0}");
+        assert!(
+            queues.iter().all(|&q| (150..=250).contains(&q)),
+            "{queues:?}"
+        );
+        assert!(tail.iter().all(|s| s.phase == "equilibrium"));
+    }
+
+    #[test]
+    fn the_handshake_rtt_lowers_base_rtt_only() {
+        // Handshake 140 ms; data ACKs then see 146 ms of which 6 ms are queue. baseRTT must be
+        // 140 (q = 6 ms, above the 0.75 ms MI threshold: no MI step), avgRTT the data's 146.
+        let mut cc = fast_with(config("paper"), 10.0);
+        cc.on_rtt_sample(Time::from_millis(140), Duration::from_millis(140));
+        assert_eq!(cc.base_rtt(), Some(Duration::from_millis(140)));
+        assert_eq!(cc.avg_rtt(), None);
+        cc.on_ack(&ack_of(Time::from_millis(286), 0.146, 0, 10, 10.0, 10.0));
+        assert_eq!(cc.base_rtt(), Some(Duration::from_millis(140)));
+        assert_eq!(cc.avg_rtt(), Some(Duration::from_millis(146)));
+        assert_ne!(cc.phase(), "slow_start");
+        // Without it the first data sample is taken as the propagation delay: MI, 10 → 11.
+        let mut blind = fast_with(config("paper"), 10.0);
+        blind.on_ack(&ack_of(Time::from_millis(286), 0.146, 0, 10, 10.0, 10.0));
+        assert_eq!((blind.cwnd(), blind.phase()), (11.0, "slow_start"));
     }
 }

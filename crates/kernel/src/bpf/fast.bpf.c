@@ -60,7 +60,8 @@ void BPF_PROG(lh_fast_pkts_acked_op, struct sock *sk, const struct ack_sample *s
 	struct lh_fast_params p = lh_params;
 
 	lh_fast_ack_begin(&s->f, tp->snd_una, tp->snd_nxt);
-	lh_fast_rtt_sample(&s->f, &p, sample->rtt_us, lh_packets_in_flight(tp));
+	lh_fast_rtt_sample(&s->f, &p, sample->rtt_us, lh_packets_in_flight(tp),
+			   sample->pkts_acked);
 	lh_fast_window_at_send(&s->f, sample->in_flight, tp->mss_cache);
 	if (s->reducing)
 		lh_fast_recovery_ack(&s->f, tp->tcp_mstamp);

@@ -131,11 +131,17 @@ LH_INLINE void lh_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
 	f->acks_this_round++;
 }
 
-/* One RTT sample (µs; negative: none) with `in_flight` packets outstanding. */
+/* An ACK for more packets than this moves the average as if it were for this many. */
+#define LH_FAST_MAX_SAMPLES_PER_ACK 64
+
+/* One RTT sample (µs; negative: none) from an ACK of `acked` packets, with `in_flight` packets
+ * outstanding. The ACK weighs as `acked` per-packet samples of the same RTT (the reference's
+ * 1 − (1 − η)^acked), applied as that many EWMA steps: with delayed ACKs, one step per ACK
+ * would make the average lag two thirds of a window instead of a third. */
 LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p,
-				  __s32 rtt_us, __u32 in_flight)
+				  __s32 rtt_us, __u32 in_flight, __u32 acked)
 {
-	__u32 vrtt;
+	__u32 vrtt, i;
 	__u64 s, d, den = p->eta_cap_den ? p->eta_cap_den : 4;
 
 	if (rtt_us < 0)
@@ -150,13 +156,19 @@ LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params
 		f->avg_rtt_q8 = s;
 		return;
 	}
+	if (acked == 0)
+		acked = 1;
 	/* η = min(3/in_flight, 1/den): 3/in_flight is the smaller once in_flight >= 3·den. */
-	if (s >= f->avg_rtt_q8) {
-		d = s - f->avg_rtt_q8;
-		f->avg_rtt_q8 += in_flight >= 3 * den ? d * 3 / in_flight : d / den;
-	} else {
-		d = f->avg_rtt_q8 - s;
-		f->avg_rtt_q8 -= in_flight >= 3 * den ? d * 3 / in_flight : d / den;
+	for (i = 0; i < LH_FAST_MAX_SAMPLES_PER_ACK; i++) {
+		if (i >= acked)
+			break;
+		if (s >= f->avg_rtt_q8) {
+			d = s - f->avg_rtt_q8;
+			f->avg_rtt_q8 += in_flight >= 3 * den ? d * 3 / in_flight : d / den;
+		} else {
+			d = f->avg_rtt_q8 - s;
+			f->avg_rtt_q8 -= in_flight >= 3 * den ? d * 3 / in_flight : d / den;
+		}
 	}
 }
 
