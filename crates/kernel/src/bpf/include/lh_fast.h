@@ -133,16 +133,27 @@ LH_INLINE void lh_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
 
 /* An ACK for more packets than this moves the average as if it were for this many. */
 #define LH_FAST_MAX_SAMPLES_PER_ACK 64
+#define LH_Q30_ONE (1ULL << 30)
+
+/* One squaring step of keep^n: multiply the result in when bit `b` of n is set. */
+#define LH_FAST_POW_STEP(pow, base, n, b)                                  \
+	do {                                                               \
+		if ((n) & (1U << (b)))                                     \
+			(pow) = ((pow) * (base)) >> 30;                    \
+		(base) = ((base) * (base)) >> 30;                          \
+	} while (0)
 
 /* One RTT sample (µs; negative: none) from an ACK of `acked` packets, with `in_flight` packets
- * outstanding. The ACK weighs as `acked` per-packet samples of the same RTT (the reference's
- * 1 − (1 − η)^acked), applied as that many EWMA steps: with delayed ACKs, one step per ACK
- * would make the average lag two thirds of a window instead of a third. */
+ * outstanding. The ACK weighs as `acked` per-packet samples of the same RTT: the average moves
+ * by the reference's weight 1 − (1 − η)^acked (with delayed ACKs, one η per ACK would make the
+ * average lag two thirds of a window instead of a third). (1 − η)^acked is computed in Q30 by
+ * square-and-multiply over the 7 bits of acked ≤ 64, written out: no loop on the per-ACK path. */
 LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p,
 				  __s32 rtt_us, __u32 in_flight, __u32 acked)
 {
-	__u32 vrtt, i;
-	__u64 s, d, den = p->eta_cap_den ? p->eta_cap_den : 4;
+	__u32 vrtt;
+	__u64 s, d, eta_q30, base, pow = LH_Q30_ONE, weight_q20;
+	__u64 den = p->eta_cap_den ? p->eta_cap_den : 4;
 
 	if (rtt_us < 0)
 		return;
@@ -158,17 +169,27 @@ LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params
 	}
 	if (acked == 0)
 		acked = 1;
+	if (acked > LH_FAST_MAX_SAMPLES_PER_ACK)
+		acked = LH_FAST_MAX_SAMPLES_PER_ACK;
 	/* η = min(3/in_flight, 1/den): 3/in_flight is the smaller once in_flight >= 3·den. */
-	for (i = 0; i < LH_FAST_MAX_SAMPLES_PER_ACK; i++) {
-		if (i >= acked)
-			break;
-		if (s >= f->avg_rtt_q8) {
-			d = s - f->avg_rtt_q8;
-			f->avg_rtt_q8 += in_flight >= 3 * den ? d * 3 / in_flight : d / den;
-		} else {
-			d = f->avg_rtt_q8 - s;
-			f->avg_rtt_q8 -= in_flight >= 3 * den ? d * 3 / in_flight : d / den;
-		}
+	eta_q30 = in_flight >= 3 * den ? (3 * LH_Q30_ONE) / in_flight : LH_Q30_ONE / den;
+	base = LH_Q30_ONE - eta_q30;
+	LH_FAST_POW_STEP(pow, base, acked, 0);
+	LH_FAST_POW_STEP(pow, base, acked, 1);
+	LH_FAST_POW_STEP(pow, base, acked, 2);
+	LH_FAST_POW_STEP(pow, base, acked, 3);
+	LH_FAST_POW_STEP(pow, base, acked, 4);
+	LH_FAST_POW_STEP(pow, base, acked, 5);
+	LH_FAST_POW_STEP(pow, base, acked, 6);
+	/* Q20 for the product, rounded to nearest (the Q30 steps truncate): d (µs·256) stays far
+	 * below 2^43 for any RTT a socket reports. */
+	weight_q20 = (LH_Q30_ONE - pow) >> 10;
+	if (s >= f->avg_rtt_q8) {
+		d = s - f->avg_rtt_q8;
+		f->avg_rtt_q8 += (d * weight_q20 + (1 << 19)) >> 20;
+	} else {
+		d = f->avg_rtt_q8 - s;
+		f->avg_rtt_q8 -= (d * weight_q20 + (1 << 19)) >> 20;
 	}
 }
 
