@@ -26,3 +26,25 @@ fn every_experiment_runs_short_and_measures_finite_values() {
         }
     }
 }
+
+/// Seed 004's factor 0.5: the Linux 2.4 model (delayed ACKs, growth once per ACK) climbs half a
+/// segment per RTT, so its 200→1000 Mb/s climb takes twice the one-segment-per-RTT one.
+#[test]
+fn linux_2_4_reno_climbs_half_as_fast_as_modern_reno() {
+    let e = EXPERIMENTS.iter().find(|e| e.name == "reno-climb").unwrap();
+    let r = run_experiment(e, &Plan::DEFAULT, 2, &|_| {}).unwrap_or_else(|err| panic!("{err}"));
+    let measured = |prefix: &str| {
+        r.claims
+            .iter()
+            .find(|c| c.claim.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no claim starting `{prefix}`"))
+            .measured
+    };
+    let linux24 = measured("Linux 2.4 Reno 200→1000 Mb/s");
+    let modern = measured("same climb, one segment per RTT");
+    eprintln!("climb: Linux 2.4 {linux24:.0} s, modern {modern:.0} s");
+    assert!(
+        (linux24 / modern - 2.0).abs() < 0.1,
+        "Linux 2.4 {linux24} s vs modern {modern} s"
+    );
+}
