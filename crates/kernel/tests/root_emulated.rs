@@ -291,10 +291,13 @@ fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() 
 
 /// Vegas on the long path: one packet per round trip. Linux's Vegas slow start (doubling per
 /// RTT, checked against the smallest RTT of each round, which the doubling's own queue has not
-/// reached yet) overshoots to 500–650 packets on this path, hundreds of packets above its
-/// β = 20; from there Vegas moves its window down by exactly one packet per round trip, so
+/// reached yet) usually overshoots to 500–650 packets on this path, hundreds of packets above
+/// its β = 20; from there Vegas moves its window down by exactly one packet per round trip, so
 /// it needs tens of seconds to drain the overshoot (FAST, above, closes half of its gap per
-/// update and is at α within 4 s). The test measures that slope.
+/// update and is at α within 4 s). The test measures that slope while the backlog is well
+/// above β. When slow start happens to stop near the target (one run in several: cwnd ≈ 290,
+/// backlog ≈ 24 at 2 s), there is no descent to time, and the test checks instead that the
+/// backlog stays near [α, β].
 #[test]
 fn vegas_moves_its_window_one_packet_per_round_trip_on_a_long_path() {
     if !require_root("vegas_moves_its_window_one_packet_per_round_trip_on_a_long_path") {
@@ -309,33 +312,53 @@ fn vegas_moves_its_window_one_packet_per_round_trip_on_a_long_path() {
     let t = path.transfer(&cc.name, Duration::from_secs(10), POLL);
     assert_eq!(t.congestion_control, cc.name);
     assert_eq!(t.received, t.sent);
-    let after: Vec<_> = t.samples.iter().filter(|(at, _)| *at >= from).collect();
+    let packet_time = path.packet_time_s();
+    let backlog_of =
+        |i: &TcpInfo| i.rtt_us.saturating_sub(i.min_rtt_us) as f64 * 1e-6 / packet_time;
+    // The descent: from 2 s while the backlog is above 2β, where every round trip is a
+    // decrease (well clear of the band, so srtt's smoothing cannot reach into it).
+    let descent: Vec<_> = t
+        .samples
+        .iter()
+        .filter(|(at, _)| *at >= from)
+        .take_while(|(_, i)| backlog_of(i) > 2.0 * beta)
+        .collect();
     // Round trips elapsed: the integral of dt / srtt over the samples.
-    let rounds: f64 = after
+    let rounds: f64 = descent
         .windows(2)
         .map(|w| (w[1].0 - w[0].0).as_secs_f64() / (w[0].1.rtt_us as f64 * 1e-6))
         .sum();
-    let (first, last) = (after[0].1, after[after.len() - 1].1);
-    let slope = (last.snd_cwnd as f64 - first.snd_cwnd as f64) / rounds;
-    let backlog = t.median_queueing_delay_s(from) / path.packet_time_s();
+    let backlog = t.median_queueing_delay_s(from) / packet_time;
     let util = t.goodput_bps(from) / path.goodput_ceiling_bps();
-    eprintln!(
-        "vegas alpha={alpha} beta={beta}: cwnd {} -> {} over {rounds:.0} round trips = \
-         {slope:.3} packets per round trip; backlog {backlog:.1} packets, utilization {util:.3}",
-        first.snd_cwnd, last.snd_cwnd
-    );
     let d = report("vegas", path, &t, from);
-    // The backlog stays above β throughout, so every round trip is a decrease of one packet;
-    // srtt (an average) against Vegas's per-round minimum and rounds that end on the first
-    // ACK past a sequence number, not on the clock, blur the count by a few percent.
-    assert!(
-        backlog > beta,
-        "backlog {backlog} packets: no overshoot to measure"
-    );
-    assert!(
-        (-1.2..-0.8).contains(&slope),
-        "{slope} packets per round trip"
-    );
+    if rounds >= 20.0 {
+        let (first, last) = (descent[0].1, descent[descent.len() - 1].1);
+        let slope = (last.snd_cwnd as f64 - first.snd_cwnd as f64) / rounds;
+        eprintln!(
+            "vegas alpha={alpha} beta={beta}: descent cwnd {} -> {} over {rounds:.0} round \
+             trips = {slope:.3} packets per round trip; utilization {util:.3}",
+            first.snd_cwnd, last.snd_cwnd
+        );
+        // srtt (an average) against Vegas's per-round minimum and rounds that end on the
+        // first ACK past a sequence number, not on the clock, blur the count by a few percent.
+        assert!(
+            (-1.2..-0.8).contains(&slope),
+            "{slope} packets per round trip"
+        );
+    } else {
+        let late = t.median_queueing_delay_s(Duration::from_secs(6)) / packet_time;
+        eprintln!(
+            "vegas alpha={alpha} beta={beta}: no overshoot to time ({rounds:.0} round trips \
+             above 2β); backlog {backlog:.1} packets from 2 s, {late:.1} from 6 s; \
+             utilization {util:.3}"
+        );
+        // As the TBF test: Vegas's own RTT samples carry delay that is not queue, a factor
+        // of two either way on [α, β].
+        assert!(
+            late > 0.5 * alpha && late < 2.0 * beta,
+            "backlog {late} packets"
+        );
+    }
     assert!(util > 0.9, "utilization {util}");
     assert_eq!(
         d.counters.dropped_queue_full, 0,
