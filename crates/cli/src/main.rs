@@ -4,6 +4,7 @@
 
 mod cmd;
 mod outputs;
+mod signals;
 mod units;
 
 use clap::{Parser, Subcommand};

@@ -28,6 +28,7 @@
 //! rate = "100mbit"
 //! ```
 
+use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -771,40 +772,6 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
         o.spin_ns = Some(ns(parse_duration(s).context("--spin")?));
     }
     Ok(o)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Signals: SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected with sigtimedwait, so
-// Ctrl-C and `kill` always reach the cleanup code (children get a clean mask from std).
-
-fn termination_set() -> libc::sigset_t {
-    // SAFETY: sigset manipulation on a local, zero-initialised set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        set
-    }
-}
-
-fn block_termination_signals() {
-    let set = termination_set();
-    // SAFETY: valid set; threads spawned afterwards inherit the mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-}
-
-/// Waits up to `timeout` for a termination signal; returns its number.
-fn wait_signal(timeout: Duration) -> Option<i32> {
-    let set = termination_set();
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: valid set and timespec; info may be null.
-    let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
-    (s > 0).then_some(s)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 //! SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected here, so an interrupted run
 //! still removes its namespaces and unloads its congestion controls.
 
+use crate::signals::{block_termination_signals, wait_signal};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use longhaul_lab::builtin::{self, Variant};
@@ -12,7 +13,6 @@ use longhaul_lab::{plan_from_text, LabError, Outcome, RunOptions};
 use longhaul_metrics::report::{summary_table, write_html_report};
 use longhaul_metrics::summary::Summary;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 #[derive(Args)]
 pub struct LabArgs {
@@ -240,34 +240,4 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     )
     .context("writing emulator.json")?;
     Ok(())
-}
-
-fn termination_set() -> libc::sigset_t {
-    // SAFETY: sigset manipulation on a local, zero-initialised set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        set
-    }
-}
-
-fn block_termination_signals() {
-    let set = termination_set();
-    // SAFETY: valid set; threads spawned afterwards inherit the mask.
-    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-}
-
-/// Waits up to `timeout` for a termination signal; returns its number.
-fn wait_signal(timeout: Duration) -> Option<i32> {
-    let set = termination_set();
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: valid set and timespec; info may be null.
-    let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
-    (s > 0).then_some(s)
 }

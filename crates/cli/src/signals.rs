@@ -1,0 +1,35 @@
+//! Termination signals for commands that must clean up: SIGINT/SIGTERM/SIGHUP are blocked in
+//! every thread and collected with sigtimedwait, so Ctrl-C and `kill` always reach the cleanup
+//! code (children get a clean mask from std).
+
+use std::time::Duration;
+
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: sigset manipulation on a local, zero-initialised set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        set
+    }
+}
+
+pub fn block_termination_signals() {
+    let set = termination_set();
+    // SAFETY: valid set; threads spawned afterwards inherit the mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+/// Waits up to `timeout` for a termination signal; returns its number.
+pub fn wait_signal(timeout: Duration) -> Option<i32> {
+    let set = termination_set();
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: valid set and timespec; info may be null.
+    let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
+    (s > 0).then_some(s)
+}
