@@ -8,6 +8,7 @@
 //! ```text
 //! /sys/fs/bpf/longhaul/<name>/link          the struct_ops link: registered while it exists
 //! /sys/fs/bpf/longhaul/<name>/params_<alg>  the .rodata map: the parameters the programs use
+//! /sys/fs/bpf/longhaul/<name>/repairs       the .bss map: callbacks the kernel skipped, repaired
 //! ```
 //!
 //! Unloading removes the pins. The last reference to the link goes, the kernel unregisters
@@ -32,6 +33,8 @@ const DEFAULT_CC: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
 /// struct_ops links (`.struct_ops.link`, BPF_LINK_TYPE_STRUCT_OPS) arrived in Linux 6.4.
 const MIN_KERNEL: (u32, u32) = (6, 4);
 const BPF_FS_MAGIC: i64 = 0xcafe4a11;
+/// The pinned .bss map; its first 8 bytes are `lh_repairs`, the programs' only .bss global.
+const REPAIRS_PIN: &str = "repairs";
 /// TCP_CA_NAME_MAX is 16 bytes including the NUL.
 const NAME_MAX: usize = 15;
 
@@ -53,6 +56,10 @@ pub struct Loaded {
     pub params: Option<ParamValues>,
     /// Listed in tcp_available_congestion_control.
     pub registered: bool,
+    /// Windows the programs found left implausible by a callback the kernel skipped, and
+    /// repaired (`lh_repair_if_skipped` in `bpf/include/lh_bpf.h`); `None` for a load made
+    /// before this counter existed.
+    pub repairs: Option<u64>,
     pub pin_dir: PathBuf,
 }
 
@@ -147,6 +154,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, KernelError> {
     Ok(Loaded {
         registered: available()?.contains(&name),
         params: read_params(algorithm, &pin_dir),
+        repairs: read_repairs(&pin_dir),
         name,
         algorithm,
         pin_dir,
@@ -217,6 +225,7 @@ fn set_name(field: &mut [i8; 16], name: &str) {
 fn pin_all(
     link: &mut Link,
     rodata: &mut libbpf_rs::MapMut<'_>,
+    bss: &mut libbpf_rs::MapMut<'_>,
     algorithm: Algorithm,
     dir: &Path,
 ) -> Result<(), KernelError> {
@@ -224,6 +233,9 @@ fn pin_all(
     rodata
         .pin(&params)
         .map_err(KernelError::bpf(format!("pinning {}", params.display())))?;
+    let repairs = dir.join(REPAIRS_PIN);
+    bss.pin(&repairs)
+        .map_err(KernelError::bpf(format!("pinning {}", repairs.display())))?;
     let link_path = dir.join("link");
     link.pin(&link_path)
         .map_err(KernelError::bpf(format!("pinning {}", link_path.display())))?;
@@ -248,7 +260,13 @@ macro_rules! loader_fn {
             set_name(&mut open.struct_ops.$ops_mut().name, name);
             let mut skel = open.load().map_err(verifier_error)?;
             let mut link = attach(name, &mut skel.maps.$ops)?;
-            pin_all(&mut link, &mut skel.maps.rodata, $algorithm, dir)
+            pin_all(
+                &mut link,
+                &mut skel.maps.rodata,
+                &mut skel.maps.bss,
+                $algorithm,
+                dir,
+            )
         }
     };
     (@params true, $open:ident, $raw:ident) => {
@@ -345,6 +363,7 @@ pub fn list() -> Result<Vec<Loaded>, KernelError> {
         out.push(Loaded {
             registered: available.contains(&name) && dir.join("link").exists(),
             params: read_params(algorithm, &dir),
+            repairs: read_repairs(&dir),
             name,
             algorithm,
             pin_dir: dir,
@@ -359,6 +378,13 @@ fn algorithm_of(dir: &Path) -> Option<Algorithm> {
         let file = e.file_name().to_string_lossy().into_owned();
         Algorithm::parse(file.strip_prefix("params_")?).ok()
     })
+}
+
+/// The repair counter of a loaded program, from its pinned .bss map.
+fn read_repairs(dir: &Path) -> Option<u64> {
+    let map = MapHandle::from_pinned_path(dir.join(REPAIRS_PIN)).ok()?;
+    let value = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY).ok()??;
+    Some(u64::from_ne_bytes(value.get(..8)?.try_into().ok()?))
 }
 
 /// The parameter block of a loaded program, from its pinned .rodata map.

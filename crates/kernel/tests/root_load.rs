@@ -23,6 +23,8 @@ fn load_list_use_unload(algorithm: Algorithm, name: &str, settings: &[&str]) {
         entry.params.as_ref().expect("parameters readable"),
         &expected
     );
+    // The repair counter is pinned and readable, and starts at zero.
+    assert_eq!(entry.repairs, Some(0), "repair counter of {name}");
 
     let mut flow = LoopbackFlow::open(name);
     assert_eq!(get_congestion(flow.client.as_raw_fd()), name);

@@ -136,6 +136,51 @@ fn fast_keeps_about_alpha_packets_queued() {
     assert!(problems.is_empty(), "kernel log: {problems:#?}");
 }
 
+/// FAST with α above what the buffer holds cannot reach its equilibrium: it overflows the
+/// queue, and on every loss it halves (ssthresh = cwnd/2, Reno's decrease). The ACKs of a
+/// SACK recovery that only cumulatively acknowledge segments SACKed earlier carry no delivery
+/// sample; the kernel then reports every byte of the connection as "in flight at send", which
+/// must not feed the window law (it would double the window at the next update).
+#[test]
+fn fast_halves_on_loss_when_alpha_exceeds_the_buffer() {
+    if !require_root("fast_halves_on_loss_when_alpha_exceeds_the_buffer") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = dmesg_mark();
+    let (alpha, queue) = (60u32, 20u32);
+    let cc = LoadedCc::load(
+        Algorithm::Fast,
+        "lht_fastloss",
+        &[&format!("alpha={alpha}")],
+    );
+    let path = Path::new(RATE_BPS, queue);
+    let t = path.transfer(&cc.name, Duration::from_secs(4), POLL);
+    assert_eq!(t.congestion_control, cc.name);
+    assert_eq!(t.received, t.sent);
+    let d = t.loss_decreases();
+    let max_cwnd = t.samples.iter().map(|(_, i)| i.snd_cwnd).max().unwrap_or(0);
+    eprintln!(
+        "fast alpha={alpha}, queue {queue}: decreases (cwnd before, ssthresh after) {d:?}, \
+         max cwnd {max_cwnd}, retransmits {}",
+        t.last.total_retrans
+    );
+    assert!(d.len() >= 2, "too few losses: {d:?}");
+    let mut ratios: Vec<f64> = d.iter().map(|&(c, s)| s as f64 / c as f64).collect();
+    let m = median(&mut ratios);
+    // Halving of the window in the sample before the loss; that sample precedes the loss by
+    // up to one poll interval, in which the window may still grow a little.
+    assert!((m - 0.5).abs() < 0.1, "median ssthresh/cwnd {m}");
+    // The path holds `queue` packets plus a few in flight: a window far beyond α + queue is
+    // one the window law was fed a bogus "window at send" for.
+    assert!(
+        max_cwnd < 4 * (alpha + queue),
+        "window reached {max_cwnd} packets on a {queue}-packet path"
+    );
+    let problems = dmesg_problems_since(mark);
+    assert!(problems.is_empty(), "kernel log: {problems:#?}");
+}
+
 /// Two FAST flows through one bottleneck: each keeps its own α packets queued, so the queue
 /// holds about 2α and the link is shared equally (FAST's proportional fairness with equal α).
 #[test]

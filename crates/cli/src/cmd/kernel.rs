@@ -112,6 +112,7 @@ fn list(json: bool) -> Result<()> {
                     "registered": l.registered,
                     "default": l.name == default,
                     "params": params,
+                    "repairs": l.repairs,
                     "pin_dir": l.pin_dir,
                     "sockets": users,
                 })
@@ -128,8 +129,8 @@ fn list(json: bool) -> Result<()> {
         println!("no congestion control loaded by longhaul");
     } else {
         println!(
-            "{:<16} {:<10} {:<11} {:>7}  PARAMETERS",
-            "NAME", "ALGORITHM", "STATE", "SOCKETS"
+            "{:<16} {:<10} {:<11} {:>7} {:>7}  PARAMETERS",
+            "NAME", "ALGORITHM", "STATE", "SOCKETS", "REPAIRS"
         );
     }
     for l in &loaded {
@@ -154,12 +155,14 @@ fn list(json: bool) -> Result<()> {
         } else {
             String::new()
         };
+        let repairs = l.repairs.map_or("-".to_string(), |n| n.to_string());
         println!(
-            "{:<16} {:<10} {:<11} {:>7}  {}{}",
+            "{:<16} {:<10} {:<11} {:>7} {:>7}  {}{}",
             l.name,
             l.algorithm.name(),
             state,
             users.len(),
+            repairs,
             params,
             note
         );

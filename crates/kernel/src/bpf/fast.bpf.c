@@ -4,7 +4,8 @@
  * include/lh_fast.h; this file binds it to the kernel's callbacks:
  *  - pkts_acked (every ACK that acknowledges data, before cong_avoid): round-trip bookkeeping,
  *    the RTT sample (Karn-clean: from the latest never-retransmitted segment acknowledged), and
- *    the window the acknowledged packet was sent with (ack_sample.in_flight);
+ *    the window the acknowledged packet was sent with (ack_sample.in_flight, when the ACK
+ *    carries a delivery-rate sample);
  *  - cong_avoid (not called in CWR or Recovery): MI growth, the window law, paced increases;
  *  - set_state: remembers whether the kernel is reducing the window (CWR/Recovery), and after a
  *    timeout (TCP_CA_Loss) restarts from rto_cwnd packets;
@@ -43,6 +44,11 @@ static __always_inline __u32 lh_packets_in_flight(const struct tcp_sock *tp)
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
+static __always_inline __u32 lh_ssthresh_for(struct sock *sk, __u32 cwnd)
+{
+	return lh_reno_ssthresh(cwnd);
+}
+
 SEC("struct_ops")
 void BPF_PROG(lh_fast_init_op, struct sock *sk)
 {
@@ -58,11 +64,20 @@ void BPF_PROG(lh_fast_pkts_acked_op, struct sock *sk, const struct ack_sample *s
 	struct tcp_sock *tp = lh_tcp_sk(sk);
 	struct lh_fast_sock *s = lh_ca_priv(sk);
 	struct lh_fast_params p = lh_params;
+	__u8 state = lh_ca_state(sk);
 
+	/* From the kernel's state rather than only from set_state, which can be skipped. */
+	s->reducing = state == TCP_CA_CWR || state == TCP_CA_Recovery;
 	lh_fast_ack_begin(&s->f, tp->snd_una, tp->snd_nxt);
 	lh_fast_rtt_sample(&s->f, &p, sample->rtt_us, lh_packets_in_flight(tp),
 			   sample->pkts_acked);
-	lh_fast_window_at_send(&s->f, sample->in_flight, tp->mss_cache);
+	/* The kernel computes in_flight as mss·(delivered − the rate sample's prior_delivered);
+	 * an ACK without a rate sample (it only cumulatively acknowledges segments SACKed
+	 * earlier, whose delivery was already counted) leaves prior_delivered at 0, so in_flight
+	 * is mss·delivered: every byte of the connection so far. Such an ACK says nothing about
+	 * the window at send; keep the last estimate rather than let it double the window. */
+	if (sample->in_flight != tp->mss_cache * tp->delivered)
+		lh_fast_window_at_send(&s->f, sample->in_flight, tp->mss_cache);
 	if (s->reducing)
 		lh_fast_recovery_ack(&s->f, tp->tcp_mstamp);
 }
@@ -103,7 +118,7 @@ __u32 BPF_PROG(lh_fast_ssthresh_op, struct sock *sk)
 {
 	struct lh_fast_sock *s = lh_ca_priv(sk);
 
-	return lh_fast_ssthresh(&s->f, lh_tcp_sk(sk)->snd_cwnd);
+	return lh_bounded(lh_fast_ssthresh(&s->f, lh_tcp_sk(sk)->snd_cwnd), 2);
 }
 
 SEC("struct_ops")
@@ -112,10 +127,18 @@ __u32 BPF_PROG(lh_fast_undo_cwnd_op, struct sock *sk)
 	return lh_undo_cwnd(lh_tcp_sk(sk));
 }
 
+/* Every incoming ACK, in every state: the repair of a skipped callback (lh_bpf.h). */
+SEC("struct_ops")
+void BPF_PROG(lh_fast_in_ack_event_op, struct sock *sk, __u32 flags)
+{
+	lh_repair_if_skipped(sk);
+}
+
 SEC(".struct_ops.link")
 struct tcp_congestion_ops lh_fast = {
 	.init = (void *)lh_fast_init_op,
 	.pkts_acked = (void *)lh_fast_pkts_acked_op,
+	.in_ack_event = (void *)lh_fast_in_ack_event_op,
 	.set_state = (void *)lh_fast_set_state_op,
 	.cong_avoid = (void *)lh_fast_cong_avoid_op,
 	.ssthresh = (void *)lh_fast_ssthresh_op,

@@ -12,6 +12,18 @@ const volatile struct lh_hstcp_params lh_params = {
 	.ignore_acked = 1,
 };
 
+static __always_inline __u32 lh_ssthresh_for(struct sock *sk, __u32 cwnd)
+{
+	return lh_hstcp_ssthresh(cwnd);
+}
+
+/* Every incoming ACK: only the repair of a skipped callback (lh_bpf.h). */
+SEC("struct_ops")
+void BPF_PROG(lh_hstcp_in_ack_event_op, struct sock *sk, __u32 flags)
+{
+	lh_repair_if_skipped(sk);
+}
+
 SEC("struct_ops")
 void BPF_PROG(lh_hstcp_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 {
@@ -30,7 +42,7 @@ void BPF_PROG(lh_hstcp_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops")
 __u32 BPF_PROG(lh_hstcp_ssthresh_op, struct sock *sk)
 {
-	return lh_hstcp_ssthresh(lh_tcp_sk(sk)->snd_cwnd);
+	return lh_bounded(lh_ssthresh_for(sk, lh_tcp_sk(sk)->snd_cwnd), 2);
 }
 
 SEC("struct_ops")
@@ -41,6 +53,7 @@ __u32 BPF_PROG(lh_hstcp_undo_cwnd_op, struct sock *sk)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops lh_highspeed = {
+	.in_ack_event = (void *)lh_hstcp_in_ack_event_op,
 	.cong_avoid = (void *)lh_hstcp_cong_avoid_op,
 	.ssthresh = (void *)lh_hstcp_ssthresh_op,
 	.undo_cwnd = (void *)lh_hstcp_undo_cwnd_op,

@@ -16,6 +16,20 @@ const volatile struct lh_scalable_params lh_params = {
 	.legacy_decrease = 0,
 };
 
+static __always_inline __u32 lh_ssthresh_for(struct sock *sk, __u32 cwnd)
+{
+	struct lh_scalable_params p = lh_params;
+
+	return lh_scalable_ssthresh(cwnd, &p);
+}
+
+/* Every incoming ACK: only the repair of a skipped callback (lh_bpf.h). */
+SEC("struct_ops")
+void BPF_PROG(lh_scalable_in_ack_event_op, struct sock *sk, __u32 flags)
+{
+	lh_repair_if_skipped(sk);
+}
+
 SEC("struct_ops")
 void BPF_PROG(lh_scalable_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 {
@@ -33,9 +47,7 @@ void BPF_PROG(lh_scalable_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked
 SEC("struct_ops")
 __u32 BPF_PROG(lh_scalable_ssthresh_op, struct sock *sk)
 {
-	struct lh_scalable_params p = lh_params;
-
-	return lh_scalable_ssthresh(lh_tcp_sk(sk)->snd_cwnd, &p);
+	return lh_bounded(lh_ssthresh_for(sk, lh_tcp_sk(sk)->snd_cwnd), 2);
 }
 
 SEC("struct_ops")
@@ -46,6 +58,7 @@ __u32 BPF_PROG(lh_scalable_undo_cwnd_op, struct sock *sk)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops lh_scalable = {
+	.in_ack_event = (void *)lh_scalable_in_ack_event_op,
 	.cong_avoid = (void *)lh_scalable_cong_avoid_op,
 	.ssthresh = (void *)lh_scalable_ssthresh_op,
 	.undo_cwnd = (void *)lh_scalable_undo_cwnd_op,

@@ -19,6 +19,11 @@ const volatile struct lh_vegas_params lh_params = {
 _Static_assert(sizeof(struct lh_vegas) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "Vegas state must fit in icsk_ca_priv");
 
+static __always_inline __u32 lh_ssthresh_for(struct sock *sk, __u32 cwnd)
+{
+	return lh_reno_ssthresh(cwnd);
+}
+
 SEC("struct_ops")
 void BPF_PROG(lh_vegas_init_op, struct sock *sk)
 {
@@ -28,7 +33,15 @@ void BPF_PROG(lh_vegas_init_op, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(lh_vegas_pkts_acked_op, struct sock *sk, const struct ack_sample *sample)
 {
-	lh_vegas_rtt_sample(lh_ca_priv(sk), sample->rtt_us);
+	struct lh_vegas *v = lh_ca_priv(sk);
+	int open = lh_ca_state(sk) == TCP_CA_Open;
+
+	/* Follow the kernel's state here too, in case its set_state call was skipped. */
+	if (open && !v->doing_vegas_now)
+		lh_vegas_enable(v, lh_tcp_sk(sk)->snd_nxt);
+	else if (!open)
+		v->doing_vegas_now = 0;
+	lh_vegas_rtt_sample(v, sample->rtt_us);
 }
 
 SEC("struct_ops")
@@ -65,7 +78,7 @@ void BPF_PROG(lh_vegas_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops")
 __u32 BPF_PROG(lh_vegas_ssthresh_op, struct sock *sk)
 {
-	return lh_reno_ssthresh(lh_tcp_sk(sk)->snd_cwnd);
+	return lh_bounded(lh_ssthresh_for(sk, lh_tcp_sk(sk)->snd_cwnd), 2);
 }
 
 SEC("struct_ops")
@@ -74,10 +87,18 @@ __u32 BPF_PROG(lh_vegas_undo_cwnd_op, struct sock *sk)
 	return lh_undo_cwnd(lh_tcp_sk(sk));
 }
 
+/* Every incoming ACK, in every state: the repair of a skipped callback (lh_bpf.h). */
+SEC("struct_ops")
+void BPF_PROG(lh_vegas_in_ack_event_op, struct sock *sk, __u32 flags)
+{
+	lh_repair_if_skipped(sk);
+}
+
 SEC(".struct_ops.link")
 struct tcp_congestion_ops lh_vegas = {
 	.init = (void *)lh_vegas_init_op,
 	.pkts_acked = (void *)lh_vegas_pkts_acked_op,
+	.in_ack_event = (void *)lh_vegas_in_ack_event_op,
 	.set_state = (void *)lh_vegas_set_state_op,
 	.cwnd_event = (void *)lh_vegas_cwnd_event_op,
 	.cong_avoid = (void *)lh_vegas_cong_avoid_op,

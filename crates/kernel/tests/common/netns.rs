@@ -241,13 +241,15 @@ pub fn transfer_between(
     });
     let (congestion_control, samples, sent, last) = sender.join().unwrap();
     let received = receiver.join().unwrap();
-    Transfer {
+    let t = Transfer {
         congestion_control,
         samples,
         sent,
         received,
         last,
-    }
+    };
+    t.assert_sane_windows();
+    t
 }
 
 /// Moves the calling thread into network namespace `ns`.
@@ -288,7 +290,74 @@ pub struct Transfer {
     pub last: TcpInfo,
 }
 
+/// No window on these paths comes near this many packets (a 100 Mb/s path with a few
+/// hundred packets of buffer holds about a thousand); a value above it is a corrupt window.
+/// It is the programs' LH_CWND_MAX (bpf/include/lh_bpf.h), above which they repair.
+const ABSURD_WINDOW: u32 = 1 << 24;
+/// ssthresh before the first congestion signal (TCP_INFINITE_SSTHRESH).
+const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+/// Consecutive corrupt samples tolerated (5 ms at the tests' 200 µs polling): a callback the
+/// kernel skipped leaves an uninitialised ssthresh or window until the next ACK whose
+/// callbacks do run repairs it (`lh_repair_if_skipped`); skips come in bursts while the
+/// softirq runs on top of the same thread (one lasted 1.2 ms), and a corruption that
+/// outlives 5 ms is a bug of ours.
+const MAX_TRANSIENT_SAMPLES: usize = 25;
+
+fn corrupt(i: &TcpInfo) -> bool {
+    let ssthresh_bad = i.snd_ssthresh > ABSURD_WINDOW && i.snd_ssthresh != INFINITE_SSTHRESH;
+    i.snd_cwnd == 0 || i.snd_cwnd > ABSURD_WINDOW || ssthresh_bad
+}
+
 impl Transfer {
+    /// Fails when a cwnd or ssthresh no congestion control could have produced on this path
+    /// persists for more than MAX_TRANSIENT_SAMPLES samples, showing the samples up to it;
+    /// prints the transient ones (repaired by the programs).
+    pub fn assert_sane_windows(&self) {
+        let mut run = 0;
+        let mut transient = 0;
+        for (k, (at, i)) in self.samples.iter().enumerate() {
+            if !corrupt(i) {
+                run = 0;
+                continue;
+            }
+            run += 1;
+            transient += 1;
+            if run <= MAX_TRANSIENT_SAMPLES {
+                continue;
+            }
+            let before: Vec<String> = self.samples[k.saturating_sub(12)..=k]
+                .iter()
+                .map(|(t, s)| {
+                    format!(
+                        "{:.4} s: cwnd {} ssthresh {} ca_state {} retrans {}",
+                        t.as_secs_f64(),
+                        s.snd_cwnd,
+                        s.snd_ssthresh,
+                        s.ca_state,
+                        s.total_retrans
+                    )
+                })
+                .collect();
+            panic!(
+                "{}: corrupt window for {run} samples, at {:.3} s: cwnd {} ssthresh {} \
+                 (ca_state {}); samples up to it:\n{}",
+                self.congestion_control,
+                at.as_secs_f64(),
+                i.snd_cwnd,
+                i.snd_ssthresh,
+                i.ca_state,
+                before.join("\n")
+            );
+        }
+        if transient > 0 {
+            eprintln!(
+                "{}: {transient} sample(s) showed a corrupt window that the next ACK repaired \
+                 (a callback the kernel skipped)",
+                self.congestion_control
+            );
+        }
+    }
+
     /// Every multiplicative decrease seen: (cwnd in the sample before, new ssthresh).
     pub fn decreases(&self) -> Vec<(u32, u32)> {
         self.samples
@@ -324,21 +393,32 @@ impl Transfer {
         median(&mut v)
     }
 
-    /// The decreases a loss started: (cwnd in the last sample in Open or Disorder, ssthresh in
-    /// the next sample, which is in CWR, Recovery or Loss; the kernel sets ssthresh on that
-    /// transition). Unlike [`Transfer::decreases`] this leaves out the ssthresh changes inside
-    /// a recovery (an undo restoring the threshold, a timeout during recovery), whose "cwnd
-    /// before" is not the window the loss hit, and it keeps a cut to the same ssthresh as the
-    /// previous one (a flow in a steady loss cycle hits the same window every time).
+    /// The decreases a loss started: (cwnd in the last sample in Open or Disorder, the
+    /// ssthresh of the reduction that follows: the value most samples of the CWR, Recovery or
+    /// Loss episode show; the kernel sets ssthresh on entering it). Unlike
+    /// [`Transfer::decreases`] this leaves out the ssthresh changes inside a recovery (an undo
+    /// restoring the threshold, a timeout during recovery), whose "cwnd before" is not the
+    /// window the loss hit, and a transient value left by a skipped callback before the next
+    /// ACK repaired it; and it keeps a cut to the same ssthresh as the previous one (a flow in
+    /// a steady loss cycle hits the same window every time).
     pub fn loss_decreases(&self) -> Vec<(u32, u32)> {
-        self.samples
-            .windows(2)
-            .filter(|w| {
-                let (a, b) = (&w[0].1, &w[1].1);
-                a.ca_state <= 1 && b.ca_state >= 2
-            })
-            .map(|w| (w[0].1.snd_cwnd, w[1].1.snd_ssthresh))
-            .collect()
+        let s = &self.samples;
+        let mut out = Vec::new();
+        let mut k = 1;
+        while k < s.len() {
+            if !(s[k - 1].1.ca_state <= 1 && s[k].1.ca_state >= 2) {
+                k += 1;
+                continue;
+            }
+            let before = s[k - 1].1.snd_cwnd;
+            let mut values = Vec::new();
+            while k < s.len() && s[k].1.ca_state >= 2 {
+                values.push(s[k].1.snd_ssthresh);
+                k += 1;
+            }
+            out.push((before, mode(&values)));
+        }
+        out
     }
 
     /// Median queueing delay (srtt − min_rtt) over the samples after `from`, seconds.
@@ -351,6 +431,18 @@ impl Transfer {
             .collect();
         median(&mut q)
     }
+}
+
+/// The most frequent value (the first seen among equals).
+fn mode(values: &[u32]) -> u32 {
+    let mut best = (0, values[0]);
+    for &v in values {
+        let n = values.iter().filter(|&&x| x == v).count();
+        if n > best.0 {
+            best = (n, v);
+        }
+    }
+    best.1
 }
 
 pub fn median(v: &mut [f64]) -> f64 {
