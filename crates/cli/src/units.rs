@@ -1,81 +1,28 @@
-//! Parsing the units users type: rates (`1gbit`, `100mbit`, `10G`), durations (`180ms`, `1.5s`),
-//! sizes (`32M`, `64KiB`). Rates follow tc's conventions (bit-based, decimal prefixes).
+//! The units users type on the command line: rates (`1gbit`, `100mbit`, `10G`), durations
+//! (`180ms`, `1.5s`), sizes (`32M`, `64KiB`). The grammar is the scenario file's
+//! (`longhaul_sim::units`: tc's bit-based decimal rate prefixes, iperf's 1024-based sizes), so a
+//! value means the same on the command line and in a scenario; this module only adapts the
+//! results to the CLI's types and error type.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, Result};
+use longhaul_sim::units;
 use std::time::Duration;
 
 /// A rate in bits per second from `1gbit`, `100mbit`, `2.5Gbps`, `800m`, `1e9` (plain = bit/s).
 pub fn parse_rate_bps(s: &str) -> Result<f64> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, unit) = split_number(&t);
-    let x: f64 = num
-        .parse()
-        .with_context(|| format!("`{s}` is not a rate (try 1gbit, 100mbit)"))?;
-    let mult = match unit {
-        "" | "bit" | "bps" | "b/s" => 1.0,
-        "k" | "kbit" | "kbps" | "kb/s" => 1e3,
-        "m" | "mbit" | "mbps" | "mb/s" => 1e6,
-        "g" | "gbit" | "gbps" | "gb/s" => 1e9,
-        "t" | "tbit" | "tbps" | "tb/s" => 1e12,
-        _ => bail!("unknown rate unit in `{s}` (use bit, kbit, mbit, gbit, tbit)"),
-    };
-    if !(x > 0.0 && x.is_finite()) {
-        bail!("rate `{s}` must be positive");
-    }
-    Ok(x * mult)
+    units::parse_rate(s).map(|r| r.0).map_err(|e| anyhow!(e))
 }
 
 /// A duration from `180ms`, `1.5s`, `250us`, `2m`, `1h`; a plain number means seconds.
 pub fn parse_duration(s: &str) -> Result<Duration> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, unit) = split_number(&t);
-    let x: f64 = num
-        .parse()
-        .with_context(|| format!("`{s}` is not a duration (try 180ms, 1.5s)"))?;
-    let secs = match unit {
-        "" | "s" | "sec" => x,
-        "ms" => x * 1e-3,
-        "us" | "µs" => x * 1e-6,
-        "ns" => x * 1e-9,
-        "m" | "min" => x * 60.0,
-        "h" => x * 3600.0,
-        _ => bail!("unknown time unit in `{s}` (use ns, us, ms, s, m, h)"),
-    };
-    if secs.is_nan() || secs < 0.0 {
-        bail!("duration `{s}` must be non-negative");
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| anyhow::anyhow!("duration `{s}` is too long"))
+    units::parse_duration(s)
+        .map(|n| Duration::from_nanos(n.0))
+        .map_err(|e| anyhow!(e))
 }
 
 /// A size in bytes from `1500`, `64k`, `32M`, `1GiB` (k/M/G are powers of 1024, as iperf).
 pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, unit) = split_number(&t);
-    let x: f64 = num
-        .parse()
-        .with_context(|| format!("`{s}` is not a size (try 1500, 32M)"))?;
-    let mult = match unit {
-        "" | "b" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => bail!("unknown size unit in `{s}` (use k, M, G)"),
-    };
-    if !(x >= 0.0 && x.is_finite()) {
-        bail!("size `{s}` must be non-negative");
-    }
-    Ok((x * mult) as u64)
-}
-
-fn split_number(t: &str) -> (&str, &str) {
-    let end = t
-        .char_indices()
-        .find(|(i, c)| {
-            !(c.is_ascii_digit() || *c == '.' || ((*c == 'e') && *i > 0) || (*c == '-' && *i == 0))
-        })
-        .map(|(i, _)| i)
-        .unwrap_or(t.len());
-    (t[..end].trim(), t[end..].trim())
+    units::parse_size(s).map(|b| b.0).map_err(|e| anyhow!(e))
 }
 
 #[cfg(test)]
@@ -91,8 +38,18 @@ mod tests {
         assert!(parse_rate_bps("0").is_err());
         assert_eq!(parse_duration("180ms").unwrap(), Duration::from_millis(180));
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert!(parse_duration("3 fortnights").is_err());
         assert_eq!(parse_size("32M").unwrap(), 32 << 20);
         assert_eq!(parse_size("1500").unwrap(), 1500);
+        assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn errors_say_what_is_allowed() {
+        let e = parse_rate_bps("1 furlong").unwrap_err().to_string();
+        assert!(e.contains("gbit"), "{e}");
+        let e = parse_duration("soon").unwrap_err().to_string();
+        assert!(e.contains("180ms"), "{e}");
     }
 }
