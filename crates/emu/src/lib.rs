@@ -23,6 +23,7 @@ pub mod bench;
 pub mod config;
 pub mod emulator;
 pub mod forward;
+pub mod gso;
 pub mod model;
 pub mod naive;
 pub mod observe;
