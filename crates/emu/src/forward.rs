@@ -38,8 +38,14 @@ pub struct IoCounters {
     pub write_errors: u64,
     /// Packets dropped because the delay line reached its memory cap.
     pub dropped_memory: u64,
-    /// Packets still in the delay line when the emulator stopped (never delivered).
+    /// Wire packets still in the delay line when the emulator stopped (never delivered).
     pub in_flight_at_exit: u64,
+    /// TCP super-packets read (TUN offloads, `crate::gso`), and the wire packets in them.
+    pub super_packets: u64,
+    pub super_packet_segments: u64,
+    /// Super-packets that left as more than one packet, or were cut into wire packets for the
+    /// event log or pcap files, because their segments' fates or release times differed.
+    pub super_packets_cut: u64,
 }
 
 /// What one direction reports when it stops.
@@ -364,7 +370,10 @@ impl Direction {
                     st.bufs.put(buf);
                     return;
                 }
+                st.io.super_packets += 1;
+                st.io.super_packet_segments += sp.segments() as u64;
                 if self.shows_wire() {
+                    st.io.super_packets_cut += 1;
                     for i in 0..sp.segments() {
                         let len = sp.chunk_frame_len(i, 1);
                         let mut seg = st.bufs.get(len);
@@ -532,6 +541,9 @@ impl Direction {
                 st.chunks = chunks;
                 return;
             }
+        }
+        if chunks.len() > 1 || chunks.first().is_some_and(|c| c.count != segments) {
+            st.io.super_packets_cut += 1;
         }
         for c in &chunks {
             let len = sp.chunk_frame_len(c.first, c.count);
