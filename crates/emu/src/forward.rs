@@ -1,9 +1,11 @@
 //! The per-direction I/O loop: TUN in → path model → delay line → TUN out.
 //!
 //! One thread per direction. Each turn of the loop
-//! 1. reads up to `READ_BATCH` packets from the input TUN (non-blocking), timestamps each on the
-//!    monotonic clock and asks the model for its fate; delivered packets go into the delay line
-//!    with the release time the model computed;
+//! 1. reads up to `READ_BATCH` packets from the input TUN (non-blocking) — fewer when a release
+//!    falls due meanwhile — timestamps each on the monotonic clock and asks the model for its
+//!    fate (per wire packet: a TCP super-packet from a TUN with offloads is as many decisions as
+//!    it has segments, see `crate::gso` and `arrive_super`); delivered packets go into the delay
+//!    line with the release time the model computed;
 //! 2. writes every packet whose release time has come, recording its lateness;
 //! 3. if the input had nothing more, waits for input or for the next release time (timerfd a few
 //!    microseconds early, then a spin — `sys::clock::Waiter`).
@@ -257,6 +259,11 @@ impl Direction {
                     Ok(Some(n)) => {
                         let now = now_ns();
                         self.ingest(now, buf, n, &mut st);
+                        // A release is due: serve it before reading more (with offloads one
+                        // read copies up to 64 KB, so a full batch of reads can take 100s of µs).
+                        if st.line.next_release().is_some_and(|t| t <= now) {
+                            break;
+                        }
                     }
                     Ok(None) => {
                         st.bufs.put(buf);
