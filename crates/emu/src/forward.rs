@@ -18,6 +18,7 @@
 //! guard: if the delay line would exceed `max_buffered_bytes` of memory, packets are dropped and
 //! counted as `dropped_memory` instead of growing without bound.
 
+use crate::coalesce::{Chunk, Coalescer};
 use crate::gso::{self, VNET_HDR_LEN};
 use crate::model::path::{PathCounters, PathModel, Verdict};
 use crate::model::Nanos;
@@ -183,14 +184,6 @@ impl Buffers {
             self.large.push(b);
         }
     }
-}
-
-/// A run of consecutive segments of one super-packet with one release time.
-#[derive(Debug, Clone, Copy)]
-struct Chunk {
-    first: usize,
-    count: usize,
-    at: Nanos,
 }
 
 /// Per-thread state of the loop.
@@ -475,7 +468,7 @@ impl Direction {
 
     /// A TCP super-packet: the model decides for each wire segment; runs of consecutive
     /// delivered segments whose release times lie within `coalesce_ns` (in order) travel on as
-    /// one packet, released with the last of them. When that is the whole super-packet it is
+    /// one packet, released with the last of them (`crate::coalesce`). When that is the whole super-packet it is
     /// forwarded as read; otherwise each run is cut out (`gso::SuperPacket::write_chunk`).
     fn arrive_super(
         &mut self,
@@ -489,58 +482,19 @@ impl Direction {
             crate::model::port_delay::extra_delay(&self.port_delays, &frame[VNET_HDR_LEN..n]);
         let segments = sp.segments();
         let mut chunks = std::mem::take(&mut st.chunks);
-        // The open run: first segment, its release time, the last release time, count.
-        let mut open: Option<(usize, Nanos, Chunk)> = None;
+        let mut runs = Coalescer::new(self.coalesce_ns);
         for i in 0..segments {
             let outcome = self.model.on_arrival(now, sp.segment_ip_len(i));
-            let Verdict::Deliver { departure, release } = outcome.verdict else {
-                if let Some((_, _, c)) = open.take() {
-                    chunks.push(c);
-                }
-                continue;
-            };
-            st.qdelay.0.record(departure - now);
-            let at = release.at + extra;
-            if let Some(dup) = release.duplicate_at {
-                if let Some((_, _, c)) = open.take() {
-                    chunks.push(c);
-                }
-                chunks.push(Chunk {
-                    first: i,
-                    count: 1,
-                    at,
-                });
-                chunks.push(Chunk {
-                    first: i,
-                    count: 1,
-                    at: dup + extra,
-                });
-                continue;
-            }
-            match &mut open {
-                Some((_, first_at, c)) if at >= c.at && at - *first_at <= self.coalesce_ns => {
-                    c.count += 1;
-                    c.at = at;
-                }
-                _ => {
-                    if let Some((_, _, c)) = open.take() {
-                        chunks.push(c);
-                    }
-                    open = Some((
-                        i,
-                        at,
-                        Chunk {
-                            first: i,
-                            count: 1,
-                            at,
-                        },
-                    ));
+            match outcome.verdict {
+                Verdict::Drop(_) => runs.dropped(&mut chunks),
+                Verdict::Deliver { departure, release } => {
+                    st.qdelay.0.record(departure - now);
+                    let dup = release.duplicate_at.map(|t| t + extra);
+                    runs.delivered(i, release.at + extra, dup, &mut chunks);
                 }
             }
         }
-        if let Some((_, _, c)) = open.take() {
-            chunks.push(c);
-        }
+        runs.finish(&mut chunks);
         if let [whole] = chunks[..] {
             if whole.count == segments {
                 self.enqueue(st, whole.at, frame, n, segments);

@@ -20,6 +20,7 @@
 //! benchmark compares against.
 
 pub mod bench;
+pub mod coalesce;
 pub mod config;
 pub mod emulator;
 pub mod forward;
