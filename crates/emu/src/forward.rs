@@ -141,47 +141,51 @@ struct Packet {
     segments: u32,
 }
 
-/// Recycled packet buffers in two sizes — one wire packet, one super-packet — so that after
-/// warm-up forwarding allocates nothing, and the delay line holds a 64 KB buffer only for a
-/// frame that needs it.
+/// Recycled packet buffers in size classes — one wire packet, then powers of two up to a 64 KB
+/// super-packet — so that after warm-up forwarding allocates nothing, and a frame in the delay
+/// line holds at most twice its size (a run of two 1500 B segments cut from a super-packet
+/// waits in a 4 KB buffer, not a 64 KB one).
 struct Buffers {
-    small_len: usize,
-    large_len: usize,
-    small: Vec<Box<[u8]>>,
-    large: Vec<Box<[u8]>>,
+    /// (buffer size, free buffers of that size), ascending.
+    classes: Vec<(usize, Vec<Box<[u8]>>)>,
     /// Bytes of the buffers now in the delay line (the memory the cap applies to).
     in_line: u64,
 }
 
 impl Buffers {
     fn new(small_len: usize, large_len: usize) -> Self {
+        let mut sizes = vec![small_len];
+        let mut size = small_len.next_power_of_two();
+        while size < large_len {
+            if size > small_len {
+                sizes.push(size);
+            }
+            size *= 2;
+        }
+        if large_len > small_len {
+            sizes.push(large_len);
+        }
         Self {
-            small_len,
-            large_len,
-            small: Vec::new(),
-            large: Vec::new(),
+            classes: sizes.into_iter().map(|s| (s, Vec::new())).collect(),
             in_line: 0,
         }
     }
 
-    /// A buffer of at least `len` bytes.
+    /// A buffer of at least `len` bytes (`len` at most the largest class).
     fn get(&mut self, len: usize) -> Box<[u8]> {
-        if len <= self.small_len {
-            self.small
-                .pop()
-                .unwrap_or_else(|| vec![0u8; self.small_len].into_boxed_slice())
-        } else {
-            self.large
-                .pop()
-                .unwrap_or_else(|| vec![0u8; self.large_len].into_boxed_slice())
-        }
+        let k = self
+            .classes
+            .iter()
+            .position(|(size, _)| *size >= len)
+            .unwrap_or(self.classes.len() - 1);
+        let (size, free) = &mut self.classes[k];
+        free.pop()
+            .unwrap_or_else(|| vec![0u8; *size].into_boxed_slice())
     }
 
     fn put(&mut self, b: Box<[u8]>) {
-        if b.len() == self.small_len {
-            self.small.push(b);
-        } else {
-            self.large.push(b);
+        if let Some((_, free)) = self.classes.iter_mut().find(|(size, _)| *size == b.len()) {
+            free.push(b);
         }
     }
 }
@@ -541,5 +545,29 @@ impl Direction {
             throughput_bps,
             capacity_bps: self.capacity_bps,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_come_in_power_of_two_classes_and_are_reused() {
+        // MTU 1500 with virtio headers: wire packets 1511 B, super-packets 65 546 B.
+        let small = VNET_HDR_LEN + 1500 + 1;
+        let large = crate::sys::tun::MAX_OFFLOAD_FRAME + 1;
+        let mut b = Buffers::new(small, large);
+        let sizes: Vec<usize> = b.classes.iter().map(|c| c.0).collect();
+        assert_eq!(sizes, [small, 2048, 4096, 8192, 16384, 32768, 65536, large]);
+        assert_eq!(b.get(1200).len(), small);
+        // A run of two 1500 B segments (10 + 2 × 1500 bytes) takes a 4 KB buffer.
+        let two = b.get(VNET_HDR_LEN + 3000);
+        assert_eq!(two.len(), 4096);
+        let addr = two.as_ptr();
+        b.put(two);
+        let again = b.get(2500);
+        assert_eq!(again.as_ptr(), addr, "recycled, not reallocated");
+        assert_eq!(b.get(65_540).len(), large);
     }
 }
