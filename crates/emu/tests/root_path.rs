@@ -510,6 +510,78 @@ fn tcp_super_packets_fill_a_packet_queue_per_wire_packet() {
     );
 }
 
+/// The records of a pcap file written by the emulator (LINKTYPE_RAW, nanosecond stamps).
+fn pcap_records(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("pcap file");
+    assert_eq!(
+        u32::from_le_bytes(bytes[..4].try_into().unwrap()),
+        0xa1b2_3c4d
+    );
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push(bytes[at + 16..at + 16 + len].to_vec());
+        at += 16 + len;
+    }
+    out
+}
+
+#[test]
+fn pcap_of_a_tcp_transfer_shows_wire_packets_with_valid_checksums() {
+    if !root_or_skip("pcap with offloads") {
+        return;
+    }
+    let _g = lock();
+    let dir = std::env::temp_dir().join(format!("lh-emu-pcap-{}", std::process::id()));
+    let mut link = LinkConfig::default();
+    both(&mut link, |d| {
+        d.rate = RateConfig::Constant { bps: 1_000_000_000 };
+        d.delay.delay_ns = 1_000_000;
+    });
+    let mut opts = Options::new(link);
+    opts.pcap_dir = Some(dir.clone());
+    let emu = start_with(opts);
+    let r = tcp_transfer(&emu, Duration::from_secs(20), 3_000_000).expect("transfer");
+    let s = emu.stop().unwrap();
+    let records = pcap_records(&dir.join("a.pcap"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let io = s.directions[0].io;
+    let (mut tcp, mut bad) = (0, 0);
+    for p in records.iter().filter(|p| p[0] >> 4 == 4 && p[9] == 6) {
+        let ihl = (p[0] & 0x0f) as usize * 4;
+        let ip_ok = longhaul_emu::gso::fold(longhaul_emu::gso::sum(&p[..ihl])) == 0xffff;
+        let pseudo = longhaul_emu::gso::sum(&p[12..20]) + 6 + (p.len() - ihl) as u64;
+        let tcp_ok = longhaul_emu::gso::fold(pseudo + longhaul_emu::gso::sum(&p[ihl..])) == 0xffff;
+        tcp += 1;
+        if !(ip_ok && tcp_ok) {
+            bad += 1;
+        }
+    }
+    eprintln!(
+        "pcap: {} bytes sent, a.pcap {} records ({tcp} TCP, {bad} bad checksums, largest {} B); \
+         {} super-packets read, {} cut",
+        r.bytes,
+        records.len(),
+        records.iter().map(|p| p.len()).max().unwrap_or(0),
+        io.super_packets,
+        io.super_packets_cut
+    );
+    assert_eq!(r.bytes, 3_000_000);
+    assert!(io.super_packets > 0, "the sender used segmentation offload");
+    assert_eq!(
+        io.super_packets_cut, io.super_packets,
+        "with pcap files every super-packet is cut into wire packets"
+    );
+    assert!(
+        records.iter().all(|p| p.len() <= 1500),
+        "a record above the MTU"
+    );
+    // ≥ 3 MB of payload in ≤ 1448 B segments.
+    assert!(tcp >= 3_000_000 / 1448, "only {tcp} TCP records");
+    assert_eq!(bad, 0, "checksums completed as on the wire");
+}
+
 #[test]
 fn two_instances_run_side_by_side() {
     if !root_or_skip("two instances") {
