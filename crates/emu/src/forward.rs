@@ -199,6 +199,8 @@ struct State {
     io: IoCounters,
     chunks: Vec<Chunk>,
     rt_offset: Nanos,
+    /// Memory cap of the delay line: `max_buffered_bytes`, but room for 64 frames at least.
+    cap_bytes: u64,
 }
 
 impl Direction {
@@ -240,6 +242,7 @@ impl Direction {
             io: IoCounters::default(),
             chunks: Vec::with_capacity(64),
             rt_offset: crate::sys::clock::realtime_ns().saturating_sub(now_ns()),
+            cap_bytes: self.max_buffered_bytes.max(64 * read_len as u64),
         };
         if self.realtime_priority > 0 && !waiter.is_realtime() {
             tracing::warn!("{}: could not get real-time priority", self.name);
@@ -401,7 +404,7 @@ impl Direction {
 
     /// Puts a frame into the delay line, unless that would exceed the memory cap.
     fn enqueue(&self, st: &mut State, at: Nanos, buf: Box<[u8]>, len: usize, segments: usize) {
-        if st.bufs.in_line + buf.len() as u64 > self.max_buffered_bytes {
+        if st.bufs.in_line + buf.len() as u64 > st.cap_bytes {
             st.io.dropped_memory += segments as u64;
             st.bufs.put(buf);
             return;
