@@ -344,3 +344,57 @@ fn shell_runs_a_command_behind_the_path() {
     assert!(rtts[0] >= 40_000, "a reply came early: {rtts:?}");
     assert!(median <= 48_000, "median {median} µs: {rtts:?}");
 }
+
+#[test]
+fn pair_takes_the_forwarder_flags() {
+    if !root_or_skip("pair_takes_the_forwarder_flags") {
+        return;
+    }
+    let _g = lock();
+    let dir = scratch("flags");
+    let json = dir.join("s.json");
+    let cpu = longhaul_emu::sys::clock::allowed_cpus()[0].to_string();
+    // A TCP connection to a port nobody listens on: a SYN out, a RST back.
+    let mut emu = Running::spawn(&[
+        "pair",
+        "--delay",
+        "1ms",
+        "--no-realtime",
+        "--no-offload",
+        "--forwarder-cpu",
+        &cpu,
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "bash",
+        "-c",
+        "exec 3<>/dev/tcp/$LONGHAUL_EMU_B/9 || true",
+    ]);
+    let (status, err) = emu.wait(Duration::from_secs(30));
+    assert!(status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let dirs = v["directions"].as_array().unwrap();
+    assert_eq!(dirs.len(), 2);
+    for d in dirs {
+        assert_eq!(d["io"]["super_packets"], 0, "--no-offload: {d}");
+        assert!(
+            d["counters"]["delivered_packets"].as_u64().unwrap() >= 1,
+            "{d}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Impossible combinations are refused before anything is set up.
+    for (args, says) in [
+        (vec!["--no-offload", "--coalesce", "5us"], "--coalesce"),
+        (vec!["--forwarder-cpu", "100000"], "--forwarder-cpu 100000"),
+    ] {
+        let mut a = vec!["pair", "--delay", "1ms"];
+        a.extend(args);
+        a.extend(["--", "true"]);
+        let mut emu = Running::spawn(&a);
+        let (status, err) = emu.wait(Duration::from_secs(30));
+        assert!(!status.success(), "{a:?} accepted");
+        assert!(err.contains(says), "{a:?}: {err}");
+    }
+}

@@ -15,14 +15,17 @@
 //!
 //! Layout: `model` is pure and clock-free (unit-tested with explicit times); `config` holds the
 //! typed settings; `sys` wraps the kernel (TUN, namespaces, timers, state files); `forward` is the
-//! per-direction I/O loop; `emulator` sets up and tears down a pair or shell; `observe` holds the
-//! counters, lateness statistics, event log and pcap writer; `naive` is the baseline forwarder the
-//! benchmark compares against.
+//! per-direction I/O loop; `gso` reads and cuts the TCP super-packets a TUN with offloads hands
+//! over, and `coalesce` decides which of their wire segments leave together; `emulator` sets up
+//! and tears down a pair or shell; `observe` holds the counters, lateness statistics, event log
+//! and pcap writer; `naive` is the baseline forwarder the benchmark compares against.
 
 pub mod bench;
+pub mod coalesce;
 pub mod config;
 pub mod emulator;
 pub mod forward;
+pub mod gso;
 pub mod model;
 pub mod naive;
 pub mod observe;

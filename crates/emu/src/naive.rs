@@ -14,15 +14,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Forwards `input` → `output` until `stop`; counts forwarded packets into `forwarded`.
+/// `max_frame`: the largest read (the MTU, or a super-packet with its virtio header when the
+/// devices have offloads: then the header is forwarded untouched with the packet).
 pub fn forward(
     input: Arc<OwnedFd>,
     output: Arc<OwnedFd>,
-    mtu: u32,
+    max_frame: usize,
     stop: Arc<AtomicBool>,
     forwarded: Arc<AtomicU64>,
 ) {
     let (i, o) = (input.as_raw_fd(), output.as_raw_fd());
-    let mut buf = vec![0u8; mtu as usize + 1];
+    let mut buf = vec![0u8; max_frame + 1];
     while !stop.load(Ordering::Relaxed) {
         match read_packet(i, &mut buf) {
             Ok(Some(n)) => {
@@ -47,7 +49,7 @@ pub fn run_reported(
     name: String,
     input: Arc<OwnedFd>,
     output: Arc<OwnedFd>,
-    mtu: u32,
+    max_frame: usize,
     stop: Arc<AtomicBool>,
     realtime_priority: i32,
 ) -> crate::forward::DirectionReport {
@@ -56,7 +58,7 @@ pub fn run_reported(
     }
     let n = Arc::new(AtomicU64::new(0));
     let t = std::time::Instant::now();
-    forward(input, output, mtu, stop, n.clone());
+    forward(input, output, max_frame, stop, n.clone());
     let packets = n.load(Ordering::Relaxed);
     crate::forward::DirectionReport {
         direction: name,

@@ -10,7 +10,7 @@ use longhaul_emu::model::loss::LossConfig;
 use longhaul_emu::model::red::RedConfig;
 use longhaul_emu::probe::{tcp_transfer, udp_flood, udp_ping, udp_probe};
 use longhaul_emu::sys::{netns, state};
-use longhaul_emu::{Emulator, Mode, Options};
+use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -414,6 +414,172 @@ fn tcp_through_100mbit_100ms_completes_at_a_sane_rate() {
     assert!(g <= 96.6e6, "goodput {g} above the path's capacity");
     // Slow start over 100 ms costs well under a second; 40 MB must average > 60 Mb/s.
     assert!(g > 60e6, "goodput {:.1} Mb/s is too low", g / 1e6);
+}
+
+/// TCP through a path with offloads: the hosts hand over super-packets, the model must still
+/// count, lose and queue wire packets, and the packets cut out of super-packets must be valid
+/// TCP (the transfer completes byte-exact only if every cut segment is accepted).
+fn offload_run(offload: bool, rate_bps: u64, queue: u32, loss: f64, bytes: u64) -> Summary {
+    let mut link = LinkConfig::default();
+    both(&mut link, |d| {
+        d.rate = RateConfig::Constant { bps: rate_bps };
+        d.delay.delay_ns = 2_000_000;
+        d.queue.packets = Some(queue);
+    });
+    link.a_to_b.loss = LossConfig::Bernoulli { p: loss };
+    let mut opts = Options::new(link);
+    opts.offload = offload;
+    let emu = start_with(opts);
+    let r = tcp_transfer(&emu, Duration::from_secs(30), bytes).expect("transfer");
+    let s = emu.stop().unwrap();
+    let d = &s.directions[0];
+    let c = d.counters;
+    eprintln!(
+        "offload {offload}, {} Mb/s, queue {queue}, loss {loss}: {} bytes at {:.1} Mb/s; a>b {} \
+         wire packets arrived ({} in {} super-packets, {} cut), {} lost, {} queue drops, max \
+         queue {} pkts",
+        rate_bps / 1_000_000,
+        r.bytes,
+        r.goodput_bps() / 1e6,
+        c.arrived_packets,
+        d.io.super_packet_segments,
+        d.io.super_packets,
+        d.io.super_packets_cut,
+        c.dropped_random_loss,
+        c.dropped_queue_full,
+        c.max_queue_packets
+    );
+    assert_eq!(r.bytes, bytes, "transfer complete");
+    // Every delivered packet is a wire packet: no more than an MTU on average, and the count
+    // includes each super-packet's segments.
+    assert!(c.delivered_bytes <= c.delivered_packets * 1500);
+    assert!(c.arrived_packets >= d.io.super_packet_segments);
+    s
+}
+
+#[test]
+fn tcp_super_packets_are_lost_per_wire_packet() {
+    if !root_or_skip("offload loss") {
+        return;
+    }
+    let _g = lock();
+    let s = offload_run(true, 1_000_000_000, 10_000, 0.01, 20_000_000);
+    let d = &s.directions[0];
+    assert!(
+        d.io.super_packets > 0,
+        "the hosts used segmentation offload"
+    );
+    assert!(
+        d.io.super_packets_cut > 0,
+        "a lost segment cuts its super-packet"
+    );
+    // 1 % of wire packets, not of super-packets: within 4σ of the binomial.
+    let n = d.counters.arrived_packets as f64;
+    let lost = d.counters.dropped_random_loss as f64;
+    let sd = (n * 0.01 * 0.99).sqrt();
+    assert!(
+        (lost - 0.01 * n).abs() < 4.0 * sd,
+        "{lost} lost of {n} wire packets: outside 1 % ± 4σ ({:.0})",
+        4.0 * sd
+    );
+    let off = offload_run(false, 1_000_000_000, 10_000, 0.0, 5_000_000);
+    assert_eq!(off.directions[0].io.super_packets, 0, "--no-offload");
+}
+
+#[test]
+fn tcp_super_packets_fill_a_packet_queue_per_wire_packet() {
+    if !root_or_skip("offload queue") {
+        return;
+    }
+    let _g = lock();
+    // 50 packets is a fifth of the 2 × 2 ms × 100 Mb/s BDP (~33 packets): slow start
+    // overflows it. A 64 KB super-packet is ~45 wire packets, so counting it as one packet
+    // would never reach the limit.
+    let s = offload_run(true, 100_000_000, 50, 0.0, 10_000_000);
+    let d = &s.directions[0];
+    assert!(d.io.super_packets > 0);
+    assert!(d.counters.dropped_queue_full > 0, "the queue overflowed");
+    assert!(
+        d.counters.max_queue_packets <= 50,
+        "queue held {} wire packets, limit 50",
+        d.counters.max_queue_packets
+    );
+    assert!(
+        d.io.super_packets_cut > 0,
+        "a partly admitted super-packet is cut"
+    );
+}
+
+/// The records of a pcap file written by the emulator (LINKTYPE_RAW, nanosecond stamps).
+fn pcap_records(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("pcap file");
+    assert_eq!(
+        u32::from_le_bytes(bytes[..4].try_into().unwrap()),
+        0xa1b2_3c4d
+    );
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push(bytes[at + 16..at + 16 + len].to_vec());
+        at += 16 + len;
+    }
+    out
+}
+
+#[test]
+fn pcap_of_a_tcp_transfer_shows_wire_packets_with_valid_checksums() {
+    if !root_or_skip("pcap with offloads") {
+        return;
+    }
+    let _g = lock();
+    let dir = std::env::temp_dir().join(format!("lh-emu-pcap-{}", std::process::id()));
+    let mut link = LinkConfig::default();
+    both(&mut link, |d| {
+        d.rate = RateConfig::Constant { bps: 1_000_000_000 };
+        d.delay.delay_ns = 1_000_000;
+    });
+    let mut opts = Options::new(link);
+    opts.pcap_dir = Some(dir.clone());
+    let emu = start_with(opts);
+    let r = tcp_transfer(&emu, Duration::from_secs(20), 3_000_000).expect("transfer");
+    let s = emu.stop().unwrap();
+    let records = pcap_records(&dir.join("a.pcap"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let io = s.directions[0].io;
+    let (mut tcp, mut bad) = (0, 0);
+    for p in records.iter().filter(|p| p[0] >> 4 == 4 && p[9] == 6) {
+        let ihl = (p[0] & 0x0f) as usize * 4;
+        let ip_ok = longhaul_emu::gso::fold(longhaul_emu::gso::sum(&p[..ihl])) == 0xffff;
+        let pseudo = longhaul_emu::gso::sum(&p[12..20]) + 6 + (p.len() - ihl) as u64;
+        let tcp_ok = longhaul_emu::gso::fold(pseudo + longhaul_emu::gso::sum(&p[ihl..])) == 0xffff;
+        tcp += 1;
+        if !(ip_ok && tcp_ok) {
+            bad += 1;
+        }
+    }
+    eprintln!(
+        "pcap: {} bytes sent, a.pcap {} records ({tcp} TCP, {bad} bad checksums, largest {} B); \
+         {} super-packets read, {} cut",
+        r.bytes,
+        records.len(),
+        records.iter().map(|p| p.len()).max().unwrap_or(0),
+        io.super_packets,
+        io.super_packets_cut
+    );
+    assert_eq!(r.bytes, 3_000_000);
+    assert!(io.super_packets > 0, "the sender used segmentation offload");
+    assert_eq!(
+        io.super_packets_cut, io.super_packets,
+        "with pcap files every super-packet is cut into wire packets"
+    );
+    assert!(
+        records.iter().all(|p| p.len() <= 1500),
+        "a record above the MTU"
+    );
+    // ≥ 3 MB of payload in ≤ 1448 B segments.
+    assert!(tcp >= 3_000_000 / 1448, "only {tcp} TCP records");
+    assert_eq!(bad, 0, "checksums completed as on the wire");
 }
 
 #[test]

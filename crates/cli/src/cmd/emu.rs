@@ -150,6 +150,19 @@ pub struct OutputArgs {
     /// Run the forwarding threads with normal instead of real-time (SCHED_FIFO) priority.
     #[arg(long)]
     no_realtime: bool,
+    /// Pin both forwarding threads to this CPU; a host program pinned to the same CPU (e.g.
+    /// `taskset -c N`) then exchanges packets with them without cross-CPU wake-ups.
+    #[arg(long, value_name = "N")]
+    forwarder_cpu: Option<usize>,
+    /// Turn TUN offloads off: the hosts hand over one wire packet per read instead of TCP
+    /// super-packets of up to 64 KB (slower; the path model is per wire packet either way).
+    #[arg(long)]
+    no_offload: bool,
+    /// With offloads: wire packets of one super-packet that are delivered alike leave together
+    /// when their release times lie within this span, each at most this late (default 20us;
+    /// 0 = every wire packet at its own time).
+    #[arg(long, value_name = "DURATION")]
+    coalesce: Option<String>,
 }
 
 #[derive(Args)]
@@ -771,6 +784,23 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
     if let Some(s) = &out.spin {
         o.spin_ns = Some(ns(parse_duration(s).context("--spin")?));
     }
+    if let Some(cpu) = out.forwarder_cpu {
+        let online = longhaul_emu::sys::clock::allowed_cpus();
+        if !online.contains(&cpu) {
+            bail!(
+                "--forwarder-cpu {cpu}: this process may run on CPUs {online:?} only (see \
+                 `nproc`, `taskset -p $$`)"
+            );
+        }
+        o.forwarder_cpu = Some(cpu);
+    }
+    o.offload = !out.no_offload;
+    if let Some(s) = &out.coalesce {
+        if out.no_offload {
+            bail!("--coalesce applies to offloaded super-packets; drop it or --no-offload");
+        }
+        o.coalesce_ns = ns(parse_duration(s).context("--coalesce")?);
+    }
     Ok(o)
 }
 
@@ -1044,6 +1074,36 @@ mod tests {
 
     fn args() -> LinkArgs {
         LinkArgs::default()
+    }
+
+    fn out() -> OutputArgs {
+        OutputArgs::default()
+    }
+
+    #[test]
+    fn offload_forwarder_cpu_and_coalesce_flags() {
+        let link = LinkConfig::default();
+        let o = options(link.clone(), &out()).unwrap();
+        assert!(o.offload);
+        assert_eq!(o.coalesce_ns, longhaul_emu::emulator::DEFAULT_COALESCE_NS);
+        assert_eq!(o.forwarder_cpu, None);
+        let mut f = out();
+        f.no_offload = true;
+        f.forwarder_cpu = Some(longhaul_emu::sys::clock::allowed_cpus()[0]);
+        let o = options(link.clone(), &f).unwrap();
+        assert!(!o.offload);
+        assert_eq!(o.forwarder_cpu, f.forwarder_cpu);
+        f.forwarder_cpu = Some(100_000);
+        let e = options(link.clone(), &f).unwrap_err().to_string();
+        assert!(e.contains("--forwarder-cpu 100000"), "{e}");
+        f.forwarder_cpu = None;
+        f.coalesce = Some("5us".into());
+        assert!(
+            options(link.clone(), &f).is_err(),
+            "--coalesce needs offloads"
+        );
+        f.no_offload = false;
+        assert_eq!(options(link, &f).unwrap().coalesce_ns, 5_000);
     }
 
     #[test]

@@ -322,6 +322,16 @@ pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 
+/// The CPUs the calling thread may run on (its affinity mask), ascending.
+pub fn allowed_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+    }
+}
+
 /// Returns the calling thread to SCHED_OTHER (its nice value is kept).
 pub fn make_normal() -> bool {
     let param = libc::sched_param { sched_priority: 0 };
@@ -332,6 +342,18 @@ pub fn make_normal() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_cpus_include_the_one_we_run_on() {
+        let cpus = allowed_cpus();
+        // SAFETY: sched_getcpu has no preconditions.
+        let here = unsafe { libc::sched_getcpu() };
+        assert!(
+            here >= 0 && cpus.contains(&(here as usize)),
+            "{here} in {cpus:?}"
+        );
+        assert!(cpus.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn monotonic_clock_advances() {

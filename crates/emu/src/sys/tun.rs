@@ -1,7 +1,9 @@
 //! TUN devices (Linux `Documentation/networking/tuntap.rst`).
 //!
-//! `IFF_TUN | IFF_NO_PI`: each read returns one bare IP packet, each write injects one. The
-//! device is created in the network namespace of the thread that opens `/dev/net/tun`, and is
+//! `IFF_TUN | IFF_NO_PI`: each read returns one bare IP packet, each write injects one. With
+//! offloads (`IFF_VNET_HDR`, then `TUNSETVNETHDRSZ` 10 and `TUNSETOFFLOAD` with checksum and
+//! TCP segmentation offload for IPv4 and IPv6, ECN included) every packet is preceded by a
+//! `virtio_net_hdr` and may be a TCP super-packet of up to 64 KB (`crate::gso`). The device is created in the network namespace of the thread that opens `/dev/net/tun`, and is
 //! not persistent: it disappears when its last fd closes, so a killed emulator leaves no TUN
 //! behind (only the namespaces, which `state` cleans up).
 
@@ -13,6 +15,16 @@ use std::os::unix::fs::OpenOptionsExt;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
+const TUN_F_CSUM: libc::c_uint = 0x01;
+const TUN_F_TSO4: libc::c_uint = 0x02;
+const TUN_F_TSO6: libc::c_uint = 0x04;
+const TUN_F_TSO_ECN: libc::c_uint = 0x08;
+
+/// Largest frame a TUN with offloads hands over: a 64 KB IP packet behind its virtio header.
+pub const MAX_OFFLOAD_FRAME: usize = crate::gso::VNET_HDR_LEN + 65_535;
 
 #[repr(C)]
 struct IfReq {
@@ -26,11 +38,14 @@ struct IfReq {
 pub struct Tun {
     pub fd: OwnedFd,
     pub name: String,
+    /// Reads and writes carry a `virtio_net_hdr`, and TCP may arrive as super-packets.
+    pub offload: bool,
 }
 
 impl Tun {
-    /// Creates TUN `name` in the calling thread's namespace, non-blocking.
-    pub fn create(name: &str) -> Result<Tun, SysError> {
+    /// Creates TUN `name` in the calling thread's namespace, non-blocking; with `offload`, with
+    /// a virtio header on every packet and checksum and TCP segmentation offload enabled.
+    pub fn create(name: &str, offload: bool) -> Result<Tun, SysError> {
         if name.len() >= libc::IFNAMSIZ {
             return Err(SysError::io(
                 format!("device name {name}"),
@@ -50,7 +65,7 @@ impl Tun {
             })?;
         let mut req = IfReq {
             name: [0; libc::IFNAMSIZ],
-            flags: IFF_TUN | IFF_NO_PI,
+            flags: IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 },
             _pad: [0; 22],
         };
         req.name[..name.len()].copy_from_slice(name.as_bytes());
@@ -62,9 +77,32 @@ impl Tun {
                 std::io::Error::last_os_error(),
             ));
         }
+        if offload {
+            let fd = file.as_raw_fd();
+            let size = crate::gso::VNET_HDR_LEN as libc::c_int;
+            // SAFETY: TUNSETVNETHDRSZ reads an int through the pointer.
+            let rc = unsafe { libc::ioctl(fd, TUNSETVNETHDRSZ, &size) };
+            let offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+            // SAFETY: TUNSETOFFLOAD takes the flags as the argument value itself.
+            let rc = if rc == 0 {
+                unsafe { libc::ioctl(fd, TUNSETOFFLOAD, offloads as libc::c_ulong) }
+            } else {
+                rc
+            };
+            if rc < 0 {
+                return Err(SysError::io(
+                    format!(
+                        "enabling offloads on TUN device {name} (run with offloads off: \
+                         --no-offload)"
+                    ),
+                    std::io::Error::last_os_error(),
+                ));
+            }
+        }
         Ok(Tun {
             fd: file.into(),
             name: name.to_string(),
+            offload,
         })
     }
 }
