@@ -36,7 +36,7 @@ use crate::scenario::{Stack, TransportKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
-use crate::transport::{FlowReceiver, FlowSender};
+use crate::transport::{AnyReceiver, AnySender, Endpoint, FlowReceiver, FlowSender};
 use longhaul_cc::{CcSpec, Setup};
 use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
 use longhaul_metrics::summary::{
@@ -85,8 +85,8 @@ struct Flow {
     cross: Option<usize>,
     fwd: Box<[u32]>,
     rev: Box<[u32]>,
-    sender: Option<Box<dyn FlowSender>>,
-    receiver: Option<Box<dyn FlowReceiver>>,
+    sender: Option<Box<AnySender>>,
+    receiver: Option<Box<AnyReceiver>>,
     /// Pending timer per side (sender, receiver), or NONE.
     armed: [u64; 2],
     /// Rated access port, the queue room the sender may fill, and what a full queue does.
@@ -379,11 +379,7 @@ impl<'a> Engine<'a> {
     /// Run to the end of the scenario.
     pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> Outcome {
         let mut next_report = PROGRESS_EVERY;
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             self.event_count += 1;
             match ev {
@@ -1176,7 +1172,7 @@ struct Endpoints {
 }
 
 /// A flow's two endpoints.
-type FlowEnds = (Box<dyn FlowSender>, Box<dyn FlowReceiver>);
+type FlowEnds = (Box<AnySender>, Box<AnyReceiver>);
 
 /// A sender and a receiver of the scenario's transport.
 fn make_endpoints(
@@ -1198,8 +1194,11 @@ fn make_endpoints(
                 linux24: e.linux24,
             };
             Ok((
-                Box::new(ModelSender::new(cfg, cc)),
-                Box::new(ModelReceiver::with_delayed_acks(HEADER_BYTES, e.linux24)),
+                Box::new(AnySender::Model(ModelSender::new(cfg, cc))),
+                Box::new(AnyReceiver::Model(ModelReceiver::with_delayed_acks(
+                    HEADER_BYTES,
+                    e.linux24,
+                ))),
             ))
         }
         TransportKind::Proto => {
@@ -1215,8 +1214,10 @@ fn make_endpoints(
             config.send_buffer = window;
             let receiver = ProtoReceiver::new(config.clone()).map_err(|err| err.to_string())?;
             Ok((
-                Box::new(ProtoSender::new(config, e.start, e.stop, e.bytes, e.ecn)),
-                Box::new(receiver),
+                Box::new(AnySender::Proto(ProtoSender::new(
+                    config, e.start, e.stop, e.bytes, e.ecn,
+                ))),
+                Box::new(AnyReceiver::Proto(receiver)),
             ))
         }
     }
