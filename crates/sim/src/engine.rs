@@ -676,8 +676,8 @@ impl<'a> Engine<'a> {
         if emit {
             let pkt = Packet {
                 flow: CROSS_FLOW + s as u32,
-                size,
-                payload: size.saturating_sub(HEADER_BYTES),
+                size: size as u16,
+                payload: size.saturating_sub(HEADER_BYTES) as u16,
                 ..Packet::EMPTY
             };
             self.enqueue(port, pkt);

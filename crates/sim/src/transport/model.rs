@@ -469,8 +469,8 @@ impl Endpoint for ModelSender {
             self.rto_deadline = Some(now + self.rto());
         }
         Some(Packet {
-            size,
-            payload,
+            size: size as u16,
+            payload: payload as u16,
             seq: pn,
             aux: chunk,
             echo: now,
@@ -640,7 +640,7 @@ impl Endpoint for ModelReceiver {
             self.duplicate_packets += 1;
         }
         let ack = Packet {
-            size: self.header,
+            size: self.header as u16,
             payload: 0,
             seq: pkt.seq,
             aux: self.cum,
