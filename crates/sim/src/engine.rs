@@ -410,6 +410,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Offer `pkt` to port `port` now.
+    #[inline]
     fn enqueue(&mut self, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         let rng = &mut self.port_rng[port as usize];

@@ -79,6 +79,7 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, time: u64, ev: Ev) {
         self.seq += 1;
         let e = Entry {
