@@ -409,8 +409,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Offer `pkt` to port `port` now.
-    #[inline]
+    /// Offer `pkt` to port `port` now. Inlined into its callers so that a packet just built
+    /// field by field goes into the delay line from registers: through memory, the port's wide
+    /// copy of it would wait on the narrow stores of its fields (a store-forwarding stall, the
+    /// largest single cost of this function when it was called).
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         let rng = &mut self.port_rng[port as usize];
@@ -573,22 +576,29 @@ impl<'a> Engine<'a> {
                     .as_mut()
                     .and_then(|r| r.poll_transmit(now, &mut self.scratch)),
             };
-            let Some(mut pkt) = pkt else { break };
+            let Some(out) = pkt else { break };
             if host_full {
-                self.host_drop(fi, pkt);
+                self.host_drop(fi, out);
                 break;
             }
-            pkt.flow = fi as u32;
-            pkt.hop = 0;
-            pkt.dir = if side == 0 {
-                Dir::Forward
-            } else {
-                Dir::Reverse
-            };
-            pkt.buf = if self.scratch.is_empty() {
+            let buf = if self.scratch.is_empty() {
                 NO_BUF
             } else {
                 self.bufs.put(&self.scratch)
+            };
+            // A new value with the routing fields, not four narrow stores into the old one: the
+            // port copies the packet at once with wide loads, which a store buffer holding
+            // byte-sized writes to the same bytes cannot serve (a store-forwarding stall).
+            let pkt = Packet {
+                flow: fi as u32,
+                hop: 0,
+                dir: if side == 0 {
+                    Dir::Forward
+                } else {
+                    Dir::Reverse
+                },
+                buf,
+                ..out
             };
             let f = &self.flows[fi];
             let port = if side == 0 { f.fwd[0] } else { f.rev[0] };

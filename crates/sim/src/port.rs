@@ -207,7 +207,9 @@ impl Port {
     }
 
     /// Offer a packet at `now`. `u_red` and `u_loss` are uniform [0, 1) draws from the port's
-    /// random stream (drawn by the caller only when RED or loss is configured).
+    /// random stream (drawn by the caller only when RED or loss is configured). Always inlined,
+    /// for the reason `Engine::enqueue` is.
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: u64,
