@@ -79,7 +79,8 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
-    #[inline]
+    /// Always inlined: each caller names its event's variant, so packing it folds to a constant.
+    #[inline(always)]
     pub fn push(&mut self, time: u64, ev: Ev) {
         self.seq += 1;
         let e = Entry {
