@@ -36,7 +36,7 @@ use crate::scenario::{Stack, TransportKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
-use crate::transport::{FlowReceiver, FlowSender};
+use crate::transport::{AnyReceiver, AnySender, Endpoint, FlowReceiver, FlowSender};
 use longhaul_cc::{CcSpec, Setup};
 use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
 use longhaul_metrics::summary::{
@@ -85,8 +85,8 @@ struct Flow {
     cross: Option<usize>,
     fwd: Box<[u32]>,
     rev: Box<[u32]>,
-    sender: Option<Box<dyn FlowSender>>,
-    receiver: Option<Box<dyn FlowReceiver>>,
+    sender: Option<Box<AnySender>>,
+    receiver: Option<Box<AnyReceiver>>,
     /// Pending timer per side (sender, receiver), or NONE.
     armed: [u64; 2],
     /// Rated access port, the queue room the sender may fill, and what a full queue does.
@@ -379,11 +379,7 @@ impl<'a> Engine<'a> {
     /// Run to the end of the scenario.
     pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> Outcome {
         let mut next_report = PROGRESS_EVERY;
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             self.event_count += 1;
             match ev {
@@ -413,7 +409,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Offer `pkt` to port `port` now.
+    /// Offer `pkt` to port `port` now. Inlined into its callers so that a packet just built
+    /// field by field goes into the delay line from registers: through memory, the port's wide
+    /// copy of it would wait on the narrow stores of its fields (a store-forwarding stall, the
+    /// largest single cost of this function when it was called).
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         let rng = &mut self.port_rng[port as usize];
@@ -576,22 +576,29 @@ impl<'a> Engine<'a> {
                     .as_mut()
                     .and_then(|r| r.poll_transmit(now, &mut self.scratch)),
             };
-            let Some(mut pkt) = pkt else { break };
+            let Some(out) = pkt else { break };
             if host_full {
-                self.host_drop(fi, pkt);
+                self.host_drop(fi, out);
                 break;
             }
-            pkt.flow = fi as u32;
-            pkt.hop = 0;
-            pkt.dir = if side == 0 {
-                Dir::Forward
-            } else {
-                Dir::Reverse
-            };
-            pkt.buf = if self.scratch.is_empty() {
+            let buf = if self.scratch.is_empty() {
                 NO_BUF
             } else {
                 self.bufs.put(&self.scratch)
+            };
+            // A new value with the routing fields, not four narrow stores into the old one: the
+            // port copies the packet at once with wide loads, which a store buffer holding
+            // byte-sized writes to the same bytes cannot serve (a store-forwarding stall).
+            let pkt = Packet {
+                flow: fi as u32,
+                hop: 0,
+                dir: if side == 0 {
+                    Dir::Forward
+                } else {
+                    Dir::Reverse
+                },
+                buf,
+                ..out
             };
             let f = &self.flows[fi];
             let port = if side == 0 { f.fwd[0] } else { f.rev[0] };
@@ -680,8 +687,8 @@ impl<'a> Engine<'a> {
         if emit {
             let pkt = Packet {
                 flow: CROSS_FLOW + s as u32,
-                size,
-                payload: size.saturating_sub(HEADER_BYTES),
+                size: size as u16,
+                payload: size.saturating_sub(HEADER_BYTES) as u16,
                 ..Packet::EMPTY
             };
             self.enqueue(port, pkt);
@@ -1176,7 +1183,7 @@ struct Endpoints {
 }
 
 /// A flow's two endpoints.
-type FlowEnds = (Box<dyn FlowSender>, Box<dyn FlowReceiver>);
+type FlowEnds = (Box<AnySender>, Box<AnyReceiver>);
 
 /// A sender and a receiver of the scenario's transport.
 fn make_endpoints(
@@ -1198,8 +1205,11 @@ fn make_endpoints(
                 linux24: e.linux24,
             };
             Ok((
-                Box::new(ModelSender::new(cfg, cc)),
-                Box::new(ModelReceiver::with_delayed_acks(HEADER_BYTES, e.linux24)),
+                Box::new(AnySender::Model(ModelSender::new(cfg, cc))),
+                Box::new(AnyReceiver::Model(ModelReceiver::with_delayed_acks(
+                    HEADER_BYTES,
+                    e.linux24,
+                ))),
             ))
         }
         TransportKind::Proto => {
@@ -1215,8 +1225,10 @@ fn make_endpoints(
             config.send_buffer = window;
             let receiver = ProtoReceiver::new(config.clone()).map_err(|err| err.to_string())?;
             Ok((
-                Box::new(ProtoSender::new(config, e.start, e.stop, e.bytes, e.ecn)),
-                Box::new(receiver),
+                Box::new(AnySender::Proto(ProtoSender::new(
+                    config, e.start, e.stop, e.bytes, e.ecn,
+                ))),
+                Box::new(AnyReceiver::Proto(receiver)),
             ))
         }
     }

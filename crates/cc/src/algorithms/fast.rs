@@ -374,7 +374,13 @@ impl Fast {
             self.avg_rtt = s;
         } else {
             let eta = (3.0 / in_flight.max(1.0)).min(self.cfg.eta_cap);
-            let weight = 1.0 - (1.0 - eta).powi(acked_packets.max(1) as i32);
+            // An ACK per packet is the common case: (1 − η)^1 without the call to `powi`'s
+            // runtime routine (which returns its base for an exponent of 1: the same bits).
+            let keep = match acked_packets {
+                0 | 1 => 1.0 - eta,
+                n => (1.0 - eta).powi(n as i32),
+            };
+            let weight = 1.0 - keep;
             self.avg_rtt += weight * (s - self.avg_rtt);
         }
     }

@@ -61,3 +61,88 @@ pub trait FlowReceiver: Endpoint {
     /// Unique payload bytes delivered to the application.
     fn delivered_bytes(&self) -> u64;
 }
+
+/// A sender of either transport, dispatched by `match` rather than through a vtable: the
+/// engine calls `poll_transmit` at least twice per packet, and a static call lets the compiler
+/// inline it and keep the returned packet in registers instead of passing it through memory.
+// The engine keeps each endpoint in a `Box`, so a proto connection's size costs a model flow
+// nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum AnySender {
+    Model(model::ModelSender),
+    Proto(proto::ProtoSender),
+}
+
+/// A receiver of either transport (see [`AnySender`]).
+#[allow(clippy::large_enum_variant)]
+pub enum AnyReceiver {
+    Model(model::ModelReceiver),
+    Proto(proto::ProtoReceiver),
+}
+
+/// Forward a method to whichever transport an [`AnySender`] or [`AnyReceiver`] holds.
+macro_rules! dispatch {
+    ($self:expr, $e:ident => $body:expr) => {
+        match $self {
+            Self::Model($e) => $body,
+            Self::Proto($e) => $body,
+        }
+    };
+}
+
+impl Endpoint for AnySender {
+    #[inline]
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, bytes: &[u8]) {
+        dispatch!(self, e => e.handle_packet(now, pkt, bytes))
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<Packet> {
+        dispatch!(self, e => e.poll_transmit(now, buf))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<u64> {
+        dispatch!(self, e => e.poll_timeout())
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: u64) {
+        dispatch!(self, e => e.handle_timeout(now))
+    }
+}
+
+impl FlowSender for AnySender {
+    fn on_local_drop(&mut self, now: u64, pkt: &Packet) {
+        dispatch!(self, e => e.on_local_drop(now, pkt))
+    }
+    fn snapshot(&self) -> SenderSnapshot {
+        dispatch!(self, e => e.snapshot())
+    }
+    fn rtt(&self) -> &Histogram {
+        dispatch!(self, e => e.rtt())
+    }
+}
+
+impl Endpoint for AnyReceiver {
+    #[inline]
+    fn handle_packet(&mut self, now: u64, pkt: &Packet, bytes: &[u8]) {
+        dispatch!(self, e => e.handle_packet(now, pkt, bytes))
+    }
+    #[inline]
+    fn poll_transmit(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<Packet> {
+        dispatch!(self, e => e.poll_transmit(now, buf))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<u64> {
+        dispatch!(self, e => e.poll_timeout())
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: u64) {
+        dispatch!(self, e => e.handle_timeout(now))
+    }
+}
+
+impl FlowReceiver for AnyReceiver {
+    #[inline]
+    fn delivered_bytes(&self) -> u64 {
+        dispatch!(self, e => e.delivered_bytes())
+    }
+}

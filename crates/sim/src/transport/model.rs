@@ -391,7 +391,9 @@ impl Endpoint for ModelSender {
         }
         self.started = true;
         let mss = self.cfg.mss as u64;
-        if self.in_flight + mss > self.cwnd_bytes().max(mss) {
+        // Nothing below changes the controller before the packet is accounted for.
+        let window = self.cwnd_bytes().max(mss);
+        if self.in_flight + mss > window {
             self.validate_window(true);
             return None;
         }
@@ -450,7 +452,7 @@ impl Endpoint for ModelSender {
         if is_retx {
             self.retransmits += 1;
         }
-        let full = self.in_flight + mss > self.cwnd_bytes().max(mss);
+        let full = self.in_flight + mss > window;
         self.validate_window(full);
         self.cc.on_sent(&SentEvent {
             now: Time::from_nanos(now),
@@ -467,8 +469,8 @@ impl Endpoint for ModelSender {
             self.rto_deadline = Some(now + self.rto());
         }
         Some(Packet {
-            size,
-            payload,
+            size: size as u16,
+            payload: payload as u16,
             seq: pn,
             aux: chunk,
             echo: now,
@@ -615,7 +617,11 @@ impl Endpoint for ModelReceiver {
         let chunk = pkt.aux;
         // In order: the next chunk expected, with nothing received beyond it.
         let in_order = chunk == self.cum && self.ooo.len() <= 1;
-        if chunk >= self.cum {
+        if chunk == self.cum && self.ooo.is_empty() {
+            // The common case, without touching the reordering window.
+            self.delivered_bytes += pkt.payload as u64;
+            self.cum += 1;
+        } else if chunk >= self.cum {
             let i = (chunk - self.cum) as usize;
             if self.ooo.len() <= i {
                 self.ooo.resize(i + 1, false);
@@ -634,7 +640,7 @@ impl Endpoint for ModelReceiver {
             self.duplicate_packets += 1;
         }
         let ack = Packet {
-            size: self.header,
+            size: self.header as u16,
             payload: 0,
             seq: pkt.seq,
             aux: self.cum,

@@ -36,9 +36,9 @@ const SYNTHETIC: u8 = 0x02;
 fn to_packet(t: &longhaul_proto::Transmit, header: Option<DataHeader>, ecn: bool) -> Packet {
     let data = t.kind == PacketKind::Data;
     let mut pkt = Packet {
-        size: t.wire_len as u32 + IP_UDP_OVERHEAD,
+        size: (t.wire_len as u32 + IP_UDP_OVERHEAD) as u16,
         payload: if data {
-            (t.wire_len - longhaul_proto::packet::DATA_HEADER_LEN) as u32
+            (t.wire_len - longhaul_proto::packet::DATA_HEADER_LEN) as u16
         } else {
             0
         },
@@ -62,7 +62,7 @@ fn carried_header(pkt: &Packet) -> Option<DataHeader> {
         packet_number: pkt.seq,
         timestamp_us: pkt.echo,
         offset: pkt.aux,
-        len: pkt.payload as u16,
+        len: pkt.payload,
         fin: pkt.flags & FIN != 0,
         synthetic: pkt.flags & SYNTHETIC != 0,
     })
