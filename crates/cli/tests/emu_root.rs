@@ -160,6 +160,16 @@ fn pair_cleans_up_on_sigint() {
     signal_stops_and_cleans_up(libc::SIGINT, "SIGINT");
 }
 
+/// The terminal closing (an ssh session dropping) sends SIGHUP.
+#[test]
+fn pair_cleans_up_on_sighup() {
+    if !root_or_skip("pair_cleans_up_on_sighup") {
+        return;
+    }
+    let _g = lock();
+    signal_stops_and_cleans_up(libc::SIGHUP, "SIGHUP");
+}
+
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lh-emu-root-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
