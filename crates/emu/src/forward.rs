@@ -294,8 +294,13 @@ impl Direction {
                     p.lock().unwrap().write(now + st.rt_offset, &frame[vnet..]);
                 }
                 if let Some(l) = &self.observers.log {
+                    let segments = if pkt.segments > 1 {
+                        format!(" segments={}", pkt.segments)
+                    } else {
+                        String::new()
+                    };
                     l.lock().unwrap().line(format_args!(
-                        "{now} {dir} deliver {} - - late={}",
+                        "{now} {dir} deliver {} - - late={}{segments}",
                         pkt.len as usize - vnet,
                         now - at
                     ));
@@ -327,11 +332,13 @@ impl Direction {
         }
     }
 
-    /// Whether the observers must see wire packets (an event log or pcap files are written):
-    /// then super-packets are cut into wire packets on arrival and every checksum completed.
+    /// Whether the observers must see wire packets (pcap files are written): then
+    /// super-packets are cut into wire packets on arrival and every checksum completed. The
+    /// event log does not need that: it records the path's decisions, which are made per wire
+    /// segment either way (`log_arrival`), and a `deliver` line names the segments it carries.
     fn shows_wire(&self) -> bool {
         let o = &self.observers;
-        o.log.is_some() || o.pcap_in.is_some() || o.pcap_out.is_some()
+        o.pcap_in.is_some() || o.pcap_out.is_some()
     }
 
     /// One frame of `n` bytes read at `now` in `buf`.
@@ -420,36 +427,43 @@ impl Direction {
         );
     }
 
+    /// The event log's lines for one wire packet (or super-packet segment) reaching the path:
+    /// `arrive`, then `enqueue` or `drop` with the queue right after the decision.
+    fn log_arrival(&self, now: Nanos, ip_len: u32, outcome: &crate::model::path::Outcome) {
+        let Some(l) = &self.observers.log else {
+            return;
+        };
+        let dir = &self.name;
+        let mut l = l.lock().unwrap();
+        l.line(format_args!("{now} {dir} arrive {ip_len} - -"));
+        match outcome.verdict {
+            Verdict::Drop(r) => l.line(format_args!(
+                "{now} {dir} drop {ip_len} {} {} {}",
+                outcome.queue_packets,
+                outcome.queue_bytes,
+                r.as_str()
+            )),
+            Verdict::Deliver { departure, release } => l.line(format_args!(
+                "{now} {dir} enqueue {ip_len} {} {} depart={departure} release={}{}",
+                outcome.queue_packets,
+                outcome.queue_bytes,
+                release.at,
+                if release.duplicate_at.is_some() {
+                    " duplicate"
+                } else {
+                    ""
+                }
+            )),
+        }
+    }
+
     /// One wire packet (frame of `len` bytes, virtio header included when offloading).
     #[inline]
     fn arrive(&mut self, now: Nanos, buf: Box<[u8]>, len: usize, st: &mut State) {
         let vnet = self.vnet_len();
         let ip_len = (len - vnet) as u32;
         let outcome = self.model.on_arrival(now, ip_len);
-        let dir = &self.name;
-        if let Some(l) = &self.observers.log {
-            let mut l = l.lock().unwrap();
-            l.line(format_args!("{now} {dir} arrive {ip_len} - -"));
-            match outcome.verdict {
-                Verdict::Drop(r) => l.line(format_args!(
-                    "{now} {dir} drop {ip_len} {} {} {}",
-                    outcome.queue_packets,
-                    outcome.queue_bytes,
-                    r.as_str()
-                )),
-                Verdict::Deliver { departure, release } => l.line(format_args!(
-                    "{now} {dir} enqueue {ip_len} {} {} depart={departure} release={}{}",
-                    outcome.queue_packets,
-                    outcome.queue_bytes,
-                    release.at,
-                    if release.duplicate_at.is_some() {
-                        " duplicate"
-                    } else {
-                        ""
-                    }
-                )),
-            }
-        }
+        self.log_arrival(now, ip_len, &outcome);
         match outcome.verdict {
             Verdict::Drop(_) => st.bufs.put(buf),
             Verdict::Deliver {
@@ -491,7 +505,9 @@ impl Direction {
         let mut chunks = std::mem::take(&mut st.chunks);
         let mut runs = Coalescer::new(self.coalesce_ns);
         for i in 0..segments {
-            let outcome = self.model.on_arrival(now, sp.segment_ip_len(i));
+            let ip_len = sp.segment_ip_len(i);
+            let outcome = self.model.on_arrival(now, ip_len);
+            self.log_arrival(now, ip_len, &outcome);
             match outcome.verdict {
                 Verdict::Drop(_) => runs.dropped(&mut chunks),
                 Verdict::Deliver { departure, release } => {

@@ -582,6 +582,88 @@ fn pcap_of_a_tcp_transfer_shows_wire_packets_with_valid_checksums() {
     assert_eq!(bad, 0, "checksums completed as on the wire");
 }
 
+/// The event log records the path's per-segment decisions without cutting super-packets:
+/// one `enqueue`/`drop` line per wire segment (each at most an MTU), the count equal to the
+/// wire packets the model saw, and `deliver` lines naming the segments they carry.
+#[test]
+fn event_log_of_a_tcp_transfer_counts_wire_packets_without_cutting() {
+    if !root_or_skip("event log with offloads") {
+        return;
+    }
+    let _g = lock();
+    let log = std::env::temp_dir().join(format!("lh-emu-log-{}.txt", std::process::id()));
+    let mut link = LinkConfig::default();
+    both(&mut link, |d| {
+        d.rate = RateConfig::Constant { bps: 1_000_000_000 };
+        d.delay.delay_ns = 1_000_000;
+    });
+    let mut opts = Options::new(link);
+    opts.event_log = Some(log.clone());
+    let emu = start_with(opts);
+    let r = tcp_transfer(&emu, Duration::from_secs(20), 3_000_000).expect("transfer");
+    let s = emu.stop().unwrap();
+    let text = std::fs::read_to_string(&log).expect("event log");
+    let _ = std::fs::remove_file(&log);
+    let d = &s.directions[0];
+    let (mut decided, mut largest) = (0u64, 0u32);
+    let (mut deliver_lines, mut delivered_segments) = (0u64, 0u64);
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 4 || f[1] != "a>b" {
+            continue;
+        }
+        match f[2] {
+            "enqueue" | "drop" => {
+                decided += 1;
+                largest = largest.max(f[3].parse().unwrap());
+            }
+            "deliver" => {
+                deliver_lines += 1;
+                delivered_segments += f
+                    .iter()
+                    .find_map(|x| x.strip_prefix("segments="))
+                    .map_or(1, |n| n.parse().unwrap());
+            }
+            _ => {}
+        }
+    }
+    eprintln!(
+        "event log: {} bytes sent; a>b {decided} enqueue/drop lines (largest {largest} B), \
+         {delivered_segments} segments delivered in {deliver_lines} writes; model: {} arrived, \
+         {} delivered, {} still in the delay line at exit; {} super-packets read, {} cut",
+        r.bytes,
+        d.counters.arrived_packets,
+        d.counters.delivered_packets,
+        d.io.in_flight_at_exit,
+        d.io.super_packets,
+        d.io.super_packets_cut
+    );
+    assert_eq!(r.bytes, 3_000_000);
+    assert!(
+        d.io.super_packets > 0,
+        "the sender used segmentation offload"
+    );
+    // Not cut into single wire packets on arrival: segments released within the coalescing
+    // window leave together (at 1 Gb/s about two per write), so there are fewer writes than
+    // segments.
+    assert!(
+        deliver_lines < delivered_segments,
+        "{deliver_lines} writes for {delivered_segments} segments: cut on arrival"
+    );
+    assert_eq!(
+        decided, d.counters.arrived_packets,
+        "one line per wire packet"
+    );
+    assert!(
+        largest <= 1500,
+        "a logged packet above the MTU: {largest} B"
+    );
+    assert_eq!(
+        delivered_segments + d.io.in_flight_at_exit,
+        d.counters.delivered_packets
+    );
+}
+
 #[test]
 fn two_instances_run_side_by_side() {
     if !root_or_skip("two instances") {

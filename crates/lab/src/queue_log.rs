@@ -3,8 +3,9 @@
 //! The emulator writes one line per event (`longhaul_emu::observe::EventLog`):
 //! `t_ns dir event bytes queue_packets queue_bytes detail`, where `t_ns` is the monotonic clock,
 //! `event` is `arrive`, `enqueue`, `drop` or `deliver`, and the queue columns are the bottleneck
-//! queue right after the arrival was decided. Every packet arriving at the bottleneck produces
-//! exactly one `enqueue` or `drop` line; this module keeps those of one direction.
+//! queue right after the arrival was decided. Every wire packet arriving at the bottleneck (each
+//! segment of a TCP super-packet too) produces exactly one `enqueue` or `drop` line; this module
+//! keeps those of one direction.
 //!
 //! Series (per interval of `output.interval`): the queue seen by arriving packets, averaged over
 //! the interval's arrivals (what a packet experiences — arrivals see time averages for Poisson
