@@ -32,10 +32,6 @@ const PS_PER_SEC: u128 = 1_000_000_000_000;
 pub struct Pacer {
     /// Virtual clock, picoseconds since the epoch.
     v_ps: u128,
-    /// The last two `ps_for` results, as (bytes, rate, picoseconds): a packet asks for the
-    /// same two quotients (its burst and its own length, at one rate) when its release time
-    /// is checked and again when it is sent, and a 64-bit division costs tens of cycles.
-    memo: [(u64, u64, u128); 2],
 }
 
 impl Pacer {
@@ -45,7 +41,7 @@ impl Pacer {
 
     /// Picoseconds to send `bytes` at `rate` bytes/s, rounded up. 64-bit division when the
     /// product fits (always, for bursts below 18 MB): 128-bit division costs ~10× more.
-    fn ps_for_uncached(bytes: u64, rate: u64) -> u128 {
+    fn ps_for(bytes: u64, rate: u64) -> u128 {
         let rate = rate.max(1);
         match bytes.checked_mul(PS_PER_SEC as u64) {
             Some(p) => p.div_ceil(rate) as u128,
@@ -53,29 +49,17 @@ impl Pacer {
         }
     }
 
-    /// `ps_for_uncached`, remembered: the same bits, without the division on a repeat.
-    fn ps_for(&mut self, bytes: u64, rate: u64) -> u128 {
-        for &(b, r, ps) in &self.memo {
-            if b == bytes && r == rate {
-                return ps;
-            }
-        }
-        let ps = Self::ps_for_uncached(bytes, rate);
-        self.memo = [(bytes, rate, ps), self.memo[0]];
-        ps
-    }
-
     /// Refill: the bucket never holds more than `burst_bytes`.
     fn refill(&mut self, now: Time, rate: u64, burst_bytes: u64) {
         let now_ps = now.as_nanos() as u128 * PS_PER_NS;
-        let floor = now_ps.saturating_sub(self.ps_for(burst_bytes, rate));
+        let floor = now_ps.saturating_sub(Self::ps_for(burst_bytes, rate));
         self.v_ps = self.v_ps.max(floor);
     }
 
     /// When a packet of `len` bytes may leave: `now` or later.
     pub fn release_time(&mut self, now: Time, len: u64, rate: u64, burst_bytes: u64) -> Time {
         self.refill(now, rate, burst_bytes);
-        let at_ps = self.v_ps + self.ps_for(len, rate);
+        let at_ps = self.v_ps + Self::ps_for(len, rate);
         let now_ps = now.as_nanos() as u128 * PS_PER_NS;
         if at_ps <= now_ps {
             now
@@ -92,7 +76,7 @@ impl Pacer {
     /// A packet of `len` bytes left at `now` (the caller checked `release_time(..) <= now`).
     pub fn on_sent(&mut self, now: Time, len: u64, rate: u64, burst_bytes: u64) {
         self.refill(now, rate, burst_bytes);
-        self.v_ps += self.ps_for(len, rate);
+        self.v_ps += Self::ps_for(len, rate);
     }
 }
 
@@ -112,29 +96,6 @@ mod tests {
             out.push(now.as_micros());
         }
         out
-    }
-
-    #[test]
-    fn remembered_quotients_are_the_computed_ones() {
-        // 1500 B at 125 MB/s (1 Gb/s) take 12 µs; 15,000 B (a ten-packet burst) 120 µs;
-        // 1500 B at 3 B/s take 500 s, rounded up from 1500/3 exactly; 1 B at 3 B/s rounds up
-        // 333,333,333,333.3 ps. Asked in an order that evicts and revisits memo entries.
-        let mut p = Pacer::new();
-        let asks = [
-            (1500, 125_000_000, 12_000_000u128),
-            (15_000, 125_000_000, 120_000_000),
-            (1500, 125_000_000, 12_000_000),
-            (1500, 3, 500_000_000_000_000),
-            (1, 3, 333_333_333_334),
-            (15_000, 125_000_000, 120_000_000),
-            (1500, 125_000_000, 12_000_000),
-            (0, 0, 0),
-            (1500, 0, 1_500_000_000_000_000),
-        ];
-        for (bytes, rate, want) in asks {
-            assert_eq!(p.ps_for(bytes, rate), want, "{bytes} B at {rate} B/s");
-            assert_eq!(Pacer::ps_for_uncached(bytes, rate), want);
-        }
     }
 
     #[test]
