@@ -294,16 +294,17 @@ impl Direction {
                     p.lock().unwrap().write(now + st.rt_offset, &frame[vnet..]);
                 }
                 if let Some(l) = &self.observers.log {
-                    let segments = if pkt.segments > 1 {
-                        format!(" segments={}", pkt.segments)
+                    let (bytes, late) = (pkt.len as usize - vnet, now - at);
+                    let mut l = l.lock().unwrap();
+                    // No allocation per line: the segments field only when there are several.
+                    if pkt.segments > 1 {
+                        l.line(format_args!(
+                            "{now} {dir} deliver {bytes} - - late={late} segments={}",
+                            pkt.segments
+                        ));
                     } else {
-                        String::new()
-                    };
-                    l.lock().unwrap().line(format_args!(
-                        "{now} {dir} deliver {} - - late={}{segments}",
-                        pkt.len as usize - vnet,
-                        now - at
-                    ));
+                        l.line(format_args!("{now} {dir} deliver {bytes} - - late={late}"));
+                    }
                 }
                 st.bufs.in_line -= pkt.buf.len() as u64;
                 st.bufs.put(pkt.buf);
