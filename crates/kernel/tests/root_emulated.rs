@@ -235,10 +235,16 @@ fn window_changes(t: &Transfer, from: Duration) -> usize {
 
 /// FAST's α/β dead band (`beta` > `alpha`) in the kernel: once an update finds the backlog in
 /// [α, β) the window stays where it is. MI (`mi_threshold` 10 ms, 42 packets of queue at this
-/// rate) leaves the flow with a backlog well inside [10, 150), so with the band the window
-/// must not move again; the same settings without the band keep moving it (the law pulls the
-/// backlog toward α = 10 packets, 2.4 ms, under the MI threshold, so the flow alternates
-/// between MI and the law: the reason α·packet/rate must exceed mi_threshold without a band).
+/// rate) ends with a backlog well inside [10, 300), so with the band the window must not move
+/// again; the same settings without the band keep moving it (the law pulls the backlog toward
+/// α = 10 packets, 2.4 ms, under the MI threshold, so the flow alternates between MI and the
+/// law: the reason α·packet/rate must exceed mi_threshold without a band).
+///
+/// The RTT average is ns-2's slow one (η cap 1/256): with the paper's 1/4 the estimate is noisy
+/// enough that a flow MI left a few packets above the threshold fell back into MI (one local
+/// run in four: backlog 48.8 packets, 614 changes; one CI run: 1362), and its shorter lag
+/// overshoots less, leaving the backlog near that edge more often. With 1/256, MI overshoots to
+/// 250–270 packets (6 of 6 runs, β = 300) and the window then holds.
 #[test]
 fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() {
     if !require_root("fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta") {
@@ -246,7 +252,7 @@ fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() 
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mark = dmesg_mark();
-    let (alpha, beta) = (10.0, 150.0);
+    let (alpha, beta) = (10.0, 300.0);
     let from = Duration::from_secs(3);
     let mut runs = Vec::new();
     for band in [true, false] {
@@ -254,7 +260,12 @@ fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() 
         let cc = LoadedCc::load(
             Algorithm::Fast,
             "lhe_fastband",
-            &["alpha=10", &beta_setting, "mi_threshold=0.01"],
+            &[
+                "alpha=10",
+                &beta_setting,
+                "mi_threshold=0.01",
+                "eta_cap=0.00390625",
+            ],
         );
         let path = EmulatedPath::new(50_000_000, Duration::from_millis(60), 750, 0.0);
         let t = path.transfer(&cc.name, Duration::from_secs(9), POLL);
@@ -270,8 +281,8 @@ fn fast_dead_band_holds_the_window_once_the_backlog_is_between_alpha_and_beta() 
         runs.push((backlog, changes));
     }
     let ((band_backlog, band_changes), (_, plain_changes)) = (runs[0], runs[1]);
-    // Measured: 0 changes and a backlog of 54–68 packets with the band, 1302–1537 changes
-    // without.
+    // Measured (6 runs): 0 changes and a backlog of 248–267 packets with the band, 749–1156
+    // changes without.
     // A few changes are allowed for an RTT excursion that takes the estimate out of the band.
     assert!(
         band_changes <= 5,
