@@ -408,3 +408,65 @@ fn pair_takes_the_forwarder_flags() {
         assert!(err.contains(says), "{a:?}: {err}");
     }
 }
+
+#[test]
+fn pair_busy_polls_with_one_thread_and_keeps_commands_off_its_cpu() {
+    if !root_or_skip("pair_busy_polls_with_one_thread_and_keeps_commands_off_its_cpu") {
+        return;
+    }
+    let _g = lock();
+    let dir = scratch("busy");
+    let json = dir.join("s.json");
+    let cpus = longhaul_emu::sys::clock::allowed_cpus();
+    let cpu = cpus[0].to_string();
+    // The command prints its own CPU list, then opens a TCP connection to a closed port (a SYN
+    // out, a RST back) so both directions carry a packet.
+    let mut emu = Running::spawn(&[
+        "pair",
+        "--delay",
+        "1ms",
+        "--busy-poll",
+        "--forwarder-cpu",
+        &cpu,
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "bash",
+        "-c",
+        "grep Cpus_allowed_list /proc/self/status >&2; exec 3<>/dev/tcp/$LONGHAUL_EMU_B/9 || true",
+    ]);
+    let (status, err) = emu.wait(Duration::from_secs(30));
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains(&format!("busy polling on CPU {cpu}")) || cpus.len() == 1,
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["busy_poll"], true, "{v}");
+    assert_eq!(v["forwarder_cpu"], cpus[0], "{v}");
+    assert!(v["cpu_steal"].is_array(), "{v}");
+    let dirs = v["directions"].as_array().unwrap();
+    assert_eq!(dirs.len(), 2);
+    for d in dirs {
+        assert!(
+            d["counters"]["delivered_packets"].as_u64().unwrap() >= 1,
+            "{d}"
+        );
+    }
+    if cpus.len() > 1 {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list"))
+            .unwrap_or_else(|| panic!("no CPU list: {err}"));
+        let expect = cpus[1..].iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        // The kernel prints ranges ("1-3"); with two CPUs it is the other one alone.
+        if cpus.len() == 2 {
+            assert_eq!(
+                line.split_whitespace().last(),
+                Some(expect[0].as_str()),
+                "{line}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

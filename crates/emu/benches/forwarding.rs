@@ -10,7 +10,12 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
-    match longhaul_emu::bench::run(std::time::Duration::from_secs_f64(secs)) {
+    // LONGHAUL_BENCH_PART=lateness: only the 1 Gb/s lateness rows.
+    let parts = match std::env::var("LONGHAUL_BENCH_PART").as_deref() {
+        Ok("lateness") => longhaul_emu::bench::Parts::Lateness,
+        _ => longhaul_emu::bench::Parts::All,
+    };
+    match longhaul_emu::bench::run_parts(std::time::Duration::from_secs_f64(secs), parts) {
         Ok(r) => println!("{}", r.table()),
         Err(e) => {
             eprintln!("benchmark failed: {e}");

@@ -43,7 +43,7 @@ pub struct BenchReport {
     pub seconds_per_run: f64,
     pub throughput: Vec<ThroughputRow>,
     /// Lateness of a→b releases during a TCP transfer through 1 Gb/s, 5 ms, 1000-packet queue,
-    /// with offloads (the default) and without.
+    /// with offloads (the default) and without, and busy polling with offloads.
     pub lateness_1g: Vec<LatenessRow>,
     /// 1-minute load average at the start and at the end of the run (/proc/loadavg).
     pub load_average: [f64; 2],
@@ -53,8 +53,13 @@ pub struct BenchReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct LatenessRow {
     pub offload: bool,
+    /// One busy-polling thread for both directions (`Options::busy_poll`).
+    pub busy_poll: bool,
     pub lateness: LatenessSummary,
     pub throughput_bps: f64,
+    /// Share of the run the hypervisor kept the a→b forwarder's CPU from running (the CPU it
+    /// ran on most: the pinned one, else the larger of the CPUs' shares).
+    pub forwarder_cpu_steal: f64,
 }
 
 /// The 1-minute load average (0 if unreadable).
@@ -104,15 +109,17 @@ impl BenchReport {
         }
         for r in &self.lateness_1g {
             s += &format!(
-                "lateness at 1 Gb/s, offload {} (TCP {:.1} Mb/s, {} releases): p50 {:.1} us, \
-                 p99 {:.1} us, p99.9 {:.1} us, max {:.1} us\n",
+                "lateness at 1 Gb/s, offload {}{} (TCP {:.1} Mb/s, {} releases): p50 {:.1} us, \
+                 p99 {:.1} us, p99.9 {:.1} us, max {:.1} us; steal {:.2} % of its CPU\n",
                 if r.offload { "on" } else { "off" },
+                if r.busy_poll { ", busy poll" } else { "" },
                 r.throughput_bps / 1e6,
                 r.lateness.count,
                 r.lateness.p50_ns as f64 / 1e3,
                 r.lateness.p99_ns as f64 / 1e3,
                 r.lateness.p999_ns as f64 / 1e3,
-                r.lateness.max_ns as f64 / 1e3
+                r.lateness.max_ns as f64 / 1e3,
+                r.forwarder_cpu_steal * 100.0
             );
         }
         s += &format!(
@@ -159,6 +166,14 @@ fn size_tcp_buffers(emu: &Emulator) -> Result<(), EmulatorError> {
 }
 
 fn tcp_through(opts: Options, secs: Duration) -> Result<(f64, LatenessSummary), EmulatorError> {
+    tcp_through_steal(opts, secs).map(|(bps, late, _)| (bps, late))
+}
+
+/// As `tcp_through`, with the steal share of the forwarder's CPU (`LatenessRow`).
+fn tcp_through_steal(
+    opts: Options,
+    secs: Duration,
+) -> Result<(f64, LatenessSummary, f64), EmulatorError> {
     let emu = Emulator::start(Mode::Pair, opts)?;
     size_tcp_buffers(&emu)?;
     // Let the forwarding threads and the namespaces' routes settle.
@@ -170,16 +185,37 @@ fn tcp_through(opts: Options, secs: Duration) -> Result<(f64, LatenessSummary), 
         .first()
         .map(|d| d.lateness)
         .unwrap_or_default();
-    Ok((r.goodput_bps(), late))
+    let steal = summary
+        .cpu_steal
+        .iter()
+        .filter(|s| summary.forwarder_cpu.is_none_or(|c| c == s.cpu))
+        .map(|s| s.share)
+        .fold(0.0, f64::max);
+    Ok((r.goodput_bps(), late, steal))
+}
+
+/// Which parts of the benchmark to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    All,
+    /// Only the 1 Gb/s lateness rows.
+    Lateness,
 }
 
 /// Runs the whole benchmark (needs root).
 pub fn run(secs: Duration) -> Result<BenchReport, EmulatorError> {
+    run_parts(secs, Parts::All)
+}
+
+/// Runs `parts` of the benchmark (needs root).
+pub fn run_parts(secs: Duration, parts: Parts) -> Result<BenchReport, EmulatorError> {
     let load_start = load_average();
     let mut rows = Vec::new();
-    for mtu in [1500u32, 9000] {
-        for offload in [true, false] {
-            rows.push(throughput_row(mtu, offload, secs)?);
+    if parts == Parts::All {
+        for mtu in [1500u32, 9000] {
+            for offload in [true, false] {
+                rows.push(throughput_row(mtu, offload, secs)?);
+            }
         }
     }
     let mut link = LinkConfig::default();
@@ -192,14 +228,17 @@ pub fn run(secs: Duration) -> Result<BenchReport, EmulatorError> {
         d.delay.delay_ns = 5_000_000;
     }
     let mut lateness_1g = Vec::new();
-    for offload in [true, false] {
+    for (offload, busy_poll) in [(true, false), (false, false), (true, true)] {
         let mut o = Options::new(link.clone());
         o.offload = offload;
-        let (bps, late) = tcp_through(o, secs)?;
+        o.busy_poll = busy_poll;
+        let (bps, late, steal) = tcp_through_steal(o, secs)?;
         lateness_1g.push(LatenessRow {
             offload,
+            busy_poll,
             lateness: late,
             throughput_bps: bps,
+            forwarder_cpu_steal: steal,
         });
     }
     Ok(BenchReport {

@@ -26,6 +26,7 @@ use crate::sys::{clock, netns, require_root, SysError};
 use serde::Serialize;
 use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,6 +89,11 @@ pub struct Options {
     /// packet as long as their release times lie within this span (ns); each is then released
     /// up to this much after its computed time. 0 = every wire packet at its own time.
     pub coalesce_ns: u64,
+    /// One thread forwards both directions and polls instead of sleeping while packets are on
+    /// the path (`crate::poll`): releases on time to within microseconds, at the price of a
+    /// whole CPU (`forwarder_cpu`, else the last usable one) that the hosts' programs started
+    /// through the emulator stay off.
+    pub busy_poll: bool,
 }
 
 impl Options {
@@ -104,6 +110,7 @@ impl Options {
             forwarder_cpu: None,
             offload: true,
             coalesce_ns: DEFAULT_COALESCE_NS,
+            busy_poll: false,
         }
     }
 }
@@ -136,6 +143,14 @@ pub struct Summary {
     /// Measured timerfd oversleep of this machine and the spin window used (ns).
     pub timer_wakeup_latency_ns: u64,
     pub spin_ns: u64,
+    /// One busy-polling thread forwarded both directions (`Options::busy_poll`), on this CPU;
+    /// the hosts' programs were kept on `host_cpus`.
+    pub busy_poll: bool,
+    pub forwarder_cpu: Option<usize>,
+    pub host_cpus: Option<Vec<usize>>,
+    /// Time the hypervisor kept each CPU from running during the run (`sys::steal`): a
+    /// release can be no more punctual than its CPU is scheduled.
+    pub cpu_steal: Vec<crate::sys::steal::CpuSteal>,
     pub stale_removed: Vec<String>,
     /// The per-packet event log, if one was asked for: `complete = false` (with the first error)
     /// when a write failed, e.g. on a full disk — the emulator keeps forwarding regardless.
@@ -149,7 +164,8 @@ pub struct Emulator {
     mode: Mode,
     state: InstanceState,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<DirectionReport>>,
+    /// Forwarding threads: one per direction, or one for both when busy polling.
+    threads: Vec<JoinHandle<Vec<DirectionReport>>>,
     started: Instant,
     link: LinkConfig,
     stale_removed: Vec<String>,
@@ -160,6 +176,10 @@ pub struct Emulator {
     wakeup_ns: u64,
     spin_ns: u64,
     forwarder_cpu: Option<usize>,
+    /// CPUs the hosts' programs are confined to (None: no restriction).
+    host_cpus: Option<Vec<usize>>,
+    busy_poll: bool,
+    steal_at_start: crate::sys::steal::StealSnapshot,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
@@ -287,7 +307,29 @@ impl Emulator {
             wakeup_ns: 0,
             spin_ns: 0,
             forwarder_cpu: opts.forwarder_cpu,
+            host_cpus: None,
+            busy_poll: opts.busy_poll && !opts.naive,
+            steal_at_start: crate::sys::steal::StealSnapshot::now(),
         };
+        if opts.busy_poll && !opts.naive {
+            // The poller owns a CPU: the given one, else the last this process may use; the
+            // hosts get the others (all of them on a one-CPU machine, where nothing better exists).
+            let allowed = clock::allowed_cpus();
+            let cpu = opts
+                .forwarder_cpu
+                .or_else(|| allowed.last().copied())
+                .unwrap_or(0);
+            emu.forwarder_cpu = Some(cpu);
+            let others: Vec<usize> = allowed.into_iter().filter(|&c| c != cpu).collect();
+            if others.is_empty() {
+                tracing::warn!(
+                    "busy polling on a machine with one usable CPU: the hosts share it with the \
+                     forwarder, and releases will be late whenever they run"
+                );
+            } else {
+                emu.host_cpus = Some(others);
+            }
+        }
         // Measured at the forwarders' own priority: a real-time thread is woken promptly even
         // on a loaded machine, a normal one is not, and spinning an RT thread for long would run
         // into the kernel's RT throttling (sched_rt_runtime_us) and stall it for tens of ms.
@@ -373,6 +415,7 @@ impl Emulator {
             ),
             ("b>a", &opts.link.b_to_a, fd_b, fd_a, pcap_b, pcap_a),
         ];
+        let mut polled = Vec::with_capacity(2);
         for (name, cfg, input, output, pin, pout) in dirs {
             if opts.naive {
                 let stop = emu.stop.clone();
@@ -387,7 +430,9 @@ impl Emulator {
                         } else {
                             mtu as usize
                         };
-                        crate::naive::run_reported(name, input, output, buf, stop, prio)
+                        vec![crate::naive::run_reported(
+                            name, input, output, buf, stop, prio,
+                        )]
                     })
                     .map_err(io_err("starting forwarding thread"))?;
                 emu.threads.push(h);
@@ -403,7 +448,7 @@ impl Emulator {
                 max_buffered_bytes: opts.max_buffered_bytes,
                 spin_ns: emu.spin_ns,
                 realtime_priority: opts.realtime_priority,
-                cpu: opts.forwarder_cpu,
+                cpu: emu.forwarder_cpu,
                 observers: Observers {
                     log: log.clone(),
                     pcap_in: pin,
@@ -414,13 +459,25 @@ impl Emulator {
                 offload: opts.offload,
                 coalesce_ns: opts.coalesce_ns,
             };
+            if opts.busy_poll {
+                polled.push(d);
+                continue;
+            }
             let h = std::thread::Builder::new()
                 .name(format!("emu {name}"))
-                .spawn(move || d.run())
+                .spawn(move || vec![d.run()])
+                .map_err(io_err("starting forwarding thread"))?;
+            emu.threads.push(h);
+        }
+        if let (Some(b), Some(a)) = (polled.pop(), polled.pop()) {
+            let h = std::thread::Builder::new()
+                .name("emu a<>b".into())
+                .spawn(move || crate::poll::run_both(a, b).into())
                 .map_err(io_err("starting forwarding thread"))?;
             emu.threads.push(h);
         }
         emu.started = Instant::now();
+        emu.steal_at_start = crate::sys::steal::StealSnapshot::now();
         Ok(emu)
     }
 
@@ -483,7 +540,23 @@ impl Emulator {
         if self.mode == Mode::Shell {
             c.env("LONGHAUL_EMU_HOST", b.to_string());
         }
+        if let Some(cpus) = self.host_cpus.clone() {
+            // SAFETY: runs in the child between fork and exec; sched_setaffinity is a plain
+            // system call (async-signal-safe) and the closure allocates nothing new.
+            unsafe {
+                c.pre_exec(move || {
+                    clock::confine_to_cpus(&cpus).map_err(std::io::Error::from)?;
+                    Ok(())
+                });
+            }
+        }
         c
+    }
+
+    /// The CPUs the hosts' programs are confined to: all but the busy-polling forwarder's
+    /// (None: no restriction). `command` and the probes apply it.
+    pub fn host_cpus(&self) -> Option<&[usize]> {
+        self.host_cpus.as_deref()
     }
 
     /// Stops forwarding, removes everything created, and returns the summary.
@@ -493,6 +566,7 @@ impl Emulator {
             .threads
             .drain(..)
             .filter_map(|h| h.join().ok())
+            .flatten()
             .collect();
         let tun_tx_dropped = [
             tx_dropped(self.state.side_a.as_deref(), TUN_NAME),
@@ -522,6 +596,11 @@ impl Emulator {
             tun_tx_dropped,
             timer_wakeup_latency_ns: self.wakeup_ns,
             spin_ns: self.spin_ns,
+            busy_poll: self.busy_poll,
+            forwarder_cpu: self.forwarder_cpu,
+            host_cpus: self.host_cpus.clone(),
+            cpu_steal: crate::sys::steal::StealSnapshot::now()
+                .since(&self.steal_at_start, self.started.elapsed().as_secs_f64()),
             stale_removed: std::mem::take(&mut self.stale_removed),
             event_log,
             pcap,

@@ -203,17 +203,22 @@ struct State {
     cap_bytes: u64,
 }
 
+/// A direction started on its thread: its I/O state, ready to take turns of the loop.
+pub struct Running {
+    d: Direction,
+    st: State,
+    in_fd: std::os::fd::RawFd,
+    out_fd: std::os::fd::RawFd,
+    read_len: usize,
+    start: Nanos,
+}
+
 impl Direction {
     /// Runs until `stop` is set; returns the report.
-    pub fn run(mut self) -> DirectionReport {
+    pub fn run(self) -> DirectionReport {
         minimize_timer_slack();
-        if let Some(cpu) = self.cpu {
-            if let Err(e) = crate::sys::clock::pin_to_cpu(cpu) {
-                tracing::warn!("{}: cannot pin to CPU {cpu}: {e}", self.name);
-            }
-        }
+        self.pin();
         let in_fd = self.input.as_raw_fd();
-        let out_fd = self.output.as_raw_fd();
         // SAFETY: the Arc keeps the fd open for the life of this function.
         let borrowed = unsafe { BorrowedFd::borrow_raw(in_fd) };
         let mut waiter = match Waiter::new(borrowed, self.spin_ns, self.realtime_priority) {
@@ -228,13 +233,43 @@ impl Direction {
                 );
             }
         };
+        if self.realtime_priority > 0 && !waiter.is_realtime() {
+            tracing::warn!("{}: could not get real-time priority", self.name);
+        }
+        let stop = self.stop.clone();
+        let mut r = self.start();
+        while !stop.load(Ordering::Relaxed) {
+            // 3. Wait, when the input had nothing more.
+            if r.turn(READ_BATCH) {
+                let next = r.next_release();
+                if next.is_none_or(|t| t > now_ns()) {
+                    match waiter.wait(next, Duration::from_millis(50)) {
+                        Wake::Input | Wake::Deadline | Wake::Spurious => {}
+                    }
+                }
+            }
+        }
+        r.finish()
+    }
+
+    /// Pins the calling thread to `self.cpu`, if set.
+    pub(crate) fn pin(&self) {
+        if let Some(cpu) = self.cpu {
+            if let Err(e) = crate::sys::clock::pin_to_cpu(cpu) {
+                tracing::warn!("{}: cannot pin to CPU {cpu}: {e}", self.name);
+            }
+        }
+    }
+
+    /// Sets up the loop's state (buffers, delay line, statistics) on the calling thread.
+    pub fn start(self) -> Running {
         let vnet = self.vnet_len();
         // Room for one MTU packet plus a byte to notice anything larger (counted as read error);
         // with offloads, reads take up to a 64 KB super-packet.
         let small_len = vnet + self.mtu as usize + 1;
         let large_len = crate::sys::tun::MAX_OFFLOAD_FRAME + 1;
         let read_len = if self.offload { large_len } else { small_len };
-        let mut st = State {
+        let st = State {
             line: Default::default(),
             bufs: Buffers::new(small_len, large_len),
             lateness: Lateness::default(),
@@ -244,86 +279,111 @@ impl Direction {
             rt_offset: crate::sys::clock::realtime_ns().saturating_sub(now_ns()),
             cap_bytes: self.max_buffered_bytes.max(64 * read_len as u64),
         };
-        if self.realtime_priority > 0 && !waiter.is_realtime() {
-            tracing::warn!("{}: could not get real-time priority", self.name);
+        Running {
+            in_fd: self.input.as_raw_fd(),
+            out_fd: self.output.as_raw_fd(),
+            d: self,
+            st,
+            read_len,
+            start: now_ns(),
         }
-        let start = now_ns();
-        let dir = self.name.clone();
+    }
+}
 
-        while !self.stop.load(Ordering::Relaxed) {
-            // 1. Ingress.
-            let mut input_drained = false;
-            for _ in 0..READ_BATCH {
-                let mut buf = st.bufs.get(read_len);
-                match read_packet(in_fd, &mut buf) {
-                    Ok(Some(n)) => {
-                        let now = now_ns();
-                        self.ingest(now, buf, n, &mut st);
-                        // A release is due: serve it before reading more (with offloads one
-                        // read copies up to 64 KB, so a full batch of reads can take 100s of µs).
-                        if st.line.next_release().is_some_and(|t| t <= now) {
-                            break;
-                        }
-                    }
-                    Ok(None) => {
-                        st.bufs.put(buf);
-                        input_drained = true;
-                        break;
-                    }
-                    Err(e) => {
-                        st.io.read_errors += 1;
-                        tracing::warn!("{dir}: read: {e}");
-                        st.bufs.put(buf);
-                        input_drained = true;
+impl Running {
+    /// One turn of the loop: (1) reads what the input has, up to `max_reads` frames, and
+    /// (2) writes every packet whose release time has come. Returns whether the input was
+    /// drained (nothing more to read now), i.e. whether the caller may wait.
+    #[inline]
+    pub fn turn(&mut self, max_reads: usize) -> bool {
+        let Self {
+            d,
+            st,
+            in_fd,
+            out_fd,
+            read_len,
+            ..
+        } = self;
+        let (in_fd, out_fd, read_len) = (*in_fd, *out_fd, *read_len);
+        // 1. Ingress.
+        let mut input_drained = false;
+        for _ in 0..max_reads {
+            let mut buf = st.bufs.get(read_len);
+            match read_packet(in_fd, &mut buf) {
+                Ok(Some(n)) => {
+                    let now = now_ns();
+                    d.ingest(now, buf, n, st);
+                    // A release is due: serve it before reading more (with offloads one
+                    // read copies up to 64 KB, so a full batch of reads can take 100s of µs).
+                    if st.line.next_release().is_some_and(|t| t <= now) {
                         break;
                     }
                 }
-            }
-            // 2. Egress of everything due.
-            loop {
-                let now = now_ns();
-                let Some((at, pkt)) = st.line.pop_due(now) else {
+                Ok(None) => {
+                    st.bufs.put(buf);
+                    input_drained = true;
                     break;
-                };
-                let frame = &pkt.buf[..pkt.len as usize];
-                if write_packet(out_fd, frame).is_err() {
-                    st.io.write_errors += 1;
                 }
-                st.lateness.record(now - at);
-                if let Some(p) = &self.observers.pcap_out {
-                    p.lock().unwrap().write(now + st.rt_offset, &frame[vnet..]);
-                }
-                if let Some(l) = &self.observers.log {
-                    let (bytes, late) = (pkt.len as usize - vnet, now - at);
-                    let mut l = l.lock().unwrap();
-                    // No allocation per line: the segments field only when there are several.
-                    if pkt.segments > 1 {
-                        l.line(format_args!(
-                            "{now} {dir} deliver {bytes} - - late={late} segments={}",
-                            pkt.segments
-                        ));
-                    } else {
-                        l.line(format_args!("{now} {dir} deliver {bytes} - - late={late}"));
-                    }
-                }
-                st.bufs.in_line -= pkt.buf.len() as u64;
-                st.bufs.put(pkt.buf);
-            }
-            // 3. Wait.
-            if input_drained {
-                let next = st.line.next_release();
-                if next.is_none_or(|t| t > now_ns()) {
-                    match waiter.wait(next, Duration::from_millis(50)) {
-                        Wake::Input | Wake::Deadline | Wake::Spurious => {}
-                    }
+                Err(e) => {
+                    st.io.read_errors += 1;
+                    tracing::warn!("{}: read: {e}", d.name);
+                    st.bufs.put(buf);
+                    input_drained = true;
+                    break;
                 }
             }
         }
-        st.io.in_flight_at_exit = st.line.drain().map(|(_, p)| p.segments as u64).sum();
-        let elapsed = (now_ns() - start) as f64 / 1e9;
-        self.report(elapsed, st.lateness, &st.qdelay, st.io)
+        // 2. Egress of everything due.
+        let vnet = d.vnet_len();
+        let dir = &d.name;
+        loop {
+            let now = now_ns();
+            let Some((at, pkt)) = st.line.pop_due(now) else {
+                break;
+            };
+            let frame = &pkt.buf[..pkt.len as usize];
+            if write_packet(out_fd, frame).is_err() {
+                st.io.write_errors += 1;
+            }
+            st.lateness.record(now - at);
+            if let Some(p) = &d.observers.pcap_out {
+                p.lock().unwrap().write(now + st.rt_offset, &frame[vnet..]);
+            }
+            if let Some(l) = &d.observers.log {
+                let (bytes, late) = (pkt.len as usize - vnet, now - at);
+                let mut l = l.lock().unwrap();
+                // No allocation per line: the segments field only when there are several.
+                if pkt.segments > 1 {
+                    l.line(format_args!(
+                        "{now} {dir} deliver {bytes} - - late={late} segments={}",
+                        pkt.segments
+                    ));
+                } else {
+                    l.line(format_args!("{now} {dir} deliver {bytes} - - late={late}"));
+                }
+            }
+            st.bufs.in_line -= pkt.buf.len() as u64;
+            st.bufs.put(pkt.buf);
+        }
+        input_drained
     }
 
+    /// When the next packet in the delay line is due (None: the line is empty).
+    #[inline]
+    pub fn next_release(&self) -> Option<Nanos> {
+        self.st.line.next_release()
+    }
+
+    /// Stops: counts what is still in the delay line and reports.
+    pub fn finish(mut self) -> DirectionReport {
+        self.st.io.in_flight_at_exit = self.st.line.drain().map(|(_, p)| p.segments as u64).sum();
+        let elapsed = (now_ns() - self.start) as f64 / 1e9;
+        let st = self.st;
+        self.d.report(elapsed, st.lateness, &st.qdelay, st.io)
+    }
+}
+
+impl Direction {
     /// Bytes of virtio header in front of each packet.
     fn vnet_len(&self) -> usize {
         if self.offload {

@@ -29,6 +29,7 @@ pub mod gso;
 pub mod model;
 pub mod naive;
 pub mod observe;
+pub mod poll;
 pub mod probe;
 pub mod sys;
 

@@ -22,9 +22,13 @@ pub fn spawn_on<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> JoinHandle<std::io::Result<T>> {
     let ns = emu.namespace(side).map(String::from);
+    let cpus = emu.host_cpus().map(<[usize]>::to_vec);
     std::thread::spawn(move || {
         if let Some(ns) = ns {
             netns::enter(&ns).map_err(std::io::Error::other)?;
+        }
+        if let Some(cpus) = cpus {
+            crate::sys::clock::confine_to_cpus(&cpus).map_err(std::io::Error::from)?;
         }
         // Traffic generators get real-time priority too (below the forwarders'), so on a busy
         // machine the offered load is what was asked for. They are not under the forwarders'
@@ -179,8 +183,9 @@ pub fn udp_probe(
     let b = emu.address(Side::B);
     let a = emu.address(Side::A);
     // With pinned forwarders the probe threads share their CPU, so neither a probe's send nor
-    // its release needs a cross-CPU wake-up (README "Timing").
-    let cpu = emu.forwarder_cpu();
+    // its release needs a cross-CPU wake-up (README "Timing"); a busy-polling forwarder owns
+    // its CPU, and the probes stay on the hosts' CPUs (`spawn_on`).
+    let cpu = emu.forwarder_cpu().filter(|_| emu.host_cpus().is_none());
     let pin = move || {
         if let Some(c) = cpu {
             let _ = crate::sys::clock::pin_to_cpu(c);

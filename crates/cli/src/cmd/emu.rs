@@ -163,6 +163,11 @@ pub struct OutputArgs {
     /// 0 = every wire packet at its own time).
     #[arg(long, value_name = "DURATION")]
     coalesce: Option<String>,
+    /// One thread forwards both directions and polls instead of sleeping while packets are on
+    /// the path: releases on time to within microseconds, at the cost of a whole CPU
+    /// (--forwarder-cpu, else the last one) that programs run through the emulator stay off.
+    #[arg(long)]
+    busy_poll: bool,
 }
 
 #[derive(Args)]
@@ -801,6 +806,7 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
         }
         o.coalesce_ns = ns(parse_duration(s).context("--coalesce")?);
     }
+    o.busy_poll = out.busy_poll;
     Ok(o)
 }
 
@@ -821,6 +827,12 @@ fn describe(emu: &Emulator) {
             .map(|n| format!("netns {n}"))
             .unwrap_or_else(|| "this host".into()),
     );
+    if let (Some(cpu), Some(hosts)) = (emu.forwarder_cpu(), emu.host_cpus()) {
+        eprintln!(
+            "longhaul emu: busy polling on CPU {cpu}; programs run through the emulator use CPUs \
+             {hosts:?}"
+        );
+    }
 }
 
 /// Runs `child` (if any) until it exits, a signal arrives, or `deadline` passes.
@@ -1103,7 +1115,10 @@ mod tests {
             "--coalesce needs offloads"
         );
         f.no_offload = false;
-        assert_eq!(options(link, &f).unwrap().coalesce_ns, 5_000);
+        assert_eq!(options(link.clone(), &f).unwrap().coalesce_ns, 5_000);
+        assert!(!options(link.clone(), &f).unwrap().busy_poll);
+        f.busy_poll = true;
+        assert!(options(link, &f).unwrap().busy_poll);
     }
 
     #[test]

@@ -216,6 +216,13 @@ impl Waiter {
         self.budget.priority > 0
     }
 
+    /// Polls `input` too: a wait ends when either input is readable.
+    pub fn add_input(&mut self, input: BorrowedFd<'_>) -> std::io::Result<()> {
+        self.epoll
+            .add(input, EpollEvent::new(EpollFlags::EPOLLIN, INPUT))?;
+        Ok(())
+    }
+
     /// Waits until `input` is readable or `deadline` (CLOCK_MONOTONIC ns) passes; with no
     /// deadline, waits at most `max_wait` (so the caller can check its stop flag).
     pub fn wait(&mut self, deadline: Option<u64>, max_wait: Duration) -> Wake {
@@ -319,6 +326,15 @@ pub fn make_realtime(prio: i32) -> bool {
 pub fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
+/// Restricts the calling thread (or, in a child before exec, the process) to `cpus`.
+pub fn confine_to_cpus(cpus: &[usize]) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    for &c in cpus {
+        set.set(c)?;
+    }
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 

@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod netns;
 pub mod state;
+pub mod steal;
 pub mod tun;
 
 /// Errors from the system layer.
