@@ -52,6 +52,9 @@ pub struct BenchReport {
 /// Release lateness at 1 Gb/s.
 #[derive(Debug, Clone, Serialize)]
 pub struct LatenessRow {
+    /// "tcp" (one kernel TCP flow) or "udp" (a UDP flood at 1.1× the rate, the queue
+    /// dropping the excess: the releases are the serialiser's, the hosts do little work).
+    pub traffic: &'static str,
     pub offload: bool,
     /// One busy-polling thread for both directions (`Options::busy_poll`).
     pub busy_poll: bool,
@@ -109,8 +112,9 @@ impl BenchReport {
         }
         for r in &self.lateness_1g {
             s += &format!(
-                "lateness at 1 Gb/s, offload {}{} (TCP {:.1} Mb/s, {} releases): p50 {:.1} us, \
+                "lateness at 1 Gb/s, {}, offload {}{} ({:.1} Mb/s, {} releases): p50 {:.1} us, \
                  p99 {:.1} us, p99.9 {:.1} us, max {:.1} us; steal {:.2} % of its CPU\n",
+                r.traffic,
                 if r.offload { "on" } else { "off" },
                 if r.busy_poll { ", busy poll" } else { "" },
                 r.throughput_bps / 1e6,
@@ -185,13 +189,7 @@ fn tcp_through_steal(
         .first()
         .map(|d| d.lateness)
         .unwrap_or_default();
-    let steal = summary
-        .cpu_steal
-        .iter()
-        .filter(|s| summary.forwarder_cpu.is_none_or(|c| c == s.cpu))
-        .map(|s| s.share)
-        .fold(0.0, f64::max);
-    Ok((r.goodput_bps(), late, steal))
+    Ok((r.goodput_bps(), late, forwarder_steal(&summary)))
 }
 
 /// Which parts of the benchmark to run.
@@ -200,6 +198,54 @@ pub enum Parts {
     All,
     /// Only the 1 Gb/s lateness rows.
     Lateness,
+}
+
+/// A UDP flood at 1.1× the a→b rate: (delivered IP rate, a→b lateness, forwarder CPU steal).
+fn udp_flood_through(
+    opts: Options,
+    secs: Duration,
+) -> Result<(f64, LatenessSummary, f64), EmulatorError> {
+    let emu = Emulator::start(Mode::Pair, opts)?;
+    std::thread::sleep(Duration::from_millis(100));
+    let rate = match emu_rate(&emu) {
+        Some(r) => r,
+        None => {
+            return Err(EmulatorError::Io {
+                what: "UDP lateness row".into(),
+                source: std::io::Error::other("needs a constant a→b rate"),
+            })
+        }
+    };
+    let payload = 1472;
+    let r = crate::probe::udp_flood(&emu, payload, rate * 1.1, secs, 0).map_err(io("UDP flood"))?;
+    let summary = emu.stop()?;
+    let late = summary
+        .directions
+        .first()
+        .map(|d| d.lateness)
+        .unwrap_or_default();
+    Ok((
+        r.steady_ip_rate_bps(payload),
+        late,
+        forwarder_steal(&summary),
+    ))
+}
+
+fn emu_rate(emu: &Emulator) -> Option<f64> {
+    match emu.link().a_to_b.rate {
+        RateConfig::Constant { bps } => Some(bps as f64),
+        _ => None,
+    }
+}
+
+/// The steal share of the forwarder's CPU: the pinned one, else the larger of the CPUs'.
+fn forwarder_steal(summary: &crate::emulator::Summary) -> f64 {
+    summary
+        .cpu_steal
+        .iter()
+        .filter(|s| summary.forwarder_cpu.is_none_or(|c| c == s.cpu))
+        .map(|s| s.share)
+        .fold(0.0, f64::max)
 }
 
 /// Runs the whole benchmark (needs root).
@@ -234,7 +280,21 @@ pub fn run_parts(secs: Duration, parts: Parts) -> Result<BenchReport, EmulatorEr
         o.busy_poll = busy_poll;
         let (bps, late, steal) = tcp_through_steal(o, secs)?;
         lateness_1g.push(LatenessRow {
+            traffic: "tcp",
             offload,
+            busy_poll,
+            lateness: late,
+            throughput_bps: bps,
+            forwarder_cpu_steal: steal,
+        });
+    }
+    for busy_poll in [false, true] {
+        let mut o = Options::new(link.clone());
+        o.busy_poll = busy_poll;
+        let (bps, late, steal) = udp_flood_through(o, secs)?;
+        lateness_1g.push(LatenessRow {
+            traffic: "udp",
+            offload: true,
             busy_poll,
             lateness: late,
             throughput_bps: bps,

@@ -251,13 +251,27 @@ fn busy_polling_forwards_both_ways_on_its_own_cpu_and_keeps_the_hosts_off_it() {
 /// delivered IP rate against the setting.
 /// Returns the steady-state rate error and the largest release lateness (ns).
 fn rate_check(rate_bps: u64, offered: f64, secs: f64, queue: u32) -> (f64, u64) {
+    let (err, late_max, _) = rate_check_with(rate_bps, offered, secs, queue, false);
+    (err, late_max)
+}
+
+/// `rate_check`, optionally with one busy-polling forwarder.
+fn rate_check_with(
+    rate_bps: u64,
+    offered: f64,
+    secs: f64,
+    queue: u32,
+    busy_poll: bool,
+) -> (f64, u64, f64) {
     let mut link = LinkConfig::default();
     both(&mut link, |d| {
         d.rate = RateConfig::Constant { bps: rate_bps };
         d.queue.packets = Some(queue);
         d.delay.delay_ns = 1_000_000;
     });
-    let emu = start(link);
+    let mut opts = Options::new(link);
+    opts.busy_poll = busy_poll;
+    let emu = start_with(opts);
     let payload = 1472;
     let r = udp_flood(
         &emu,
@@ -273,9 +287,10 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64, queue: u32) -> (f64, u64) 
     let err = (got - rate_bps as f64) / rate_bps as f64;
     let whole = (r.ip_rate_bps(payload) - rate_bps as f64) / rate_bps as f64;
     eprintln!(
-        "rate {} Mb/s offered ×{offered}, queue {queue}: sent {} received {} measured {:.3} Mb/s ({:+.3} %; first to last packet {:+.3} %), \
-         queue drops {}, late p99 {} ns max {} ns, TUN drops {:?}",
+        "rate {} Mb/s{} offered ×{offered}, queue {queue}: sent {} received {} measured {:.3} Mb/s ({:+.3} %; first to last packet {:+.3} %), \
+         queue drops {}, late p99 {} ns max {} ns, TUN drops {:?}, CPU steal {}",
         rate_bps / 1_000_000,
+        if busy_poll { " (busy poll)" } else { "" },
         r.sent,
         r.received,
         got / 1e6,
@@ -284,7 +299,12 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64, queue: u32) -> (f64, u64) 
         c.dropped_queue_full,
         s.directions[0].lateness.p99_ns,
         s.directions[0].lateness.max_ns,
-        s.tun_tx_dropped
+        s.tun_tx_dropped,
+        s.cpu_steal
+            .iter()
+            .map(|c| format!("CPU {} {:.2} %", c.cpu, c.share * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     eprintln!(
         "rate goal (±1 %): {}",
@@ -299,7 +319,13 @@ fn rate_check(rate_bps: u64, offered: f64, secs: f64, queue: u32) -> (f64, u64) 
         "{c:?}"
     );
     assert!(c.dropped_queue_full > 0, "overload must drop at the queue");
-    (err, s.directions[0].lateness.max_ns)
+    let steal = s
+        .cpu_steal
+        .iter()
+        .filter(|c| s.forwarder_cpu.is_none_or(|f| f == c.cpu))
+        .map(|c| c.share)
+        .fold(0.0, f64::max);
+    (err, s.directions[0].lateness.max_ns, steal)
 }
 
 #[test]
@@ -331,7 +357,7 @@ fn rate_1gbit_never_exceeds_the_setting_and_reports_the_1_percent_goal() {
         return;
     }
     let _g = lock();
-    let (err, _) = rate_check(1_000_000_000, 1.1, 1.5, 1000);
+    let (err, _, _) = rate_check_with(1_000_000_000, 1.1, 1.5, 1000, false);
     // The issue's goal is ±1 % (reported above). The upper bound holds on every run: the
     // serialiser is byte-accurate, and a stall only makes releases late, never the path faster.
     // The lower bound is loose for a stated reason: on this 2-core VM the forwarder (most of a
@@ -346,6 +372,39 @@ fn rate_1gbit_never_exceeds_the_setting_and_reports_the_1_percent_goal() {
         err * 100.0
     );
     assert!(err > -0.5, "rate error {:+.3} % < −50 %", err * 100.0);
+}
+
+#[test]
+fn rate_1gbit_with_a_busy_polling_forwarder_is_exact_when_its_cpu_is_not_stolen() {
+    if !root_or_skip("rate 1G, busy poll") {
+        return;
+    }
+    let _g = lock();
+    let (err, _, steal) = rate_check_with(1_000_000_000, 1.1, 1.5, 1000, true);
+    assert!(
+        err < 0.01,
+        "rate error {:+.3} %: faster than configured",
+        err * 100.0
+    );
+    assert!(err > -0.5, "rate error {:+.3} % < −50 %", err * 100.0);
+    // A polling forwarder has its CPU to itself, so the ±1 % goal holds whenever the
+    // hypervisor runs that CPU: measured −0.000 % to +0.001 % in 5 of 5 runs with its steal
+    // time at 0–0.5 % (release lateness p99 12–29 µs); runs with 18–47 % stolen came out at
+    // −2.7 % and −20 %. So the goal is asserted when less than 1 % of the run was stolen from
+    // the forwarder's CPU, and reported otherwise.
+    if steal < 0.01 {
+        assert!(
+            err.abs() < 0.01,
+            "rate error {:+.3} % ≥ 1 % with {:.2} % of the forwarder's CPU stolen",
+            err * 100.0,
+            steal * 100.0
+        );
+    } else {
+        eprintln!(
+            "NOT asserted: ±1 % (the hypervisor took {:.1} % of the forwarder's CPU)",
+            steal * 100.0
+        );
+    }
 }
 
 #[test]
