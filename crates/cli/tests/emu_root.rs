@@ -433,7 +433,9 @@ fn pair_busy_polls_with_one_thread_and_keeps_commands_off_its_cpu() {
         "--",
         "bash",
         "-c",
-        "grep Cpus_allowed_list /proc/self/status >&2; exec 3<>/dev/tcp/$LONGHAUL_EMU_B/9 || true",
+        "grep Cpus_allowed_list /proc/self/status >&2; \
+         echo rps $(cat /sys/class/net/emu0/queues/rx-0/rps_cpus) >&2; \
+         exec 3<>/dev/tcp/$LONGHAUL_EMU_B/9 || true",
     ]);
     let (status, err) = emu.wait(Duration::from_secs(30));
     assert!(status.success(), "{err}");
@@ -466,6 +468,13 @@ fn pair_busy_polls_with_one_thread_and_keeps_commands_off_its_cpu() {
                 Some(expect[0].as_str()),
                 "{line}"
             );
+            // The host's receive processing is steered there too (RPS mask of that CPU).
+            let rps = err
+                .lines()
+                .find_map(|l| l.strip_prefix("rps "))
+                .unwrap_or_else(|| panic!("no rps_cpus: {err}"));
+            let mask = u64::from_str_radix(&rps.replace(',', ""), 16).unwrap();
+            assert_eq!(mask, 1 << cpus[1], "rps_cpus {rps}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -373,6 +373,19 @@ impl Emulator {
                 t
             }
         };
+        if let Some(cpus) = emu.host_cpus.clone() {
+            // A write into a TUN device runs the receiving host's stack (TCP input, ACKs) in the
+            // writer's context, i.e. on the polling forwarder's CPU; steer it to the hosts'.
+            let b_dev = emu
+                .outer_tun
+                .clone()
+                .unwrap_or_else(|| TUN_NAME.to_string());
+            for (ns, dev) in [(Some(a_ns), TUN_NAME), (ns_b.as_deref(), b_dev.as_str())] {
+                if let Err(e) = netns::steer_receive(ns, dev, &cpus) {
+                    tracing::warn!("busy poll: receive steering off, the hosts' stacks run on the forwarder's CPU: {e}");
+                }
+            }
+        }
 
         // Observers.
         let log = match &opts.event_log {

@@ -88,3 +88,66 @@ pub fn run_in<T: Send + 'static>(
     .join()
     .map_err(|_| SysError::io("namespace thread", std::io::Error::other("panicked")))?
 }
+
+/// Steers the receive processing of packets written into `dev` (of namespace `ns`, or of this
+/// one) to `cpus`: Receive Packet Steering (`/sys/class/net/DEV/queues/rx-0/rps_cpus`,
+/// Documentation/networking/scaling.rst). Each namespace has its own view of
+/// `/sys/class/net`, which `ip netns exec` mounts; so the write goes through it.
+pub fn steer_receive(ns: Option<&str>, dev: &str, cpus: &[usize]) -> Result<(), SysError> {
+    let mask = cpu_mask(cpus);
+    let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
+    let script = format!("echo {mask} > {path}");
+    let mut c = match ns {
+        Some(n) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", n, "sh", "-c", &script]);
+            c
+        }
+        None => {
+            let mut c = Command::new("sh");
+            c.args(["-c", &script]);
+            c
+        }
+    };
+    let out = c
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| SysError::io(format!("writing {path}"), e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(SysError::io(
+            format!("writing {mask} to {path}"),
+            std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        ))
+    }
+}
+
+/// A CPU set in the kernel's sysfs format: 32-bit hex words, most significant first,
+/// comma-separated (`rps_cpus`, `smp_affinity`).
+fn cpu_mask(cpus: &[usize]) -> String {
+    let mut words = vec![0u32; cpus.iter().max().map_or(1, |m| m / 32 + 1)];
+    for &c in cpus {
+        words[c / 32] |= 1 << (c % 32);
+    }
+    words
+        .iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_mask;
+
+    #[test]
+    fn cpu_masks_are_hex_words_most_significant_first() {
+        assert_eq!(cpu_mask(&[0]), "00000001");
+        assert_eq!(cpu_mask(&[1, 3]), "0000000a");
+        assert_eq!(cpu_mask(&[31]), "80000000");
+        assert_eq!(cpu_mask(&[0, 33]), "00000002,00000001");
+        assert_eq!(cpu_mask(&[]), "00000000");
+    }
+}
