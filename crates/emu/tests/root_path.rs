@@ -61,11 +61,20 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
 /// Sends 300 probes 5 ms apart through 90 ms each way; returns |RTT − 180 ms| at p99 and the
 /// median RTT, after printing where the error comes from, and checks that no probe is early.
 fn delay_check(pin_cpu: Option<usize>) -> (u64, u64) {
-    delay_check_with(pin_cpu, false).0
+    let d = delay_check_with(pin_cpu, false);
+    (d.p95, d.p50)
 }
 
-/// `delay_check`, optionally with one busy-polling forwarder; also returns the summary.
-fn delay_check_with(pin_cpu: Option<usize>, busy_poll: bool) -> ((u64, u64), Summary) {
+/// What `delay_check_with` measured: |RTT − 180 ms| at p95 and p99, the median RTT (ns).
+struct DelayCheck {
+    p95: u64,
+    p99: u64,
+    p50: u64,
+    summary: Summary,
+}
+
+/// `delay_check`, optionally with one busy-polling forwarder.
+fn delay_check_with(pin_cpu: Option<usize>, busy_poll: bool) -> DelayCheck {
     let mut link = LinkConfig::default();
     both(&mut link, |d| d.delay.delay_ns = 90_000_000);
     let mut opts = Options::new(link);
@@ -126,7 +135,12 @@ fn delay_check_with(pin_cpu: Option<usize>, busy_poll: bool) -> ((u64, u64), Sum
     );
     // Never early: the model's release time is a lower bound.
     assert!(rtts.iter().all(|&r| r >= 180_000_000));
-    ((p95, p50), s)
+    DelayCheck {
+        p95,
+        p99,
+        p50,
+        summary: s,
+    }
 }
 
 /// The last CPU this process may run on (the forwarders' CPU in the pinned delay test).
@@ -234,7 +248,12 @@ fn busy_polling_forwards_both_ways_on_its_own_cpu_and_keeps_the_hosts_off_it() {
 
     // The path itself: the 90 ms delay test through the polling forwarder. Its releases wait
     // for nothing but the loop, so the median is held to the pinned test's 0.1 ms.
-    let ((_p95, p50), s) = delay_check_with(None, true);
+    let DelayCheck {
+        p99,
+        p50,
+        summary: s,
+        ..
+    } = delay_check_with(None, true);
     assert!(
         s.busy_poll
             && s.directions
@@ -245,6 +264,26 @@ fn busy_polling_forwards_both_ways_on_its_own_cpu_and_keeps_the_hosts_off_it() {
         p50.abs_diff(180_000_000) <= 100_000,
         "median RTT {p50} ns is more than 0.1 ms from 180 ms"
     );
+    // The goal, ±0.2 ms at p99: measured 43–111 µs in every run (10 of 10) in which the
+    // hypervisor took at most 0.5 % of the forwarder's CPU, and 12 ms in one where it took
+    // 5 % (README "Steal time"). Asserted when none of it was taken, reported otherwise.
+    let steal = s
+        .cpu_steal
+        .iter()
+        .find(|c| Some(c.cpu) == s.forwarder_cpu)
+        .map_or(0.0, |c| c.share);
+    if steal == 0.0 {
+        assert!(
+            p99 <= 200_000,
+            "|RTT − 180 ms| p99 {:.1} µs > 0.2 ms with none of the forwarder's CPU stolen",
+            p99 as f64 / 1e3
+        );
+    } else {
+        eprintln!(
+            "NOT asserted: the p99 goal (the hypervisor took {:.2} % of the forwarder's CPU)",
+            steal * 100.0
+        );
+    }
 }
 
 /// Floods at `offered` × rate for `secs` through a `queue`-packet bottleneck queue and checks the
