@@ -38,6 +38,9 @@ pub struct RunOptions {
     pub event_log: Option<PathBuf>,
     /// Print progress lines on stderr.
     pub verbose: bool,
+    /// Forward with one busy-polling thread on a CPU of its own (`longhaul_emu::poll`); the
+    /// perf servers and clients run on the other CPUs.
+    pub busy_poll: bool,
 }
 
 /// One flow's measured run, with when it started relative to the experiment.
@@ -96,7 +99,14 @@ pub fn run(
             true,
         ),
     };
-    let result = run_with_controls(plan, &registered, &log_path, &say, interrupted);
+    let result = run_with_controls(
+        plan,
+        &registered,
+        &log_path,
+        opts.busy_poll,
+        &say,
+        interrupted,
+    );
     if temporary {
         let _ = std::fs::remove_file(&log_path);
     }
@@ -129,12 +139,26 @@ fn run_with_controls(
     plan: &LabPlan,
     registered: &[String],
     log_path: &std::path::Path,
+    busy_poll: bool,
     say: &dyn Fn(String),
     interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
 ) -> Result<RawOutcome, LabError> {
     let mut options = Options::new(plan.emulator.clone());
     options.event_log = Some(log_path.to_path_buf());
+    options.busy_poll = busy_poll;
     let emu = Emulator::start(Mode::Pair, options)?;
+    // With a polling forwarder the endpoints keep off its CPU.
+    let host_cpus = emu.host_cpus().map(<[usize]>::to_vec);
+    if let (Some(cpu), Some(h)) = (emu.forwarder_cpu(), &host_cpus) {
+        say(format!(
+            "busy polling on CPU {cpu}; perf servers and clients on CPUs {h:?}"
+        ));
+    }
+    let confine = move || {
+        if let Some(c) = &host_cpus {
+            let _ = longhaul_emu::sys::clock::confine_to_cpus(c);
+        }
+    };
     let ns_a = emu.namespace(Side::A).expect("pair mode").to_string();
     let ns_b = emu.namespace(Side::B).expect("pair mode").to_string();
     let addr_b = emu.address(Side::B);
@@ -165,7 +189,9 @@ fn run_with_controls(
         let (tx, rx) = mpsc::channel();
         let stop = stop_servers.clone();
         let ns = ns_b.clone();
+        let confine = confine.clone();
         server_threads.push(std::thread::spawn(move || {
+            confine();
             if let Err(e) = netns::enter(&ns) {
                 let _ = tx.send(Err(e.to_string()));
                 return;
@@ -205,7 +231,9 @@ fn run_with_controls(
             connect_timeout: Duration::from_secs(10),
         };
         let (tx, ns, start, id) = (done_tx.clone(), ns_a.clone(), f.start, f.id);
+        let confine = confine.clone();
         std::thread::spawn(move || {
+            confine();
             let result = netns::enter(&ns).map_err(|e| e.to_string()).and_then(|_| {
                 let wait = (epoch + start).saturating_duration_since(Instant::now());
                 std::thread::sleep(wait);
