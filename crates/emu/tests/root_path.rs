@@ -429,9 +429,10 @@ fn rate_1gbit_with_a_busy_polling_forwarder_is_exact_when_its_cpu_is_not_stolen(
     // A polling forwarder has its CPU to itself, so the ±1 % goal holds whenever the
     // hypervisor runs that CPU: measured −0.000 % to +0.001 % in 5 of 5 runs with its steal
     // time at 0–0.5 % (release lateness p99 12–29 µs); runs with 18–47 % stolen came out at
-    // −2.7 % and −20 %. So the goal is asserted when less than 1 % of the run was stolen from
-    // the forwarder's CPU, and reported otherwise.
-    if steal < 0.01 {
+    // −2.7 % and −20 %. The 1000-packet queue (12 ms) covers a stall of one 10 ms steal tick
+    // but not more; so the goal is asserted when at most 0.5 % of the run was stolen from the
+    // forwarder's CPU, and reported otherwise.
+    if steal <= 0.005 {
         assert!(
             err.abs() < 0.01,
             "rate error {:+.3} % ≥ 1 % with {:.2} % of the forwarder's CPU stolen",
