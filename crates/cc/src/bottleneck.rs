@@ -496,7 +496,7 @@ impl<'a> Loop<'a> {
                 p.lost = true;
                 lost += 1;
                 largest_lost = p.pn;
-                if self.recovery_until.map_or(true, |r| p.pn >= r) {
+                if self.recovery_until.is_none_or(|r| p.pn >= r) {
                     first_in_window = true;
                 }
             }
@@ -555,7 +555,7 @@ impl<'a> Loop<'a> {
                 self.rttvar = rtt / 2;
             }
             Some(s) => {
-                let diff = if s > rtt { s - rtt } else { rtt - s };
+                let diff = s.abs_diff(rtt);
                 self.rttvar = (self.rttvar * 3 + diff) / 4;
                 self.srtt = Some((s * 7 + rtt) / 8);
             }

@@ -998,7 +998,7 @@ fn exec(a: ExecArgs) -> Result<i32> {
     let live: Vec<_> = state::instances()
         .into_iter()
         .filter(|s| s.alive())
-        .filter(|s| a.id.map_or(true, |id| id == s.pid))
+        .filter(|s| a.id.is_none_or(|id| id == s.pid))
         .collect();
     let inst = match live.as_slice() {
         [] => bail!(match a.id {
