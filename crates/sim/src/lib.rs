@@ -29,6 +29,7 @@ pub mod histogram;
 pub mod packet;
 pub mod port;
 pub mod red;
+pub mod ring;
 pub mod scenario;
 pub mod summary;
 pub mod transport;

@@ -10,7 +10,7 @@
 //!   computes the departure time at once and keeps only the `(finish, size)` of packets not yet
 //!   transmitted, to know the queue length the next arrival finds. No departure event exists.
 //! * **The wire is a delay line.** Packets leave in FIFO order and the delay is constant, so
-//!   arrivals at the far end are in the same order; the line is a `VecDeque` and only its head
+//!   arrivals at the far end are in the same order; the line is a ring (`Ring`) and only its head
 //!   has an event (notes/simulation.md §4.2: the pending-event set is then O(links), not
 //!   O(packets in flight) as in ns-3, where 10 Gb/s × 180 ms means 150 k pending events).
 //!
@@ -22,7 +22,7 @@
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
 use crate::red::{Red, RedVerdict};
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -105,11 +105,11 @@ pub struct Port {
     /// Serialisation time of an MTU-sized packet (RED's idle decay unit).
     pub mtu_tx_ns: u64,
     /// (finish time, size, payload) of packets accepted and not yet fully transmitted.
-    backlog: VecDeque<(u64, u32, u32)>,
+    backlog: Ring<(u64, u32, u32)>,
     backlog_bytes: u64,
     last_finish: u64,
     /// Packets on the wire: (arrival time at the far end, packet).
-    line: VecDeque<(u64, Packet)>,
+    line: Ring<(u64, Packet)>,
     /// Cached serialisation time of the last size seen.
     tx_cache: (u32, u64),
     pub stats: PortStats,
@@ -138,10 +138,10 @@ impl Port {
             limit,
             red,
             mtu_tx_ns: 0,
-            backlog: VecDeque::new(),
+            backlog: Ring::new(),
             backlog_bytes: 0,
             last_finish: 0,
-            line: VecDeque::new(),
+            line: Ring::new(),
             tx_cache: (0, 0),
             stats: PortStats::default(),
         };

@@ -48,6 +48,7 @@
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
+use crate::ring::Ring;
 use longhaul_cc::{
     AckEvent, CongestionControl, EcnEvent, LossEvent, RateSample, RtoEvent, SentEvent, Time,
 };
@@ -109,14 +110,14 @@ struct Sent {
 pub struct ModelSender {
     cfg: ModelConfig,
     cc: Box<dyn CongestionControl>,
-    ring: VecDeque<Sent>,
+    ring: Ring<Sent>,
     base_pn: u64,
     next_pn: u64,
     next_chunk: u64,
     total_chunks: u64,
-    retx: VecDeque<u64>,
+    retx: Ring<u64>,
     /// Chunks (and whether they were retransmissions) the host queue dropped: sent again first.
-    stalled: VecDeque<(u64, bool)>,
+    stalled: Ring<(u64, bool)>,
     cum_acked: u64,
     in_flight: u64,
     largest_acked: u64,
@@ -160,13 +161,13 @@ impl ModelSender {
         ModelSender {
             cfg,
             cc,
-            ring: VecDeque::new(),
+            ring: Ring::new(),
             base_pn: 0,
             next_pn: 0,
             next_chunk: 0,
             total_chunks,
-            retx: VecDeque::new(),
-            stalled: VecDeque::new(),
+            retx: Ring::new(),
+            stalled: Ring::new(),
             cum_acked: 0,
             in_flight: 0,
             largest_acked: 0,
@@ -586,7 +587,7 @@ pub struct ModelReceiver {
     cum: u64,
     /// Received flags for chunks `cum..`.
     ooo: VecDeque<bool>,
-    pending: VecDeque<Packet>,
+    pending: Ring<Packet>,
     /// Unique payload bytes delivered to the application.
     pub delivered_bytes: u64,
     pub duplicate_packets: u64,
@@ -605,7 +606,7 @@ impl ModelReceiver {
             held: None,
             cum: 0,
             ooo: VecDeque::new(),
-            pending: VecDeque::new(),
+            pending: Ring::new(),
             delivered_bytes: 0,
             duplicate_packets: 0,
         }
