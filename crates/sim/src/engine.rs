@@ -20,7 +20,8 @@
 //! (`FlowSender::on_local_drop`), and the sender is not polled again until its next event, as
 //! Linux 2.4's `tcp_write_xmit` stops at the first failed transmission.
 //!
-//! Determinism. Time is integer ns; events at the same time run in scheduling order; every
+//! Determinism. Time is integer ns; events at the same time run in a fixed
+//! order of their kind and index (`events`), not of when they were scheduled; every
 //! random stream (per port, per cross source, per controller) is seeded from the scenario seed
 //! and the element's index, so the same scenario and seed give the same result bit for bit.
 
