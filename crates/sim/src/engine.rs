@@ -25,6 +25,8 @@
 //! random stream (per port, per cross source, per controller) is seeded from the scenario seed
 //! and the element's index, so the same scenario and seed give the same result bit for bit.
 
+mod split;
+
 use crate::bufpool::BufPool;
 use crate::cross::CrossSource;
 use crate::events::{Ev, EventQueue};
@@ -143,6 +145,8 @@ pub struct Engine<'a> {
     delivered_at_second: u64,
     event_count: u64,
     packet_count: u64,
+    /// Set while the run is split across two threads (`split`).
+    link: Option<Box<split::Link>>,
 }
 
 fn mix(seed: u64, stream: u64) -> u64 {
@@ -196,6 +200,7 @@ impl<'a> Engine<'a> {
             delivered_at_second: 0,
             event_count: 0,
             packet_count: 0,
+            link: None,
         };
         for (i, l) in sc.links.iter().enumerate() {
             let rq = l.reverse_queue.as_ref().unwrap_or(&l.queue);
@@ -353,9 +358,6 @@ impl<'a> Engine<'a> {
                 e.events.push(first, Ev::Cross(i as u32));
             }
         }
-        for i in 0..e.flows.len() {
-            e.pump(i, 0);
-        }
         e.events.push(0, Ev::Sample);
         e.events.push(1_000_000_000, Ev::Second);
         Ok(e)
@@ -378,19 +380,30 @@ impl<'a> Engine<'a> {
     }
 
     /// Run to the end of the scenario.
+    /// Run to the end on up to `threads` threads (two at most: see `split` for when a run can
+    /// be split; the result is the same bit for bit either way).
+    pub fn run_on(self, threads: usize, progress: &mut dyn FnMut(&Progress)) -> Outcome {
+        match split::plan(&self) {
+            Some(cut) if threads >= 2 => self.run_split(cut, progress),
+            _ => self.run(progress),
+        }
+    }
+
+    /// Let every sender start (at time 0, before any event).
+    fn start(&mut self) {
+        for i in 0..self.flows.len() {
+            self.pump(i, 0);
+        }
+    }
+
+    /// Run to the end on this thread.
     pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> Outcome {
+        self.start();
         let mut next_report = PROGRESS_EVERY;
         while let Some((t, ev)) = self.events.pop_until(self.end) {
             self.now = t;
             self.event_count += 1;
-            match ev {
-                Ev::Arrive(p) => self.on_arrive(p),
-                Ev::Timer(x) => self.on_timer((x / 2) as usize, (x % 2) as usize),
-                Ev::Cross(s) => self.on_cross(s as usize),
-                Ev::Transfer(s) => self.on_transfer(s as usize),
-                Ev::Sample => self.on_sample(),
-                Ev::Second => self.on_second(),
-            }
+            self.dispatch(ev);
             if self.event_count >= next_report {
                 next_report += PROGRESS_EVERY;
                 progress(&self.progress());
@@ -399,6 +412,18 @@ impl<'a> Engine<'a> {
         self.now = self.end;
         progress(&self.progress());
         self.finish()
+    }
+
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive(p) => self.on_arrive(p),
+            Ev::Timer(x) => self.on_timer((x / 2) as usize, (x % 2) as usize),
+            Ev::Cross(s) => self.on_cross(s as usize),
+            Ev::Transfer(s) => self.on_transfer(s as usize),
+            Ev::Sample => self.on_sample(),
+            Ev::Second => self.on_second(),
+        }
     }
 
     fn progress(&self) -> Progress {
@@ -425,10 +450,15 @@ impl<'a> Engine<'a> {
         };
         let u_loss = if p.loss > 0.0 { rng.gen::<f64>() } else { 1.0 };
         self.packet_count += 1;
-        match p.enqueue(self.now, pkt, u_red, u_loss).0 {
+        let remote = p.remote;
+        let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, u_loss);
+        match verdict {
             Enqueued::Sent { arrival, head } => {
                 if head {
                     self.events.push(arrival, Ev::Arrive(port));
+                }
+                if remote {
+                    self.send_across(arrival, pkt);
                 }
             }
             Enqueued::Dropped { at, reason } => {
@@ -459,6 +489,9 @@ impl<'a> Engine<'a> {
                 if out.drop_log {
                     if self.drops.len() < out.drop_log_limit {
                         let link = location(flow);
+                        if let Some(l) = self.link.as_mut() {
+                            l.note_drop(self.events.last_key());
+                        }
                         self.drops.push(DropRecord {
                             time_s: at as f64 * 1e-9,
                             link,
@@ -637,6 +670,9 @@ impl<'a> Engine<'a> {
         let out = &self.checked.scenario.output;
         if out.drop_log {
             if self.drops.len() < out.drop_log_limit {
+                if let Some(l) = self.link.as_mut() {
+                    l.note_drop(self.events.last_key());
+                }
                 self.drops.push(DropRecord {
                     time_s: now as f64 * 1e-9,
                     link: location,
@@ -773,6 +809,8 @@ impl<'a> Engine<'a> {
     fn on_sample(&mut self) {
         let now = self.now;
         let dt = self.checked.scenario.output.interval.0;
+        // Split run: the far part's receivers and port, as they were at this instant.
+        let far = self.far_snapshot();
         if now > 0 {
             // Each sample closes the interval (now − dt, now]; it is stamped with its start.
             let t = (now - dt) as f64 / 1e9;
@@ -781,7 +819,9 @@ impl<'a> Engine<'a> {
                 if f.id.is_none() {
                     continue;
                 }
-                let d = f.delivered();
+                let d = far
+                    .as_ref()
+                    .map_or_else(|| f.delivered(), |s| s.delivered[i]);
                 let s = &mut self.flow_series[i];
                 let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
                 s.t.push(t);
@@ -797,15 +837,26 @@ impl<'a> Engine<'a> {
                 let Some((q, at_sample)) = series else {
                     continue;
                 };
-                let (_, unsent) = p.unsent(now);
-                let sent = p.stats.payload_out - unsent;
+                let (sent, waiting_packets, waiting_bytes) = match &far {
+                    Some(s) if s.port == p.index as u32 => {
+                        (s.sent_payload, s.waiting_packets, s.waiting_bytes)
+                    }
+                    _ => {
+                        let (_, unsent) = p.unsent(now);
+                        let sent = p.stats.payload_out - unsent;
+                        (sent, p.waiting_packets(now), p.waiting_bytes(now))
+                    }
+                };
                 q.t.push(t);
-                q.queue_pkts.push(p.waiting_packets(now) as f64);
-                q.queue_bytes.push(p.waiting_bytes(now) as f64);
+                q.queue_pkts.push(waiting_packets as f64);
+                q.queue_bytes.push(waiting_bytes as f64);
                 q.throughput_bps.push((sent - *at_sample) as f64 * per_s);
                 *at_sample = sent;
             }
-            let d = self.total_delivered();
+            let d = match &far {
+                Some(s) => s.total_delivered(&self.flows),
+                None => self.total_delivered(),
+            };
             self.aggregate_series.t.push(t);
             self.aggregate_series
                 .throughput_bps
@@ -826,7 +877,10 @@ impl<'a> Engine<'a> {
     }
 
     fn on_second(&mut self) {
-        let d = self.total_delivered();
+        let d = match self.far_snapshot() {
+            Some(s) => s.total_delivered(&self.flows),
+            None => self.total_delivered(),
+        };
         self.per_second.push(d - self.delivered_at_second);
         self.delivered_at_second = d;
         if self.now + 1_000_000_000 <= self.end {
@@ -1141,6 +1195,7 @@ impl<'a> Engine<'a> {
             drops_unlogged: self.drops_unlogged,
             events: self.event_count,
             packet_hops: self.packet_count,
+            threads: 1,
         }
     }
 }

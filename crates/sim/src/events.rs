@@ -112,6 +112,8 @@ pub struct EventQueue {
     /// A binary min-heap, except that slot 0 is empty while `hole` is set.
     heap: Vec<Key>,
     hole: bool,
+    /// The key of the event popped last.
+    last: Key,
 }
 
 impl EventQueue {
@@ -136,6 +138,7 @@ impl EventQueue {
             return None;
         }
         self.hole = true;
+        self.last = root;
         Some(Ev::from_key(root))
     }
 
@@ -146,6 +149,11 @@ impl EventQueue {
     pub fn peek_time(&mut self) -> Option<u64> {
         self.fill_hole();
         self.heap.first().map(|&e| (e >> 64) as u64)
+    }
+
+    /// The key of the event popped last: its place in the total order of a run's events.
+    pub fn last_key(&self) -> u128 {
+        self.last
     }
 
     pub fn len(&self) -> usize {

@@ -40,7 +40,19 @@ pub use longhaul_metrics::summary::Summary;
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
 
-/// Run a checked scenario to its end. `progress` is called every million events or so.
+/// Run a checked scenario to its end, on two threads if the machine has two CPUs and the
+/// scenario can be split (`engine::split`; the result is the same either way). `progress` is
+/// called every million events or so.
 pub fn run(checked: &Checked, progress: &mut dyn FnMut(&Progress)) -> Result<Outcome, SimError> {
-    Ok(engine::Engine::new(checked)?.run(progress))
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    run_on(checked, cpus.min(2), progress)
+}
+
+/// `run` on at most `threads` threads (1 or 2).
+pub fn run_on(
+    checked: &Checked,
+    threads: usize,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, SimError> {
+    Ok(engine::Engine::new(checked)?.run_on(threads, progress))
 }

@@ -112,6 +112,9 @@ pub struct Port {
     line: Ring<(u64, Packet)>,
     /// Cached serialisation time of the last size seen.
     tx_cache: (u32, u64),
+    /// The far end of this port runs on another thread (`engine::split`): `enqueue` leaves
+    /// accepted packets to the caller, which sends them there, instead of the delay line.
+    pub remote: bool,
     pub stats: PortStats,
 }
 
@@ -143,9 +146,27 @@ impl Port {
             last_finish: 0,
             line: Ring::new(),
             tx_cache: (0, 0),
+            remote: false,
             stats: PortStats::default(),
         };
         p.mtu_tx_ns = p.tx_ns(mtu);
+        p
+    }
+
+    /// A port with this one's properties and nothing in it or counted yet.
+    pub fn empty_copy(&self) -> Port {
+        let mut p = Port::new(
+            self.link,
+            self.reverse,
+            self.rate_bps,
+            self.delay_ns,
+            self.loss,
+            self.limit,
+            None,
+            0,
+        );
+        p.index = self.index;
+        p.mtu_tx_ns = self.mtu_tx_ns;
         p
     }
 
@@ -302,6 +323,15 @@ impl Port {
             );
         }
         let arrival = finish + self.delay_ns;
+        if self.remote {
+            return (
+                Enqueued::Sent {
+                    arrival,
+                    head: false,
+                },
+                pkt,
+            );
+        }
         let head = self.line.is_empty();
         self.line.push_back((arrival, pkt));
         (Enqueued::Sent { arrival, head }, pkt)
@@ -317,6 +347,14 @@ impl Port {
             }
             _ => None,
         }
+    }
+
+    /// Put a packet another thread transmitted on this port's delay line (`engine::split`);
+    /// true if it is the new head (its arrival must be scheduled).
+    pub fn put_on_line(&mut self, arrival: u64, pkt: Packet) -> bool {
+        let head = self.line.is_empty();
+        self.line.push_back((arrival, pkt));
+        head
     }
 
     /// Packets on the wire (transmitted, not yet arrived).

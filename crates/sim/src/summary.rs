@@ -82,4 +82,8 @@ pub struct Outcome {
     pub events: u64,
     /// Packet enqueue operations (one per packet per hop).
     pub packet_hops: u64,
+    /// Threads the run was split across (1 or 2; nothing else in the outcome depends on it,
+    /// so it is not serialized).
+    #[serde(skip)]
+    pub threads: usize,
 }
