@@ -73,6 +73,8 @@ fn a_split_run_is_the_single_threaded_run() {
     assert!(o.summary.flows.iter().all(|f| f.throughput_bps > 1e6));
     // Linux 2.4's delayed ACKs put timers on the receivers (the far part).
     same_on_two_threads(MIXED, &["flows.0.stack=\"linux-2.4\""]);
+    // The proto transport: its packets' header bytes cross between the threads' buffer pools.
+    same_on_two_threads(MIXED, &["transport=\"proto\""]);
     // RED with ECN at the bottleneck; a drop log shorter than the drops.
     same_on_two_threads(
         MIXED,
@@ -91,17 +93,24 @@ fn seed000_splits_and_agrees() {
         "/../../scenarios/seed000-fast-1flow.toml"
     );
     let text = std::fs::read_to_string(path).unwrap();
-    let o = same_on_two_threads(&text, &["duration=\"10s\"", "transport=\"model\""]);
-    assert!(o.summary.flows[0].throughput_bps > 5e8);
+    for transport in ["model", "proto"] {
+        let o = same_on_two_threads(
+            &text,
+            &["duration=\"10s\"", &format!("transport=\"{transport}\"")],
+        );
+        assert!(o.summary.flows[0].throughput_bps > 5e8, "{transport}");
+    }
 }
 
 #[test]
 fn runs_that_cannot_be_split_stay_on_one_thread() {
-    // The proto transport keeps header bytes in one thread's buffer pool; responsive cross
-    // traffic creates flows during the run; a zero-delay bottleneck leaves no lookahead.
+    // Responsive cross traffic creates flows during the run; a zero-delay bottleneck leaves
+    // no lookahead.
     for sets in [
-        &["transport=\"proto\""][..],
-        &["cross_traffic.0.kind=\"web\"", "cross_traffic.0.responsive=true"][..],
+        &[
+            "cross_traffic.0.kind=\"web\"",
+            "cross_traffic.0.responsive=true",
+        ][..],
         &["links.0.delay=\"0ms\"", "flows.1.extra_rtt=\"0ms\""][..],
     ] {
         let o = sim(MIXED, sets, 2);

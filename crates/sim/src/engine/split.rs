@@ -31,9 +31,9 @@
 //! **When.** `plan` splits a run only when the cut exists and is safe: every flow's routes end
 //! and start at the same two ports, both with a propagation delay above zero, no cross traffic
 //! on the ACK port and no responsive (congestion-controlled) cross traffic, which creates flows
-//! during the run, and the model transport, whose packets carry their header in their fields
-//! (the proto transport's bytes live in a buffer pool of one thread). Anything else runs on
-//! one thread, with the same code.
+//! during the run. Anything else runs on one thread, with the same code. (The proto
+//! transport's header bytes live in each part's own buffer pool; a packet's bytes cross with
+//! it.)
 
 use super::*;
 use std::collections::VecDeque;
@@ -54,9 +54,6 @@ pub(super) struct Cut {
 
 /// Where the run can be cut, if it can (see the module comment).
 pub(super) fn plan(e: &Engine) -> Option<Cut> {
-    if e.checked.scenario.transport != TransportKind::Model {
-        return None;
-    }
     let first = e.flows.first()?;
     let cut = Cut {
         fwd: *first.fwd.last()?,
@@ -72,9 +69,12 @@ pub(super) fn plan(e: &Engine) -> Option<Cut> {
 
 /// What one part sends the other.
 enum Msg {
-    /// Packets put on the cut's delay line, in order; every event before `done` has run.
+    /// Packets put on the cut's delay line, in order; every event before `done` has run. A
+    /// packet with bytes (the proto transport's header) has their length in `buf`, and the
+    /// bytes follow the previous packet's in `bytes`.
     Batch {
         packets: Vec<(u64, Packet)>,
+        bytes: Vec<u8>,
         done: u64,
     },
     /// The far part at a `Sample` or `Second`.
@@ -114,8 +114,9 @@ pub(super) struct Link {
     far_port: u32,
     tx: mpsc::Sender<Msg>,
     rx: mpsc::Receiver<Msg>,
-    /// Packets put on the other part's line since the last batch.
+    /// Packets put on the other part's line since the last batch, and their bytes.
     out: Vec<(u64, Packet)>,
+    out_bytes: Vec<u8>,
     /// The other part has run every event before this time.
     other_done: u64,
     snapshots: VecDeque<Snapshot>,
@@ -144,6 +145,7 @@ impl<'a> Engine<'a> {
             tx: to_far,
             rx: from_far,
             out: Vec::new(),
+            out_bytes: Vec::new(),
             other_done: 0,
             snapshots: VecDeque::new(),
             since_flush: 0,
@@ -233,6 +235,7 @@ impl<'a> Engine<'a> {
                 tx,
                 rx,
                 out: Vec::new(),
+                out_bytes: Vec::new(),
                 other_done: 0,
                 snapshots: VecDeque::new(),
                 since_flush: 0,
@@ -332,8 +335,13 @@ impl<'a> Engine<'a> {
         let l = self.link.as_mut().expect("link");
         l.since_flush = 0;
         let packets = std::mem::take(&mut l.out);
+        let bytes = std::mem::take(&mut l.out_bytes);
         // The other part may have finished and dropped its receiver; nothing is lost then.
-        let _ = l.tx.send(Msg::Batch { packets, done });
+        let _ = l.tx.send(Msg::Batch {
+            packets,
+            bytes,
+            done,
+        });
     }
 
     fn receive_available(&mut self) {
@@ -357,10 +365,20 @@ impl<'a> Engine<'a> {
     fn receive(&mut self, msg: Msg) {
         let l = self.link.as_mut().expect("link");
         match msg {
-            Msg::Batch { packets, done } => {
+            Msg::Batch {
+                packets,
+                bytes,
+                done,
+            } => {
                 let port = l.in_port;
                 l.other_done = done;
-                for (arrival, pkt) in packets {
+                let mut at = 0;
+                for (arrival, mut pkt) in packets {
+                    if pkt.buf != NO_BUF {
+                        let len = pkt.buf as usize;
+                        pkt.buf = self.bufs.put(&bytes[at..at + len]);
+                        at += len;
+                    }
                     if self.ports[port as usize].put_on_line(arrival, pkt) {
                         self.events.push(arrival, Ev::Arrive(port));
                     }
@@ -370,11 +388,17 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// A packet accepted by a `remote` port: it goes to the other part.
-    pub(super) fn send_across(&mut self, arrival: u64, pkt: Packet) {
-        if let Some(l) = self.link.as_mut() {
-            l.out.push((arrival, pkt));
+    /// A packet accepted by a `remote` port: it goes to the other part, its bytes with it.
+    pub(super) fn send_across(&mut self, arrival: u64, mut pkt: Packet) {
+        let Some(l) = self.link.as_mut() else { return };
+        if pkt.buf != NO_BUF {
+            let bytes = self.bufs.get(pkt.buf);
+            l.out_bytes.extend_from_slice(bytes);
+            let len = bytes.len() as u32;
+            self.bufs.release(pkt.buf);
+            pkt.buf = len;
         }
+        l.out.push((arrival, pkt));
     }
 
     /// Far part, at a `Sample` or `Second`: send the receivers' and the port's state, and
