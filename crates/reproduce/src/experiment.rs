@@ -186,6 +186,8 @@ pub fn run_experiment(
         runs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = threads.clamp(1, runs.len().max(1));
+    // Threads left for each run (a run splits across two when its network allows it).
+    let per_run = (threads / workers).clamp(1, 2);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
@@ -199,7 +201,7 @@ pub fn run_experiment(
                     run,
                 });
                 let start = Instant::now();
-                let outcome = longhaul_sim::run(&checked[i], &mut |p| {
+                let outcome = longhaul_sim::run_on(&checked[i], per_run, &mut |p| {
                     report(Event::Progress {
                         experiment: experiment.name,
                         run,

@@ -156,8 +156,16 @@ impl<'a> Engine<'a> {
                 far.run_part(&mut |_| {});
                 far
             });
-            self.start();
-            self.run_part(progress);
+            let near = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.start();
+                self.run_part(progress);
+            }));
+            if let Err(panic) = near {
+                // Close this part's channel so that the far part stops waiting and ends.
+                self.link = None;
+                let _ = handle.join();
+                std::panic::resume_unwind(panic);
+            }
             match handle.join() {
                 Ok(far) => far,
                 Err(panic) => std::panic::resume_unwind(panic),
