@@ -5,25 +5,45 @@
 //!    `bench/ns3/dumbbell` has been built by `bench/ns3/run.sh` — in ns-3 on the same scenario.
 //!    Reports CPU seconds, data packets per CPU second and the ratio ns-3 CPU ÷ ours.
 //! 2. **Seed 000's one-hour run.** One FAST flow, 1 Gb/s × 180 ms, 1500-byte packets
-//!    (`scenarios/seed000-fast-1flow.toml`): runs 20 s and 60 s, and projects the hour from the
-//!    marginal cost per simulated second (`--full` runs the whole hour instead). Arguments of
-//!    the form `key=value` override the scenario as `longhaul sim --set` does (for example
-//!    `transport=model`).
+//!    (`scenarios/seed000-fast-1flow.toml`): runs 20 s and 60 s on one thread and split across
+//!    two (`engine::split`), prints the wall-time ratio and projects the hour from the marginal
+//!    cost per simulated second (`--full` runs the whole hour instead, on `--threads N`
+//!    threads, default 2). Arguments of the form `key=value` override the scenario as
+//!    `longhaul sim --set` does (for example `transport=model`).
 //!
-//! CPU time is this thread's run time from /proc/thread-self/schedstat (the machine may be
-//! shared; wall time is shown too). Run: `cargo bench -p longhaul-sim --bench dumbbell`.
+//! CPU time: for a one-thread run, this thread's run time (/proc/thread-self/schedstat, ns);
+//! for a split run, the process's user + system time (/proc/self/stat, clock ticks), which
+//! includes the second thread's once it has ended. The machine may be shared; wall time is
+//! shown too. Run: `cargo bench -p longhaul-sim --bench dumbbell`.
 
-use longhaul_sim::{run, Outcome, Scenario};
+use longhaul_sim::{run_on, Outcome, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-fn cpu_seconds() -> f64 {
+/// This thread's CPU time, ns resolution (for one-thread runs).
+fn thread_cpu_seconds() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .map(|ns| ns as f64 / 1e9)
         .unwrap_or(f64::NAN)
+}
+
+/// The process's CPU time, user + system, every thread that has run (clock-tick resolution).
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime and stime are the 12th
+    // and 13th of them.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    match (f.get(11), f.get(12)) {
+        (Some(u), Some(s)) => (u + s) as f64 / 100.0,
+        _ => f64::NAN,
+    }
 }
 
 struct Measured {
@@ -32,12 +52,17 @@ struct Measured {
     outcome: Outcome,
 }
 
-fn measure(toml: &str, name: &str, sets: &[String]) -> Measured {
+fn measure(toml: &str, name: &str, sets: &[String], threads: usize) -> Measured {
     let checked = Scenario::parse(toml, name, name, sets).unwrap_or_else(|e| panic!("{e}"));
-    let (c0, w0) = (cpu_seconds(), Instant::now());
-    let outcome = run(&checked, &mut |_| {}).expect("scenario runs");
+    let cpu = if threads == 1 {
+        thread_cpu_seconds
+    } else {
+        process_cpu_seconds
+    };
+    let (c0, w0) = (cpu(), Instant::now());
+    let outcome = run_on(&checked, threads, &mut |_| {}).expect("scenario runs");
     Measured {
-        cpu: cpu_seconds() - c0,
+        cpu: cpu() - c0,
         wall: w0.elapsed().as_secs_f64(),
         outcome,
     }
@@ -80,6 +105,11 @@ cc = "reno"
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let full = args.iter().any(|a| a == "--full");
+    let full_threads = args
+        .iter()
+        .position(|a| a == "--threads")
+        .and_then(|i| args.get(i + 1)?.parse::<usize>().ok())
+        .unwrap_or(2);
     let skip_ns3 = args.iter().any(|a| a == "--no-ns3");
     let sets: Vec<String> = args[1..]
         .iter()
@@ -91,7 +121,7 @@ fn main() {
     println!("== dumbbell: 1 Reno flow, 100 Mb/s x 100 ms, BDP drop-tail, 30 s simulated");
     let mut ours = Vec::new();
     for transport in ["proto", "model"] {
-        let m = measure(DUMBBELL, "dumbbell", &[format!("transport={transport}")]);
+        let m = measure(DUMBBELL, "dumbbell", &[format!("transport={transport}")], 1);
         let pkts = data_packets(&m.outcome);
         let tput = m.outcome.summary.aggregate.throughput_bps;
         println!(
@@ -144,21 +174,36 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("scenarios/seed000-fast-1flow.toml");
     let name = path.display().to_string();
     if full {
-        let m = measure(&text, &name, &with(""));
+        let m = measure(&text, &name, &with(""), full_threads);
         report_hour(&m, 3600.0);
-        println!("full hour: cpu {:.1} s, wall {:.1} s", m.cpu, m.wall);
-    } else {
-        let short = measure(&text, &name, &with("duration=20s"));
-        report_hour(&short, 20.0);
-        let long = measure(&text, &name, &with("duration=60s"));
-        report_hour(&long, 60.0);
-        let marginal = (long.cpu - short.cpu) / 40.0;
-        let marginal_wall = (long.wall - short.wall) / 40.0;
         println!(
-            "marginal cost: {:.4} cpu-s per simulated second; projected hour: {:.1} s cpu ({:.1} s wall at this load)",
-            marginal,
-            short.cpu + marginal * 3580.0,
-            short.wall + marginal_wall * 3580.0
+            "full hour on {} thread(s): cpu {:.1} s, wall {:.1} s",
+            m.outcome.threads, m.cpu, m.wall
+        );
+    } else {
+        let mut walls = Vec::new();
+        for threads in [1, 2] {
+            let short = measure(&text, &name, &with("duration=20s"), threads);
+            report_hour(&short, 20.0);
+            let long = measure(&text, &name, &with("duration=60s"), threads);
+            report_hour(&long, 60.0);
+            let marginal = (long.cpu - short.cpu) / 40.0;
+            let marginal_wall = (long.wall - short.wall) / 40.0;
+            let hour_wall = short.wall + marginal_wall * 3580.0;
+            println!(
+                "{} thread(s): marginal cost {:.4} cpu-s per simulated second; projected hour: {:.1} s cpu, {:.1} s wall at this load",
+                long.outcome.threads,
+                marginal,
+                short.cpu + marginal * 3580.0,
+                hour_wall
+            );
+            walls.push(long.wall);
+        }
+        println!(
+            "split across two threads: 60 s simulated in {:.2} s wall vs {:.2} s on one ({:.2}x)",
+            walls[1],
+            walls[0],
+            walls[0] / walls[1]
         );
     }
 }
@@ -167,7 +212,8 @@ fn report_hour(m: &Measured, secs: f64) {
     let pkts = data_packets(&m.outcome);
     let f = &m.outcome.summary.flows[0];
     println!(
-        "{secs:.0} s simulated: cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %, digest {}",
+        "{secs:.0} s simulated, {} thread(s): cpu {:.2} s, wall {:.2} s, {:.2} M data pkts/cpu-s, {:.1} M events, throughput {:.1} Mb/s, utilization {:.1} %, digest {}",
+        m.outcome.threads,
         m.cpu,
         m.wall,
         pkts / m.cpu / 1e6,
