@@ -36,11 +36,9 @@ fn process_cpu_seconds() -> f64 {
     // Fields after the command name (which is in parentheses): utime and stime are the 12th
     // and 13th of them.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    match (f.get(11), f.get(12)) {
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+    match (field(11), field(12)) {
         (Some(u), Some(s)) => (u + s) as f64 / 100.0,
         _ => f64::NAN,
     }

@@ -12,7 +12,9 @@
 //! Speed is a design goal (a 1 Gb/s × 180 ms flow for an hour is 300 million packets): links are
 //! virtual FIFO queues plus delay lines, so each packet costs one event per hop and the
 //! pending-event set holds O(links + flows) entries; packets are `Copy` structs passed by value;
-//! nothing allocates per packet. See `engine`, `port` and `events` for the details.
+//! nothing allocates per packet; and a run whose flows share one bottleneck is split across two
+//! cores, senders on one and receivers on the other, with the same result bit for bit. See
+//! `engine` (and its `split`), `port` and `events` for the details.
 //!
 //! ```no_run
 //! use longhaul_sim::{run, Scenario};
