@@ -27,6 +27,8 @@
 
 mod split;
 
+pub use split::SplitWhen;
+
 use crate::bufpool::BufPool;
 use crate::cross::CrossSource;
 use crate::events::{Ev, EventQueue};
@@ -382,8 +384,13 @@ impl<'a> Engine<'a> {
     /// Run to the end of the scenario.
     /// Run to the end on up to `threads` threads (two at most: see `split` for when a run can
     /// be split; the result is the same bit for bit either way).
-    pub fn run_on(self, threads: usize, progress: &mut dyn FnMut(&Progress)) -> Outcome {
-        match split::plan(&self) {
+    pub fn run_on(
+        self,
+        threads: usize,
+        when: SplitWhen,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Outcome {
+        match split::plan(&self, when) {
             Some(cut) if threads >= 2 => self.run_split(cut, progress),
             _ => self.run(progress),
         }

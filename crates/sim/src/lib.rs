@@ -37,7 +37,7 @@ pub mod summary;
 pub mod transport;
 pub mod units;
 
-pub use engine::{Progress, SimError};
+pub use engine::{Progress, SimError, SplitWhen};
 pub use longhaul_metrics::summary::Summary;
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
@@ -50,11 +50,21 @@ pub fn run(checked: &Checked, progress: &mut dyn FnMut(&Progress)) -> Result<Out
     run_on(checked, cpus.min(2), progress)
 }
 
-/// `run` on at most `threads` threads (1 or 2).
+/// `run` on at most `threads` threads (1 or 2): two when the network can be split and its
+/// propagation delay is long enough for the split to pay (`SplitWhen::Worthwhile`).
 pub fn run_on(
     checked: &Checked,
     threads: usize,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, SimError> {
-    Ok(engine::Engine::new(checked)?.run_on(threads, progress))
+    Ok(engine::Engine::new(checked)?.run_on(threads, SplitWhen::Worthwhile, progress))
+}
+
+/// Split the run across two threads whenever its network allows it, worthwhile or not: for
+/// checking that a split run gives the single-threaded result on small networks.
+pub fn run_split_whenever_possible(
+    checked: &Checked,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, SimError> {
+    Ok(engine::Engine::new(checked)?.run_on(2, SplitWhen::Possible, progress))
 }

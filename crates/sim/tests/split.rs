@@ -1,12 +1,21 @@
 //! A run split across two threads (`engine::split`) gives the single-threaded run's outcome
 //! bit for bit: summary, time series, drop log, event and packet counts.
 
-use longhaul_sim::{run_on, Outcome, Scenario};
+use longhaul_sim::{run_on, run_split_whenever_possible, Checked, Outcome, Scenario};
 
-fn sim(toml: &str, sets: &[&str], threads: usize) -> Outcome {
+fn check(toml: &str, sets: &[&str]) -> Checked {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let c = Scenario::parse(toml, "test.toml", "test", &sets).unwrap_or_else(|e| panic!("{e}"));
-    run_on(&c, threads, &mut |_| {}).unwrap()
+    Scenario::parse(toml, "test.toml", "test", &sets).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One thread, or two whenever the network can be split (these networks are too small for
+/// the split to pay, so `run` would keep them on one).
+fn sim(toml: &str, sets: &[&str], threads: usize) -> Outcome {
+    let c = check(toml, sets);
+    match threads {
+        1 => run_on(&c, 1, &mut |_| {}).unwrap(),
+        _ => run_split_whenever_possible(&c, &mut |_| {}).unwrap(),
+    }
 }
 
 /// Runs `toml` on one and on two threads; asserts the second was split and both agree.
@@ -100,6 +109,33 @@ fn seed000_splits_and_agrees() {
         );
         assert!(o.summary.flows[0].throughput_bps > 5e8, "{transport}");
     }
+}
+
+#[test]
+fn only_long_paths_split_by_default() {
+    // MIXED's 20 ms at 100 Mb/s hold 166 packets: too few for two threads to pay.
+    assert_eq!(
+        run_on(&check(MIXED, &[]), 2, &mut |_| {}).unwrap().threads,
+        1
+    );
+    // 90 ms at 1 Gb/s hold 7,500.
+    let long = [
+        "links.0.rate=\"1gbit\"",
+        "links.0.delay=\"90ms\"",
+        "duration=\"1s\"",
+    ];
+    assert_eq!(
+        run_on(&check(MIXED, &long), 2, &mut |_| {})
+            .unwrap()
+            .threads,
+        2
+    );
+    assert_eq!(
+        run_on(&check(MIXED, &long), 1, &mut |_| {})
+            .unwrap()
+            .threads,
+        1
+    );
 }
 
 #[test]

@@ -31,7 +31,9 @@
 //! **When.** `plan` splits a run only when the cut exists and is safe: every flow's routes end
 //! and start at the same two ports, both with a propagation delay above zero, no cross traffic
 //! on the ACK port and no responsive (congestion-controlled) cross traffic, which creates flows
-//! during the run. Anything else runs on one thread, with the same code. (The proto
+//! during the run; and, unless asked to split whenever it can (`SplitWhen::Possible`, for
+//! tests), only when the smaller delay holds enough packets for the split to pay
+//! (`MIN_WINDOW_PACKETS`). Anything else runs on one thread, with the same code. (The proto
 //! transport's header bytes live in each part's own buffer pool; a packet's bytes cross with
 //! it.)
 
@@ -52,8 +54,24 @@ pub(super) struct Cut {
     rev: u32,
 }
 
-/// Where the run can be cut, if it can (see the module comment).
-pub(super) fn plan(e: &Engine) -> Option<Cut> {
+/// The fewest MTU-sized packets the bottleneck must transmit within the cut's smaller
+/// propagation delay for a split to pay: each part reports progress every `FLUSH_EVERY` events
+/// (about 500 data packets and their ACKs), and a lookahead of only a few reports makes the
+/// parts take turns instead of running together. At one packet (a 1 µs delay) a split run
+/// took 100 times as long as one thread; seed 000 holds 7,500 packets (90 ms at 12 µs each).
+const MIN_WINDOW_PACKETS: u64 = 2048;
+
+/// Whether a run splits: `Worthwhile` when it can and its lookahead holds enough packets
+/// (`MIN_WINDOW_PACKETS`), `Possible` to split every run that can be split (tests of the split's
+/// exactness on small networks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitWhen {
+    Worthwhile,
+    Possible,
+}
+
+/// Where the run can be cut, if it can (see the module comment) and `when` allows.
+pub(super) fn plan(e: &Engine, when: SplitWhen) -> Option<Cut> {
     let first = e.flows.first()?;
     let cut = Cut {
         fwd: *first.fwd.last()?,
@@ -63,8 +81,14 @@ pub(super) fn plan(e: &Engine) -> Option<Cut> {
         f.cross.is_none() && f.fwd.last() == Some(&cut.fwd) && f.rev.first() == Some(&cut.rev)
     });
     let cross_ok = e.cross.iter().all(|c| c.cc.is_none() && c.port != cut.rev);
-    let delays = e.ports[cut.fwd as usize].delay_ns > 0 && e.ports[cut.rev as usize].delay_ns > 0;
-    (same_cut && cross_ok && delays).then_some(cut)
+    let (fwd, rev) = (&e.ports[cut.fwd as usize], &e.ports[cut.rev as usize]);
+    let lookahead = fwd.delay_ns.min(rev.delay_ns);
+    let window_packets = lookahead.checked_div(fwd.mtu_tx_ns).unwrap_or(0);
+    let enough = match when {
+        SplitWhen::Worthwhile => window_packets >= MIN_WINDOW_PACKETS,
+        SplitWhen::Possible => lookahead > 0,
+    };
+    (same_cut && cross_ok && enough).then_some(cut)
 }
 
 /// What one part sends the other.
