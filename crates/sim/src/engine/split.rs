@@ -141,6 +141,9 @@ pub(super) struct Link {
     /// Packets put on the other part's line since the last batch, and their bytes.
     out: Vec<(u64, Packet)>,
     out_bytes: Vec<u8>,
+    /// Emptied batch buffers, reused for the next batches (a fresh buffer would grow by
+    /// doubling, a reallocation every few packets).
+    spare: Vec<(Vec<(u64, Packet)>, Vec<u8>)>,
     /// The other part has run every event before this time.
     other_done: u64,
     snapshots: VecDeque<Snapshot>,
@@ -170,6 +173,7 @@ impl<'a> Engine<'a> {
             rx: from_far,
             out: Vec::new(),
             out_bytes: Vec::new(),
+            spare: Vec::new(),
             other_done: 0,
             snapshots: VecDeque::new(),
             since_flush: 0,
@@ -268,6 +272,7 @@ impl<'a> Engine<'a> {
                 rx,
                 out: Vec::new(),
                 out_bytes: Vec::new(),
+                spare: Vec::new(),
                 other_done: 0,
                 snapshots: VecDeque::new(),
                 since_flush: 0,
@@ -366,8 +371,9 @@ impl<'a> Engine<'a> {
     fn flush(&mut self, done: u64) {
         let l = self.link.as_mut().expect("link");
         l.since_flush = 0;
-        let packets = std::mem::take(&mut l.out);
-        let bytes = std::mem::take(&mut l.out_bytes);
+        let (next, next_bytes) = l.spare.pop().unwrap_or_default();
+        let packets = std::mem::replace(&mut l.out, next);
+        let bytes = std::mem::replace(&mut l.out_bytes, next_bytes);
         // The other part may have finished and dropped its receiver; nothing is lost then.
         let _ = l.tx.send(Msg::Batch {
             packets,
@@ -404,8 +410,9 @@ impl<'a> Engine<'a> {
             } => {
                 let port = l.in_port;
                 l.other_done = done;
+                let (mut packets, mut bytes) = (packets, bytes);
                 let mut at = 0;
-                for (arrival, mut pkt) in packets {
+                for (arrival, mut pkt) in packets.drain(..) {
                     if pkt.buf != NO_BUF {
                         let len = pkt.buf as usize;
                         pkt.buf = self.bufs.put(&bytes[at..at + len]);
@@ -414,6 +421,10 @@ impl<'a> Engine<'a> {
                     if self.ports[port as usize].put_on_line(arrival, pkt) {
                         self.events.push(arrival, Ev::Arrive(port));
                     }
+                }
+                if l.spare.len() < 8 {
+                    bytes.clear();
+                    l.spare.push((packets, bytes));
                 }
             }
             Msg::Snapshot(s) => l.snapshots.push_back(s),
