@@ -97,7 +97,7 @@ enum Msg {
     /// packet with bytes (the proto transport's header) has their length in `buf`, and the
     /// bytes follow the previous packet's in `bytes`.
     Batch {
-        packets: Vec<(u64, Packet)>,
+        packets: Arrivals,
         bytes: Vec<u8>,
         done: u64,
     },
@@ -128,6 +128,9 @@ impl Snapshot {
     }
 }
 
+/// Packets on their way to the other part's delay line: (arrival time, packet).
+type Arrivals = Vec<(u64, Packet)>;
+
 /// One part's end of the two channels.
 pub(super) struct Link {
     far: bool,
@@ -139,11 +142,11 @@ pub(super) struct Link {
     tx: mpsc::Sender<Msg>,
     rx: mpsc::Receiver<Msg>,
     /// Packets put on the other part's line since the last batch, and their bytes.
-    out: Vec<(u64, Packet)>,
+    out: Arrivals,
     out_bytes: Vec<u8>,
     /// Emptied batch buffers, reused for the next batches (a fresh buffer would grow by
     /// doubling, a reallocation every few packets).
-    spare: Vec<(Vec<(u64, Packet)>, Vec<u8>)>,
+    spare: Vec<(Arrivals, Vec<u8>)>,
     /// The other part has run every event before this time.
     other_done: u64,
     snapshots: VecDeque<Snapshot>,
