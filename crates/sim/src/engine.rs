@@ -178,12 +178,12 @@ fn make_red(q: &QueueSpec) -> Option<Red> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(checked: &'a Checked) -> Result<Engine<'a>, SimError> {
-        let sc = &checked.scenario;
-        let mut e = Engine {
+    /// An engine for `checked` with no network, no events and nothing counted yet.
+    fn empty(checked: &'a Checked) -> Engine<'a> {
+        Engine {
             checked,
             now: 0,
-            end: sc.duration.0,
+            end: checked.scenario.duration.0,
             events: EventQueue::default(),
             ports: Vec::new(),
             port_rng: Vec::new(),
@@ -203,7 +203,12 @@ impl<'a> Engine<'a> {
             event_count: 0,
             packet_count: 0,
             link: None,
-        };
+        }
+    }
+
+    pub fn new(checked: &'a Checked) -> Result<Engine<'a>, SimError> {
+        let sc = &checked.scenario;
+        let mut e = Engine::empty(checked);
         for (i, l) in sc.links.iter().enumerate() {
             let rq = l.reverse_queue.as_ref().unwrap_or(&l.queue);
             let f = e.add_port(Port::new(

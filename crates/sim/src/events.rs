@@ -297,17 +297,6 @@ mod tests {
         let mut q = EventQueue::default();
         let mut reference: Vec<(u64, Ev)> = Vec::new();
         let mut now = 0u64;
-        let rank = |t: u64, ev: &Ev| {
-            let (kind, i) = match *ev {
-                Ev::Sample => (0, 0),
-                Ev::Second => (1, 0),
-                Ev::Arrive(i) => (2, i),
-                Ev::Cross(i) => (3, i),
-                Ev::Transfer(i) => (4, i),
-                Ev::Timer(i) => (5, i),
-            };
-            (kind, i as u64 ^ tie_mask(t))
-        };
         for step in 0..20_000u32 {
             let pushes = match rng.gen_range(0..10) {
                 0 => 0,
@@ -328,7 +317,7 @@ mod tests {
                 q.push(t, ev);
                 reference.push((t, ev));
             }
-            reference.sort_by_key(|(t, ev)| std::cmp::Reverse((*t, rank(*t, ev))));
+            reference.sort_by_key(|(t, ev)| std::cmp::Reverse(ev.key(*t)));
             let expect = reference.pop();
             assert_eq!(q.pop(), expect, "step {step}");
             assert_eq!(q.len(), reference.len());

@@ -46,8 +46,12 @@ pub use summary::Outcome;
 /// scenario can be split (`engine::split`; the result is the same either way). `progress` is
 /// called every million events or so.
 pub fn run(checked: &Checked, progress: &mut dyn FnMut(&Progress)) -> Result<Outcome, SimError> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    run_on(checked, cpus.min(2), progress)
+    run_on(checked, default_threads(), progress)
+}
+
+/// The threads `run` uses: two on a machine with two or more CPUs, else one.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
 }
 
 /// `run` on at most `threads` threads (1 or 2): two when the network can be split and its

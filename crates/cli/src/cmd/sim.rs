@@ -62,7 +62,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     let started = Instant::now();
     let threads = match args.threads {
         Some(n) => n as usize,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+        None => longhaul_sim::default_threads(),
     };
     let outcome = run_on(&checked, threads, &mut |p| bar.update(p))?;
     bar.finish(&outcome, started.elapsed().as_secs_f64());

@@ -156,6 +156,33 @@ pub(super) struct Link {
 }
 
 impl Link {
+    /// `far`: which part this is; `in_port`: the cut port whose delay line it drains, with
+    /// that line's delay as its lookahead.
+    fn new(
+        far: bool,
+        in_port: u32,
+        cut: Cut,
+        lookahead: u64,
+        tx: mpsc::Sender<Msg>,
+        rx: mpsc::Receiver<Msg>,
+    ) -> Link {
+        Link {
+            far,
+            in_port,
+            lookahead,
+            far_port: cut.rev,
+            tx,
+            rx,
+            out: Vec::new(),
+            out_bytes: Vec::new(),
+            spare: Vec::new(),
+            other_done: 0,
+            snapshots: VecDeque::new(),
+            since_flush: 0,
+            drop_keys: Vec::new(),
+        }
+    }
+
     pub fn note_drop(&mut self, key: u128) {
         self.drop_keys.push(key);
     }
@@ -167,21 +194,10 @@ impl<'a> Engine<'a> {
         let (to_near, from_far) = mpsc::channel();
         let mut far = self.split_off(cut, to_near, from_near);
         self.ports[cut.fwd as usize].remote = true;
-        self.link = Some(Box::new(Link {
-            far: false,
-            in_port: cut.rev,
-            lookahead: self.ports[cut.rev as usize].delay_ns,
-            far_port: cut.rev,
-            tx: to_far,
-            rx: from_far,
-            out: Vec::new(),
-            out_bytes: Vec::new(),
-            spare: Vec::new(),
-            other_done: 0,
-            snapshots: VecDeque::new(),
-            since_flush: 0,
-            drop_keys: Vec::new(),
-        }));
+        let lookahead = self.ports[cut.rev as usize].delay_ns;
+        self.link = Some(Box::new(Link::new(
+            false, cut.rev, cut, lookahead, to_far, from_far,
+        )));
         let far = std::thread::scope(|s| {
             let handle = s.spawn(move || {
                 far.run_part(&mut |_| {});
@@ -245,42 +261,20 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let mut far = Engine {
-            checked: self.checked,
-            now: 0,
-            end: self.end,
-            events: EventQueue::default(),
             port_series: (0..ports.len()).map(|_| None).collect(),
             ports,
             port_rng: self.port_rng.clone(),
             link_ports: self.link_ports.clone(),
             flows,
-            cross: Vec::new(),
-            bufs: BufPool::default(),
-            scratch: Vec::with_capacity(2048),
-            flow_series: Vec::new(),
-            aggregate_series: AggregateSeries::default(),
-            delivered_at_sample: 0,
-            drops: Vec::new(),
-            drops_unlogged: 0,
-            per_second: Vec::new(),
-            delivered_at_second: 0,
-            event_count: 0,
-            packet_count: 0,
-            link: Some(Box::new(Link {
-                far: true,
-                in_port: cut.fwd,
-                lookahead: self.ports[cut.fwd as usize].delay_ns,
-                far_port: cut.rev,
+            link: Some(Box::new(Link::new(
+                true,
+                cut.fwd,
+                cut,
+                self.ports[cut.fwd as usize].delay_ns,
                 tx,
                 rx,
-                out: Vec::new(),
-                out_bytes: Vec::new(),
-                spare: Vec::new(),
-                other_done: 0,
-                snapshots: VecDeque::new(),
-                since_flush: 0,
-                drop_keys: Vec::new(),
-            })),
+            ))),
+            ..Engine::empty(self.checked)
         };
         far.events.push(0, Ev::Sample);
         far.events.push(1_000_000_000, Ev::Second);
