@@ -778,16 +778,15 @@ impl Connection {
             .idle_timeout
             .filter(|_| self.state == State::Established)
             .map(|d| self.last_received + d);
-        [
-            self.rto_deadline(),
-            self.loss_time,
-            self.ack.deadline(),
-            self.pacing_release,
-            idle,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Pairwise rather than an iterator over the five: this runs after every event.
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        let t = earliest(self.rto_deadline(), self.loss_time);
+        let t = earliest(t, self.ack.deadline());
+        earliest(earliest(t, self.pacing_release), idle)
     }
 
     /// Let timers that are due at `now` act.
@@ -1128,7 +1127,8 @@ impl Connection {
             is_retransmission: retransmission,
         });
         if let Some(rate) = rate {
-            self.pacer.on_sent(now, wire_len as u64, rate, burst);
+            // `release_time` refilled the bucket for this instant, rate and burst above.
+            self.pacer.commit(wire_len as u64, rate);
         }
         let full = self.sent.bytes_in_flight >= self.cwnd_bytes();
         self.validate_window(full);

@@ -76,6 +76,12 @@ impl Pacer {
     /// A packet of `len` bytes left at `now` (the caller checked `release_time(..) <= now`).
     pub fn on_sent(&mut self, now: Time, len: u64, rate: u64, burst_bytes: u64) {
         self.refill(now, rate, burst_bytes);
+        self.commit(len, rate);
+    }
+
+    /// [`Pacer::on_sent`] right after a `release_time` at the same instant with the same rate
+    /// and burst, which left nothing to refill: one division less per packet.
+    pub fn commit(&mut self, len: u64, rate: u64) {
         self.v_ps += Self::ps_for(len, rate);
     }
 }
@@ -118,6 +124,26 @@ mod tests {
         }
         assert_eq!(times[1] - times[0], 720);
         assert_eq!(times[1000] - times[0], 720_000);
+    }
+
+    #[test]
+    fn commit_after_release_time_equals_on_sent() {
+        let (rate, burst) = (3_000_000, 4500);
+        let (mut a, mut b) = (Pacer::new(), Pacer::new());
+        let mut now = Time::from_millis(5);
+        for i in 0..50u64 {
+            let len = 900 + (i * 37) % 600;
+            let ta = a.release_time(now, 1500, rate, burst);
+            let tb = b.release_time(now, 1500, rate, burst);
+            assert_eq!(ta, tb);
+            now = now.max(ta) + std::time::Duration::from_micros(i % 7 * 100);
+            // `a` asks again at the send instant, as a driver does; `b` commits.
+            assert!(a.release_time(now, 1500, rate, burst) <= now);
+            a.on_sent(now, len, rate, burst);
+            assert!(b.release_time(now, 1500, rate, burst) <= now);
+            b.commit(len, rate);
+            assert_eq!(a.v_ps, b.v_ps, "packet {i}");
+        }
     }
 
     #[test]
