@@ -584,7 +584,9 @@ impl Connection {
         let prior_cwnd = self.cwnd_bytes();
         let mut acked_packets = 0u32;
         let mut acked_bytes = 0u64;
-        let mut newest: Option<(u64, SentPacket)> = None;
+        // The newest packet acknowledged: its number, send time and the bytes in flight when
+        // it was sent (only these, not the whole record, are needed below).
+        let mut newest: Option<(u64, Time, u64)> = None;
         for r in a.ranges() {
             if r.high < self.sent.scan {
                 break;
@@ -598,14 +600,14 @@ impl Connection {
                         self.stream.on_acked(p.chunk);
                     }
                     self.rate.on_acked(&p, now);
-                    if newest.is_none_or(|(n, _)| pn > n) {
-                        newest = Some((pn, p));
+                    if newest.is_none_or(|(n, _, _)| pn > n) {
+                        newest = Some((pn, p.time_sent, p.in_flight_at_send));
                     }
                 }
                 pn += 1;
             }
         }
-        let Some((newest_pn, newest_packet)) = newest else {
+        let Some((newest_pn, newest_sent, newest_in_flight_at_send)) = newest else {
             return Ok(());
         };
         self.sent.largest_acked = Some(self.sent.largest_acked.map_or(largest, |l| l.max(largest)));
@@ -626,7 +628,7 @@ impl Connection {
         if new_ce > 0 {
             let first = self
                 .recovery_start
-                .is_none_or(|start| newest_packet.time_sent > start);
+                .is_none_or(|start| newest_sent > start);
             if first {
                 self.recovery_start = Some(now);
                 self.stats.congestion_events += 1;
@@ -638,11 +640,11 @@ impl Connection {
                 first_in_window: first,
             });
         }
-        self.newest_acked_sent = newest_packet.time_sent;
+        self.newest_acked_sent = newest_sent;
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
-            .is_some_and(|start| newest_packet.time_sent <= start);
+            .is_some_and(|start| newest_sent <= start);
         let cwnd_limited = self.window_was_used(prior_cwnd)
             || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
         self.cc.on_ack(&AckEvent {
@@ -652,7 +654,7 @@ impl Connection {
             rtt: (newest_pn == largest).then(|| self.rtt.latest()),
             prior_bytes_in_flight: prior_in_flight,
             bytes_in_flight: self.sent.bytes_in_flight,
-            in_flight_at_send: newest_packet.in_flight_at_send,
+            in_flight_at_send: newest_in_flight_at_send,
             largest_acked: newest_pn,
             next_packet: self.sent.next_pn(),
             rate,
@@ -871,7 +873,12 @@ impl Connection {
     // ----------------------------------------------------------------------------------------
 
     fn cwnd_bytes(&self) -> u64 {
-        (self.cc.cwnd() * self.config.mss as f64) as u64
+        self.bytes_of(self.cc.cwnd())
+    }
+
+    /// A window in packets (the controller's unit) in bytes.
+    fn bytes_of(&self, cwnd_packets: f64) -> u64 {
+        (cwnd_packets * self.config.mss as f64) as u64
     }
 
     /// Linux `tcp_cwnd_validate`: remember whether the window was full (`full`) during the
@@ -897,17 +904,18 @@ impl Connection {
     /// The pacing rate in bytes/s: the controller's, else Linux's default rule; `None` before
     /// the first RTT sample.
     fn pacing_rate(&self) -> Option<u64> {
+        self.pacing_rate_at(self.cc.cwnd())
+    }
+
+    /// [`Connection::pacing_rate`] given the controller's current window, `cwnd` packets.
+    fn pacing_rate_at(&self, cwnd: f64) -> Option<u64> {
         if let Some(r) = self.cc.pacing_rate() {
             return Some(r.max(1));
         }
         let srtt = self.rtt.srtt()?;
-        let factor = if self.cc.cwnd() < self.cc.ssthresh() {
-            2.0
-        } else {
-            1.2
-        };
+        let factor = if cwnd < self.cc.ssthresh() { 2.0 } else { 1.2 };
         let wire_per_packet = (self.config.mss as usize + DATA_HEADER_LEN) as f64;
-        let rate = factor * self.cc.cwnd() * wire_per_packet / srtt.as_secs_f64().max(1e-6);
+        let rate = factor * cwnd * wire_per_packet / srtt.as_secs_f64().max(1e-6);
         Some((rate as u64).max(1))
     }
 
@@ -1040,11 +1048,13 @@ impl Connection {
             }
             return None;
         }
-        if !self.probe_pending && self.sent.bytes_in_flight >= self.cwnd_bytes() {
+        // The controller's window is read once here: nothing below changes it before the send.
+        let cwnd = self.cc.cwnd();
+        if !self.probe_pending && self.sent.bytes_in_flight >= self.bytes_of(cwnd) {
             self.validate_window(true);
             return None;
         }
-        let rate = self.pacing_rate();
+        let rate = self.pacing_rate_at(cwnd);
         let burst = self.burst_bytes();
         let full = self.config.max_datagram_size() as u64;
         if let Some(rate) = rate {

@@ -203,13 +203,13 @@ impl SendStream {
 
     /// The receiver has every byte below `offset`.
     pub fn on_cumulative(&mut self, offset: u64) {
-        let mut i = 0;
-        while let Some(c) = self.chunks.get_mut(i) {
+        // Chunks are in offset order, so those the offset covers are a prefix of the ring:
+        // acknowledged and released in one pass from the front.
+        while let Some(c) = self.chunks.front() {
             if c.end() > offset || (c.fin && c.len == 0 && c.offset >= offset) {
                 break;
             }
-            c.acked = true;
-            i += 1;
+            self.release_front();
         }
         self.release();
     }
@@ -225,19 +225,23 @@ impl SendStream {
     }
 
     fn release(&mut self) {
-        while let Some(c) = self.chunks.front() {
-            if !c.acked {
-                break;
-            }
-            let end = c.end();
-            if !self.synthetic {
-                let n = (end - self.acked) as usize;
-                self.bytes.drain(..n);
-            }
-            self.acked = end;
-            self.chunks.pop_front();
-            self.chunk_base += 1;
+        while self.chunks.front().is_some_and(|c| c.acked) {
+            self.release_front();
         }
+    }
+
+    /// Drop the front chunk (acknowledged) and free its bytes.
+    fn release_front(&mut self) {
+        let Some(c) = self.chunks.pop_front() else {
+            return;
+        };
+        let end = c.end();
+        if !self.synthetic {
+            let n = (end - self.acked) as usize;
+            self.bytes.drain(..n);
+        }
+        self.acked = end;
+        self.chunk_base += 1;
     }
 }
 
