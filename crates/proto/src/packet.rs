@@ -212,6 +212,7 @@ impl Packet<'_> {
     }
 }
 
+#[inline]
 fn read_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);
@@ -225,6 +226,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn need(&self, what: &'static str, n: usize) -> Result<(), PacketError> {
         let got = self.buf.len() - self.pos;
         if got < n {
@@ -237,21 +239,26 @@ impl<'a> Reader<'a> {
             Ok(())
         }
     }
+    #[inline]
     fn take(&mut self, n: usize) -> &'a [u8] {
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         s
     }
+    #[inline]
     fn u8(&mut self) -> u8 {
         self.take(1)[0]
     }
+    #[inline]
     fn u16(&mut self) -> u16 {
         let s = self.take(2);
         u16::from_be_bytes([s[0], s[1]])
     }
+    #[inline]
     fn u64(&mut self) -> u64 {
         read_u64(self.take(8), 0)
     }
+    #[inline]
     fn rest(&self) -> usize {
         self.buf.len() - self.pos
     }
@@ -388,16 +395,20 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.buf[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
         self.pos += bytes.len();
     }
+    #[inline]
     fn u8(&mut self, v: u8) {
         self.put(&[v]);
     }
+    #[inline]
     fn u16(&mut self, v: u16) {
         self.put(&v.to_be_bytes());
     }
+    #[inline]
     fn u64(&mut self, v: u64) {
         self.put(&v.to_be_bytes());
     }
