@@ -626,9 +626,7 @@ impl Connection {
         self.detect_losses(now);
 
         if new_ce > 0 {
-            let first = self
-                .recovery_start
-                .is_none_or(|start| newest_sent > start);
+            let first = self.recovery_start.is_none_or(|start| newest_sent > start);
             if first {
                 self.recovery_start = Some(now);
                 self.stats.congestion_events += 1;
