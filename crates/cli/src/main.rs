@@ -43,6 +43,11 @@ enum Command {
     Perf(cmd::perf::PerfCommand),
     /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
     Tune(cmd::tune::TuneArgs),
+    /// Send a file to a `longhaul recv` over longhaul's own transport on UDP (any controller,
+    /// no kernel change); verified end to end by SHA-256.
+    Send(cmd::transfer::SendArgs),
+    /// Receive files from `longhaul send` into a directory.
+    Recv(cmd::transfer::RecvArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +62,8 @@ fn main() -> ExitCode {
         Command::Emu(c) => cmd::emu::run(c),
         Command::Perf(c) => cmd::perf::run(c),
         Command::Tune(a) => cmd::tune::run(a),
+        Command::Send(a) => cmd::transfer::send(a),
+        Command::Recv(a) => cmd::transfer::recv(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -479,3 +479,96 @@ fn pair_busy_polls_with_one_thread_and_keeps_commands_off_its_cpu() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `longhaul recv` on host a and `longhaul send` on host b, 100 Mb/s and 50 ms of round trip
+/// between them: the file arrives whole, FAST fills most of the path, and its RTT samples never
+/// fall below the path's propagation delay (the driver stamps each datagram as it reads it; a
+/// read loop stamped once undercut the delay by up to 6 ms under load, and FAST, which reads
+/// queueing from the gap to the minimum, then left a third of the path idle).
+#[test]
+fn send_and_recv_move_a_file_over_an_emulated_long_path() {
+    if !root_or_skip("send_and_recv_move_a_file_over_an_emulated_long_path") {
+        return;
+    }
+    let _g = lock();
+    let dir = scratch("transfer");
+    let (src, dst) = (dir.join("src"), dir.join("dst"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&dst).unwrap();
+    // 40 MB of incompressible bytes: 3.2 s at the full rate.
+    let mut data = vec![0u8; 40_000_000];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for chunk in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    std::fs::write(src.join("run.dat"), &data).unwrap();
+
+    let mut emu = Running::spawn(&[
+        "pair",
+        "--rate",
+        "100mbit",
+        "--delay",
+        "25ms",
+        "--queue-packets",
+        "800",
+        "--duration",
+        "90s",
+    ]);
+    let st = emu.wait_ready();
+    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
+    let bin = env!("CARGO_BIN_EXE_longhaul");
+    let mut recv = Command::new("ip")
+        .args(["netns", "exec", &na, bin, "recv", "-n", "1", "-d"])
+        .arg(&dst)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &nb,
+            bin,
+            "send",
+            "-C",
+            "fast",
+            "-J",
+            "--connect-timeout",
+            "5s",
+        ])
+        .arg(src.join("run.dat"))
+        .arg(&st.addr_a)
+        .output()
+        .unwrap();
+    let recv_status = recv.wait().unwrap();
+    let mut recv_err = String::new();
+    recv.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut recv_err)
+        .unwrap();
+    let send_err = String::from_utf8_lossy(&send.stderr);
+    eprintln!("recv: {recv_err}\nsend: {send_err}");
+    assert!(send.status.success(), "{send_err}");
+    assert!(recv_status.success(), "{recv_err}");
+    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), data);
+    let v: serde_json::Value = serde_json::from_slice(&send.stdout).unwrap();
+    eprintln!("{v}");
+    let goodput = v["goodput_bps"].as_f64().unwrap();
+    let min_rtt = v["min_rtt_ms"].as_f64().unwrap();
+    // The emulated round trip is 50 ms plus two serialisations; a sample below it is a
+    // timestamping error.
+    assert!((50.0..55.0).contains(&min_rtt), "min RTT {min_rtt} ms: {v}");
+    // Handshake, slow start and the last round trip included: well over half the path.
+    assert!(goodput > 60e6, "goodput {goodput}: {v}");
+    assert_eq!(v["sha256"].as_str().unwrap().len(), 64);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(emu.pid() as i32, libc::SIGTERM) };
+    let (status, err) = emu.wait(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,4 +8,5 @@ pub mod lab;
 pub mod perf;
 pub mod reproduce;
 pub mod sim;
+pub mod transfer;
 pub mod tune;
