@@ -144,10 +144,9 @@ impl Drop for Relay {
 
 #[test]
 fn a_file_arrives_byte_for_byte_with_each_controller() {
-    for (i, cc) in ["fast", "reno", "cubic", "scalable", "bbr"]
-        .into_iter()
-        .enumerate()
-    {
+    let names: Vec<&str> = longhaul_cc::algorithms().iter().map(|a| a.name).collect();
+    assert!(names.len() >= 8, "{names:?}");
+    for (i, cc) in names.into_iter().enumerate() {
         let src = tempfile::tempdir().unwrap();
         let dst = tempfile::tempdir().unwrap();
         let (path, data) = random_file(src.path(), "data.bin", 6_000_000 + i, i as u64);
@@ -283,7 +282,12 @@ fn an_interrupted_sender_leaves_no_partial_file() {
     assert!(matches!(err, NetError::Interrupted), "{err}");
     let got = rx.join().unwrap();
     let why = got[0].result.clone().unwrap_err();
-    assert!(why.contains("closed"), "{why}");
+    // The close packet tells the receiver at once; when the relay's full queue drops it, the
+    // idle timeout does, five seconds later.
+    assert!(
+        why.contains("closed") || why.contains("stopped answering"),
+        "{why}"
+    );
     assert!(got[0].bytes > 0, "{:?}", got[0]);
     assert!(
         others(dst.path(), &[]).is_empty(),
