@@ -4,17 +4,20 @@
 //! (`longhaul-proto`, with any controller from `longhaul-cc` — FAST, Scalable, HighSpeed, Lion,
 //! BBR …) that the simulator drives in virtual time, driven here by a UDP socket in real time.
 //!
-//! - [`socket`]: the driver's pieces — a non-blocking socket with large buffers, sending what
-//!   the connection has ready (a full socket is a local drop the connection resends), reading
-//!   what arrived, and sleeping until the next datagram or deadline with nanosecond resolution.
+//! - [`socket`]: the driver's pieces — a non-blocking socket with large buffers and UDP GSO/GRO,
+//!   sending what the connection has ready (a full socket is a local drop the connection
+//!   resends), reading what arrived, and sleeping until the next datagram or deadline with
+//!   nanosecond resolution.
 //! - [`framing`]: the file-transfer format on the connection's two streams (name, size, bytes,
 //!   SHA-256; the receiver's `OK`/`ERR` verdict).
 //! - [`send`]: `longhaul send FILE HOST[:PORT]` — one file over one connection, with progress.
 //! - [`recv`]: `longhaul recv` — files from any number of senders into a directory, each
 //!   written to a part file and renamed only once its digest matched and it is on disk.
 //!
-//! Not here (yet): batching system calls (`sendmmsg`, UDP GSO/GRO), ECN marks from the socket
-//! (the connection can take them: `handle_packet_ecn`), resuming a cut transfer, encryption.
+//! Not here (yet): ECN marks from the socket (the connection can take them:
+//! `handle_packet_ecn`), kernel receive timestamps (`SO_TIMESTAMPNS`; each datagram is stamped
+//! as the loop reads it), resuming a cut transfer, encryption, a thread per core for several
+//! transfers at 10 Gb/s and beyond.
 
 pub mod framing;
 pub mod recv;

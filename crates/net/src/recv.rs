@@ -8,14 +8,14 @@
 //! connection or a corrupt transfer never leaves a truncated file under the real name.
 
 use crate::framing::{self, HeaderParser, Status, DIGEST_LEN};
-use crate::socket::{self, Clock, SocketStats};
+use crate::socket::{self, Clock, UdpPort};
 use crate::NetError;
 use longhaul_proto::{Config, Connection, Side, Time};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -30,6 +30,8 @@ pub struct RecvOptions {
     pub max_size: u64,
     /// Senders served at once; datagrams from more are ignored.
     pub max_sessions: usize,
+    /// Use UDP segmentation offload and receive coalescing where the kernel has them.
+    pub offload: bool,
 }
 
 /// What happened to one transfer.
@@ -217,14 +219,11 @@ impl Drop for Session {
 }
 
 pub struct Receiver {
-    sock: UdpSocket,
+    port: UdpPort,
     local: SocketAddr,
-    /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
-    recv_buffer: usize,
     options: RecvOptions,
     sessions: HashMap<SocketAddr, Session>,
     clock: Clock,
-    sstats: SocketStats,
 }
 
 impl Receiver {
@@ -233,16 +232,15 @@ impl Receiver {
             return Err(NetError::NotADirectory(options.dir.display().to_string()));
         }
         options.config.validate()?;
-        let (sock, recv_buffer, _) = socket::bind(addr).map_err(NetError::Socket)?;
-        let local = sock.local_addr().map_err(NetError::Socket)?;
+        let max_datagram = options.config.max_datagram_size();
+        let port = UdpPort::bind(addr, max_datagram, options.offload).map_err(NetError::Socket)?;
+        let local = port.socket().local_addr().map_err(NetError::Socket)?;
         Ok(Receiver {
-            sock,
+            port,
             local,
-            recv_buffer,
             options,
             sessions: HashMap::new(),
             clock: Clock::start(),
-            sstats: SocketStats::default(),
         })
     }
 
@@ -253,7 +251,12 @@ impl Receiver {
     /// The socket's receive buffer as granted: datagrams beyond it while the loop is busy
     /// (writing to disk) are dropped, and the sender sees loss.
     pub fn recv_buffer(&self) -> usize {
-        self.recv_buffer
+        self.port.recv_buffer
+    }
+
+    /// Whether GSO and GRO are in use.
+    pub fn offloads(&self) -> (bool, bool) {
+        self.port.offloads()
     }
 
     pub fn dir(&self) -> &Path {
@@ -268,7 +271,6 @@ impl Receiver {
         mut done: impl FnMut(&Received),
     ) -> Result<usize, NetError> {
         let mut inbuf = vec![0u8; 65_536];
-        let mut out = vec![0u8; self.options.config.max_datagram_size()];
         let mut app = vec![0u8; 1 << 20];
         let mut ended = 0;
         while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| ended < l) {
@@ -283,14 +285,7 @@ impl Receiver {
                 s.advance(&self.options, &mut app);
                 // Unconnected socket: a full buffer is a local drop, other errors are the
                 // peer's (an ICMP error for one sender must not stop the others).
-                let _ = socket::flush(
-                    &self.sock,
-                    Some(*peer),
-                    &mut s.conn,
-                    now,
-                    &mut out,
-                    &mut self.sstats,
-                );
+                let _ = self.port.flush(Some(*peer), &mut s.conn, now);
                 // The sender closes after reading the verdict; a vanished one times out.
                 let verdict_delivered =
                     matches!(s.phase, Phase::Done | Phase::Discard) && s.conn.is_send_complete();
@@ -322,19 +317,16 @@ impl Receiver {
             let deadline = deadline.map(|t| self.clock.instant(t));
             // Wake at least every 100 ms to look at `stop`.
             let tick = Instant::now() + Duration::from_millis(100);
-            socket::wait(
-                &self.sock,
-                socket::earliest(deadline, Some(tick)),
-                self.sstats.blocked,
-            )
-            .map_err(NetError::Socket)?;
+            self.port
+                .wait(socket::earliest(deadline, Some(tick)))
+                .map_err(NetError::Socket)?;
         }
         Ok(ended)
     }
 
     fn receive(&mut self, inbuf: &mut [u8]) -> Result<(), NetError> {
         let (sessions, options, clock) = (&mut self.sessions, &self.options, &self.clock);
-        let result = socket::receive(&self.sock, inbuf, &mut self.sstats, |from, d| {
+        let result = self.port.receive(inbuf, |from, d| {
             // Each datagram's own arrival time (see `send`): ACK delays are measured from it.
             let now = clock.now();
             if let Some(s) = sessions.get_mut(&from) {

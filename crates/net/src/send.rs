@@ -7,13 +7,13 @@
 //! acknowledged bytes are in the receiver's memory, not yet on its disk.
 
 use crate::framing::{self, Header, Status, DIGEST_LEN};
-use crate::socket::{self, Clock, SocketStats};
+use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
 use longhaul_proto::{CloseReason, Config, Connection, Side, Stats};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::Read;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -29,6 +29,8 @@ pub struct SendOptions {
     pub interval: Duration,
     /// Give up when the handshake has had no answer for this long.
     pub connect_timeout: Duration,
+    /// Use UDP segmentation offload where the kernel has it (see [`crate::socket`]).
+    pub offload: bool,
 }
 
 /// One report interval, or the whole transfer.
@@ -55,6 +57,8 @@ pub struct SendReport {
     pub duration: Duration,
     pub stats: Stats,
     pub socket: SocketStats,
+    /// Whether GSO and GRO were in use on the sender's socket.
+    pub offloads: (bool, bool),
 }
 
 impl SendReport {
@@ -99,15 +103,14 @@ pub fn send_file(
     } else {
         (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
     };
-    let (sock, _, _) = socket::bind(local).map_err(NetError::Socket)?;
+    let max_datagram = options.config.max_datagram_size();
+    let mut port = UdpPort::bind(local, max_datagram, options.offload).map_err(NetError::Socket)?;
     // Connected: datagrams from anyone else are filtered out, and a closed port is reported.
-    sock.connect(peer).map_err(NetError::Socket)?;
+    port.socket().connect(peer).map_err(NetError::Socket)?;
 
     let clock = Clock::start();
     let mut conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
-    let mut out = vec![0u8; options.config.max_datagram_size()];
     let mut inbuf = vec![0u8; 65_536];
-    let mut sstats = SocketStats::default();
 
     // The stream: header, file, digest. `pending[at..]` has yet to enter the connection.
     let mut pending = header;
@@ -125,11 +128,11 @@ pub fn send_file(
 
     loop {
         if stop.load(Ordering::Relaxed) {
-            close_now(&sock, &mut conn, &clock, &mut out, &mut sstats);
+            close_now(&mut port, &mut conn, &clock);
             return Err(NetError::Interrupted);
         }
         let mut recv_err = None;
-        socket::receive(&sock, &mut inbuf, &mut sstats, |_, d| {
+        port.receive(&mut inbuf, |_, d| {
             // Each datagram's own arrival time: a read loop can be preempted for milliseconds,
             // and an early `now` would shorten RTT samples (a delay-based controller's signal).
             // A datagram the connection rejects is counted in its stats; the transfer goes on.
@@ -189,13 +192,13 @@ pub fn send_file(
         }
         match &status {
             Some(Status::Err(why)) => {
-                close_now(&sock, &mut conn, &clock, &mut out, &mut sstats);
+                close_now(&mut port, &mut conn, &clock);
                 return Err(NetError::Refused(why.clone()));
             }
             Some(Status::Ok(theirs)) => {
                 let ours = framing::hex(&digest.unwrap_or_default());
                 if digest.is_none() || *theirs != ours {
-                    close_now(&sock, &mut conn, &clock, &mut out, &mut sstats);
+                    close_now(&mut port, &mut conn, &clock);
                     return Err(NetError::DigestMismatch {
                         ours,
                         theirs: theirs.clone(),
@@ -203,7 +206,7 @@ pub fn send_file(
                 }
                 let duration = started.elapsed();
                 let stats = conn.stats();
-                close_now(&sock, &mut conn, &clock, &mut out, &mut sstats);
+                close_now(&mut port, &mut conn, &clock);
                 return Ok(SendReport {
                     name,
                     peer,
@@ -211,7 +214,8 @@ pub fn send_file(
                     sha256: ours,
                     duration,
                     stats,
-                    socket: sstats,
+                    socket: port.stats,
+                    offloads: port.offloads(),
                 });
             }
             None => {}
@@ -224,7 +228,7 @@ pub fn send_file(
         }
 
         let now = clock.now();
-        socket::flush(&sock, None, &mut conn, now, &mut out, &mut sstats)
+        port.flush(None, &mut conn, now)
             .map_err(|e| refused_or(e, peer))?;
 
         if Instant::now() >= next_report {
@@ -234,30 +238,20 @@ pub fn send_file(
                 bytes_acked: stats.bytes_acked.saturating_sub(header_len).min(size),
                 file_size: size,
                 stats,
-                socket: sstats,
+                socket: port.stats,
             });
             next_report += options.interval;
         }
         let deadline = conn.poll_timeout().map(|t| clock.instant(t));
-        socket::wait(
-            &sock,
-            socket::earliest(deadline, Some(next_report)),
-            sstats.blocked,
-        )
-        .map_err(NetError::Socket)?;
+        port.wait(socket::earliest(deadline, Some(next_report)))
+            .map_err(NetError::Socket)?;
     }
 }
 
 /// Send the close packet (best effort: the peer's idle timer covers a lost one).
-fn close_now(
-    sock: &UdpSocket,
-    conn: &mut Connection,
-    clock: &Clock,
-    out: &mut [u8],
-    sstats: &mut SocketStats,
-) {
+fn close_now(port: &mut UdpPort, conn: &mut Connection, clock: &Clock) {
     conn.close();
-    let _ = socket::flush(sock, None, conn, clock.now(), out, sstats);
+    let _ = port.flush(None, conn, clock.now());
 }
 
 fn refused_or(e: std::io::Error, peer: SocketAddr) -> NetError {

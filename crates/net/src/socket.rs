@@ -1,29 +1,49 @@
 //! A UDP socket as a connection's network side, and the driver loop's clock and wait.
 //!
-//! The sans-IO [`Connection`] decides what to send and when; this module moves its datagrams:
-//! [`flush`] hands every datagram the connection has ready to the socket, [`wait`] sleeps until
-//! a datagram arrives or the connection's next deadline (`poll_timeout`, which includes the
-//! pacer's next release) with `ppoll`'s nanosecond timeout, so pacing is as fine as the kernel's
-//! timers (Linux's default slack is 50 µs; the pacer's burst allowance absorbs it).
+//! The sans-IO [`Connection`] decides what to send and when; [`UdpPort`] moves its datagrams:
+//! `flush` hands every datagram the connection has ready to the kernel, `receive` reads what
+//! arrived, `wait` sleeps until a datagram arrives or the connection's next deadline
+//! (`poll_timeout`, which includes the pacer's next release) with `ppoll`'s nanosecond timeout,
+//! so pacing is as fine as the kernel's timers (Linux's default slack is 50 µs; the pacer's burst
+//! allowance absorbs it).
 //!
-//! One datagram per system call (`send_to`/`recv_from`): at 1 Gb/s and 1500-byte packets that is
-//! 83 k calls a second each way, within one core's reach; `sendmmsg`/GSO batching is the step
-//! beyond that and is not taken here.
+//! **Segmentation offload.** At 1 Gb/s and 1500-byte packets a datagram per system call is 83 k
+//! calls a second each way; at 10 Gb/s it is more than a core can make. With UDP GSO (Linux
+//! ≥ 4.18, `UDP_SEGMENT`) the datagrams that one `flush` produces back to back — a paced burst —
+//! leave in one `send` of up to [`MAX_SEGMENTS`] equal-sized segments (the last may be shorter),
+//! which the kernel (or the NIC) cuts into datagrams; with UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
+//! receiving kernel hands over runs of a flow's datagrams in one buffer with their segment size,
+//! which `receive` cuts apart again. Neither changes what is on the wire, nor the timing of the
+//! datagrams within a burst (they left back to back before too). Where the kernel or the route
+//! refuses (an old kernel, a device without checksum offload), the port falls back to one
+//! datagram per call.
 
 use longhaul_proto::{Connection, PacketKind, Time};
+use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
+use nix::sys::socket::{
+    recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrLike, SockaddrStorage,
+};
 use nix::sys::time::TimeSpec;
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
 
-/// Socket buffers to ask for: a burst of a window at 1 Gb/s × 200 ms is 25 MB, but what the
-/// socket buffer must absorb is only what arrives between two turns of the loop. Linux caps the
-/// request at `net.core.{r,w}mem_max` (`longhaul tune` prints the sysctl).
+/// Socket buffers to ask for: what the receive buffer must absorb is what arrives between two
+/// turns of the loop. Linux caps the request at `net.core.{r,w}mem_max` (`longhaul tune` prints
+/// the sysctl).
 pub const SOCKET_BUFFER: usize = 8 << 20;
 
-/// Datagrams read per turn of the loop before the connection gets to send.
+/// Most segments in one GSO send (Linux's `UDP_MAX_SEGMENTS` is 128; a 64 KB send of 1472-byte
+/// datagrams holds 44).
+pub const MAX_SEGMENTS: usize = 64;
+/// Largest GSO send (the IP packet's 16-bit length, less headers).
+const MAX_GSO_BYTES: usize = 65_000;
+/// Largest buffer a GRO read can fill.
+const MAX_GRO_BYTES: usize = 65_535;
+
+/// Datagrams (or GRO buffers) read per turn of the loop before the connection gets to send.
 const RECV_BATCH: usize = 256;
 
 /// Nanoseconds since the driver started: the connection's clock.
@@ -48,28 +68,15 @@ impl Clock {
     }
 }
 
-/// Bind a non-blocking UDP socket with large buffers; returns the buffer sizes granted.
-pub fn bind(addr: SocketAddr) -> io::Result<(UdpSocket, usize, usize)> {
-    let domain = socket2::Domain::for_address(addr);
-    let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
-    if addr.is_ipv6() && addr.ip().is_unspecified() {
-        // Serve IPv4 peers too, as mapped addresses.
-        let _ = s.set_only_v6(false);
-    }
-    // A refused size is not fatal: the transfer is merely more exposed to bursts.
-    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
-    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
-    s.bind(&addr.into())?;
-    s.set_nonblocking(true)?;
-    let (r, w) = (s.recv_buffer_size()?, s.send_buffer_size()?);
-    Ok((s.into(), r, w))
-}
-
 /// Counters of what the socket did, beside the connection's own.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SocketStats {
     pub datagrams_sent: u64,
+    /// System calls that sent them (fewer than datagrams with GSO).
+    pub send_calls: u64,
     pub datagrams_received: u64,
+    /// System calls that read them (fewer than datagrams with GRO).
+    pub recv_calls: u64,
     /// Data packets the kernel would not take (a full socket or device queue): handed back to
     /// the connection as local drops, which it resends and counts as congestion.
     pub local_drops: u64,
@@ -77,93 +84,269 @@ pub struct SocketStats {
     pub blocked: bool,
 }
 
-/// Send what `conn` has ready to `peer` (`None`: a connected socket). Stops early when the
-/// socket is full; other send errors are returned (a connected socket reports the peer's ICMP
-/// port-unreachable as `ConnectionRefused`).
-pub fn flush(
-    sock: &UdpSocket,
-    peer: Option<SocketAddr>,
-    conn: &mut Connection,
-    now: Time,
-    buf: &mut [u8],
-    stats: &mut SocketStats,
-) -> io::Result<()> {
-    stats.blocked = false;
-    while let Some(t) = conn.poll_transmit(now, buf) {
-        let sent = match peer {
-            Some(p) => sock.send_to(&buf[..t.len], p),
-            None => sock.send(&buf[..t.len]),
-        };
-        match sent {
-            Ok(_) => stats.datagrams_sent += 1,
-            Err(e) if is_full(&e) => {
-                if t.kind == PacketKind::Data {
-                    if let Some(pn) = t.packet_number {
-                        conn.on_local_drop(now, pn);
-                    }
-                }
-                stats.local_drops += 1;
-                stats.blocked = true;
-                return Ok(());
+/// A non-blocking UDP socket with large buffers and, where the kernel has them, GSO and GRO.
+pub struct UdpPort {
+    sock: UdpSocket,
+    /// The GSO segment size in force (the connection's largest datagram), if GSO is on.
+    gso: Option<usize>,
+    gro: bool,
+    /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
+    pub recv_buffer: usize,
+    /// Outgoing datagrams of the batch being built, back to back.
+    batch: Vec<u8>,
+    /// The data packet numbers in `batch`, for local drops.
+    batch_pns: Vec<u64>,
+    /// Ancillary-data space for a GRO read.
+    cmsg: Vec<u8>,
+    pub stats: SocketStats,
+}
+
+impl UdpPort {
+    /// Bind to `addr`. `max_datagram` is the connection's largest datagram (the GSO segment
+    /// size); `offload` asks for GSO and GRO.
+    pub fn bind(addr: SocketAddr, max_datagram: usize, offload: bool) -> io::Result<UdpPort> {
+        let domain = socket2::Domain::for_address(addr);
+        let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
+        if addr.is_ipv6() && addr.ip().is_unspecified() {
+            // Serve IPv4 peers too, as mapped addresses.
+            let _ = s.set_only_v6(false);
+        }
+        // A refused size is not fatal: the transfer is merely more exposed to bursts.
+        let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
+        let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+        s.bind(&addr.into())?;
+        s.set_nonblocking(true)?;
+        let recv_buffer = s.recv_buffer_size()?;
+        let sock: UdpSocket = s.into();
+        let (mut gso, mut gro) = (None, false);
+        if offload {
+            if setsockopt(&sock, sockopt::UdpGsoSegment, &(max_datagram as i32)).is_ok() {
+                gso = Some(max_datagram);
             }
-            Err(e) => return Err(e),
+            gro = setsockopt(&sock, sockopt::UdpGroSegment, &true).is_ok();
+        }
+        Ok(UdpPort {
+            sock,
+            gso,
+            gro,
+            recv_buffer,
+            batch: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
+            batch_pns: Vec::with_capacity(MAX_SEGMENTS),
+            cmsg: nix::cmsg_space!(i32),
+            stats: SocketStats::default(),
+        })
+    }
+
+    pub fn socket(&self) -> &UdpSocket {
+        &self.sock
+    }
+
+    /// Whether sends are segmented by the kernel (GSO) and reads coalesced (GRO).
+    pub fn offloads(&self) -> (bool, bool) {
+        (self.gso.is_some(), self.gro)
+    }
+
+    /// Send what `conn` has ready to `peer` (`None`: a connected socket). Stops early when the
+    /// socket is full; other send errors are returned (a connected socket reports the peer's
+    /// ICMP port-unreachable as `ConnectionRefused`).
+    pub fn flush(
+        &mut self,
+        peer: Option<SocketAddr>,
+        conn: &mut Connection,
+        now: Time,
+    ) -> io::Result<()> {
+        self.stats.blocked = false;
+        let max = conn.config().max_datagram_size();
+        let mut count = 0;
+        self.batch.clear();
+        self.batch_pns.clear();
+        loop {
+            let at = self.batch.len();
+            self.batch.resize(at + max, 0);
+            let Some(t) = conn.poll_transmit(now, &mut self.batch[at..]) else {
+                self.batch.truncate(at);
+                break;
+            };
+            self.batch.truncate(at + t.len);
+            if t.kind == PacketKind::Data {
+                self.batch_pns.extend(t.packet_number);
+            }
+            count += 1;
+            // A batch grows while its datagrams are full-sized segments; a shorter one ends it.
+            let segment = self.gso.is_some_and(|s| t.len == s);
+            let room = self.batch.len() + max <= MAX_GSO_BYTES && count < MAX_SEGMENTS;
+            if !(segment && room) {
+                if !self.send_batch(peer, conn, now, count)? {
+                    return Ok(());
+                }
+                count = 0;
+            }
+        }
+        if count > 0 {
+            self.send_batch(peer, conn, now, count)?;
+        }
+        Ok(())
+    }
+
+    /// Send `self.batch` (`count` datagrams); returns false when the socket was full.
+    fn send_batch(
+        &mut self,
+        peer: Option<SocketAddr>,
+        conn: &mut Connection,
+        now: Time,
+        count: usize,
+    ) -> io::Result<bool> {
+        let sent = self.send_raw(peer, count);
+        let result = match sent {
+            Ok(()) => {
+                self.stats.datagrams_sent += count as u64;
+                Ok(true)
+            }
+            Err(e) if is_full(&e) => {
+                for &pn in &self.batch_pns {
+                    conn.on_local_drop(now, pn);
+                }
+                self.stats.local_drops += count as u64;
+                self.stats.blocked = true;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        };
+        self.batch.clear();
+        self.batch_pns.clear();
+        result
+    }
+
+    fn send_raw(&mut self, peer: Option<SocketAddr>, count: usize) -> io::Result<()> {
+        let send = |sock: &UdpSocket, bytes: &[u8]| match peer {
+            Some(p) => sock.send_to(bytes, p),
+            None => sock.send(bytes),
+        };
+        self.stats.send_calls += 1;
+        match send(&self.sock, &self.batch) {
+            Ok(_) => Ok(()),
+            // The route cannot segment (no checksum offload: EIO) or the kernel refuses the
+            // size: one datagram per call from now on.
+            Err(e)
+                if count > 1
+                    && matches!(
+                        e.raw_os_error().map(Errno::from_raw),
+                        Some(Errno::EIO | Errno::EINVAL | Errno::EOPNOTSUPP)
+                    ) =>
+            {
+                let seg = self.gso.take().expect("a batch of several is a GSO batch");
+                let _ = setsockopt(&self.sock, sockopt::UdpGsoSegment, &0);
+                for d in self.batch.chunks(seg) {
+                    self.stats.send_calls += 1;
+                    send(&self.sock, d)?;
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
         }
     }
-    Ok(())
+
+    /// Read up to a batch of datagrams; `deliver` gets each with its source.
+    pub fn receive(
+        &mut self,
+        buf: &mut [u8],
+        mut deliver: impl FnMut(SocketAddr, &[u8]),
+    ) -> io::Result<()> {
+        assert!(
+            buf.len() >= MAX_GRO_BYTES,
+            "a GRO read needs a 64 KB buffer"
+        );
+        for _ in 0..RECV_BATCH {
+            let got = if self.gro {
+                self.recv_gro(buf)
+            } else {
+                self.sock.recv_from(buf).map(|(n, from)| (n, from, None))
+            };
+            match got {
+                Ok((n, from, segment)) => {
+                    self.stats.recv_calls += 1;
+                    let seg = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
+                    for d in buf[..n].chunks(seg) {
+                        self.stats.datagrams_received += 1;
+                        deliver(from, d);
+                    }
+                    if n == 0 {
+                        // An empty datagram is still one.
+                        self.stats.datagrams_received += 1;
+                        deliver(from, &[]);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A connected socket hears of an earlier datagram's ICMP error here.
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// One `recvmsg` with the GRO segment size, if the kernel coalesced.
+    fn recv_gro(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<usize>)> {
+        let mut iov = [IoSliceMut::new(buf)];
+        let msg = recvmsg::<SockaddrStorage>(
+            self.sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut self.cmsg),
+            MsgFlags::MSG_DONTWAIT,
+        )
+        .map_err(io::Error::from)?;
+        let mut segment = None;
+        if let Ok(cmsgs) = msg.cmsgs() {
+            for c in cmsgs {
+                if let ControlMessageOwned::UdpGroSegments(s) = c {
+                    segment = Some(s as usize);
+                }
+            }
+        }
+        let from = msg
+            .address
+            .as_ref()
+            .and_then(to_socket_addr)
+            .ok_or_else(|| io::Error::other("a datagram without a source address"))?;
+        Ok((msg.bytes, from, segment))
+    }
+
+    /// Sleep until the socket is readable (or writable, when the last send found it full), or
+    /// until `deadline`. Returns at once when the deadline has passed; a signal ends the wait.
+    pub fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let timeout = match deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(());
+                }
+                Some(TimeSpec::from_duration(left))
+            }
+            None => None,
+        };
+        let mut events = PollFlags::POLLIN;
+        if self.stats.blocked {
+            events |= PollFlags::POLLOUT;
+        }
+        let mut fds = [PollFd::new(self.sock.as_fd(), events)];
+        match ppoll(&mut fds, timeout, None) {
+            Ok(_) | Err(Errno::EINTR) => Ok(()),
+            Err(e) => Err(io::Error::from(e)),
+        }
+    }
+}
+
+fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
+    if let Some(v4) = a.as_sockaddr_in() {
+        return Some(SocketAddr::V4((*v4).into()));
+    }
+    a.as_sockaddr_in6()
+        .map(|v6| SocketAddr::V6((*v6).into()))
+        .filter(|_| a.family().is_some())
 }
 
 fn is_full(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc_enobufs())
-}
-
-fn libc_enobufs() -> i32 {
-    nix::errno::Errno::ENOBUFS as i32
-}
-
-/// Read up to a batch of datagrams; `deliver` gets each with its source.
-pub fn receive(
-    sock: &UdpSocket,
-    buf: &mut [u8],
-    stats: &mut SocketStats,
-    mut deliver: impl FnMut(SocketAddr, &[u8]),
-) -> io::Result<()> {
-    for _ in 0..RECV_BATCH {
-        match sock.recv_from(buf) {
-            Ok((n, from)) => {
-                stats.datagrams_received += 1;
-                deliver(from, &buf[..n]);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            // A connected socket hears of an earlier datagram's ICMP error here.
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// Sleep until `sock` is readable (or writable, when `want_write`), or until `deadline`.
-/// Returns at once when the deadline has passed; a signal ends the wait early.
-pub fn wait(sock: &UdpSocket, deadline: Option<Instant>, want_write: bool) -> io::Result<()> {
-    let timeout = match deadline {
-        Some(d) => {
-            let left = d.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(());
-            }
-            Some(TimeSpec::from_duration(left))
-        }
-        None => None,
-    };
-    let mut events = PollFlags::POLLIN;
-    if want_write {
-        events |= PollFlags::POLLOUT;
-    }
-    let mut fds = [PollFd::new(sock.as_fd(), events)];
-    match ppoll(&mut fds, timeout, None) {
-        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
-        Err(e) => Err(io::Error::from(e)),
-    }
+    e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(Errno::ENOBUFS as i32)
 }
 
 /// The earliest of two optional deadlines.

@@ -49,6 +49,7 @@ fn receiver(dir: &Path, overwrite: bool, count: usize) -> (SocketAddr, JoinHandl
         overwrite,
         max_size: 1 << 40,
         max_sessions: 4,
+        offload: true,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
     let addr = r.local_addr();
@@ -68,6 +69,7 @@ fn options(cc: &str) -> SendOptions {
         name: None,
         interval: Duration::from_millis(100),
         connect_timeout: Duration::from_secs(5),
+        offload: true,
     }
 }
 
@@ -166,6 +168,13 @@ fn a_file_arrives_byte_for_byte_with_each_controller() {
             report.stats.packets_sent >= data.len() as u64 / mss,
             "{cc}: {report:?}"
         );
+        // Loopback segments in software: GSO is available, and bursts leave in fewer calls.
+        assert!(report.offloads.0, "{cc}: no GSO on loopback");
+        assert!(
+            report.socket.send_calls < report.socket.datagrams_sent,
+            "{cc}: {:?}",
+            report.socket
+        );
         assert_eq!(got.len(), 1);
         let (stored, hex) = got[0].result.clone().unwrap();
         assert_eq!(stored, dst.path().join("data.bin"));
@@ -173,6 +182,24 @@ fn a_file_arrives_byte_for_byte_with_each_controller() {
         assert_eq!(got[0].bytes, data.len() as u64);
         assert!(others(dst.path(), &["data.bin"]).is_empty());
     }
+}
+
+#[test]
+fn without_offload_every_datagram_is_its_own_call() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "plain.bin", 2_000_000, 4);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let opts = SendOptions {
+        offload: false,
+        ..options("fast")
+    };
+    let report = send_file(&path, addr, opts, &AtomicBool::new(false), |_| {}).unwrap();
+    rx.join().unwrap();
+    assert_eq!(std::fs::read(dst.path().join("plain.bin")).unwrap(), data);
+    assert_eq!(report.offloads, (false, false));
+    assert_eq!(report.socket.send_calls, report.socket.datagrams_sent);
+    assert!(report.socket.datagrams_sent > data.len() as u64 / 1500);
 }
 
 #[test]

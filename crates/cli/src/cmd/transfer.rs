@@ -34,6 +34,10 @@ pub struct TransportArgs {
     /// Close a connection that has heard nothing for this long.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub idle_timeout: Duration,
+    /// One datagram per system call: no UDP segmentation offload (GSO) or receive coalescing
+    /// (GRO), which are used where the kernel has them.
+    #[arg(long)]
+    pub no_offload: bool,
 }
 
 impl TransportArgs {
@@ -158,6 +162,7 @@ pub fn send(a: SendArgs) -> Result<()> {
             name: a.name.clone(),
             interval: a.interval,
             connect_timeout: a.connect_timeout,
+            offload: !a.transport.no_offload,
         },
         &stop,
         |p: &Progress| {
@@ -203,7 +208,13 @@ pub fn send(a: SendArgs) -> Result<()> {
             s.min_rtt_us as f64 / 1000.0,
             s.srtt_us as f64 / 1000.0,
         );
-        eprintln!("stored by the receiver, SHA-256 {}", report.sha256);
+        eprintln!(
+            "{} datagrams in {} send calls (GSO {}); stored by the receiver, SHA-256 {}",
+            report.socket.datagrams_sent,
+            report.socket.send_calls,
+            if report.offloads.0 { "on" } else { "off" },
+            report.sha256
+        );
     }
     Ok(())
 }
@@ -224,6 +235,9 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         "congestion_events": s.congestion_events,
         "rto_count": s.rto_count,
         "socket_drops": r.socket.local_drops,
+        "gso": r.offloads.0,
+        "datagrams_sent": r.socket.datagrams_sent,
+        "send_calls": r.socket.send_calls,
         "min_rtt_ms": s.min_rtt_us as f64 / 1000.0,
         "srtt_ms": s.srtt_us as f64 / 1000.0,
     })
@@ -240,6 +254,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         overwrite: a.overwrite,
         max_size: a.max_size,
         max_sessions: a.max_sessions,
+        offload: !a.transport.no_offload,
     };
     let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
     let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
@@ -249,10 +264,14 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         None => Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))?,
     };
     let stop = stop_flag();
+    let (gso, gro) = r.offloads();
+    let on = |b: bool| if b { "on" } else { "off" };
     eprintln!(
-        "receiving into {} on UDP {}",
+        "receiving into {} on UDP {} (GSO {}, GRO {})",
         r.dir().display(),
-        r.local_addr()
+        r.local_addr(),
+        on(gso),
+        on(gro)
     );
     // Linux doubles the request for bookkeeping and caps it at net.core.rmem_max.
     if r.recv_buffer() < longhaul_net::socket::SOCKET_BUFFER {
