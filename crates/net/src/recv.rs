@@ -273,9 +273,12 @@ impl Receiver {
         let mut inbuf = vec![0u8; 65_536];
         let mut app = vec![0u8; 1 << 20];
         let mut ended = 0;
+        // The latest time given to the connections: arrival stamps are never earlier.
+        let mut last_now = self.clock.now();
         while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| ended < l) {
-            self.receive(&mut inbuf)?;
+            self.receive(&mut inbuf, last_now)?;
             let now = self.clock.now();
+            last_now = now;
             let mut deadline: Option<Time> = None;
             let mut closed = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
@@ -324,11 +327,10 @@ impl Receiver {
         Ok(ended)
     }
 
-    fn receive(&mut self, inbuf: &mut [u8]) -> Result<(), NetError> {
+    fn receive(&mut self, inbuf: &mut [u8], floor: Time) -> Result<(), NetError> {
         let (sessions, options, clock) = (&mut self.sessions, &self.options, &self.clock);
-        let result = self.port.receive(inbuf, |from, d| {
-            // Each datagram's own arrival time (see `send`): ACK delays are measured from it.
-            let now = clock.now();
+        let result = self.port.receive(inbuf, clock, floor, |from, d, now| {
+            // `now` is the datagram's own arrival time (see `socket`): ACK delays count from it.
             if let Some(s) = sessions.get_mut(&from) {
                 let _ = s.conn.handle_packet(now, d);
                 return;

@@ -17,6 +17,15 @@
 //! datagrams within a burst (they left back to back before too). Where the kernel or the route
 //! refuses (an old kernel, a device without checksum offload), the port falls back to one
 //! datagram per call.
+//!
+//! **Arrival times.** An ACK's arrival time is half of an RTT sample, and RTT is FAST's and
+//! Vegas's congestion signal: a loop that reads a datagram a few milliseconds after it arrived
+//! (busy hashing the file, preempted on a loaded host) would report queueing that is not on the
+//! path. So the kernel stamps each datagram as it arrives (`SO_TIMESTAMPNS`, wall clock) and
+//! `receive` converts the stamp to the connection's clock by the lag since it was taken; where
+//! the stamp is missing, the datagram is stamped as it is read. (So it is for the first few
+//! milliseconds after the first socket on a host asks for stamps: the kernel switches stamping
+//! on asynchronously and meanwhile stamps a datagram when it is read.)
 
 use longhaul_proto::{Connection, PacketKind, Time};
 use nix::errno::Errno;
@@ -90,6 +99,8 @@ pub struct UdpPort {
     /// The GSO segment size in force (the connection's largest datagram), if GSO is on.
     gso: Option<usize>,
     gro: bool,
+    /// The kernel stamps arrivals (`SO_TIMESTAMPNS`).
+    timestamps: bool,
     /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
     pub recv_buffer: usize,
     /// Outgoing datagrams of the batch being built, back to back.
@@ -125,14 +136,16 @@ impl UdpPort {
             }
             gro = setsockopt(&sock, sockopt::UdpGroSegment, &true).is_ok();
         }
+        let timestamps = setsockopt(&sock, sockopt::ReceiveTimestampns, &true).is_ok();
         Ok(UdpPort {
             sock,
             gso,
             gro,
+            timestamps,
             recv_buffer,
             batch: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
             batch_pns: Vec::with_capacity(MAX_SEGMENTS),
-            cmsg: nix::cmsg_space!(i32),
+            cmsg: nix::cmsg_space!(i32, TimeSpec),
             stats: SocketStats::default(),
         })
     }
@@ -246,34 +259,41 @@ impl UdpPort {
         }
     }
 
-    /// Read up to a batch of datagrams; `deliver` gets each with its source.
+    /// Read up to a batch of datagrams; `deliver` gets each with its source and its arrival
+    /// time on `clock`, no earlier than `floor` — the last time the driver gave its
+    /// connections, whose clock must not run backwards.
     pub fn receive(
         &mut self,
         buf: &mut [u8],
-        mut deliver: impl FnMut(SocketAddr, &[u8]),
+        clock: &Clock,
+        floor: Time,
+        mut deliver: impl FnMut(SocketAddr, &[u8], Time),
     ) -> io::Result<()> {
         assert!(
             buf.len() >= MAX_GRO_BYTES,
             "a GRO read needs a 64 KB buffer"
         );
         for _ in 0..RECV_BATCH {
-            let got = if self.gro {
-                self.recv_gro(buf)
+            let got = if self.gro || self.timestamps {
+                self.recv_msg(buf)
             } else {
-                self.sock.recv_from(buf).map(|(n, from)| (n, from, None))
+                self.sock
+                    .recv_from(buf)
+                    .map(|(n, from)| (n, from, None, None))
             };
             match got {
-                Ok((n, from, segment)) => {
+                Ok((n, from, segment, stamp)) => {
                     self.stats.recv_calls += 1;
+                    let at = arrival(clock, stamp).max(floor);
                     let seg = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
                     for d in buf[..n].chunks(seg) {
                         self.stats.datagrams_received += 1;
-                        deliver(from, d);
+                        deliver(from, d, at);
                     }
                     if n == 0 {
                         // An empty datagram is still one.
                         self.stats.datagrams_received += 1;
-                        deliver(from, &[]);
+                        deliver(from, &[], at);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -285,8 +305,9 @@ impl UdpPort {
         Ok(())
     }
 
-    /// One `recvmsg` with the GRO segment size, if the kernel coalesced.
-    fn recv_gro(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr, Option<usize>)> {
+    /// One `recvmsg`: the datagram (or GRO run), its source, the GRO segment size if the kernel
+    /// coalesced, and the kernel's arrival stamp.
+    fn recv_msg(&mut self, buf: &mut [u8]) -> io::Result<Received> {
         let mut iov = [IoSliceMut::new(buf)];
         let msg = recvmsg::<SockaddrStorage>(
             self.sock.as_raw_fd(),
@@ -295,11 +316,13 @@ impl UdpPort {
             MsgFlags::MSG_DONTWAIT,
         )
         .map_err(io::Error::from)?;
-        let mut segment = None;
+        let (mut segment, mut stamp) = (None, None);
         if let Ok(cmsgs) = msg.cmsgs() {
             for c in cmsgs {
-                if let ControlMessageOwned::UdpGroSegments(s) = c {
-                    segment = Some(s as usize);
+                match c {
+                    ControlMessageOwned::UdpGroSegments(s) => segment = Some(s as usize),
+                    ControlMessageOwned::ScmTimestampns(t) => stamp = Some(t),
+                    _ => {}
                 }
             }
         }
@@ -308,7 +331,7 @@ impl UdpPort {
             .as_ref()
             .and_then(to_socket_addr)
             .ok_or_else(|| io::Error::other("a datagram without a source address"))?;
-        Ok((msg.bytes, from, segment))
+        Ok((msg.bytes, from, segment, stamp))
     }
 
     /// Sleep until the socket is readable (or writable, when the last send found it full), or
@@ -336,6 +359,28 @@ impl UdpPort {
     }
 }
 
+/// The arrival time on `clock` of a datagram the kernel stamped at `stamp` (wall clock): now,
+/// less the time since the stamp. The lag is read on the wall clock alone, so the two clocks
+/// need no common origin; a lag that is negative or over a second (the wall clock was stepped
+/// in between) is not believed, and the datagram counts as arriving now.
+pub fn arrival(clock: &Clock, stamp: Option<TimeSpec>) -> Time {
+    let now = clock.now();
+    let Some(ts) = stamp else { return now };
+    let Ok(wall) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return now;
+    };
+    let stamped = Duration::new(
+        ts.tv_sec().max(0) as u64,
+        ts.tv_nsec().clamp(0, 999_999_999) as u32,
+    );
+    match wall.checked_sub(stamped) {
+        Some(lag) if lag < Duration::from_secs(1) => {
+            Time::from_nanos(now.as_nanos().saturating_sub(lag.as_nanos() as u64))
+        }
+        _ => now,
+    }
+}
+
 fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
     if let Some(v4) = a.as_sockaddr_in() {
         return Some(SocketAddr::V4((*v4).into()));
@@ -344,6 +389,9 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
         .map(|v6| SocketAddr::V6((*v6).into()))
         .filter(|_| a.family().is_some())
 }
+
+/// What one read returned: length, source, GRO segment size, arrival stamp.
+type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
 
 fn is_full(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(Errno::ENOBUFS as i32)
@@ -355,5 +403,102 @@ pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, None) => a,
         (None, b) => b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A datagram read 30 ms after it arrived carries its arrival time, not the read's.
+    #[test]
+    fn a_late_read_reports_the_kernel_arrival_time_within_the_floor() {
+        let mut port = UdpPort::bind("127.0.0.1:0".parse().unwrap(), 1472, true).unwrap();
+        assert!(port.timestamps, "SO_TIMESTAMPNS refused");
+        let to = port.socket().local_addr().unwrap();
+        let clock = Clock::start();
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut buf = vec![0u8; 65_536];
+        wait_for_arrival_stamps(&mut port, &peer, &clock, &mut buf);
+        let before = clock.now();
+        peer.send_to(b"early", to).unwrap();
+        let sent = clock.now();
+        std::thread::sleep(Duration::from_millis(30));
+        let read_at = clock.now();
+        let mut got = Vec::new();
+        port.receive(&mut buf, &clock, Time::ZERO, |from, d, at| {
+            got.push((from, d.to_vec(), at))
+        })
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        let (from, data, at) = &got[0];
+        assert_eq!(*from, peer.local_addr().unwrap());
+        assert_eq!(data, b"early");
+        // Stamped by the kernel between the send call's start and the sleep (loopback delivers
+        // within the call), so at least 25 ms before the read.
+        assert!(
+            *at >= before && *at <= sent + Duration::from_millis(2),
+            "arrival {at:?}, sent in [{before:?}, {sent:?}]"
+        );
+        assert!(
+            read_at - *at >= Duration::from_millis(25),
+            "{at:?} vs {read_at:?}"
+        );
+
+        // The floor holds: a connection's clock never runs backwards.
+        peer.send_to(b"again", to).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let floor = clock.now();
+        let mut at2 = Time::ZERO;
+        port.receive(&mut buf, &clock, floor, |_, _, at| at2 = at)
+            .unwrap();
+        assert_eq!(at2, floor);
+    }
+
+    /// The kernel turns arrival stamping on asynchronously (a deferred static-key switch) when
+    /// the first socket on the host asks for it; until then a datagram is stamped as it is read.
+    /// Probe until a datagram read 5 ms late carries an earlier stamp (at most a second).
+    fn wait_for_arrival_stamps(
+        port: &mut UdpPort,
+        peer: &UdpSocket,
+        clock: &Clock,
+        buf: &mut [u8],
+    ) {
+        let to = port.socket().local_addr().unwrap();
+        for _ in 0..200 {
+            peer.send_to(b"probe", to).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            let read_at = clock.now();
+            let mut at = None;
+            port.receive(buf, clock, Time::ZERO, |_, _, t| at = Some(t))
+                .unwrap();
+            if at.is_some_and(|t| read_at - t >= Duration::from_millis(4)) {
+                return;
+            }
+        }
+        panic!("the kernel never stamped an arrival before it was read");
+    }
+
+    #[test]
+    fn a_stamp_from_the_future_or_long_ago_is_not_believed() {
+        let clock = Clock::start();
+        std::thread::sleep(Duration::from_millis(2));
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let ts = |d: Duration| Some(TimeSpec::from_duration(d));
+        let now = clock.now();
+        let future = arrival(&clock, ts(wall + Duration::from_secs(5)));
+        let ancient = arrival(&clock, ts(wall - Duration::from_secs(30)));
+        let recent = arrival(&clock, ts(wall - Duration::from_millis(1)));
+        let later = clock.now();
+        for t in [future, ancient] {
+            assert!(t >= now && t <= later, "{t:?} not in [{now:?}, {later:?}]");
+        }
+        assert!(recent < now, "{recent:?} vs {now:?}");
+        assert!(
+            now - recent <= Duration::from_millis(2),
+            "{recent:?} vs {now:?}"
+        );
     }
 }
