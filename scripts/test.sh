@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
-# --no-fail-fast: one run reports every failing test binary, not only the first.
-cargo test --workspace --release --no-fail-fast -- --test-threads=2
+# --no-fail-fast: one run reports every failing test binary, not only the first. The `ci`
+# profile optimizes like release without its whole-program link (Cargo.toml).
+cargo test --workspace --profile ci --no-fail-fast -- --test-threads=2
