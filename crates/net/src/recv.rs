@@ -273,12 +273,9 @@ impl Receiver {
         let mut inbuf = vec![0u8; 65_536];
         let mut app = vec![0u8; 1 << 20];
         let mut ended = 0;
-        // The latest time given to the connections: arrival stamps are never earlier.
-        let mut last_now = self.clock.now();
         while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| ended < l) {
-            self.receive(&mut inbuf, last_now)?;
+            self.receive(&mut inbuf)?;
             let now = self.clock.now();
-            last_now = now;
             let mut deadline: Option<Time> = None;
             let mut closed = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
@@ -327,9 +324,9 @@ impl Receiver {
         Ok(ended)
     }
 
-    fn receive(&mut self, inbuf: &mut [u8], floor: Time) -> Result<(), NetError> {
+    fn receive(&mut self, inbuf: &mut [u8]) -> Result<(), NetError> {
         let (sessions, options, clock) = (&mut self.sessions, &self.options, &self.clock);
-        let result = self.port.receive(inbuf, clock, floor, |from, d, now| {
+        let result = self.port.receive(inbuf, clock, |from, d, now| {
             // `now` is the datagram's own arrival time (see `socket`): ACK delays count from it.
             if let Some(s) = sessions.get_mut(&from) {
                 let _ = s.conn.handle_packet(now, d);

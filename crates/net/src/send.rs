@@ -111,8 +111,6 @@ pub fn send_file(
     let clock = Clock::start();
     let mut conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
     let mut inbuf = vec![0u8; 65_536];
-    // The latest time given to the connection: arrival stamps are never earlier.
-    let mut last_now = clock.now();
 
     // The stream: header, file, digest. `pending[at..]` has yet to enter the connection.
     let mut pending = header;
@@ -134,7 +132,7 @@ pub fn send_file(
             return Err(NetError::Interrupted);
         }
         let mut recv_err = None;
-        port.receive(&mut inbuf, &clock, last_now, |_, d, arrived| {
+        port.receive(&mut inbuf, &clock, |_, d, arrived| {
             // Each datagram at its own arrival time (see `socket`): RTT samples are the
             // controller's congestion signal. A datagram the connection rejects is counted in
             // its stats; the transfer goes on.
@@ -230,7 +228,6 @@ pub fn send_file(
         }
 
         let now = clock.now();
-        last_now = now;
         port.flush(None, &mut conn, now)
             .map_err(|e| refused_or(e, peer))?;
 

@@ -34,6 +34,7 @@ use nix::sys::socket::{
     recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrLike, SockaddrStorage,
 };
 use nix::sys::time::TimeSpec;
+use std::cell::Cell;
 use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd};
@@ -55,25 +56,65 @@ const MAX_GRO_BYTES: usize = 65_535;
 /// Datagrams (or GRO buffers) read per turn of the loop before the connection gets to send.
 const RECV_BATCH: usize = 256;
 
-/// Nanoseconds since the driver started: the connection's clock.
-#[derive(Clone, Copy)]
+/// Nanoseconds since the driver started: the connection's clock. It never runs backwards for
+/// the connection: a datagram's arrival time (`arrival`) is no earlier than the latest time
+/// the clock gave out.
 pub struct Clock {
     start: Instant,
+    /// The latest time `now` or `arrival` returned.
+    given: Cell<Time>,
 }
 
 impl Clock {
     pub fn start() -> Clock {
         Clock {
             start: Instant::now(),
+            given: Cell::new(Time::ZERO),
         }
     }
 
     pub fn now(&self) -> Time {
-        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+        let t = self.read();
+        self.given.set(t);
+        t
     }
 
     pub fn instant(&self, t: Time) -> Instant {
         self.start + Duration::from_nanos(t.as_nanos())
+    }
+
+    fn read(&self) -> Time {
+        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    /// The time to give the connection for a datagram the kernel stamped at `stamp`: its
+    /// arrival (`stamped`), but no earlier than any time given out before.
+    fn arrival(&self, stamp: Option<TimeSpec>) -> Time {
+        let t = self.stamped(stamp).max(self.given.get());
+        self.given.set(t);
+        t
+    }
+
+    /// The arrival time on this clock of a datagram the kernel stamped at `stamp` (wall
+    /// clock): now, less the time since the stamp. The lag is read on the wall clock alone, so
+    /// the two clocks need no common origin; a lag that is negative or over a second (the wall
+    /// clock was stepped in between) is not believed, and the datagram counts as arriving now.
+    fn stamped(&self, stamp: Option<TimeSpec>) -> Time {
+        let now = self.read();
+        let Some(ts) = stamp else { return now };
+        let Ok(wall) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+            return now;
+        };
+        let stamped = Duration::new(
+            ts.tv_sec().max(0) as u64,
+            ts.tv_nsec().clamp(0, 999_999_999) as u32,
+        );
+        match wall.checked_sub(stamped) {
+            Some(lag) if lag < Duration::from_secs(1) => {
+                Time::from_nanos(now.as_nanos().saturating_sub(lag.as_nanos() as u64))
+            }
+            _ => now,
+        }
     }
 }
 
@@ -260,13 +301,11 @@ impl UdpPort {
     }
 
     /// Read up to a batch of datagrams; `deliver` gets each with its source and its arrival
-    /// time on `clock`, no earlier than `floor` — the last time the driver gave its
-    /// connections, whose clock must not run backwards.
+    /// time on `clock` (`Clock::arrival`).
     pub fn receive(
         &mut self,
         buf: &mut [u8],
         clock: &Clock,
-        floor: Time,
         mut deliver: impl FnMut(SocketAddr, &[u8], Time),
     ) -> io::Result<()> {
         assert!(
@@ -284,7 +323,7 @@ impl UdpPort {
             match got {
                 Ok((n, from, segment, stamp)) => {
                     self.stats.recv_calls += 1;
-                    let at = arrival(clock, stamp).max(floor);
+                    let at = clock.arrival(stamp);
                     let seg = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
                     for d in buf[..n].chunks(seg) {
                         self.stats.datagrams_received += 1;
@@ -359,28 +398,6 @@ impl UdpPort {
     }
 }
 
-/// The arrival time on `clock` of a datagram the kernel stamped at `stamp` (wall clock): now,
-/// less the time since the stamp. The lag is read on the wall clock alone, so the two clocks
-/// need no common origin; a lag that is negative or over a second (the wall clock was stepped
-/// in between) is not believed, and the datagram counts as arriving now.
-pub fn arrival(clock: &Clock, stamp: Option<TimeSpec>) -> Time {
-    let now = clock.now();
-    let Some(ts) = stamp else { return now };
-    let Ok(wall) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
-        return now;
-    };
-    let stamped = Duration::new(
-        ts.tv_sec().max(0) as u64,
-        ts.tv_nsec().clamp(0, 999_999_999) as u32,
-    );
-    match wall.checked_sub(stamped) {
-        Some(lag) if lag < Duration::from_secs(1) => {
-            Time::from_nanos(now.as_nanos().saturating_sub(lag.as_nanos() as u64))
-        }
-        _ => now,
-    }
-}
-
 fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
     if let Some(v4) = a.as_sockaddr_in() {
         return Some(SocketAddr::V4((*v4).into()));
@@ -424,12 +441,13 @@ mod tests {
         peer.send_to(b"early", to).unwrap();
         let sent = clock.now();
         std::thread::sleep(Duration::from_millis(30));
-        let read_at = clock.now();
         let mut got = Vec::new();
-        port.receive(&mut buf, &clock, Time::ZERO, |from, d, at| {
+        port.receive(&mut buf, &clock, |from, d, at| {
             got.push((from, d.to_vec(), at))
         })
         .unwrap();
+        // Read after the receive: a reading before it would be a floor for the arrival.
+        let read_at = clock.now();
         assert_eq!(got.len(), 1);
         let (from, data, at) = &got[0];
         assert_eq!(*from, peer.local_addr().unwrap());
@@ -450,14 +468,14 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let floor = clock.now();
         let mut at2 = Time::ZERO;
-        port.receive(&mut buf, &clock, floor, |_, _, at| at2 = at)
-            .unwrap();
+        port.receive(&mut buf, &clock, |_, _, at| at2 = at).unwrap();
         assert_eq!(at2, floor);
     }
 
     /// The kernel turns arrival stamping on asynchronously (a deferred static-key switch) when
     /// the first socket on the host asks for it; until then a datagram is stamped as it is read.
     /// Probe until a datagram read 5 ms late carries an earlier stamp (at most a second).
+    /// The probes leave the clock's floor behind the next datagram's arrival.
     fn wait_for_arrival_stamps(
         port: &mut UdpPort,
         peer: &UdpSocket,
@@ -468,10 +486,9 @@ mod tests {
         for _ in 0..200 {
             peer.send_to(b"probe", to).unwrap();
             std::thread::sleep(Duration::from_millis(5));
-            let read_at = clock.now();
             let mut at = None;
-            port.receive(buf, clock, Time::ZERO, |_, _, t| at = Some(t))
-                .unwrap();
+            port.receive(buf, clock, |_, _, t| at = Some(t)).unwrap();
+            let read_at = clock.now();
             if at.is_some_and(|t| read_at - t >= Duration::from_millis(4)) {
                 return;
             }
@@ -488,9 +505,9 @@ mod tests {
             .unwrap();
         let ts = |d: Duration| Some(TimeSpec::from_duration(d));
         let now = clock.now();
-        let future = arrival(&clock, ts(wall + Duration::from_secs(5)));
-        let ancient = arrival(&clock, ts(wall - Duration::from_secs(30)));
-        let recent = arrival(&clock, ts(wall - Duration::from_millis(1)));
+        let future = clock.stamped(ts(wall + Duration::from_secs(5)));
+        let ancient = clock.stamped(ts(wall - Duration::from_secs(30)));
+        let recent = clock.stamped(ts(wall - Duration::from_millis(1)));
         let later = clock.now();
         for t in [future, ancient] {
             assert!(t >= now && t <= later, "{t:?} not in [{now:?}, {later:?}]");
