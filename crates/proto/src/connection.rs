@@ -288,6 +288,11 @@ impl Connection {
     }
 
     /// Bytes written and not yet acknowledged.
+    /// Bytes of memory the receive buffer holds: it follows the data held, not the window.
+    pub fn recv_memory(&self) -> usize {
+        self.recv.memory()
+    }
+
     pub fn send_buffered(&self) -> u64 {
         self.stream.written() - self.stream.acked_offset()
     }

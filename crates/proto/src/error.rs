@@ -48,6 +48,8 @@ pub enum PacketError {
     FutureTimestamp { echo_us: u64, now_us: u64 },
     #[error("fin at offset {fin} conflicts with data or an earlier fin ending at {known}")]
     FinConflict { fin: u64, known: u64 },
+    #[error("data at offset {offset} would open a gap beyond the {max} out-of-order ranges a receiver holds")]
+    TooManyRanges { offset: u64, max: usize },
     #[error("{0} packet not expected in this connection state ({1})")]
     UnexpectedPacket(&'static str, &'static str),
     #[error("connection is closed")]

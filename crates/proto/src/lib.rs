@@ -70,6 +70,7 @@ pub mod error;
 mod loss;
 pub mod pacer;
 pub mod packet;
+mod pages;
 mod rate;
 mod reassembly;
 mod recv;
