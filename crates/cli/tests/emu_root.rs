@@ -565,7 +565,8 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
     assert!((50.0..55.0).contains(&min_rtt), "min RTT {min_rtt} ms: {v}");
     // Handshake, slow start and the last round trip included: well over half the path.
     assert!(goodput > 60e6, "goodput {goodput}: {v}");
-    assert_eq!(v["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(v["files"][0]["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(v["bytes_sent"].as_u64(), Some(40_000_000));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(emu.pid() as i32, libc::SIGTERM) };
     let (status, err) = emu.wait(Duration::from_secs(15));

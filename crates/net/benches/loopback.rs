@@ -7,8 +7,8 @@
 //! measured: the cost per byte of the driver, the kernel's UDP path and the file's hashing is.
 
 use longhaul_cc::CcSpec;
-use longhaul_net::recv::{Receiver, RecvOptions};
-use longhaul_net::send::{send_file, SendOptions};
+use longhaul_net::recv::{Event, Receiver, RecvOptions};
+use longhaul_net::send::{send_paths, SendOptions};
 use longhaul_proto::Config;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -44,17 +44,22 @@ fn transfer(path: &std::path::Path, offload: bool) -> (f64, f64, u64, u64) {
     let addr = r.local_addr();
     let (cpu0, t0) = (cpu_seconds(), Instant::now());
     let rx = std::thread::spawn(move || {
-        r.serve(&AtomicBool::new(false), Some(1), |t| {
-            assert!(t.result.is_ok(), "{:?}", t.result)
+        r.serve(&AtomicBool::new(false), Some(1), |e| {
+            if let Event::File(_, f) = e {
+                assert!(f.result.is_ok(), "{:?}", f.result)
+            }
         })
         .unwrap()
     });
-    let report = send_file(
-        path,
+    let report = send_paths(
+        &[path.to_path_buf()],
         addr,
         SendOptions {
             config: config(),
             name: None,
+            follow_links: false,
+            resume: true,
+            rate_limit: None,
             interval: Duration::from_secs(3600),
             connect_timeout: Duration::from_secs(5),
             offload,

@@ -1,180 +1,420 @@
-//! The file-transfer framing on top of a connection's two byte streams.
+//! The file-transfer protocol on a connection's two byte streams.
 //!
-//! Sender → receiver, one stream:
+//! One connection carries any number of files, directories and symbolic links, with one round
+//! trip for the whole set rather than one per file:
 //!
 //! ```text
-//! "LHFT"  version (1)  reserved (0)  name length (u16)  size (u64)  name (UTF-8)
-//! the file's `size` bytes
-//! SHA-256 of those bytes (32)
-//! end of stream
+//! sender → receiver                         receiver → sender
+//! "LHT2" HELLO ENTRY… MANIFEST_END    ──►
+//!                                     ◄──   "LHT2" PLAN… PLAN_END        (one per entry)
+//! FILE(id, from_chunk) bytes sha256 … ──►
+//! END                                 ◄──   DONE(id)… BYE             (one per FILE; FATAL to stop)
 //! ```
 //!
-//! (integers big-endian.) Receiver → sender, one line of UTF-8 and the end of the stream:
-//! `OK <sha256 hex>` once the file is on disk under its name with the right digest, or
-//! `ERR <reason>` when it was refused (the name is taken, the size exceeds a limit) or failed
-//! (the digest differs, a disk error). The sender streams the file without waiting for a go-ahead
-//! — on a 180 ms path a round trip of waiting costs more than a refused file's wasted bytes — and
-//! stops as soon as an `ERR` line arrives.
+//! The sender announces every entry (path, kind, size, mode, mtime) and waits for the plan:
+//! per entry, send it from chunk `n` (`n` > 0 when the receiver holds a verified prefix of an
+//! earlier, cut transfer, with the digest of that prefix's chunk digests, which the sender
+//! checks against its own file), skip it (already there), or refuse it (with the reason). Then
+//! each file to send follows as a `FILE` message, its bytes from the resume point, and the
+//! SHA-256 of the whole file; the receiver answers each with `DONE` once the file is verified,
+//! on disk and under its name, or with why not. `FATAL` (a full disk, say) ends the session;
+//! what was received is kept for a later resume.
 //!
-//! Parsing is incremental ([`HeaderParser`]): bytes arrive in whatever pieces the transport
-//! delivers them.
+//! Every message is `tag:u8 len:u32 body[len]`, integers big-endian, `len` at most
+//! [`MAX_MESSAGE`]; a `FILE` message's file bytes and digest follow its body unframed (the
+//! receiver knows the size from the manifest). Parsing is incremental ([`MessageReader`]):
+//! bytes arrive in whatever pieces the transport delivers. Decoding never panics and never
+//! allocates more than one message's declared, bounded length.
 
+use crate::path::{check_relative, PathError, Printable};
 use thiserror::Error;
 
-pub const MAGIC: &[u8; 4] = b"LHFT";
-pub const VERSION: u8 = 1;
-/// Fixed part of the header: magic, version, reserved, name length, size.
-pub const FIXED_LEN: usize = 4 + 1 + 1 + 2 + 8;
+pub const MAGIC: &[u8; 4] = b"LHT2";
 pub const DIGEST_LEN: usize = 32;
-/// The longest name a header may carry (Linux `NAME_MAX`).
-pub const MAX_NAME: usize = 255;
-/// The longest status line the receiver sends.
-pub const MAX_STATUS: usize = 1024;
+/// The largest message body (an entry with a 4095-byte path and a 4095-byte link target fits).
+pub const MAX_MESSAGE: usize = 16 * 1024;
+/// Longest reason text carried in a message.
+pub const MAX_REASON: usize = 1024;
+/// Resume granularity: the receiver journals verified chunks of this size.
+pub const CHUNK_SIZE: u64 = 1 << 20;
+/// The most entries one session may announce (the receiver keeps the manifest in memory).
+pub const MAX_ENTRIES: u64 = 1 << 24;
 
-/// What the sender announces before the file's bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
-    /// The file's name on the receiver: one path component.
-    pub name: String,
-    pub size: u64,
-}
+const HELLO: u8 = 0x01;
+const ENTRY: u8 = 0x02;
+const MANIFEST_END: u8 = 0x03;
+const FILE: u8 = 0x04;
+const END: u8 = 0x05;
+const KEEPALIVE: u8 = 0x06;
+const PLAN: u8 = 0x11;
+const PLAN_END: u8 = 0x12;
+const DONE: u8 = 0x13;
+const FATAL: u8 = 0x14;
+const BYE: u8 = 0x15;
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum FramingError {
-    #[error("not a longhaul transfer (bad magic); is the peer `longhaul send`?")]
+    #[error(
+        "not a longhaul transfer (bad magic); is the peer `longhaul send`/`recv` of this version?"
+    )]
     Magic,
-    #[error("transfer format version {0}; this build speaks version {VERSION}")]
-    Version(u8),
-    #[error("file name is not UTF-8")]
-    NameEncoding,
-    #[error("file name {0:?} is not a plain file name (empty, `.`/`..`, a `/` or a NUL byte)")]
-    NameInvalid(String),
-    #[error("file name of {0} bytes; at most {MAX_NAME}")]
-    NameTooLong(usize),
-    #[error("status line longer than {MAX_STATUS} bytes or not UTF-8")]
-    Status,
+    #[error("message {tag:#04x} is truncated")]
+    Truncated { tag: u8 },
+    #[error("message of {0} bytes; at most {MAX_MESSAGE}")]
+    TooLong(usize),
+    #[error("unknown message {0:#04x}")]
+    UnknownTag(u8),
+    #[error("{0} bytes left over in message {1:#04x}")]
+    Trailing(usize, u8),
+    #[error("text is not UTF-8")]
+    Encoding,
+    #[error("unknown entry kind {0}")]
+    Kind(u8),
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("symbolic link {0} has an empty target")]
+    EmptyTarget(Printable),
+    #[error("chunk size 2^{0} is not this build's 2^20")]
+    ChunkSize(u8),
+    #[error("{0} entries announced; at most {MAX_ENTRIES}")]
+    TooManyEntries(u64),
+    #[error("{0}")]
+    Protocol(String),
 }
 
-/// A name the receiver may create in its directory: one component, nothing that walks out.
-pub fn check_name(name: &str) -> Result<(), FramingError> {
-    if name.len() > MAX_NAME {
-        return Err(FramingError::NameTooLong(name.len()));
-    }
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
-        return Err(FramingError::NameInvalid(name.to_string()));
-    }
-    Ok(())
+/// What an entry is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File { size: u64 },
+    Dir,
+    Symlink { target: String },
 }
 
-impl Header {
-    pub fn encode(&self) -> Result<Vec<u8>, FramingError> {
-        check_name(&self.name)?;
-        let mut out = Vec::with_capacity(FIXED_LEN + self.name.len());
-        out.extend_from_slice(MAGIC);
-        out.push(VERSION);
-        out.push(0);
-        out.extend_from_slice(&(self.name.len() as u16).to_be_bytes());
-        out.extend_from_slice(&self.size.to_be_bytes());
-        out.extend_from_slice(self.name.as_bytes());
-        Ok(out)
-    }
+/// One announced entry: a path relative to the receiving directory and its metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub path: String,
+    pub kind: Kind,
+    /// Permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// Modification time, seconds and nanoseconds since the Unix epoch.
+    pub mtime: (i64, u32),
 }
 
-/// Collects a header from the stream's first bytes.
-#[derive(Default)]
-pub struct HeaderParser {
-    buf: Vec<u8>,
-}
-
-impl HeaderParser {
-    /// Feed bytes; returns the header and how many of `input`'s bytes it used, once complete.
-    /// Fails as soon as the bytes cannot begin a valid header.
-    pub fn feed(&mut self, input: &[u8]) -> Result<Option<(Header, usize)>, FramingError> {
-        let before = self.buf.len();
-        let want = |buf: &Vec<u8>| {
-            if buf.len() < FIXED_LEN {
-                FIXED_LEN
-            } else {
-                FIXED_LEN + u16::from_be_bytes([buf[6], buf[7]]) as usize
-            }
-        };
-        let mut used = 0;
-        while self.buf.len() < want(&self.buf) && used < input.len() {
-            let take = (want(&self.buf) - self.buf.len()).min(input.len() - used);
-            self.buf.extend_from_slice(&input[used..used + take]);
-            used += take;
-            self.check_prefix()?;
+impl Entry {
+    pub fn size(&self) -> u64 {
+        match self.kind {
+            Kind::File { size } => size,
+            _ => 0,
         }
-        if self.buf.len() < want(&self.buf) {
+    }
+}
+
+/// What the receiver will do with an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send the file from chunk `from_chunk`; `prefix` is the digest of the receiver's
+    /// verified chunks' digests (zero when `from_chunk` is 0).
+    Send {
+        from_chunk: u64,
+        prefix: [u8; DIGEST_LEN],
+    },
+    /// Already there (same size and mtime), or a directory or link now in place.
+    Skip(String),
+    Refuse(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    Hello {
+        resume: bool,
+        entries: u64,
+    },
+    Entry(Entry),
+    ManifestEnd,
+    /// Followed by the file's bytes from `from_chunk × CHUNK_SIZE` and its SHA-256.
+    File {
+        id: u32,
+        from_chunk: u64,
+    },
+    End,
+    /// Nothing: keeps the connection busy while the sender hashes a long resume prefix.
+    Keepalive,
+    Plan {
+        id: u32,
+        action: Action,
+    },
+    PlanEnd,
+    Done {
+        id: u32,
+        result: Result<[u8; DIGEST_LEN], String>,
+    },
+    Fatal(String),
+    Bye,
+}
+
+impl Message {
+    /// Append the message's encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; 5]);
+        let tag = match self {
+            Message::Hello { resume, entries } => {
+                out.push(*resume as u8);
+                out.push(CHUNK_SIZE.trailing_zeros() as u8);
+                out.extend_from_slice(&entries.to_be_bytes());
+                HELLO
+            }
+            Message::Entry(e) => {
+                let (kind, target) = match &e.kind {
+                    Kind::File { .. } => (0u8, ""),
+                    Kind::Dir => (1, ""),
+                    Kind::Symlink { target } => (2, target.as_str()),
+                };
+                out.push(kind);
+                out.extend_from_slice(&e.mode.to_be_bytes());
+                out.extend_from_slice(&e.mtime.0.to_be_bytes());
+                out.extend_from_slice(&e.mtime.1.to_be_bytes());
+                out.extend_from_slice(&e.size().to_be_bytes());
+                put_text(out, &e.path);
+                put_text(out, target);
+                ENTRY
+            }
+            Message::ManifestEnd => MANIFEST_END,
+            Message::File { id, from_chunk } => {
+                out.extend_from_slice(&id.to_be_bytes());
+                out.extend_from_slice(&from_chunk.to_be_bytes());
+                FILE
+            }
+            Message::End => END,
+            Message::Keepalive => KEEPALIVE,
+            Message::Plan { id, action } => {
+                out.extend_from_slice(&id.to_be_bytes());
+                match action {
+                    Action::Send { from_chunk, prefix } => {
+                        out.push(0);
+                        out.extend_from_slice(&from_chunk.to_be_bytes());
+                        out.extend_from_slice(prefix);
+                    }
+                    Action::Skip(why) => {
+                        out.push(1);
+                        put_text(out, clip(why));
+                    }
+                    Action::Refuse(why) => {
+                        out.push(2);
+                        put_text(out, clip(why));
+                    }
+                }
+                PLAN
+            }
+            Message::PlanEnd => PLAN_END,
+            Message::Done { id, result } => {
+                out.extend_from_slice(&id.to_be_bytes());
+                match result {
+                    Ok(d) => {
+                        out.push(1);
+                        out.extend_from_slice(d);
+                    }
+                    Err(why) => {
+                        out.push(0);
+                        put_text(out, clip(why));
+                    }
+                }
+                DONE
+            }
+            Message::Fatal(why) => {
+                put_text(out, clip(why));
+                FATAL
+            }
+            Message::Bye => BYE,
+        };
+        let len = (out.len() - start - 5) as u32;
+        out[start] = tag;
+        out[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    }
+
+    /// Decode one message body.
+    pub fn decode(tag: u8, body: &[u8]) -> Result<Message, FramingError> {
+        let mut r = Reader { buf: body, tag };
+        let m = match tag {
+            HELLO => {
+                let resume = r.u8()? != 0;
+                let log2 = r.u8()?;
+                if log2 as u32 != CHUNK_SIZE.trailing_zeros() {
+                    return Err(FramingError::ChunkSize(log2));
+                }
+                let entries = r.u64()?;
+                if entries > MAX_ENTRIES {
+                    return Err(FramingError::TooManyEntries(entries));
+                }
+                Message::Hello { resume, entries }
+            }
+            ENTRY => {
+                let kind = r.u8()?;
+                let mode = r.u32()? & 0o7777;
+                let mtime = (r.u64()? as i64, r.u32()?.min(999_999_999));
+                let size = r.u64()?;
+                let path = r.text()?;
+                check_relative(&path)?;
+                let target = r.text()?;
+                let kind = match kind {
+                    0 => Kind::File { size },
+                    1 => Kind::Dir,
+                    2 if target.is_empty() => {
+                        return Err(FramingError::EmptyTarget(Printable::from(path.as_str())))
+                    }
+                    2 => Kind::Symlink { target },
+                    k => return Err(FramingError::Kind(k)),
+                };
+                Message::Entry(Entry {
+                    path,
+                    kind,
+                    mode,
+                    mtime,
+                })
+            }
+            MANIFEST_END => Message::ManifestEnd,
+            FILE => Message::File {
+                id: r.u32()?,
+                from_chunk: r.u64()?,
+            },
+            END => Message::End,
+            KEEPALIVE => Message::Keepalive,
+            PLAN => {
+                let id = r.u32()?;
+                let action = match r.u8()? {
+                    0 => Action::Send {
+                        from_chunk: r.u64()?,
+                        prefix: r.digest()?,
+                    },
+                    1 => Action::Skip(r.text()?),
+                    2 => Action::Refuse(r.text()?),
+                    k => return Err(FramingError::Kind(k)),
+                };
+                Message::Plan { id, action }
+            }
+            PLAN_END => Message::PlanEnd,
+            DONE => {
+                let id = r.u32()?;
+                let result = match r.u8()? {
+                    1 => Ok(r.digest()?),
+                    _ => Err(r.text()?),
+                };
+                Message::Done { id, result }
+            }
+            FATAL => Message::Fatal(r.text()?),
+            BYE => Message::Bye,
+            t => return Err(FramingError::UnknownTag(t)),
+        };
+        if !r.buf.is_empty() {
+            return Err(FramingError::Trailing(r.buf.len(), tag));
+        }
+        Ok(m)
+    }
+}
+
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(MAX_REASON);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    tag: u8,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], FramingError> {
+        if self.buf.len() < n {
+            return Err(FramingError::Truncated { tag: self.tag });
+        }
+        let (a, b) = self.buf.split_at(n);
+        self.buf = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, FramingError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, FramingError> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4")))
+    }
+    fn u64(&mut self) -> Result<u64, FramingError> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8")))
+    }
+    fn digest(&mut self) -> Result<[u8; DIGEST_LEN], FramingError> {
+        Ok(self.take(DIGEST_LEN)?.try_into().expect("32"))
+    }
+    fn text(&mut self) -> Result<String, FramingError> {
+        let n = u16::from_be_bytes(self.take(2)?.try_into().expect("2")) as usize;
+        std::str::from_utf8(self.take(n)?)
+            .map(str::to_string)
+            .map_err(|_| FramingError::Encoding)
+    }
+}
+
+/// Splits a stream into messages, and hands out raw bytes when the caller expects them (a
+/// file's body after its `FILE` message).
+#[derive(Default)]
+pub struct MessageReader {
+    buf: Vec<u8>,
+    magic_seen: bool,
+}
+
+impl MessageReader {
+    /// Take bytes from the stream.
+    pub fn push(&mut self, input: &[u8]) {
+        self.buf.extend_from_slice(input);
+    }
+
+    /// The next whole message, if one has arrived.
+    pub fn next_message(&mut self) -> Result<Option<Message>, FramingError> {
+        if !self.magic_seen {
+            let n = self.buf.len().min(MAGIC.len());
+            if self.buf[..n] != MAGIC[..n] {
+                return Err(FramingError::Magic);
+            }
+            if n < MAGIC.len() {
+                return Ok(None);
+            }
+            self.buf.drain(..MAGIC.len());
+            self.magic_seen = true;
+        }
+        if self.buf.len() < 5 {
             return Ok(None);
         }
-        debug_assert!(self.buf.len() >= before);
-        let size = u64::from_be_bytes(self.buf[8..16].try_into().expect("8 bytes"));
-        let name = std::str::from_utf8(&self.buf[FIXED_LEN..])
-            .map_err(|_| FramingError::NameEncoding)?
-            .to_string();
-        check_name(&name)?;
-        Ok(Some((Header { name, size }, used)))
+        let len = u32::from_be_bytes(self.buf[1..5].try_into().expect("4")) as usize;
+        if len > MAX_MESSAGE {
+            return Err(FramingError::TooLong(len));
+        }
+        if self.buf.len() < 5 + len {
+            return Ok(None);
+        }
+        let m = Message::decode(self.buf[0], &self.buf[5..5 + len]);
+        self.buf.drain(..5 + len);
+        m.map(Some)
     }
 
-    fn check_prefix(&self) -> Result<(), FramingError> {
-        let n = self.buf.len().min(4);
-        if self.buf[..n] != MAGIC[..n] {
-            return Err(FramingError::Magic);
-        }
-        if self.buf.len() > 4 && self.buf[4] != VERSION {
-            return Err(FramingError::Version(self.buf[4]));
-        }
-        if self.buf.len() >= FIXED_LEN {
-            let len = u16::from_be_bytes([self.buf[6], self.buf[7]]) as usize;
-            if len > MAX_NAME {
-                return Err(FramingError::NameTooLong(len));
-            }
-        }
-        Ok(())
+    /// Up to `max` raw bytes already buffered (file data that arrived with messages).
+    pub fn take_raw(&mut self, max: usize) -> Vec<u8> {
+        let n = max.min(self.buf.len());
+        self.buf.drain(..n).collect()
+    }
+
+    /// Bytes buffered and not yet consumed.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
     }
 }
 
-/// The receiver's verdict.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// Stored, with this SHA-256 (hex).
-    Ok(String),
-    Err(String),
-}
-
-impl Status {
-    pub fn encode(&self) -> Vec<u8> {
-        let line = match self {
-            Status::Ok(hex) => format!("OK {hex}\n"),
-            // One line: a reason never spans two.
-            Status::Err(why) => format!("ERR {}\n", why.replace('\n', " ")),
-        };
-        let mut bytes = line.into_bytes();
-        bytes.truncate(MAX_STATUS);
-        if bytes.last() != Some(&b'\n') {
-            *bytes.last_mut().expect("non-empty") = b'\n';
-        }
-        bytes
-    }
-
-    /// Parse a complete line (with or without its newline).
-    pub fn parse(line: &[u8]) -> Result<Status, FramingError> {
-        if line.len() > MAX_STATUS {
-            return Err(FramingError::Status);
-        }
-        let text = std::str::from_utf8(line).map_err(|_| FramingError::Status)?;
-        let text = text.trim_end_matches('\n');
-        if let Some(hex) = text.strip_prefix("OK ") {
-            Ok(Status::Ok(hex.to_string()))
-        } else if let Some(why) = text.strip_prefix("ERR ") {
-            Ok(Status::Err(why.to_string()))
-        } else {
-            Err(FramingError::Status)
-        }
-    }
-}
-
+/// Lowercase hex, as `sha256sum` prints.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -183,99 +423,131 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    fn all_messages() -> Vec<Message> {
+        vec![
+            Message::Hello {
+                resume: true,
+                entries: 3,
+            },
+            Message::Entry(Entry {
+                path: "dir/a.h5".into(),
+                kind: Kind::File { size: 1 << 40 },
+                mode: 0o640,
+                mtime: (1_700_000_000, 123),
+            }),
+            Message::Entry(Entry {
+                path: "dir".into(),
+                kind: Kind::Dir,
+                mode: 0o755,
+                mtime: (-5, 0),
+            }),
+            Message::Entry(Entry {
+                path: "dir/l".into(),
+                kind: Kind::Symlink {
+                    target: "a.h5".into(),
+                },
+                mode: 0o777,
+                mtime: (0, 0),
+            }),
+            Message::ManifestEnd,
+            Message::File {
+                id: 7,
+                from_chunk: 9,
+            },
+            Message::End,
+            Message::Keepalive,
+            Message::Plan {
+                id: 1,
+                action: Action::Send {
+                    from_chunk: 3,
+                    prefix: [5; 32],
+                },
+            },
+            Message::Plan {
+                id: 2,
+                action: Action::Skip("already there".into()),
+            },
+            Message::Plan {
+                id: 3,
+                action: Action::Refuse("exists".into()),
+            },
+            Message::PlanEnd,
+            Message::Done {
+                id: 1,
+                result: Ok([9; 32]),
+            },
+            Message::Done {
+                id: 2,
+                result: Err("disk".into()),
+            },
+            Message::Fatal("full".into()),
+            Message::Bye,
+        ]
+    }
+
     #[test]
-    fn header_round_trips_fed_a_byte_at_a_time() {
-        let h = Header {
-            name: "run-42.h5".into(),
-            size: 5_000_000_000_123,
-        };
-        let mut bytes = h.encode().unwrap();
-        assert_eq!(bytes.len(), FIXED_LEN + 9);
-        bytes.extend_from_slice(b"file bytes");
-        let mut p = HeaderParser::default();
-        for i in 0..FIXED_LEN + 8 {
-            assert_eq!(p.feed(&bytes[i..i + 1]).unwrap(), None, "byte {i}");
+    fn every_message_round_trips_through_a_stream_fed_one_byte_at_a_time() {
+        let mut stream = MAGIC.to_vec();
+        for m in all_messages() {
+            m.encode(&mut stream);
         }
-        // The last name byte completes it; the file's bytes after it are not consumed.
-        let (got, used) = p.feed(&bytes[FIXED_LEN + 8..]).unwrap().unwrap();
-        assert_eq!(got, h);
-        assert_eq!(used, 1);
-    }
-
-    #[test]
-    fn header_in_one_piece_reports_exactly_its_length() {
-        let h = Header {
-            name: "a".into(),
-            size: 0,
-        };
-        let mut bytes = h.encode().unwrap();
-        bytes.extend_from_slice(&[7; 100]);
-        let (got, used) = HeaderParser::default().feed(&bytes).unwrap().unwrap();
-        assert_eq!(got, h);
-        assert_eq!(used, FIXED_LEN + 1);
-    }
-
-    #[test]
-    fn a_foreign_stream_fails_on_its_first_wrong_byte() {
-        assert_eq!(
-            HeaderParser::default().feed(b"GET / HTTP/1.1"),
-            Err(FramingError::Magic)
-        );
-        assert_eq!(
-            HeaderParser::default().feed(b"LHFT\x02"),
-            Err(FramingError::Version(2))
-        );
-        let mut long = b"LHFT\x01\x00\x01\x00".to_vec();
-        long.extend_from_slice(&[0; 8]);
-        assert_eq!(
-            HeaderParser::default().feed(&long),
-            Err(FramingError::NameTooLong(256))
-        );
-    }
-
-    #[test]
-    fn names_that_leave_the_directory_are_refused_on_both_ends() {
-        for bad in ["", ".", "..", "../etc/passwd", "a/b", "nul\0"] {
-            assert!(check_name(bad).is_err(), "{bad:?}");
-            let h = Header {
-                name: bad.into(),
-                size: 1,
-            };
-            assert!(h.encode().is_err(), "{bad:?}");
-            // A hostile sender skips `encode`: the parser refuses the same names.
-            let mut raw = b"LHFT\x01\x00".to_vec();
-            raw.extend_from_slice(&(bad.len() as u16).to_be_bytes());
-            raw.extend_from_slice(&1u64.to_be_bytes());
-            raw.extend_from_slice(bad.as_bytes());
-            assert!(HeaderParser::default().feed(&raw).is_err(), "{bad:?}");
+        let mut r = MessageReader::default();
+        let mut got = Vec::new();
+        for b in stream {
+            r.push(&[b]);
+            while let Some(m) = r.next_message().unwrap() {
+                got.push(m);
+            }
         }
-        assert!(check_name("..hidden").is_ok());
-        assert!(check_name(&"x".repeat(255)).is_ok());
-        assert_eq!(
-            check_name(&"x".repeat(256)),
-            Err(FramingError::NameTooLong(256))
-        );
+        assert_eq!(got, all_messages());
     }
 
     #[test]
-    fn status_lines_round_trip_and_stay_one_line() {
-        let ok = Status::Ok("ab".repeat(32));
-        assert_eq!(Status::parse(&ok.encode()).unwrap(), ok);
-        let err = Status::Err("a.dat exists\n(use --overwrite)".into());
-        let line = err.encode();
-        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+    fn hostile_bytes_are_errors_not_panics() {
+        let mut r = MessageReader::default();
+        r.push(b"GET / HTTP/1.1");
+        assert_eq!(r.next_message(), Err(FramingError::Magic));
+
+        let mut r = MessageReader::default();
+        r.push(MAGIC);
+        r.push(&[ENTRY, 0xff, 0xff, 0xff, 0xff]);
         assert_eq!(
-            Status::parse(&line).unwrap(),
-            Status::Err("a.dat exists (use --overwrite)".into())
+            r.next_message(),
+            Err(FramingError::TooLong(u32::MAX as usize))
         );
-        let huge = Status::Err("x".repeat(5000)).encode();
-        assert_eq!(huge.len(), MAX_STATUS);
-        assert!(Status::parse(&huge).is_ok());
-        assert_eq!(Status::parse(b"MAYBE\n"), Err(FramingError::Status));
+
+        let mut bad = Vec::new();
+        Message::Entry(Entry {
+            path: "../../etc/passwd".into(),
+            kind: Kind::File { size: 1 },
+            mode: 0,
+            mtime: (0, 0),
+        })
+        .encode(&mut bad);
+        assert!(matches!(
+            Message::decode(bad[0], &bad[5..]),
+            Err(FramingError::Path(_))
+        ));
+        // Every truncation of every message fails cleanly.
+        for m in all_messages() {
+            let mut e = Vec::new();
+            m.encode(&mut e);
+            for cut in 5..e.len() {
+                assert!(
+                    Message::decode(e[0], &e[5..cut]).is_err(),
+                    "{m:?} cut {cut}"
+                );
+            }
+        }
     }
 
     #[test]
-    fn hex_is_lowercase_two_digits_per_byte() {
-        assert_eq!(hex(&[0, 15, 255]), "000fff");
+    fn reasons_are_clipped_at_a_character_boundary() {
+        let mut e = Vec::new();
+        Message::Fatal("é".repeat(MAX_REASON)).encode(&mut e);
+        match Message::decode(e[0], &e[5..]).unwrap() {
+            Message::Fatal(s) => assert!(s.len() <= MAX_REASON && s.chars().all(|c| c == 'é')),
+            m => panic!("{m:?}"),
+        }
     }
 }

@@ -8,21 +8,27 @@
 //!   sending what the connection has ready (a full socket is a local drop the connection
 //!   resends), reading what arrived, and sleeping until the next datagram or deadline with
 //!   nanosecond resolution.
-//! - [`framing`]: the file-transfer format on the connection's two streams (name, size, bytes,
-//!   SHA-256; the receiver's `OK`/`ERR` verdict).
-//! - [`send`]: `longhaul send FILE HOST[:PORT]` — one file over one connection, with progress.
-//! - [`recv`]: `longhaul recv` — files from any number of senders into a directory, each
-//!   written to a part file and renamed only once its digest matched and it is on disk.
+//! - [`framing`]: the transfer protocol on the connection's two streams: a manifest of
+//!   entries, the receiver's plan for each (send from a resume point, skip, refuse), each
+//!   file's bytes and SHA-256, and the receiver's verdicts.
+//! - [`manifest`]: the sender's walk of the paths given (files, directories, links).
+//! - [`path`]: which relative paths a receiver accepts, and names escaped for printing.
+//! - [`store`] and [`journal`]: the receiver's part files, resume journals, and the rules that
+//!   keep writes inside its directory and off any real name until the data is verified.
+//! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
+//! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //!
 //! Not here (yet): ECN marks from the socket (the connection can take them:
-//! `handle_packet_ecn`), kernel receive timestamps (`SO_TIMESTAMPNS`; each datagram is stamped
-//! as the loop reads it), resuming a cut transfer, encryption, a thread per core for several
-//! transfers at 10 Gb/s and beyond.
+//! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
 
 pub mod framing;
+pub mod journal;
+pub mod manifest;
+pub mod path;
 pub mod recv;
 pub mod send;
 pub mod socket;
+pub mod store;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -35,8 +41,8 @@ pub const DEFAULT_PORT: u16 = 5301;
 pub enum NetError {
     #[error("{0}: {1}")]
     File(String, std::io::Error),
-    #[error("{0} is not a regular file")]
-    NotAFile(String),
+    #[error("{0}")]
+    Usage(String),
     #[error("{0} is not a directory")]
     NotADirectory(String),
     #[error("socket: {0}")]
@@ -45,13 +51,11 @@ pub enum NetError {
     PortClosed(SocketAddr),
     #[error("no answer from {0} within {1:?}: check the address, the port and any firewall on the path (UDP)")]
     NoAnswer(SocketAddr, Duration),
-    #[error("the receiver refused the file: {0}")]
+    #[error("the receiver stopped the transfer: {0}")]
     Refused(String),
-    #[error("the receiver stored data hashing to {theirs}, but the file hashes to {ours}")]
-    DigestMismatch { ours: String, theirs: String },
     #[error("{0}")]
     Closed(String),
-    #[error("interrupted; the receiver discards the partial file")]
+    #[error("interrupted; the receiver keeps what arrived: run the same command again to resume")]
     Interrupted,
     #[error(transparent)]
     Framing(#[from] framing::FramingError),

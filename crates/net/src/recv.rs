@@ -1,30 +1,33 @@
-//! `longhaul recv`: receive files into a directory, from any number of senders at once.
+//! `longhaul recv`: receive files, directories and links into a directory, from any number of
+//! senders at once.
 //!
-//! One socket, one thread, one [`Connection`] per sender address. A transfer is written to a
-//! hidden part file beside its destination (`.NAME.longhaul-part`), hashed as it is written,
-//! and renamed to `NAME` only after the sender's SHA-256 matched and the data reached the disk
-//! (`fsync`); a failed or abandoned transfer removes its part file, and an existing file is
-//! never replaced unless the receiver was started with `overwrite`. So a crash, a cut
-//! connection or a corrupt transfer never leaves a truncated file under the real name.
+//! One socket, one thread, one [`Connection`] per sender address, and per connection one
+//! session of the transfer protocol (`framing`): the sender's manifest is answered entry by
+//! entry with a plan (send from the resume point, skip, refuse), then each file's bytes go to
+//! its part file (`store`), are verified against the sender's SHA-256 and renamed into place
+//! before the sender hears `DONE`. A session cut in the middle keeps its part files and
+//! journals for the next one; a full disk stops the session with `FATAL` and keeps them too.
 
-use crate::framing::{self, HeaderParser, Status, DIGEST_LEN};
+use crate::framing::{Action, Entry, Kind, Message, MessageReader, DIGEST_LEN, MAGIC};
+use crate::path::Printable;
 use crate::socket::{self, Clock, UdpPort};
+use crate::store::{Incoming, Planned, Store};
 use crate::NetError;
 use longhaul_proto::{Config, Connection, Side, Time};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// The sender identity under which unauthenticated transfers keep their part files.
+const UNAUTHENTICATED: &str = "unauthenticated";
+
 #[derive(Clone)]
 pub struct RecvOptions {
     pub config: Config,
     pub dir: PathBuf,
-    /// Replace an existing file of the same name.
+    /// Replace existing files that differ (same size and mtime are skipped regardless).
     pub overwrite: bool,
     /// Refuse files larger than this.
     pub max_size: u64,
@@ -34,186 +37,316 @@ pub struct RecvOptions {
     pub offload: bool,
 }
 
-/// What happened to one transfer.
+/// One file's outcome.
+#[derive(Clone, Debug)]
+pub struct FileOutcome {
+    pub path: String,
+    /// File bytes this session wrote (excluding a resumed prefix).
+    pub bytes: u64,
+    /// Bytes a resumed transfer did not need to move again.
+    pub resumed: u64,
+    /// The stored file's digest, or why it was not stored.
+    pub result: Result<String, String>,
+}
+
+/// What happened in one session (one sender's connection).
 #[derive(Clone, Debug)]
 pub struct Received {
     pub peer: SocketAddr,
-    pub name: Option<String>,
-    /// File bytes written (all of them on success).
-    pub bytes: u64,
     pub duration: Duration,
-    /// The stored file's path and digest, or why there is none.
-    pub result: Result<(PathBuf, String), String>,
+    pub files: Vec<FileOutcome>,
+    /// Entries skipped (already there, directories, links) or refused, with the reason.
+    pub skipped: Vec<(String, String)>,
+    pub refused: Vec<(String, String)>,
+    /// Why the session ended early, if it did.
+    pub error: Option<String>,
+    /// The sender spoke the transfer protocol (a stray handshake is not a transfer).
+    pub genuine: bool,
+}
+
+/// Events reported while serving.
+pub enum Event<'a> {
+    File(SocketAddr, &'a FileOutcome),
+    Session(&'a Received),
 }
 
 enum Phase {
-    Header(HeaderParser),
-    Body,
-    /// Refused or failed: the status is sent, the rest of the stream is discarded.
-    Discard,
-    /// Stored and the `OK` sent.
-    Done,
+    /// Waiting for HELLO.
+    Hello,
+    /// Receiving the manifest (`announced` entries).
+    Manifest { announced: u64 },
+    /// Between files, or inside one.
+    Files,
+    /// BYE sent, or FATAL sent: nothing more is read.
+    Over,
+}
+
+struct Body {
+    inc: Incoming,
+    digest: Vec<u8>,
 }
 
 struct Session {
     conn: Connection,
-    phase: Phase,
+    sender: String,
     started: Instant,
-    name: Option<String>,
-    size: u64,
-    written: u64,
-    trailer: Vec<u8>,
-    hasher: Sha256,
-    file: Option<BufWriter<File>>,
-    part: Option<PathBuf>,
-    dest: Option<PathBuf>,
-    result: Option<Result<(PathBuf, String), String>>,
+    reader: MessageReader,
+    /// Bytes for the peer not yet accepted by the connection.
+    out: Vec<u8>,
+    phase: Phase,
+    resume: bool,
+    entries: Vec<Entry>,
+    planned: HashMap<u32, Planned>,
+    body: Option<Body>,
+    /// The entry whose body is being received.
+    current_id: u32,
+    report: Received,
+    /// Files whose outcome was reported to the caller.
+    reported: usize,
 }
 
 impl Session {
-    fn fail(&mut self, why: String) {
-        self.file = None;
-        if let Some(p) = self.part.take() {
-            let _ = std::fs::remove_file(p);
+    fn new(conn: Connection, peer: SocketAddr, sender: String) -> Session {
+        let mut out = MAGIC.to_vec();
+        out.reserve(4096);
+        Session {
+            conn,
+            sender,
+            started: Instant::now(),
+            reader: MessageReader::default(),
+            out,
+            phase: Phase::Hello,
+            resume: true,
+            entries: Vec::new(),
+            planned: HashMap::new(),
+            body: None,
+            current_id: 0,
+            report: Received {
+                peer,
+                duration: Duration::ZERO,
+                files: Vec::new(),
+                skipped: Vec::new(),
+                refused: Vec::new(),
+                error: None,
+                genuine: false,
+            },
+            reported: 0,
         }
-        self.conn.write(&Status::Err(why.clone()).encode());
-        self.conn.finish();
-        self.phase = Phase::Discard;
-        self.result = Some(Err(why));
     }
 
-    /// Move received bytes along: header, body to disk, digest, verdict.
-    fn advance(&mut self, opts: &RecvOptions, buf: &mut [u8]) {
+    fn send(&mut self, m: Message) {
+        m.encode(&mut self.out);
+    }
+
+    fn flush_out(&mut self) {
+        if !self.out.is_empty() {
+            let n = self.conn.write(&self.out);
+            self.out.drain(..n);
+        }
+    }
+
+    /// Stop the session: tell the sender why, keep what is journaled.
+    fn fatal(&mut self, store: &mut Store, why: String) {
+        if matches!(self.phase, Phase::Over) {
+            return;
+        }
+        self.suspend_all(store);
+        self.send(Message::Fatal(why.clone()));
+        self.report.error = Some(why);
+        self.phase = Phase::Over;
+    }
+
+    /// Release every part file this session holds, journaling what reached the disk.
+    fn suspend_all(&mut self, store: &mut Store) {
+        if let Some(b) = self.body.take() {
+            b.inc.suspend(store);
+        }
+        for (_, p) in self.planned.drain() {
+            store.release(p.key());
+        }
+    }
+
+    /// Move received bytes along: messages, file bodies, verdicts.
+    fn advance(&mut self, opts: &RecvOptions, store: &mut Store, buf: &mut [u8]) {
         loop {
+            self.flush_out();
+            if matches!(self.phase, Phase::Over) {
+                // Drain and drop whatever still arrives.
+                while self.conn.read(buf) > 0 {}
+                break;
+            }
             let n = self.conn.read(buf);
             if n == 0 {
                 break;
             }
-            let mut input = &buf[..n];
-            while !input.is_empty() {
-                match &mut self.phase {
-                    Phase::Header(p) => match p.feed(input) {
-                        Ok(Some((h, used))) => {
-                            input = &input[used..];
-                            self.begin(opts, h.name, h.size);
-                        }
-                        Ok(None) => input = &[],
-                        Err(e) => {
-                            self.fail(e.to_string());
-                            input = &[];
-                        }
-                    },
-                    Phase::Body => {
-                        let body = (self.size - self.written).min(input.len() as u64) as usize;
-                        if body > 0 {
-                            let w = self.file.as_mut().expect("open in Body");
-                            if let Err(e) = w.write_all(&input[..body]) {
-                                let dest = self.dest.clone().unwrap_or_default();
-                                self.fail(format!("cannot write {}: {e}", dest.display()));
-                                input = &[];
-                                continue;
-                            }
-                            self.hasher.update(&input[..body]);
-                            self.written += body as u64;
-                            input = &input[body..];
-                        }
-                        let t = (DIGEST_LEN - self.trailer.len()).min(input.len());
-                        self.trailer.extend_from_slice(&input[..t]);
-                        input = &input[t..];
-                        if !input.is_empty() {
-                            self.fail("the sender sent bytes after the file's digest".into());
-                            input = &[];
-                        }
+            self.feed(opts, store, &buf[..n]);
+        }
+        self.flush_out();
+        if matches!(self.phase, Phase::Over) && self.out.is_empty() {
+            self.conn.finish();
+        }
+        if self.conn.is_recv_finished() && !matches!(self.phase, Phase::Over) {
+            let why = "the sender ended the stream in the middle of the transfer".to_string();
+            self.fatal(store, why);
+        }
+    }
+
+    fn feed(&mut self, opts: &RecvOptions, store: &mut Store, mut input: &[u8]) {
+        loop {
+            if matches!(self.phase, Phase::Over) {
+                return;
+            }
+            if self.body.is_some() {
+                if self.reader.buffered() > 0 {
+                    let raw = self.reader.take_raw(self.body_need());
+                    self.body_bytes(store, &raw);
+                    continue;
+                }
+                if input.is_empty() {
+                    return;
+                }
+                let n = self.body_need().min(input.len());
+                self.body_bytes(store, &input[..n]);
+                input = &input[n..];
+                continue;
+            }
+            if !input.is_empty() {
+                self.reader.push(input);
+                input = &[];
+            }
+            match self.reader.next_message() {
+                Ok(Some(m)) => self.handle(opts, store, m),
+                Ok(None) => return,
+                Err(e) => return self.fatal(store, format!("bad message from the sender: {e}")),
+            }
+        }
+    }
+
+    fn body_need(&self) -> usize {
+        let b = self.body.as_ref().expect("in a body");
+        let data = b.inc.remaining().min(usize::MAX as u64) as usize;
+        data + DIGEST_LEN - b.digest.len()
+    }
+
+    fn body_bytes(&mut self, store: &mut Store, mut data: &[u8]) {
+        let b = self.body.as_mut().expect("in a body");
+        let n = (b.inc.remaining() as usize).min(data.len());
+        if n > 0 {
+            if let Err(e) = b.inc.write(&data[..n]) {
+                return self.fatal(store, e.0);
+            }
+            data = &data[n..];
+        }
+        let t = (DIGEST_LEN - b.digest.len()).min(data.len());
+        b.digest.extend_from_slice(&data[..t]);
+        if b.inc.remaining() == 0 && b.digest.len() == DIGEST_LEN {
+            let Body { inc, digest } = self.body.take().expect("in a body");
+            let theirs: [u8; DIGEST_LEN] = digest.try_into().expect("32");
+            let (path, bytes, resumed) = (
+                inc.entry.path.clone(),
+                inc.written - inc.resumed,
+                inc.resumed,
+            );
+            let result = inc.finish(store, &theirs);
+            self.send(Message::Done {
+                id: self.current_id,
+                result: result.clone(),
+            });
+            self.report.files.push(FileOutcome {
+                path,
+                bytes,
+                resumed,
+                result: result.map(|d| crate::framing::hex(&d)),
+            });
+        }
+    }
+
+    fn handle(&mut self, opts: &RecvOptions, store: &mut Store, m: Message) {
+        match (&self.phase, m) {
+            (Phase::Hello, Message::Hello { resume, entries }) => {
+                self.resume = resume;
+                self.report.genuine = true;
+                self.phase = Phase::Manifest { announced: entries };
+            }
+            (Phase::Manifest { announced }, Message::Entry(e)) => {
+                let id = self.entries.len() as u32;
+                if id as u64 >= *announced {
+                    return self.fatal(
+                        store,
+                        format!("the sender announced {announced} entries and sent more"),
+                    );
+                }
+                let (action, planned) = if e.size() > opts.max_size {
+                    let why = format!(
+                        "{} is {} bytes; this receiver takes at most {}",
+                        Printable::from(e.path.as_str()),
+                        e.size(),
+                        opts.max_size
+                    );
+                    (Action::Refuse(why), None)
+                } else {
+                    store.plan(&e, &self.sender, self.resume)
+                };
+                match &action {
+                    Action::Skip(why) => self.report.skipped.push((e.path.clone(), why.clone())),
+                    Action::Refuse(why) => self.report.refused.push((e.path.clone(), why.clone())),
+                    Action::Send { .. } => {}
+                }
+                if let Some(p) = planned {
+                    self.planned.insert(id, p);
+                }
+                self.entries.push(e);
+                self.send(Message::Plan { id, action });
+            }
+            (Phase::Manifest { announced }, Message::ManifestEnd) => {
+                if self.entries.len() as u64 != *announced {
+                    let why = format!(
+                        "the sender announced {announced} entries and sent {}",
+                        self.entries.len()
+                    );
+                    return self.fatal(store, why);
+                }
+                self.send(Message::PlanEnd);
+                self.phase = Phase::Files;
+            }
+            (Phase::Files, Message::File { id, from_chunk }) => {
+                let Some(planned) = self.planned.remove(&id) else {
+                    return self.fatal(
+                        store,
+                        format!("the sender sent entry {id}, which the plan did not ask for"),
+                    );
+                };
+                let key = planned.key().to_string();
+                match planned.begin(from_chunk) {
+                    Ok(inc) => {
+                        self.current_id = id;
+                        self.body = Some(Body {
+                            inc,
+                            digest: Vec::with_capacity(DIGEST_LEN),
+                        });
                     }
-                    Phase::Discard | Phase::Done => input = &[],
+                    Err(e) => {
+                        store.release(&key);
+                        self.fatal(store, e.0)
+                    }
                 }
             }
-        }
-        if self.conn.is_recv_finished() {
-            match self.phase {
-                Phase::Body if self.trailer.len() == DIGEST_LEN => self.complete(opts),
-                Phase::Body | Phase::Header(_) => self.fail(format!(
-                    "the stream ended after {} of {} bytes",
-                    self.written, self.size
-                )),
-                _ => {}
+            (_, Message::Keepalive) => {}
+            (Phase::Files, Message::End) => {
+                self.suspend_all(store);
+                // Directories last, deepest first: their modes may forbid writing into them.
+                for e in self.entries.iter().rev() {
+                    if matches!(e.kind, Kind::Dir) {
+                        store.finish_dir(e);
+                    }
+                }
+                self.send(Message::Bye);
+                self.phase = Phase::Over;
             }
-        }
-    }
-
-    fn begin(&mut self, opts: &RecvOptions, name: String, size: u64) {
-        self.name = Some(name.clone());
-        self.size = size;
-        if size > opts.max_size {
-            return self.fail(format!(
-                "{name} is {size} bytes; this receiver takes at most {}",
-                opts.max_size
-            ));
-        }
-        let dest = opts.dir.join(&name);
-        if dest.exists() && !opts.overwrite {
-            return self.fail(format!(
-                "{name} exists on the receiver (start it with --overwrite to replace files)"
-            ));
-        }
-        let part = opts.dir.join(format!(".{name}.longhaul-part"));
-        // create_new: two senders of one name do not write into each other's part file.
-        match OpenOptions::new().write(true).create_new(true).open(&part) {
-            Ok(f) => {
-                self.file = Some(BufWriter::with_capacity(1 << 20, f));
-                self.part = Some(part);
-                self.dest = Some(dest);
-                self.phase = Phase::Body;
+            (_, m) => {
+                let why = format!("unexpected message from the sender: {m:?}");
+                self.fatal(store, why)
             }
-            Err(e) => self.fail(format!("cannot create {}: {e}", part.display())),
-        }
-    }
-
-    fn complete(&mut self, opts: &RecvOptions) {
-        let ours: [u8; DIGEST_LEN] = self.hasher.clone().finalize().into();
-        if ours[..] != self.trailer[..] {
-            return self.fail(format!(
-                "SHA-256 mismatch: received data hashes to {}, the sender's file to {}",
-                framing::hex(&ours),
-                framing::hex(&self.trailer)
-            ));
-        }
-        let w = self.file.take().expect("open in Body");
-        let synced = w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|f| f.sync_all());
-        let (part, dest) = (
-            self.part.clone().expect("set"),
-            self.dest.clone().expect("set"),
-        );
-        if let Err(e) = synced {
-            return self.fail(format!("cannot write {}: {e}", part.display()));
-        }
-        if dest.exists() && !opts.overwrite {
-            return self.fail(format!(
-                "{} appeared on the receiver during the transfer",
-                dest.display()
-            ));
-        }
-        if let Err(e) = std::fs::rename(&part, &dest) {
-            return self.fail(format!("cannot rename to {}: {e}", dest.display()));
-        }
-        self.part = None;
-        let hex = framing::hex(&ours);
-        self.conn.write(&Status::Ok(hex.clone()).encode());
-        self.conn.finish();
-        self.phase = Phase::Done;
-        self.result = Some(Ok((dest, hex)));
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // An abandoned transfer leaves nothing behind.
-        self.file = None;
-        if let Some(p) = self.part.take() {
-            let _ = std::fs::remove_file(p);
         }
     }
 }
@@ -222,6 +355,7 @@ pub struct Receiver {
     port: UdpPort,
     local: SocketAddr,
     options: RecvOptions,
+    store: Store,
     sessions: HashMap<SocketAddr, Session>,
     clock: Clock,
 }
@@ -232,6 +366,8 @@ impl Receiver {
             return Err(NetError::NotADirectory(options.dir.display().to_string()));
         }
         options.config.validate()?;
+        let store = Store::open(&options.dir, options.overwrite)
+            .map_err(|e| NetError::File(options.dir.display().to_string(), e))?;
         let max_datagram = options.config.max_datagram_size();
         let port = UdpPort::bind(addr, max_datagram, options.offload).map_err(NetError::Socket)?;
         let local = port.socket().local_addr().map_err(NetError::Socket)?;
@@ -239,6 +375,7 @@ impl Receiver {
             port,
             local,
             options,
+            store,
             sessions: HashMap::new(),
             clock: Clock::start(),
         })
@@ -260,15 +397,16 @@ impl Receiver {
     }
 
     pub fn dir(&self) -> &Path {
-        &self.options.dir
+        self.store.root()
     }
 
-    /// Serve until `stop` is set, or after `limit` transfers have ended; `done` hears of each.
+    /// Serve until `stop` is set, or after `limit` genuine sessions (senders that spoke the
+    /// transfer protocol) have ended; `event` hears of each file and each session.
     pub fn serve(
         &mut self,
         stop: &AtomicBool,
         limit: Option<usize>,
-        mut done: impl FnMut(&Received),
+        mut event: impl FnMut(Event),
     ) -> Result<usize, NetError> {
         let mut inbuf = vec![0u8; 65_536];
         let mut app = vec![0u8; 1 << 20];
@@ -282,14 +420,18 @@ impl Receiver {
                 if s.conn.poll_timeout().is_some_and(|t| t <= now) {
                     s.conn.handle_timeout(now);
                 }
-                s.advance(&self.options, &mut app);
+                s.advance(&self.options, &mut self.store, &mut app);
+                for f in &s.report.files[s.reported..] {
+                    event(Event::File(*peer, f));
+                }
+                s.reported = s.report.files.len();
                 // Unconnected socket: a full buffer is a local drop, other errors are the
                 // peer's (an ICMP error for one sender must not stop the others).
                 let _ = self.port.flush(Some(*peer), &mut s.conn, now);
-                // The sender closes after reading the verdict; a vanished one times out.
-                let verdict_delivered =
-                    matches!(s.phase, Phase::Done | Phase::Discard) && s.conn.is_send_complete();
-                if s.conn.is_closed() || verdict_delivered {
+                // The sender closes after reading BYE or FATAL; a vanished one times out.
+                let over =
+                    matches!(s.phase, Phase::Over) && s.out.is_empty() && s.conn.is_send_complete();
+                if s.conn.is_closed() || over {
                     closed.push(*peer);
                 }
                 deadline = match (deadline, s.conn.poll_timeout()) {
@@ -299,20 +441,18 @@ impl Receiver {
             }
             for peer in closed {
                 let mut s = self.sessions.remove(&peer).expect("listed");
-                let result = s.result.take().unwrap_or_else(|| {
-                    Err(match s.conn.close_reason() {
+                s.suspend_all(&mut self.store);
+                if !matches!(s.phase, Phase::Over) && s.report.error.is_none() {
+                    s.report.error = Some(match s.conn.close_reason() {
                         Some(r) if r.by_peer => "the sender closed the connection".to_string(),
                         _ => "the sender stopped answering".to_string(),
-                    })
-                });
-                ended += 1;
-                done(&Received {
-                    peer,
-                    name: s.name.clone(),
-                    bytes: s.written,
-                    duration: s.started.elapsed(),
-                    result,
-                });
+                    });
+                }
+                s.report.duration = s.started.elapsed();
+                if s.report.genuine {
+                    ended += 1;
+                }
+                event(Event::Session(&s.report));
             }
             let deadline = deadline.map(|t| self.clock.instant(t));
             // Wake at least every 100 ms to look at `stop`.
@@ -320,6 +460,9 @@ impl Receiver {
             self.port
                 .wait(socket::earliest(deadline, Some(tick)))
                 .map_err(NetError::Socket)?;
+        }
+        for (_, mut s) in self.sessions.drain() {
+            s.suspend_all(&mut self.store);
         }
         Ok(ended)
     }
@@ -342,23 +485,7 @@ impl Receiver {
             if conn.handle_packet(now, d).is_err() || conn.is_closed() {
                 return;
             }
-            sessions.insert(
-                from,
-                Session {
-                    conn,
-                    phase: Phase::Header(HeaderParser::default()),
-                    started: Instant::now(),
-                    name: None,
-                    size: 0,
-                    written: 0,
-                    trailer: Vec::with_capacity(DIGEST_LEN),
-                    hasher: Sha256::new(),
-                    file: None,
-                    part: None,
-                    dest: None,
-                    result: None,
-                },
-            );
+            sessions.insert(from, Session::new(conn, from, UNAUTHENTICATED.to_string()));
         });
         match result {
             Ok(()) => Ok(()),

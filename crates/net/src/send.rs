@@ -1,30 +1,50 @@
-//! `longhaul send`: one file to a `longhaul recv`, over one connection.
+//! `longhaul send PATH… HOST`: files, directories and links to a `longhaul recv`, over one
+//! connection.
 //!
-//! The loop, each turn: read the datagrams that arrived, let due timers act, top up the
-//! connection's send buffer from the file (hashing what it reads), read the receiver's status
-//! line, send what the connection has ready, then sleep until the next datagram or deadline. The
-//! transfer has succeeded only when the receiver says `OK` with the digest the sender computed:
-//! acknowledged bytes are in the receiver's memory, not yet on its disk.
+//! The loop, each turn: read the datagrams that arrived, let due timers act, read the
+//! receiver's messages (plans, verdicts), top up the connection's send buffer (the manifest,
+//! then each planned file's bytes and SHA-256, at most `rate_limit`), send what the connection
+//! has ready, then sleep until the next datagram, deadline or report. A file has arrived only
+//! when the receiver says `DONE` with the digest the sender computed: acknowledged bytes are in
+//! the receiver's memory, not yet on its disk.
+//!
+//! Resuming: the receiver's plan may offer a prefix of a file it holds from a cut transfer.
+//! The sender hashes the same prefix of its own file, chunk by chunk, and starts after it only
+//! if the digests agree (otherwise from zero); meanwhile it keeps the connection alive.
 
-use crate::framing::{self, Header, Status, DIGEST_LEN};
+use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
+use crate::journal::prefix_digest;
+use crate::manifest::{self, Item};
+use crate::path::Printable;
 use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
 use longhaul_proto::{CloseReason, Config, Connection, Side, Stats};
 use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// File bytes read per refill of the connection's send buffer.
 const READ_CHUNK: usize = 1 << 20;
+/// Prefix bytes hashed per turn of the loop while verifying a resume point.
+const VERIFY_PER_TURN: u64 = 16 << 20;
+/// A keepalive goes out this often while nothing else does (verifying a long prefix).
+const KEEPALIVE: Duration = Duration::from_secs(2);
 
 pub struct SendOptions {
     pub config: Config,
-    /// The name to store the file under (default: the file's own name).
+    /// The name to store a single path under (default: its own name).
     pub name: Option<String>,
+    /// Follow symbolic links inside directories (default: send them as links).
+    pub follow_links: bool,
+    /// Resume from what the receiver kept of a cut transfer (default); `false` starts over.
+    pub resume: bool,
+    /// Cap on the rate of file bytes, bits per second.
+    pub rate_limit: Option<u64>,
     /// How often `progress` is called.
     pub interval: Duration,
     /// Give up when the handshake has had no answer for this long.
@@ -33,27 +53,53 @@ pub struct SendOptions {
     pub offload: bool,
 }
 
-/// One report interval, or the whole transfer.
-#[derive(Clone, Copy, Debug)]
+/// One report interval.
+#[derive(Clone, Debug)]
 pub struct Progress {
     /// Since the connection started.
     pub elapsed: Duration,
-    /// File bytes the receiver has acknowledged.
-    pub bytes_acked: u64,
-    pub file_size: u64,
+    /// File bytes to move in this session (what the receiver did not already hold).
+    pub total: u64,
+    /// Of those, acknowledged by the receiver.
+    pub done: u64,
+    /// Files verified and stored by the receiver, and files to send.
+    pub files_done: usize,
+    pub files_total: usize,
+    /// The file being sent now.
+    pub current: Option<String>,
     /// The connection's counters and estimates (cwnd, RTT, losses).
     pub stats: Stats,
     pub socket: SocketStats,
 }
 
-/// What a completed transfer measured.
+/// What happened to one entry.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub path: String,
+    pub size: u64,
+    /// Bytes moved in this session.
+    pub sent: u64,
+    /// Bytes the receiver already held from a cut transfer (verified, not moved again).
+    pub resumed: u64,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored and verified; the SHA-256 in hex.
+    Stored(String),
+    /// Not sent, and nothing wrong (already there; a directory or link now in place).
+    Skipped(String),
+    /// Refused by the receiver's plan, or failed.
+    Failed(String),
+}
+
+/// What a session measured.
 #[derive(Clone, Debug)]
 pub struct SendReport {
-    pub name: String,
     pub peer: SocketAddr,
-    pub size: u64,
-    pub sha256: String,
-    /// From the first handshake packet to the receiver's `OK`.
+    pub files: Vec<FileReport>,
+    /// From the first handshake packet to the receiver's last verdict.
     pub duration: Duration,
     pub stats: Stats,
     pub socket: SocketStats,
@@ -62,42 +108,57 @@ pub struct SendReport {
 }
 
 impl SendReport {
-    /// File bytes per second of the whole transfer, handshake and final round trip included.
+    /// File bytes moved in this session.
+    pub fn bytes_sent(&self) -> u64 {
+        self.files.iter().map(|f| f.sent).sum()
+    }
+    pub fn bytes_resumed(&self) -> u64 {
+        self.files.iter().map(|f| f.resumed).sum()
+    }
+    pub fn failed(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| matches!(f.outcome, Outcome::Failed(_)))
+            .count()
+    }
+    /// File bytes per second moved, handshake and final round trip included.
     pub fn goodput_bps(&self) -> f64 {
-        self.size as f64 * 8.0 / self.duration.as_secs_f64().max(1e-9)
+        self.bytes_sent() as f64 * 8.0 / self.duration.as_secs_f64().max(1e-9)
     }
 }
 
-/// Send `path` to the receiver at `peer`; `progress` is called every `options.interval` and
+/// A file the plan asked for.
+struct Job {
+    id: u32,
+    source: PathBuf,
+    size: u64,
+    offered: u64,
+    prefix: [u8; DIGEST_LEN],
+}
+
+/// The file whose bytes are going out.
+struct Current {
+    id: u32,
+    file: File,
+    size: u64,
+    /// Bytes of the file read so far (prefix included).
+    read: u64,
+    hasher: Sha256,
+    /// Resume verification: chunk digests of the prefix so far, until `offered` chunks.
+    verifying: Option<(Vec<[u8; DIGEST_LEN]>, u64, [u8; DIGEST_LEN])>,
+    short: bool,
+}
+
+/// Send `paths` to the receiver at `peer`; `progress` is called every `options.interval` and
 /// `stop` (Ctrl-C) closes the connection and returns [`NetError::Interrupted`].
-pub fn send_file(
-    path: &Path,
+pub fn send_paths(
+    paths: &[PathBuf],
     peer: SocketAddr,
     options: SendOptions,
     stop: &AtomicBool,
     mut progress: impl FnMut(&Progress),
 ) -> Result<SendReport, NetError> {
-    let open_err = |e| NetError::File(path.display().to_string(), e);
-    let mut file = File::open(path).map_err(open_err)?;
-    let meta = file.metadata().map_err(open_err)?;
-    if !meta.is_file() {
-        return Err(NetError::NotAFile(path.display().to_string()));
-    }
-    let size = meta.len();
-    let name = match options.name {
-        Some(n) => n,
-        None => path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| NetError::NotAFile(path.display().to_string()))?
-            .to_string(),
-    };
-    let header = Header {
-        name: name.clone(),
-        size,
-    }
-    .encode()?;
-
+    let items = manifest::collect(paths, options.name.as_deref(), options.follow_links)?;
     let local: SocketAddr = if peer.is_ipv6() {
         (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
     } else {
@@ -107,28 +168,16 @@ pub fn send_file(
     let mut port = UdpPort::bind(local, max_datagram, options.offload).map_err(NetError::Socket)?;
     // Connected: datagrams from anyone else are filtered out, and a closed port is reported.
     port.socket().connect(peer).map_err(NetError::Socket)?;
-
     let clock = Clock::start();
-    let mut conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
+    let conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
+    let mut s = Sender::new(conn, items, &options);
     let mut inbuf = vec![0u8; 65_536];
-
-    // The stream: header, file, digest. `pending[at..]` has yet to enter the connection.
-    let mut pending = header;
-    let mut at = 0;
-    let mut hasher = Sha256::new();
-    let mut file_left = size;
-    let mut digest: Option<[u8; DIGEST_LEN]> = None;
-    let mut finished = false;
-
-    let mut status_line = Vec::new();
-    let mut status: Option<Status> = None;
     let mut next_report = Instant::now() + options.interval;
     let started = Instant::now();
-    let header_len = pending.len() as u64;
 
     loop {
         if stop.load(Ordering::Relaxed) {
-            close_now(&mut port, &mut conn, &clock);
+            close_now(&mut port, &mut s.conn, &clock);
             return Err(NetError::Interrupted);
         }
         let mut recv_err = None;
@@ -136,116 +185,395 @@ pub fn send_file(
             // Each datagram at its own arrival time (see `socket`): RTT samples are the
             // controller's congestion signal. A datagram the connection rejects is counted in
             // its stats; the transfer goes on.
-            let _ = conn.handle_packet(arrived, d);
+            let _ = s.conn.handle_packet(arrived, d);
         })
         .unwrap_or_else(|e| recv_err = Some(e));
         if let Some(e) = recv_err {
             return Err(refused_or(e, peer));
         }
         let now = clock.now();
-        if conn.poll_timeout().is_some_and(|t| t <= now) {
-            conn.handle_timeout(now);
+        if s.conn.poll_timeout().is_some_and(|t| t <= now) {
+            s.conn.handle_timeout(now);
         }
-
-        // Top up the send buffer.
-        while !finished {
-            if at < pending.len() {
-                let n = conn.write(&pending[at..]);
-                at += n;
-                if at < pending.len() {
-                    break;
-                }
-            }
-            if file_left > 0 {
-                pending.resize(READ_CHUNK.min(file_left as usize), 0);
-                file.read_exact(&mut pending)
-                    .map_err(|e| NetError::File(path.display().to_string(), e))?;
-                hasher.update(&pending);
-                file_left -= pending.len() as u64;
-                at = 0;
-            } else if digest.is_none() {
-                let d: [u8; DIGEST_LEN] = hasher.clone().finalize().into();
-                digest = Some(d);
-                pending = d.to_vec();
-                at = 0;
-            } else {
-                conn.finish();
-                finished = true;
-            }
+        if let Err(e) = s.read_messages() {
+            close_now(&mut port, &mut s.conn, &clock);
+            return Err(e);
         }
-
-        // The receiver's verdict.
-        if status.is_none() {
-            let mut piece = [0u8; 512];
-            loop {
-                let n = conn.read(&mut piece);
-                if n == 0 {
-                    break;
-                }
-                status_line.extend_from_slice(&piece[..n]);
-            }
-            if status_line.contains(&b'\n') || status_line.len() > framing::MAX_STATUS {
-                let end = status_line.iter().position(|&b| b == b'\n');
-                let line = &status_line[..end.map_or(status_line.len(), |e| e + 1)];
-                status = Some(Status::parse(line)?);
-            }
+        if s.bye {
+            let stats = s.conn.stats();
+            close_now(&mut port, &mut s.conn, &clock);
+            return Ok(SendReport {
+                peer,
+                files: s.reports,
+                duration: started.elapsed(),
+                stats,
+                socket: port.stats,
+                offloads: port.offloads(),
+            });
         }
-        match &status {
-            Some(Status::Err(why)) => {
-                close_now(&mut port, &mut conn, &clock);
-                return Err(NetError::Refused(why.clone()));
+        let wake = match s.top_up() {
+            Ok(w) => w,
+            Err(e) => {
+                close_now(&mut port, &mut s.conn, &clock);
+                return Err(e);
             }
-            Some(Status::Ok(theirs)) => {
-                let ours = framing::hex(&digest.unwrap_or_default());
-                if digest.is_none() || *theirs != ours {
-                    close_now(&mut port, &mut conn, &clock);
-                    return Err(NetError::DigestMismatch {
-                        ours,
-                        theirs: theirs.clone(),
-                    });
-                }
-                let duration = started.elapsed();
-                let stats = conn.stats();
-                close_now(&mut port, &mut conn, &clock);
-                return Ok(SendReport {
-                    name,
-                    peer,
-                    size,
-                    sha256: ours,
-                    duration,
-                    stats,
-                    socket: port.stats,
-                    offloads: port.offloads(),
-                });
-            }
-            None => {}
+        };
+        if s.conn.is_closed() {
+            return Err(closed_error(
+                s.conn.close_reason(),
+                s.conn.is_established(),
+                s.progress_bytes(),
+                started.elapsed(),
+            ));
         }
-        if conn.is_closed() {
-            return Err(closed_error(conn.close_reason(), conn.is_established()));
-        }
-        if !conn.is_established() && started.elapsed() > options.connect_timeout {
+        if !s.conn.is_established() && started.elapsed() > options.connect_timeout {
             return Err(NetError::NoAnswer(peer, options.connect_timeout));
         }
-
         let now = clock.now();
-        port.flush(None, &mut conn, now)
+        port.flush(None, &mut s.conn, now)
             .map_err(|e| refused_or(e, peer))?;
 
         if Instant::now() >= next_report {
-            let stats = conn.stats();
-            progress(&Progress {
-                elapsed: started.elapsed(),
-                bytes_acked: stats.bytes_acked.saturating_sub(header_len).min(size),
-                file_size: size,
-                stats,
-                socket: port.stats,
-            });
+            progress(&s.progress(started.elapsed(), port.stats));
             next_report += options.interval;
         }
-        let deadline = conn.poll_timeout().map(|t| clock.instant(t));
-        port.wait(socket::earliest(deadline, Some(next_report)))
+        let deadline = s.conn.poll_timeout().map(|t| clock.instant(t));
+        let wake = socket::earliest(wake, Some(next_report));
+        port.wait(socket::earliest(deadline, wake))
             .map_err(NetError::Socket)?;
     }
+}
+
+struct Sender {
+    conn: Connection,
+    items: Vec<Item>,
+    reports: Vec<FileReport>,
+    reader: MessageReader,
+    /// Bytes for the stream not yet accepted by the connection: `out[at..]`.
+    out: Vec<u8>,
+    at: usize,
+    /// Stream bytes handed to the connection, and how many of them were file bytes.
+    stream_written: u64,
+    file_written: u64,
+    resume: bool,
+    rate_limit: Option<u64>,
+    /// When the first file byte went out (the rate limit counts from there).
+    data_started: Option<Instant>,
+    jobs: VecDeque<Job>,
+    current: Option<Current>,
+    plans_done: bool,
+    end_sent: bool,
+    bye: bool,
+    last_write: Instant,
+    files_total: usize,
+    files_done: usize,
+    total_to_send: u64,
+}
+
+impl Sender {
+    fn new(conn: Connection, items: Vec<Item>, options: &SendOptions) -> Sender {
+        let mut out = MAGIC.to_vec();
+        Message::Hello {
+            resume: options.resume,
+            entries: items.len() as u64,
+        }
+        .encode(&mut out);
+        for it in &items {
+            Message::Entry(it.entry.clone()).encode(&mut out);
+        }
+        Message::ManifestEnd.encode(&mut out);
+        let reports = items
+            .iter()
+            .map(|it| FileReport {
+                path: it.entry.path.clone(),
+                size: it.entry.size(),
+                sent: 0,
+                resumed: 0,
+                outcome: Outcome::Failed("no plan from the receiver".into()),
+            })
+            .collect();
+        Sender {
+            conn,
+            items,
+            reports,
+            reader: MessageReader::default(),
+            out,
+            at: 0,
+            stream_written: 0,
+            file_written: 0,
+            resume: options.resume,
+            rate_limit: options.rate_limit,
+            data_started: None,
+            jobs: VecDeque::new(),
+            current: None,
+            plans_done: false,
+            end_sent: false,
+            bye: false,
+            last_write: Instant::now(),
+            files_total: 0,
+            files_done: 0,
+            total_to_send: 0,
+        }
+    }
+
+    /// The receiver's plans and verdicts.
+    fn read_messages(&mut self) -> Result<(), NetError> {
+        let mut piece = [0u8; 4096];
+        loop {
+            let n = self.conn.read(&mut piece);
+            if n == 0 {
+                break;
+            }
+            self.reader.push(&piece[..n]);
+        }
+        while let Some(m) = self.reader.next_message()? {
+            match m {
+                Message::Plan { id, action } => {
+                    let Some(it) = self.items.get(id as usize) else {
+                        return Err(protocol(format!(
+                            "a plan for entry {id}, which was never sent"
+                        )));
+                    };
+                    let r = &mut self.reports[id as usize];
+                    match action {
+                        Action::Send { from_chunk, prefix } => {
+                            let Kind::File { size } = it.entry.kind else {
+                                return Err(protocol(format!(
+                                    "a request for the bytes of non-file entry {id}"
+                                )));
+                            };
+                            r.outcome = Outcome::Failed("no verdict from the receiver".into());
+                            self.files_total += 1;
+                            self.total_to_send += size;
+                            self.jobs.push_back(Job {
+                                id,
+                                source: it.source.clone(),
+                                size,
+                                offered: if self.resume { from_chunk } else { 0 },
+                                prefix,
+                            });
+                        }
+                        Action::Skip(why) => r.outcome = Outcome::Skipped(why),
+                        Action::Refuse(why) => {
+                            r.outcome = Outcome::Failed(format!("refused: {why}"))
+                        }
+                    }
+                }
+                Message::PlanEnd => self.plans_done = true,
+                Message::Done { id, result } => {
+                    let Some(r) = self.reports.get_mut(id as usize) else {
+                        return Err(protocol(format!(
+                            "a verdict for entry {id}, which was never sent"
+                        )));
+                    };
+                    self.files_done += 1;
+                    r.outcome = match result {
+                        Ok(theirs) => Outcome::Stored(framing::hex(&theirs)),
+                        Err(why) => Outcome::Failed(why),
+                    };
+                }
+                Message::Fatal(why) => return Err(NetError::Refused(why)),
+                Message::Bye => self.bye = true,
+                m => {
+                    return Err(protocol(format!(
+                        "unexpected message from the receiver: {m:?}"
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fill the connection's send buffer. Returns when to wake for the rate limit, if it is
+    /// what holds data back.
+    fn top_up(&mut self) -> Result<Option<Instant>, NetError> {
+        let mut budget = VERIFY_PER_TURN;
+        loop {
+            if self.at < self.out.len() {
+                let n = self.conn.write(&self.out[self.at..]);
+                self.at += n;
+                self.stream_written += n as u64;
+                if n > 0 {
+                    self.last_write = Instant::now();
+                }
+                if self.at < self.out.len() {
+                    return Ok(None);
+                }
+            }
+            self.out.clear();
+            self.at = 0;
+            if self.current.is_none() {
+                match self.jobs.pop_front() {
+                    Some(job) => self.start(job)?,
+                    None if self.plans_done && !self.end_sent => {
+                        Message::End.encode(&mut self.out);
+                        self.end_sent = true;
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            let cur = self.current.as_mut().expect("started");
+            if let Some((digests, offered, prefix)) = &mut cur.verifying {
+                // Hash the offered prefix, a bounded amount per turn.
+                if budget == 0 {
+                    if self.last_write.elapsed() >= KEEPALIVE {
+                        // Keep the connection (and the receiver's idle timer) alive.
+                        Message::Keepalive.encode(&mut self.out);
+                        continue;
+                    }
+                    return Ok(Some(Instant::now()));
+                }
+                if (digests.len() as u64) < *offered {
+                    let n = CHUNK_SIZE.min(cur.size - cur.read) as usize;
+                    let mut buf = vec![0u8; n];
+                    let got = read_full(&mut cur.file, &mut buf)
+                        .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
+                    if got < n {
+                        cur.short = true;
+                    }
+                    cur.hasher.update(&buf);
+                    digests.push(Sha256::digest(&buf).into());
+                    cur.read += n as u64;
+                    budget = budget.saturating_sub(n as u64);
+                    continue;
+                }
+                let agree = prefix_digest(digests.iter()) == *prefix;
+                let from = if agree { *offered } else { 0 };
+                if !agree {
+                    // The file changed since the cut transfer: start over.
+                    cur.hasher = Sha256::new();
+                    cur.read = 0;
+                    use std::io::Seek;
+                    cur.file
+                        .rewind()
+                        .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
+                }
+                let resumed = from * CHUNK_SIZE;
+                let r = &mut self.reports[cur.id as usize];
+                r.resumed = resumed.min(cur.size);
+                self.total_to_send -= r.resumed;
+                cur.verifying = None;
+                Message::File {
+                    id: cur.id,
+                    from_chunk: from,
+                }
+                .encode(&mut self.out);
+                continue;
+            }
+            if cur.read < cur.size {
+                if let Some(wait) = rate_wait(self.rate_limit, self.data_started, self.file_written)
+                {
+                    return Ok(Some(wait));
+                }
+                let n = (cur.size - cur.read).min(READ_CHUNK as u64) as usize;
+                self.out.resize(n, 0);
+                let got = read_full(&mut cur.file, &mut self.out)
+                    .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
+                if got < n {
+                    // The file shrank while being sent: the zeros sent instead make the
+                    // digests differ, and the receiver refuses the file.
+                    cur.short = true;
+                }
+                cur.hasher.update(&self.out);
+                cur.read += n as u64;
+                self.file_written += n as u64;
+                self.reports[cur.id as usize].sent += n as u64;
+                continue;
+            }
+            let mut digest: [u8; DIGEST_LEN] = cur.hasher.clone().finalize().into();
+            if cur.short {
+                digest = [0; DIGEST_LEN];
+                let path = &self.reports[cur.id as usize].path;
+                eprintln!(
+                    "longhaul: {} shrank while being sent; the receiver will refuse it",
+                    Printable::from(path.as_str())
+                );
+            }
+            self.out.extend_from_slice(&digest);
+            self.current = None;
+        }
+    }
+
+    fn start(&mut self, job: Job) -> Result<(), NetError> {
+        let item = &self.items[job.id as usize];
+        let file = File::open(&job.source).map_err(|e| file_err(item, e))?;
+        let offered = job.offered.min(job.size.div_ceil(CHUNK_SIZE));
+        if self.data_started.is_none() {
+            self.data_started = Some(Instant::now());
+        }
+        self.current = Some(Current {
+            id: job.id,
+            file,
+            size: job.size,
+            read: 0,
+            hasher: Sha256::new(),
+            verifying: Some((Vec::new(), offered, job.prefix)),
+            short: false,
+        });
+        Ok(())
+    }
+
+    /// File bytes the receiver has acknowledged (stream bytes acknowledged, less the control
+    /// bytes among them; approximate by at most a message).
+    fn progress_bytes(&self) -> u64 {
+        let acked = self.conn.stats().bytes_acked;
+        let unacked = self.stream_written.saturating_sub(acked);
+        self.file_written.saturating_sub(unacked)
+    }
+
+    fn progress(&self, elapsed: Duration, socket: SocketStats) -> Progress {
+        Progress {
+            elapsed,
+            total: self.total_to_send,
+            done: self.progress_bytes(),
+            files_done: self.files_done,
+            files_total: self.files_total,
+            current: self
+                .current
+                .as_ref()
+                .map(|c| self.reports[c.id as usize].path.clone()),
+            stats: self.conn.stats(),
+            socket,
+        }
+    }
+}
+
+/// With a rate limit (bits per second), when the next file bytes may go (`None`: now).
+fn rate_wait(limit: Option<u64>, since: Option<Instant>, written: u64) -> Option<Instant> {
+    let rate = limit? as f64 / 8.0;
+    let t0 = since?;
+    // A small burst allowance (10 ms at the rate, at least one read) keeps the limit from
+    // costing throughput at its own level.
+    let allowed = rate * t0.elapsed().as_secs_f64() + (rate * 0.01).max(READ_CHUNK as f64);
+    let excess = written as f64 + READ_CHUNK as f64 - allowed;
+    if excess <= 0.0 {
+        None
+    } else {
+        Some(Instant::now() + Duration::from_secs_f64(excess / rate))
+    }
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf[got..].fill(0);
+    Ok(got)
+}
+
+fn file_err(item: &Item, e: std::io::Error) -> NetError {
+    NetError::File(item.source.display().to_string(), e)
+}
+
+fn protocol(why: String) -> NetError {
+    NetError::Closed(format!("the receiver broke the protocol: {why}"))
 }
 
 /// Send the close packet (best effort: the peer's idle timer covers a lost one).
@@ -262,12 +590,19 @@ fn refused_or(e: std::io::Error, peer: SocketAddr) -> NetError {
     }
 }
 
-fn closed_error(reason: Option<CloseReason>, established: bool) -> NetError {
+fn closed_error(
+    reason: Option<CloseReason>,
+    established: bool,
+    bytes: u64,
+    after: Duration,
+) -> NetError {
     NetError::Closed(match reason {
         Some(r) if r.by_peer => format!("the receiver closed the connection ({:?})", r.code),
         Some(r) if !established => format!("no handshake answer ({:?})", r.code),
         Some(r) => format!(
-            "the connection gave up ({:?}): the receiver stopped answering",
+            "the receiver stopped answering mid-transfer, after {bytes} file bytes were \
+             acknowledged in {:.1} s ({:?}); run the same command again to resume",
+            after.as_secs_f64(),
             r.code
         ),
         None => "the connection closed".to_string(),

@@ -1,13 +1,14 @@
-//! `longhaul send FILE HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
+//! `longhaul send PATH… HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
 //! transport on UDP (logic in `longhaul_net`), for hosts whose kernel TCP cannot be changed.
 
 use crate::signals::{block_termination_signals, wait_signal};
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
-use longhaul_net::recv::{Receiver, RecvOptions};
-use longhaul_net::send::{send_file, Progress, SendOptions, SendReport};
+use longhaul_net::path::Printable;
+use longhaul_net::recv::{Event, Receiver, RecvOptions};
+use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::Config;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -28,11 +29,11 @@ pub struct TransportArgs {
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
     /// Receive window and send buffer, at least the path's bandwidth-delay product
-    /// (1 Gb/s × 180 ms = 22.5 MB).
-    #[arg(short = 'w', long = "window", default_value = "64M", value_parser = parse_size)]
+    /// (1 Gb/s × 180 ms = 22.5 MB); 64K to 4G.
+    #[arg(short = 'w', long = "window", default_value = "64M", value_parser = parse_window)]
     pub window: u64,
-    /// Close a connection that has heard nothing for this long.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    /// Close a connection that has heard nothing for this long (at least 1s).
+    #[arg(long, default_value = "30s", value_parser = parse_idle_timeout)]
     pub idle_timeout: Duration,
     /// One datagram per system call: no UDP segmentation offload (GSO) or receive coalescing
     /// (GRO), which are used where the kernel has them.
@@ -59,17 +60,54 @@ impl TransportArgs {
     }
 }
 
+/// The window's accepted range: below 64 KiB a long path cannot be filled at all; above 4 GiB
+/// (a 10 Gb/s path at 3 s RTT) it is a mistake, and it bounds the receiver's memory per sender.
+fn parse_window(s: &str) -> Result<u64> {
+    let w = parse_size(s)?;
+    if !(64 << 10..=4 << 30).contains(&w) {
+        bail!("{s}: the window must be between 64K and 4G (the path's bandwidth-delay product)");
+    }
+    Ok(w)
+}
+
+fn parse_idle_timeout(s: &str) -> Result<Duration> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(1) {
+        bail!("{s}: the idle timeout must be at least 1s (longer than the path's round trip)");
+    }
+    Ok(d)
+}
+
+fn parse_interval(s: &str) -> Result<Duration> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_millis(10) {
+        bail!("{s}: the progress interval must be at least 10ms");
+    }
+    Ok(d)
+}
+
 #[derive(Args)]
 pub struct SendArgs {
-    /// The file to send.
-    pub file: PathBuf,
-    /// Where `longhaul recv` runs: HOST, HOST:PORT, [IPv6]:PORT.
-    pub to: String,
-    /// Store the file under this name (default: its own name).
+    /// Files and directories to send, then where `longhaul recv` runs: HOST, HOST:PORT or
+    /// [IPv6]:PORT. Directories are sent whole; each path arrives under its own name.
+    #[arg(required = true, num_args = 2.., value_name = "PATH… HOST")]
+    pub args: Vec<String>,
+    /// Store a single path under this name (default: its own name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Follow symbolic links inside directories (default: send them as links; links that
+    /// point outside the tree are refused by the receiver).
+    #[arg(short = 'L', long)]
+    pub follow_links: bool,
+    /// Start every file over instead of resuming what the receiver kept of a cut transfer.
+    #[arg(long)]
+    pub no_resume: bool,
+    /// Cap the rate of file data, e.g. `500mbit` (default: whatever the path and the
+    /// congestion control allow).
+    #[arg(long, value_parser = parse_rate_bps)]
+    pub rate_limit: Option<f64>,
     /// Progress interval.
-    #[arg(short = 'i', long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(short = 'i', long, default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
     /// Give up when the receiver has not answered the handshake for this long.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
@@ -98,7 +136,8 @@ pub struct RecvArgs {
     /// Refuse files larger than this.
     #[arg(long, default_value = "16384G", value_parser = parse_size)]
     pub max_size: u64,
-    /// Exit after this many transfers have ended (default: serve until interrupted).
+    /// Exit after this many transfers have ended (default: serve until interrupted). Only
+    /// senders that spoke the transfer protocol count; stray datagrams do not.
     #[arg(short = 'n', long = "count")]
     pub count: Option<usize>,
     /// Senders served at once.
@@ -137,98 +176,159 @@ fn resolve(to: &str) -> Result<SocketAddr> {
 
 pub fn send(a: SendArgs) -> Result<()> {
     let config = a.transport.config()?;
-    let peer = resolve(&a.to)?;
+    let (to, paths) = a.args.split_last().expect("clap requires two");
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let peer = resolve(to)?;
     let stop = stop_flag();
     if !a.json {
         eprintln!(
-            "sending {} to {peer} with {} (MTU {}, window {} B)",
-            a.file.display(),
+            "sending {} path(s) to {peer} with {} (MTU {}, window {} B{})",
+            paths.len(),
             a.transport.cc,
             a.transport.mtu,
-            a.transport.window
-        );
-        eprintln!(
-            "{:>8}  {:>22}  {:>11}  {:>9}  {:>9}  {:>7}  {:>7}",
-            "time", "acknowledged", "rate", "cwnd", "srtt", "retr", "lost"
+            a.transport.window,
+            a.rate_limit
+                .map(|r| format!(", limit {}", bits_per_s(r)))
+                .unwrap_or_default()
         );
     }
     let mut last = (Duration::ZERO, 0u64);
     let json = a.json;
-    let report = send_file(
-        &a.file,
+    let report = send_paths(
+        &paths,
         peer,
         SendOptions {
             config,
             name: a.name.clone(),
+            follow_links: a.follow_links,
+            resume: !a.no_resume,
+            rate_limit: a.rate_limit.map(|r| r as u64),
             interval: a.interval,
             connect_timeout: a.connect_timeout,
             offload: !a.transport.no_offload,
         },
         &stop,
         |p: &Progress| {
-            if json {
-                return;
+            if !json {
+                eprintln!("{}", progress_line(p, &mut last));
             }
-            let dt = (p.elapsed - last.0).as_secs_f64().max(1e-9);
-            let rate = (p.bytes_acked - last.1) as f64 * 8.0 / dt;
-            last = (p.elapsed, p.bytes_acked);
-            let pct = 100.0 * p.bytes_acked as f64 / p.file_size.max(1) as f64;
-            eprintln!(
-                "{:>6.2} s  {:>14} ({:>5.1}%)  {:>11}  {:>9}  {:>6.1} ms  {:>7}  {:>7}",
-                p.elapsed.as_secs_f64(),
-                bytes(p.bytes_acked),
-                pct,
-                bits_per_s(rate),
-                bytes(p.stats.cwnd_bytes),
-                p.stats.srtt_us as f64 / 1000.0,
-                p.stats.packets_retransmitted,
-                p.stats.packets_lost,
-            );
         },
     )
-    .with_context(|| format!("sending {} to {peer}", a.file.display()))?;
+    .with_context(|| format!("sending to {peer}"))?;
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&report_json(&report, &a.transport.cc))?
         );
     } else {
-        let s = &report.stats;
-        eprintln!(
-            "sent {} ({}) in {:.2} s: {} goodput; {} packets, {} retransmitted, {} lost, \
-             {} socket drops; RTT min {:.1} ms, smoothed {:.1} ms",
-            report.name,
-            bytes(report.size),
-            report.duration.as_secs_f64(),
-            bits_per_s(report.goodput_bps()),
-            s.packets_sent,
-            s.packets_retransmitted,
-            s.packets_lost,
-            report.socket.local_drops,
-            s.min_rtt_us as f64 / 1000.0,
-            s.srtt_us as f64 / 1000.0,
-        );
-        eprintln!(
-            "{} datagrams in {} send calls (GSO {}); stored by the receiver, SHA-256 {}",
-            report.socket.datagrams_sent,
-            report.socket.send_calls,
-            if report.offloads.0 { "on" } else { "off" },
-            report.sha256
+        print_summary(&report);
+    }
+    if report.failed() > 0 {
+        bail!(
+            "{} of {} entries were not stored",
+            report.failed(),
+            report.files.len()
         );
     }
     Ok(())
 }
 
+/// One progress line: moved and total, current and average rate, ETA, the connection's state.
+fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
+    let dt = (p.elapsed - last.0).as_secs_f64().max(1e-9);
+    let rate = p.done.saturating_sub(last.1) as f64 * 8.0 / dt;
+    *last = (p.elapsed, p.done);
+    let avg = p.done as f64 * 8.0 / p.elapsed.as_secs_f64().max(1e-9);
+    let pct = 100.0 * p.done as f64 / p.total.max(1) as f64;
+    let eta = if avg > 0.0 && p.total > p.done {
+        format!("{:.0} s", (p.total - p.done) as f64 * 8.0 / avg)
+    } else {
+        "-".into()
+    };
+    format!(
+        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  srtt {:.1} ms  retr {}",
+        p.elapsed.as_secs_f64(),
+        bytes(p.done),
+        bytes(p.total),
+        pct,
+        p.files_done,
+        p.files_total,
+        bits_per_s(rate),
+        bits_per_s(avg),
+        eta,
+        bytes(p.stats.cwnd_bytes),
+        p.stats.srtt_us as f64 / 1000.0,
+        p.stats.packets_retransmitted,
+    )
+}
+
+fn print_summary(report: &SendReport) {
+    for f in &report.files {
+        let what = match &f.outcome {
+            Outcome::Stored(hex) if f.resumed > 0 => format!(
+                "stored ({} moved, {} resumed) SHA-256 {hex}",
+                bytes(f.sent),
+                bytes(f.resumed)
+            ),
+            Outcome::Stored(hex) => format!("stored ({}) SHA-256 {hex}", bytes(f.sent)),
+            Outcome::Skipped(why) => format!("skipped: {why}"),
+            Outcome::Failed(why) => format!("FAILED: {why}"),
+        };
+        eprintln!("  {}  {what}", Printable::from(f.path.as_str()));
+    }
+    let s = &report.stats;
+    let stored = report
+        .files
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Stored(_)))
+        .count();
+    eprintln!(
+        "{} stored, {} skipped, {} failed; {} moved ({} resumed) in {:.2} s: {} goodput; \
+         {} packets, {} retransmitted, {} lost, {} socket drops; RTT min {:.1} ms, smoothed {:.1} ms",
+        stored,
+        report.files.len() - stored - report.failed(),
+        report.failed(),
+        bytes(report.bytes_sent()),
+        bytes(report.bytes_resumed()),
+        report.duration.as_secs_f64(),
+        bits_per_s(report.goodput_bps()),
+        s.packets_sent,
+        s.packets_retransmitted,
+        s.packets_lost,
+        report.socket.local_drops,
+        s.min_rtt_us as f64 / 1000.0,
+        s.srtt_us as f64 / 1000.0,
+    );
+}
+
 fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
     let s = &r.stats;
+    let files: Vec<_> = r
+        .files
+        .iter()
+        .map(|f| {
+            let (status, detail) = match &f.outcome {
+                Outcome::Stored(h) => ("stored", h.clone()),
+                Outcome::Skipped(w) => ("skipped", w.clone()),
+                Outcome::Failed(w) => ("failed", w.clone()),
+            };
+            serde_json::json!({
+                "path": f.path, "size": f.size, "sent": f.sent, "resumed": f.resumed,
+                "status": status,
+                "sha256": if status == "stored" { Some(&detail) } else { None },
+                "reason": if status == "stored" { None } else { Some(&detail) },
+            })
+        })
+        .collect();
     serde_json::json!({
-        "name": r.name,
         "peer": r.peer.to_string(),
         "cc": cc,
-        "bytes": r.size,
+        "files": files,
+        "bytes_sent": r.bytes_sent(),
+        "bytes_resumed": r.bytes_resumed(),
+        "failed": r.failed(),
         "seconds": r.duration.as_secs_f64(),
         "goodput_bps": r.goodput_bps(),
-        "sha256": r.sha256,
         "packets_sent": s.packets_sent,
         "packets_retransmitted": s.packets_retransmitted,
         "packets_lost": s.packets_lost,
@@ -284,26 +384,47 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         );
     }
     let mut failures = 0;
-    r.serve(&stop, a.count, |t| match &t.result {
-        Ok((path, sha)) => eprintln!(
-            "{}: stored {} ({}) in {:.2} s, {}; SHA-256 {sha}",
-            t.peer,
-            path.display(),
-            bytes(t.bytes),
-            t.duration.as_secs_f64(),
-            bits_per_s(t.bytes as f64 * 8.0 / t.duration.as_secs_f64().max(1e-9)),
-        ),
-        Err(why) => {
-            failures += 1;
+    r.serve(&stop, a.count, |e| match e {
+        Event::File(peer, f) => match &f.result {
+            Ok(sha) => eprintln!(
+                "{peer}: stored {} ({}{}); SHA-256 {sha}",
+                Printable::from(f.path.as_str()),
+                bytes(f.bytes),
+                if f.resumed > 0 {
+                    format!(" after {} resumed", bytes(f.resumed))
+                } else {
+                    String::new()
+                },
+            ),
+            Err(why) => {
+                failures += 1;
+                eprintln!("{peer}: {} not stored: {why}", Printable::from(f.path.as_str()));
+            }
+        },
+        Event::Session(s) if s.genuine => {
+            let moved: u64 = s.files.iter().map(|f| f.bytes).sum();
             eprintln!(
-                "{}: {} not stored: {why}",
-                t.peer,
-                t.name.as_deref().unwrap_or("(no file named yet)")
+                "{}: session ended after {:.2} s: {} files stored, {} skipped, {} refused, {} moved ({}){}",
+                s.peer,
+                s.duration.as_secs_f64(),
+                s.files.iter().filter(|f| f.result.is_ok()).count(),
+                s.skipped.len(),
+                s.refused.len(),
+                bytes(moved),
+                bits_per_s(moved as f64 * 8.0 / s.duration.as_secs_f64().max(1e-9)),
+                s.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
             );
+            for (path, why) in &s.refused {
+                eprintln!("  refused {}: {why}", Printable::from(path.as_str()));
+            }
+            if s.error.is_some() {
+                failures += 1;
+            }
         }
+        Event::Session(_) => {}
     })?;
     if failures > 0 && a.count.is_some() {
-        bail!("{failures} transfer(s) failed");
+        bail!("{failures} transfer(s) or file(s) failed");
     }
     Ok(())
 }

@@ -1,0 +1,655 @@
+//! Where received entries land: the receiver's directory, its staging area, and the rules
+//! that keep a transfer from writing anywhere else or leaving a half-written file under a
+//! real name.
+//!
+//! - A file is written to a part file in the staging directory ([`STAGING_DIR`]), named by a
+//!   digest of the sender's identity and the path, so no sender can name it (paths under the
+//!   staging directory are refused) and two senders never share one. Beside it, a journal
+//!   (`journal`) records the chunks on disk. After the sender's SHA-256 matched, the part file
+//!   is flushed, renamed onto its path (the rename acts on the file that was verified: its
+//!   name is ours alone), given the sender's mode and mtime, and the directory is flushed too
+//!   before the sender hears `DONE`.
+//! - A cut transfer's part file and journal stay; the next transfer of the same path from the
+//!   same sender resumes from the journaled prefix. A failed digest removes them.
+//! - Every directory on a path is checked as it is walked: a symbolic link there is refused,
+//!   so no write ever goes through a link (whoever made it). Links a sender sends are created
+//!   only when they point inside the tree (`path::link_stays_inside`).
+//! - Modes keep the permission bits only (no set-user-ID, set-group-ID or sticky bit).
+
+use crate::framing::{Action, Entry, Kind, CHUNK_SIZE, DIGEST_LEN};
+use crate::journal::{Journal, JournalHeader};
+use crate::path::{link_stays_inside, Printable, STAGING_DIR};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::fs::{File, FileTimes, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Chunks written before the part file is flushed and journaled.
+const CHECKPOINT_CHUNKS: usize = 16;
+/// ... or after this long, whichever comes first.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+/// A receiving directory.
+pub struct Store {
+    root: PathBuf,
+    staging: PathBuf,
+    overwrite: bool,
+    /// Part files some session is writing now.
+    busy: HashSet<String>,
+}
+
+/// Why a session must stop (the disk, not the data): the part file and journal stay.
+#[derive(Debug)]
+pub struct Fatal(pub String);
+
+impl Store {
+    pub fn open(root: &Path, overwrite: bool) -> io::Result<Store> {
+        let staging = root.join(STAGING_DIR);
+        match std::fs::symlink_metadata(&staging) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} exists and is not a directory; move it away",
+                    staging.display()
+                )))
+            }
+            Err(_) => std::fs::DirBuilder::new().mode(0o700).create(&staging)?,
+        }
+        Ok(Store {
+            root: root.to_path_buf(),
+            staging,
+            overwrite,
+            busy: HashSet::new(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Decide what to do with `entry` from the sender `sender` (its key, or a fixed name when
+    /// unauthenticated); for a file to send, also return the open part file.
+    pub fn plan(&mut self, entry: &Entry, sender: &str, resume: bool) -> (Action, Option<Planned>) {
+        match self.try_plan(entry, sender, resume) {
+            Ok(x) => x,
+            Err(why) => (Action::Refuse(why), None),
+        }
+    }
+
+    fn try_plan(
+        &mut self,
+        entry: &Entry,
+        sender: &str,
+        resume: bool,
+    ) -> Result<(Action, Option<Planned>), String> {
+        let dest = self.parent_ready(&entry.path)?;
+        let shown = Printable::from(entry.path.as_str());
+        let existing = std::fs::symlink_metadata(&dest).ok();
+        match &entry.kind {
+            Kind::Dir => {
+                match existing {
+                    Some(m) if m.is_dir() => {}
+                    Some(_) => {
+                        return Err(format!(
+                            "{shown} exists on the receiver and is not a directory"
+                        ))
+                    }
+                    None => std::fs::DirBuilder::new()
+                        .mode(0o700)
+                        .create(&dest)
+                        .map_err(|e| format!("cannot create {shown}: {e}"))?,
+                }
+                // Its own mode and mtime come last (see `finish_dir`): a read-only directory
+                // must still receive its files.
+                Ok((Action::Skip("directory ready".into()), None))
+            }
+            Kind::Symlink { target } => {
+                if !link_stays_inside(&entry.path, target) {
+                    return Err(format!(
+                        "link {shown} points outside the transfer ({}); not created",
+                        Printable::from(target.as_str())
+                    ));
+                }
+                if let Some(m) = existing {
+                    if !self.overwrite || m.is_dir() {
+                        return Err(format!("{shown} exists on the receiver"));
+                    }
+                    std::fs::remove_file(&dest)
+                        .map_err(|e| format!("cannot replace {shown}: {e}"))?;
+                }
+                std::os::unix::fs::symlink(target, &dest)
+                    .map_err(|e| format!("cannot create link {shown}: {e}"))?;
+                Ok((Action::Skip("link created".into()), None))
+            }
+            Kind::File { size } => {
+                if let Some(m) = &existing {
+                    if m.is_file() && m.len() == *size && mtime_of(m) == entry.mtime {
+                        return Ok((
+                            Action::Skip("already there (same size and modification time)".into()),
+                            None,
+                        ));
+                    }
+                    if m.is_dir() {
+                        return Err(format!("{shown} is a directory on the receiver"));
+                    }
+                    if !self.overwrite {
+                        return Err(format!(
+                            "{shown} exists on the receiver (start it with --overwrite to replace files)"
+                        ));
+                    }
+                }
+                let key = part_key(sender, &entry.path);
+                if !self.busy.insert(key.clone()) {
+                    return Err(format!(
+                        "{shown} is being received from this sender already"
+                    ));
+                }
+                let planned = Planned::new(&self.staging, key, entry, dest, resume);
+                let action = Action::Send {
+                    from_chunk: planned.offered,
+                    prefix: planned.prefix,
+                };
+                Ok((action, Some(planned)))
+            }
+        }
+    }
+
+    /// Give a directory its sender's mode and mtime once its contents are in.
+    pub fn finish_dir(&self, entry: &Entry) {
+        let path = self.root.join(&entry.path);
+        if let Ok(m) = std::fs::symlink_metadata(&path) {
+            if m.is_dir() {
+                let _ = std::fs::set_permissions(
+                    &path,
+                    std::fs::Permissions::from_mode(entry.mode & 0o777),
+                );
+                if let Ok(f) = File::open(&path) {
+                    let _ = f.set_times(FileTimes::new().set_modified(system_time(entry.mtime)));
+                }
+            }
+        }
+    }
+
+    /// A session no longer writes this part file (finished, failed or gone).
+    pub fn release(&mut self, key: &str) {
+        self.busy.remove(key);
+    }
+
+    /// Create the missing directories above `rel`, refusing any that is a link or not a
+    /// directory; returns the full destination path.
+    fn parent_ready(&self, rel: &str) -> Result<PathBuf, String> {
+        let mut at = self.root.clone();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for (i, c) in parts.iter().enumerate() {
+            at.push(c);
+            if i + 1 == parts.len() {
+                break;
+            }
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!(
+                        "{} is a symbolic link on the receiver; nothing is written through links",
+                        Printable::from(parts[..=i].join("/").as_str())
+                    ))
+                }
+                Ok(_) => {
+                    return Err(format!(
+                        "{} is not a directory on the receiver",
+                        Printable::from(parts[..=i].join("/").as_str())
+                    ))
+                }
+                Err(_) => std::fs::DirBuilder::new()
+                    .mode(0o755)
+                    .create(&at)
+                    .map_err(|e| {
+                        format!(
+                            "cannot create {}: {e}",
+                            Printable::from(parts[..=i].join("/").as_str())
+                        )
+                    })?,
+            }
+        }
+        Ok(at)
+    }
+}
+
+/// A file the plan says to send: what the receiver offered, no file open yet (a manifest
+/// may list millions of files).
+pub struct Planned {
+    key: String,
+    entry: Entry,
+    dest: PathBuf,
+    part_path: PathBuf,
+    journal_path: PathBuf,
+    header: JournalHeader,
+    /// Chunks the journal vouches for, and the digest of their digests.
+    offered: u64,
+    prefix: [u8; DIGEST_LEN],
+}
+
+impl Planned {
+    fn new(staging: &Path, key: String, entry: &Entry, dest: PathBuf, resume: bool) -> Planned {
+        let part_path = staging.join(format!("{key}.part"));
+        let journal_path = staging.join(format!("{key}.journal"));
+        let header = JournalHeader {
+            path: entry.path.clone(),
+            size: entry.size(),
+            mtime: entry.mtime,
+        };
+        let held = std::fs::symlink_metadata(&part_path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0, |m| m.len());
+        let (offered, prefix) = match resume
+            .then(|| Journal::open(&journal_path, &header))
+            .flatten()
+        {
+            // The journal vouches only for bytes the part file still has.
+            Some(j) if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) => {
+                (j.chunks(), j.prefix_digest())
+            }
+            _ => (0, [0; DIGEST_LEN]),
+        };
+        Planned {
+            key,
+            entry: entry.clone(),
+            dest,
+            part_path,
+            journal_path,
+            header,
+            offered,
+            prefix,
+        }
+    }
+
+    /// The part file's key (see [`Store::release`]).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub fn entry(&self) -> &Entry {
+        &self.entry
+    }
+
+    /// The sender starts at `from_chunk`: the offered prefix (hashed again from disk for the
+    /// whole-file digest) or 0 (start over).
+    pub fn begin(self, from_chunk: u64) -> Result<Incoming, Fatal> {
+        let shown = Printable::from(self.entry.path.as_str());
+        let io = |e: io::Error| Fatal(format!("part file of {shown} on the receiver: {e}"));
+        if from_chunk != 0 && from_chunk != self.offered {
+            return Err(Fatal(format!(
+                "the sender resumes {shown} at chunk {from_chunk}, but the receiver offered {}",
+                self.offered
+            )));
+        }
+        let mut part = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&self.part_path)
+            .map_err(io)?;
+        let journal = if from_chunk == 0 {
+            Journal::create(&self.journal_path, &self.header).map_err(io)?
+        } else {
+            match Journal::open(&self.journal_path, &self.header) {
+                Some(j) if j.chunks() == from_chunk => j,
+                _ => {
+                    return Err(Fatal(format!(
+                        "the journal of {shown} changed during the session"
+                    )))
+                }
+            }
+        };
+        let start = (from_chunk * CHUNK_SIZE).min(self.entry.size());
+        let mut whole = Sha256::new();
+        let mut left = start;
+        let mut buf = vec![0u8; 1 << 20];
+        while left > 0 {
+            let n = (left as usize).min(buf.len());
+            part.read_exact(&mut buf[..n]).map_err(io)?;
+            whole.update(&buf[..n]);
+            left -= n as u64;
+        }
+        part.set_len(start).map_err(io)?;
+        part.seek(SeekFrom::Start(start)).map_err(io)?;
+        Ok(Incoming {
+            key: self.key,
+            entry: self.entry,
+            dest: self.dest,
+            part_path: self.part_path,
+            journal_path: self.journal_path,
+            part,
+            journal,
+            written: start,
+            resumed: start,
+            whole,
+            chunk: Sha256::new(),
+            pending: Vec::new(),
+            last_checkpoint: Instant::now(),
+        })
+    }
+}
+
+/// One file being received: its part file, journal, and digests.
+pub struct Incoming {
+    key: String,
+    pub entry: Entry,
+    dest: PathBuf,
+    part_path: PathBuf,
+    journal_path: PathBuf,
+    part: File,
+    journal: Journal,
+    /// Bytes of the file written (the resume point plus this session's).
+    pub written: u64,
+    /// Bytes this session skipped because the receiver held them.
+    pub resumed: u64,
+    whole: Sha256,
+    chunk: Sha256,
+    pending: Vec<[u8; DIGEST_LEN]>,
+    last_checkpoint: Instant,
+}
+
+impl Incoming {
+    /// Bytes of the file still to come.
+    pub fn remaining(&self) -> u64 {
+        self.entry.size() - self.written
+    }
+
+    /// Append file bytes (at most `remaining()`).
+    pub fn write(&mut self, mut data: &[u8]) -> Result<(), Fatal> {
+        while !data.is_empty() {
+            let in_chunk = (self.written % CHUNK_SIZE) as usize;
+            let n = (CHUNK_SIZE as usize - in_chunk).min(data.len());
+            let piece = &data[..n];
+            if let Err(e) = self.part.write_all(piece) {
+                // What reached whole chunks stays journaled for a resume.
+                let _ = self.checkpoint();
+                return Err(Fatal(disk_error(&self.entry.path, &e)));
+            }
+            self.whole.update(piece);
+            self.chunk.update(piece);
+            self.written += n as u64;
+            data = &data[n..];
+            if self.written % CHUNK_SIZE == 0 || self.written == self.entry.size() {
+                let d = std::mem::take(&mut self.chunk).finalize().into();
+                self.pending.push(d);
+            }
+        }
+        if self.pending.len() >= CHECKPOINT_CHUNKS
+            || self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
+        {
+            self.checkpoint()
+                .map_err(|e| Fatal(disk_error(&self.entry.path, &e)))?;
+        }
+        Ok(())
+    }
+
+    /// Flush the part file, then journal the chunks it now holds for certain.
+    pub fn checkpoint(&mut self) -> io::Result<()> {
+        self.last_checkpoint = Instant::now();
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.part.sync_data()?;
+        self.journal.append(&self.pending)?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// All bytes are in and the sender's digest arrived: verify, flush, rename into place.
+    /// `Ok` is the digest; `Err` says why the file was not stored (the caller tells the sender).
+    pub fn finish(
+        mut self,
+        store: &mut Store,
+        theirs: &[u8; DIGEST_LEN],
+    ) -> Result<[u8; DIGEST_LEN], String> {
+        store.release(&self.key);
+        let shown = Printable::from(self.entry.path.as_str());
+        let ours: [u8; DIGEST_LEN] = self.whole.clone().finalize().into();
+        if ours != *theirs {
+            self.discard();
+            return Err(format!(
+                "SHA-256 mismatch for {shown}: received data hashes to {}, the sender's file to {}",
+                crate::framing::hex(&ours),
+                crate::framing::hex(theirs)
+            ));
+        }
+        let mode = self.entry.mode & 0o777;
+        let placed = (|| -> io::Result<()> {
+            self.part
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+            self.part
+                .set_times(FileTimes::new().set_modified(system_time(self.entry.mtime)))?;
+            self.part.sync_all()?;
+            Ok(())
+        })();
+        if let Err(e) = placed {
+            return Err(disk_error(&self.entry.path, &e));
+        }
+        match std::fs::symlink_metadata(&self.dest) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("{shown} became a directory on the receiver"))
+            }
+            Ok(_) if !store.overwrite => {
+                return Err(format!(
+                    "{shown} appeared on the receiver during the transfer"
+                ))
+            }
+            _ => {}
+        }
+        if let Err(e) = std::fs::rename(&self.part_path, &self.dest) {
+            return Err(format!("cannot rename into place {shown}: {e}"));
+        }
+        let _ = std::fs::remove_file(&self.journal_path);
+        // The rename is durable only once the directory is.
+        if let Some(dir) = self.dest.parent() {
+            if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+                return Err(format!("cannot flush the directory of {shown}: {e}"));
+            }
+        }
+        Ok(ours)
+    }
+
+    /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
+    pub fn discard(&mut self) {
+        let _ = std::fs::remove_file(&self.part_path);
+        let _ = std::fs::remove_file(&self.journal_path);
+    }
+
+    /// The session ends before the file did: keep what is journaled.
+    pub fn suspend(mut self, store: &mut Store) {
+        store.release(&self.key);
+        let _ = self.checkpoint();
+    }
+}
+
+fn part_key(sender: &str, path: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(sender.as_bytes());
+    h.update([0]);
+    h.update(path.as_bytes());
+    crate::framing::hex(&h.finalize()[..16])
+}
+
+fn disk_error(path: &str, e: &io::Error) -> String {
+    let shown = Printable::from(path);
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
+            "the receiver's disk is full while writing {shown}; what arrived is kept: free space \
+             there and run the same send again to resume"
+        ),
+        _ => format!("cannot write {shown} on the receiver: {e}"),
+    }
+}
+
+fn mtime_of(m: &std::fs::Metadata) -> (i64, u32) {
+    use std::os::unix::fs::MetadataExt;
+    (m.mtime(), m.mtime_nsec().clamp(0, 999_999_999) as u32)
+}
+
+fn system_time((s, ns): (i64, u32)) -> SystemTime {
+    if s >= 0 {
+        UNIX_EPOCH + Duration::new(s as u64, ns)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(s.unsigned_abs()) + Duration::from_nanos(ns as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, size: u64) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: Kind::File { size },
+            mode: 0o640,
+            mtime: (1_700_000_000, 42),
+        }
+    }
+
+    fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
+        let (action, planned) = store.plan(e, "k", true);
+        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
+        let Action::Send { from_chunk, .. } = action else {
+            panic!()
+        };
+        let mut inc = planned.begin(from_chunk).unwrap();
+        inc.write(&data[inc.written as usize..]).unwrap();
+        let d: [u8; 32] = Sha256::digest(data).into();
+        inc.finish(store, &d)
+    }
+
+    #[test]
+    fn a_file_lands_with_mode_and_mtime_and_a_second_copy_is_skipped() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let data = vec![7u8; 3 * CHUNK_SIZE as usize + 5];
+        let e = file("sub/dir/x.dat", data.len() as u64);
+        receive(&mut s, &e, &data).unwrap();
+        let p = t.path().join("sub/dir/x.dat");
+        assert_eq!(std::fs::read(&p).unwrap(), data);
+        let m = std::fs::metadata(&p).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o640);
+        assert_eq!(mtime_of(&m), e.mtime);
+        assert!(matches!(s.plan(&e, "k", true).0, Action::Skip(_)));
+        // Nothing left in the staging area.
+        assert_eq!(
+            std::fs::read_dir(t.path().join(STAGING_DIR))
+                .unwrap()
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_cut_transfer_resumes_from_its_journaled_prefix() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let data: Vec<u8> = (0..5 * CHUNK_SIZE as usize + 9)
+            .map(|i| (i * 7 % 256) as u8)
+            .collect();
+        let e = file("big", data.len() as u64);
+        let (_, planned) = s.plan(&e, "k", true);
+        let mut inc = planned.unwrap().begin(0).unwrap();
+        inc.write(&data[..3 * CHUNK_SIZE as usize + 100]).unwrap();
+        inc.suspend(&mut s);
+        // Another sender does not see this sender's part file.
+        let (other, planned) = s.plan(&e, "other", true);
+        assert!(
+            matches!(other, Action::Send { from_chunk: 0, .. }),
+            "{other:?}"
+        );
+        s.release(planned.unwrap().key());
+        let (action, inc) = s.plan(&e, "k", true);
+        let want = crate::journal::prefix_digest(
+            data.chunks(CHUNK_SIZE as usize)
+                .take(3)
+                .map(|c| Sha256::digest(c).into())
+                .collect::<Vec<[u8; 32]>>()
+                .iter(),
+        );
+        assert_eq!(
+            action,
+            Action::Send {
+                from_chunk: 3,
+                prefix: want
+            }
+        );
+        s.release(inc.unwrap().key());
+        assert_eq!(
+            receive(&mut s, &e, &data).unwrap(),
+            <[u8; 32]>::from(Sha256::digest(&data))
+        );
+        assert_eq!(std::fs::read(t.path().join("big")).unwrap(), data);
+    }
+
+    #[test]
+    fn writes_never_go_through_links_and_links_stay_inside() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("esc")).unwrap();
+        let mut s = Store::open(t.path(), true).unwrap();
+        let (a, _) = s.plan(&file("esc/passwd", 3), "k", true);
+        assert!(
+            matches!(a, Action::Refuse(ref w) if w.contains("symbolic link")),
+            "{a:?}"
+        );
+        let link = |target: &str| Entry {
+            path: "l".into(),
+            kind: Kind::Symlink {
+                target: target.into(),
+            },
+            mode: 0o777,
+            mtime: (0, 0),
+        };
+        assert!(matches!(
+            s.plan(&link("/etc"), "k", true).0,
+            Action::Refuse(_)
+        ));
+        assert!(matches!(
+            s.plan(&link("../x"), "k", true).0,
+            Action::Refuse(_)
+        ));
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_wrong_digest_stores_nothing_and_leaves_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let e = file("f", 4);
+        let (_, planned) = s.plan(&e, "k", true);
+        let mut inc = planned.unwrap().begin(0).unwrap();
+        inc.write(b"abcd").unwrap();
+        assert!(inc.finish(&mut s, &[0; 32]).is_err());
+        assert!(!t.path().join("f").exists());
+        assert_eq!(
+            std::fs::read_dir(t.path().join(STAGING_DIR))
+                .unwrap()
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn existing_files_are_refused_without_overwrite() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("f"), b"old").unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        assert!(matches!(
+            s.plan(&file("f", 4), "k", true).0,
+            Action::Refuse(_)
+        ));
+        let mut s = Store::open(t.path(), true).unwrap();
+        receive(&mut s, &file("f", 4), b"new!").unwrap();
+        assert_eq!(std::fs::read(t.path().join("f")).unwrap(), b"new!");
+    }
+}
