@@ -13,6 +13,8 @@
 //! - [`send`]: `longhaul send FILE HOST[:PORT]` — one file over one connection, with progress.
 //! - [`recv`]: `longhaul recv` — files from any number of senders into a directory, each
 //!   written to a part file and renamed only once its digest matched and it is on disk.
+//! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
+//!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
 //! Not here (yet): ECN marks from the socket (the connection can take them:
 //! `handle_packet_ecn`), kernel receive timestamps (`SO_TIMESTAMPNS`; each datagram is stamped
@@ -20,6 +22,7 @@
 //! transfers at 10 Gb/s and beyond.
 
 pub mod framing;
+pub mod keys;
 pub mod recv;
 pub mod send;
 pub mod socket;
