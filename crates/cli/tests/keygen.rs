@@ -44,7 +44,11 @@ fn writes_the_pair_then_refuses_to_overwrite_it() {
     );
     assert!(stdout.contains(line), "{stdout}");
     assert!(stdout.contains("fingerprint SHA256:"), "{stdout}");
-    assert!(stdout.contains("authorized_keys"), "{stdout}");
+    let authorized = home.join("authorized_keys");
+    assert!(
+        stdout.contains(&authorized.display().to_string()),
+        "{stdout}"
+    );
     let private_text = fs::read_to_string(&private).unwrap();
     assert!(private_text.contains("\nlonghaul-x25519-private "));
 

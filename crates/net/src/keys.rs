@@ -321,10 +321,18 @@ pub fn default_comment() -> Option<String> {
 
 /// `$LONGHAUL_HOME`, or `~/.longhaul`.
 pub fn home() -> Result<PathBuf, KeyError> {
-    if let Some(h) = std::env::var_os(HOME_ENV).filter(|h| !h.is_empty()) {
+    home_from(std::env::var_os(HOME_ENV), std::env::var_os("HOME"))
+}
+
+/// [`home`] from the values of `$LONGHAUL_HOME` and `$HOME` (an empty one counts as unset).
+fn home_from(
+    longhaul_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf, KeyError> {
+    if let Some(h) = longhaul_home.filter(|h| !h.is_empty()) {
         return Ok(PathBuf::from(h));
     }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+    match home.filter(|h| !h.is_empty()) {
         Some(h) => Ok(Path::new(&h).join(".longhaul")),
         None => Err(KeyError::NoHome),
     }

@@ -513,30 +513,22 @@ fn garbage_never_panics() {
 
 #[test]
 fn locations_follow_longhaul_home() {
-    // The only test that touches the environment.
-    let saved = std::env::var_os(HOME_ENV);
-    std::env::set_var(HOME_ENV, "/tmp/lh-test-home");
-    assert_eq!(home().unwrap(), Path::new("/tmp/lh-test-home"));
+    // (The default paths under a real `$LONGHAUL_HOME`: the CLI's keygen test.)
+    let os = |s: &str| Some(std::ffi::OsString::from(s));
     assert_eq!(
-        default_private_key().unwrap(),
-        Path::new("/tmp/lh-test-home/id_x25519")
+        home_from(os("/srv/lh"), os("/home/alice")).unwrap(),
+        Path::new("/srv/lh")
     );
     assert_eq!(
-        default_authorized_keys().unwrap(),
-        Path::new("/tmp/lh-test-home/authorized_keys")
+        home_from(os(""), os("/home/alice")).unwrap(),
+        Path::new("/home/alice/.longhaul")
     );
     assert_eq!(
-        default_known_hosts().unwrap(),
-        Path::new("/tmp/lh-test-home/known_hosts")
+        home_from(None, os("/home/alice")).unwrap(),
+        Path::new("/home/alice/.longhaul")
     );
-    std::env::set_var(HOME_ENV, "");
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        assert_eq!(home().unwrap(), Path::new(&h).join(".longhaul"));
-    }
-    match saved {
-        Some(v) => std::env::set_var(HOME_ENV, v),
-        None => std::env::remove_var(HOME_ENV),
-    }
+    let e = home_from(None, os("")).unwrap_err().to_string();
+    assert!(e.contains("set $LONGHAUL_HOME"), "{e}");
     assert_eq!(
         public_key_path(Path::new("/k/id_x25519")),
         Path::new("/k/id_x25519.pub")
