@@ -48,6 +48,9 @@ enum Command {
     Send(cmd::transfer::SendArgs),
     /// Receive files from `longhaul send` into a directory.
     Recv(cmd::transfer::RecvArgs),
+    /// Make this host's key pair for `send`/`recv` (~/.longhaul/id_x25519 and .pub), or show
+    /// its public key line (`--show`).
+    Keygen(cmd::keygen::KeygenArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Tune(a) => cmd::tune::run(a),
         Command::Send(a) => cmd::transfer::send(a),
         Command::Recv(a) => cmd::transfer::recv(a),
+        Command::Keygen(a) => cmd::keygen::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,12 +17,15 @@
 //!   keep writes inside its directory and off any real name until the data is verified.
 //! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
+//! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
+//!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
 //! Not here (yet): ECN marks from the socket (the connection can take them:
 //! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
 
 pub mod framing;
 pub mod journal;
+pub mod keys;
 pub mod manifest;
 pub mod path;
 pub mod recv;

@@ -4,6 +4,7 @@ pub mod cc;
 pub mod compare;
 pub mod emu;
 pub mod kernel;
+pub mod keygen;
 pub mod lab;
 pub mod perf;
 pub mod reproduce;
