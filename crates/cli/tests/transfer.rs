@@ -1,0 +1,294 @@
+//! `longhaul send`/`recv` as a user runs them, with the faults users meet: a process killed
+//! mid-transfer (SIGKILL, no chance to clean up) and a receiver whose disk fills. The resumed
+//! transfer moves only what was missing, asserted from the sender's byte counters, and ends
+//! bit-exact.
+//!
+//! Loopback is faster than any real path, so the first sender runs under `--rate-limit` to be
+//! still running when the test cuts it. The disk-full test mounts a small tmpfs and needs root
+//! (it says it was skipped otherwise, and fails under `CI=true`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CHUNK: u64 = 1 << 20;
+/// What a receiver may hold on disk but not yet in its journal (`store::CHECKPOINT_*`): 16
+/// chunks, or one second of data.
+const UNJOURNALED: u64 = 16 * CHUNK;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_longhaul")
+}
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn recv(dir: &Path, port: u16, count: usize) -> Proc {
+    Proc(
+        Command::new(bin())
+            .args(["recv", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-n", &count.to_string(), "--idle-timeout", "2s", "-d"])
+            .arg(dir)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn send_cmd(file: &Path, port: u16, extra: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args([
+        "send",
+        "-J",
+        "--idle-timeout",
+        "2s",
+        "--connect-timeout",
+        "10s",
+    ])
+    .args(extra)
+    .arg(file)
+    .arg(format!("127.0.0.1:{port}"));
+    c
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "send failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn random_file(dir: &Path, len: usize, seed: u64) -> (PathBuf, Vec<u8>) {
+    let mut data = vec![0u8; len];
+    let mut x = seed | 1;
+    for c in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
+    }
+    let p = dir.join("data.bin");
+    std::fs::write(&p, &data).unwrap();
+    (p, data)
+}
+
+/// The part file a receiver keeps in its staging directory, and its length.
+fn part_len(dst: &Path) -> u64 {
+    std::fs::read_dir(dst.join(".longhaul-partial"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Wait until the receiver's part file holds at least `bytes`; returns what it held.
+fn wait_for_part(dst: &Path, bytes: u64) -> u64 {
+    let t = Instant::now();
+    loop {
+        let n = part_len(dst);
+        if n >= bytes {
+            return n;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the part file reached only {n} bytes"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sigkill(p: &Proc) {
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(p.0.id() as i32, libc::SIGKILL) };
+}
+
+/// Send again and check the resumed transfer: whole, bit-exact, and only the missing bytes
+/// moved. `at_least` is how much the resumed prefix must hold.
+fn resume_and_check(src: &Path, dst: &Path, data: &[u8], at_least: u64) {
+    let port = free_port();
+    let _rx = recv(dst, port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let v = json(&send_cmd(src, port, &[]).output().unwrap());
+    let (sent, resumed) = (
+        v["bytes_sent"].as_u64().unwrap(),
+        v["bytes_resumed"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "resumed {resumed} B, moved again {sent} B of {}",
+        data.len()
+    );
+    assert_eq!(sent + resumed, data.len() as u64, "{v}");
+    assert!(resumed >= at_least, "resumed {resumed} < {at_least}: {v}");
+    assert_eq!(std::fs::read(dst.join("data.bin")).unwrap(), data);
+    assert_eq!(part_len(dst), 0, "the staging area is emptied");
+}
+
+#[test]
+fn a_receiver_killed_mid_transfer_resumes_from_its_journal() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 48 << 20, 7);
+    let port = free_port();
+    let rx = recv(dst.path(), port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    // 48 MiB at 100 Mb/s: about 4 s, so the kill lands mid-transfer.
+    let tx = Proc(
+        send_cmd(&file, port, &["--rate-limit", "100mbit"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let held = wait_for_part(dst.path(), data.len() as u64 / 2);
+    sigkill(&rx);
+    drop(rx);
+    drop(tx);
+    assert!(!dst.path().join("data.bin").exists());
+    // Lost at most what the journal had not yet caught up with (16 chunks or one second at
+    // 100 Mb/s = 12.5 MB; the larger bounds it), rounded down to whole chunks.
+    let floor = (held.saturating_sub(UNJOURNALED.max(12_500_000))) / CHUNK * CHUNK;
+    resume_and_check(&file, dst.path(), &data, floor);
+}
+
+#[test]
+fn a_sender_killed_mid_transfer_resumes_and_moves_only_the_rest() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 48 << 20, 9);
+    let port = free_port();
+    let rx = recv(dst.path(), port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let tx = Proc(
+        send_cmd(&file, port, &["--rate-limit", "100mbit"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let held = wait_for_part(dst.path(), data.len() as u64 / 2);
+    sigkill(&tx);
+    drop(tx);
+    // The receiver notices the silence after its idle timeout (2 s), journals every whole
+    // chunk it holds, and ends that session (-n 1).
+    let mut rx = rx;
+    let t = Instant::now();
+    while rx.0.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "receiver still serving"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    resume_and_check(&file, dst.path(), &data, held / CHUNK * CHUNK);
+}
+
+/// True when the test may run as root; prints a skip notice (or panics under CI) otherwise.
+fn root_or_skip(name: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{name}: needs root (mounts a tmpfs) and CI=true forbids skipping");
+    }
+    eprintln!("SKIPPED {name}: needs root (mounts a small tmpfs to fill); run as root");
+    false
+}
+
+/// A tmpfs mounted for the test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount tmpfs at {}", at.display());
+        Tmpfs(at.to_path_buf())
+    }
+
+    fn resize(&self, size: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.0)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "remount {}", self.0.display());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_both_ends_clearly_and_the_transfer_resumes_after_space_is_freed() {
+    if !root_or_skip(
+        "a_full_disk_stops_both_ends_clearly_and_the_transfer_resumes_after_space_is_freed",
+    ) {
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    let top = tempfile::tempdir().unwrap();
+    let disk = Tmpfs::mount(&top.path().join("disk"), "20m");
+    let (file, data) = random_file(src.path(), 32 << 20, 11);
+    let port = free_port();
+    let rx = recv(&disk.0, port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = send_cmd(&file, port, &[]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("disk is full") && err.contains("resume"),
+        "{err}"
+    );
+    let rx_out = {
+        let mut rx = rx;
+        let t = Instant::now();
+        while rx.0.try_wait().unwrap().is_none() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "receiver still serving"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut s = String::new();
+        use std::io::Read;
+        rx.0.stderr.take().unwrap().read_to_string(&mut s).unwrap();
+        s
+    };
+    assert!(rx_out.contains("disk is full"), "{rx_out}");
+    // The part file and its journal stay, and nothing is under the real name.
+    let held = part_len(&disk.0);
+    assert!(held > 8 << 20, "part file holds {held} B");
+    assert!(!disk.0.join("data.bin").exists());
+    disk.resize("100m");
+    resume_and_check(&file, &disk.0, &data, (8 << 20) / CHUNK * CHUNK);
+}
