@@ -1,7 +1,8 @@
 //! Connection configuration.
 
 use crate::error::ConfigError;
-use crate::packet::{DATA_HEADER_LEN, MAX_PAYLOAD};
+use crate::packet::{DATA_HEADER_LEN, MAX_HANDSHAKE_DATAGRAM, MAX_PAYLOAD};
+use crate::secure::Security;
 use longhaul_cc::{CcSpec, Setup};
 use std::time::Duration;
 
@@ -9,7 +10,8 @@ use std::time::Duration;
 pub const IP_UDP_OVERHEAD: usize = 28;
 
 /// Everything a [`crate::Connection`] is created with. Both ends must agree on `synthetic`
-/// (checked in the handshake); every other field is local.
+/// (checked in the handshake) and on whether `security` is on (a secure end ignores a plain
+/// peer's packets, and the other way round); every other field is local.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Payload bytes per full data packet. A data packet is `mss + DATA_HEADER_LEN` (29) bytes.
@@ -39,6 +41,8 @@ pub struct Config {
     pub idle_timeout: Option<Duration>,
     /// Data packets carry lengths but no payload bytes (for the simulator).
     pub synthetic: bool,
+    /// Authentication and encryption ([`crate::secure`]); off by default.
+    pub security: Security,
 }
 
 impl Config {
@@ -58,23 +62,44 @@ impl Config {
             max_rtos: 15,
             idle_timeout: Some(Duration::from_secs(120)),
             synthetic: false,
+            security: Security::Off,
         }
     }
 
-    /// The largest `mss` whose data packets fit a link MTU of `mtu` bytes, after IPv4 (20),
-    /// UDP (8) and our data header (29): 1443 for a 1500-byte MTU, 8943 for 9000.
+    /// The largest `mss` whose plain data packets fit a link MTU of `mtu` bytes, after IPv4
+    /// (20), UDP (8) and our data header (29): 1443 for a 1500-byte MTU, 8943 for 9000. With
+    /// security on, use [`Config::mss_for`], which counts the seal too.
     pub fn mss_for_mtu(mtu: u32) -> u32 {
         mtu.saturating_sub(IP_UDP_OVERHEAD as u32 + DATA_HEADER_LEN as u32)
     }
 
-    /// The largest datagram this configuration produces (a full data packet); `poll_transmit`
-    /// needs a buffer at least this large.
+    /// The largest `mss` whose data packets, as this configuration sends them, fit a link MTU of
+    /// `mtu` bytes: [`Config::mss_for_mtu`] less the seal's 27 bytes when security is on (1416
+    /// for a 1500-byte MTU).
+    pub fn mss_for(&self, mtu: u32) -> u32 {
+        mtu.saturating_sub(IP_UDP_OVERHEAD as u32 + self.data_overhead() as u32)
+    }
+
+    /// Bytes of a data packet on the wire besides its payload: the data header, and the seal's
+    /// header and tag when security is on.
+    pub fn data_overhead(&self) -> usize {
+        DATA_HEADER_LEN + self.security.overhead()
+    }
+
+    /// The largest datagram this configuration produces (a full data packet, or a handshake
+    /// message when it is larger); `poll_transmit` needs a buffer at least this large.
     pub fn max_datagram_size(&self) -> usize {
-        self.mss as usize + DATA_HEADER_LEN
+        let data = self.mss as usize + self.data_overhead();
+        if self.security.is_on() {
+            data.max(MAX_HANDSHAKE_DATAGRAM)
+        } else {
+            data
+        }
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !(64..=MAX_PAYLOAD).contains(&self.mss) {
+        let max = MAX_PAYLOAD - self.security.overhead() as u32;
+        if !(64..=max).contains(&self.mss) {
             return Err(ConfigError::Mss(self.mss));
         }
         let min = |name, min: u64, value: u64| {

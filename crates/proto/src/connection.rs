@@ -39,12 +39,15 @@ use crate::error::{ConfigError, PacketError};
 use crate::loss::detect_lost;
 use crate::pacer::{Pacer, DEFAULT_BURST};
 use crate::packet::{
-    self, AckFields, CloseCode, DataHeader, Handshake, Packet, PacketKind, DATA_HEADER_LEN,
+    self, AckFields, CloseCode, DataHeader, Handshake, Outer, Packet, PacketKind, DATA_HEADER_LEN,
+    SEAL_HEADER_LEN, SEAL_OVERHEAD, SEAL_TAG_LEN,
 };
 use crate::rate::DeliveryRate;
 use crate::reassembly::Reassembly;
 use crate::recv::{AckState, Arrival};
 use crate::rtt::RttEstimator;
+use crate::secure::session::{InitOutcome, Session};
+use crate::secure::{Cipher, PublicKey};
 use crate::sent::{PacketState, SentPacket, SentPackets};
 use crate::stats::Stats;
 use crate::stream::SendStream;
@@ -162,6 +165,17 @@ pub struct Connection {
     close_reason: Option<CloseReason>,
     last_received: Time,
     stats: Stats,
+    /// The secure layer (`None` with security off).
+    secure: Option<Box<Session>>,
+    /// Where sealed datagrams are opened (allocated with the keys).
+    scratch: Vec<u8>,
+    /// Client, security on: the INIT went out more than once (no RTT sample from its answer).
+    handshake_repeated: bool,
+    /// Client, security on: FINISH should be sent (first after the RESPONSE, then again on
+    /// the retransmission timer until the server shows it has the keys).
+    finish_pending: bool,
+    /// Server, security on: the client's synthetic flag from its INIT, checked at FINISH.
+    peer_synthetic: bool,
 }
 
 impl Connection {
@@ -170,6 +184,7 @@ impl Connection {
         config.validate()?;
         config.setup.mss = config.mss;
         let cc = config.cc.build(&config.setup)?;
+        let secure = Session::new(&config.security, side)?.map(Box::new);
         let rtt = RttEstimator::new(config.initial_rto);
         Ok(Connection {
             side,
@@ -208,6 +223,11 @@ impl Connection {
             close_reason: None,
             last_received: now,
             stats: Stats::default(),
+            secure,
+            scratch: Vec::new(),
+            handshake_repeated: false,
+            finish_pending: false,
+            peer_synthetic: false,
             config,
         })
     }
@@ -329,6 +349,23 @@ impl Connection {
         self.side
     }
 
+    /// Security on: the peer's static public key, once the handshake has authenticated it (the
+    /// client learns it from the RESPONSE, the server from FINISH). It is set even when the
+    /// [`crate::secure::PeerPolicy`] refused it, so that a refusal can name the key.
+    pub fn peer_key(&self) -> Option<PublicKey> {
+        self.secure.as_ref().and_then(|s| s.peer_key())
+    }
+
+    /// Security on: the AEAD suite the handshake settled on.
+    pub fn cipher(&self) -> Option<Cipher> {
+        self.secure.as_ref().and_then(|s| s.cipher())
+    }
+
+    /// Security is on for this connection.
+    pub fn is_secure(&self) -> bool {
+        self.secure.is_some()
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -395,8 +432,205 @@ impl Connection {
         if self.state == State::Closed {
             return Err(PacketError::Closed);
         }
+        if self.secure.is_some() {
+            return self.process_secure(now, datagram, ce);
+        }
         let packet = packet::decode(datagram)?;
         self.process_decoded(now, packet, ce)
+    }
+
+    fn session(&mut self) -> &mut Session {
+        self.secure
+            .as_deref_mut()
+            .expect("called only with security on")
+    }
+
+    /// Security on: the handshake's clear messages, and sealed datagrams; nothing else.
+    fn process_secure(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError> {
+        match packet::decode_outer(datagram)? {
+            Outer::Sealed {
+                key_phase,
+                seal_number,
+            } => self.on_sealed(now, datagram, key_phase, seal_number, ce),
+            Outer::Init { message, .. } => self.on_init(now, message),
+            Outer::Response { message } => self.on_response(now, message),
+            Outer::Finish { message } => self.on_finish(now, message),
+            Outer::Retry { echo, token } => {
+                if self.side == Side::Client && self.state != State::Connecting {
+                    return Err(PacketError::RetryIgnored(
+                        "the RESPONSE has already arrived",
+                    ));
+                }
+                self.session().on_retry(echo, token)?;
+                // The INIT goes again, new, with the token: its answer gives an RTT sample.
+                self.handshake_pending = true;
+                self.handshake_repeated = false;
+                Ok(())
+            }
+            Outer::Plain(kind) => {
+                self.stats.unsealed += 1;
+                Err(PacketError::Unsealed(match kind {
+                    PacketKind::Handshake => "HANDSHAKE",
+                    PacketKind::Data => "DATA",
+                    PacketKind::Ack => "ACK",
+                    PacketKind::Close => "CLOSE",
+                }))
+            }
+        }
+    }
+
+    /// A sealed datagram: opened (replay window, then key, then tag) before anything in it
+    /// counts; then the plain packet inside is processed as with security off.
+    fn on_sealed(
+        &mut self,
+        now: Time,
+        datagram: &[u8],
+        key_phase: u8,
+        seal_number: u64,
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let opened = self
+            .session()
+            .open(datagram, key_phase, seal_number, &mut scratch);
+        let result = match opened {
+            Ok((n, updates)) => {
+                self.stats.peer_key_updates += updates as u64;
+                match packet::decode(&scratch[SEAL_HEADER_LEN..SEAL_HEADER_LEN + n]) {
+                    Ok(Packet::Handshake(_)) => Err(PacketError::UnexpectedPacket(
+                        "plain handshake",
+                        "sealed datagram",
+                    )),
+                    Ok(p) => self.process_decoded(now, p, ce),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => {
+                match e {
+                    PacketError::AuthenticationFailed | PacketError::UnknownKeyPhase { .. } => {
+                        self.stats.auth_failures += 1
+                    }
+                    PacketError::Replayed(_) => self.stats.replays += 1,
+                    PacketError::TooOld { .. } => self.stats.too_old += 1,
+                    _ => {}
+                }
+                if self.session().integrity_exceeded() {
+                    self.close_with(CloseCode::IntegrityLimit);
+                }
+                Err(e)
+            }
+        };
+        self.scratch = scratch;
+        result
+    }
+
+    /// Server: the client's INIT. The first is answered with a RESPONSE (the connection stays
+    /// listening until FINISH); a repeated one is answered with the same RESPONSE again.
+    fn on_init(&mut self, now: Time, message: &[u8]) -> Result<(), PacketError> {
+        if self.side != Side::Server {
+            return Err(PacketError::UnexpectedPacket("INIT", "client"));
+        }
+        if self.state != State::Listening {
+            return Err(PacketError::RepeatedHandshake("INIT"));
+        }
+        let synthetic = self.config.synthetic;
+        let recv_window = self.recv.max_offset();
+        let outcome = self.session().on_init(message, |hello, cipher| {
+            crate::secure::handshake::ServerHello {
+                synthetic,
+                recv_window,
+                timestamp_us: now.as_micros(),
+                echo_us: hello.timestamp_us,
+                cipher,
+            }
+        })?;
+        if let InitOutcome::New(hello) = outcome {
+            self.peer_max_offset = hello.recv_window;
+            self.peer_synthetic = hello.synthetic;
+        }
+        self.handshake_pending = true;
+        Ok(())
+    }
+
+    /// Client: the server's RESPONSE. Its key is checked against the policy; then FINISH goes
+    /// out, the keys are in place and the connection is established.
+    fn on_response(&mut self, now: Time, message: &[u8]) -> Result<(), PacketError> {
+        if self.side != Side::Client {
+            return Err(PacketError::UnexpectedPacket("RESPONSE", "server"));
+        }
+        if self.state != State::Connecting {
+            return Err(PacketError::RepeatedHandshake("RESPONSE"));
+        }
+        let hello = match self.session().on_response(message) {
+            Ok(h) => h,
+            Err(e) => {
+                if self.session().broken() {
+                    self.close_with(CloseCode::HandshakeFailed);
+                }
+                return Err(e);
+            }
+        };
+        self.last_received = now;
+        if !self.session().peer_allowed() {
+            // Not the server we meant to reach: stop before revealing who we are.
+            self.close_with(CloseCode::PeerKeyMismatch);
+            return Ok(());
+        }
+        if let Err(e) = self.session().write_finish() {
+            self.close_with(CloseCode::HandshakeFailed);
+            return Err(e);
+        }
+        self.finish_pending = true;
+        self.scratch = vec![0; self.config.max_datagram_size()];
+        if let Err(e) = self.check_mode(hello.synthetic) {
+            // FINISH goes out first, so that the close can be sealed.
+            self.close_with(CloseCode::ProtocolError);
+            return Err(e);
+        }
+        let echo = Time::from_micros(hello.echo_us);
+        if echo > now {
+            return Err(PacketError::FutureTimestamp {
+                echo_us: hello.echo_us,
+                now_us: now.as_micros(),
+            });
+        }
+        if !self.handshake_repeated {
+            // Karn: after a repeated INIT the echo may belong to an earlier copy.
+            self.update_rtt(now - echo, Duration::ZERO);
+            self.cc.on_rtt_sample(now, now - echo);
+            self.stats.rtt_samples += 1;
+        }
+        self.peer_max_offset = hello.recv_window;
+        self.state = State::Established;
+        self.rto_backoff = 0;
+        self.handshake_sent_at = None;
+        Ok(())
+    }
+
+    /// Server: the client's FINISH. Once it authenticates, the client's key is checked against
+    /// the policy: accepted, the connection is established; refused, a sealed close
+    /// `Unauthorized` answers and nothing of the client's is taken.
+    fn on_finish(&mut self, now: Time, message: &[u8]) -> Result<(), PacketError> {
+        if self.side != Side::Server {
+            return Err(PacketError::UnexpectedPacket("FINISH", "client"));
+        }
+        if self.state != State::Listening {
+            return Err(PacketError::RepeatedHandshake("FINISH"));
+        }
+        self.session().on_finish(message)?;
+        self.last_received = now;
+        self.handshake_pending = false;
+        if !self.session().peer_allowed() {
+            self.close_with(CloseCode::Unauthorized);
+            return Ok(());
+        }
+        if let Err(e) = self.check_mode(self.peer_synthetic) {
+            self.close_with(CloseCode::ProtocolError);
+            return Err(e);
+        }
+        self.scratch = vec![0; self.config.max_datagram_size()];
+        self.state = State::Established;
+        Ok(())
     }
 
     /// Process one data packet whose header the driver carried as a struct rather than as bytes
@@ -419,6 +653,11 @@ impl Connection {
     fn process_header(&mut self, now: Time, h: &DataHeader, ce: bool) -> Result<(), PacketError> {
         if self.state == State::Closed {
             return Err(PacketError::Closed);
+        }
+        if self.secure.is_some() {
+            // A header carried as a struct was never sealed.
+            self.stats.unsealed += 1;
+            return Err(PacketError::Unsealed("DATA"));
         }
         h.check()?;
         if !h.synthetic && h.len > 0 {
@@ -757,7 +996,8 @@ impl Connection {
             State::Connecting => self.handshake_sent_at.map(|t| t + self.backed_off_rto()),
             State::Established => {
                 let armed = self.sent.packets_in_flight > 0
-                    || (self.stream.flow_blocked(self.peer_max_offset) && !self.probe_pending);
+                    || (self.stream.flow_blocked(self.peer_max_offset) && !self.probe_pending)
+                    || self.finish_unconfirmed();
                 if !armed {
                     return None;
                 }
@@ -816,6 +1056,12 @@ impl Connection {
         }
     }
 
+    /// Client, security on: FINISH was sent and nothing sealed from the server has shown yet
+    /// that it arrived.
+    fn finish_unconfirmed(&self) -> bool {
+        self.side == Side::Client && self.secure.as_ref().is_some_and(|s| !s.confirmed())
+    }
+
     fn on_rto(&mut self, now: Time) {
         let consecutive = self.rto_backoff + 1;
         if consecutive > self.config.max_rtos {
@@ -827,6 +1073,11 @@ impl Connection {
         if self.state == State::Connecting {
             self.handshake_pending = true;
             return;
+        }
+        if self.finish_unconfirmed() {
+            // FINISH (or everything after it) may have been lost: send it again before the
+            // resent data, or the server cannot open any of it.
+            self.finish_pending = true;
         }
         let prior_in_flight = self.sent.bytes_in_flight;
         if self.sent.packets_in_flight == 0 {
@@ -917,7 +1168,7 @@ impl Connection {
         }
         let srtt = self.rtt.srtt()?;
         let factor = if cwnd < self.cc.ssthresh() { 2.0 } else { 1.2 };
-        let wire_per_packet = (self.config.mss as usize + DATA_HEADER_LEN) as f64;
+        let wire_per_packet = (self.config.mss as usize + self.config.data_overhead()) as f64;
         let rate = factor * cwnd * wire_per_packet / srtt.as_secs_f64().max(1e-6);
         Some((rate as u64).max(1))
     }
@@ -944,11 +1195,86 @@ impl Connection {
         now: Time,
         buf: &mut [u8],
     ) -> Option<(Transmit, Option<DataHeader>)> {
-        let encode = !self.config.synthetic;
+        // Sealed packets are always encoded.
+        let encode = !self.config.synthetic || self.secure.is_some();
         self.transmit(now, buf, encode)
     }
 
     fn transmit(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode_data: bool,
+    ) -> Option<(Transmit, Option<DataHeader>)> {
+        if self.secure.is_none() {
+            return self.transmit_plain(now, buf, encode_data);
+        }
+        if let Some(len) = self.poll_handshake_message(now, buf) {
+            let t = self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Handshake,
+                packet_number: None,
+                retransmission: false,
+            });
+            return Some((t, None));
+        }
+        if !self.session().can_seal() {
+            // Before the keys nothing can be sent that the peer could authenticate: a close
+            // ends the connection without a packet.
+            if self.close_pending.take().is_some() {
+                self.state = State::Closed;
+            }
+            return None;
+        }
+        // The plain packet is written where the seal's header leaves room, then sealed in place.
+        let end = buf.len().checked_sub(SEAL_TAG_LEN)?;
+        if end <= SEAL_HEADER_LEN {
+            return None;
+        }
+        let (mut t, header) = self.transmit_plain(now, &mut buf[SEAL_HEADER_LEN..end], true)?;
+        let (len, updated) = self
+            .session()
+            .seal(buf, t.len)
+            .expect("the buffer has room for the seal");
+        if updated {
+            self.stats.key_updates += 1;
+        }
+        t.len = len;
+        t.wire_len += SEAL_OVERHEAD;
+        self.stats.wire_bytes_sent += SEAL_OVERHEAD as u64;
+        Some((t, header))
+    }
+
+    /// Security on: the next handshake message to send, if one is due: the client's INIT (new,
+    /// or the same again) and FINISH, the server's RESPONSE.
+    fn poll_handshake_message(&mut self, now: Time, buf: &mut [u8]) -> Option<usize> {
+        match self.side {
+            Side::Client if self.finish_pending => {
+                let n = self.session().finish_datagram(buf)?;
+                self.finish_pending = false;
+                Some(n)
+            }
+            Side::Client if self.handshake_pending && self.state == State::Connecting => {
+                let (synthetic, window) = (self.config.synthetic, self.recv.max_offset());
+                let (n, repeated) =
+                    self.session()
+                        .write_init(synthetic, window, now.as_micros(), buf)?;
+                self.handshake_pending = false;
+                self.handshake_sent_at = Some(now);
+                self.handshake_repeated |= repeated;
+                Some(n)
+            }
+            Side::Server if self.handshake_pending && self.state == State::Listening => {
+                let n = self.session().response_datagram(buf)?;
+                self.handshake_pending = false;
+                Some(n)
+            }
+            _ => None,
+        }
+    }
+
+    fn transmit_plain(
         &mut self,
         now: Time,
         buf: &mut [u8],
@@ -972,7 +1298,7 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        if self.handshake_pending {
+        if self.handshake_pending && self.secure.is_none() {
             let h = Handshake {
                 response: self.side == Side::Server,
                 synthetic: self.config.synthetic,
@@ -1141,7 +1467,8 @@ impl Connection {
         });
         if let Some(rate) = rate {
             // `release_time` refilled the bucket for this instant, rate and burst above.
-            self.pacer.commit(wire_len as u64, rate);
+            self.pacer
+                .commit((wire_len + self.config.security.overhead()) as u64, rate);
         }
         let full = self.sent.bytes_in_flight >= self.cwnd_bytes();
         self.validate_window(full);

@@ -1,7 +1,8 @@
 //! Errors: why a packet was rejected, and why a configuration was refused.
 //!
 //! A rejected packet never changes the connection's state (except that a `Close` from the peer
-//! closes it); the driver may count the error and carry on. None of these errors is fatal to the
+//! closes it, and that a handshake the peer cannot complete ends the connection); the driver
+//! may count the error and carry on. None of these errors is fatal to the
 //! connection: a corrupt or stale datagram on a real network is normal.
 
 use thiserror::Error;
@@ -54,12 +55,32 @@ pub enum PacketError {
     UnexpectedPacket(&'static str, &'static str),
     #[error("connection is closed")]
     Closed,
+    #[error("address-validation token of {0} bytes is longer than the 64 allowed")]
+    TokenTooLong(usize),
+    #[error("a clear {0} packet arrived, but this connection accepts only sealed datagrams: ignored (forged, or the peer runs without security)")]
+    Unsealed(&'static str),
+    #[error("sealed datagram arrived before the handshake produced keys: dropped")]
+    NoKeysYet,
+    #[error("sealed datagram failed authentication (forged, damaged or replayed under another key): dropped")]
+    AuthenticationFailed,
+    #[error("sealed datagram {0} was accepted before: replay dropped")]
+    Replayed(u64),
+    #[error("sealed datagram {seal_number} is behind the anti-replay window (oldest accepted {oldest}): dropped")]
+    TooOld { seal_number: u64, oldest: u64 },
+    #[error("sealed datagram's key phase {phase} is neither the current one ({current}), the previous one, nor shortly after it: dropped")]
+    UnknownKeyPhase { phase: u8, current: u8 },
+    #[error("handshake message refused: {0}")]
+    Handshake(&'static str),
+    #[error("{0} repeated: already processed, ignored")]
+    RepeatedHandshake(&'static str),
+    #[error("RETRY ignored: {0}")]
+    RetryIgnored(&'static str),
 }
 
 /// Why a [`crate::Config`] was refused.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ConfigError {
-    #[error("mss {0} is out of range: it must be between 64 and {max} bytes", max = crate::packet::MAX_PAYLOAD)]
+    #[error("mss {0} is out of range: it must be between 64 and {max} bytes ({sealed} with security on)", max = crate::packet::MAX_PAYLOAD, sealed = crate::packet::MAX_PAYLOAD as usize - crate::packet::SEAL_OVERHEAD)]
     Mss(u32),
     #[error("{name} must be at least {min} (got {value})")]
     TooSmall {
@@ -69,4 +90,6 @@ pub enum ConfigError {
     },
     #[error("congestion control: {0}")]
     Cc(#[from] longhaul_cc::ParamError),
+    #[error("the handshake could not be set up with this identity: {0}")]
+    Security(&'static str),
 }

@@ -1,14 +1,25 @@
-//! The wire format: four packet types behind a two-byte header, big-endian, fixed-width fields.
+//! The wire format: packet types behind a two-byte header, big-endian, fixed-width fields.
 //!
 //! ```text
 //! every packet   version:u8 (=1)  type:u8
+//!
+//! the plain packets (every datagram when security is off; inside SEALED when it is on)
 //! HANDSHAKE (1)  flags:u8 (bit0 response, bit1 synthetic)  recv_window:u64
-//!                timestamp_us:u64  echo_us:u64
+//!                timestamp_us:u64  echo_us:u64                    (security off only)
 //! DATA (2)       flags:u8 (bit0 fin, bit1 synthetic)  packet_number:u64  timestamp_us:u64
 //!                offset:u64  len:u16  payload[len]   (payload absent when synthetic)
 //! ACK (3)        flags:u8 (=0)  ack_delay_us:u64  echo_us:u64  cumulative:u64
 //!                max_offset:u64  ce_count:u64  n_ranges:u8  n × (high:u64 low:u64)
 //! CLOSE (4)      code:u8
+//!
+//! the secure transport (crate::secure): the Noise handshake in clear, then only SEALED
+//! INIT (5)       token_len:u8 (≤ 64)  token[token_len]  noise_message_1
+//!                (client to server; padded to at least INIT_MIN_LEN bytes)
+//! RESPONSE (6)   noise_message_2                                  (server to client)
+//! FINISH (7)     noise_message_3                                  (client to server)
+//! RETRY (8)      echo[32] (the INIT's ephemeral key)  token_len:u8  token[token_len]
+//!                (a server's driver to a client: "send INIT again with this token")
+//! SEALED (9)     key_phase:u8  seal_number:u64  ciphertext of a DATA, ACK or CLOSE  tag[16]
 //! ```
 //!
 //! The design follows QUIC (RFC 9000 §12-19) where QUIC is simple: packet numbers are never
@@ -23,8 +34,16 @@
 //!
 //! Deviations from QUIC, and why: fixed-width fields instead of variable-length integers (simpler
 //! to validate, 29-byte data header, costlier only on ACKs which are rare); ACK ranges as absolute
-//! (high, low) pairs (each range is checked on its own); no encryption or connection IDs (one
-//! connection per socket pair).
+//! (high, low) pairs (each range is checked on its own); no connection IDs (one connection per
+//! socket pair); a whole plain packet sealed as one unit with a separate seal number as the
+//! nonce, rather than QUIC's frames with header protection (the packet number is not secret
+//! here, and one seal per datagram is one concept).
+//!
+//! With security on, the only clear packets are the handshake's: everything after it is SEALED,
+//! [`SEAL_OVERHEAD`] (27) bytes more than the plain packet inside. The sealing, the handshake,
+//! the RETRY exchange and the anti-replay rules are described in [`crate::secure`]. The
+//! functions a server's driver needs before a connection exists are here:
+//! [`handshake_token`] reads the token of an INIT and [`encode_retry`] answers one.
 //!
 //! "Synthetic" data packets, for the simulator, carry the header with the payload length but not
 //! the payload: the packet's on-wire length is the encoded length plus `len`.
@@ -57,6 +76,29 @@ const TYPE_HANDSHAKE: u8 = 1;
 const TYPE_DATA: u8 = 2;
 const TYPE_ACK: u8 = 3;
 const TYPE_CLOSE: u8 = 4;
+const TYPE_INIT: u8 = 5;
+const TYPE_RESPONSE: u8 = 6;
+const TYPE_FINISH: u8 = 7;
+const TYPE_RETRY: u8 = 8;
+const TYPE_SEALED: u8 = 9;
+
+/// Bytes of clear header in front of a sealed datagram's ciphertext: version, type, key phase
+/// and seal number (all authenticated as associated data).
+pub const SEAL_HEADER_LEN: usize = 2 + 1 + 8;
+/// Bytes of authentication tag at the end of a sealed datagram.
+pub const SEAL_TAG_LEN: usize = 16;
+/// Bytes a sealed datagram adds to the plain packet inside it.
+pub const SEAL_OVERHEAD: usize = SEAL_HEADER_LEN + SEAL_TAG_LEN;
+/// The longest address-validation token an INIT or a RETRY carries.
+pub const MAX_TOKEN_LEN: usize = 64;
+/// Bytes of an INIT in front of its token.
+pub const INIT_HEADER_LEN: usize = 3;
+/// Length of the key a RETRY echoes (the INIT's Noise ephemeral key, its first 32 bytes).
+pub const RETRY_ECHO_LEN: usize = 32;
+/// An INIT is padded to at least this many bytes: no shorter than the RESPONSE or RETRY it draws.
+pub const INIT_MIN_LEN: usize = 160;
+/// The longest handshake datagram (INIT with the longest token, RESPONSE, FINISH, RETRY).
+pub const MAX_HANDSHAKE_DATAGRAM: usize = 256;
 
 const HS_RESPONSE: u8 = 0x01;
 const HS_SYNTHETIC: u8 = 0x02;
@@ -66,6 +108,7 @@ const DATA_SYNTHETIC: u8 = 0x02;
 /// Which kind of packet a [`crate::Transmit`] or a decoded packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PacketKind {
+    /// A handshake message: the plain HANDSHAKE, or the secure INIT, RESPONSE or FINISH.
     Handshake,
     Data,
     Ack,
@@ -165,6 +208,15 @@ pub enum CloseCode {
     ProtocolError,
     /// The peer gave up waiting (retransmission limit or idle timeout).
     TimedOut,
+    /// The server does not accept the client's key (not in its authorized keys).
+    Unauthorized,
+    /// The server's key is not the one the client expected (sent by no one: the client closes
+    /// before the handshake ends, so it has no key to authenticate a close with).
+    PeerKeyMismatch,
+    /// The handshake could not be completed (no common cipher, a malformed message).
+    HandshakeFailed,
+    /// Too many datagrams failed authentication (the AEAD's integrity limit).
+    IntegrityLimit,
     /// A code this build does not know.
     Other(u8),
 }
@@ -175,6 +227,10 @@ impl CloseCode {
             CloseCode::Application => 0,
             CloseCode::ProtocolError => 1,
             CloseCode::TimedOut => 2,
+            CloseCode::Unauthorized => 3,
+            CloseCode::PeerKeyMismatch => 4,
+            CloseCode::HandshakeFailed => 5,
+            CloseCode::IntegrityLimit => 6,
             CloseCode::Other(c) => c,
         }
     }
@@ -183,6 +239,10 @@ impl CloseCode {
             0 => CloseCode::Application,
             1 => CloseCode::ProtocolError,
             2 => CloseCode::TimedOut,
+            3 => CloseCode::Unauthorized,
+            4 => CloseCode::PeerKeyMismatch,
+            5 => CloseCode::HandshakeFailed,
+            6 => CloseCode::IntegrityLimit,
             c => CloseCode::Other(c),
         }
     }
@@ -386,6 +446,189 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, PacketError> {
         return Err(PacketError::TrailingBytes(r.rest()));
     }
     Ok(packet)
+}
+
+/// A datagram's outer layer: a plain packet (decode it with [`decode`]) or one of the secure
+/// transport's, borrowing from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outer<'a> {
+    /// HANDSHAKE, DATA, ACK or CLOSE in clear.
+    Plain(PacketKind),
+    Init {
+        token: &'a [u8],
+        /// Noise message 1.
+        message: &'a [u8],
+    },
+    Response {
+        message: &'a [u8],
+    },
+    Finish {
+        message: &'a [u8],
+    },
+    Retry {
+        echo: &'a [u8],
+        token: &'a [u8],
+    },
+    Sealed {
+        key_phase: u8,
+        seal_number: u64,
+    },
+}
+
+/// Classify a datagram by its outer layer; checks the lengths of the secure transport's
+/// packets (what lies inside a Noise message or a seal is checked when it is opened).
+pub fn decode_outer(buf: &[u8]) -> Result<Outer<'_>, PacketError> {
+    let mut r = Reader { buf, pos: 0 };
+    r.need("the packet header", 2)?;
+    let version = r.u8();
+    if version != VERSION {
+        return Err(PacketError::UnknownVersion(version));
+    }
+    let too_long = |what| {
+        if buf.len() > MAX_HANDSHAKE_DATAGRAM {
+            Err(PacketError::TrailingBytes(
+                buf.len() - MAX_HANDSHAKE_DATAGRAM,
+            ))
+        } else {
+            Ok(what)
+        }
+    };
+    match r.u8() {
+        TYPE_HANDSHAKE => Ok(Outer::Plain(PacketKind::Handshake)),
+        TYPE_DATA => Ok(Outer::Plain(PacketKind::Data)),
+        TYPE_ACK => Ok(Outer::Plain(PacketKind::Ack)),
+        TYPE_CLOSE => Ok(Outer::Plain(PacketKind::Close)),
+        TYPE_INIT => {
+            r.need("an INIT's token length", 1)?;
+            let n = r.u8() as usize;
+            if n > MAX_TOKEN_LEN {
+                return Err(PacketError::TokenTooLong(n));
+            }
+            r.need("an INIT's token and key", n + RETRY_ECHO_LEN)?;
+            let token = r.take(n);
+            too_long(Outer::Init {
+                token,
+                message: &buf[r.pos..],
+            })
+        }
+        TYPE_RESPONSE => {
+            r.need("a RESPONSE", 1)?;
+            too_long(Outer::Response {
+                message: &buf[r.pos..],
+            })
+        }
+        TYPE_FINISH => {
+            r.need("a FINISH", 1)?;
+            too_long(Outer::Finish {
+                message: &buf[r.pos..],
+            })
+        }
+        TYPE_RETRY => {
+            r.need("a RETRY", RETRY_ECHO_LEN + 1)?;
+            let echo = r.take(RETRY_ECHO_LEN);
+            let n = r.u8() as usize;
+            if n > MAX_TOKEN_LEN {
+                return Err(PacketError::TokenTooLong(n));
+            }
+            r.need("a RETRY's token", n)?;
+            let token = r.take(n);
+            if r.rest() != 0 {
+                return Err(PacketError::TrailingBytes(r.rest()));
+            }
+            Ok(Outer::Retry { echo, token })
+        }
+        TYPE_SEALED => {
+            r.need(
+                "a sealed datagram (header, smallest packet and tag)",
+                SEAL_OVERHEAD - 2 + CLOSE_LEN,
+            )?;
+            Ok(Outer::Sealed {
+                key_phase: r.u8(),
+                seal_number: r.u64(),
+            })
+        }
+        t => Err(PacketError::UnknownType(t)),
+    }
+}
+
+/// The address-validation token of an INIT (empty if it carries none), or `None` if the
+/// datagram is not a well-formed INIT. For a server's driver, which decides before creating a
+/// connection whether to answer with a RETRY ([`encode_retry`]).
+pub fn handshake_token(datagram: &[u8]) -> Option<&[u8]> {
+    match decode_outer(datagram) {
+        Ok(Outer::Init { token, .. }) => Some(token),
+        _ => None,
+    }
+}
+
+/// Encode the RETRY answering `init` (an INIT datagram) with `token`. The RETRY echoes the
+/// INIT's ephemeral key, which only those who saw the INIT know, so an off-path attacker cannot
+/// forge one. Returns the length, or `None` if `init` is not an INIT, the token is longer than
+/// [`MAX_TOKEN_LEN`] or `buf` is too small.
+pub fn encode_retry(init: &[u8], token: &[u8], buf: &mut [u8]) -> Option<usize> {
+    let Ok(Outer::Init { message, .. }) = decode_outer(init) else {
+        return None;
+    };
+    let len = 2 + RETRY_ECHO_LEN + 1 + token.len();
+    if token.len() > MAX_TOKEN_LEN || buf.len() < len {
+        return None;
+    }
+    let mut w = Writer { buf, pos: 0 };
+    w.u8(VERSION);
+    w.u8(TYPE_RETRY);
+    w.put(&message[..RETRY_ECHO_LEN]);
+    w.u8(token.len() as u8);
+    w.put(token);
+    Some(w.pos)
+}
+
+/// Which handshake message a clear header introduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HandshakeMessage {
+    Init,
+    Response,
+    Finish,
+}
+
+/// Write the clear header of a handshake message (with the token, for an INIT); returns where
+/// the Noise message starts.
+pub(crate) fn encode_handshake_header(
+    which: HandshakeMessage,
+    token: &[u8],
+    buf: &mut [u8],
+) -> Option<usize> {
+    let extra = match which {
+        HandshakeMessage::Init => 1 + token.len(),
+        _ => 0,
+    };
+    if buf.len() < 2 + extra || token.len() > MAX_TOKEN_LEN {
+        return None;
+    }
+    let mut w = Writer { buf, pos: 0 };
+    w.u8(VERSION);
+    w.u8(match which {
+        HandshakeMessage::Init => TYPE_INIT,
+        HandshakeMessage::Response => TYPE_RESPONSE,
+        HandshakeMessage::Finish => TYPE_FINISH,
+    });
+    if which == HandshakeMessage::Init {
+        w.u8(token.len() as u8);
+        w.put(token);
+    }
+    Some(w.pos)
+}
+
+/// Write a sealed datagram's clear header into `buf[..SEAL_HEADER_LEN]`.
+pub fn encode_sealed_header(key_phase: u8, seal_number: u64, buf: &mut [u8]) -> Option<usize> {
+    if buf.len() < SEAL_HEADER_LEN {
+        return None;
+    }
+    let mut w = Writer { buf, pos: 0 };
+    w.u8(VERSION);
+    w.u8(TYPE_SEALED);
+    w.u8(key_phase);
+    w.u64(seal_number);
+    Some(w.pos)
 }
 
 /// A bounds-checked writer. Encoders return `None` when the buffer is too small.

@@ -23,8 +23,22 @@ pub struct Stats {
     pub duplicate_packets: u64,
     pub acks_sent: u64,
     pub acks_received: u64,
-    /// Datagrams rejected by `handle_packet`.
+    /// Datagrams rejected by `handle_packet` (every kind of rejection, the ones below included).
     pub packets_rejected: u64,
+    /// Security on: sealed datagrams that failed authentication, or named a key phase this end
+    /// does not keep (forged, damaged, or sealed under a key long gone).
+    pub auth_failures: u64,
+    /// Security on: sealed datagrams refused because their seal number was accepted before.
+    pub replays: u64,
+    /// Security on: sealed datagrams refused because their seal number is behind the
+    /// anti-replay window.
+    pub too_old: u64,
+    /// Security on: clear DATA, ACK, CLOSE or plain HANDSHAKE packets, ignored.
+    pub unsealed: u64,
+    /// Security on: times this end moved its sending key to the next one.
+    pub key_updates: u64,
+    /// Security on: times the peer's sending key moved on (as followed by this end).
+    pub peer_key_updates: u64,
     pub rto_count: u64,
     /// Loss events that started a recovery period (window reductions).
     pub congestion_events: u64,

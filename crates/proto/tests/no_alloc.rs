@@ -5,7 +5,9 @@
 
 use longhaul_cc::{algorithms, CcSpec};
 use longhaul_proto::packet::DataHeader;
-use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
+use longhaul_proto::{
+    Cipher, Config, Connection, Identity, KeyLimits, PacketKind, PeerPolicy, Security, Side, Time,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,8 +165,23 @@ impl Path {
     }
 }
 
-fn path(algorithm: &str, synthetic: bool, carry: bool) -> Path {
+fn path(algorithm: &str, synthetic: bool, carry: bool, secure: bool) -> Path {
+    let security = if secure {
+        // Keys change every 4000 datagrams, so key updates happen in the measured stretch too.
+        Security::Noise {
+            local: Identity::from_private([3; 32]),
+            peer: PeerPolicy::Any,
+            cipher: Cipher::preferred(),
+            key_limits: Some(KeyLimits {
+                packets_per_key: 4000,
+                failed_opens: 1 << 30,
+            }),
+        }
+    } else {
+        Security::Off
+    };
     let cfg = Config {
+        security,
         synthetic,
         recv_window: 8 << 20,
         send_buffer: 4 << 20,
@@ -194,8 +211,14 @@ fn path(algorithm: &str, synthetic: bool, carry: bool) -> Path {
 #[test]
 fn steady_state_moves_packets_without_allocating() {
     for a in algorithms() {
-        for (synthetic, carry) in [(true, false), (true, true), (false, false)] {
-            let mut p = path(a.name, synthetic, carry);
+        for (synthetic, carry, secure) in [
+            (true, false, false),
+            (true, true, false),
+            (false, false, false),
+            (false, false, true),
+            (true, true, true),
+        ] {
+            let mut p = path(a.name, synthetic, carry, secure);
             // Warm up, with losses, so every ring and queue reaches its working size.
             p.run(30_000, 50, synthetic);
             let before = ALLOCATIONS.load(Ordering::Relaxed);
@@ -207,16 +230,21 @@ fn steady_state_moves_packets_without_allocating() {
                 "{}",
                 a.name
             );
+            if secure {
+                assert!(p.client.is_secure() && p.server.is_established());
+                assert!(s.key_updates >= 5 && p.server.stats().peer_key_updates >= 5);
+            }
             assert_eq!(
                 allocated,
                 0,
-                "{} ({}): {allocated} allocations for 10 000 packets",
+                "{} ({}{}): {allocated} allocations for 10 000 packets",
                 a.name,
                 match (synthetic, carry) {
                     (true, true) => "synthetic, headers carried",
                     (true, false) => "synthetic",
                     _ => "real",
-                }
+                },
+                if secure { ", sealed" } else { "" }
             );
         }
     }

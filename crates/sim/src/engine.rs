@@ -1177,6 +1177,7 @@ impl<'a> Engine<'a> {
             match sc.transport {
                 TransportKind::Proto => "proto".into(),
                 TransportKind::Model => "model".into(),
+                TransportKind::ProtoSecure => "proto_secure".into(),
             },
         );
         let summary = Summary {
@@ -1280,9 +1281,17 @@ fn make_endpoints(
                 ))),
             ))
         }
-        TransportKind::Proto => {
+        TransportKind::Proto | TransportKind::ProtoSecure => {
             let mut config = longhaul_proto::Config::new(spec.clone());
-            config.mss = e.mtu - IP_UDP_OVERHEAD - longhaul_proto::packet::DATA_HEADER_LEN as u32;
+            if kind == TransportKind::ProtoSecure {
+                // One key pair for every end, trusted by every end: the simulation exercises
+                // the handshake and the sealing, not key management.
+                config.security = longhaul_proto::Security::noise(
+                    longhaul_proto::Identity::from_private([0x5a; 32]),
+                    longhaul_proto::PeerPolicy::Any,
+                );
+            }
+            config.mss = e.mtu - IP_UDP_OVERHEAD - config.data_overhead() as u32;
             config.setup = setup;
             config.synthetic = true;
             config.idle_timeout = None;

@@ -119,3 +119,42 @@ fn one_fast_flow_fills_the_link_with_alpha_packets_queued() {
     let mean = late.iter().sum::<f64>() / late.len() as f64;
     assert!((mean - 200.0).abs() < 40.0, "queue at equilibrium: {mean}");
 }
+
+#[test]
+fn a_secure_transport_run_completes_and_pays_the_seal() {
+    // The same link as above with every datagram sealed: the Noise handshake completes in the
+    // simulator, the link fills, and each full packet carries 27 bytes less payload (1416).
+    let o = single_flow("reno", "proto_secure", 20);
+    let f = &o.summary.flows[0];
+    let ceiling = 100e6 * 1416.0 / 1500.0;
+    assert!(
+        f.throughput_bps > 0.94 * ceiling && f.throughput_bps <= ceiling,
+        "{} of {ceiling}",
+        f.throughput_bps
+    );
+    assert!(f.retransmits > 0);
+    assert_eq!(
+        o.summary.meta.get("transport").map(String::as_str),
+        Some("proto_secure")
+    );
+    // A byte budget is delivered whole.
+    let o = sim_with(
+        r#"
+duration = "30s"
+transport = "proto_secure"
+[[links]]
+name = "l"
+rate = "50mbit"
+delay = "10ms"
+loss = 0.01
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "cubic"
+bytes = "20M"
+"#,
+        &[],
+    );
+    assert_eq!(o.summary.flows[0].bytes_delivered, Some(20 << 20));
+}

@@ -11,6 +11,10 @@
 //! the largest single cost of a run. ACKs, handshakes and closes travel encoded, in a pooled
 //! buffer.
 //!
+//! With `transport = "proto_secure"` the connections run the secure transport: the Noise
+//! handshake in clear, then every datagram encoded and sealed (no header rides in the struct:
+//! what travels is the ciphertext), 27 bytes longer.
+//!
 //! On the wire a datagram is `wire_len` (the UDP payload, with the synthetic payload counted)
 //! plus 28 bytes of IPv4 and UDP headers, so a full packet is exactly the path MTU and the
 //! payload per packet is `MTU − 57` (1443 bytes at 1500) — a little less than TCP's 1460,
@@ -33,12 +37,19 @@ const HEADER_CARRIED: u8 = 0x80;
 const FIN: u8 = 0x01;
 const SYNTHETIC: u8 = 0x02;
 
-fn to_packet(t: &longhaul_proto::Transmit, header: Option<DataHeader>, ecn: bool) -> Packet {
+/// The simulator's packet for a datagram; `data_overhead` is the connection's bytes per data
+/// packet besides the payload ([`Config::data_overhead`]: the header, and the seal if any).
+fn to_packet(
+    t: &longhaul_proto::Transmit,
+    header: Option<DataHeader>,
+    ecn: bool,
+    data_overhead: usize,
+) -> Packet {
     let data = t.kind == PacketKind::Data;
     let mut pkt = Packet {
         size: (t.wire_len as u32 + IP_UDP_OVERHEAD) as u16,
         payload: if data {
-            (t.wire_len - longhaul_proto::packet::DATA_HEADER_LEN) as u16
+            (t.wire_len - data_overhead) as u16
         } else {
             0
         },
@@ -166,7 +177,7 @@ impl Endpoint for ProtoSender {
             self.last_data_pn = t.packet_number;
         }
         out.extend_from_slice(&self.buf[..t.len]);
-        Some(to_packet(&t, header, self.ecn))
+        Some(to_packet(&t, header, self.ecn, self.config.data_overhead()))
     }
 
     fn poll_timeout(&self) -> Option<u64> {
@@ -246,7 +257,12 @@ impl Endpoint for ProtoReceiver {
             .conn
             .poll_transmit_header(Time::from_nanos(now), &mut self.buf)?;
         out.extend_from_slice(&self.buf[..t.len]);
-        Some(to_packet(&t, header, false))
+        Some(to_packet(
+            &t,
+            header,
+            false,
+            self.conn.config().data_overhead(),
+        ))
     }
 
     fn poll_timeout(&self) -> Option<u64> {

@@ -1,0 +1,319 @@
+//! The Noise handshake and the transport's fields that ride in it.
+//!
+//! Pattern `Noise_XX_25519_ChaChaPoly_BLAKE2s` (snow does the cryptography):
+//!
+//! ```text
+//! client -> server   INIT      e                 payload: ClientHello (in clear)
+//! server -> client   RESPONSE  e, ee, s, es      payload: ServerHello (encrypted)
+//! client -> server   FINISH    s, se             payload: empty (encrypted)
+//! ```
+//!
+//! After FINISH both ends hold each other's static key, authenticated, and two transport
+//! secrets derived from three Diffie-Hellman results that mix ephemeral keys (forward secrecy:
+//! the static keys alone never open recorded traffic). The ClientHello travels in clear, but the
+//! handshake hash covers it: a changed byte makes the RESPONSE fail to decrypt at the client.
+//! The prologue binds the protocol version, so a peer speaking another version fails the same
+//! way rather than misreading fields.
+//!
+//! Why XX rather than IK (which would let the client encrypt its first message to a server key
+//! it knows): the client sends FINISH and its first data together after one round trip either
+//! way, XX works when the client does not know the server's key yet (trust on first use: the
+//! caller reads the key after the handshake and decides), and one pattern is one code path.
+//! What XX costs is that the client's identity is sent (encrypted) only in FINISH, so a server
+//! learns who its client is one message later than with IK, and the client reveals its identity
+//! only to a server whose key it has checked.
+//!
+//! ```text
+//! ClientHello  flags:u8 (bit1 synthetic)  recv_window:u64  timestamp_us:u64
+//!              n:u8 (1..=8)  n × cipher:u8 (preference order)  zero padding
+//! ServerHello  flags:u8 (bit1 synthetic)  recv_window:u64  timestamp_us:u64  echo_us:u64
+//!              cipher:u8 (the server's pick from the client's list)
+//! ```
+//!
+//! The ClientHello is padded so that the INIT datagram is at least as long as the RESPONSE it
+//! draws ([`packet::INIT_MIN_LEN`]): a forged source address earns no amplification.
+
+use super::seal::Cipher;
+use super::{Identity, PublicKey};
+use crate::packet;
+use snow::params::NoiseParams;
+
+/// The Noise protocol name.
+pub const NOISE_PATTERN: &str = "Noise_XX_25519_ChaChaPoly_BLAKE2s";
+const PROLOGUE: &[u8] = b"longhaul secure transport, protocol version 1";
+
+const SYNTHETIC: u8 = 0x02;
+/// Most suites a ClientHello may list.
+const MAX_PROPOSED: usize = 8;
+/// ClientHello without its list and padding.
+const CLIENT_HELLO_FIXED: usize = 1 + 8 + 8 + 1;
+/// Encoded ServerHello.
+pub const SERVER_HELLO_LEN: usize = 1 + 8 + 8 + 8 + 1;
+/// Bytes of a Noise message around its payload: INIT 32 (e), RESPONSE 32 + 48 + 16, FINISH 48 + 16.
+pub const INIT_NOISE_OVERHEAD: usize = 32;
+pub const RESPONSE_NOISE_OVERHEAD: usize = 32 + 48 + 16;
+pub const FINISH_NOISE_LEN: usize = 48 + 16;
+
+fn params() -> NoiseParams {
+    NOISE_PATTERN.parse().expect("the pattern name is valid")
+}
+
+/// Why a handshake message was refused or could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandshakeError {
+    /// Noise refused the message (it did not decrypt or authenticate, or is malformed).
+    Noise,
+    /// The payload is malformed; the string names what.
+    Payload(&'static str),
+    /// The client offered no suite this end supports.
+    NoCommonCipher,
+}
+
+/// The client's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientHello {
+    pub synthetic: bool,
+    pub recv_window: u64,
+    pub timestamp_us: u64,
+    /// Suites in preference order (unknown numbers from a newer peer are skipped).
+    pub proposed: [Option<Cipher>; MAX_PROPOSED],
+}
+
+impl ClientHello {
+    /// The hello of a client that prefers `first` and accepts every other suite too.
+    pub fn new(synthetic: bool, recv_window: u64, timestamp_us: u64, first: Cipher) -> Self {
+        let mut proposed = [None; MAX_PROPOSED];
+        proposed[0] = Some(first);
+        let mut i = 1;
+        for c in Cipher::ALL {
+            if c != first {
+                proposed[i] = Some(c);
+                i += 1;
+            }
+        }
+        ClientHello {
+            synthetic,
+            recv_window,
+            timestamp_us,
+            proposed,
+        }
+    }
+
+    /// The server's pick: its own preference if offered, else the client's first known one.
+    pub fn pick(&self, server_preference: Cipher) -> Option<Cipher> {
+        let offered = || self.proposed.iter().flatten().copied();
+        offered()
+            .find(|&c| c == server_preference)
+            .or_else(|| offered().next())
+    }
+
+    /// Encode into `out`, padded with zeros to `out.len()` (at least the encoded length).
+    pub fn encode(&self, out: &mut [u8]) -> Option<usize> {
+        let n = self.proposed.iter().flatten().count();
+        if out.len() < CLIENT_HELLO_FIXED + n {
+            return None;
+        }
+        out.fill(0);
+        out[0] = if self.synthetic { SYNTHETIC } else { 0 };
+        out[1..9].copy_from_slice(&self.recv_window.to_be_bytes());
+        out[9..17].copy_from_slice(&self.timestamp_us.to_be_bytes());
+        out[17] = n as u8;
+        for (i, c) in self.proposed.iter().flatten().enumerate() {
+            out[18 + i] = c.id();
+        }
+        Some(out.len())
+    }
+
+    pub fn decode(b: &[u8]) -> Result<ClientHello, HandshakeError> {
+        if b.len() < CLIENT_HELLO_FIXED {
+            return Err(HandshakeError::Payload("client hello truncated"));
+        }
+        if b[0] & !SYNTHETIC != 0 {
+            return Err(HandshakeError::Payload(
+                "client hello: reserved flag bits set",
+            ));
+        }
+        let n = b[17] as usize;
+        if n == 0 || n > MAX_PROPOSED {
+            return Err(HandshakeError::Payload(
+                "client hello proposes no cipher or too many",
+            ));
+        }
+        let Some(list) = b.get(18..18 + n) else {
+            return Err(HandshakeError::Payload(
+                "client hello's cipher list truncated",
+            ));
+        };
+        if b[18 + n..].iter().any(|&x| x != 0) {
+            return Err(HandshakeError::Payload(
+                "client hello's padding is not zero",
+            ));
+        }
+        let mut proposed = [None; MAX_PROPOSED];
+        for (slot, &id) in proposed.iter_mut().zip(list) {
+            *slot = Cipher::from_id(id);
+        }
+        Ok(ClientHello {
+            synthetic: b[0] & SYNTHETIC != 0,
+            recv_window: u64::from_be_bytes(b[1..9].try_into().expect("8 bytes")),
+            timestamp_us: u64::from_be_bytes(b[9..17].try_into().expect("8 bytes")),
+            proposed,
+        })
+    }
+}
+
+/// The server's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerHello {
+    pub synthetic: bool,
+    pub recv_window: u64,
+    pub timestamp_us: u64,
+    /// The ClientHello's timestamp, echoed (the client's first RTT sample).
+    pub echo_us: u64,
+    pub cipher: Cipher,
+}
+
+impl ServerHello {
+    pub fn encode(&self) -> [u8; SERVER_HELLO_LEN] {
+        let mut out = [0u8; SERVER_HELLO_LEN];
+        out[0] = if self.synthetic { SYNTHETIC } else { 0 };
+        out[1..9].copy_from_slice(&self.recv_window.to_be_bytes());
+        out[9..17].copy_from_slice(&self.timestamp_us.to_be_bytes());
+        out[17..25].copy_from_slice(&self.echo_us.to_be_bytes());
+        out[25] = self.cipher.id();
+        out
+    }
+
+    pub fn decode(b: &[u8]) -> Result<ServerHello, HandshakeError> {
+        if b.len() != SERVER_HELLO_LEN {
+            return Err(HandshakeError::Payload("server hello has the wrong length"));
+        }
+        if b[0] & !SYNTHETIC != 0 {
+            return Err(HandshakeError::Payload(
+                "server hello: reserved flag bits set",
+            ));
+        }
+        let cipher = Cipher::from_id(b[25]).ok_or(HandshakeError::Payload(
+            "server hello picks an unknown cipher",
+        ))?;
+        Ok(ServerHello {
+            synthetic: b[0] & SYNTHETIC != 0,
+            recv_window: u64::from_be_bytes(b[1..9].try_into().expect("8 bytes")),
+            timestamp_us: u64::from_be_bytes(b[9..17].try_into().expect("8 bytes")),
+            echo_us: u64::from_be_bytes(b[17..25].try_into().expect("8 bytes")),
+            cipher,
+        })
+    }
+}
+
+/// One end's Noise handshake state.
+pub struct Noise {
+    state: snow::HandshakeState,
+}
+
+impl std::fmt::Debug for Noise {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Noise")
+            .field("initiator", &self.state.is_initiator())
+            .field("finished", &self.state.is_handshake_finished())
+            .finish()
+    }
+}
+
+impl Noise {
+    fn builder(local: &Identity) -> Result<snow::Builder<'_>, HandshakeError> {
+        snow::Builder::new(params())
+            .local_private_key(local.private_bytes())
+            .and_then(|b| b.prologue(PROLOGUE))
+            .map_err(|_| HandshakeError::Noise)
+    }
+
+    pub fn initiator(local: &Identity) -> Result<Noise, HandshakeError> {
+        let state = Self::builder(local)?
+            .build_initiator()
+            .map_err(|_| HandshakeError::Noise)?;
+        Ok(Noise { state })
+    }
+
+    pub fn responder(local: &Identity) -> Result<Noise, HandshakeError> {
+        let state = Self::builder(local)?
+            .build_responder()
+            .map_err(|_| HandshakeError::Noise)?;
+        Ok(Noise { state })
+    }
+
+    /// Write the next message with `payload` into `out`; returns its length.
+    pub fn write(&mut self, payload: &[u8], out: &mut [u8]) -> Result<usize, HandshakeError> {
+        self.state
+            .write_message(payload, out)
+            .map_err(|_| HandshakeError::Noise)
+    }
+
+    /// Read the peer's next message; its payload goes to `payload` and its length is returned.
+    /// A message that fails leaves the state as it was (a forgery does not end the handshake).
+    pub fn read(&mut self, message: &[u8], payload: &mut [u8]) -> Result<usize, HandshakeError> {
+        self.state
+            .read_message(message, payload)
+            .map_err(|_| HandshakeError::Noise)
+    }
+
+    /// The peer's static key, once its message carrying it has been read.
+    pub fn remote_static(&self) -> Option<PublicKey> {
+        self.state
+            .get_remote_static()
+            .and_then(|k| k.try_into().ok())
+    }
+
+    /// The transport secrets after the last message: (client to server, server to client).
+    pub fn split(&mut self) -> Option<([u8; 32], [u8; 32])> {
+        if !self.state.is_handshake_finished() {
+            return None;
+        }
+        Some(self.state.dangerously_get_raw_split())
+    }
+}
+
+/// The bytes a ClientHello's padding must bring the Noise payload to, so that an INIT with a
+/// `token_len`-byte token is at least [`packet::INIT_MIN_LEN`] long.
+pub fn client_hello_len(token_len: usize) -> usize {
+    let fixed = packet::INIT_HEADER_LEN + token_len + INIT_NOISE_OVERHEAD;
+    packet::INIT_MIN_LEN
+        .saturating_sub(fixed)
+        .max(CLIENT_HELLO_FIXED + Cipher::ALL.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hellos_round_trip_and_the_server_picks() {
+        let h = ClientHello::new(true, 1 << 40, 77, Cipher::ChaCha20Poly1305);
+        let mut b = [0u8; 64];
+        h.encode(&mut b).unwrap();
+        assert_eq!(ClientHello::decode(&b), Ok(h));
+        assert_eq!(h.pick(Cipher::Aes256Gcm), Some(Cipher::Aes256Gcm));
+        let mut only = b;
+        only[17] = 1;
+        only[19] = 0;
+        let h1 = ClientHello::decode(&only).unwrap();
+        assert_eq!(h1.pick(Cipher::Aes256Gcm), Some(Cipher::ChaCha20Poly1305));
+        // Unknown suites are skipped; nothing known means no pick.
+        only[18] = 200;
+        assert_eq!(
+            ClientHello::decode(&only).unwrap().pick(Cipher::Aes256Gcm),
+            None
+        );
+        let mut dirty = b;
+        dirty[63] = 1;
+        assert!(ClientHello::decode(&dirty).is_err());
+        let s = ServerHello {
+            synthetic: false,
+            recv_window: 5,
+            timestamp_us: 6,
+            echo_us: 7,
+            cipher: Cipher::Aes256Gcm,
+        };
+        assert_eq!(ServerHello::decode(&s.encode()), Ok(s));
+    }
+}
