@@ -52,6 +52,7 @@
 
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
+use longhaul_proto::secure::Identity;
 use rand_core::{OsRng, RngCore};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -256,14 +257,20 @@ impl KeyPair {
         Ok(KeyPair::from_private(&bytes))
     }
 
-    /// The pair of a private key (any 32 bytes: X25519 clamps them where they are used).
+    /// The pair of a private key (any 32 bytes: X25519 clamps them where they are used). The
+    /// public half is computed by the transport's own X25519 (`longhaul_proto`'s Noise
+    /// resolver), so a key file and the handshake can never disagree.
     pub fn from_private(private: &[u8; KEY_LEN]) -> KeyPair {
-        let secret = x25519_dalek::StaticSecret::from(*private);
-        let public = PublicKey(x25519_dalek::PublicKey::from(&secret).to_bytes());
+        let public = PublicKey(Identity::from_private(*private).public_key());
         KeyPair {
             private: *private,
             public,
         }
+    }
+
+    /// This pair as the transport's identity for the handshake.
+    pub fn identity(&self) -> Identity {
+        Identity::from_private(self.private)
     }
 
     /// The private key's bytes, for the handshake (e.g. snow's `local_private_key`).

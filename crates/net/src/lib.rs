@@ -17,12 +17,15 @@
 //!   keep writes inside its directory and off any real name until the data is verified.
 //! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
+//! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
+//!   eviction of half-open sessions).
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
 //! Not here (yet): ECN marks from the socket (the connection can take them:
 //! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
 
+pub mod admission;
 pub mod framing;
 pub mod journal;
 pub mod keys;
@@ -46,6 +49,10 @@ pub enum NetError {
     File(String, std::io::Error),
     #[error("{0}")]
     Usage(String),
+    #[error("the receiver's key is not trusted: {0}")]
+    Trust(String),
+    #[error(transparent)]
+    Keys(#[from] keys::KeyError),
     #[error("{0} is not a directory")]
     NotADirectory(String),
     #[error("socket: {0}")]

@@ -8,12 +8,14 @@
 //! before the sender hears `DONE`. A session cut in the middle keeps its part files and
 //! journals for the next one; a full disk stops the session with `FATAL` and keeps them too.
 
+use crate::admission::{self, Decision, Limits, Slot, Tokens};
 use crate::framing::{Action, Entry, Kind, Message, MessageReader, DIGEST_LEN, MAGIC};
 use crate::path::Printable;
 use crate::socket::{self, Clock, UdpPort};
 use crate::store::{Incoming, Planned, Store};
 use crate::NetError;
-use longhaul_proto::{Config, Connection, Side, Time};
+use longhaul_proto::packet::{encode_retry, handshake_token};
+use longhaul_proto::{Config, Connection, Side, Stats, Time};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -31,8 +33,8 @@ pub struct RecvOptions {
     pub overwrite: bool,
     /// Refuse files larger than this.
     pub max_size: u64,
-    /// Senders served at once; datagrams from more are ignored.
-    pub max_sessions: usize,
+    /// Sessions at once, per source address, and when to demand retry tokens.
+    pub limits: Limits,
     /// Use UDP segmentation offload and receive coalescing where the kernel has them.
     pub offload: bool,
 }
@@ -62,6 +64,10 @@ pub struct Received {
     pub error: Option<String>,
     /// The sender spoke the transfer protocol (a stray handshake is not a transfer).
     pub genuine: bool,
+    /// The sender's authenticated public key (`None` when security is off).
+    pub sender_key: Option<[u8; 32]>,
+    /// The connection's counters at the end (datagrams rejected, authentication failures…).
+    pub stats: Stats,
 }
 
 /// Events reported while serving.
@@ -103,15 +109,20 @@ struct Session {
     report: Received,
     /// Files whose outcome was reported to the caller.
     reported: usize,
+    /// When a datagram from the peer last authenticated (or decoded, without security).
+    last_heard: Instant,
+    /// HELLO arrived from an authenticated sender: stop until the receiver has ended that
+    /// sender's older sessions (a restarted sender resumes files an old one still holds).
+    hello_pending: bool,
 }
 
 impl Session {
-    fn new(conn: Connection, peer: SocketAddr, sender: String) -> Session {
+    fn new(conn: Connection, peer: SocketAddr) -> Session {
         let mut out = MAGIC.to_vec();
         out.reserve(4096);
         Session {
             conn,
-            sender,
+            sender: UNAUTHENTICATED.to_string(),
             started: Instant::now(),
             reader: MessageReader::default(),
             out,
@@ -129,8 +140,12 @@ impl Session {
                 refused: Vec::new(),
                 error: None,
                 genuine: false,
+                sender_key: None,
+                stats: Stats::default(),
             },
             reported: 0,
+            last_heard: Instant::now(),
+            hello_pending: false,
         }
     }
 
@@ -168,7 +183,12 @@ impl Session {
 
     /// Move received bytes along: messages, file bodies, verdicts.
     fn advance(&mut self, opts: &RecvOptions, store: &mut Store, buf: &mut [u8]) {
+        // Messages left buffered when the session paused at HELLO.
+        self.feed(opts, store, &[]);
         loop {
+            if self.hello_pending {
+                return;
+            }
             self.flush_out();
             if matches!(self.phase, Phase::Over) {
                 // Drain and drop whatever still arrives.
@@ -193,7 +213,10 @@ impl Session {
 
     fn feed(&mut self, opts: &RecvOptions, store: &mut Store, mut input: &[u8]) {
         loop {
-            if matches!(self.phase, Phase::Over) {
+            if matches!(self.phase, Phase::Over) || self.hello_pending {
+                if !input.is_empty() {
+                    self.reader.push(input);
+                }
                 return;
             }
             if self.body.is_some() {
@@ -267,6 +290,13 @@ impl Session {
                 self.resume = resume;
                 self.report.genuine = true;
                 self.phase = Phase::Manifest { announced: entries };
+                if let Some(key) = self.conn.peer_key() {
+                    // Part files belong to the sender's key, so a sender that reconnects
+                    // from another address resumes them.
+                    self.sender = longhaul_proto::secure::hex(&key);
+                    self.report.sender_key = Some(key);
+                    self.hello_pending = true;
+                }
             }
             (Phase::Manifest { announced }, Message::Entry(e)) => {
                 let id = self.entries.len() as u32;
@@ -357,6 +387,7 @@ pub struct Receiver {
     options: RecvOptions,
     store: Store,
     sessions: HashMap<SocketAddr, Session>,
+    tokens: Tokens,
     clock: Clock,
 }
 
@@ -377,6 +408,7 @@ impl Receiver {
             options,
             store,
             sessions: HashMap::new(),
+            tokens: Tokens::new(),
             clock: Clock::start(),
         })
     }
@@ -416,11 +448,15 @@ impl Receiver {
             let now = self.clock.now();
             let mut deadline: Option<Time> = None;
             let mut closed = Vec::new();
+            let mut hellos = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
                 if s.conn.poll_timeout().is_some_and(|t| t <= now) {
                     s.conn.handle_timeout(now);
                 }
                 s.advance(&self.options, &mut self.store, &mut app);
+                if s.hello_pending {
+                    hellos.push((*peer, s.sender.clone()));
+                }
                 for f in &s.report.files[s.reported..] {
                     event(Event::File(*peer, f));
                 }
@@ -439,6 +475,19 @@ impl Receiver {
                     (a, b) => a.or(b),
                 };
             }
+            // A sender that said HELLO from a new address replaces its older sessions: they
+            // are from a process that died or a path that changed, and hold its part files.
+            for (peer, sender) in &hellos {
+                for (other, s) in self.sessions.iter_mut() {
+                    if other != peer && s.sender == *sender && !closed.contains(other) {
+                        s.report.error =
+                            Some("replaced by a newer session of the same sender".into());
+                        s.conn.close();
+                        let _ = self.port.flush(Some(*other), &mut s.conn, now);
+                        closed.push(*other);
+                    }
+                }
+            }
             for peer in closed {
                 let mut s = self.sessions.remove(&peer).expect("listed");
                 s.suspend_all(&mut self.store);
@@ -449,10 +498,18 @@ impl Receiver {
                     });
                 }
                 s.report.duration = s.started.elapsed();
+                s.report.stats = s.conn.stats();
                 if s.report.genuine {
                     ended += 1;
                 }
                 event(Event::Session(&s.report));
+            }
+            for (peer, _) in hellos {
+                if let Some(s) = self.sessions.get_mut(&peer) {
+                    s.hello_pending = false;
+                    // Go on at once with what the session already holds.
+                    deadline = Some(now);
+                }
             }
             let deadline = deadline.map(|t| self.clock.instant(t));
             // Wake at least every 100 ms to look at `stop`.
@@ -468,25 +525,69 @@ impl Receiver {
     }
 
     fn receive(&mut self, inbuf: &mut [u8]) -> Result<(), NetError> {
-        let (sessions, options, clock) = (&mut self.sessions, &self.options, &self.clock);
+        let (sessions, options, clock, tokens) =
+            (&mut self.sessions, &self.options, &self.clock, &self.tokens);
+        let store = &mut self.store;
+        let secure = options.config.security.is_on();
+        let mut retries: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
         let result = self.port.receive(inbuf, clock, |from, d, now| {
             // `now` is the datagram's own arrival time (see `socket`): ACK delays count from it.
             if let Some(s) = sessions.get_mut(&from) {
-                let _ = s.conn.handle_packet(now, d);
+                if s.conn.handle_packet(now, d).is_ok() {
+                    s.last_heard = Instant::now();
+                }
                 return;
             }
-            if sessions.len() >= options.max_sessions {
-                return;
-            }
-            let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now) else {
-                return;
+            // Only an INIT (or, without security, a plain handshake) may open a session.
+            let token = if secure {
+                match handshake_token(d) {
+                    Some(t) => t,
+                    None => return,
+                }
+            } else {
+                &[][..]
             };
-            // Only a valid handshake opens a session: stray datagrams cost no state.
-            if conn.handle_packet(now, d).is_err() || conn.is_closed() {
-                return;
+            let slots: Vec<Slot> = sessions
+                .iter()
+                .map(|(p, s)| Slot {
+                    peer: *p,
+                    established: s.conn.is_established(),
+                    idle: s.last_heard.elapsed(),
+                })
+                .collect();
+            let mut limits = options.limits.clone();
+            if !secure {
+                // The plain handshake has no token to carry.
+                limits.retry_above = usize::MAX;
             }
-            sessions.insert(from, Session::new(conn, from, UNAUTHENTICATED.to_string()));
+            match admission::decide(&limits, tokens, &slots, from, token) {
+                Decision::Drop => {}
+                Decision::Retry => {
+                    let mut buf = [0u8; 256];
+                    if let Some(n) = encode_retry(d, &tokens.make(from), &mut buf) {
+                        retries.push((from, buf[..n].to_vec()));
+                    }
+                }
+                Decision::Admit { evict } => {
+                    let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now)
+                    else {
+                        return;
+                    };
+                    // Only a valid handshake opens a session: stray datagrams cost no state.
+                    if conn.handle_packet(now, d).is_err() || conn.is_closed() {
+                        return;
+                    }
+                    if let Some(old) = evict.and_then(|p| sessions.remove(&p)) {
+                        let mut old = old;
+                        old.suspend_all(store);
+                    }
+                    sessions.insert(from, Session::new(conn, from));
+                }
+            }
         });
+        for (to, retry) in retries {
+            let _ = self.port.socket().send_to(&retry, to);
+        }
         match result {
             Ok(()) => Ok(()),
             // An ICMP error for an unconnected socket names no peer we could act on.

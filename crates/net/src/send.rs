@@ -51,7 +51,13 @@ pub struct SendOptions {
     pub connect_timeout: Duration,
     /// Use UDP segmentation offload where the kernel has it (see [`crate::socket`]).
     pub offload: bool,
+    /// Called once with the receiver's authenticated key when the handshake completes, before
+    /// any file byte is sent (trust on first use records it here); an error ends the transfer.
+    pub on_peer_key: Option<TrustHook>,
 }
+
+/// See [`SendOptions::on_peer_key`].
+pub type TrustHook = Box<dyn FnMut(&[u8; 32]) -> Result<(), String>>;
 
 /// One report interval.
 #[derive(Clone, Debug)]
@@ -105,6 +111,9 @@ pub struct SendReport {
     pub socket: SocketStats,
     /// Whether GSO and GRO were in use on the sender's socket.
     pub offloads: (bool, bool),
+    /// The receiver's authenticated key and the cipher in use (`None`: security off).
+    pub peer_key: Option<[u8; 32]>,
+    pub cipher: Option<String>,
 }
 
 impl SendReport {
@@ -171,6 +180,7 @@ pub fn send_paths(
     let clock = Clock::start();
     let conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
     let mut s = Sender::new(conn, items, &options);
+    let mut on_peer_key = options.on_peer_key;
     let mut inbuf = vec![0u8; 65_536];
     let mut next_report = Instant::now() + options.interval;
     let started = Instant::now();
@@ -195,6 +205,13 @@ pub fn send_paths(
         if s.conn.poll_timeout().is_some_and(|t| t <= now) {
             s.conn.handle_timeout(now);
         }
+        if let (Some(key), Some(hook)) = (s.conn.peer_key(), on_peer_key.as_mut()) {
+            if let Err(why) = hook(&key) {
+                close_now(&mut port, &mut s.conn, &clock);
+                return Err(NetError::Trust(why));
+            }
+            on_peer_key = None;
+        }
         if let Err(e) = s.read_messages() {
             close_now(&mut port, &mut s.conn, &clock);
             return Err(e);
@@ -209,9 +226,16 @@ pub fn send_paths(
                 stats,
                 socket: port.stats,
                 offloads: port.offloads(),
+                peer_key: s.conn.peer_key(),
+                cipher: s.conn.cipher().map(|c| format!("{c:?}")),
             });
         }
-        let wake = match s.top_up() {
+        // No file byte before the hook has accepted the receiver's key.
+        let wake = match if on_peer_key.is_some() && s.conn.is_secure() {
+            Ok(None)
+        } else {
+            s.top_up()
+        } {
             Ok(w) => w,
             Err(e) => {
                 close_now(&mut port, &mut s.conn, &clock);
@@ -596,7 +620,20 @@ fn closed_error(
     bytes: u64,
     after: Duration,
 ) -> NetError {
+    use longhaul_proto::CloseCode;
     NetError::Closed(match reason {
+        Some(r) if r.code == CloseCode::PeerKeyMismatch => "the receiver presented a key other \
+            than the one expected (--peer-key, or its known_hosts line): it may be an impostor, \
+            and nothing was sent. If its key changed on purpose, remove its line from \
+            known_hosts"
+            .to_string(),
+        Some(r) if r.code == CloseCode::Unauthorized => "the receiver does not authorize this \
+            sender's key: add the line `longhaul keygen --show` prints here to the receiver's \
+            ~/.longhaul/authorized_keys"
+            .to_string(),
+        Some(r) if r.code == CloseCode::HandshakeFailed => "the secure handshake failed: are \
+            both ends started alike (one with --insecure, the other not), and of one version?"
+            .to_string(),
         Some(r) if r.by_peer => format!("the receiver closed the connection ({:?})", r.code),
         Some(r) if !established => format!("no handshake answer ({:?})", r.code),
         Some(r) => format!(

@@ -4,28 +4,57 @@
 //! privileges needed.
 
 use longhaul_cc::CcSpec;
+use longhaul_net::admission::Limits;
 use longhaul_net::framing::CHUNK_SIZE;
 use longhaul_net::path::STAGING_DIR;
 use longhaul_net::recv::{Event, Received, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, SendOptions, SendReport};
 use longhaul_net::NetError;
-use longhaul_proto::Config;
+use longhaul_proto::secure::{Identity, PeerPolicy, Security};
+use longhaul_proto::{Config, Connection, Side, Time};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
+use std::collections::HashSet;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-fn config(cc: &str) -> Config {
+/// The test's two identities: the receiver's and the authorized sender's.
+fn identities() -> &'static (Identity, Identity) {
+    static IDS: OnceLock<(Identity, Identity)> = OnceLock::new();
+    IDS.get_or_init(|| (Identity::generate().unwrap(), Identity::generate().unwrap()))
+}
+
+fn plain(cc: &str) -> Config {
     let mut c = Config::new(CcSpec::default_for(cc).unwrap());
     c.recv_window = 8 << 20;
     c.send_buffer = 8 << 20;
     // A lost sender is noticed within the test's patience.
     c.idle_timeout = Some(Duration::from_secs(5));
+    c
+}
+
+/// A sender's configuration: its own identity, expecting the receiver's key.
+fn config(cc: &str) -> Config {
+    let (rx, tx) = identities();
+    let mut c = plain(cc);
+    c.security = Security::noise(tx.clone(), PeerPolicy::Exactly(rx.public_key()));
+    c.mss = c.mss_for(1500);
+    c
+}
+
+/// The receiver's: its identity, authorizing the test's sender only.
+fn server_config() -> Config {
+    let (rx, tx) = identities();
+    let mut c = plain("reno");
+    let allowed: HashSet<_> = [tx.public_key()].into_iter().collect();
+    c.security = Security::noise(rx.clone(), PeerPolicy::AllowList(Arc::new(allowed)));
+    c.mss = c.mss_for(1500);
     c
 }
 
@@ -46,12 +75,24 @@ fn sha256_hex(data: &[u8]) -> String {
 
 /// A receiver serving `count` transfers on a thread; its results come back on join.
 fn receiver(dir: &Path, overwrite: bool, count: usize) -> (SocketAddr, JoinHandle<Vec<Received>>) {
+    receiver_with(server_config(), dir, overwrite, count)
+}
+
+fn receiver_with(
+    config: Config,
+    dir: &Path,
+    overwrite: bool,
+    count: usize,
+) -> (SocketAddr, JoinHandle<Vec<Received>>) {
     let opts = RecvOptions {
-        config: config("reno"),
+        config,
         dir: dir.to_path_buf(),
         overwrite,
         max_size: 1 << 40,
-        max_sessions: 4,
+        limits: Limits {
+            max_sessions: 4,
+            ..Limits::default()
+        },
         offload: true,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
@@ -80,6 +121,7 @@ fn options(cc: &str) -> SendOptions {
         interval: Duration::from_millis(100),
         connect_timeout: Duration::from_secs(5),
         offload: true,
+        on_peer_key: None,
     }
 }
 
@@ -125,10 +167,27 @@ struct Relay {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Datagrams the injecting relay adds per genuine datagram.
+const PER_DATAGRAM: usize = 50;
+
 impl Relay {
     fn start(
         upstream: SocketAddr,
         mut mangle: impl FnMut(bool, &mut Vec<u8>) -> bool + Send + 'static,
+    ) -> Relay {
+        Relay::start_injecting(upstream, move |up, d, out| {
+            let mut d = d.to_vec();
+            if mangle(up, &mut d) {
+                out.push(d);
+            }
+        })
+    }
+
+    /// Like `start`, but `make` turns each datagram into any number of datagrams to forward
+    /// (the genuine one among them, or not).
+    fn start_injecting(
+        upstream: SocketAddr,
+        mut make: impl FnMut(bool, &[u8], &mut Vec<Vec<u8>>) + Send + 'static,
     ) -> Relay {
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_millis(20)))
@@ -147,13 +206,13 @@ impl Relay {
                 if up {
                     client = Some(from);
                 }
-                let mut d = buf[..n].to_vec();
-                if !mangle(up, &mut d) {
-                    continue;
-                }
+                let mut out = Vec::new();
+                make(up, &buf[..n], &mut out);
                 let to = if up { Some(upstream) } else { client };
                 if let Some(to) = to {
-                    let _ = sock.send_to(&d, to);
+                    for d in &out {
+                        let _ = sock.send_to(d, to);
+                    }
                 }
             }
         });
@@ -252,16 +311,10 @@ fn a_lossy_path_still_delivers_the_exact_file() {
     assert!(s.packets_lost < s.packets_sent / 5, "{s:?}");
 }
 
-#[test]
-fn a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_stored() {
-    let src = tempfile::tempdir().unwrap();
-    let dst = tempfile::tempdir().unwrap();
-    let (path, _) = random_file(src.path(), "fragile.bin", 2_000_000, 3);
-    let (addr, rx) = receiver(dst.path(), false, 1);
+/// Flips one payload byte of the 200th full-sized datagram towards the receiver.
+fn flip_one_payload_byte(addr: SocketAddr) -> Relay {
     let mut seen = 0;
-    // Flip one payload byte of the 200th full-sized datagram towards the receiver: decoding
-    // cannot notice (payload bytes carry no check of their own), the digest must.
-    let relay = Relay::start(addr, move |up, d| {
+    Relay::start(addr, move |up, d| {
         if up && d.len() > 1000 {
             seen += 1;
             if seen == 200 {
@@ -269,8 +322,23 @@ fn a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_stored() {
             }
         }
         true
-    });
-    let report = send(&path, relay.addr, "reno").unwrap();
+    })
+}
+
+#[test]
+fn without_security_a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_stored() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "fragile.bin", 2_000_000, 3);
+    let (addr, rx) = receiver_with(plain("reno"), dst.path(), false, 1);
+    // Decoding cannot notice a flipped payload byte (payload bytes carry no check of their
+    // own, and the UDP checksum is gone after the relay): the digest must.
+    let relay = flip_one_payload_byte(addr);
+    let opts = SendOptions {
+        config: plain("reno"),
+        ..options("reno")
+    };
+    let report = send_paths(&[path], relay.addr, opts, &AtomicBool::new(false), |_| {}).unwrap();
     match &report.files[0].outcome {
         Outcome::Failed(why) => assert!(why.contains("SHA-256 mismatch"), "{why}"),
         o => panic!("expected a failure, got {o:?}"),
@@ -284,6 +352,138 @@ fn a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_stored() {
         "{:?}",
         others(dst.path(), &[])
     );
+}
+
+#[test]
+fn with_security_a_damaged_datagram_is_dropped_unauthenticated_and_sent_again() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "fragile.bin", 2_000_000, 3);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let relay = flip_one_payload_byte(addr);
+    let report = send(&path, relay.addr, "reno").unwrap();
+    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    let got = rx.join().unwrap();
+    assert_eq!(got[0].stats.auth_failures, 1, "{:?}", got[0].stats);
+    assert_eq!(std::fs::read(dst.path().join("fragile.bin")).unwrap(), data);
+    assert!(report.cipher.is_some());
+    assert_eq!(report.peer_key, Some(identities().0.public_key()));
+}
+
+#[test]
+fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "intruder.bin", 1_000_000, 13);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let stranger = Identity::generate().unwrap();
+    let mut config = config("fast");
+    config.security = Security::noise(stranger, PeerPolicy::Exactly(identities().0.public_key()));
+    let opts = SendOptions {
+        config,
+        ..options("fast")
+    };
+    let err = send_paths(&[path.clone()], addr, opts, &AtomicBool::new(false), |_| {}).unwrap_err();
+    assert!(err.to_string().contains("does not authorize"), "{err}");
+    assert!(
+        others(dst.path(), &[]).is_empty(),
+        "{:?}",
+        others(dst.path(), &[])
+    );
+    // The refused session was not a transfer: the receiver still serves the real sender.
+    send(&path, addr, "fast").unwrap();
+    let got = rx.join().unwrap();
+    assert_eq!(got.iter().filter(|s| s.genuine).count(), 1, "{got:?}");
+}
+
+#[test]
+fn a_sender_expecting_another_key_sends_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "secret.bin", 1_000_000, 14);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let mut config = config("fast");
+    let impostor_key = Identity::generate().unwrap().public_key();
+    config.security = Security::noise(identities().1.clone(), PeerPolicy::Exactly(impostor_key));
+    let opts = SendOptions {
+        config,
+        ..options("fast")
+    };
+    let err = send_paths(&[path.clone()], addr, opts, &AtomicBool::new(false), |_| {}).unwrap_err();
+    assert!(err.to_string().contains("impostor"), "{err}");
+    send(&path, addr, "fast").unwrap();
+    let got = rx.join().unwrap();
+    // The first connection never reached the transfer protocol, so no byte of the file left.
+    assert!(
+        got.iter()
+            .filter(|s| !s.genuine)
+            .all(|s| s.stats.bytes_received == 0),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_million_forged_replayed_truncated_and_flipped_datagrams_are_dropped_and_counted() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "under-attack.bin", 30_000_000, 15);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let injected = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+    let counts = injected.clone();
+    let mut rng = SmallRng::seed_from_u64(99);
+    // An attacker on the path: besides each genuine datagram it sends variants of it (a
+    // replay, a truncation, bit flips, a forged seal number) and random noise, both ways.
+    let relay = Relay::start_injecting(addr, move |up, d, out| {
+        let mut variants = Vec::with_capacity(PER_DATAGRAM);
+        variants.push(d.to_vec());
+        variants.push(d[..rng.gen_range(0..d.len())].to_vec());
+        while variants.len() < PER_DATAGRAM {
+            let mut v = d.to_vec();
+            match variants.len() % 3 {
+                0 => {
+                    let i = rng.gen_range(0..v.len());
+                    v[i] ^= 1 << rng.gen_range(0..8);
+                }
+                1 if v.len() > 11 => v[3..11].copy_from_slice(&rng.gen::<u64>().to_be_bytes()),
+                _ => rng.fill_bytes(&mut v),
+            }
+            variants.push(v);
+        }
+        counts[up as usize].fetch_add(variants.len() as u64, Ordering::Relaxed);
+        out.extend(variants);
+    });
+    let report = send(&path, relay.addr, "cubic").unwrap();
+    let got = rx.join().unwrap();
+    drop(relay);
+    assert_eq!(
+        std::fs::read(dst.path().join("under-attack.bin")).unwrap(),
+        data
+    );
+    let (to_sender, to_receiver) = (
+        injected[0].load(Ordering::Relaxed),
+        injected[1].load(Ordering::Relaxed),
+    );
+    let (rs, ss) = (&got[0].stats, &report.stats);
+    eprintln!(
+        "injected {to_receiver} towards the receiver, {to_sender} towards the sender; \
+         rejected {} / {}; receiver {rs:?}",
+        rs.packets_rejected, ss.packets_rejected
+    );
+    assert!(
+        to_receiver + to_sender >= 1_000_000,
+        "{to_receiver} + {to_sender}"
+    );
+    // Every injected datagram that reached a socket is rejected and counted; none is taken.
+    // (A few may be lost in a full socket buffer, which the kernel counts instead.)
+    assert!(
+        rs.packets_rejected as f64 >= 0.9 * to_receiver as f64,
+        "{rs:?}"
+    );
+    assert!(
+        ss.packets_rejected as f64 >= 0.9 * to_sender as f64,
+        "{ss:?}"
+    );
+    assert!(rs.packets_rejected <= to_receiver && ss.packets_rejected <= to_sender);
 }
 
 #[test]
@@ -589,4 +789,37 @@ fn stray_datagrams_open_no_session_and_are_not_counted() {
     let got = rx.join().unwrap();
     assert!(got.iter().filter(|s| s.genuine).count() == 1, "{got:?}");
     assert_eq!(std::fs::read(dst.path().join("after.bin")).unwrap(), data);
+}
+
+#[test]
+fn half_open_handshakes_from_many_addresses_do_not_lock_out_a_real_sender() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "wanted.bin", 500_000, 16);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    // 64 handshakes that will never finish, each from its own address (port), refreshed as
+    // the probe that found this defect did: every slot would be taken by half-open sessions.
+    let stranger = Identity::generate().unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let socks: Vec<UdpSocket> = (0..64)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let start_all = |buf: &mut [u8]| {
+        for s in &socks {
+            let mut c = config("fast");
+            c.security = Security::noise(stranger.clone(), PeerPolicy::Any);
+            let mut conn = Connection::new(c, Side::Client, Time::ZERO).unwrap();
+            let t = conn.poll_transmit(Time::ZERO, buf).unwrap();
+            s.send_to(&buf[..t.len], addr).unwrap();
+        }
+    };
+    start_all(&mut buf);
+    std::thread::sleep(Duration::from_millis(200));
+    start_all(&mut buf);
+    let report = send(&path, addr, "fast").unwrap();
+    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    let got = rx.join().unwrap();
+    // The receiver answered the flood with RETRYs (no state) once a few were half-open, so
+    // the real sender found room; only its session counts.
+    assert_eq!(got.iter().filter(|s| s.genuine).count(), 1);
 }
