@@ -520,7 +520,28 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
     let st = emu.wait_ready();
     let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
     let bin = env!("CARGO_BIN_EXE_longhaul");
+    // Keys as a user sets them up: a pair for each end, the sender's public key authorized on
+    // the receiver; the sender learns the receiver's key on first contact.
+    let (rx_home, tx_home) = (dir.join("rx-home"), dir.join("tx-home"));
+    for home in [&rx_home, &tx_home] {
+        let out = Command::new(bin)
+            .arg("keygen")
+            .env("LONGHAUL_HOME", home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::copy(
+        tx_home.join("id_x25519.pub"),
+        rx_home.join("authorized_keys"),
+    )
+    .unwrap();
     let mut recv = Command::new("ip")
+        .env("LONGHAUL_HOME", &rx_home)
         .args(["netns", "exec", &na, bin, "recv", "-n", "1", "-d"])
         .arg(&dst)
         .stderr(Stdio::piped())
@@ -528,6 +549,7 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let send = Command::new("ip")
+        .env("LONGHAUL_HOME", &tx_home)
         .args([
             "netns",
             "exec",

@@ -30,6 +30,42 @@ impl Drop for Proc {
     }
 }
 
+/// Key homes for the two ends (`LONGHAUL_HOME`): each with a key pair from `longhaul keygen`,
+/// the receiver's authorized_keys holding the sender's public key. The sender learns the
+/// receiver's key on first contact (known_hosts).
+struct Homes {
+    _dir: tempfile::TempDir,
+    rx: PathBuf,
+    tx: PathBuf,
+}
+
+impl Homes {
+    fn new() -> Homes {
+        let dir = tempfile::tempdir().unwrap();
+        let (rx, tx) = (dir.path().join("rx"), dir.path().join("tx"));
+        for home in [&rx, &tx] {
+            let ok = Command::new(bin())
+                .arg("keygen")
+                .env("LONGHAUL_HOME", home)
+                .output()
+                .unwrap();
+            assert!(
+                ok.status.success(),
+                "{}",
+                String::from_utf8_lossy(&ok.stderr)
+            );
+        }
+        let public = std::fs::read_to_string(tx.join("id_x25519.pub")).unwrap();
+        std::fs::write(rx.join("authorized_keys"), public).unwrap();
+        Homes { _dir: dir, rx, tx }
+    }
+}
+
+fn homes() -> &'static Homes {
+    static H: std::sync::OnceLock<Homes> = std::sync::OnceLock::new();
+    H.get_or_init(Homes::new)
+}
+
 fn free_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0")
         .unwrap()
@@ -41,6 +77,7 @@ fn free_port() -> u16 {
 fn recv(dir: &Path, port: u16, count: usize) -> Proc {
     Proc(
         Command::new(bin())
+            .env("LONGHAUL_HOME", &homes().rx)
             .args(["recv", "-B", "127.0.0.1", "-p", &port.to_string()])
             .args(["-n", &count.to_string(), "--idle-timeout", "2s", "-d"])
             .arg(dir)
@@ -52,17 +89,18 @@ fn recv(dir: &Path, port: u16, count: usize) -> Proc {
 
 fn send_cmd(file: &Path, port: u16, extra: &[&str]) -> Command {
     let mut c = Command::new(bin());
-    c.args([
-        "send",
-        "-J",
-        "--idle-timeout",
-        "2s",
-        "--connect-timeout",
-        "10s",
-    ])
-    .args(extra)
-    .arg(file)
-    .arg(format!("127.0.0.1:{port}"));
+    c.env("LONGHAUL_HOME", &homes().tx)
+        .args([
+            "send",
+            "-J",
+            "--idle-timeout",
+            "2s",
+            "--connect-timeout",
+            "10s",
+        ])
+        .args(extra)
+        .arg(file)
+        .arg(format!("127.0.0.1:{port}"));
     c
 }
 
@@ -291,4 +329,69 @@ fn a_full_disk_stops_both_ends_clearly_and_the_transfer_resumes_after_space_is_f
     assert!(!disk.0.join("data.bin").exists());
     disk.resize("100m");
     resume_and_check(&file, &disk.0, &data, (8 << 20) / CHUNK * CHUNK);
+}
+
+#[test]
+fn insecure_mode_is_explicit_and_warns_on_both_ends() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 1 << 20, 5);
+    let port = free_port();
+    let mut rx = Proc(
+        Command::new(bin())
+            .args([
+                "recv",
+                "--insecure",
+                "--once",
+                "-B",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-d",
+            ])
+            .arg(dst.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(bin())
+        .args(["send", "--insecure"])
+        .arg(&file)
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("WARNING: --insecure"), "{err}");
+    assert!(rx.0.wait().unwrap().success());
+    let mut rx_err = String::new();
+    use std::io::Read;
+    rx.0.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut rx_err)
+        .unwrap();
+    assert!(rx_err.contains("WARNING: --insecure"), "{rx_err}");
+    assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
+}
+
+#[test]
+fn a_sender_without_a_key_is_told_how_to_make_one() {
+    let home = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let (file, _) = random_file(src.path(), 10, 5);
+    let out = Command::new(bin())
+        .env("LONGHAUL_HOME", home.path())
+        .args(["send"])
+        .arg(&file)
+        .arg("127.0.0.1:9")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("longhaul keygen") && err.contains("--insecure"),
+        "{err}"
+    );
 }

@@ -6,11 +6,15 @@ use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
+use longhaul_net::admission::Limits;
+use longhaul_net::keys::{self, AuthorizedKeys, KeyPair, KnownHosts, PublicKey, Trust};
 use longhaul_net::path::Printable;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
-use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport};
+use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::DEFAULT_PORT;
+use longhaul_proto::secure::{PeerPolicy, Security};
 use longhaul_proto::Config;
+use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,8 +28,8 @@ pub struct TransportArgs {
     /// Only the sender's matters.
     #[arg(short = 'C', long = "congestion", default_value = "fast")]
     pub cc: String,
-    /// Path MTU: data packets fill it exactly (payload = MTU − 57 bytes of IPv4, UDP and
-    /// longhaul headers).
+    /// Path MTU: data packets fill it exactly (payload = MTU − 84 bytes of IPv4, UDP and
+    /// longhaul headers and the seal; − 57 with --insecure).
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
     /// Receive window and send buffer, at least the path's bandwidth-delay product
@@ -39,16 +43,30 @@ pub struct TransportArgs {
     /// (GRO), which are used where the kernel has them.
     #[arg(long)]
     pub no_offload: bool,
+    /// No authentication and no encryption: anyone who can reach the port may send files, and
+    /// anyone on the path may read, alter or forge the transfer. Both ends must agree. For
+    /// closed test networks only.
+    #[arg(long)]
+    pub insecure: bool,
+    /// This end's key pair (default: ~/.longhaul/id_x25519, made by `longhaul keygen`).
+    #[arg(long, value_name = "FILE")]
+    pub identity: Option<PathBuf>,
 }
 
+/// Printed whenever security is off.
+const INSECURE_WARNING: &str = "WARNING: --insecure: no authentication, no encryption. Anyone \
+    who can reach the receiver may store files in its directory, and anyone on the path may \
+    read, alter or forge the transfer.";
+
 impl TransportArgs {
-    fn config(&self) -> Result<Config> {
+    fn config(&self, security: Security) -> Result<Config> {
         let cc: CcSpec = self
             .cc
             .parse()
             .map_err(|e| anyhow!("--congestion {}: {e}", self.cc))?;
-        let mss = Config::mss_for_mtu(self.mtu);
         let mut c = Config::new(cc);
+        c.security = security;
+        let mss = c.mss_for(self.mtu);
         c.mss = mss;
         c.setup.mss = mss;
         c.recv_window = self.window;
@@ -102,6 +120,14 @@ pub struct SendArgs {
     /// Start every file over instead of resuming what the receiver kept of a cut transfer.
     #[arg(long)]
     pub no_resume: bool,
+    /// The receiver's public key (`longhaul-x25519 BASE64`, or the bare base64): only a
+    /// receiver holding it is sent anything. Default: its known_hosts line, or trust on first
+    /// use.
+    #[arg(long, value_name = "KEY")]
+    pub peer_key: Option<PublicKey>,
+    /// Where receivers' keys are remembered (default: ~/.longhaul/known_hosts).
+    #[arg(long, value_name = "FILE")]
+    pub known_hosts: Option<PathBuf>,
     /// Cap the rate of file data, e.g. `500mbit` (default: whatever the path and the
     /// congestion control allow).
     #[arg(long, value_parser = parse_rate_bps)]
@@ -140,9 +166,26 @@ pub struct RecvArgs {
     /// senders that spoke the transfer protocol count; stray datagrams do not.
     #[arg(short = 'n', long = "count")]
     pub count: Option<usize>,
-    /// Senders served at once.
+    /// Exit after one transfer (as `-n 1`).
+    #[arg(long, conflicts_with = "count")]
+    pub once: bool,
+    /// Sessions at once (established or in their handshake).
     #[arg(long, default_value_t = 64)]
     pub max_sessions: usize,
+    /// Sessions from one IP address at once.
+    #[arg(long, default_value_t = 8)]
+    pub max_per_source: usize,
+    /// Senders' public keys allowed to send (default: ~/.longhaul/authorized_keys).
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: Option<PathBuf>,
+    /// Allow this sender's public key (repeatable). Without --authorized-keys, only these
+    /// keys are allowed.
+    #[arg(long, value_name = "KEY")]
+    pub authorize_key: Vec<PublicKey>,
+    /// Use a one-time key pair made in memory instead of --identity (the sender must then
+    /// learn it another way, e.g. over the ssh channel that started this receiver).
+    #[arg(long)]
+    pub identity_ephemeral: bool,
     #[command(flatten)]
     pub transport: TransportArgs,
 }
@@ -175,9 +218,10 @@ fn resolve(to: &str) -> Result<SocketAddr> {
 }
 
 pub fn send(a: SendArgs) -> Result<()> {
-    let config = a.transport.config()?;
     let (to, paths) = a.args.split_last().expect("clap requires two");
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let (security, on_peer_key) = sender_trust(&a, to)?;
+    let config = a.transport.config(security)?;
     let peer = resolve(to)?;
     let stop = stop_flag();
     if !a.json {
@@ -206,6 +250,7 @@ pub fn send(a: SendArgs) -> Result<()> {
             interval: a.interval,
             connect_timeout: a.connect_timeout,
             offload: !a.transport.no_offload,
+            on_peer_key,
         },
         &stop,
         |p: &Progress| {
@@ -231,6 +276,72 @@ pub fn send(a: SendArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The sender's identity and whom it trusts: `--peer-key`, else the receiver's known_hosts
+/// line, else trust on first use (the key is recorded when the handshake completes, before any
+/// file byte leaves).
+fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)> {
+    if a.transport.insecure {
+        eprintln!("{INSECURE_WARNING}");
+        return Ok((Security::Off, None));
+    }
+    let pair = own_key_pair(&a.transport, "sender")?;
+    if let Some(k) = a.peer_key {
+        return Ok((
+            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
+            None,
+        ));
+    }
+    let path = match &a.known_hosts {
+        Some(p) => p.clone(),
+        None => keys::default_known_hosts()?,
+    };
+    let mut known = KnownHosts::load(&path)?;
+    if let Some(k) = known.lookup(to) {
+        return Ok((
+            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
+            None,
+        ));
+    }
+    let host = to.to_string();
+    let hook: TrustHook = Box::new(move |key: &[u8; 32]| {
+        let key = PublicKey(*key);
+        match known.check_or_learn(&host, &key) {
+            Ok(Trust::Learned { line }) => {
+                eprintln!(
+                    "first contact with {}: its key {} is now trusted (line {line} of {})",
+                    keys::host_name(&host),
+                    key.fingerprint(),
+                    known.path().display()
+                );
+                Ok(())
+            }
+            Ok(Trust::Known) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    Ok((
+        Security::noise(pair.identity(), PeerPolicy::Any),
+        Some(hook),
+    ))
+}
+
+/// This end's key pair: `--identity FILE`, or the default one `longhaul keygen` writes.
+fn own_key_pair(t: &TransportArgs, role: &str) -> Result<KeyPair> {
+    let path = match &t.identity {
+        Some(p) => p.clone(),
+        None => keys::default_private_key()?,
+    };
+    if !path.exists() {
+        bail!(
+            "the {role} needs a key pair and there is none at {}: run `longhaul keygen` (or \
+             pass --identity FILE); to send without authentication on a closed test network, \
+             start both ends with --insecure",
+            path.display()
+        );
+    }
+    Ok(keys::read_private_key(&path)?)
 }
 
 /// One progress line: moved and total, current and average rate, ETA, the connection's state.
@@ -344,18 +455,32 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
 }
 
 pub fn recv(a: RecvArgs) -> Result<()> {
-    let config = a.transport.config()?;
-    if a.max_sessions == 0 {
-        bail!("--max-sessions must be at least 1");
+    if a.max_sessions == 0 || a.max_per_source == 0 {
+        bail!("--max-sessions and --max-per-source must be at least 1");
     }
+    let security = receiver_trust(&a)?;
+    let config = a.transport.config(security)?;
     let options = RecvOptions {
         config,
         dir: a.dir.clone(),
         overwrite: a.overwrite,
         max_size: a.max_size,
-        max_sessions: a.max_sessions,
+        limits: Limits {
+            max_sessions: a.max_sessions,
+            per_source: a.max_per_source,
+            ..Limits::default()
+        },
         offload: !a.transport.no_offload,
     };
+    // Each session holds at most its window of out-of-order data.
+    eprintln!(
+        "at most {} sessions ({} per address) × {} window = {} of receive buffers",
+        a.max_sessions,
+        a.max_per_source,
+        bytes(a.transport.window),
+        bytes(a.transport.window.saturating_mul(a.max_sessions as u64))
+    );
+    let count = if a.once { Some(1) } else { a.count };
     let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
     let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
     let mut r = match a.bind {
@@ -384,7 +509,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         );
     }
     let mut failures = 0;
-    r.serve(&stop, a.count, |e| match e {
+    r.serve(&stop, count, |e| match e {
         Event::File(peer, f) => match &f.result {
             Ok(sha) => eprintln!(
                 "{peer}: stored {} ({}{}); SHA-256 {sha}",
@@ -423,10 +548,41 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         }
         Event::Session(_) => {}
     })?;
-    if failures > 0 && a.count.is_some() {
+    if failures > 0 && count.is_some() {
         bail!("{failures} transfer(s) or file(s) failed");
     }
     Ok(())
+}
+
+/// The receiver's identity and the senders it accepts.
+fn receiver_trust(a: &RecvArgs) -> Result<Security> {
+    if a.transport.insecure {
+        eprintln!("{INSECURE_WARNING}");
+        return Ok(Security::Off);
+    }
+    let pair = if a.identity_ephemeral {
+        KeyPair::generate()?
+    } else {
+        own_key_pair(&a.transport, "receiver")?
+    };
+    let mut allowed: HashSet<[u8; 32]> = a.authorize_key.iter().map(|k| k.0).collect();
+    if a.authorize_key.is_empty() || a.authorized_keys.is_some() {
+        let path = match &a.authorized_keys {
+            Some(p) => p.clone(),
+            None => keys::default_authorized_keys()?,
+        };
+        allowed.extend(AuthorizedKeys::load(&path)?.keys().into_iter().map(|k| k.0));
+    }
+    eprintln!(
+        "receiver key {} ({}); {} sender key(s) authorized",
+        pair.public.fingerprint(),
+        pair.public,
+        allowed.len()
+    );
+    Ok(Security::noise(
+        pair.identity(),
+        PeerPolicy::AllowList(Arc::new(allowed)),
+    ))
 }
 
 fn bytes(n: u64) -> String {
