@@ -8,7 +8,7 @@
 //! a key stolen later does not open what was sealed before.
 //!
 //! **Sender.** Seals with its current key and counts. When the count reaches the key's limit
-//! ([`KeyLimits::packets_per_key`]: RFC 9001's confidentiality limit), it moves to the next
+//! ([`super::KeyLimits::packets_per_key`]: RFC 9001's confidentiality limit), it moves to the next
 //! secret and counts the generation up; the datagram's `key_phase` byte is the generation
 //! modulo 256. The directions are independent: each sender updates on its own count, and
 //! nothing needs to be confirmed by the peer.
