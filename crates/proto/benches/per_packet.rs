@@ -3,13 +3,16 @@
 //! sender's `handle_packet`, and the application's write/read. The two connections are joined
 //! by an ideal zero-delay path; virtual time advances 1 µs per packet.
 //!
+//! `real_reno_sealed` is `real_reno` with security on (every datagram sealed and opened with
+//! this machine's preferred cipher): the difference is what the encryption costs per packet.
+//!
 //! Baseline in the same run: encoding and decoding one data header (the least any transport
 //! must do per packet). Report the transport as ns/packet and as a multiple of that baseline.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use longhaul_cc::CcSpec;
 use longhaul_proto::packet::{self, DataHeader};
-use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
+use longhaul_proto::{Config, Connection, Identity, PacketKind, PeerPolicy, Security, Side, Time};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -26,9 +29,15 @@ struct Pair {
 }
 
 impl Pair {
-    fn new(algorithm: &str, synthetic: bool) -> Pair {
+    fn new(algorithm: &str, synthetic: bool, secure: bool) -> Pair {
+        let security = if secure {
+            Security::noise(Identity::from_private([7; 32]), PeerPolicy::Any)
+        } else {
+            Security::Off
+        };
         let cfg = Config {
             synthetic,
+            security,
             recv_window: 1 << 30,
             send_buffer: 1 << 26,
             ..Config::new(CcSpec::default_for(algorithm).unwrap())
@@ -43,6 +52,11 @@ impl Pair {
         client
             .handle_packet(now + Duration::from_micros(1), &buf[..t.len])
             .unwrap();
+        if secure {
+            // FINISH.
+            let t = client.poll_transmit(now, &mut buf).unwrap();
+            server.handle_packet(now, &buf[..t.len]).unwrap();
+        }
         Pair {
             client,
             server,
@@ -120,14 +134,15 @@ fn per_packet(c: &mut Criterion) {
         })
     });
 
-    for (name, algorithm, synthetic, loss_every) in [
-        ("synthetic_reno", "reno", true, 0u64),
-        ("synthetic_reno_1pct_loss", "reno", true, 100),
-        ("synthetic_bbr", "bbr", true, 0),
-        ("real_reno", "reno", false, 0),
+    for (name, algorithm, synthetic, secure, loss_every) in [
+        ("synthetic_reno", "reno", true, false, 0u64),
+        ("synthetic_reno_1pct_loss", "reno", true, false, 100),
+        ("synthetic_bbr", "bbr", true, false, 0),
+        ("real_reno", "reno", false, false, 0),
+        ("real_reno_sealed", "reno", false, true, 0),
     ] {
         g.bench_function(name, |b| {
-            let mut p = Pair::new(algorithm, synthetic);
+            let mut p = Pair::new(algorithm, synthetic, secure);
             let drop = |sent: u64| loss_every > 0 && sent % loss_every == 7;
             // Warm up: grow the rings and open the window.
             for _ in 0..20_000 {

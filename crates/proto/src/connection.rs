@@ -9,7 +9,13 @@
 //! Life cycle: the client sends a handshake carrying its receive window and mode; the server
 //! answers with its own and is established at once; the client is established when the answer
 //! arrives (its RTT is the first sample). Lost handshakes are resent on the retransmission timer
-//! with backoff. Either side may then send data. `finish` ends the local stream (the last data
+//! with backoff. Either side may then send data. With security on ([`crate::secure`]) the same
+//! fields ride in the Noise handshake instead: INIT, RESPONSE (the client is established when
+//! it arrives and its key is accepted), FINISH (the server is established when it authenticates
+//! and the client's key is accepted); the client resends FINISH on its retransmission timer
+//! until a sealed datagram from the server shows it arrived. Every later datagram is sealed on
+//! its way out of `poll_transmit` (the plain packet is written after room for the seal's header
+//! and sealed in place) and opened before `process_decoded` sees it. `finish` ends the local stream (the last data
 //! packet carries a fin); `close` sends a close packet and ends the connection at once.
 //!
 //! Sending, per `poll_transmit`: a pending close, then a handshake, then an ACK if the ACK

@@ -27,7 +27,25 @@
 //! readable(), is_recv_finished(), is_send_complete(), send_buffered(),
 //! is_established(), is_closed(), close_reason(), stats() -> Stats, cc() -> &dyn CongestionControl,
 //! config(), side(), scoreboard_work(), rtt_samples()
+//!
+//! // security (Config::security = Security::Noise { .. })
+//! peer_key() -> Option<[u8; 32]>      cipher() -> Option<Cipher>      is_secure()
+//!
+//! // a server's driver, before any connection exists (address validation)
+//! packet::handshake_token(datagram) -> Option<&[u8]>      // Some for an INIT (token may be empty)
+//! packet::encode_retry(init, token, buf) -> Option<usize> // the RETRY answering that INIT
 //! ```
+//!
+//! **Security** ([`secure`]): with `Config::security = Security::Noise { local, peer, cipher,
+//! .. }` the connection opens with a Noise XX handshake (mutual authentication by static X25519
+//! keys, forward secrecy) and then seals every datagram (ChaCha20-Poly1305 or AES-256-GCM; the
+//! seal number as nonce, the clear header as associated data, an anti-replay window, key
+//! updates before the usage limits). Nothing in a datagram changes the connection before it
+//! authenticates. `Security::Off` (the default, and the simulator's) is the plain protocol. A
+//! secure datagram is 27 bytes longer: [`Config::mss_for`] and [`Config::max_datagram_size`]
+//! count that. A server's driver creates a connection for each new INIT (it may first demand
+//! a RETRY token); the peer's key is known and checked against the [`PeerPolicy`] before any of
+//! its data is accepted, and [`Connection::peer_key`] tells the caller whom it talks to.
 //!
 //! A driver's loop: after every `handle_packet`, `handle_timeout`, `write` or `read`, call
 //! `poll_transmit` until it returns `None` and send what it produced; then wake up at
@@ -56,10 +74,15 @@
 //!   may pause longer (on/off traffic in a simulation).
 //! - Timestamps on the wire are microseconds of the sender's own clock (only echoed back, so
 //!   the two ends need no common epoch); RTT samples are exact to 1 µs.
-//! - Integrity is the UDP checksum's job: a damaged datagram that still decodes (a flipped
-//!   payload byte or timestamp) is not detected here.
+//! - Security off, integrity is the UDP checksum's job: a damaged datagram that still decodes
+//!   (a flipped payload byte or timestamp) is not detected. Security on, every datagram is
+//!   authenticated, and refusals are counted by kind (`Stats::auth_failures`, `replays`,
+//!   `too_old`, `unsealed`).
+//! - Security on, `handle_data_header` refuses every header (a header carried as a struct was
+//!   never sealed) and `poll_transmit_header` encodes every packet.
 //!
-//! Modules, one concept each: [`packet`] (wire format), `sent` (in-flight records), `stream`
+//! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
+//! anti-replay, key schedule), `sent` (in-flight records), `stream`
 //! (send buffer and chunks), `loss` (loss detection), [`rtt`] (RTT estimator and RTO),
 //! [`pacer`], `rate` (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
 //! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`].

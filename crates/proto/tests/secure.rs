@@ -37,6 +37,25 @@ fn secure(local: &Identity, peer: PeerPolicy, cipher: Cipher) -> Config {
     }
 }
 
+fn endpoint(config: Config, side: Side, now: Time) -> Connection {
+    Connection::new(config, side, now).expect("valid configuration")
+}
+
+/// A client and a server that accept any peer key, with this machine's preferred cipher.
+fn trusting_pair(client: &Identity, server: &Identity, now: Time) -> (Connection, Connection) {
+    let c = endpoint(
+        secure(client, PeerPolicy::Any, Cipher::preferred()),
+        Side::Client,
+        now,
+    );
+    let s = endpoint(
+        secure(server, PeerPolicy::Any, Cipher::preferred()),
+        Side::Server,
+        now,
+    );
+    (c, s)
+}
+
 fn with_limits(mut c: Config, limits: KeyLimits) -> Config {
     if let Security::Noise { key_limits, .. } = &mut c.security {
         *key_limits = Some(limits);
@@ -120,7 +139,7 @@ fn handshake_with_each_cipher_authenticates_both_keys() {
             now,
         )
         .unwrap();
-        let mut s = Connection::new(
+        let mut s = endpoint(
             secure(
                 &si,
                 PeerPolicy::AllowList(Arc::new(HashSet::from([ci.public_key()]))),
@@ -128,8 +147,7 @@ fn handshake_with_each_cipher_authenticates_both_keys() {
             ),
             Side::Server,
             now,
-        )
-        .unwrap();
+        );
         assert!(c.is_secure() && s.is_secure());
         c.write(b"hello over noise");
         c.finish();
@@ -247,18 +265,16 @@ fn injected_forgeries_are_dropped_and_counted_and_the_transfer_is_exact() {
     let data = random_bytes(16 << 20, 24);
     let (ci, si) = (identity(7), identity(8));
     let now0 = Time::ZERO;
-    let mut c = Connection::new(
+    let mut c = endpoint(
         secure(&ci, PeerPolicy::Any, Cipher::ChaCha20Poly1305),
         Side::Client,
         now0,
-    )
-    .unwrap();
-    let mut s = Connection::new(
+    );
+    let mut s = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::Aes256Gcm),
         Side::Server,
         now0,
-    )
-    .unwrap();
+    );
     let link = LinkParams::hostile(50.0 * MBIT, Duration::from_millis(10), 0.02);
     let mut ab = Link::new(link, 31);
     let mut ba = Link::new(link, 32);
@@ -461,12 +477,11 @@ fn forge(rng: &mut SmallRng, sealed: &[Vec<u8>], to: &Connection) -> Vec<u8> {
 fn unauthorized_client_is_refused_and_none_of_its_data_is_taken() {
     let (ci, si, other) = (identity(9), identity(10), identity(11));
     let now = Time::from_millis(1);
-    let mut c = Connection::new(
+    let mut c = endpoint(
         secure(&ci, PeerPolicy::Any, Cipher::preferred()),
         Side::Client,
         now,
-    )
-    .unwrap();
+    );
     let allowed = PeerPolicy::AllowList(Arc::new(HashSet::from([other.public_key()])));
     let mut s =
         Connection::new(secure(&si, allowed, Cipher::preferred()), Side::Server, now).unwrap();
@@ -494,7 +509,7 @@ fn unauthorized_client_is_refused_and_none_of_its_data_is_taken() {
 fn client_expecting_another_server_key_aborts_before_sending_anything_sealed() {
     let (ci, si, expected) = (identity(12), identity(13), identity(14));
     let now = Time::from_millis(1);
-    let mut c = Connection::new(
+    let mut c = endpoint(
         secure(
             &ci,
             PeerPolicy::Exactly(expected.public_key()),
@@ -502,14 +517,12 @@ fn client_expecting_another_server_key_aborts_before_sending_anything_sealed() {
         ),
         Side::Client,
         now,
-    )
-    .unwrap();
-    let mut s = Connection::new(
+    );
+    let mut s = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::preferred()),
         Side::Server,
         now,
-    )
-    .unwrap();
+    );
     c.write(b"secret data");
     let (from_c, _) = pump(&mut c, &mut s, now);
     // Only the INIT left the client: no FINISH (which would reveal its identity), no data.
@@ -529,12 +542,11 @@ fn client_expecting_another_server_key_aborts_before_sending_anything_sealed() {
 fn retry_round_trip() {
     let (ci, si) = (identity(15), identity(16));
     let now = Time::from_millis(1);
-    let mut c = Connection::new(
+    let mut c = endpoint(
         secure(&ci, PeerPolicy::Any, Cipher::preferred()),
         Side::Client,
         now,
-    )
-    .unwrap();
+    );
     let mut buf = vec![0u8; 2048];
     let t = c.poll_transmit(now, &mut buf).unwrap();
     let init = buf[..t.len].to_vec();
@@ -571,12 +583,11 @@ fn retry_round_trip() {
         None
     );
     // The driver is satisfied and creates the connection with the second INIT.
-    let mut s = Connection::new(
+    let mut s = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::preferred()),
         Side::Server,
         now,
-    )
-    .unwrap();
+    );
     s.handle_packet(now, &init2).unwrap();
     let t = s.poll_transmit(now, &mut buf).unwrap();
     let later = now + Duration::from_millis(30);
@@ -599,18 +610,7 @@ fn retry_round_trip() {
 fn lost_handshake_messages_are_resent() {
     let (ci, si) = (identity(17), identity(18));
     let mut now = Time::from_millis(1);
-    let mut c = Connection::new(
-        secure(&ci, PeerPolicy::Any, Cipher::preferred()),
-        Side::Client,
-        now,
-    )
-    .unwrap();
-    let mut s = Connection::new(
-        secure(&si, PeerPolicy::Any, Cipher::preferred()),
-        Side::Server,
-        now,
-    )
-    .unwrap();
+    let (mut c, mut s) = trusting_pair(&ci, &si, now);
     let mut buf = vec![0u8; 2048];
     // INIT lost; the handshake timer sends the same INIT again.
     let init = c
@@ -666,12 +666,11 @@ fn a_plain_peer_and_a_secure_peer_do_not_talk() {
     let now = Time::from_millis(1);
     let plain = Config::new(CcSpec::default_for("reno").unwrap());
     let mut c = Connection::new(plain.clone(), Side::Client, now).unwrap();
-    let mut s = Connection::new(
+    let mut s = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::preferred()),
         Side::Server,
         now,
-    )
-    .unwrap();
+    );
     let mut buf = vec![0u8; 2048];
     let t = c.poll_transmit(now, &mut buf).unwrap();
     assert_eq!(
@@ -680,12 +679,11 @@ fn a_plain_peer_and_a_secure_peer_do_not_talk() {
     );
     assert_eq!(s.stats().unsealed, 1);
     // And a plain server does not understand an INIT.
-    let mut c2 = Connection::new(
+    let mut c2 = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::preferred()),
         Side::Client,
         now,
-    )
-    .unwrap();
+    );
     let mut s2 = Connection::new(plain, Side::Server, now).unwrap();
     let t = c2.poll_transmit(now, &mut buf).unwrap();
     assert_eq!(
@@ -701,12 +699,11 @@ fn mismatched_modes_close_both_ends_with_an_authenticated_close() {
     let mut cc = secure(&ci, PeerPolicy::Any, Cipher::preferred());
     cc.synthetic = true;
     let mut c = Connection::new(cc, Side::Client, now).unwrap();
-    let mut s = Connection::new(
+    let mut s = endpoint(
         secure(&si, PeerPolicy::Any, Cipher::preferred()),
         Side::Server,
         now,
-    )
-    .unwrap();
+    );
     pump(&mut c, &mut s, now);
     assert!(c.is_closed() && s.is_closed());
     assert_eq!(c.close_reason().unwrap().code, CloseCode::ProtocolError);

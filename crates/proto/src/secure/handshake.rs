@@ -37,6 +37,7 @@ use super::seal::Cipher;
 use super::{Identity, PublicKey};
 use crate::packet;
 use snow::params::NoiseParams;
+use snow::resolvers::{CryptoResolver, DefaultResolver};
 
 /// The Noise protocol name.
 pub const NOISE_PATTERN: &str = "Noise_XX_25519_ChaChaPoly_BLAKE2s";
@@ -206,55 +207,171 @@ impl ServerHello {
     }
 }
 
+/// The only randomness a handshake state draws: its ephemeral key's 32 bytes, given out once.
+struct SeededRng {
+    seed: [u8; 32],
+    used: bool,
+}
+
+impl snow::types::Random for SeededRng {
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), snow::Error> {
+        if self.used || dest.len() > self.seed.len() {
+            return Err(snow::Error::Rng);
+        }
+        dest.copy_from_slice(&self.seed[..dest.len()]);
+        self.used = true;
+        Ok(())
+    }
+}
+
+/// snow's default primitives, with the ephemeral key's randomness drawn in advance (from the
+/// operating system, by ring), so that a state can be built again identically.
+struct Resolver {
+    seed: [u8; 32],
+}
+
+impl CryptoResolver for Resolver {
+    fn resolve_rng(&self) -> Option<Box<dyn snow::types::Random>> {
+        Some(Box::new(SeededRng {
+            seed: self.seed,
+            used: false,
+        }))
+    }
+    fn resolve_dh(&self, choice: &snow::params::DHChoice) -> Option<Box<dyn snow::types::Dh>> {
+        DefaultResolver.resolve_dh(choice)
+    }
+    fn resolve_hash(
+        &self,
+        choice: &snow::params::HashChoice,
+    ) -> Option<Box<dyn snow::types::Hash>> {
+        DefaultResolver.resolve_hash(choice)
+    }
+    fn resolve_cipher(
+        &self,
+        choice: &snow::params::CipherChoice,
+    ) -> Option<Box<dyn snow::types::Cipher>> {
+        DefaultResolver.resolve_cipher(choice)
+    }
+}
+
+/// What a state has done so far, to do it again.
+enum Step {
+    Wrote(Vec<u8>),
+    Read(Vec<u8>),
+}
+
 /// One end's Noise handshake state.
+///
+/// snow restores only part of its state when a message fails to read (the chaining key and the
+/// hash, not the cipher key a message's earlier tokens may already have changed): a copy of a
+/// genuine RESPONSE or FINISH with a damaged last tag would leave a state that refuses the
+/// genuine message after it. So a failed read rebuilds the state from the start — the same
+/// ephemeral key (its randomness is drawn once, in advance), the same messages written and
+/// read — and a bad message changes nothing, as for every other packet.
 pub struct Noise {
     state: snow::HandshakeState,
+    local: Identity,
+    initiator: bool,
+    seed: [u8; 32],
+    steps: Vec<Step>,
 }
 
 impl std::fmt::Debug for Noise {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Noise")
-            .field("initiator", &self.state.is_initiator())
+            .field("initiator", &self.initiator)
+            .field("steps", &self.steps.len())
             .field("finished", &self.state.is_handshake_finished())
             .finish()
     }
 }
 
+impl Drop for Noise {
+    fn drop(&mut self) {
+        for b in self.seed.iter_mut() {
+            // Volatile, so the store is not optimized away as dead.
+            unsafe { std::ptr::write_volatile(b, 0) };
+        }
+    }
+}
+
 impl Noise {
-    fn builder(local: &Identity) -> Result<snow::Builder<'_>, HandshakeError> {
-        snow::Builder::new(params())
+    fn build(
+        local: &Identity,
+        seed: [u8; 32],
+        initiator: bool,
+    ) -> Result<snow::HandshakeState, HandshakeError> {
+        let b = snow::Builder::with_resolver(params(), Box::new(Resolver { seed }))
             .local_private_key(local.private_bytes())
             .and_then(|b| b.prologue(PROLOGUE))
-            .map_err(|_| HandshakeError::Noise)
+            .map_err(|_| HandshakeError::Noise)?;
+        if initiator {
+            b.build_initiator()
+        } else {
+            b.build_responder()
+        }
+        .map_err(|_| HandshakeError::Noise)
+    }
+
+    fn new(local: &Identity, initiator: bool) -> Result<Noise, HandshakeError> {
+        let mut seed = [0u8; 32];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed)
+            .map_err(|_| HandshakeError::Noise)?;
+        Ok(Noise {
+            state: Self::build(local, seed, initiator)?,
+            local: local.clone(),
+            initiator,
+            seed,
+            steps: Vec::new(),
+        })
     }
 
     pub fn initiator(local: &Identity) -> Result<Noise, HandshakeError> {
-        let state = Self::builder(local)?
-            .build_initiator()
-            .map_err(|_| HandshakeError::Noise)?;
-        Ok(Noise { state })
+        Self::new(local, true)
     }
 
     pub fn responder(local: &Identity) -> Result<Noise, HandshakeError> {
-        let state = Self::builder(local)?
-            .build_responder()
-            .map_err(|_| HandshakeError::Noise)?;
-        Ok(Noise { state })
+        Self::new(local, false)
     }
 
     /// Write the next message with `payload` into `out`; returns its length.
     pub fn write(&mut self, payload: &[u8], out: &mut [u8]) -> Result<usize, HandshakeError> {
-        self.state
+        let n = self
+            .state
             .write_message(payload, out)
-            .map_err(|_| HandshakeError::Noise)
+            .map_err(|_| HandshakeError::Noise)?;
+        self.steps.push(Step::Wrote(payload.to_vec()));
+        Ok(n)
     }
 
     /// Read the peer's next message; its payload goes to `payload` and its length is returned.
-    /// A message that fails leaves the state as it was (a forgery does not end the handshake).
+    /// A message that fails leaves the state as it was (see the type's documentation).
     pub fn read(&mut self, message: &[u8], payload: &mut [u8]) -> Result<usize, HandshakeError> {
-        self.state
-            .read_message(message, payload)
-            .map_err(|_| HandshakeError::Noise)
+        match self.state.read_message(message, payload) {
+            Ok(n) => {
+                self.steps.push(Step::Read(message.to_vec()));
+                Ok(n)
+            }
+            Err(_) => {
+                self.rebuild()?;
+                Err(HandshakeError::Noise)
+            }
+        }
+    }
+
+    /// The state as it was after the steps taken so far.
+    fn rebuild(&mut self) -> Result<(), HandshakeError> {
+        let mut state = Self::build(&self.local, self.seed, self.initiator)?;
+        let mut scratch = [0u8; packet::MAX_HANDSHAKE_DATAGRAM];
+        for step in &self.steps {
+            match step {
+                Step::Wrote(p) => state.write_message(p, &mut scratch),
+                Step::Read(m) => state.read_message(m, &mut scratch),
+            }
+            .map_err(|_| HandshakeError::Noise)?;
+        }
+        self.state = state;
+        Ok(())
     }
 
     /// The peer's static key, once its message carrying it has been read.

@@ -8,7 +8,7 @@
 //! a key stolen later does not open what was sealed before.
 //!
 //! **Sender.** Seals with its current key and counts. When the count reaches the key's limit
-//! ([`KeyLimits::packets_per_key`]: RFC 9001's confidentiality limit), it moves to the next
+//! ([`super::KeyLimits::packets_per_key`]: RFC 9001's confidentiality limit), it moves to the next
 //! secret and counts the generation up; the datagram's `key_phase` byte is the generation
 //! modulo 256. The directions are independent: each sender updates on its own count, and
 //! nothing needs to be confirmed by the peer.
@@ -100,7 +100,7 @@ impl SendKeys {
 
     /// The key for the next datagram and its key phase; moves to the next key first if the
     /// current one has sealed its limit (`updated` then says so).
-    pub fn next(&mut self) -> (&PacketKey, u8, bool) {
+    pub fn next_key(&mut self) -> (&PacketKey, u8, bool) {
         let mut updated = false;
         if self.sealed_with_key >= self.packets_per_key {
             self.secret = self.secret.next();
@@ -273,7 +273,7 @@ mod tests {
     fn seal(tx: &mut SendKeys, n: u64, byte: u8) -> Vec<u8> {
         let mut buf = vec![0u8; 64];
         buf[SEAL_HEADER_LEN] = byte;
-        let (key, phase, _) = tx.next();
+        let (key, phase, _) = tx.next_key();
         let len = key.seal(phase, n, &mut buf, 1).unwrap();
         buf.truncate(len);
         buf

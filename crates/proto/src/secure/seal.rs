@@ -45,9 +45,9 @@ impl Cipher {
     pub const ALL: [Cipher; 2] = [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305];
 
     /// The faster suite on this machine: AES-256-GCM where the CPU has AES and carry-less
-    /// multiplication instructions (1.9 times ChaCha20-Poly1305's rate on the reference machine,
-    /// `bench/README.md`), ChaCha20-Poly1305 elsewhere (where it is several times AES's
-    /// software rate).
+    /// multiplication instructions (about twice ChaCha20-Poly1305's rate on the development
+    /// machine, `bench/README.md`), ChaCha20-Poly1305 elsewhere (where AES runs in software and
+    /// is the slower one).
     pub fn preferred() -> Cipher {
         if hardware_aes() {
             Cipher::Aes256Gcm

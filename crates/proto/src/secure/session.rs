@@ -400,7 +400,7 @@ impl Session {
     /// key was updated for it.
     pub fn seal(&mut self, buf: &mut [u8], inner: usize) -> Option<(usize, bool)> {
         let seal_number = self.next_seal;
-        let (key, phase, updated) = self.send.as_mut()?.next();
+        let (key, phase, updated) = self.send.as_mut()?.next_key();
         let n = key.seal(phase, seal_number, buf, inner)?;
         self.next_seal += 1;
         Some((n, updated))
