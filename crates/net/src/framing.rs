@@ -423,7 +423,7 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn all_messages() -> Vec<Message> {
+    pub(super) fn all_messages() -> Vec<Message> {
         vec![
             Message::Hello {
                 resume: true,
@@ -548,6 +548,63 @@ mod tests {
         match Message::decode(e[0], &e[5..]).unwrap() {
             Message::Fatal(s) => assert!(s.len() <= MAX_REASON && s.chars().all(|c| c == 'é')),
             m => panic!("{m:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
+
+        /// A peer's arbitrary bytes, after a valid magic, in arbitrary pieces: errors or
+        /// messages, never a panic, and never more buffered than what was fed.
+        #[test]
+        fn arbitrary_streams_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096),
+                                         cut in 1usize..512) {
+            let mut r = MessageReader::default();
+            r.push(MAGIC);
+            for piece in bytes.chunks(cut) {
+                r.push(piece);
+                loop {
+                    match r.next_message() {
+                        Ok(Some(_)) => {}
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                prop_assert!(r.buffered() <= bytes.len());
+            }
+        }
+
+        /// Every body decodes to a message or an error, for every tag.
+        #[test]
+        fn arbitrary_bodies_never_panic(tag in any::<u8>(),
+                                        body in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let _ = Message::decode(tag, &body);
+        }
+
+        /// Valid messages with one byte changed still decode without a panic.
+        #[test]
+        fn mutated_messages_never_panic(which in 0usize..16, at in any::<usize>(), bit in 0u8..8) {
+            let all = tests_support::all();
+            let m = &all[which % all.len()];
+            let mut e = Vec::new();
+            m.encode(&mut e);
+            let i = at % e.len();
+            e[i] ^= 1 << bit;
+            let len = u32::from_be_bytes(e[1..5].try_into().unwrap()) as usize;
+            if len <= MAX_MESSAGE && 5 + len <= e.len() {
+                let _ = Message::decode(e[0], &e[5..5 + len]);
+            }
+        }
+    }
+
+    mod tests_support {
+        pub fn all() -> Vec<super::Message> {
+            super::super::tests::all_messages()
         }
     }
 }
