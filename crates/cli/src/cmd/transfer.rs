@@ -1,6 +1,8 @@
 //! `longhaul send PATH… HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
 //! transport on UDP (logic in `longhaul_net`), for hosts whose kernel TCP cannot be changed.
+//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first (`remote`).
 
+use crate::cmd::remote::{self, Destination, LaunchedArgs, SshArgs};
 use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
@@ -89,7 +91,9 @@ fn parse_interval(s: &str) -> Result<Duration> {
 #[derive(Args)]
 pub struct SendArgs {
     /// Files and directories to send, then where `longhaul recv` runs: HOST, HOST:PORT or
-    /// [IPv6]:PORT. Directories are sent whole; each path arrives under its own name.
+    /// [IPv6]:PORT; or [user@]host:DIR to start it there through ssh first (a colon and a
+    /// directory, as scp; all digits after the colon is a port). Directories are sent whole;
+    /// each path arrives under its own name.
     #[arg(required = true, num_args = 2.., value_name = "PATH… HOST")]
     pub args: Vec<String>,
     /// Store a single path under this name (default: its own name).
@@ -115,6 +119,8 @@ pub struct SendArgs {
     /// Print the result as JSON on stdout instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
+    #[command(flatten)]
+    pub ssh: SshArgs,
     #[command(flatten)]
     pub transport: TransportArgs,
 }
@@ -143,6 +149,14 @@ pub struct RecvArgs {
     /// Senders served at once.
     #[arg(long, default_value_t = 64)]
     pub max_sessions: usize,
+    #[command(flatten)]
+    pub launched: LaunchedArgs,
+    /// Use a one-time key pair made in memory (the ssh launch does).
+    #[arg(long)]
+    pub identity_ephemeral: bool,
+    /// Accept senders with this public key (`longhaul-x25519 <base64>` or the bare base64).
+    #[arg(long, value_name = "KEY")]
+    pub authorize_key: Vec<longhaul_net::keys::PublicKey>,
     #[command(flatten)]
     pub transport: TransportArgs,
 }
@@ -178,8 +192,19 @@ pub fn send(a: SendArgs) -> Result<()> {
     let config = a.transport.config()?;
     let (to, paths) = a.args.split_last().expect("clap requires two");
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    let peer = resolve(to)?;
     let stop = stop_flag();
+    // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
+    let launched = match Destination::parse(to)? {
+        Destination::Ssh(t) => Some(remote::launch(&t, &a.ssh, &a.transport, &stop, a.json)?),
+        Destination::Udp => {
+            a.ssh.check_unused(to)?;
+            None
+        }
+    };
+    let peer = match &launched {
+        Some(l) => l.addr,
+        None => resolve(to)?,
+    };
     if !a.json {
         eprintln!(
             "sending {} path(s) to {peer} with {} (MTU {}, window {} B{})",
@@ -214,7 +239,13 @@ pub fn send(a: SendArgs) -> Result<()> {
             }
         },
     )
+    .map_err(|e| match &launched {
+        Some(l) => l.explain(e),
+        None => e.into(),
+    })
     .with_context(|| format!("sending to {peer}"))?;
+    // The remote receiver's last words come before the summary.
+    let remote_end = launched.map(|l| l.finish(&stop));
     if a.json {
         println!(
             "{}",
@@ -230,6 +261,7 @@ pub fn send(a: SendArgs) -> Result<()> {
             report.files.len()
         );
     }
+    remote_end.transpose()?;
     Ok(())
 }
 
@@ -348,6 +380,18 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     if a.max_sessions == 0 {
         bail!("--max-sessions must be at least 1");
     }
+    let identity = if a.identity_ephemeral {
+        Some(longhaul_net::keys::KeyPair::generate().context("making a one-time key pair")?)
+    } else {
+        None
+    };
+    if a.identity_ephemeral || !a.authorize_key.is_empty() {
+        eprintln!(
+            "warning: this build's transport does not authenticate yet: --identity-ephemeral \
+             and --authorize-key are read, not enforced"
+        );
+    }
+    let count = if a.launched.once { Some(1) } else { a.count };
     let options = RecvOptions {
         config,
         dir: a.dir.clone(),
@@ -364,6 +408,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         None => Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))?,
     };
     let stop = stop_flag();
+    if a.launched.exit_on_eof {
+        remote::stop_on_eof(stop.clone());
+    }
     let (gso, gro) = r.offloads();
     let on = |b: bool| if b { "on" } else { "off" };
     eprintln!(
@@ -383,8 +430,12 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             2 * longhaul_net::socket::SOCKET_BUFFER
         );
     }
+    // Bound, so a sender may come now.
+    if a.launched.announce {
+        remote::announce(r.local_addr().port(), identity.as_ref().map(|k| k.public))?;
+    }
     let mut failures = 0;
-    r.serve(&stop, a.count, |e| match e {
+    let ended = r.serve(&stop, count, |e| match e {
         Event::File(peer, f) => match &f.result {
             Ok(sha) => eprintln!(
                 "{peer}: stored {} ({}{}); SHA-256 {sha}",
@@ -423,8 +474,11 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         }
         Event::Session(_) => {}
     })?;
-    if failures > 0 && a.count.is_some() {
+    if failures > 0 && count.is_some() {
         bail!("{failures} transfer(s) or file(s) failed");
+    }
+    if a.launched.once && ended == 0 {
+        bail!("stopped before a transfer ended");
     }
     Ok(())
 }
