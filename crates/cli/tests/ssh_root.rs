@@ -185,10 +185,11 @@ fn sshd_log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
 }
 
-/// The `--ssh` command: the test's client key, no configuration or known hosts of the machine.
-fn ssh_command(dir: &Path) -> String {
+/// The `--ssh` command: the client key `dir/key`, no configuration or known hosts of the
+/// machine.
+fn ssh_command(dir: &Path, key: &str) -> String {
     format!(
-        "ssh -F /dev/null -i {}/client -o StrictHostKeyChecking=no \
+        "ssh -F /dev/null -i {}/{key} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no \
          -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=30",
         dir.display()
     )
@@ -245,18 +246,18 @@ fn data(n: usize) -> Vec<u8> {
     data
 }
 
-/// `longhaul send` in namespace `ns` (a command to complete).
-fn send_in(ns: &str, dir: &Path) -> Command {
+/// `longhaul send` in namespace `ns` logging in with the key `dir/key` (a command to complete).
+fn send_in(ns: &str, dir: &Path, key: &str) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_longhaul"), "send"])
-        .args(["--ssh", &ssh_command(dir)])
+        .args(["--ssh", &ssh_command(dir, key)])
         .stdin(Stdio::null());
     c
 }
 
 /// The whole launch: a file arrives byte for byte through sshd's login and longhaul's UDP, both
-/// ends exit 0, nothing stays behind; a wrong remote path is named in a clear error; a sender
-/// stopped mid-transfer leaves no ssh and no receiver running.
+/// ends exit 0, nothing stays behind; a wrong remote path and a refused login are named in
+/// clear errors; a sender stopped mid-transfer leaves no ssh and no receiver running.
 #[test]
 fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     if !root_or_skip("send_starts_the_receiver_over_ssh_and_moves_a_file") {
@@ -279,7 +280,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     let dest = format!("root@{}:{}", st.addr_a, dst.display());
 
     // 1. The file arrives whole; both ends succeed.
-    let out = send_in(&nb, dir)
+    let out = send_in(&nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s", "-J"])
         .arg(src.join("run.dat"))
         .arg(&dest)
@@ -312,7 +313,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
 
     // 2. A wrong remote path: a clear error that names it, and nothing left running.
     let missing = "/nonexistent/bin/longhaul";
-    let out = send_in(&nb, dir)
+    let out = send_in(&nb, dir, "client")
         .args(["--remote-longhaul", missing, "--launch-timeout", "120s"])
         .arg(src.join("run.dat"))
         .arg(format!(
@@ -329,12 +330,31 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     assert!(err.contains("was not found on root@"), "{err}");
     assert!(err.contains("--remote-longhaul"), "{err}");
 
-    // 3. The sender stopped mid-transfer (SIGTERM, as `kill` or a closing terminal would; the
+    // 3. A key sshd does not accept: the login is named as what failed.
+    keygen(&dir.join("stranger"));
+    let out = send_in(&nb, dir, "stranger")
+        .args(["--remote-longhaul", bin])
+        .arg(src.join("run.dat"))
+        .arg(format!(
+            "root@{}:{}",
+            st.addr_a,
+            dir.join("other").display()
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("send with a key sshd does not accept:\n{err}");
+    assert!(!out.status.success());
+    assert!(err.contains("ssh could not log in to root@"), "{err}");
+    assert!(err.contains("authentication failed"), "{err}");
+    assert!(err.contains("Permission denied"), "{err}");
+
+    // 4. The sender stopped mid-transfer (SIGTERM, as `kill` or a closing terminal would; the
     // terminal's Ctrl-C also reaches ssh itself): ssh and the receiver go too, the part file
     // stays for a resume.
     let slow = dir.join("slow");
     std::fs::create_dir_all(&slow).unwrap();
-    let mut sender = send_in(&nb, dir)
+    let mut sender = send_in(&nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s"])
         .args(["--rate-limit", "4mbit"])
         .arg(src.join("run.dat"))

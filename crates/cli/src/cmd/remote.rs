@@ -89,7 +89,8 @@ const MAX_LINE: u64 = 16 << 10;
 #[derive(Args, Clone, Default)]
 pub struct SshArgs {
     /// The ssh command for the `[user@]host:DIR` form, with its options, as rsync's `-e`: e.g.
-    /// `--ssh 'ssh -p 2222 -i ~/.ssh/lab'` [default: ssh].
+    /// `--ssh 'ssh -p 2222 -i /keys/lab'`; split into words as a shell would, without
+    /// expanding anything [default: ssh].
     #[arg(long, value_name = "COMMAND")]
     pub ssh: Option<String>,
     /// Where longhaul is on the far host, when not on the PATH of a non-interactive ssh session
