@@ -7,6 +7,7 @@ pub mod kernel;
 pub mod keygen;
 pub mod lab;
 pub mod perf;
+pub mod remote;
 pub mod reproduce;
 pub mod sim;
 pub mod transfer;

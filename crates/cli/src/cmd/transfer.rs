@@ -1,6 +1,8 @@
 //! `longhaul send PATH… HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
 //! transport on UDP (logic in `longhaul_net`), for hosts whose kernel TCP cannot be changed.
+//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first (`remote`).
 
+use crate::cmd::remote::{self, Destination, LaunchedArgs, SshArgs};
 use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
@@ -107,7 +109,9 @@ fn parse_interval(s: &str) -> Result<Duration> {
 #[derive(Args)]
 pub struct SendArgs {
     /// Files and directories to send, then where `longhaul recv` runs: HOST, HOST:PORT or
-    /// [IPv6]:PORT. Directories are sent whole; each path arrives under its own name.
+    /// [IPv6]:PORT; or [user@]host:DIR to start it there through ssh first (a colon and a
+    /// directory, as scp; all digits after the colon is a port). Directories are sent whole;
+    /// each path arrives under its own name.
     #[arg(required = true, num_args = 2.., value_name = "PATH… HOST")]
     pub args: Vec<String>,
     /// Store a single path under this name (default: its own name).
@@ -142,6 +146,8 @@ pub struct SendArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
+    pub ssh: SshArgs,
+    #[command(flatten)]
     pub transport: TransportArgs,
 }
 
@@ -166,9 +172,6 @@ pub struct RecvArgs {
     /// senders that spoke the transfer protocol count; stray datagrams do not.
     #[arg(short = 'n', long = "count")]
     pub count: Option<usize>,
-    /// Exit after one transfer (as `-n 1`).
-    #[arg(long, conflicts_with = "count")]
-    pub once: bool,
     /// Sessions at once (established or in their handshake).
     #[arg(long, default_value_t = 64)]
     pub max_sessions: usize,
@@ -186,6 +189,8 @@ pub struct RecvArgs {
     /// learn it another way, e.g. over the ssh channel that started this receiver).
     #[arg(long)]
     pub identity_ephemeral: bool,
+    #[command(flatten)]
+    pub launched: LaunchedArgs,
     #[command(flatten)]
     pub transport: TransportArgs,
 }
@@ -220,10 +225,24 @@ fn resolve(to: &str) -> Result<SocketAddr> {
 pub fn send(a: SendArgs) -> Result<()> {
     let (to, paths) = a.args.split_last().expect("clap requires two");
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    let (security, on_peer_key) = sender_trust(&a, to)?;
-    let config = a.transport.config(security)?;
-    let peer = resolve(to)?;
     let stop = stop_flag();
+    // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
+    let launched = match Destination::parse(to)? {
+        Destination::Ssh(t) => Some(remote::launch(&t, &a.ssh, &a.transport, &stop, a.json)?),
+        Destination::Udp => {
+            a.ssh.check_unused(to)?;
+            None
+        }
+    };
+    let (security, on_peer_key) = match &launched {
+        Some(l) => launched_trust(&a, l)?,
+        None => sender_trust(&a, to)?,
+    };
+    let config = a.transport.config(security)?;
+    let peer = match &launched {
+        Some(l) => l.addr,
+        None => resolve(to)?,
+    };
     if !a.json {
         eprintln!(
             "sending {} path(s) to {peer} with {} (MTU {}, window {} B{})",
@@ -259,7 +278,13 @@ pub fn send(a: SendArgs) -> Result<()> {
             }
         },
     )
+    .map_err(|e| match &launched {
+        Some(l) => l.explain(e),
+        None => e.into(),
+    })
     .with_context(|| format!("sending to {peer}"))?;
+    // The remote receiver's last words come before the summary.
+    let remote_end = launched.map(|l| l.finish(&stop));
     if a.json {
         println!(
             "{}",
@@ -275,7 +300,23 @@ pub fn send(a: SendArgs) -> Result<()> {
             report.files.len()
         );
     }
+    remote_end.transpose()?;
     Ok(())
+}
+
+/// Over ssh: the session's one-time key pair, and only the key the remote receiver announced
+/// on the ssh channel (which ssh authenticated).
+fn launched_trust(a: &SendArgs, l: &remote::Launched) -> Result<(Security, Option<TrustHook>)> {
+    if a.transport.insecure || a.peer_key.is_some() {
+        bail!("--insecure and --peer-key do not apply to `host:DIR`: the keys come over ssh");
+    }
+    let key = l.peer_key.ok_or_else(|| {
+        anyhow!("the remote longhaul announced no key: it is an older version; update it")
+    })?;
+    Ok((
+        Security::noise(l.identity.identity(), PeerPolicy::Exactly(key.0)),
+        None,
+    ))
 }
 
 /// The sender's identity and whom it trusts: `--peer-key`, else the receiver's known_hosts
@@ -433,6 +474,8 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "peer": r.peer.to_string(),
+        "peer_key": r.peer_key.map(|k| PublicKey(k).to_string()),
+        "cipher": r.cipher,
         "cc": cc,
         "files": files,
         "bytes_sent": r.bytes_sent(),
@@ -458,8 +501,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     if a.max_sessions == 0 || a.max_per_source == 0 {
         bail!("--max-sessions and --max-per-source must be at least 1");
     }
-    let security = receiver_trust(&a)?;
+    let (security, own_key) = receiver_trust(&a)?;
     let config = a.transport.config(security)?;
+    let count = if a.launched.once { Some(1) } else { a.count };
     let options = RecvOptions {
         config,
         dir: a.dir.clone(),
@@ -480,7 +524,6 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         bytes(a.transport.window),
         bytes(a.transport.window.saturating_mul(a.max_sessions as u64))
     );
-    let count = if a.once { Some(1) } else { a.count };
     let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
     let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
     let mut r = match a.bind {
@@ -489,6 +532,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         None => Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))?,
     };
     let stop = stop_flag();
+    if a.launched.exit_on_eof {
+        remote::stop_on_eof(stop.clone());
+    }
     let (gso, gro) = r.offloads();
     let on = |b: bool| if b { "on" } else { "off" };
     eprintln!(
@@ -508,8 +554,12 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             2 * longhaul_net::socket::SOCKET_BUFFER
         );
     }
+    // Bound, so a sender may come now.
+    if a.launched.announce {
+        remote::announce(r.local_addr().port(), own_key)?;
+    }
     let mut failures = 0;
-    r.serve(&stop, count, |e| match e {
+    let ended = r.serve(&stop, count, |e| match e {
         Event::File(peer, f) => match &f.result {
             Ok(sha) => eprintln!(
                 "{peer}: stored {} ({}{}); SHA-256 {sha}",
@@ -551,14 +601,17 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     if failures > 0 && count.is_some() {
         bail!("{failures} transfer(s) or file(s) failed");
     }
+    if a.launched.once && ended == 0 {
+        bail!("stopped before a transfer ended");
+    }
     Ok(())
 }
 
-/// The receiver's identity and the senders it accepts.
-fn receiver_trust(a: &RecvArgs) -> Result<Security> {
+/// The receiver's identity and the senders it accepts; its public key for `--announce`.
+fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
     if a.transport.insecure {
         eprintln!("{INSECURE_WARNING}");
-        return Ok(Security::Off);
+        return Ok((Security::Off, None));
     }
     let pair = if a.identity_ephemeral {
         KeyPair::generate()?
@@ -579,9 +632,9 @@ fn receiver_trust(a: &RecvArgs) -> Result<Security> {
         pair.public,
         allowed.len()
     );
-    Ok(Security::noise(
-        pair.identity(),
-        PeerPolicy::AllowList(Arc::new(allowed)),
+    Ok((
+        Security::noise(pair.identity(), PeerPolicy::AllowList(Arc::new(allowed))),
+        Some(pair.public),
     ))
 }
 
