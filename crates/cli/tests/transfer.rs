@@ -395,3 +395,28 @@ fn a_sender_without_a_key_is_told_how_to_make_one() {
         "{err}"
     );
 }
+
+#[test]
+fn out_of_range_settings_are_refused_with_the_range() {
+    for (flag, value, says) in [
+        ("-w", "1e30", "between 64K and 4G"),
+        ("-w", "1k", "between 64K and 4G"),
+        ("--idle-timeout", "0s", "at least 1s"),
+        ("-i", "0s", "at least 10ms"),
+    ] {
+        let out = Command::new(bin())
+            .args([
+                "send",
+                "--insecure",
+                flag,
+                value,
+                "/etc/hostname",
+                "127.0.0.1:9",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} {value}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+}

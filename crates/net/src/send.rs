@@ -184,6 +184,7 @@ pub fn send_paths(
     let mut inbuf = vec![0u8; 65_536];
     let mut next_report = Instant::now() + options.interval;
     let started = Instant::now();
+    let mut established_once = false;
 
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -201,6 +202,9 @@ pub fn send_paths(
         if let Some(e) = recv_err {
             return Err(refused_or(e, peer));
         }
+        // A connection that closed is no longer established: whether it ever was decides
+        // between "no answer" and "stopped answering".
+        established_once |= s.conn.is_established();
         let now = clock.now();
         if s.conn.poll_timeout().is_some_and(|t| t <= now) {
             s.conn.handle_timeout(now);
@@ -245,12 +249,12 @@ pub fn send_paths(
         if s.conn.is_closed() {
             return Err(closed_error(
                 s.conn.close_reason(),
-                s.conn.is_established(),
+                established_once,
                 s.progress_bytes(),
                 started.elapsed(),
             ));
         }
-        if !s.conn.is_established() && started.elapsed() > options.connect_timeout {
+        if !established_once && started.elapsed() > options.connect_timeout {
             return Err(NetError::NoAnswer(peer, options.connect_timeout));
         }
         let now = clock.now();
@@ -634,6 +638,12 @@ fn closed_error(
         Some(r) if r.code == CloseCode::HandshakeFailed => "the secure handshake failed: are \
             both ends started alike (one with --insecure, the other not), and of one version?"
             .to_string(),
+        Some(r) if r.by_peer && r.code == CloseCode::TimedOut => format!(
+            "the receiver stopped hearing from this sender mid-transfer and closed the \
+             connection, after {bytes} file bytes were acknowledged in {:.1} s (is the path \
+             down in one direction?); run the same command again to resume",
+            after.as_secs_f64()
+        ),
         Some(r) if r.by_peer => format!("the receiver closed the connection ({:?})", r.code),
         Some(r) if !established => format!("no handshake answer ({:?})", r.code),
         Some(r) => format!(

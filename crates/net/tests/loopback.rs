@@ -823,3 +823,36 @@ fn half_open_handshakes_from_many_addresses_do_not_lock_out_a_real_sender() {
     // the real sender found room; only its session counts.
     assert_eq!(got.iter().filter(|s| s.genuine).count(), 1);
 }
+
+#[test]
+fn names_up_to_linux_limit_arrive_and_longer_ones_are_refused_before_sending() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    // 241–255 bytes failed once, when part files were named after the file.
+    let name = "n".repeat(255);
+    let (path, data) = random_file(src.path(), &name, 10_000, 17);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let report = send(&path, addr, "reno").unwrap();
+    rx.join().unwrap();
+    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    assert_eq!(std::fs::read(dst.path().join(&name)).unwrap(), data);
+}
+
+#[test]
+fn a_receiver_that_vanishes_mid_transfer_is_reported_as_such() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "cut.bin", 20_000_000, 18);
+    let (addr, _rx) = receiver(dst.path(), false, 1);
+    // The path dies, both ways at once, after 3,000 datagrams: the handshake and some data
+    // got through.
+    let mut seen = 0;
+    let relay = Relay::start(addr, move |_, _| {
+        seen += 1;
+        seen <= 3000
+    });
+    let err = send(&path, relay.addr, "fast").unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("stopped answering mid-transfer"), "{msg}");
+    assert!(!msg.contains("firewall"), "{msg}");
+}
