@@ -181,15 +181,26 @@ fn resume_and_check(src: &Path, dst: &Path, data: &[u8], at_least: u64) {
     assert_eq!(part_len(dst), 0, "the staging area is emptied");
 }
 
-#[test]
-fn a_receiver_killed_mid_transfer_resumes_from_its_journal() {
+/// A receiver and a rate-limited sender (48 MiB at 100 Mb/s: about 4 s, so a kill lands
+/// mid-transfer), returned once the receiver's part file holds half the file, with what it
+/// held then.
+struct Midway {
+    _src: tempfile::TempDir,
+    dst: tempfile::TempDir,
+    file: PathBuf,
+    data: Vec<u8>,
+    rx: Proc,
+    tx: Proc,
+    held: u64,
+}
+
+fn midway(seed: u64) -> Midway {
     let src = tempfile::tempdir().unwrap();
     let dst = tempfile::tempdir().unwrap();
-    let (file, data) = random_file(src.path(), 48 << 20, 7);
+    let (file, data) = random_file(src.path(), 48 << 20, seed);
     let port = free_port();
     let rx = recv(dst.path(), port, 1);
     std::thread::sleep(Duration::from_millis(300));
-    // 48 MiB at 100 Mb/s: about 4 s, so the kill lands mid-transfer.
     let tx = Proc(
         send_cmd(&file, port, &["--rate-limit", "100mbit"])
             .stdout(Stdio::null())
@@ -198,46 +209,47 @@ fn a_receiver_killed_mid_transfer_resumes_from_its_journal() {
             .unwrap(),
     );
     let held = wait_for_part(dst.path(), data.len() as u64 / 2);
-    sigkill(&rx);
-    drop(rx);
-    drop(tx);
-    assert!(!dst.path().join("data.bin").exists());
+    Midway {
+        _src: src,
+        dst,
+        file,
+        data,
+        rx,
+        tx,
+        held,
+    }
+}
+
+/// Wait for a process to exit on its own.
+fn wait_exit(p: &mut Proc) {
+    let t = Instant::now();
+    while p.0.try_wait().unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(30), "still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_receiver_killed_mid_transfer_resumes_from_its_journal() {
+    let m = midway(7);
+    sigkill(&m.rx);
+    drop(m.rx);
+    drop(m.tx);
+    assert!(!m.dst.path().join("data.bin").exists());
     // Lost at most what the journal had not yet caught up with (16 chunks or one second at
     // 100 Mb/s = 12.5 MB; the larger bounds it), rounded down to whole chunks.
-    let floor = (held.saturating_sub(UNJOURNALED.max(12_500_000))) / CHUNK * CHUNK;
-    resume_and_check(&file, dst.path(), &data, floor);
+    let floor = (m.held.saturating_sub(UNJOURNALED.max(12_500_000))) / CHUNK * CHUNK;
+    resume_and_check(&m.file, m.dst.path(), &m.data, floor);
 }
 
 #[test]
 fn a_sender_killed_mid_transfer_resumes_and_moves_only_the_rest() {
-    let src = tempfile::tempdir().unwrap();
-    let dst = tempfile::tempdir().unwrap();
-    let (file, data) = random_file(src.path(), 48 << 20, 9);
-    let port = free_port();
-    let rx = recv(dst.path(), port, 1);
-    std::thread::sleep(Duration::from_millis(300));
-    let tx = Proc(
-        send_cmd(&file, port, &["--rate-limit", "100mbit"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let held = wait_for_part(dst.path(), data.len() as u64 / 2);
-    sigkill(&tx);
-    drop(tx);
+    let mut m = midway(9);
+    sigkill(&m.tx);
     // The receiver notices the silence after its idle timeout (2 s), journals every whole
     // chunk it holds, and ends that session (-n 1).
-    let mut rx = rx;
-    let t = Instant::now();
-    while rx.0.try_wait().unwrap().is_none() {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "receiver still serving"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    resume_and_check(&file, dst.path(), &data, held / CHUNK * CHUNK);
+    wait_exit(&mut m.rx);
+    resume_and_check(&m.file, m.dst.path(), &m.data, m.held / CHUNK * CHUNK);
 }
 
 /// True when the test may run as root; prints a skip notice (or panics under CI) otherwise.
@@ -309,14 +321,7 @@ fn a_full_disk_stops_both_ends_clearly_and_the_transfer_resumes_after_space_is_f
     );
     let rx_out = {
         let mut rx = rx;
-        let t = Instant::now();
-        while rx.0.try_wait().unwrap().is_none() {
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "receiver still serving"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_exit(&mut rx);
         let mut s = String::new();
         use std::io::Read;
         rx.0.stderr.take().unwrap().read_to_string(&mut s).unwrap();
