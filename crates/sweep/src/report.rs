@@ -13,7 +13,7 @@
 use crate::collect::{axis_text, Collected};
 use crate::error::Result;
 use longhaul_metrics::report::plot::{line_chart, scatter_chart, Line, Point};
-use longhaul_metrics::report::{escape_html as esc, html_page, html_table, num};
+use longhaul_metrics::report::{escape_html as esc, html_page, html_table, num, Align, Table};
 use longhaul_metrics::summary::FlowSummary;
 use longhaul_metrics::units::to_mbps;
 use std::fmt::Write as _;
@@ -128,10 +128,8 @@ fn line_name(s: &Sample, axes: &[String], x_axis: &str) -> String {
     name
 }
 
-/// The report page.
-pub fn html(c: &Collected, title: &str) -> Result<String> {
-    let samples: Vec<Sample> = c
-        .records
+fn samples(c: &Collected) -> Vec<Sample<'_>> {
+    c.records
         .iter()
         .flat_map(|r| {
             r.summary.flows.iter().map(|flow| Sample {
@@ -139,7 +137,49 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
                 flow,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Each controller over the whole sweep: its name, its number of flows, and the mean and
+/// standard deviation of each of `METRICS`.
+pub fn by_controller(c: &Collected) -> Vec<(String, usize, Vec<(f64, f64)>)> {
+    let samples = samples(c);
+    let mut ccs: Vec<&str> = samples.iter().map(|s| s.flow.cc.as_str()).collect();
+    ccs.sort_unstable();
+    ccs.dedup();
+    ccs.iter()
+        .map(|cc| {
+            let of: Vec<&Sample> = samples.iter().filter(|s| s.flow.cc == *cc).collect();
+            let stats = METRICS
+                .iter()
+                .map(|(_, _, get)| mean_sd(&of.iter().map(|s| get(s.flow)).collect::<Vec<_>>()))
+                .collect();
+            (cc.to_string(), of.len(), stats)
+        })
+        .collect()
+}
+
+/// `by_controller` as a terminal table.
+pub fn controller_table(c: &Collected) -> String {
+    let mut t = Table::new(&[Align::Left]);
+    let mut head = vec!["cc", "flows"];
+    head.extend(METRICS.iter().map(|m| m.1));
+    t.header(&head);
+    for (cc, n, stats) in by_controller(c) {
+        let mut row = vec![cc, n.to_string()];
+        row.extend(
+            stats
+                .iter()
+                .map(|&(m, sd)| format!("{} ± {}", num(m, 2), num(sd, 2))),
+        );
+        t.row(row);
+    }
+    t.render()
+}
+
+/// The report page.
+pub fn html(c: &Collected, title: &str) -> Result<String> {
+    let samples = samples(c);
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -158,36 +198,22 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
         html_table(&mut h, &["run", "error"], &failed, 2);
     }
 
-    // Per controller over the whole sweep.
-    let mut ccs: Vec<&str> = samples.iter().map(|s| s.flow.cc.as_str()).collect();
-    ccs.sort_unstable();
-    ccs.dedup();
-    let rows: Vec<Vec<String>> = ccs
-        .iter()
-        .map(|cc| {
-            let of: Vec<&Sample> = samples.iter().filter(|s| s.flow.cc == *cc).collect();
-            let mut row = vec![esc(cc), of.len().to_string()];
-            for (_, _, get) in METRICS {
-                let (m, sd) = mean_sd(&of.iter().map(|s| get(s.flow)).collect::<Vec<_>>());
-                row.push(format!("{} ± {}", num(m, 2), num(sd, 2)));
-            }
+    let rows: Vec<Vec<String>> = by_controller(c)
+        .into_iter()
+        .map(|(cc, n, stats)| {
+            let mut row = vec![esc(&cc), n.to_string()];
+            row.extend(
+                stats
+                    .iter()
+                    .map(|&(m, sd)| format!("{} ± {}", num(m, 2), num(sd, 2))),
+            );
             row
         })
         .collect();
     h.push_str("<h2>Controllers over the whole sweep (mean ± sd)</h2>\n");
-    html_table(
-        &mut h,
-        &[
-            "cc",
-            "flows",
-            "throughput (Mb/s)",
-            "utilization (%)",
-            "p95 qdelay (ms)",
-            "loss (%)",
-        ],
-        &rows,
-        1,
-    );
+    let mut head = vec!["cc", "flows"];
+    head.extend(METRICS.iter().map(|m| m.1));
+    html_table(&mut h, &head, &rows, 1);
 
     h.push_str("<h2>Plots</h2>\n");
     for axis in &c.axes {
@@ -258,13 +284,16 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
             y: to_mbps(s.flow.throughput_bps),
         })
         .collect();
+    let mut ccs: Vec<String> = points.iter().map(|p| p.group.clone()).collect();
+    ccs.sort_unstable();
+    ccs.dedup();
     for cc in &ccs {
         let of: Vec<&Point> = points.iter().filter(|p| p.group == *cc).collect();
         let (x, _) = mean_sd(&of.iter().map(|p| p.x).collect::<Vec<_>>());
         let (y, _) = mean_sd(&of.iter().map(|p| p.y).collect::<Vec<_>>());
         points.push(Point {
-            group: cc.to_string(),
-            label: cc.to_string(),
+            group: cc.clone(),
+            label: cc.clone(),
             x,
             y,
         });
@@ -316,5 +345,80 @@ mod tests {
         assert_eq!(mean_sd(&[2.0, 4.0, f64::NAN]), (3.0, 2f64.sqrt()));
         assert_eq!(mean_sd(&[5.0]), (5.0, 0.0));
         assert!(mean_sd(&[]).0.is_nan());
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+    use crate::store::{RunInfo, RunRecord};
+    use longhaul_metrics::example::example_summary;
+
+    /// Runs over loss × seed with two controllers' flows each; throughput falls with loss.
+    fn collected() -> Collected {
+        let mut records = Vec::new();
+        let mut index = 0;
+        for loss in [0.0, 1e-6, 1e-4] {
+            for seed in [1, 2] {
+                let mut s = example_summary();
+                s.flows.truncate(2);
+                s.flows[0].cc = "reno".into();
+                s.flows[1].cc = "fast".into();
+                for f in &mut s.flows {
+                    f.throughput_bps = 100e6 * (1.0 - loss * 5e3) + f64::from(seed) * 1e6;
+                }
+                let axes = [
+                    ("links.0.loss".to_string(), serde_json::json!(loss)),
+                    ("seed".to_string(), serde_json::json!(seed)),
+                ]
+                .into_iter()
+                .collect();
+                records.push(RunRecord {
+                    sweep: RunInfo {
+                        index,
+                        scenario: "s.toml".into(),
+                        axes,
+                        sets: vec![],
+                    },
+                    summary: s,
+                });
+                index += 1;
+            }
+        }
+        Collected {
+            axes: vec!["links.0.loss".into(), "seed".into()],
+            runs: 7,
+            records,
+            missing: vec![(6, Some("boom <here>".into()))],
+        }
+    }
+
+    #[test]
+    fn curves_per_numeric_axis_and_one_scatter() {
+        let c = collected();
+        let page = html(&c, "grid").unwrap();
+        // Four metrics against the loss axis (seed is averaged over), then the scatter.
+        assert_eq!(page.matches("<svg").count(), 5);
+        assert!(page.contains("Throughput vs links.0.loss (mean ± sd over seeds and flows)"));
+        assert!(page.contains("log10 links.0.loss; 0 drawn at -7"));
+        assert!(page.contains("boom &lt;here&gt;") && page.contains("6 of 7 runs (failed 1: 6)"));
+        assert!(!page.contains("NaN"));
+        // The per-controller table: reno's mean throughput over the six runs.
+        let by = by_controller(&c);
+        assert_eq!(
+            by.iter().map(|b| b.0.as_str()).collect::<Vec<_>>(),
+            ["fast", "reno"]
+        );
+        let expected = (0..6)
+            .map(|i| {
+                let loss = [0.0, 1e-6, 1e-4][i / 2];
+                100.0 * (1.0 - loss * 5e3) + (i % 2 + 1) as f64
+            })
+            .sum::<f64>()
+            / 6.0;
+        assert!((by[1].2[0].0 - expected).abs() < 1e-9, "{:?}", by[1].2[0]);
+        assert_eq!(by[1].1, 6);
+        let table = controller_table(&c);
+        assert!(table.lines().nth(2).unwrap().starts_with("fast"), "{table}");
     }
 }

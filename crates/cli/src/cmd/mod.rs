@@ -8,5 +8,6 @@ pub mod lab;
 pub mod perf;
 pub mod reproduce;
 pub mod sim;
+pub mod sweep;
 pub mod transfer;
 pub mod tune;
