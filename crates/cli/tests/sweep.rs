@@ -181,6 +181,9 @@ fn blocks_by_index_failures_and_collect() {
     )
     .unwrap();
 
+    let count = longhaul(&["sweep", "plan", grid_s, "--count"]);
+    assert_eq!(text(&count.stdout), "8\n");
+
     // Block 1 of 3 runs: runs 3, 4, 5 and nothing else.
     let b = longhaul(&[
         "sweep", "run", grid_s, "--out", out_s, "--index", "1", "--chunk", "3",

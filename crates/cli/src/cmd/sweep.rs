@@ -36,6 +36,9 @@ pub struct PlanArgs {
     /// Show one run and the `longhaul sim` command that reproduces it.
     #[arg(long, value_name = "N")]
     pub index: Option<u64>,
+    /// Print only the number of runs (for scripts: `seq 0 $((N - 1)) | parallel …`).
+    #[arg(long, conflicts_with_all = ["index", "check"])]
+    pub count: bool,
     /// Also load every run's scenario with its overrides (finds combinations that fail
     /// together, without running anything).
     #[arg(long)]
@@ -128,6 +131,10 @@ pub fn run(cmd: SweepCommand) -> Result<()> {
 
 fn plan(a: PlanArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
+    if a.count {
+        println!("{}", plan.runs);
+        return Ok(());
+    }
     if let Some(i) = a.index {
         let run = plan.run(i)?;
         println!("run {i}: {}", run.label());
