@@ -9,27 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-/// One flow over 100 Mb/s × 40 ms; `duration` decides how long a run takes.
-const SCENARIO: &str = r#"
-duration = "40s"
-[[links]]
-name = "bottleneck"
-rate = "100mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 333 }
-[topology]
-kind = "dumbbell"
-bottleneck = "bottleneck"
-[[flows]]
-cc = "reno"
-"#;
-
+/// `path.toml` (the repository's Reno dumbbell: one flow over 100 Mb/s × 40 ms; sweeps set
+/// its duration) and `grid.toml` in a fresh directory.
 fn fixture(name: &str, sweep: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("longhaul-sweep-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("path.toml"), SCENARIO).unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, dir.join("path.toml")).unwrap();
     std::fs::write(dir.join("grid.toml"), sweep).unwrap();
     dir
 }
@@ -70,8 +58,8 @@ fn finished(out: &Path) -> BTreeMap<u64, (SystemTime, Vec<u8>)> {
 fn a_killed_sweep_reruns_only_its_missing_runs() {
     let dir = fixture(
         "kill",
-        "scenario = \"path.toml\"\n[axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\n\
-         seed = \"1..4\"\n",
+        "scenario = \"path.toml\"\n[set]\nduration = \"40s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\nseed = \"1..4\"\n",
     );
     let grid = dir.join("grid.toml");
     let out = dir.join("out");
@@ -146,8 +134,8 @@ fn a_killed_sweep_reruns_only_its_missing_runs() {
     // A changed sweep file is refused in the old directory, and nothing is run.
     std::fs::write(
         &grid,
-        "scenario = \"path.toml\"\n[axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\n\
-         seed = \"1..5\"\n",
+        "scenario = \"path.toml\"\n[set]\nduration = \"40s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\nseed = \"1..5\"\n",
     )
     .unwrap();
     let changed = longhaul(&["sweep", "run", grid_s, "--out", out_s]);

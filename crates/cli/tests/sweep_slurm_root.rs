@@ -277,17 +277,13 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
     let cluster = Cluster::start();
     let work = cluster.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(
-        work.join("path.toml"),
-        "duration = \"5s\"\n[[links]]\nname = \"b\"\nrate = \"100mbit\"\ndelay = \"20ms\"\n\
-         queue = { kind = \"droptail\", packets = 333 }\n[topology]\nkind = \"dumbbell\"\n\
-         bottleneck = \"b\"\n[[flows]]\ncc = \"reno\"\n",
-    )
-    .unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, work.join("path.toml")).unwrap();
     let grid = work.join("grid.toml");
     std::fs::write(
         &grid,
-        "scenario = \"path.toml\"\n[axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
+        "scenario = \"path.toml\"\n[set]\nduration = \"5s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
          \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
     )
     .unwrap();

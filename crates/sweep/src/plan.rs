@@ -361,7 +361,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{fixture, SCENARIO};
+    use crate::testkit::{fixture, scenario};
 
     #[test]
     fn product_order_is_last_axis_fastest_after_zips_and_scenarios() {
@@ -503,7 +503,7 @@ mod tests {
         std::fs::write(&f, "scenario = \"s.toml\"\n[axes]\nseed = [1, 2]\n").unwrap();
         std::fs::write(
             f.parent().unwrap().join("s.toml"),
-            SCENARIO.replace("2s", "3s"),
+            scenario().replace("60s", "30s"),
         )
         .unwrap();
         let c = Plan::load(&f, false).unwrap().stamp;

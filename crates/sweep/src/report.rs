@@ -37,6 +37,21 @@ const METRICS: [Metric; 4] = [
     ("Loss rate", "loss rate (%)", |f| 100.0 * f.loss_rate),
 ];
 
+/// A unit and how to read an axis value in it.
+type Reader = (&'static str, fn(&serde_json::Value) -> Option<f64>);
+
+/// A line's samples by x value.
+type Points = Vec<(f64, Vec<f64>)>;
+
+/// One controller over the whole sweep.
+pub struct ControllerStats {
+    pub cc: String,
+    /// Flows of this controller, over all runs.
+    pub flows: usize,
+    /// Mean and standard deviation of each of `METRICS`.
+    pub stats: Vec<(f64, f64)>,
+}
+
 /// How an axis's values become x coordinates.
 struct Scale {
     /// Unit for the axis title ("ms", "Mb/s", or none).
@@ -48,7 +63,7 @@ struct Scale {
 impl Scale {
     /// A numeric reading for every value of the axis, or `None` (categorical).
     fn of(values: &[&serde_json::Value]) -> Option<(Scale, Vec<f64>)> {
-        let readers: [(&'static str, fn(&serde_json::Value) -> Option<f64>); 3] = [
+        let readers: [Reader; 3] = [
             ("", |v| v.as_f64()),
             ("ms", |v| {
                 longhaul_sim::units::parse_duration(v.as_str()?)
@@ -140,9 +155,8 @@ fn samples(c: &Collected) -> Vec<Sample<'_>> {
         .collect()
 }
 
-/// Each controller over the whole sweep: its name, its number of flows, and the mean and
-/// standard deviation of each of `METRICS`.
-pub fn by_controller(c: &Collected) -> Vec<(String, usize, Vec<(f64, f64)>)> {
+/// Each controller over the whole sweep.
+pub fn by_controller(c: &Collected) -> Vec<ControllerStats> {
     let samples = samples(c);
     let mut ccs: Vec<&str> = samples.iter().map(|s| s.flow.cc.as_str()).collect();
     ccs.sort_unstable();
@@ -154,7 +168,11 @@ pub fn by_controller(c: &Collected) -> Vec<(String, usize, Vec<(f64, f64)>)> {
                 .iter()
                 .map(|(_, _, get)| mean_sd(&of.iter().map(|s| get(s.flow)).collect::<Vec<_>>()))
                 .collect();
-            (cc.to_string(), of.len(), stats)
+            ControllerStats {
+                cc: cc.to_string(),
+                flows: of.len(),
+                stats,
+            }
         })
         .collect()
 }
@@ -165,8 +183,8 @@ pub fn controller_table(c: &Collected) -> String {
     let mut head = vec!["cc", "flows"];
     head.extend(METRICS.iter().map(|m| m.1));
     t.header(&head);
-    for (cc, n, stats) in by_controller(c) {
-        let mut row = vec![cc, n.to_string()];
+    for ControllerStats { cc, flows, stats } in by_controller(c) {
+        let mut row = vec![cc, flows.to_string()];
         row.extend(
             stats
                 .iter()
@@ -200,8 +218,8 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
 
     let rows: Vec<Vec<String>> = by_controller(c)
         .into_iter()
-        .map(|(cc, n, stats)| {
-            let mut row = vec![esc(&cc), n.to_string()];
+        .map(|ControllerStats { cc, flows, stats }| {
+            let mut row = vec![esc(&cc), flows.to_string()];
             row.extend(
                 stats
                     .iter()
@@ -233,7 +251,7 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
         }
         for (name, y_desc, get) in METRICS {
             // line -> x -> samples, in first-met order.
-            let mut lines: Vec<(String, Vec<(f64, Vec<f64>)>)> = Vec::new();
+            let mut lines: Vec<(String, Points)> = Vec::new();
             for (s, &x) in samples.iter().zip(&xs) {
                 let key = line_name(s, &c.axes, axis);
                 let at = match lines.iter().position(|l| l.0 == key) {
@@ -358,7 +376,7 @@ mod page_tests {
     fn collected() -> Collected {
         let mut records = Vec::new();
         let mut index = 0;
-        for loss in [0.0, 1e-6, 1e-4] {
+        for loss in [0.0, 1e-7, 1e-4] {
             for seed in [1, 2] {
                 let mut s = example_summary();
                 s.flows.truncate(2);
@@ -400,24 +418,28 @@ mod page_tests {
         // Four metrics against the loss axis (seed is averaged over), then the scatter.
         assert_eq!(page.matches("<svg").count(), 5);
         assert!(page.contains("Throughput vs links.0.loss (mean ± sd over seeds and flows)"));
-        assert!(page.contains("log10 links.0.loss; 0 drawn at -7"));
+        assert!(page.contains("log10 links.0.loss; 0 drawn at -8"));
         assert!(page.contains("boom &lt;here&gt;") && page.contains("6 of 7 runs (failed 1: 6)"));
         assert!(!page.contains("NaN"));
         // The per-controller table: reno's mean throughput over the six runs.
         let by = by_controller(&c);
         assert_eq!(
-            by.iter().map(|b| b.0.as_str()).collect::<Vec<_>>(),
+            by.iter().map(|b| b.cc.as_str()).collect::<Vec<_>>(),
             ["fast", "reno"]
         );
         let expected = (0..6)
             .map(|i| {
-                let loss = [0.0, 1e-6, 1e-4][i / 2];
+                let loss = [0.0, 1e-7, 1e-4][i / 2];
                 100.0 * (1.0 - loss * 5e3) + (i % 2 + 1) as f64
             })
             .sum::<f64>()
             / 6.0;
-        assert!((by[1].2[0].0 - expected).abs() < 1e-9, "{:?}", by[1].2[0]);
-        assert_eq!(by[1].1, 6);
+        assert!(
+            (by[1].stats[0].0 - expected).abs() < 1e-9,
+            "{:?}",
+            by[1].stats[0]
+        );
+        assert_eq!(by[1].flows, 6);
         let table = controller_table(&c);
         assert!(table.lines().nth(2).unwrap().starts_with("fast"), "{table}");
     }

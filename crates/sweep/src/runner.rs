@@ -272,7 +272,10 @@ mod tests {
 
     #[test]
     fn results_are_the_simulators_summary_whatever_the_thread_count() {
-        let f = fixture("execute", "scenario = \"s.toml\"\n[axes]\nseed = [7]\n");
+        let f = fixture(
+            "execute",
+            "scenario = \"s.toml\"\n[set]\nduration = \"5s\"\n[axes]\nseed = [7]\n",
+        );
         let plan = Plan::load(&f, false).unwrap();
         let run = plan.run(0).unwrap();
         let one = execute(&run, 1).unwrap();

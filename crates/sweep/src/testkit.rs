@@ -1,30 +1,24 @@
-//! Fixtures for the unit tests: a small scenario and a sweep file over it in a fresh directory.
+//! Fixtures for the unit tests: the repository's Reno dumbbell and a sweep file over it in a
+//! fresh directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// One Reno flow over 10 Mb/s × 40 ms for 2 simulated seconds: milliseconds to run.
-pub const SCENARIO: &str = r#"
-duration = "2s"
-[[links]]
-name = "b"
-rate = "10mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 100 }
-[topology]
-kind = "dumbbell"
-bottleneck = "b"
-[[flows]]
-cc = "reno"
-"#;
+/// `scenarios/dumbbell-reno.toml`: one Reno flow over 100 Mb/s × 40 ms (60 s unless a sweep
+/// sets `duration`).
+pub fn scenario() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::read_to_string(path).unwrap()
+}
 
-/// `s.toml` (SCENARIO), `t.toml` (the same with 30 ms) and `grid.toml` (`sweep`) in a
+/// `s.toml` (`scenario()`), `t.toml` (the same with 30 ms) and `grid.toml` (`sweep`) in a
 /// directory of their own, emptied first; returns the sweep file's path.
 pub fn fixture(name: &str, sweep: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("longhaul-sweep-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
-    std::fs::write(dir.join("t.toml"), SCENARIO.replace("20ms", "30ms")).unwrap();
+    let s = scenario();
+    std::fs::write(dir.join("s.toml"), &s).unwrap();
+    std::fs::write(dir.join("t.toml"), s.replace("\"20ms\"", "\"30ms\"")).unwrap();
     std::fs::write(dir.join("grid.toml"), sweep).unwrap();
     dir.join("grid.toml")
 }
