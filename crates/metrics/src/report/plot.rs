@@ -267,7 +267,10 @@ mod tests {
         };
         let c = line_chart("t", "x", "y", &[tall]).unwrap();
         // plotters puts text content on its own line: the axis reaches 10 ± 40.
-        assert!(c.contains("\n50.0\n") && c.contains("\n-30.0\n"), "axis not widened");
+        assert!(
+            c.contains("\n50.0\n") && c.contains("\n-30.0\n"),
+            "axis not widened"
+        );
     }
 
     fn plain_clone(l: &Line) -> Line {
