@@ -10,9 +10,33 @@ pub fn scenario() -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
+/// The sweep file of a fixture; its directory is removed when the test ends.
+pub struct Fixture(PathBuf);
+
+impl std::ops::Deref for Fixture {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Fixture {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// `s.toml` (`scenario()`), `t.toml` (the same with 30 ms) and `grid.toml` (`sweep`) in a
 /// directory of their own, emptied first; returns the sweep file's path.
-pub fn fixture(name: &str, sweep: &str) -> PathBuf {
+pub fn fixture(name: &str, sweep: &str) -> Fixture {
     let dir = std::env::temp_dir().join(format!("longhaul-sweep-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -20,5 +44,5 @@ pub fn fixture(name: &str, sweep: &str) -> PathBuf {
     std::fs::write(dir.join("s.toml"), &s).unwrap();
     std::fs::write(dir.join("t.toml"), s.replace("\"20ms\"", "\"30ms\"")).unwrap();
     std::fs::write(dir.join("grid.toml"), sweep).unwrap();
-    dir.join("grid.toml")
+    Fixture(dir.join("grid.toml"))
 }
