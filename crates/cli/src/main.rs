@@ -32,6 +32,10 @@ enum Command {
     Lab(cmd::lab::LabArgs),
     /// Simulate a scenario file in the packet simulator (deterministic, virtual time).
     Sim(cmd::sim::SimArgs),
+    /// A grid of simulator runs by index: plan it, run it on all cores or as a Slurm array,
+    /// collect it into CSV, JSONL and an HTML report.
+    #[command(subcommand)]
+    Sweep(cmd::sweep::SweepCommand),
     /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
     #[command(subcommand)]
     Kernel(cmd::kernel::KernelCommand),
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Lab(a) => cmd::lab::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Sweep(c) => cmd::sweep::run(c),
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),
         Command::Perf(c) => cmd::perf::run(c),

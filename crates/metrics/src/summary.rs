@@ -454,8 +454,9 @@ fn parse_error(origin: &Path, e: &serde_json::Error) -> MetricsError {
     }
 }
 
-/// Write `bytes` to `path` via `path.tmp` + rename.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MetricsError> {
+/// Write `bytes` to `path` via `path.tmp` + rename: readers see the old file or the whole new
+/// one, never a part, even if the writer is killed.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MetricsError> {
     let werr = |source| MetricsError::Write {
         path: path.to_path_buf(),
         source,

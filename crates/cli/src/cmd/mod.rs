@@ -10,5 +10,6 @@ pub mod perf;
 pub mod remote;
 pub mod reproduce;
 pub mod sim;
+pub mod sweep;
 pub mod transfer;
 pub mod tune;

@@ -17,7 +17,8 @@ use crate::units::{bmps_to_e15, format_bmps_lsr, format_rate, to_mbps};
 use std::fmt::Write as _;
 use std::path::Path;
 
-fn esc(s: &str) -> String {
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -36,6 +37,7 @@ fn flow_lines(s: &Summary, pick: impl Fn(&FlowSummary) -> Option<Vec<(f64, f64)>
             pick(f).filter(|p| !p.is_empty()).map(|points| Line {
                 name: flow_name(f),
                 points,
+                spread: Vec::new(),
             })
         })
         .collect()
@@ -65,6 +67,7 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
                 tput.push(Line {
                     name: "aggregate".into(),
                     points,
+                    spread: Vec::new(),
                 });
             }
         }
@@ -144,6 +147,7 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
             zip(&se.t, &se.queue_pkts, 1.0).map(|points| Line {
                 name: l.name.clone(),
                 points,
+                spread: Vec::new(),
             })
         })
         .collect();
@@ -156,6 +160,7 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
                 zip(&se.t, &se.queue_bytes, 1e-3).map(|points| Line {
                     name: l.name.clone(),
                     points,
+                    spread: Vec::new(),
                 })
             })
             .collect();
@@ -218,7 +223,9 @@ table{border-collapse:collapse;margin:1em 0}th,td{padding:3px 9px;border-bottom:
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}\
 .no{color:#b00;font-weight:bold}.missing{color:#777;font-style:italic}figure{margin:1.5em 0}";
 
-fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols: usize) {
+/// Append a table: `head` is escaped here, cells are HTML already; columns from
+/// `first_text_cols` on are numbers (right-aligned, tabular figures).
+pub fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols: usize) {
     out.push_str("<table><tr>");
     for h in head {
         let _ = write!(out, "<th>{}</th>", esc(h));
@@ -239,26 +246,26 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>], first_text_cols:
     out.push_str("</table>\n");
 }
 
-fn head(title: &str) -> String {
+/// A whole self-contained document in the reports' style around `body` (HTML already).
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n",
+         <title>longhaul: {}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
         esc(title)
     )
 }
 
 /// The report as one HTML document.
 pub fn html_report(s: &Summary) -> Result<String, MetricsError> {
-    let mut h = head(&s.scenario);
+    let mut h = String::new();
     section(&mut h, s)?;
-    h.push_str("</body></html>\n");
-    Ok(h)
+    Ok(page(&s.scenario, &h))
 }
 
 /// Several experiments (`reproduce --report`) in one document: seed 000's Table 1 layout over
 /// all of them (report::experiments_table), then each experiment's full report.
 pub fn html_report_many(title: &str, summaries: &[Summary]) -> Result<String, MetricsError> {
-    let mut h = head(title);
+    let mut h = String::new();
     let _ = writeln!(h, "<h1>{}</h1>", esc(title));
     let _ = writeln!(
         h,
@@ -270,8 +277,7 @@ pub fn html_report_many(title: &str, summaries: &[Summary]) -> Result<String, Me
         section(&mut h, s)?;
         h.push_str("</section>\n");
     }
-    h.push_str("</body></html>\n");
-    Ok(h)
+    Ok(page(title, &h))
 }
 
 /// One summary's headings, tables and plots.

@@ -7,11 +7,12 @@ mod compare;
 mod dir;
 mod experiments;
 mod html;
-mod plot;
+pub mod plot;
 mod table;
 
 pub use compare::{compare, Comparison, ComparisonRow};
 pub use dir::write_report_dir;
 pub use experiments::experiments_table;
-pub use html::{html_report, html_report_many, write_html_report};
-pub use table::{summary_table, Align, Table};
+pub use html::{esc as escape_html, html_report, html_report_many, page as html_page};
+pub use html::{table as html_table, write_html_report};
+pub use table::{num, summary_table, Align, Table};

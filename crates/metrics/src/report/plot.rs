@@ -11,9 +11,13 @@ use plotters::prelude::*;
 pub struct Line {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Error bars: the half-width at each point (same length as `points`), drawn as y ± e;
+    /// empty for none. A sweep's report draws one standard deviation over seeds.
+    pub spread: Vec<f64>,
 }
 
-/// One labelled point of a scatter plot; points of the same group share a color.
+/// One labelled point of a scatter plot; points of the same group share a color. An empty label
+/// draws the point alone (a cloud of runs around a labelled mean).
 pub struct Point {
     pub group: String,
     pub label: String,
@@ -87,7 +91,12 @@ pub fn line_chart(
             false,
         );
         let (y0, y1) = range(
-            lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+            lines.iter().flat_map(|l| {
+                l.points.iter().enumerate().flat_map(|(i, p)| {
+                    let e = l.spread.get(i).copied().unwrap_or(0.0);
+                    [p.1 - e, p.1 + e]
+                })
+            }),
             true,
         );
         let mut chart = ChartBuilder::on(&root)
@@ -119,6 +128,24 @@ pub fn line_chart(
                     });
                     first = false;
                 }
+            }
+            // Error bars: a vertical stroke with short caps, in the line's color.
+            let caps = (x1 - x0) * 0.006;
+            for (&(x, y), &e) in line.points.iter().zip(&line.spread) {
+                if !(x.is_finite() && y.is_finite() && e.is_finite() && e > 0.0) {
+                    continue;
+                }
+                let bar = [
+                    vec![(x, y - e), (x, y + e)],
+                    vec![(x - caps, y - e), (x + caps, y - e)],
+                    vec![(x - caps, y + e), (x + caps, y + e)],
+                ];
+                chart
+                    .draw_series(
+                        bar.into_iter()
+                            .map(|p| PathElement::new(p, c.stroke_width(1))),
+                    )
+                    .map_err(|e| err(title, e))?;
             }
         }
         if !lines.is_empty() {
@@ -173,8 +200,14 @@ pub fn scatter_chart(
             .draw_series(finite.map(|p| {
                 let i = groups.iter().position(|g| *g == p.group).unwrap_or(0);
                 let c = color(i);
+                // Unlabelled points are the cloud: smaller and lighter than labelled ones.
+                let (size, fill) = if p.label.is_empty() {
+                    (3, c.mix(0.45).filled())
+                } else {
+                    (5, c.filled())
+                };
                 EmptyElement::at((p.x, p.y))
-                    + Circle::new((0, 0), 5, c.filled())
+                    + Circle::new((0, 0), size, fill)
                     + Text::new(p.label.clone(), (8, -6), ("sans-serif", 13).into_font())
             }))
             .map_err(|e| err(title, e))?;
@@ -209,6 +242,46 @@ mod tests {
     }
 
     #[test]
+    fn error_bars_widen_the_axis_and_draw_three_strokes_each() {
+        let plain = Line {
+            name: "reno".into(),
+            points: vec![(0.0, 10.0), (1.0, 20.0)],
+            spread: Vec::new(),
+        };
+        let with_bars = Line {
+            spread: vec![5.0, 0.0],
+            ..plain_clone(&plain)
+        };
+        let a = line_chart("t", "x", "y", &[plain]).unwrap();
+        let b = line_chart("t", "x", "y", &[with_bars]).unwrap();
+        // One bar (the zero-width one is not drawn): a stroke and two caps.
+        assert_eq!(
+            b.matches("<polyline").count(),
+            a.matches("<polyline").count() + 3
+        );
+        // A bar reaching past the points widens the axis to hold it.
+        let tall = Line {
+            name: "x".into(),
+            points: vec![(0.0, 10.0)],
+            spread: vec![40.0],
+        };
+        let c = line_chart("t", "x", "y", &[tall]).unwrap();
+        // plotters puts text content on its own line: the axis reaches 10 ± 40.
+        assert!(
+            c.contains("\n50.0\n") && c.contains("\n-30.0\n"),
+            "axis not widened"
+        );
+    }
+
+    fn plain_clone(l: &Line) -> Line {
+        Line {
+            name: l.name.clone(),
+            points: l.points.clone(),
+            spread: l.spread.clone(),
+        }
+    }
+
+    #[test]
     fn charts_are_svg_with_titles() {
         let svg = line_chart(
             "Throughput",
@@ -217,6 +290,7 @@ mod tests {
             &[Line {
                 name: "flow 1".into(),
                 points: vec![(0.0, 1.0), (1.0, f64::NAN), (2.0, 3.0)],
+                spread: Vec::new(),
             }],
         )
         .unwrap();

@@ -97,7 +97,7 @@ impl Table {
 }
 
 /// A number with `decimals` decimals, or "-" if it is not finite.
-pub(crate) fn num(x: f64, decimals: usize) -> String {
+pub fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
         format!("{x:.decimals$}")
     } else {

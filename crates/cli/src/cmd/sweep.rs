@@ -1,0 +1,321 @@
+//! `longhaul sweep plan|run|submit|collect`: a grid of simulator runs, by index.
+//!
+//! The work is `longhaul-sweep`'s (crates/sweep); this module only maps arguments onto it and
+//! prints. `docs/sweep.md` is the user's guide.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use longhaul_metrics::report::{Align, Table};
+use longhaul_sweep::collect::{collect, csv, jsonl};
+use longhaul_sweep::plan::Plan;
+use longhaul_sweep::runner::{block, cores, run_indices, RunOptions};
+use longhaul_sweep::slurm::{script, submit, ArrayShape, SlurmOptions};
+use longhaul_sweep::spec::display;
+use longhaul_sweep::store::SweepDir;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub enum SweepCommand {
+    /// List the runs of a sweep file with their indices (`--index N`: one run and the
+    /// `longhaul sim` command that reproduces it).
+    Plan(PlanArgs),
+    /// Run a sweep's runs on this machine's cores, or one block of them (`--index N
+    /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried.
+    Run(RunArgs),
+    /// Submit a sweep as a Slurm array job (each task runs `sweep run --index`).
+    Submit(SubmitArgs),
+    /// Merge a results directory into results.csv, results.jsonl and report.html.
+    Collect(CollectArgs),
+}
+
+#[derive(Args)]
+pub struct PlanArgs {
+    /// The sweep file (TOML; see docs/sweep.md).
+    pub file: PathBuf,
+    /// Show one run and the `longhaul sim` command that reproduces it.
+    #[arg(long, value_name = "N")]
+    pub index: Option<u64>,
+    /// Print only the number of runs (for scripts: `seq 0 $((N - 1)) | parallel …`).
+    #[arg(long, conflicts_with_all = ["index", "check"])]
+    pub count: bool,
+    /// Also load every run's scenario with its overrides (finds combinations that fail
+    /// together, without running anything).
+    #[arg(long)]
+    pub check: bool,
+    /// Accept more than 1,000,000 runs.
+    #[arg(long)]
+    pub allow_large: bool,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The sweep file (TOML; see docs/sweep.md).
+    pub file: PathBuf,
+    /// The results directory (one file per run; shared by every process of the sweep).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Run only run N, or with --chunk K block N: runs N·K to N·K+K−1.
+    #[arg(long, value_name = "N")]
+    pub index: Option<u64>,
+    /// Runs per block for --index.
+    #[arg(long, value_name = "K", requires = "index", value_parser = clap::value_parser!(u64).range(1..))]
+    pub chunk: Option<u64>,
+    /// Runs at once (default: the machine's cores).
+    #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+    /// Accept more than 1,000,000 runs.
+    #[arg(long)]
+    pub allow_large: bool,
+    /// No progress bar and no summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct SubmitArgs {
+    /// The sweep file (TOML; see docs/sweep.md).
+    pub file: PathBuf,
+    /// Submit to Slurm (`sbatch`); the only engine longhaul submits to itself (docs/sweep.md
+    /// shows Kubernetes and GNU parallel).
+    #[arg(long)]
+    pub slurm: bool,
+    /// The results directory, on a filesystem every node shares.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Time limit per task, in Slurm's format (`30`, `1:00:00`).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    #[arg(long, value_name = "C", default_value_t = 1)]
+    pub cpus_per_task: u32,
+    /// At most this many array tasks (the cluster's MaxArraySize − 1); more runs are cut into
+    /// blocks.
+    #[arg(long, value_name = "M", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub array_limit: u64,
+    /// Runs per task (default: as few as --array-limit allows).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub chunk: Option<u64>,
+    /// At most this many tasks at once (sbatch's `--array=…%N`).
+    #[arg(long, value_name = "N")]
+    pub max_running: Option<u64>,
+    /// The longhaul binary the tasks run (default: this one); it must be visible on the nodes.
+    #[arg(long, value_name = "PATH")]
+    pub longhaul: Option<PathBuf>,
+    /// Write DIR/slurm/sweep.sbatch and stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Accept more than 1,000,000 runs.
+    #[arg(long)]
+    pub allow_large: bool,
+}
+
+#[derive(Args)]
+pub struct CollectArgs {
+    /// The results directory of `sweep run` or `sweep submit`.
+    pub dir: PathBuf,
+    /// No table on the terminal.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(cmd: SweepCommand) -> Result<()> {
+    match cmd {
+        SweepCommand::Plan(a) => plan(a),
+        SweepCommand::Run(a) => run_sweep(a),
+        SweepCommand::Submit(a) => submit_sweep(a),
+        SweepCommand::Collect(a) => collect_dir(a),
+    }
+}
+
+fn plan(a: PlanArgs) -> Result<()> {
+    let plan = Plan::load(&a.file, a.allow_large)?;
+    if a.count {
+        println!("{}", plan.runs);
+        return Ok(());
+    }
+    if let Some(i) = a.index {
+        let run = plan.run(i)?;
+        println!("run {i}: {}", run.label());
+        let mut cmd = format!(
+            "longhaul sim {}",
+            shell_word(&run.scenario_path.display().to_string())
+        );
+        for s in &run.sets {
+            cmd.push_str(&format!(" --set {}", shell_word(s)));
+        }
+        println!("{cmd}");
+        return Ok(());
+    }
+    println!("{}: {}", plan.file.name, plan.describe());
+    let mut t = Table::new(&[Align::Right]);
+    let mut head = vec!["index".to_string()];
+    head.extend(plan.axis_names().iter().cloned());
+    t.header(&head);
+    let mut bad = Vec::new();
+    for i in 0..plan.runs {
+        let run = plan.run(i)?;
+        if a.check {
+            if let Err(e) = run.load() {
+                bad.push(format!("run {i} ({}): {e}", run.label()));
+            }
+        }
+        let mut row = vec![i.to_string()];
+        row.extend(run.axes.iter().map(|(_, v)| display(v)));
+        t.row(row);
+    }
+    print!("{}", t.render());
+    if !bad.is_empty() {
+        for b in &bad {
+            eprintln!("{b}");
+        }
+        bail!(
+            "{} of {} runs cannot run as planned (above); change the axes so that these \
+             combinations are left out, e.g. by a [[zip]] group",
+            bad.len(),
+            plan.runs
+        );
+    }
+    Ok(())
+}
+
+fn run_sweep(a: RunArgs) -> Result<()> {
+    let plan = Plan::load(&a.file, a.allow_large)?;
+    let text = std::fs::read_to_string(&a.file).ok();
+    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+    let indices = match a.index {
+        Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?,
+        None => 0..plan.runs,
+    };
+    let opts = RunOptions {
+        jobs: a.jobs.map_or_else(cores, |j| j as usize),
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+    };
+    if !a.quiet {
+        eprintln!("{}: {}", plan.file.name, plan.describe());
+    }
+    let report = run_indices(&plan, &dir, indices, &opts)?;
+    if !a.quiet {
+        println!("{report}");
+    }
+    if !report.failed.is_empty() {
+        for (i, e) in report.failed.iter().take(5) {
+            eprintln!("run {i}: {e}");
+        }
+        bail!(
+            "{} run{} failed (each error is in {}); re-run the same command to retry them",
+            report.failed.len(),
+            if report.failed.len() == 1 { "" } else { "s" },
+            dir.failure_path(report.failed[0].0).display()
+        );
+    }
+    Ok(())
+}
+
+fn submit_sweep(a: SubmitArgs) -> Result<()> {
+    if !a.slurm {
+        bail!(
+            "choose an engine: --slurm (docs/sweep.md shows Kubernetes Indexed Jobs and GNU \
+             parallel, which run `longhaul sweep run --index` themselves)"
+        );
+    }
+    let plan = Plan::load(&a.file, a.allow_large)?;
+    let text = std::fs::read_to_string(&a.file).ok();
+    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+    let finished = (0..plan.runs).filter(|&i| dir.is_done(i)).count() as u64;
+    if finished == plan.runs {
+        println!("all {} runs are finished: nothing to submit", plan.runs);
+        return Ok(());
+    }
+    // The tasks start in another directory, on another machine: absolute paths only.
+    let sweep_file = absolute(&a.file)?;
+    let out = absolute(&a.out)?;
+    let longhaul = match a.longhaul {
+        Some(p) => absolute(&p)?,
+        None => std::env::current_exe().context("finding this longhaul binary for the tasks")?,
+    };
+    let opts = SlurmOptions {
+        partition: a.partition,
+        time: a.time,
+        cpus_per_task: a.cpus_per_task,
+        array_limit: a.array_limit,
+        chunk: a.chunk,
+        max_running: a.max_running,
+        longhaul,
+    };
+    let text = script(&plan.file.name, plan.runs, &sweep_file, &out, &opts)?;
+    let logs = out.join("slurm");
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let path = logs.join("sweep.sbatch");
+    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    let shape = ArrayShape::new(plan.runs, a.array_limit, a.chunk);
+    let what = format!(
+        "{} runs ({finished} finished) as {} task{} of {} run{}",
+        plan.runs,
+        shape.tasks,
+        if shape.tasks == 1 { "" } else { "s" },
+        shape.chunk,
+        if shape.chunk == 1 { "" } else { "s" }
+    );
+    if a.dry_run {
+        println!(
+            "wrote {} ({what}); submit it with: sbatch {}",
+            path.display(),
+            path.display()
+        );
+        return Ok(());
+    }
+    let id = submit(&path)?;
+    std::fs::write(logs.join("job-id"), format!("{id}\n")).ok();
+    println!(
+        "submitted Slurm job {id}: {what}; follow it with `squeue -j {id}`, then \
+         `longhaul sweep collect {}`",
+        out.display()
+    );
+    Ok(())
+}
+
+fn collect_dir(a: CollectArgs) -> Result<()> {
+    let dir = SweepDir::open(&a.dir)?;
+    let c = collect(&dir)?;
+    let title = format!("sweep {}", dir.stamp.name);
+    let written = [
+        dir.write_file("results.csv", csv(&c)?.as_bytes())?,
+        dir.write_file("results.jsonl", jsonl(&c).as_bytes())?,
+        dir.write_file(
+            "report.html",
+            longhaul_sweep::report::html(&c, &title)?.as_bytes(),
+        )?,
+    ];
+    if !a.quiet {
+        print!("{}", longhaul_sweep::report::controller_table(&c));
+    }
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("collected {}: {}", c.describe(), names.join(", "));
+    if !c.missing.is_empty() {
+        eprintln!(
+            "note: {} run{} without a result; `longhaul sweep run` on the same file and \
+             directory runs only those",
+            c.missing.len(),
+            if c.missing.len() == 1 { " is" } else { "s are" }
+        );
+    }
+    Ok(())
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(p).with_context(|| format!("resolving {}", p.display()))
+}
+
+/// A word for a POSIX shell: as it is when it is plain, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain && !s.is_empty() {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

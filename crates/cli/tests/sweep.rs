@@ -1,0 +1,302 @@
+//! `longhaul sweep` as a user runs it: the built binary on small sweeps of short simulations.
+//!
+//! A sweep killed midway (SIGKILL, as a node failure or an out-of-time job would) and run again
+//! finishes only the missing runs, leaving the finished ones untouched, and ends with the same
+//! files, byte for byte, as a sweep that was never interrupted.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+/// `path.toml` (the repository's Reno dumbbell: one flow over 100 Mb/s × 40 ms; sweeps set
+/// its duration) and `grid.toml` in a fresh directory.
+fn fixture(name: &str, sweep: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("longhaul-sweep-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, dir.join("path.toml")).unwrap();
+    std::fs::write(dir.join("grid.toml"), sweep).unwrap();
+    dir
+}
+
+fn longhaul(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(args)
+        .output()
+        .expect("longhaul runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The finished runs of a results directory: index → (modification time, bytes).
+fn finished(out: &Path) -> BTreeMap<u64, (SystemTime, Vec<u8>)> {
+    let mut m = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(out.join("runs")) else {
+        return m;
+    };
+    for e in entries {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        // `N.json` only: not `N.error.json`, not a temporary `N.json.tmp`.
+        if let Some(i) = name.strip_suffix(".json").and_then(|s| s.parse().ok()) {
+            let meta = e.metadata().unwrap();
+            m.insert(
+                i,
+                (meta.modified().unwrap(), std::fs::read(e.path()).unwrap()),
+            );
+        }
+    }
+    m
+}
+
+#[test]
+fn a_killed_sweep_reruns_only_its_missing_runs() {
+    let dir = fixture(
+        "kill",
+        "scenario = \"path.toml\"\n[set]\nduration = \"40s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\nseed = \"1..4\"\n",
+    );
+    let grid = dir.join("grid.toml");
+    let out = dir.join("out");
+    let (grid_s, out_s) = (grid.to_str().unwrap(), out.to_str().unwrap());
+
+    // One run at a time, killed once two have finished.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args([
+            "sweep", "run", grid_s, "--out", out_s, "--jobs", "1", "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while finished(&out).len() < 2 {
+        assert!(Instant::now() < deadline, "no two runs finished in 300 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the sweep was not killed: {status}");
+    let before = finished(&out);
+    let n = before.len() as u64;
+    assert!((2..12).contains(&n), "{n} runs finished before the kill");
+
+    let again = longhaul(&["sweep", "run", grid_s, "--out", out_s]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stdout).trim(),
+        format!("12 runs: {n} finished before, {} ran now, 0 failed", 12 - n)
+    );
+    let after = finished(&out);
+    assert_eq!(
+        after.keys().copied().collect::<Vec<_>>(),
+        (0..12).collect::<Vec<_>>()
+    );
+    // The runs finished before the kill were not run again: same bytes, same time stamp.
+    for (i, old) in &before {
+        assert_eq!(&after[i], old, "run {i} was rewritten");
+    }
+    // A third run has nothing left to do.
+    let third = longhaul(&["sweep", "run", grid_s, "--out", out_s, "--quiet"]);
+    assert!(third.status.success());
+    assert_eq!(finished(&out), after);
+
+    // The interrupted sweep's results equal an uninterrupted one's, byte for byte (runs split
+    // across two threads or not, one at a time or two).
+    let clean = dir.join("clean");
+    let whole = longhaul(&[
+        "sweep",
+        "run",
+        grid_s,
+        "--out",
+        clean.to_str().unwrap(),
+        "-j",
+        "2",
+    ]);
+    assert!(whole.status.success(), "{}", text(&whole.stderr));
+    let clean_runs = finished(&clean);
+    for (i, (_, bytes)) in &after {
+        assert!(
+            clean_runs[i].1 == *bytes,
+            "run {i} differs from the uninterrupted sweep"
+        );
+    }
+
+    // A changed sweep file is refused in the old directory, and nothing is run.
+    std::fs::write(
+        &grid,
+        "scenario = \"path.toml\"\n[set]\nduration = \"40s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\"]\nseed = \"1..5\"\n",
+    )
+    .unwrap();
+    let changed = longhaul(&["sweep", "run", grid_s, "--out", out_s]);
+    assert!(!changed.status.success());
+    let err = text(&changed.stderr);
+    assert!(err.contains("holds results of a different sweep"), "{err}");
+    assert!(err.contains("15 runs against 12"), "{err}");
+    assert_eq!(finished(&out), after);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn blocks_by_index_failures_and_collect() {
+    // A flow starting at 1.5 s in a 1 s run fails; each value alone is valid.
+    let dir = fixture(
+        "index",
+        "scenario = \"path.toml\"\n[set]\nduration = \"2s\"\n[axes]\n\
+         \"flows.0.start\" = [\"0s\", \"1.5s\"]\nduration = [\"2s\", \"1s\"]\nseed = [1, 2]\n",
+    );
+    // `duration` is in [set] and [axes]: refused, naming the axis.
+    let grid = dir.join("grid.toml");
+    let (grid_s, out) = (grid.to_str().unwrap(), dir.join("out"));
+    let out_s = out.to_str().unwrap();
+    let dup = longhaul(&["sweep", "plan", grid_s]);
+    assert!(!dup.status.success());
+    assert!(text(&dup.stderr).contains("axis `duration`: is given more than once"));
+    std::fs::write(
+        &grid,
+        "scenario = \"path.toml\"\n[axes]\n\
+         \"flows.0.start\" = [\"0s\", \"1.5s\"]\nduration = [\"2s\", \"1s\"]\nseed = [1, 2]\n",
+    )
+    .unwrap();
+
+    let count = longhaul(&["sweep", "plan", grid_s, "--count"]);
+    assert_eq!(text(&count.stdout), "8\n");
+
+    // Block 1 of 3 runs: runs 3, 4, 5 and nothing else.
+    let b = longhaul(&[
+        "sweep", "run", grid_s, "--out", out_s, "--index", "1", "--chunk", "3",
+    ]);
+    assert!(b.status.success(), "{}", text(&b.stderr));
+    assert_eq!(
+        text(&b.stdout).trim(),
+        "3 runs: 0 finished before, 3 ran now, 0 failed"
+    );
+    assert_eq!(
+        finished(&out).keys().copied().collect::<Vec<_>>(),
+        [3, 4, 5]
+    );
+    let past = longhaul(&["sweep", "run", grid_s, "--out", out_s, "--index", "8"]);
+    assert!(text(&past.stderr).contains("run 8 is beyond the plan's 8 runs (indices 0 to 7)"));
+
+    // Every run: 6 and 7 fail, the rest finish, the exit status says so.
+    let all = longhaul(&["sweep", "run", grid_s, "--out", out_s]);
+    assert!(!all.status.success());
+    assert_eq!(
+        text(&all.stdout).trim(),
+        "8 runs: 3 finished before, 3 ran now, 2 failed"
+    );
+    let err = text(&all.stderr);
+    assert!(
+        err.contains("starts at 1.5 s, not before its stop at 1 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("re-run the same command to retry them"),
+        "{err}"
+    );
+    assert!(out.join("runs/6.error.json").exists() && out.join("runs/7.error.json").exists());
+
+    // `plan --check` finds the same two without running anything.
+    let check = longhaul(&["sweep", "plan", grid_s, "--check"]);
+    assert!(!check.status.success());
+    assert!(text(&check.stderr).contains("2 of 8 runs cannot run as planned"));
+
+    // Collect merges what there is and says what is missing.
+    let c = longhaul(&["sweep", "collect", out_s]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    assert!(
+        text(&c.stdout).contains("collected 6 of 8 runs (failed 2: 6, 7)"),
+        "{}",
+        text(&c.stdout)
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 6);
+    assert!(csv.starts_with("index,flows.0.start,duration,seed,"));
+    assert!(
+        csv.lines().nth(5).unwrap().starts_with("4,1.5s,2s,1,"),
+        "{csv}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Failed runs") && html.contains("<svg"));
+
+    // A run's record is `longhaul sim --json` with its overrides, plus the `sweep` key.
+    let rec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("runs/4.json")).unwrap()).unwrap();
+    let mut args = vec![
+        "sim".to_string(),
+        dir.join("path.toml").display().to_string(),
+    ];
+    for s in rec["sweep"]["sets"].as_array().unwrap() {
+        args.push("--set".into());
+        args.push(s.as_str().unwrap().into());
+    }
+    let sim_json = dir.join("sim.json");
+    args.extend(["--json".into(), sim_json.display().to_string(), "-q".into()]);
+    let sim = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(sim.status.success(), "{}", text(&sim.stderr));
+    let mut rec = rec;
+    rec.as_object_mut().unwrap().remove("sweep");
+    let sim: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&sim_json).unwrap()).unwrap();
+    assert_eq!(rec, sim);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn submit_dry_run_writes_the_array_script() {
+    let dir = fixture(
+        "submit",
+        "scenario = \"path.toml\"\n[axes]\nseed = \"1..25\"\n",
+    );
+    let out = dir.join("out");
+    let s = longhaul(&[
+        "sweep",
+        "submit",
+        dir.join("grid.toml").to_str().unwrap(),
+        "--slurm",
+        "--out",
+        out.to_str().unwrap(),
+        "--array-limit",
+        "10",
+        "--partition",
+        "short",
+        "--dry-run",
+    ]);
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    assert!(
+        text(&s.stdout).contains("25 runs (0 finished) as 9 tasks of 3 runs"),
+        "{}",
+        text(&s.stdout)
+    );
+    let script = std::fs::read_to_string(out.join("slurm/sweep.sbatch")).unwrap();
+    assert!(
+        script.contains("#SBATCH --array=0-8\n") && script.contains("--chunk 3"),
+        "{script}"
+    );
+    assert!(script.contains(&format!(
+        "--out '{}'",
+        out.canonicalize().unwrap().display()
+    )));
+    let no_engine = longhaul(&[
+        "sweep",
+        "submit",
+        dir.join("grid.toml").to_str().unwrap(),
+        "--out",
+        "x",
+    ]);
+    assert!(text(&no_engine.stderr).contains("choose an engine: --slurm"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,397 @@
+//! `longhaul sweep submit --slurm` against a real Slurm: a one-node cluster started for the test
+//! from Debian's `slurm-wlm` and `munge` (scripts/packages.txt; the test installs nothing).
+//!
+//! Everything lives in a temporary directory: the munge key, socket and log, slurm.conf (one
+//! node, `proctrack/linuxproc`, no cgroups, free ports on 127.0.0.1) and the daemons' state.
+//! `munged`, `slurmctld` and `slurmd` run in the foreground as this test's children, held by a
+//! guard that cancels the jobs, stops the daemons and removes the directory when the test ends,
+//! failed or not. The test needs root (Slurm's daemons run as SlurmUser=root here); without root
+//! it says it was skipped, and with `CI=true` it fails instead.
+//!
+//! The sweep's 24 runs go through an 8-task array (3 runs per task, `--chunk`), and every
+//! result file must equal the same sweep run locally, byte for byte: the simulator is
+//! deterministic, and where a run ran must not show in its result.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// True when the test may run; prints a skip notice (or panics under CI) otherwise.
+fn root_or_skip(name: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let missing: Vec<&str> = [
+        "munged",
+        "slurmctld",
+        "slurmd",
+        "sbatch",
+        "squeue",
+        "sinfo",
+        "scancel",
+    ]
+    .into_iter()
+    .filter(|b| find(b).is_none())
+    .collect();
+    if root && missing.is_empty() {
+        return true;
+    }
+    let why = if root {
+        format!(
+            "needs {} (Debian's slurm-wlm and munge: scripts/setup.sh installs them)",
+            missing.join(", ")
+        )
+    } else {
+        "needs root (Slurm's daemons run as root in the test cluster)".to_string()
+    };
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{name}: {why}, and CI=true forbids skipping");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {name}: {why}");
+    false
+}
+
+/// A program on PATH or in the sbin directories (root's PATH may lack them).
+fn find(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/bin"])
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file());
+    found
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The test cluster; dropping it stops everything and removes its directory.
+struct Cluster {
+    dir: PathBuf,
+    conf: PathBuf,
+    /// Daemons in start order: munged, slurmctld, slurmd.
+    daemons: Vec<(&'static str, Child)>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = std::env::temp_dir().join(format!("longhaul-slurm-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["munge", "state", "spool", "log"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let mut cluster = Cluster {
+            conf: dir.join("slurm.conf"),
+            dir: dir.clone(),
+            daemons: Vec::new(),
+        };
+        use std::os::unix::fs::PermissionsExt;
+        let munge = dir.join("munge");
+        std::fs::set_permissions(&munge, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut key = vec![0u8; 1024];
+        std::fs::File::open("/dev/urandom")
+            .unwrap()
+            .read_exact(&mut key)
+            .unwrap();
+        let key_file = munge.join("munge.key");
+        std::fs::write(&key_file, &key).unwrap();
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o400)).unwrap();
+        let socket = munge.join("munge.socket");
+        let munged = Command::new(find("munged").unwrap())
+            .arg("--foreground")
+            .arg("--force")
+            .arg(format!("--key-file={}", key_file.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--pid-file={}", munge.join("munged.pid").display()))
+            .arg(format!("--log-file={}", munge.join("munged.log").display()))
+            .arg(format!(
+                "--seed-file={}",
+                munge.join("munged.seed").display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("log/munged.out")).unwrap())
+            .spawn()
+            .expect("munged starts");
+        cluster.daemons.push(("munged", munged));
+        wait_for(Duration::from_secs(30), "munged's socket", || {
+            socket.exists()
+        });
+
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        let host = host.trim().split('.').next().unwrap().to_string();
+        let d = dir.display();
+        let conf = format!(
+            "ClusterName=longhaultest\n\
+             SlurmctldHost={host}(127.0.0.1)\n\
+             SlurmctldPort={ctld}\nSlurmdPort={slurmd}\n\
+             SlurmUser=root\nSlurmdUser=root\n\
+             AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={socket}\n\
+             StateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n\
+             SlurmctldLogFile={d}/log/slurmctld.log\nSlurmdLogFile={d}/log/slurmd.log\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n\
+             SchedulerType=sched/builtin\n\
+             JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n\
+             JobCompType=jobcomp/none\nMpiDefault=none\nReturnToService=2\n\
+             SlurmdParameters=config_overrides\nSlurmdTimeout=600\nSlurmctldTimeout=600\n\
+             NodeName=longhaul-node NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN\n\
+             PartitionName=sweep Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+            ctld = free_port(),
+            slurmd = free_port(),
+            socket = socket.display(),
+        );
+        std::fs::write(&cluster.conf, conf).unwrap();
+        for (name, args) in [
+            ("slurmctld", vec!["-D"]),
+            ("slurmd", vec!["-D", "-N", "longhaul-node"]),
+        ] {
+            let child = Command::new(find(name).unwrap())
+                .args(args)
+                .env("SLURM_CONF", &cluster.conf)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join(format!("log/{name}.out"))).unwrap())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{name} starts: {e}"));
+            cluster.daemons.push((name, child));
+        }
+        let started = Instant::now();
+        loop {
+            let out = cluster.cmd("sinfo", &["-h", "-o", "%t"]);
+            let state = text(&out.stdout).trim().to_string();
+            if state == "idle" {
+                break;
+            }
+            let exited = cluster
+                .daemons
+                .iter_mut()
+                .find_map(|(name, child)| child.try_wait().unwrap().map(|s| (*name, s)));
+            if let Some((name, s)) = exited {
+                panic!("{name} exited ({s}) while starting:\n{}", cluster.logs());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(180),
+                "the node is `{state}`, not idle, after 180 s:\n{}",
+                cluster.logs()
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        cluster
+    }
+
+    /// A Slurm client command against this cluster.
+    fn cmd(&self, name: &str, args: &[&str]) -> Output {
+        Command::new(find(name).unwrap())
+            .args(args)
+            .env("SLURM_CONF", &self.conf)
+            .output()
+            .unwrap()
+    }
+
+    /// The daemons' logs, for failure messages.
+    fn logs(&self) -> String {
+        let mut s = String::new();
+        for f in [
+            "munged.out",
+            "slurmctld.out",
+            "slurmd.out",
+            "slurmctld.log",
+            "slurmd.log",
+        ] {
+            let t = std::fs::read_to_string(self.dir.join("log").join(f)).unwrap_or_default();
+            let tail: Vec<&str> = t.lines().rev().take(15).collect();
+            s.push_str(&format!("--- {f}\n"));
+            for l in tail.into_iter().rev() {
+                s.push_str(l);
+                s.push('\n');
+            }
+        }
+        s
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // Cancel what is left, so no job step outlives its slurmd, then stop the daemons in
+        // reverse order: SIGTERM, and SIGKILL for any that has not exited within 10 s.
+        if self.daemons.len() == 3 {
+            let _ = self.cmd("scancel", &["--user", "root"]);
+            let until = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < until {
+                let q = self.cmd("squeue", &["-h"]);
+                if !q.status.success() || text(&q.stdout).trim().is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
+        for (_, child) in self.daemons.iter_mut().rev() {
+            // SAFETY: kill on our own child's pid.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let until = Instant::now() + Duration::from_secs(10);
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not there after {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn result_files(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| {
+        let n = p.file_name().unwrap().to_string_lossy();
+        n.ends_with(".json") && !n.ends_with(".error.json")
+    });
+    v.sort();
+    v
+}
+
+#[test]
+fn a_slurm_array_gives_the_local_results_bit_for_bit() {
+    if !root_or_skip("a_slurm_array_gives_the_local_results_bit_for_bit") {
+        return;
+    }
+    let cluster = Cluster::start();
+    let work = cluster.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, work.join("path.toml")).unwrap();
+    let grid = work.join("grid.toml");
+    std::fs::write(
+        &grid,
+        "scenario = \"path.toml\"\n[set]\nduration = \"5s\"\n[axes]\n\
+         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
+         \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
+    )
+    .unwrap();
+    let (slurm_out, local_out) = (work.join("slurm-out"), work.join("local-out"));
+
+    let started = Instant::now();
+    let submit = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args([
+            "sweep",
+            "submit",
+            grid.to_str().unwrap(),
+            "--slurm",
+            "--out",
+        ])
+        .arg(&slurm_out)
+        .args(["--partition", "sweep", "--time", "30", "--array-limit", "8"])
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .unwrap();
+    let said = text(&submit.stdout);
+    assert!(
+        submit.status.success(),
+        "{}\n{}",
+        text(&submit.stderr),
+        cluster.logs()
+    );
+    assert!(
+        said.contains("24 runs (0 finished) as 8 tasks of 3 runs"),
+        "{said}"
+    );
+    let job = said
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+    assert!(job.parse::<u64>().is_ok(), "no job id in {said:?}");
+
+    // Wait for the array to leave the queue (generous: the machine may be busy).
+    let limit = Duration::from_secs(900);
+    loop {
+        let q = cluster.cmd("squeue", &["-h", "-j", &job]);
+        if text(&q.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "job {job} still queued after {limit:?}: {}\n{}",
+            text(&q.stdout),
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let slurm_wall = started.elapsed();
+    let logs: Vec<String> = (0..8)
+        .map(|t| {
+            std::fs::read_to_string(slurm_out.join(format!("slurm/{job}_{t}.out")))
+                .unwrap_or_else(|e| panic!("task {t}'s log: {e}\n{}", cluster.logs()))
+        })
+        .collect();
+    for (t, log) in logs.iter().enumerate() {
+        assert!(
+            log.contains("3 runs: 0 finished before, 3 ran now, 0 failed"),
+            "task {t}: {log}"
+        );
+    }
+    assert_eq!(result_files(&slurm_out).len(), 24, "{:?}", logs);
+
+    let started = Instant::now();
+    let local = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(["sweep", "run", grid.to_str().unwrap(), "--out"])
+        .arg(&local_out)
+        .output()
+        .unwrap();
+    assert!(local.status.success(), "{}", text(&local.stderr));
+    let local_wall = started.elapsed();
+    eprintln!(
+        "24 runs: Slurm array {:.1} s (submit to last task done), local {:.1} s",
+        slurm_wall.as_secs_f64(),
+        local_wall.as_secs_f64()
+    );
+
+    let (a, b) = (result_files(&slurm_out), result_files(&local_out));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.file_name(), y.file_name());
+        assert!(
+            std::fs::read(x).unwrap() == std::fs::read(y).unwrap(),
+            "{} differs between Slurm and the local run",
+            x.display()
+        );
+    }
+    for out in [&slurm_out, &local_out] {
+        let c = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+            .args(["sweep", "collect"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(c.status.success(), "{}", text(&c.stderr));
+        assert!(text(&c.stdout).contains("collected 24 of 24 runs"));
+    }
+    for f in ["results.csv", "results.jsonl"] {
+        let (x, y) = (
+            std::fs::read(slurm_out.join(f)).unwrap(),
+            std::fs::read(local_out.join(f)).unwrap(),
+        );
+        assert!(x == y, "{f} differs between Slurm and the local run");
+        assert!(x.len() > 1000, "{f} is nearly empty");
+    }
+    drop(cluster);
+}

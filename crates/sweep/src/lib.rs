@@ -1,0 +1,37 @@
+//! # longhaul-sweep: studies by index
+//!
+//! A congestion-control study is a grid — controllers × rates × RTTs × buffers × loss rates ×
+//! seeds — of simulator runs. This crate turns a sweep file into a deterministic list of runs,
+//! each a scenario plus `--set` overrides with a stable integer index (DESIGN.md, "Studies by
+//! index"), and drives them through one entry point, `longhaul sweep run FILE --index N`, that
+//! every engine can call: the local runner on all cores, a Slurm array, a Kubernetes Indexed
+//! Job, GNU parallel. Results are one file per run, merged by `collect`.
+//!
+//! * [`spec`]: the sweep file (`docs/sweep.md`);
+//! * [`plan`]: its expansion into indexed runs, value checks and the plan's hash;
+//! * [`store`]: the results directory (one atomic file per run, the plan's stamp);
+//! * [`runner`]: running runs on this machine, skipping finished ones;
+//! * [`slurm`]: the sbatch array script and its submission;
+//! * [`collect`]: `results.csv` and `results.jsonl`; [`report`]: `report.html`.
+//!
+//! ```no_run
+//! use longhaul_sweep::{plan::Plan, runner, store::SweepDir};
+//! let plan = Plan::load("scenarios/sweeps/small-grid.toml".as_ref(), false)?;
+//! let dir = SweepDir::create("out/grid".as_ref(), &plan.stamp, None)?;
+//! let report = runner::run_indices(&plan, &dir, 0..plan.runs, &Default::default())?;
+//! println!("{report}");
+//! # Ok::<(), longhaul_sweep::SweepError>(())
+//! ```
+
+pub mod collect;
+pub mod error;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod slurm;
+pub mod spec;
+pub mod store;
+#[cfg(test)]
+mod testkit;
+
+pub use error::SweepError;

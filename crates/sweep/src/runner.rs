@@ -1,0 +1,288 @@
+//! Running a plan's runs on this machine: all of them on every core (`longhaul sweep run`), or
+//! one block of them for an array scheduler (`--index N --chunk K`, `slurm.rs`).
+//!
+//! Runs already finished (`runs/<index>.json` exists) are skipped, so a sweep that was killed,
+//! or whose node died, is finished by running the same command again; a failed run records its
+//! error and is retried by that re-run. One run's failure, even a panic in the simulator, is
+//! that run's result and never stops the others.
+//!
+//! Each run is single-threaded while there are more runs than cores; when there are fewer (the
+//! tail of a sweep, or one `--index` on a node), a run takes two cores and the simulator splits
+//! it (`longhaul_sim::run_on`; the result is the same bit for bit).
+
+use crate::error::Result;
+use crate::plan::{Plan, Run};
+use crate::store::{RunFailure, RunInfo, RunRecord, SweepDir};
+use std::ops::Range;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Runs at once (default: the machine's cores).
+    pub jobs: usize,
+    /// Draw a progress bar with ETA on stderr (only where stderr is a terminal).
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: cores(),
+            progress: false,
+        }
+    }
+}
+
+/// What a call did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    /// Runs in the selection.
+    pub selected: u64,
+    /// Finished before this call: skipped.
+    pub skipped: u64,
+    /// Run now and finished.
+    pub ran: u64,
+    /// Run now and failed: index and error.
+    pub failed: Vec<(u64, String)>,
+}
+
+impl std::fmt::Display for RunReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} run{}: {} finished before, {} ran now, {} failed",
+            self.selected,
+            if self.selected == 1 { "" } else { "s" },
+            self.skipped,
+            self.ran,
+            self.failed.len()
+        )
+    }
+}
+
+/// The machine's cores.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Block `block` of size `chunk`: runs `block·chunk` up to `(block+1)·chunk − 1`, cut at the
+/// plan's end. An array scheduler's task id is the block (`--index N --chunk K`).
+pub fn block(plan: &Plan, block: u64, chunk: u64) -> Result<Range<u64>> {
+    let chunk = chunk.max(1);
+    let start = block.saturating_mul(chunk);
+    // An out-of-range start is reported as that run's index.
+    plan.run(start)?;
+    Ok(start..start.saturating_add(chunk).min(plan.runs))
+}
+
+/// Run one run and return its record; errors and panics become the run's error text.
+pub fn execute(run: &Run, threads: usize) -> std::result::Result<RunRecord, String> {
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let checked = run.load().map_err(|e| e.to_string())?;
+        longhaul_sim::run_on(&checked, threads, &mut |_| {}).map_err(|e| e.to_string())
+    }));
+    match outcome {
+        Ok(Ok(o)) => Ok(RunRecord {
+            sweep: RunInfo::of(run),
+            summary: o.summary,
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(panic) => Err(format!(
+            "the simulator panicked: {}",
+            panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)")
+        )),
+    }
+}
+
+/// Run `index` and record a failure; the record of a success is the caller's to write.
+fn run_one(
+    plan: &Plan,
+    dir: &SweepDir,
+    index: u64,
+    threads: usize,
+) -> std::result::Result<RunRecord, String> {
+    let run = plan.run(index).map_err(|e| e.to_string())?;
+    execute(&run, threads).map_err(|error| {
+        let failure = RunFailure {
+            sweep: RunInfo::of(&run),
+            error,
+        };
+        match dir.write_failure(&failure) {
+            Ok(()) => failure.error,
+            Err(w) => format!(
+                "{} (and the error could not be recorded: {w})",
+                failure.error
+            ),
+        }
+    })
+}
+
+/// Run every unfinished run of `indices`, `opts.jobs` at a time, writing each result (or
+/// error) into `dir` as it finishes.
+pub fn run_indices(
+    plan: &Plan,
+    dir: &SweepDir,
+    indices: Range<u64>,
+    opts: &RunOptions,
+) -> Result<RunReport> {
+    let mut report = RunReport {
+        selected: indices.end - indices.start,
+        ..Default::default()
+    };
+    let todo: Vec<u64> = indices.filter(|&i| !dir.is_done(i)).collect();
+    report.skipped = report.selected - todo.len() as u64;
+    if todo.is_empty() {
+        return Ok(report);
+    }
+    let jobs = opts.jobs.max(1).min(todo.len());
+    let bar = if opts.progress {
+        indicatif::ProgressBar::new(todo.len() as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} runs  {msg}  ETA {eta}",
+        )
+        .expect("a valid template")
+        .progress_chars("#>-"),
+    );
+    if report.skipped > 0 {
+        bar.println(format!("{} runs finished before: skipped", report.skipped));
+    }
+
+    let next = AtomicUsize::new(0);
+    let ran = AtomicUsize::new(0);
+    let failed = Mutex::new(Vec::new());
+    let fatal = Mutex::new(None);
+    let total_jobs = opts.jobs.max(1);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&index) = todo.get(k) else { break };
+                // Two cores for a run when fewer runs remain than cores.
+                let remaining = todo.len() - k;
+                let threads = if total_jobs >= 2 * remaining.min(jobs) {
+                    2
+                } else {
+                    1
+                };
+                let outcome = run_one(plan, dir, index, threads);
+                match outcome {
+                    Ok(record) => match dir.write_result(&record) {
+                        Ok(()) => {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // The disk refuses results: stop taking new runs.
+                        Err(e) => {
+                            *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            next.store(todo.len(), Ordering::Relaxed);
+                        }
+                    },
+                    Err(e) => {
+                        bar.println(format!("run {index} failed: {e}"));
+                        let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                        f.push((index, e));
+                        bar.set_message(format!("{} failed", f.len()));
+                    }
+                }
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    report.ran = ran.into_inner() as u64;
+    report.failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    report.failed.sort();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::fixture;
+
+    #[test]
+    fn runs_skip_finished_and_record_failures_without_stopping() {
+        // A flow must start before the run ends: a start of 1.5 s with a duration of 1 s fails,
+        // but each value alone is valid, so the plan accepts it and only those runs fail.
+        let f = fixture(
+            "runner",
+            r#"
+            scenario = "s.toml"
+            [axes]
+            "flows.0.start" = ["0s", "1.5s"]
+            duration = ["2s", "1s"]
+            seed = [1, 2]
+            "#,
+        );
+        let plan = Plan::load(&f, false).unwrap();
+        assert_eq!(plan.runs, 8);
+        let out = f.parent().unwrap().join("out");
+        let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
+        let opts = RunOptions {
+            jobs: 2,
+            progress: false,
+        };
+        // Block 1 of 3: runs 3, 4, 5.
+        let r = run_indices(&plan, &dir, block(&plan, 1, 3).unwrap(), &opts).unwrap();
+        // Index = start·4 + duration·2 + seed: runs 3-5 are valid combinations.
+        assert_eq!((r.selected, r.skipped, r.ran, r.failed.len()), (3, 0, 3, 0));
+        let r = run_indices(&plan, &dir, 0..plan.runs, &opts).unwrap();
+        assert_eq!((r.selected, r.skipped), (8, 3));
+        let failed: Vec<u64> = r.failed.iter().map(|f| f.0).collect();
+        assert_eq!(failed, [6, 7]);
+        assert_eq!(r.ran, 3);
+        assert!(
+            r.failed[0]
+                .1
+                .contains("field `flows[0].start`: starts at 1.5 s, not before its stop at 1 s"),
+            "{}",
+            r.failed[0].1
+        );
+        let rec = dir.read_failure(6).unwrap();
+        assert_eq!(rec.sweep.sets.last().unwrap(), "seed=1");
+        for i in 0..6 {
+            let rec = dir.read_result(i).unwrap().unwrap();
+            assert_eq!(rec.sweep.index, i);
+            assert!(rec.summary.flows[0].throughput_bps > 1e6);
+        }
+        // A re-run skips the finished and retries only the failed.
+        let r = run_indices(&plan, &dir, 0..plan.runs, &opts).unwrap();
+        assert_eq!((r.skipped, r.ran, r.failed.len()), (6, 0, 2));
+        assert_eq!(
+            r.to_string(),
+            "8 runs: 6 finished before, 0 ran now, 2 failed"
+        );
+        let e = block(&plan, 3, 3).unwrap_err().to_string();
+        assert_eq!(e, "run 9 is beyond the plan's 8 runs (indices 0 to 7)");
+        assert_eq!(block(&plan, 2, 3).unwrap(), 6..8);
+    }
+
+    #[test]
+    fn results_are_the_simulators_summary_whatever_the_thread_count() {
+        let f = fixture(
+            "execute",
+            "scenario = \"s.toml\"\n[set]\nduration = \"5s\"\n[axes]\nseed = [7]\n",
+        );
+        let plan = Plan::load(&f, false).unwrap();
+        let run = plan.run(0).unwrap();
+        let one = execute(&run, 1).unwrap();
+        let two = execute(&run, 2).unwrap();
+        assert_eq!(one, two);
+        let direct = longhaul_sim::run(&run.load().unwrap(), &mut |_| {}).unwrap();
+        assert_eq!(one.summary, direct.summary);
+        assert_eq!(one.summary.seed, 7);
+    }
+}
