@@ -579,8 +579,11 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         Event::Session(s) if s.genuine => {
             let moved: u64 = s.files.iter().map(|f| f.bytes).sum();
             eprintln!(
-                "{}: session ended after {:.2} s: {} files stored, {} skipped, {} refused, {} moved ({}){}",
+                "{} ({}): session ended after {:.2} s: {} files stored, {} skipped, {} refused, {} moved ({}){}",
                 s.peer,
+                s.sender_key
+                    .map(|k| format!("key {}", PublicKey(k).fingerprint()))
+                    .unwrap_or_else(|| "unauthenticated".into()),
                 s.duration.as_secs_f64(),
                 s.files.iter().filter(|f| f.result.is_ok()).count(),
                 s.skipped.len(),
