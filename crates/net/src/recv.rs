@@ -248,7 +248,7 @@ impl Session {
     fn body_need(&self) -> usize {
         let b = self.body.as_ref().expect("in a body");
         let data = b.inc.remaining().min(usize::MAX as u64) as usize;
-        data + DIGEST_LEN - b.digest.len()
+        data.saturating_add(DIGEST_LEN - b.digest.len())
     }
 
     fn body_bytes(&mut self, store: &mut Store, mut data: &[u8]) {
