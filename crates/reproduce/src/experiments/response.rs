@@ -10,11 +10,12 @@
 //! The grid is `scenarios/sweeps/response.toml` (default) or `response-full.toml` (`--full`),
 //! read here through `longhaul_sweep::spec` — the same files `longhaul sweep run` takes, so the
 //! experiment and the sweep are one definition (`tests/response_grid.rs` checks that the runs
-//! built here are, index by index, the sweep plan's). Each run is a transfer of n packets on
-//! `scenarios/seed000-response.toml`; n = 40/p expects 40 losses whatever the controller's rate,
-//! 20 in the second half of the transfer, which is what is averaged ([`active_half_throughput`]).
-//! The default shortens p ≤ 1e-6 to 1.25 million packets (fewer than 20 losses), where only
-//! "fills the link" can be claimed; `--full` runs 40/p everywhere (4·10⁹ packets at 1e-8).
+//! built here are, index by index, the sweep plan's). Each run is one bulk flow on
+//! `scenarios/seed000-response.toml`, long enough for 20 expected losses in its second half,
+//! which is what is averaged ([`half_throughput`]), at the rate the controller's response
+//! function gives ([`planned_duration_s`]). The default caps a run at 5 million packets, which
+//! leaves p ≤ 1e-6 at 20 s (fewer than 20 losses), where only "fills the link" can be claimed;
+//! `--full` runs the rule uncapped (13 to 16 hours of simulated time at 1e-8).
 //!
 //! Claims, decided by the plan before any measurement:
 //! * **Response function** (Reno, HighSpeed, Scalable, CUBIC), at each loss rate whose runs
@@ -36,6 +37,7 @@
 use crate::claim::{num, short, text, ClaimSpec, Rule};
 use crate::experiment::{Experiment, ExperimentResult, Plan, Run};
 use crate::experiments::table1::NIC_PAYLOAD_BPS;
+use crate::measure::flow_throughput_after;
 use crate::theory;
 use longhaul_metrics::report::plot::{line_chart, Line};
 use longhaul_metrics::report::{escape_html, html_page};
@@ -72,10 +74,8 @@ pub const CAPACITY_BPS: f64 = PACKETS_PER_S * PAYLOAD_BYTES * 8.0;
 /// Expected losses in a run's measured half below which a loss rate cannot test a response
 /// function (the rule: at least 20 losses).
 pub const MIN_LOSSES: f64 = 20.0;
-/// A transfer expects this many losses in all (twice [`MIN_LOSSES`]: the first half is warm-up).
-pub const PLANNED_LOSSES: f64 = 40.0;
-/// Every transfer lasts at least this long at the card's rate: 15 s by default, 60 s `--full`.
-pub const FLOOR_S: f64 = 15.0;
+/// Every run lasts at least this long: 20 s by default, 60 s `--full`.
+pub const FLOOR_S: f64 = 20.0;
 pub const FLOOR_FULL_S: f64 = 60.0;
 /// The default keeps each run at or under this many packets (about 4 s of CPU).
 pub const DEFAULT_MAX_PACKETS: f64 = 5e6;
@@ -99,35 +99,31 @@ pub const NEVER: f64 = 1e-3;
 pub const FAST_PAPER_PCT: f64 = 88.0;
 pub const FAST_TOLERANCE_PP: f64 = 5.0;
 
-/// Where a transfer of n packets on this path expects to end, at Reno's Mathis rate (the
-/// slowest of the response functions), capped at the card.
-fn reno_packets_per_s(p: f64) -> f64 {
-    match theory::window("reno", p, RTT_S) {
+/// The rate (packets/s) a run is planned for: the controller's response function capped at the
+/// card; Reno's for Vegas (its loss response is Reno's halving, its growth on an empty queue at
+/// most Reno's); the card's for FAST, BBR and Lion, which have none, and at p = 0.
+pub fn planned_rate(cc: &str, p: f64) -> f64 {
+    let like = if cc == "vegas" { "reno" } else { cc };
+    match theory::window(like, p, RTT_S) {
         Some(w) => (w / RTT_S).min(PACKETS_PER_S),
         None => PACKETS_PER_S,
     }
 }
 
-/// The rule behind the sweep files: packets per transfer at loss rate `p`.
-pub fn planned_packets(p: f64, full: bool) -> u64 {
-    let floor = ((if full { FLOOR_FULL_S } else { FLOOR_S }) * PACKETS_PER_S).ceil();
+/// The rule behind the sweep files: a run's length (s), `max(floor, 2·20/(p·R))`, and by default
+/// the floor where that would send more than [`DEFAULT_MAX_PACKETS`].
+pub fn planned_duration_s(cc: &str, p: f64, full: bool) -> u64 {
+    let floor = if full { FLOOR_FULL_S } else { FLOOR_S };
     if p <= 0.0 {
         return floor as u64;
     }
-    let n = (PLANNED_LOSSES / p - 1e-6).ceil().max(floor);
-    if !full && n > DEFAULT_MAX_PACKETS {
+    let r = planned_rate(cc, p);
+    let t = (2.0 * MIN_LOSSES / (p * r) - 1e-9).ceil().max(floor);
+    if !full && r * t > DEFAULT_MAX_PACKETS {
         floor as u64
     } else {
-        n as u64
+        t as u64
     }
-}
-
-/// The rule behind the sweep files: a run's length (s), twice the time Reno needs for the
-/// transfer, at least twice the floor.
-pub fn planned_duration_s(p: f64, full: bool) -> u64 {
-    let floor = if full { FLOOR_FULL_S } else { FLOOR_S };
-    let n = planned_packets(p, full) as f64;
-    (2.0 * n / reno_packets_per_s(p)).ceil().max(2.0 * floor) as u64
 }
 
 /// One run of the grid.
@@ -136,8 +132,7 @@ pub struct Point {
     pub cc: String,
     pub loss: f64,
     pub seed: i64,
-    /// The transfer, in packets, and the run's length, after the plan's scaling.
-    pub packets: f64,
+    /// The run's length after the plan's scaling (s).
     pub duration_s: f64,
     /// `--set` overrides, as `longhaul sweep` builds them.
     pub overrides: Vec<String>,
@@ -146,7 +141,7 @@ pub struct Point {
 impl Point {
     /// Losses the run's measured half expects.
     pub fn expected_half_losses(&self) -> f64 {
-        self.loss * self.packets / 2.0
+        self.loss * planned_rate(&self.cc, self.loss) * self.duration_s / 2.0
     }
 }
 
@@ -160,7 +155,7 @@ fn as_f64(v: &toml::Value) -> Option<f64> {
 
 /// The grid of `plan`: the sweep file's runs in its index order (`[[zip]]` groups, then
 /// `[axes]`, in file order, the last fastest), each with the file's overrides; a scaled plan
-/// (tests) shortens every transfer and run by `time_scale`.
+/// (tests) shortens every run by `time_scale`.
 pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
     let (path, text) = if plan.full { SWEEP_FULL } else { SWEEP };
     let file = SweepFile::parse(text, Path::new(path)).map_err(|e| e.to_string())?;
@@ -186,7 +181,7 @@ pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
             rest /= n;
         }
         let mut overrides = fixed.clone();
-        let (mut cc, mut loss, mut seed, mut bytes, mut duration) = (None, 0.0, 1, None, None);
+        let (mut cc, mut loss, mut seed, mut duration) = (None, 0.0, 1, None);
         for (dim, &i) in dims.iter().zip(&picks) {
             for a in dim {
                 let v = a.values.get(i);
@@ -194,7 +189,6 @@ pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
                     "flows.0.cc" => cc = v.as_str().map(str::to_string),
                     "links.0.loss" => loss = as_f64(&v).ok_or("links.0.loss: not a number")?,
                     "seed" => seed = v.as_integer().ok_or("seed: not an integer")?,
-                    "flows.0.bytes" => bytes = as_f64(&v),
                     "duration" => {
                         let s = v.as_str().ok_or("duration: not a string")?;
                         let ns = longhaul_sim::units::parse_duration(s)?;
@@ -205,27 +199,19 @@ pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
                 overrides.push(assignment(&a.name, &v));
             }
         }
-        let (Some(cc), Some(bytes), Some(duration_s)) = (cc, bytes, duration) else {
-            return Err(format!(
-                "{path}: every run needs flows.0.cc, flows.0.bytes and duration"
-            ));
+        let (Some(cc), Some(duration_s)) = (cc, duration) else {
+            return Err(format!("{path}: every run needs flows.0.cc and duration"));
         };
         let mut point = Point {
             cc,
             loss,
             seed,
-            packets: bytes / PAYLOAD_BYTES,
             duration_s,
             overrides,
         };
         if scale != 1.0 {
-            let bytes = ((point.packets * scale).ceil() * PAYLOAD_BYTES) as u64;
-            point.packets = bytes as f64 / PAYLOAD_BYTES;
             point.duration_s *= scale;
-            point
-                .overrides
-                .retain(|o| !(o.starts_with("flows.0.bytes=") || o.starts_with("duration=")));
-            point.overrides.push(format!("flows.0.bytes={bytes}"));
+            point.overrides.retain(|o| !o.starts_with("duration="));
             point.overrides.push(format!(
                 "duration=\"{}ms\"",
                 (point.duration_s * 1000.0).round() as u64
@@ -264,28 +250,11 @@ fn runs(plan: &Plan) -> Vec<Run> {
         .collect()
 }
 
-/// A transfer's throughput (b/s) over the second half of its active time: the flow's 1-s
-/// throughput samples from half the time of its last non-empty sample on, without that last
-/// one (the transfer ends inside it). A transfer too short for that averages all its samples;
-/// NaN without samples.
-pub fn active_half_throughput(summary: &Summary) -> f64 {
-    let Some(series) = summary.flows.first().and_then(|f| f.series.as_ref()) else {
-        return f64::NAN;
-    };
-    let Some(last) = series.throughput_bps.iter().rposition(|&x| x > 0.0) else {
-        return 0.0;
-    };
-    let from = series.t[last] / 2.0;
-    let half: Vec<f64> = (0..last)
-        .filter(|&i| series.t[i] >= from)
-        .map(|i| series.throughput_bps[i])
-        .collect();
-    let xs = if half.is_empty() {
-        &series.throughput_bps[..=last]
-    } else {
-        &half[..]
-    };
-    xs.iter().sum::<f64>() / xs.len() as f64
+/// A run's throughput (b/s) over its second half, as table1 measures its default runs.
+pub fn half_throughput(summary: &Summary) -> f64 {
+    summary.flows.first().map_or(f64::NAN, |f| {
+        flow_throughput_after(f, summary.duration_s / 2.0)
+    })
 }
 
 /// One controller at one loss rate, over its seeds.
@@ -330,10 +299,7 @@ pub fn cells(points: &[Point], summaries: &[Summary]) -> Vec<Cell> {
                 .zip(summaries)
                 .filter(|(p, _)| p.cc == cc && p.loss == loss)
                 .collect();
-            let xs: Vec<f64> = mine
-                .iter()
-                .map(|(_, s)| active_half_throughput(s))
-                .collect();
+            let xs: Vec<f64> = mine.iter().map(|(_, s)| half_throughput(s)).collect();
             let n = xs.len() as f64;
             let mean = xs.iter().sum::<f64>() / n;
             let sd = if xs.len() > 1 {
@@ -665,7 +631,7 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
             "log10 of the loss probability ({} = no loss)",
             short(plot_x(0.0, smallest))
         ),
-        "Mb/s (second half of each transfer)",
+        "Mb/s (second half of each run)",
         &lines,
     )?;
     let mut body = format!(
@@ -697,7 +663,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     name: "response",
     title: "Throughput against random loss, 8 controllers on seed 000's 180 ms path, beside their response functions",
     source: SOURCE,
-    shortened: "transfers of 40/p packets for p ≥ 1e-5, 1.25 M packets (fills-the-link only) below; --full: 40/p everywhere (13 h simulated at 1e-8)",
+    shortened: "runs for 20 losses in their second half at p ≥ 1e-5, 20 s (fills the link only) below; --full: 20 losses everywhere (13–16 h simulated at 1e-8)",
     runs,
     claims,
     page: Some(page),
