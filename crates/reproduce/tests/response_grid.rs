@@ -69,9 +69,15 @@ fn full_and_default_differ_only_in_lengths_which_follow_the_rule() {
     assert_eq!(losses, [0.0, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]);
     for (points, is_full) in [(&default, false), (&full, true)] {
         for p in points {
-            assert_eq!(p.duration_s as u64, planned_duration_s(&p.cc, p.loss, is_full));
+            assert_eq!(
+                p.duration_s as u64,
+                planned_duration_s(&p.cc, p.loss, is_full)
+            );
             if !is_full {
-                assert!(p.duration_s * planned_rate(&p.cc, p.loss) <= 5.01e6, "{p:?}");
+                assert!(
+                    p.duration_s * planned_rate(&p.cc, p.loss) <= 5.01e6,
+                    "{p:?}"
+                );
             }
             if is_full && p.loss > 0.0 {
                 // --full: at least 20 expected losses in every measured half.
