@@ -53,6 +53,13 @@ pub fn short(x: f64) -> String {
     if !x.is_finite() {
         return "n/a".into();
     }
+    if x != 0.0 && x.abs() < 1e-3 {
+        // Loss rates: 1e-5, 2.5e-8.
+        let s = format!("{x:.2e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        return format!("{m}e{e}");
+    }
     let digits = if x.abs() >= 100.0 {
         0
     } else if x.abs() >= 10.0 {

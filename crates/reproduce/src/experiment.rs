@@ -85,6 +85,9 @@ impl Run {
     }
 }
 
+/// Draws an experiment's own HTML page from its results.
+pub type PageFn = fn(&ExperimentResult) -> Result<String, longhaul_metrics::MetricsError>;
+
 /// A seed experiment: the runs it needs and the claims it checks on their results.
 pub struct Experiment {
     /// The name `longhaul reproduce NAME` takes.
@@ -99,6 +102,8 @@ pub struct Experiment {
     pub runs: fn(&Plan) -> Vec<Run>,
     /// The claims, given the runs' summaries in the order `runs` returned them.
     pub claims: fn(&Plan, &[Summary]) -> Vec<Claim>,
+    /// An HTML page of the whole experiment for `--report` (`<name>.html`), beside the runs'.
+    pub page: Option<PageFn>,
 }
 
 /// An experiment's results.
@@ -182,8 +187,8 @@ pub fn run_experiment(
         checked.push(c);
     }
 
-    let results: Vec<Mutex<Option<Result<(Outcome, f64), SimError>>>> =
-        runs.iter().map(|_| Mutex::new(None)).collect();
+    type Slot = Mutex<Option<Result<(Outcome, f64), SimError>>>;
+    let results: Vec<Slot> = runs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = threads.clamp(1, runs.len().max(1));
     // Threads left for each run (a run splits across two when its network allows it).

@@ -23,7 +23,10 @@
 //!   ([`experiments::reno_climb`]);
 //! * `scalable-recovery` — seed 003: Scalable's rate-independent recovery
 //!   ([`experiments::scalable`]);
-//! * `lion-burst`, `lion-contest` — seed 002 ([`experiments::lion`]).
+//! * `lion-burst`, `lion-contest` — seed 002 ([`experiments::lion`]);
+//! * `response` — seeds 000–001's contrast as a sweep: 8 controllers against random loss beside
+//!   their response functions ([`theory`]), runs read from `scenarios/sweeps/response.toml`
+//!   ([`experiments::response`]).
 
 pub mod claim;
 pub mod experiment;
@@ -31,6 +34,7 @@ pub mod experiments;
 pub mod measure;
 pub mod output;
 pub mod scenarios;
+pub mod theory;
 
 pub use experiment::{run_experiment, Event, Experiment, ExperimentResult, Plan, Run, RunError};
 
@@ -43,6 +47,7 @@ pub const EXPERIMENTS: &[&Experiment] = &[
     &experiments::scalable::EXPERIMENT,
     &experiments::lion::BURST,
     &experiments::lion::CONTEST,
+    &experiments::response::EXPERIMENT,
 ];
 
 /// The experiment called `name`.

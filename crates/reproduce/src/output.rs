@@ -112,6 +112,11 @@ pub fn write_reports(
             write_html_report(s, &path)?;
             paths.push(path);
         }
+        if let Some(page) = crate::experiment(r.name).and_then(|e| e.page) {
+            let path = dir.join(format!("{}.html", r.name));
+            longhaul_metrics::summary::write_atomically(&path, page(r)?.as_bytes())?;
+            paths.push(path);
+        }
     }
     Ok(paths)
 }

@@ -26,6 +26,7 @@ macro_rules! builtin {
 pub const BUILTINS: &[Builtin] = &[
     builtin!("seed000-180ms"),
     builtin!("seed000-85ms"),
+    builtin!("seed000-response"),
     builtin!("fast-equilibrium"),
     builtin!("seed002-burst"),
     builtin!("seed002-contest"),

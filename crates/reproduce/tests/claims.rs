@@ -105,7 +105,7 @@ fn list_names_every_experiment() {
         assert!(text.contains(e.name), "--list lacks {}", e.name);
         assert!(text.contains(e.title));
     }
-    assert_eq!(EXPERIMENTS.len(), 7);
+    assert_eq!(EXPERIMENTS.len(), 8);
 }
 
 #[test]

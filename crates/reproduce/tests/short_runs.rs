@@ -48,3 +48,58 @@ fn linux_2_4_reno_climbs_half_as_fast_as_modern_reno() {
         "Linux 2.4 {linux24} s vs modern {modern} s"
     );
 }
+
+/// The seeds' contrast on three of the response sweep's own runs each (default plan, p = 1e-4):
+/// Reno's measured rate is Mathis' within the experiment's tolerance, and BBR, which does not
+/// take loss as its signal, keeps more than half the path where Reno has 1 %.
+#[test]
+fn reno_follows_mathis_and_bbr_holds_the_path_at_1e_4() {
+    use longhaul_reproduce::experiment::Experiment;
+    use longhaul_reproduce::experiments::response::{
+        grid, half_throughput, theory_bps, tolerance, Point,
+    };
+    use longhaul_reproduce::experiments::table1::NIC_PAYLOAD_BPS;
+    fn pick(cc: &str) -> Vec<Point> {
+        grid(&Plan::DEFAULT)
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.cc == cc && p.loss == 1e-4)
+            .collect()
+    }
+    fn runs(_: &Plan) -> Vec<longhaul_reproduce::Run> {
+        ["reno", "bbr"]
+            .iter()
+            .flat_map(|cc| pick(cc))
+            .map(|p| longhaul_reproduce::Run {
+                label: format!("{}-s{}", p.cc, p.seed),
+                scenario: "seed000-response",
+                overrides: p.overrides,
+            })
+            .collect()
+    }
+    let e = Experiment {
+        name: "response-1e-4",
+        title: "",
+        source: "",
+        shortened: "",
+        runs,
+        claims: |_, _| Vec::new(),
+        page: None,
+    };
+    let r = run_experiment(&e, &Plan::DEFAULT, 2, &|_| {}).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(r.summaries.len(), 6);
+    let mean = |s: &[longhaul_metrics::summary::Summary]| {
+        s.iter().map(half_throughput).sum::<f64>() / s.len() as f64
+    };
+    let reno = mean(&r.summaries[..3]);
+    let bbr = mean(&r.summaries[3..]);
+    let expected: f64 = pick("reno").iter().map(|p| p.expected_half_losses()).sum();
+    let mathis = theory_bps("reno", 1e-4).unwrap();
+    let tol = tolerance("reno", 1e-4, expected);
+    eprintln!("reno {reno:.0} b/s (Mathis {mathis:.0} ± {tol:.2}), bbr {bbr:.0} b/s");
+    assert!(
+        (reno - mathis).abs() <= tol * mathis,
+        "reno {reno}, Mathis {mathis}"
+    );
+    assert!(bbr > 0.5 * NIC_PAYLOAD_BPS, "bbr {bbr}");
+}

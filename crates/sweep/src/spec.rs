@@ -131,7 +131,7 @@ impl SweepFile {
         flatten("", raw.axes, &mut leaves);
         let mut axes = Vec::new();
         for (name, value) in leaves {
-            axes.push(axis(&file, name, value)?);
+            axes.push(axis(&file, name, value, true)?);
         }
         let mut zips = Vec::new();
         for (g, group) in raw.zip.into_iter().enumerate() {
@@ -142,7 +142,7 @@ impl SweepFile {
             }
             let mut members = Vec::new();
             for (name, value) in leaves {
-                members.push(axis(&file, name, value)?);
+                members.push(axis(&file, name, value, false)?);
             }
             let first: &Axis = &members[0];
             if let Some(other) = members
@@ -160,6 +160,25 @@ impl SweepFile {
                         first.values.len()
                     ),
                 });
+            }
+            // A zip group's positions are its runs: a value may repeat in one of its axes
+            // (the same controller at two loss rates), a whole position may not.
+            let n = first.values.len();
+            let position = |i: u64| members.iter().map(|a| a.values.get(i)).collect::<Vec<_>>();
+            for i in 0..n {
+                if let Some(j) = (0..i).find(|&j| position(j) == position(i)) {
+                    return Err(SweepError::Axis {
+                        file,
+                        axis: first.name.clone(),
+                        message: format!(
+                            "[[zip]] group {}: positions {} and {} are the same run; each \
+                             position is one set of runs",
+                            g + 1,
+                            j + 1,
+                            i + 1
+                        ),
+                    });
+                }
             }
             zips.push(members);
         }
@@ -239,7 +258,9 @@ fn check_path(file: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-fn axis(file: &Path, name: String, value: toml::Value) -> Result<Axis> {
+/// One axis from its TOML value; `unique`: each value once (an `[axes]` entry; a zip group
+/// checks its positions instead).
+fn axis(file: &Path, name: String, value: toml::Value, unique: bool) -> Result<Axis> {
     check_path(file, &name)?;
     let fail = |message: String| SweepError::Axis {
         file: file.to_path_buf(),
@@ -252,7 +273,7 @@ fn axis(file: &Path, name: String, value: toml::Value) -> Result<Axis> {
                 return Err(fail("has no values: give at least one".into()));
             }
             for (i, v) in list.iter().enumerate() {
-                if list[..i].contains(v) {
+                if unique && list[..i].contains(v) {
                     return Err(SweepError::Value {
                         file: file.to_path_buf(),
                         axis: name.clone(),
@@ -560,6 +581,26 @@ mod tests {
                 "axis `links.0.queue.packets`: has 1 values but `links.0.delay` in the same \
                  [[zip]] group has 2"
             ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn zip_values_may_repeat_but_positions_may_not() {
+        let f = parse(
+            "scenario = \"s.toml\"\n[[zip]]\n\"flows.0.cc\" = [\"reno\", \"reno\", \"fast\"]\n\
+             \"links.0.loss\" = [0, 1e-6, 0]\n",
+        )
+        .unwrap();
+        assert_eq!(f.zips[0][0].values.len(), 3);
+        let e = parse(
+            "scenario = \"s.toml\"\n[[zip]]\n\"flows.0.cc\" = [\"reno\", \"fast\", \"reno\"]\n\
+             \"links.0.loss\" = [0, 1e-6, 0]\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("[[zip]] group 1: positions 1 and 3 are the same run"),
             "{e}"
         );
     }

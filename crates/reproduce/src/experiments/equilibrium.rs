@@ -101,4 +101,5 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "60 s per run (--full: 600 s), measured over the second half",
     runs,
     claims,
+    page: None,
 };

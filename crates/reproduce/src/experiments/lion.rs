@@ -78,6 +78,7 @@ pub const BURST: Experiment = Experiment {
     shortened: "20 s per sender (--full: 120 s)",
     runs: burst_runs,
     claims: burst_claims,
+    page: None,
 };
 
 fn contest_runs(plan: &Plan) -> Vec<Run> {
@@ -135,4 +136,5 @@ pub const CONTEST: Experiment = Experiment {
     shortened: "the paper's 5 s",
     runs: contest_runs,
     claims: contest_claims,
+    page: None,
 };

@@ -3,6 +3,7 @@
 pub mod equilibrium;
 pub mod lion;
 pub mod reno_climb;
+pub mod response;
 pub mod scalable;
 pub mod slide4;
 pub mod table1;

@@ -168,4 +168,5 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "rates ÷10 (climb time ∝ rate step, reported ×10); --full: 1 Gb/s, ~2,900 s",
     runs,
     claims,
+    page: None,
 };

@@ -210,4 +210,5 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "Scalable 100M/1G 40 s, Reno 10M/100M; --full adds Scalable 10G, Reno 1G (2 h)",
     runs,
     claims,
+    page: None,
 };

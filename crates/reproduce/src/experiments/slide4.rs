@@ -151,4 +151,5 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "rates, buffers and the hour ÷ 10 (360 s at 100 Mb/s per card); --full: the hour at 1 Gb/s",
     runs,
     claims,
+    page: None,
 };

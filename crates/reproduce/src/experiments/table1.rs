@@ -185,4 +185,5 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "30 s (180 ms) and 10 s (85 ms) runs averaged over their second half; --full: 1–6 h",
     runs,
     claims,
+    page: None,
 };
