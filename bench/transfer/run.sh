@@ -133,7 +133,6 @@ sleep 0.5 # the state file is written before the devices
 read -r addr_a addr_b <<<"$addrs"
 on_a() { "$bin" emu exec --id "$emu_pid" a -- "$@"; }
 on_b() { "$bin" emu exec --id "$emu_pid" b -- "$@"; }
-on_b ping -c 1 -W 5 "$addr_a" >/dev/null || die "side B cannot reach side A ($addr_a)"
 
 # Congestion controls for the kernel runs.
 avail="$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
@@ -177,6 +176,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 PrintMotd no
+Subsystem sftp internal-sftp
 EOF
 ssh_opts=(-F /dev/null -i "$sshdir/client" -o IdentitiesOnly=yes -o StrictHostKeyChecking=no
   -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=30 -o LogLevel=ERROR)
