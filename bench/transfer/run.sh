@@ -150,7 +150,10 @@ if [ $needs_fast -eq 1 ] && [[ " $avail " != *" fast "* ]]; then
   fast_loaded_here=1
 fi
 allowed="$allowed_before"
-for cc in cubic bbr fast; do
+wanted="cubic"
+[ $needs_bbr -eq 0 ] || wanted="$wanted bbr"
+[ $needs_fast -eq 0 ] || wanted="$wanted fast"
+for cc in $wanted; do
   [[ " $allowed " == *" $cc "* ]] || allowed="$allowed $cc"
 done
 if [ $((needs_fast + needs_bbr)) -gt 0 ]; then
