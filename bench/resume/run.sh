@@ -10,8 +10,8 @@
 # with SIGKILL:
 #
 # 1. the receiver: it is started again, and the same file sent again (`send -J`);
-# 2. the sender: the file is sent again at once, to the same receiver (a restarted sender's
-#    session takes over the file its dead one still holds).
+# 2. the sender: the file is sent again at once, to the same receiver (which ends the dead
+#    sender's session when the new one's HELLO authenticates).
 #
 # For each it prints the part file's size when the kill happened (bytes that had reached the
 # receiver's disk), the second session's bytes_resumed and bytes_sent, and the bytes moved
