@@ -45,6 +45,9 @@ impl Mode {
     }
 }
 
+/// Per (mode, offload): the (CPU s, wall s) of each round.
+type Runs = Vec<((Mode, bool), Vec<(f64, f64)>)>;
+
 /// Two key pairs: the receiver's and the sender's.
 struct Keys {
     rx: Identity,
@@ -161,8 +164,7 @@ fn main() {
         "loopback transfer of {mb} MiB, FAST, {rounds} interleaved rounds; this machine prefers {}",
         Cipher::preferred().name()
     );
-    // (mode, offload) -> (CPU s, wall s) of each round.
-    let mut runs: Vec<((Mode, bool), Vec<(f64, f64)>)> = Vec::new();
+    let mut runs: Runs = Vec::new();
     for &mode in &modes {
         for offload in [true, false] {
             runs.push(((mode, offload), Vec::new()));
