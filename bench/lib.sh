@@ -14,3 +14,8 @@ make_keys() { # BIN RX_HOME TX_HOME
   done
   cp "$3/id_x25519.pub" "$2/authorized_keys"
 }
+
+# The script's leading comment block, as its help.
+usage() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+}

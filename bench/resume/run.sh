@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --rate-limit) rate="$2"; shift 2 ;;
     --at) at="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done

@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     --delay) delay="$2"; shift 2 ;;
     --loss) loss="$2"; shift 2 ;;
     --queue-packets) queue="$2"; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
