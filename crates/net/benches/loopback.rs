@@ -1,15 +1,21 @@
-//! Loopback transfer with and without UDP segmentation offload (GSO/GRO), interleaved, in the
-//! same run: CPU seconds (sender and receiver threads together, from `getrusage`) and wall time
-//! per GB, and their ratios. `cargo bench -p longhaul-net --bench loopback [-- MB [ROUNDS]]`
-//! (default 400 MB, 3 rounds).
+//! Loopback transfer, interleaved in the same run, along two axes: with and without UDP
+//! segmentation offload (GSO/GRO), and plain (`Security::Off`) or sealed (the Noise handshake,
+//! then every datagram sealed with each `Cipher`). Prints CPU seconds (sender and receiver
+//! threads together, from `getrusage`) and wall time per GB, and the ratios: offload vs one
+//! datagram per call, and each cipher vs plain (the encryption's cost).
+//! `cargo bench -p longhaul-net --bench loopback [-- MB [ROUNDS]]` (default 400 MiB, 3 rounds).
 //!
 //! Loopback has no propagation delay, so the controller's behaviour (FAST here) is not what is
-//! measured: the cost per byte of the driver, the kernel's UDP path and the file's hashing is.
+//! measured: the cost per byte of the driver, the kernel's UDP path, sealing and opening, the
+//! file's hashing (SHA-256 on both ends) and the receiver's writes to disk is.
 
 use longhaul_cc::CcSpec;
+use longhaul_net::admission::Limits;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, SendOptions};
+use longhaul_proto::secure::{Cipher, Identity, PeerPolicy, Security};
 use longhaul_proto::Config;
+use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -22,22 +28,66 @@ fn cpu_seconds() -> f64 {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
-fn config() -> Config {
+/// The security axis: plain, or sealed with one cipher (both ends prefer it, so it is the one
+/// negotiated).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Plain,
+    Sealed(Cipher),
+}
+
+impl Mode {
+    fn label(self) -> String {
+        match self {
+            Mode::Plain => "plain".into(),
+            Mode::Sealed(c) => c.name().into(),
+        }
+    }
+}
+
+/// Per (mode, offload): the (CPU s, wall s) of each round.
+type Runs = Vec<((Mode, bool), Vec<(f64, f64)>)>;
+
+/// Two key pairs: the receiver's and the sender's.
+struct Keys {
+    rx: Identity,
+    tx: Identity,
+}
+
+fn config(mode: Mode, local: &Identity, peer: PeerPolicy) -> Config {
     let mut c = Config::new(CcSpec::default_for("fast").unwrap());
     c.recv_window = 64 << 20;
     c.send_buffer = 64 << 20;
+    if let Mode::Sealed(cipher) = mode {
+        c.security = Security::Noise {
+            local: local.clone(),
+            peer,
+            cipher,
+            key_limits: None,
+        };
+        c.mss = c.mss_for(1500);
+    }
     c
 }
 
-/// One transfer of `path`; returns (CPU s, wall s, datagrams, send calls).
-fn transfer(path: &std::path::Path, offload: bool) -> (f64, f64, u64, u64) {
+/// One transfer of `path`; returns (CPU s, wall s, datagrams, send calls, cipher in use).
+fn transfer(
+    path: &std::path::Path,
+    offload: bool,
+    mode: Mode,
+    keys: &Keys,
+) -> (f64, f64, u64, u64, Option<String>) {
     let dst = tempfile::tempdir().unwrap();
+    let allowed: HashSet<_> = [keys.tx.public_key()].into_iter().collect();
     let opts = RecvOptions {
-        config: config(),
+        config: config(mode, &keys.rx, PeerPolicy::AllowList(allowed.into())),
         dir: dst.path().to_path_buf(),
         overwrite: false,
         max_size: u64::MAX,
-        max_sessions: 1,
+        limits: Limits {
+            max_sessions: 1,
+            ..Limits::default()
+        },
         offload,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
@@ -55,7 +105,7 @@ fn transfer(path: &std::path::Path, offload: bool) -> (f64, f64, u64, u64) {
         &[path.to_path_buf()],
         addr,
         SendOptions {
-            config: config(),
+            config: config(mode, &keys.tx, PeerPolicy::Exactly(keys.rx.public_key())),
             name: None,
             follow_links: false,
             resume: true,
@@ -63,6 +113,7 @@ fn transfer(path: &std::path::Path, offload: bool) -> (f64, f64, u64, u64) {
             interval: Duration::from_secs(3600),
             connect_timeout: Duration::from_secs(5),
             offload,
+            on_peer_key: None,
         },
         &AtomicBool::new(false),
         |_| {},
@@ -74,6 +125,7 @@ fn transfer(path: &std::path::Path, offload: bool) -> (f64, f64, u64, u64) {
         t0.elapsed().as_secs_f64(),
         report.socket.datagrams_sent,
         report.socket.send_calls,
+        report.cipher,
     )
 }
 
@@ -101,27 +153,74 @@ fn main() {
         }
     }
     let gb = mb as f64 * 1.048_576e-3;
-    println!("loopback transfer of {mb} MiB, FAST, {rounds} interleaved rounds");
-    let (mut on, mut off) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
+    let keys = Keys {
+        rx: Identity::generate().unwrap(),
+        tx: Identity::generate().unwrap(),
+    };
+    let modes: Vec<Mode> = std::iter::once(Mode::Plain)
+        .chain(Cipher::ALL.into_iter().map(Mode::Sealed))
+        .collect();
+    println!(
+        "loopback transfer of {mb} MiB, FAST, {rounds} interleaved rounds; this machine prefers {}",
+        Cipher::preferred().name()
+    );
+    let mut runs: Runs = Vec::new();
+    for &mode in &modes {
         for offload in [true, false] {
-            let (cpu, wall, dgrams, calls) = transfer(&path, offload);
+            runs.push(((mode, offload), Vec::new()));
+        }
+    }
+    for round in 0..rounds {
+        for ((mode, offload), v) in runs.iter_mut() {
+            let (cpu, wall, dgrams, calls, cipher) = transfer(&path, *offload, *mode, &keys);
+            match mode {
+                Mode::Plain => assert_eq!(cipher, None, "a plain transfer was sealed"),
+                // The report names the suite by its Debug form.
+                Mode::Sealed(c) => assert_eq!(
+                    cipher,
+                    Some(format!("{c:?}")),
+                    "the transfer did not use the cipher asked for"
+                ),
+            }
             println!(
-                "round {round} offload {:<5}: {:.3} CPU s/GB, {:.3} wall s/GB ({:.2} Gb/s), \
+                "round {round} {:<17} offload {:<5}: {:.3} CPU s/GB, {:.3} wall s/GB ({:.2} Gb/s), \
                  {dgrams} datagrams in {calls} send calls",
+                mode.label(),
                 offload,
                 cpu / gb,
                 wall / gb,
                 gb * 8.0 / wall
             );
-            if offload { &mut on } else { &mut off }.push((cpu, wall));
+            v.push((cpu, wall));
         }
     }
     let best =
         |v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64| v.iter().map(f).fold(f64::INFINITY, f64::min);
-    println!(
-        "offload vs one datagram per call (best of each): CPU {:.2}x less, wall {:.2}x less",
-        best(&off, |p| p.0) / best(&on, |p| p.0),
-        best(&off, |p| p.1) / best(&on, |p| p.1)
-    );
+    let of = |m: Mode, o: bool| &runs.iter().find(|r| r.0 == (m, o)).unwrap().1;
+    println!("best of {rounds} rounds, per GB (1e9 bytes):");
+    println!("| security | offload | CPU s/GB | wall s/GB | Gb/s | CPU vs plain | wall vs plain |");
+    println!("|---|---|---|---|---|---|---|");
+    for ((mode, offload), v) in &runs {
+        let (cpu, wall) = (best(v, |p| p.0), best(v, |p| p.1));
+        let plain = of(Mode::Plain, *offload);
+        println!(
+            "| {} | {} | {:.3} | {:.3} | {:.2} | {:+.0} % | {:+.0} % |",
+            mode.label(),
+            if *offload { "on" } else { "off" },
+            cpu / gb,
+            wall / gb,
+            gb * 8.0 / wall,
+            (cpu / best(plain, |p| p.0) - 1.0) * 100.0,
+            (wall / best(plain, |p| p.1) - 1.0) * 100.0,
+        );
+    }
+    for &mode in &modes {
+        let (on, off) = (of(mode, true), of(mode, false));
+        println!(
+            "{}: offload vs one datagram per call (best of each): CPU {:.2}x less, wall {:.2}x less",
+            mode.label(),
+            best(off, |p| p.0) / best(on, |p| p.0),
+            best(off, |p| p.1) / best(on, |p| p.1)
+        );
+    }
 }
