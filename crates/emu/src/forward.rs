@@ -59,7 +59,7 @@ pub struct DirectionReport {
     pub io: IoCounters,
     pub lateness: LatenessSummary,
     /// Time from arrival to the last bit leaving the bottleneck (queueing + serialisation) of
-    /// delivered packets, in ms — DESIGN.md's `queue_delay_ms`.
+    /// delivered packets, in ms — docs/measurements.md's `queue_delay_ms`.
     pub queue_delay_ms: QueueDelay,
     pub elapsed_s: f64,
     /// Delivered IP bytes × 8 / elapsed.

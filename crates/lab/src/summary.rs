@@ -31,7 +31,7 @@ use longhaul_metrics::{fairness, stability, throughput};
 use longhaul_perf::perf::{to_summary, PathFacts};
 use std::collections::BTreeMap;
 
-/// TCP/IP header bytes per packet (DESIGN.md's utilization definition).
+/// TCP/IP header bytes per packet (docs/measurements.md's utilization definition).
 const HEADER_BYTES: f64 = 40.0;
 
 /// Builds the summary of a finished run.

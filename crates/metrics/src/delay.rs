@@ -3,7 +3,7 @@
 //! Seed 000's Table 1 reports "delay" as the minimum round-trip time: the propagation delay of the
 //! path, the baseRTT FAST itself estimates. Whatever a packet's RTT has on top of that minimum was
 //! spent in queues, so the queueing delay of an RTT sample is RTT − min RTT, where min RTT is the
-//! smallest sample of the same flow over the whole run (DESIGN.md). We summarise it by the mean and
+//! smallest sample of the same flow over the whole run (docs/measurements.md). We summarise it by the mean and
 //! by nearest-rank percentiles ([`crate::percentile`]): p50, p95, p99.
 //!
 //! This module keeps every sample and is exact; long runs use [`crate::online::DelayAccumulator`],

@@ -1,6 +1,6 @@
 //! longhaul-metrics: the measurements longhaul reports, and the reports themselves.
 //!
-//! Definitions (DESIGN.md, from seeds 000 and 004):
+//! Definitions (docs/measurements.md, from seeds 000 and 004):
 //! * [`throughput`]: throughput (payload bits ÷ duration) and utilization net of 40-byte TCP/IP
 //!   headers, with the capacity that seed 000's Table 1 implies; [`bmps`]: the distance-rate
 //!   product in b·m/s;
@@ -19,7 +19,7 @@
 //!
 //! # Building a summary from a run
 //! A driver records events with explicit times (seconds from the start of the experiment) and
-//! finishes with the numbers DESIGN.md asks for:
+//! finishes with the numbers docs/measurements.md asks for:
 //!
 //! ```
 //! use longhaul_metrics::recorder::{aggregate, FlowRecorder, PathContext};

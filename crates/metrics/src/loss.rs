@@ -1,6 +1,6 @@
 //! Loss: packets dropped ÷ packets sent, and where and why they were dropped.
 //!
-//! DESIGN.md asks for the loss rate and for its location ("which queue, why"), because seed 001's
+//! docs/measurements.md asks for the loss rate and for its location ("which queue, why"), because seed 001's
 //! complaint about dummynet was exactly that one could not tell the emulator's drops from the
 //! path's. A [`LossLedger`] counts drops by (location, reason); locations are free-form names (a
 //! link's queue, "host-txqueue", "random-loss on link1"), reasons are the short names below so that

@@ -22,7 +22,7 @@ use crate::summary::{
 };
 use crate::throughput::{throughput_bps, utilization};
 
-/// Interval of the stability (CoV) series, fixed by DESIGN.md.
+/// Interval of the stability (CoV) series, fixed by docs/measurements.md.
 pub const STABILITY_INTERVAL_S: f64 = 1.0;
 /// Default interval of plotted time series.
 pub const DEFAULT_SERIES_INTERVAL_S: f64 = 0.1;

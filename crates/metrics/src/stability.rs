@@ -1,6 +1,6 @@
 //! Stability: the coefficient of variation (CoV) of throughput over 1-second intervals.
 //!
-//! CoV = σ / μ of the per-interval throughputs x1..xn of a flow (or of the aggregate). DESIGN.md
+//! CoV = σ / μ of the per-interval throughputs x1..xn of a flow (or of the aggregate). docs/measurements.md
 //! fixes the interval at 1 s; FAST's evaluations (Jin, Wei, Low, INFOCOM 2004) use the same
 //! "stability" measure.
 //!

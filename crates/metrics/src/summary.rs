@@ -1,6 +1,6 @@
 //! The result summary: the JSON that `sim`, `lab`, `reproduce` and `perf -J` write.
 //!
-//! DESIGN.md fixes the core fields so that results from every mode compare line by line:
+//! docs/measurements.md fixes the core fields so that results from every mode compare line by line:
 //!
 //! ```text
 //! { scenario, mode: "sim"|"lab"|"perf", duration_s, seed,

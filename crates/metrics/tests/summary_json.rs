@@ -5,7 +5,7 @@ use longhaul_metrics::summary::{Mode, PaperValue, Summary};
 use longhaul_metrics::MetricsError;
 use std::path::Path;
 
-/// Exactly the fields DESIGN.md lists, nothing more.
+/// Exactly the fields docs/measurements.md lists, nothing more.
 const LEAN: &str = r#"{
   "scenario": "sc2002-1flow", "mode": "lab", "duration_s": 3600.0, "seed": 0,
   "links": [ { "name": "ge0", "capacity_bps": 1e9, "utilization": 0.95, "drops": 12,

@@ -3,7 +3,7 @@
 //! * [`perf`] — `longhaul perf server|client`: memory-to-memory TCP measurement over the kernel's
 //!   TCP, in the manner of iperf (seed 004 shows the Land Speed Record's iperf run). Each report
 //!   interval prints transfer, bitrate, retransmits, cwnd and RTT read from `TCP_INFO`; `-J` writes
-//!   the result summary of DESIGN.md (`longhaul_metrics::summary::Summary`, mode `perf`).
+//!   the result summary of docs/measurements.md (`longhaul_metrics::summary::Summary`, mode `perf`).
 //! * [`tune`] — `longhaul tune --rate R --rtt T [--apply]`: the bandwidth-delay product, the socket
 //!   buffers, txqueuelen, MTU and congestion-control advice of seed 004 and ESnet's fasterdata
 //!   host-tuning pages, checked against the running host, with the exact commands to fix what

@@ -1110,7 +1110,7 @@ impl<'a> Engine<'a> {
         // Aggregate utilization is that of the most loaded bottleneck: for each link of the
         // chain, the payload of the scenario's flows that cross it ÷ its capacity net of
         // headers, and the largest of these. On a dumbbell every flow crosses the shared path,
-        // so this is the flows' total ÷ the slowest shared link (DESIGN.md's definition). On a
+        // so this is the flows' total ÷ the slowest shared link (docs/measurements.md's definition). On a
         // parking lot a long flow counts once on every link it crosses, so the sum of all
         // flows is never divided by one link's capacity (it would read above 100 %).
         let (b, agg_util) = chain

@@ -6,7 +6,7 @@
 //! marking) at every link output in both directions, so ACKs queue too; per-flow access links
 //! and extra delay so flows have different RTTs; dumbbell and parking-lot topologies; CBR,
 //! Poisson, on/off and web-like cross traffic, unresponsive or carried by congestion-controlled
-//! flows. It reports the summary of DESIGN.md, per-flow and per-queue time series and a drop log
+//! flows. It reports the summary of docs/measurements.md, per-flow and per-queue time series and a drop log
 //! naming where and why each packet was lost.
 //!
 //! Speed is a design goal (a 1 Gb/s × 180 ms flow for an hour is 300 million packets): links are

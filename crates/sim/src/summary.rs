@@ -1,8 +1,8 @@
-//! The run's outcome: the result summary (DESIGN.md "The result summary", as
+//! The run's outcome: the result summary (docs/measurements.md, as
 //! `longhaul_metrics::summary` types, filled in by `engine`) with its time series, the drop log
 //! and cross-traffic statistics.
 //!
-//! Definitions (DESIGN.md "Measurement definitions", from seed 000):
+//! Definitions (docs/measurements.md, from seed 000):
 //! * flow throughput: unique application payload bytes delivered ÷ the flow's active time
 //!   (`stop − start`, the run's duration for a flow that runs throughout);
 //! * flow utilization: throughput ÷ the capacity of the slowest link on its path net of the
@@ -69,7 +69,7 @@ pub struct DropRecord {
 /// Everything a run produces.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Outcome {
-    /// The result summary of DESIGN.md, with per-flow, per-link and aggregate time series.
+    /// The result summary of docs/measurements.md, with per-flow, per-link and aggregate time series.
     pub summary: Summary,
     pub cross_traffic: Vec<CrossSummary>,
     /// Per link direction: counters beyond the summary's.

@@ -2,9 +2,9 @@
 //!
 //! A congestion-control study is a grid — controllers × rates × RTTs × buffers × loss rates ×
 //! seeds — of simulator runs. This crate turns a sweep file into a deterministic list of runs,
-//! each a scenario plus `--set` overrides with a stable integer index (DESIGN.md, "Studies by
-//! index"), and drives them through one entry point, `longhaul sweep run FILE --index N`, that
-//! every engine can call: the local runner on all cores, a Slurm array, a Kubernetes Indexed
+//! each a scenario plus `--set` overrides with a stable integer index (`docs/sweep.md`), and
+//! drives them through one entry point, `longhaul sweep run FILE --index N`, that every engine
+//! can call: the local runner on all cores, a Slurm array, a Kubernetes Indexed
 //! Job, GNU parallel. Results are one file per run, merged by `collect`.
 //!
 //! * [`spec`]: the sweep file (`docs/sweep.md`);

@@ -1,7 +1,7 @@
 //! Slurm: an sbatch array script whose every task runs `longhaul sweep run FILE --index
 //! $SLURM_ARRAY_TASK_ID`, and its submission with `sbatch`.
 //!
-//! longhaul schedules nothing itself (DESIGN.md, "Studies by index"): the array job is Slurm's,
+//! longhaul schedules nothing itself (`docs/sweep.md`): the array job is Slurm's,
 //! the results directory is on the cluster's shared filesystem, and a task that dies is redone
 //! by submitting again (finished runs are skipped). A cluster caps an array's size
 //! (MaxArraySize, 1001 by default), so a larger sweep is cut into equal blocks of runs, one per

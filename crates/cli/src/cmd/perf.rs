@@ -69,7 +69,7 @@ pub struct ClientArgs {
     /// Give up connecting after this long.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
-    /// Print the result summary JSON (DESIGN.md) with the per-interval series instead of text.
+    /// Print the result summary JSON (docs/measurements.md) with the per-interval series instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
 }

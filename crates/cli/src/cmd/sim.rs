@@ -1,6 +1,6 @@
 //! `longhaul sim FILE`: run a scenario in the packet simulator.
 //!
-//! Prints the result table; `--json` writes the result summary (DESIGN.md), `--report` writes
+//! Prints the result table; `--json` writes the result summary (docs/measurements.md), `--report` writes
 //! a directory with the summary, an HTML page with plots, the drop log and per-queue details.
 //! Long runs show a progress bar on stderr (simulated time, events/s, ETA) when it is a terminal.
 

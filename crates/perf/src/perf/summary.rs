@@ -1,4 +1,4 @@
-//! A finished perf run as the DESIGN.md result summary (`perf -J`), with the per-interval series.
+//! A finished perf run as the docs/measurements.md result summary (`perf -J`), with the per-interval series.
 //!
 //! * One flow per stream (ids from 1, as iperf numbers them); throughput = bytes delivered × 8 ÷
 //!   the run's duration (Start to the server's confirmation that everything arrived).
@@ -11,7 +11,7 @@
 //!   tcpi_data_segs_out`): TCP's own estimate, which counts spurious retransmissions too.
 //! * `utilization` needs the bottleneck capacity (`--capacity`), `bmps` the distance
 //!   (`--distance-km`); without them they are undefined (JSON `null`).
-//! * CoV is over the report intervals (1 s by default, DESIGN.md's definition), dropping the last,
+//! * CoV is over the report intervals (1 s by default, docs/measurements.md's definition), dropping the last,
 //!   partial one; with fewer than two full intervals it is undefined.
 
 use super::client::PerfRun;
