@@ -289,6 +289,8 @@ struct Sender {
     data_started: Option<Instant>,
     jobs: VecDeque<Job>,
     current: Option<Current>,
+    /// One chunk of a resume prefix being verified (reused, not allocated per chunk).
+    verify_buf: Vec<u8>,
     plans_done: bool,
     end_sent: bool,
     bye: bool,
@@ -334,6 +336,7 @@ impl Sender {
             data_started: None,
             jobs: VecDeque::new(),
             current: None,
+            verify_buf: Vec::new(),
             plans_done: false,
             end_sent: false,
             bye: false,
@@ -454,14 +457,15 @@ impl Sender {
                 }
                 if (digests.len() as u64) < *offered {
                     let n = CHUNK_SIZE.min(cur.size - cur.read) as usize;
-                    let mut buf = vec![0u8; n];
-                    let got = read_full(&mut cur.file, &mut buf)
+                    let buf = &mut self.verify_buf;
+                    buf.resize(n, 0);
+                    let got = read_full(&mut cur.file, buf)
                         .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
                     if got < n {
                         cur.short = true;
                     }
-                    cur.hasher.update(&buf);
-                    digests.push(Sha256::digest(&buf).into());
+                    cur.hasher.update(&buf[..]);
+                    digests.push(Sha256::digest(&buf[..]).into());
                     cur.read += n as u64;
                     budget = budget.saturating_sub(n as u64);
                     continue;
