@@ -33,3 +33,12 @@ pub fn wait_signal(timeout: Duration) -> Option<i32> {
     let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
     (s > 0).then_some(s)
 }
+
+/// For commands that only print (listings, tables): a reader that stops early (`| head`) ends
+/// the process quietly, as with other Unix tools, instead of a "failed printing to stdout"
+/// panic. Not for commands that must clean up on exit (emu, lab, send/recv): Rust's default of
+/// ignoring SIGPIPE keeps their cleanup paths reachable.
+pub fn end_quietly_on_closed_stdout() {
+    // SAFETY: restoring the default disposition of one signal; no handler runs.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}

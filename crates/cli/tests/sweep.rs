@@ -300,3 +300,29 @@ fn submit_dry_run_writes_the_array_script() {
     assert!(text(&no_engine.stderr).contains("choose an engine: --slurm"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_plan_read_by_head_ends_quietly() {
+    // A 4,096-run grid's table is longer than a pipe's buffer, so the reader closing its end
+    // after one line leaves the writer with most of the table unwritten.
+    let dir = fixture(
+        "head",
+        "scenario = \"path.toml\"\n[axes]\nseed = \"1..4096\"\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(["sweep", "plan"])
+        .arg(dir.join("grid.toml"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("longhaul runs");
+    let mut first = [0u8; 64];
+    let n = std::io::Read::read(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert!(n > 0, "no output");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    assert!(!err.contains("Broken pipe"), "stderr: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

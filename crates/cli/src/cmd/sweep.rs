@@ -122,10 +122,17 @@ pub struct CollectArgs {
 
 pub fn run(cmd: SweepCommand) -> Result<()> {
     match cmd {
-        SweepCommand::Plan(a) => plan(a),
+        SweepCommand::Plan(a) => {
+            crate::signals::end_quietly_on_closed_stdout();
+            plan(a)
+        }
         SweepCommand::Run(a) => run_sweep(a),
         SweepCommand::Submit(a) => submit_sweep(a),
-        SweepCommand::Collect(a) => collect_dir(a),
+        // Its files are written before anything is printed.
+        SweepCommand::Collect(a) => {
+            crate::signals::end_quietly_on_closed_stdout();
+            collect_dir(a)
+        }
     }
 }
 
