@@ -40,6 +40,7 @@ pub fn algorithms() -> &'static [Algorithm] {
 pub fn find(name: &str) -> Result<&'static Algorithm, ParamError> {
     algorithms()
         .iter()
+        .chain(crate::algorithms::EXPERIMENTS)
         .find(|a| a.name == name)
         .ok_or_else(|| ParamError::UnknownAlgorithm {
             name: name.to_string(),

@@ -24,6 +24,10 @@
 //! * `scalable-recovery` — seed 003: Scalable's rate-independent recovery
 //!   ([`experiments::scalable`]);
 //! * `lion-burst`, `lion-contest` — seed 002 ([`experiments::lion`]);
+//! * `lion-mbs` — seed 002 Figs. 2–4: loss against burst size at a fixed rate, and a window
+//!   ([`experiments::lion_mbs`]);
+//! * `lion-matched` — Lion against window-based senders at matched throughput
+//!   ([`experiments::lion_matched`]);
 //! * `response` — seeds 000–001's contrast as a sweep: 8 controllers against random loss beside
 //!   their response functions ([`theory`]), runs read from `scenarios/sweeps/response.toml`
 //!   ([`experiments::response`]).
@@ -46,6 +50,8 @@ pub const EXPERIMENTS: &[&Experiment] = &[
     &experiments::reno_climb::EXPERIMENT,
     &experiments::scalable::EXPERIMENT,
     &experiments::lion::BURST,
+    &experiments::lion_mbs::EXPERIMENT,
+    &experiments::lion_matched::EXPERIMENT,
     &experiments::lion::CONTEST,
     &experiments::response::EXPERIMENT,
 ];

@@ -30,6 +30,7 @@ pub const BUILTINS: &[Builtin] = &[
     builtin!("fast-equilibrium"),
     builtin!("seed002-burst"),
     builtin!("seed002-contest"),
+    builtin!("seed002-mbs"),
     builtin!("seed003-scalable"),
     builtin!("seed004-reno-climb"),
 ];

@@ -105,7 +105,7 @@ fn list_names_every_experiment() {
         assert!(text.contains(e.name), "--list lacks {}", e.name);
         assert!(text.contains(e.title));
     }
-    assert_eq!(EXPERIMENTS.len(), 8);
+    assert_eq!(EXPERIMENTS.len(), 10);
 }
 
 #[test]

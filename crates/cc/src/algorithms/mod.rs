@@ -8,6 +8,7 @@ pub mod cubic;
 pub mod fast;
 pub mod highspeed;
 pub mod lion;
+pub mod paced;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
@@ -23,3 +24,7 @@ pub(crate) static ALL: &[Algorithm] = &[
     bbr::ALGORITHM,
     lion::ALGORITHM,
 ];
+
+/// Senders for experiments that `registry::find` accepts but the registry does not list: they do
+/// not control congestion (seed 002's fixed-rate, fixed-burst sender).
+pub(crate) static EXPERIMENTS: &[Algorithm] = &[paced::ALGORITHM];

@@ -2,6 +2,8 @@
 
 pub mod equilibrium;
 pub mod lion;
+pub mod lion_matched;
+pub mod lion_mbs;
 pub mod reno_climb;
 pub mod response;
 pub mod scalable;

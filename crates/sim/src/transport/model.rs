@@ -21,7 +21,10 @@
 //!   chunks are resent first, within the window.
 //! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
 //!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
-//! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate.
+//! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate, in
+//!   trains of the controller's `max_burst` packets (one when it names none): a train leaves
+//!   back to back and the next waits until the train's bytes are paid for at the rate, as Linux
+//!   sends a TSO segment of `tso_segs` packets and then waits `len / sk_pacing_rate`.
 //! * A packet its own full host queue dropped (`access.on_full = "drop"`) was never sent, as in
 //!   Linux 2.4's `tcp_write_xmit`: its chunk goes out again first (not counted as a
 //!   retransmission), and the controller sees a loss — the first of a window unless a reduction
@@ -132,6 +135,8 @@ pub struct ModelSender {
     rto_backoff: u32,
     pacing_next: u64,
     pacing_blocked: bool,
+    /// Packets the current pacing train may still send back to back.
+    train_left: u32,
     /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
     window_used: bool,
     /// Most bytes in flight during it (Linux `max_packets_out`), when not window-limited.
@@ -182,6 +187,7 @@ impl ModelSender {
             rto_backoff: 0,
             pacing_next: 0,
             pacing_blocked: false,
+            train_left: 0,
             window_used: false,
             max_in_flight: 0,
             window_usage_end: 0,
@@ -406,7 +412,7 @@ impl Endpoint for ModelSender {
             return None;
         }
         let rate = self.cc.pacing_rate();
-        if rate.is_some() && now < self.pacing_next {
+        if rate.is_some() && self.train_left == 0 && now < self.pacing_next {
             self.pacing_blocked = true;
             return None;
         }
@@ -463,8 +469,13 @@ impl Endpoint for ModelSender {
             is_retransmission: is_retx,
         });
         if let Some(r) = rate {
+            // Every packet pays its gap; a new train starts only once the last one is paid for.
             let gap = (size as f64 * 1e9 / r.max(1) as f64) as u64;
             self.pacing_next = self.pacing_next.max(now.saturating_sub(gap)) + gap;
+            if self.train_left == 0 {
+                self.train_left = self.cc.max_burst().unwrap_or(1).max(1);
+            }
+            self.train_left -= 1;
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
@@ -706,6 +717,59 @@ mod tests {
             },
             cc,
         )
+    }
+
+    /// A sender of the experiment-only fixed controller, `spec`, with 1460-byte payloads.
+    fn paced_sender(spec: &str) -> ModelSender {
+        let cc = spec
+            .parse::<CcSpec>()
+            .unwrap()
+            .build(&Setup::for_mtu(1500))
+            .unwrap();
+        ModelSender::new(
+            ModelConfig {
+                mss: 1460,
+                header: 40,
+                start: 0,
+                stop: u64::MAX,
+                bytes: None,
+                ecn: false,
+                linux24: false,
+            },
+            cc,
+        )
+    }
+
+    /// Send times (ns) of the first `n` packets, polling at every pacing deadline.
+    fn send_times(s: &mut ModelSender, n: usize) -> Vec<u64> {
+        let (mut now, mut buf, mut times) = (0u64, Vec::new(), Vec::new());
+        while times.len() < n {
+            match s.poll_transmit(now, &mut buf) {
+                Some(_) => times.push(now),
+                None => {
+                    now = s
+                        .poll_timeout()
+                        .expect("a paced sender waits for its pacer")
+                }
+            }
+        }
+        times
+    }
+
+    #[test]
+    fn paced_packets_leave_in_trains_of_the_controllers_burst() {
+        // 1500 bytes at 12 Mb/s (1.5 MB/s) is one packet per millisecond; trains of 4 leave
+        // back to back every 4 ms. Before the first RTT sample the window is 10 packets.
+        let mut s = paced_sender("paced:rate=12e6,burst=4");
+        let t = send_times(&mut s, 10);
+        assert_eq!(
+            t,
+            [0, 0, 0, 0, 4_000_000, 4_000_000, 4_000_000, 4_000_000, 8_000_000, 8_000_000]
+        );
+        // One packet per train is the plain pacer: one packet per millisecond.
+        let mut s = paced_sender("paced:rate=12e6,burst=1");
+        let t = send_times(&mut s, 4);
+        assert_eq!(t, [0, 1_000_000, 2_000_000, 3_000_000]);
     }
 
     #[test]

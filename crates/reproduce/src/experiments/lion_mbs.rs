@@ -1,0 +1,160 @@
+//! Seed 002 (Network Lion), Figs. 2–4: the controlled burst experiment.
+//!
+//! **Seed.** "When encountering the same cross traffic, the larger burst has higher probability to
+//! cause packet drop" (Fig. 2); "if packets are transmitted in small size bursts with proper gap,
+//! the chance to drop packets is narrowed" (Fig. 3); transferring similar amounts of data,
+//! window-based transmission loses 20–25 % where smaller bursts lose nothing (Fig. 4). "Any burst
+//! sent into the network that exceeds the MBS will potentially cause a router on the path to
+//! drop packets"; the MBS "is determined from the stream sending speed, cross traffic rate and
+//! router queue size. The MBS is also called effective queue size."
+//!
+//! **Model** (`scenarios/seed002-mbs.toml`): Fig. 3's 1 Gb/s router with a 1 Gb/s and an OC-12
+//! on/off cross stream, a 200-packet buffer, 80 ms RTT, the sender's NIC at 10 Gb/s. The sender is
+//! the fixed one (`paced:rate=200e6,burst=B`, crates/cc/src/algorithms/paced.rs): every run sends
+//! the same data at the same average rate into the same cross traffic (its sources do not react,
+//! and the seed is fixed), with bursts of 1 to 1024 packets; the window-based sender
+//! (`clock=ack`) holds a window of the same rate × RTT and lets the ACK clock space it.
+//!
+//! **MBS.** The effective queue size is measured, not assumed: the router's buffer less the mean
+//! queue that the cross traffic and the smooth (1-packet) stream hold, sampled every millisecond,
+//! divided by the share of a burst that stays queued while it arrives (1 − 1 Gb/s ÷ 10 Gb/s: the
+//! router drains a tenth of a 10 Gb/s burst as it comes in). It is printed with every row.
+//!
+//! **Error.** Loss is a count of drops; two runs' loss rates differ by counting noise of about
+//! √(drops₁ + drops₂) ÷ sent, so "grows" allows a fall of twice that between neighbouring sizes.
+
+use crate::claim::{text, ClaimSpec, Rule};
+use crate::experiment::{Experiment, Plan, Run};
+use longhaul_metrics::summary::{Claim, FlowSummary, Summary};
+
+pub const SOURCE: &str = "seed 002, Figs. 2–4";
+
+/// The sender's average rate, bits/s (as `scenarios/seed002-mbs.toml` states it).
+pub const RATE_BPS: f64 = 200e6;
+/// Burst sizes, packets: from one to five times the buffer.
+pub const BURSTS: &[u32] = &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/// The router's buffer (packets), its rate and the sender's NIC rate, as the scenario has them.
+pub const BUFFER_PACKETS: f64 = 200.0;
+pub const ROUTER_BPS: f64 = 1e9;
+pub const NIC_BPS: f64 = 10e9;
+/// Counting-noise multiple allowed when loss is said to grow.
+pub const NOISE_SIGMAS: f64 = 2.0;
+
+fn runs(plan: &Plan) -> Vec<Run> {
+    let secs = plan.secs(20.0, 60.0).max(2.0);
+    let mut out: Vec<Run> = BURSTS
+        .iter()
+        .map(|b| {
+            Run::new(format!("burst-{b}"), "seed002-mbs")
+                .set("flows.0.cc", format!("\"paced:rate={RATE_BPS},burst={b}\""))
+                .secs(secs)
+        })
+        .collect();
+    out.push(
+        Run::new("window", "seed002-mbs")
+            .set("flows.0.cc", format!("\"paced:rate={RATE_BPS},clock=ack\""))
+            .secs(secs),
+    );
+    out
+}
+
+/// Dropped and sent packets of the run's one flow.
+fn counts(f: &FlowSummary) -> (f64, f64) {
+    let sent = f.packets_sent.unwrap_or(0) as f64;
+    let lost = f.packets_lost.map_or(f.loss_rate * sent, |l| l as f64);
+    (lost, sent)
+}
+
+/// The measured MBS, packets: the room the cross traffic and the smooth stream leave in the
+/// buffer on average, over the part of a burst that queues (see the header). `None` without a
+/// queue series.
+pub fn measured_mbs(smooth: &Summary) -> Option<f64> {
+    let q = &smooth.links.first()?.series.as_ref()?.queue_pkts;
+    if q.is_empty() {
+        return None;
+    }
+    let mean = q.iter().sum::<f64>() / q.len() as f64;
+    Some((BUFFER_PACKETS - mean).max(0.0) / (1.0 - ROUTER_BPS / NIC_BPS))
+}
+
+fn claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
+    let n = BURSTS.len();
+    if summaries.len() != n + 1 {
+        return Vec::new();
+    }
+    let flows: Option<Vec<&FlowSummary>> = summaries.iter().map(|s| s.flows.first()).collect();
+    let Some(flows) = flows else {
+        return Vec::new();
+    };
+    let mbs = measured_mbs(&summaries[0]).unwrap_or(f64::NAN);
+    let window = flows[n];
+    let mut out = Vec::new();
+    for i in 1..n {
+        let ((l0, s0), (l1, s1)) = (counts(flows[i - 1]), counts(flows[i]));
+        let noise = NOISE_SIGMAS * (l0 + l1).sqrt() / s0.max(s1).max(1.0);
+        let prev = flows[i - 1].loss_rate;
+        out.push(
+            ClaimSpec::new(
+                format!(
+                    "loss, bursts of {} packets (MBS {mbs:.0}; {:.0} Mb/s delivered; {} packets: \
+                     {:.3} %)",
+                    BURSTS[i],
+                    flows[i].throughput_bps / 1e6,
+                    BURSTS[i - 1],
+                    100.0 * prev
+                ),
+                text("grows with the burst size"),
+                "%",
+                SOURCE,
+                Rule::AtLeast(100.0 * (prev - noise)),
+            )
+            .evaluate(100.0 * flows[i].loss_rate),
+        );
+    }
+    let small = BURSTS
+        .iter()
+        .zip(&flows)
+        .filter(|(&b, _)| (b as f64) <= mbs)
+        .map(|(_, f)| f.loss_rate)
+        .fold(f64::NAN, f64::max);
+    out.push(
+        ClaimSpec::new(
+            format!(
+                "worst loss at bursts ≤ MBS ({mbs:.0}) ÷ window-based loss (window {:.3} %, \
+                 {:.0} Mb/s delivered)",
+                100.0 * window.loss_rate,
+                window.throughput_bps / 1e6
+            ),
+            text("< 1 (Fig. 4: window 20–25 %, small bursts 0)"),
+            "×",
+            SOURCE,
+            Rule::AtMost(1.0),
+        )
+        .evaluate(small / window.loss_rate),
+    );
+    out.push(
+        ClaimSpec::new(
+            format!(
+                "loss at {} packets ({:.1} × MBS) ÷ loss at 1 packet",
+                BURSTS[n - 1],
+                BURSTS[n - 1] as f64 / mbs
+            ),
+            text("> 1 (larger bursts are dropped more)"),
+            "×",
+            SOURCE,
+            Rule::AtLeast(1.0),
+        )
+        .evaluate(flows[n - 1].loss_rate / flows[0].loss_rate),
+    );
+    out
+}
+
+pub const EXPERIMENT: Experiment = Experiment {
+    name: "lion-mbs",
+    title: "Same data, same rate, same cross traffic: loss against burst size, and a window",
+    source: SOURCE,
+    shortened: "20 s per burst size (--full: 60 s)",
+    runs,
+    claims,
+    page: None,
+};

@@ -1,0 +1,83 @@
+//! The controlled burst experiment (`lion-mbs`): its constants are the scenario's, the MBS is the
+//! room the queue leaves, and each claim turns at the edge of its stated error.
+
+use longhaul_metrics::example::example_summary;
+use longhaul_metrics::summary::{LinkSeries, Summary};
+use longhaul_reproduce::experiments::lion_mbs::{
+    measured_mbs, BUFFER_PACKETS, BURSTS, NIC_BPS, RATE_BPS, ROUTER_BPS,
+};
+use longhaul_reproduce::scenarios::builtin;
+use longhaul_reproduce::{experiment, Plan};
+
+#[test]
+fn constants_are_the_scenarios() {
+    let c = builtin("seed002-mbs").unwrap().load(&[]).unwrap();
+    let link = &c.scenario.links[0];
+    assert_eq!(link.rate.0, ROUTER_BPS);
+    assert_eq!(link.queue.packets, Some(BUFFER_PACKETS as u64));
+    let flow = &c.scenario.flows[0];
+    assert_eq!(flow.access.rate.map(|r| r.0), Some(NIC_BPS));
+    assert_eq!(c.flows[0].cc.params.f64("rate"), RATE_BPS);
+    // Bursts reach from one packet to well above the buffer.
+    assert_eq!(BURSTS[0], 1);
+    assert!(*BURSTS.last().unwrap() as f64 >= 4.0 * BUFFER_PACKETS);
+}
+
+/// A one-flow run: `loss` of `sent` packets dropped, and the router's queue samples.
+fn run(loss: f64, sent: u64, queue: &[f64]) -> Summary {
+    let mut s = example_summary();
+    s.flows.truncate(1);
+    let f = &mut s.flows[0];
+    f.loss_rate = loss;
+    f.packets_sent = Some(sent);
+    f.packets_lost = Some((loss * sent as f64).round() as u64);
+    f.series = None;
+    s.links.truncate(1);
+    s.links[0].series = Some(LinkSeries {
+        t: (0..queue.len()).map(|i| i as f64 * 1e-3).collect(),
+        queue_pkts: queue.to_vec(),
+        ..Default::default()
+    });
+    s
+}
+
+#[test]
+fn mbs_is_the_mean_room_over_the_queued_share_of_a_burst() {
+    // Mean queue 20 of 200 packets: 180 packets of room; a 10 Gb/s burst into 1 Gb/s keeps
+    // nine tenths of itself queued, so 200 packets fit.
+    let s = run(0.01, 1000, &[0.0, 20.0, 40.0]);
+    assert!((measured_mbs(&s).unwrap() - 200.0).abs() < 1e-9);
+    assert_eq!(measured_mbs(&run(0.01, 1000, &[])), None);
+}
+
+#[test]
+fn claims_turn_at_counting_noise_and_at_the_window() {
+    let e = experiment("lion-mbs").unwrap();
+    let sent = 1_000_000u64;
+    // Queue empty: MBS = 200 / 0.9 = 222 packets, so bursts up to 128 count as ≤ MBS.
+    let curve = |fall: f64, window: f64| {
+        let mut runs: Vec<Summary> = BURSTS
+            .iter()
+            .enumerate()
+            .map(|(i, _)| run(0.01 + 0.001 * i as f64, sent, &[0.0]))
+            .collect();
+        // The 16-packet run loses `fall` less than the 8-packet one.
+        let eight = BURSTS.iter().position(|&b| b == 8).unwrap();
+        let l = runs[eight].flows[0].loss_rate - fall;
+        runs[eight + 1] = run(l, sent, &[0.0]);
+        runs.push(run(window, sent, &[0.0]));
+        (e.claims)(&Plan::DEFAULT, &runs)
+    };
+    let c = curve(0.0, 0.05);
+    assert_eq!(c.len(), BURSTS.len() + 1);
+    assert!(c.iter().all(|c| c.holds), "{c:#?}");
+    // The worst loss at bursts ≤ MBS is the 128-packet run's, 1 % + 7 × 0.1 % = 1.7 %.
+    let worst = 0.01 + 0.001 * BURSTS.iter().position(|&b| b == 128).unwrap() as f64;
+    assert!((c[BURSTS.len() - 1].measured - worst / 0.05).abs() < 1e-9);
+    // Counting noise between the 8- and 16-packet runs: 2·√(13000 + 13000 − fall·1e6)/1e6,
+    // about 0.032 %. A fall of 0.03 % is noise, 0.04 % is not.
+    assert!(curve(0.0003, 0.05)[3].holds);
+    assert!(!curve(0.0004, 0.05)[3].holds);
+    // A window-based sender that loses less than small bursts breaks the second claim.
+    assert!(!curve(0.0, worst - 1e-4)[BURSTS.len() - 1].holds);
+}
