@@ -100,6 +100,15 @@ pub const MAX_DELAY_NS: u64 = 10_000_000_000;
 pub const MAX_BUFFERED_BYTES: u64 = 4 << 30;
 
 impl LinkConfig {
+    /// Both directions with their default queue limits (`DirectionConfig::with_default_queue`).
+    pub fn with_default_queues(self) -> Self {
+        LinkConfig {
+            a_to_b: self.a_to_b.with_default_queue(),
+            b_to_a: self.b_to_a.with_default_queue(),
+            mtu: self.mtu,
+        }
+    }
+
     /// Checks both directions; the first problem found is reported.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(68..=65_535).contains(&self.mtu) {
@@ -136,7 +145,35 @@ fn check_probability(dir: &str, what: &str, p: f64, allow_one: bool) -> Result<(
     }
 }
 
+/// The queue of a rated direction given no limit: 1000 packets, Linux's default
+/// `txqueuelen`, which is also what `tc qdisc add … pfifo` takes without `limit` and the
+/// simulator's default queue (docs/scenario.md), so a path means the same thing in both. A
+/// bandwidth-delay-product default would need the round trip, which the emulator does not
+/// know (the hosts add their own delays); 1000 packets is 12 ms at 1 Gb/s and 1.2 s at 10 Mb/s.
+pub const DEFAULT_QUEUE_PACKETS: u32 = 1000;
+
+/// RED's hard limit given no queue limit, in multiples of its max threshold: tc-red(8)
+/// recommends a limit "a few times greater than max".
+pub const DEFAULT_RED_LIMIT_OVER_MAX: u64 = 4;
+
 impl DirectionConfig {
+    /// This direction with the default queue limit if it has a rate and no limit of its own
+    /// ([`DEFAULT_QUEUE_PACKETS`], or for RED [`DEFAULT_RED_LIMIT_OVER_MAX`] × its max
+    /// threshold in bytes). An unrated direction forms no queue and keeps none.
+    pub fn with_default_queue(mut self) -> Self {
+        let limited = self.queue.packets.is_some() || self.queue.bytes.is_some();
+        if limited || self.rate == RateConfig::Unlimited {
+            return self;
+        }
+        match &self.red {
+            Some(red) => {
+                self.queue.bytes = Some(red.max_bytes.saturating_mul(DEFAULT_RED_LIMIT_OVER_MAX))
+            }
+            None => self.queue.packets = Some(DEFAULT_QUEUE_PACKETS),
+        }
+        self
+    }
+
     /// Mean capacity in bits per second (None when unlimited).
     pub fn capacity_bps(&self) -> Option<f64> {
         match &self.rate {
@@ -343,6 +380,32 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         LinkConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn a_rated_direction_without_a_limit_gets_the_default_queue() {
+        let mut link = LinkConfig::default();
+        link.a_to_b.rate = RateConfig::Constant { bps: 100_000_000 };
+        link.b_to_a.rate = RateConfig::Constant { bps: 100_000_000 };
+        link.b_to_a.red = Some(RedConfig {
+            min_bytes: 300_000,
+            max_bytes: 900_000,
+            max_p: 0.1,
+            weight: 0.002,
+        });
+        let o = crate::emulator::Options::new(link.clone());
+        assert_eq!(o.link.a_to_b.queue.packets, Some(1000));
+        assert_eq!(o.link.a_to_b.queue.bytes, None);
+        assert_eq!(o.link.b_to_a.queue.bytes, Some(3_600_000), "4 × RED's max");
+        assert_eq!(o.link.b_to_a.queue.packets, None);
+        o.link.validate().unwrap();
+
+        // A limit of its own is kept; an unrated direction keeps none (no queue forms).
+        link.a_to_b.queue.bytes = Some(2 << 20);
+        let d = link.a_to_b.with_default_queue();
+        assert_eq!((d.queue.packets, d.queue.bytes), (None, Some(2 << 20)));
+        let d = DirectionConfig::default().with_default_queue();
+        assert_eq!((d.queue.packets, d.queue.bytes), (None, None));
     }
 
     #[test]

@@ -97,9 +97,11 @@ pub struct Options {
 }
 
 impl Options {
+    /// Options for `link`; a rated direction without a queue limit gets the default one
+    /// (`config::DEFAULT_QUEUE_PACKETS`).
     pub fn new(link: LinkConfig) -> Self {
         Self {
-            link,
+            link: link.with_default_queues(),
             event_log: None,
             pcap_dir: None,
             spin_ns: None,

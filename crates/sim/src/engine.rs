@@ -65,6 +65,8 @@ const PROGRESS_EVERY: u64 = 1 << 20;
 
 #[derive(Debug, Error)]
 pub enum SimError {
+    #[error("{message}")]
+    Memory { message: String },
     #[error("flow {flow}: cannot configure the transport: {message}")]
     Transport { flow: String, message: String },
     #[error("flow {flow}: cannot build congestion control `{cc}`: {message}")]
@@ -206,7 +208,12 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Build the network; refuses a run that would not fit in the machine's memory
+    /// (`budget`).
     pub fn new(checked: &'a Checked) -> Result<Engine<'a>, SimError> {
+        if let Some(limit) = crate::budget::available_memory() {
+            crate::budget::check(checked, limit)?;
+        }
         let sc = &checked.scenario;
         let mut e = Engine::empty(checked);
         for (i, l) in sc.links.iter().enumerate() {

@@ -23,6 +23,7 @@
 //! println!("{}", serde_json::to_string_pretty(&outcome.summary).unwrap());
 //! ```
 
+pub mod budget;
 mod bufpool;
 pub mod cross;
 pub mod engine;

@@ -518,6 +518,10 @@ impl Scenario {
                     "must be a non-negative number of kilometres".into(),
                 ));
             }
+            check_rate(l.rate, &format!("links[{i}].rate"), &err)?;
+            if let Some(r) = l.reverse_rate {
+                check_rate(r, &format!("links[{i}].reverse_rate"), &err)?;
+            }
             check_queue(&l.queue, &format!("links[{i}].queue"), &err)?;
             if let Some(q) = &l.reverse_queue {
                 check_queue(q, &format!("links[{i}].reverse_queue"), &err)?;
@@ -579,6 +583,16 @@ impl Scenario {
             return Err(err(
                 "flows".into(),
                 "at least one [[flows]] table is needed".into(),
+            ));
+        }
+        let total: u64 = self.flows.iter().map(|f| f.count as u64).sum();
+        if total > MAX_FLOWS {
+            return Err(err(
+                "flows".into(),
+                format!(
+                    "{total} flows in all (the sum of `count`); the simulator runs at most \
+                     {MAX_FLOWS} (each keeps about 32 KiB of state and its series)"
+                ),
             ));
         }
         let mut flows = Vec::new();
@@ -645,6 +659,9 @@ impl Scenario {
                     "`drop` needs a host queue: give the access link a `rate` (the NIC)".into(),
                 ));
             }
+            if let Some(r) = f.access.rate {
+                check_rate(r, &format!("flows[{i}].access.rate"), &err)?;
+            }
             if let Some(r) = f.access.packets {
                 if r == 0 {
                     return Err(err(
@@ -668,6 +685,7 @@ impl Scenario {
         let mut cross = Vec::new();
         for (i, c) in self.cross_traffic.iter().enumerate() {
             let link = find_link(&c.link, format!("cross_traffic[{i}].link"))?;
+            check_rate(c.rate, &format!("cross_traffic[{i}].rate"), &err)?;
             let packet_size = c
                 .packet_size
                 .map(|b| b.0)
@@ -814,6 +832,36 @@ impl Scenario {
 /// Most samples one time series may hold (an hour at 3.6 ms; seed 000's hour at the default
 /// 100 ms is 36,000).
 pub const MAX_SAMPLES: u64 = 1_000_000;
+
+/// The fastest rate a scenario may give: the emulator's cap, and the fastest Ethernet. The
+/// clock counts whole nanoseconds, so a 1500-byte packet at 400 Gb/s takes 30 ns; far above,
+/// serialisation times round to 0 and a link stops limiting anything.
+pub const MAX_RATE_BPS: f64 = 400e9;
+/// The slowest rate: 1 kbit/s, below which a full packet takes minutes.
+pub const MIN_RATE_BPS: f64 = 1e3;
+/// Most flows a scenario may run (the sum of every `count`); `budget` then checks that they
+/// fit in memory.
+pub const MAX_FLOWS: u64 = 1_000_000;
+
+/// A rate within [`MIN_RATE_BPS`, `MAX_RATE_BPS`].
+fn check_rate(
+    r: Rate,
+    field: &str,
+    err: &dyn Fn(String, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if (MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r.0) {
+        return Ok(());
+    }
+    Err(err(
+        field.to_string(),
+        format!(
+            "{:e} bit/s is outside the simulator's range, 1kbit to 400gbit: the clock counts \
+             whole nanoseconds (a 1500-byte packet at 400 Gb/s takes 30 ns), and the emulator \
+             caps rates at 400 Gb/s too",
+            r.0
+        ),
+    ))
+}
 
 /// A duration for an error message, in the largest unit that keeps it exact enough.
 fn fmt_ns(ns: u64) -> String {

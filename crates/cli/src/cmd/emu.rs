@@ -19,7 +19,7 @@
 //! [link]
 //! rate = "1gbit"          # or trace = "file.trace" (mahimahi format)
 //! delay = "90ms"          # one way
-//! queue_packets = 1000    # droptail limit; and/or queue_bytes = "4M"
+//! queue_packets = 1000    # droptail limit; and/or queue_bytes = "4M" (default: 1000 packets)
 //! red = { min = "300k", max = "900k", max_p = 0.1, weight = 0.002 }
 //! loss = "1%"             # Bernoulli; or gilbert = { p = 0.01, r = 0.25, loss_bad = 1.0 }
 //! mtu = 9000
@@ -79,7 +79,8 @@ pub struct LinkArgs {
     #[arg(long)]
     delay: Option<String>,
     /// Droptail queue limit in packets (includes the packet being sent), e.g. 1000 or 1000/100
-    /// (a→b/b→a).
+    /// (a→b/b→a). Default with a rate and no --queue-bytes: 1000 packets (Linux's txqueuelen,
+    /// as tc's pfifo); with --red: 4 × RED's max threshold in bytes.
     #[arg(long, value_name = "N")]
     queue_packets: Option<String>,
     /// Droptail queue limit in bytes, e.g. 4M or 4M/64k (a→b/b→a).
@@ -774,7 +775,8 @@ fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
         a_to_b: build_direction(&file.ab, "a→b", ab)?,
         b_to_a: build_direction(&file.ba, "b→a", ba)?,
         mtu,
-    };
+    }
+    .with_default_queues();
     cfg.validate()?;
     Ok(cfg)
 }

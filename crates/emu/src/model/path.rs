@@ -305,6 +305,29 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_into_the_default_queue_waits_at_most_1000_packets() {
+        // 10× the rate for 1 s into a direction given no limit: before the default, all
+        // 100,000 packets queued (9 s of delay at the end); now 1000 wait, the rest drop.
+        let cfg = rate_cfg(100_000_000, None).with_default_queue();
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        let mut worst_wait = 0;
+        for k in 0..100_000u64 {
+            let now = k * 12_000;
+            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500).verdict {
+                worst_wait = worst_wait.max(departure - now);
+            }
+        }
+        // 1000 packets of 120 µs each: 120 ms.
+        assert!(worst_wait <= 120_000_000, "waited {worst_wait} ns");
+        assert!(
+            worst_wait >= 119_000_000,
+            "the queue filled: {worst_wait} ns"
+        );
+        let dropped = m.counters().dropped_queue_full;
+        assert!((89_000..=91_000).contains(&dropped), "dropped {dropped}");
+    }
+
+    #[test]
     fn departures_and_releases_are_byte_exact() {
         // 100 Mb/s: 1500 B = 120 µs; 90 ms propagation.
         let mut m = PathModel::new(&rate_cfg(100_000_000, None), 1500, 0);

@@ -11,7 +11,8 @@
 //!
 //! Limits may be in packets, in bytes, or both (a packet is admitted only if it fits both), as in
 //! mahimahi's `droptail` (`packets=N,bytes=B`). No limit means an unbounded queue (mahimahi's
-//! `infinite`), which is only accepted together with a memory cap in the I/O layer.
+//! `infinite`); the emulator never runs one by default: a rated direction given no limit gets
+//! `config::DEFAULT_QUEUE_PACKETS`.
 
 use super::Nanos;
 use serde::{Deserialize, Serialize};
