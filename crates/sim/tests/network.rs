@@ -536,3 +536,32 @@ reverse = {}
         assert_eq!(other.drops_random, 0);
     }
 }
+
+/// Before a flow's first RTT sample its RTT series has a gap (NaN, JSON `null`), not 0 ms: the
+/// first 100-ms interval of a 180-ms path has no sample, and every sample after is at least the
+/// path's round trip.
+#[test]
+fn rtt_series_has_a_gap_before_the_first_sample_never_zero() {
+    let o = sim(r#"
+duration = "2s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "90ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+"#);
+    let s = o.summary.flows[0].series.as_ref().expect("a series");
+    assert!(s.rtt_ms[0].is_nan(), "first interval: {:?}", &s.rtt_ms[..3]);
+    assert!(
+        s.rtt_ms.iter().all(|r| r.is_nan() || *r >= 180.0),
+        "{:?}",
+        s.rtt_ms
+    );
+    assert!(s.rtt_ms.iter().filter(|r| r.is_finite()).count() >= 15);
+    let json: serde_json::Value = serde_json::from_str(&o.summary.to_json().unwrap()).unwrap();
+    assert!(json["flows"][0]["series"]["rtt_ms"][0].is_null(), "{json}");
+}
