@@ -12,6 +12,12 @@ pub const INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
 pub struct Setup {
     /// Maximum segment size: payload bytes per full-sized packet.
     pub mss: u32,
+    /// Bytes a full-sized packet carries besides its `mss` bytes of payload, as the transport's
+    /// pacer counts them (Linux `tcp_mss_to_mtu(mss) − mss`). A controller whose rates are
+    /// measured in payload bytes (BBR) converts them to the pacer's bytes with it. Missing in a
+    /// file: 52, Linux's 1500-byte MTU less its 1448-byte MSS.
+    #[serde(default = "default_header_bytes")]
+    pub header_bytes: u32,
     /// Initial congestion window in packets (RFC 6928: 10).
     pub initial_cwnd: f64,
     /// The smallest window any controller may set, in packets.
@@ -22,10 +28,15 @@ pub struct Setup {
     pub seed: u64,
 }
 
+fn default_header_bytes() -> u32 {
+    52
+}
+
 impl Default for Setup {
     fn default() -> Self {
         Setup {
             mss: 1448,
+            header_bytes: default_header_bytes(),
             initial_cwnd: 10.0,
             min_cwnd: 1.0,
             max_cwnd: 1e9,
@@ -40,6 +51,7 @@ impl Setup {
     pub fn for_mtu(mtu: u32) -> Setup {
         Setup {
             mss: mtu.saturating_sub(40).max(1),
+            header_bytes: 40,
             ..Setup::default()
         }
     }

@@ -160,7 +160,11 @@ pub fn vector_specs() -> Vec<(String, CcSpec)> {
 
 /// Record the vector file for one spec.
 pub fn generate(spec: &CcSpec) -> Result<VectorFile, ParamError> {
-    let setup = Setup::default();
+    // The recipes' paths put 40 header bytes on each packet; the controller is told the same.
+    let setup = Setup {
+        header_bytes: 40,
+        ..Setup::default()
+    };
     let mut sequences = Vec::new();
     for r in recipes(setup.mss) {
         let mut cc = spec.build(&setup)?;

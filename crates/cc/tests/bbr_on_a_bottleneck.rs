@@ -142,7 +142,12 @@ fn bbr_measures_a_100_mbps_40_ms_path_and_keeps_its_queue_short() {
         rate: 12.5e6,
         one_way: Duration::from_millis(20),
     };
-    let mut cc = Bbr::new(Setup::default(), BbrConfig::default());
+    // This model's packets are payload only: no header bytes for the pacer to count.
+    let setup = Setup {
+        header_bytes: 0,
+        ..Setup::default()
+    };
+    let mut cc = Bbr::new(setup, BbrConfig::default());
     let trace = run(&mut cc, &path, Time::from_millis(4_000));
 
     assert_eq!(cc.mode(), Mode::ProbeBw);

@@ -9,7 +9,7 @@ use std::path::Path;
 /// existing file nor changes its contents) and, if it did not exist, remove it again so a run
 /// that later fails leaves nothing behind. `-` (standard output) is always writable.
 pub fn check_file(path: &Path, flag: &str) -> Result<()> {
-    if path == Path::new("-") {
+    if is_stdout(path) {
         return Ok(());
     }
     let existed = path.exists();
@@ -28,6 +28,31 @@ pub fn check_file(path: &Path, flag: &str) -> Result<()> {
         let _ = std::fs::remove_file(path);
     }
     Ok(())
+}
+
+/// Write `text` (with a trailing newline) to `path`; `-` is standard output, for every flag
+/// that takes an output file. A file is written through a temporary file and a rename, so a
+/// crash never leaves half a result in place of a good one.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    let mut text = text.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if is_stdout(path) {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .context("writing to standard output")?;
+        return Ok(());
+    }
+    longhaul_metrics::summary::write_atomically(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Whether an output path means standard output (`-`).
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
 }
 
 /// Create the report directory and check that a file can be written in it.

@@ -18,7 +18,8 @@ pub struct Config {
     pub mss: u32,
     /// The congestion controller and its parameters.
     pub cc: CcSpec,
-    /// The controller's setup; its `mss` is overwritten with [`Config::mss`].
+    /// The controller's setup; its `mss` and `header_bytes` are overwritten with [`Config::mss`]
+    /// and [`Config::data_overhead`].
     pub setup: Setup,
     /// Acknowledge at least every this many data packets (RFC 9000: 2).
     pub ack_every: u32,

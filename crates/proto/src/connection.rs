@@ -189,6 +189,8 @@ impl Connection {
     pub fn new(mut config: Config, side: Side, now: Time) -> Result<Connection, ConfigError> {
         config.validate()?;
         config.setup.mss = config.mss;
+        // The pacer counts datagrams: payload plus the data header (and seal).
+        config.setup.header_bytes = config.data_overhead() as u32;
         let cc = config.cc.build(&config.setup)?;
         let secure = Session::new(&config.security, side)?.map(Box::new);
         let rtt = RttEstimator::new(config.initial_rto);

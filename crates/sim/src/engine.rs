@@ -848,7 +848,12 @@ impl<'a> Engine<'a> {
                     .push((d - f.delivered_at_sample) as f64 * per_s);
                 f.delivered_at_sample = d;
                 s.cwnd_pkts.push(snap.cwnd);
-                s.rtt_ms.push(snap.srtt_ns as f64 / 1e6);
+                // No RTT sample yet is a gap (NaN, JSON `null`), not a zero-millisecond RTT.
+                s.rtt_ms.push(if snap.srtt_ns > 0 {
+                    snap.srtt_ns as f64 / 1e6
+                } else {
+                    f64::NAN
+                });
                 s.inflight_pkts
                     .push(snap.bytes_in_flight as f64 / snap.mss.max(1) as f64);
             }

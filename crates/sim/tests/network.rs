@@ -536,3 +536,71 @@ reverse = {}
         assert_eq!(other.drops_random, 0);
     }
 }
+
+/// Before a flow's first RTT sample its RTT series has a gap (NaN, JSON `null`), not 0 ms: the
+/// first 100-ms interval of a 180-ms path has no sample, and every sample after is at least the
+/// path's round trip.
+#[test]
+fn rtt_series_has_a_gap_before_the_first_sample_never_zero() {
+    let o = sim(r#"
+duration = "2s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "90ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+"#);
+    let s = o.summary.flows[0].series.as_ref().expect("a series");
+    assert!(s.rtt_ms[0].is_nan(), "first interval: {:?}", &s.rtt_ms[..3]);
+    assert!(
+        s.rtt_ms.iter().all(|r| r.is_nan() || *r >= 180.0),
+        "{:?}",
+        s.rtt_ms
+    );
+    assert!(s.rtt_ms.iter().filter(|r| r.is_finite()).count() >= 15);
+    let json: serde_json::Value = serde_json::from_str(&o.summary.to_json().unwrap()).unwrap();
+    assert!(json["flows"][0]["series"]["rtt_ms"][0].is_null(), "{json}");
+}
+
+/// BBR alone on a 100 Mb/s, 40 ms path: between start-up and the first PROBE_RTT (10 s) it
+/// cruises at `1 − pacing_margin` = 99 % of the payload capacity (Linux converts its
+/// payload-byte bandwidth to packet bytes before pacing; without that it would run at
+/// 1460/1500 of that, 96.4 %).
+#[test]
+fn steady_state_bbr_delivers_99_percent_of_payload_capacity() {
+    let o = sim(r#"
+duration = "9s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "20ms"
+queue = { kind = "droptail", packets = 2000 }
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "bbr"
+"#);
+    let s = o.summary.flows[0].series.as_ref().expect("a series");
+    let steady: Vec<f64> =
+        s.t.iter()
+            .zip(&s.throughput_bps)
+            .filter(|(t, _)| (3.0..8.6).contains(*t))
+            .map(|(_, b)| *b)
+            .collect();
+    let mean = steady.iter().sum::<f64>() / steady.len() as f64;
+    let share = mean / (100e6 * 1460.0 / 1500.0);
+    eprintln!(
+        "BBR steady state: {:.2} % of payload capacity",
+        100.0 * share
+    );
+    assert!(
+        (0.985..=1.0).contains(&share),
+        "steady state {:.2} % of payload capacity",
+        100.0 * share
+    );
+}

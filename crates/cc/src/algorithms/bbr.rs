@@ -8,9 +8,13 @@
 //! ```text
 //!     btl_bw   = windowed max(delivery rate sample, last 10 round trips)
 //!     min_rtt  = windowed min(RTT sample, last 10 s)
-//!     pacing_rate = pacing_gain × btl_bw × (1 − 1%)
+//!     pacing_rate = pacing_gain × btl_bw × packet/mss × (1 − 1%)
 //!     cwnd        = cwnd_gain × btl_bw × min_rtt + allowance, at least 4 packets
 //! ```
+//!
+//! `btl_bw` counts payload bytes; the pacer counts whole packets ([`Setup::header_bytes`] beside
+//! each `mss`), so the pacing rate is converted as Linux's `bbr_rate_bytes_per_sec` does with
+//! `tcp_mss_to_mtu`: cruising at gain 1 then delivers `1 − pacing_margin` of the bottleneck.
 //!
 //! Delivery rates can only under-estimate the bottleneck (a max filter removes the noise) and
 //! RTTs only over-estimate the propagation delay (a min filter). Samples taken while the
@@ -498,8 +502,14 @@ impl Bbr {
         bytes as f64 / f64::from(self.setup.mss)
     }
 
+    /// Linux `bbr_rate_bytes_per_sec`: `bw` counts payload bytes (what ACKs deliver), the pacer
+    /// counts whole packets, so the rate is scaled by packet ÷ payload (`tcp_mss_to_mtu`), then
+    /// by the gain and the margin. Without the scaling a flow would cruise at
+    /// `mss ÷ packet × (1 − margin)` of the bottleneck instead of `1 − margin`.
     fn rate_with_gain(&self, bw: f64, gain: f64) -> f64 {
-        bw * gain * (1.0 - self.cfg.pacing_margin)
+        let mss = f64::from(self.setup.mss);
+        let packet = mss + f64::from(self.setup.header_bytes);
+        bw * packet / mss * gain * (1.0 - self.cfg.pacing_margin)
     }
 
     /// `high_gain × cwnd / RTT`, the pacing rate before any bandwidth sample.
@@ -985,10 +995,14 @@ mod tests {
         }
     }
 
+    /// The state-machine tests count in payload bytes: packets without headers, so the pacing
+    /// rate is `gain × btl_bw × 0.99` exactly. `pacing_counts_whole_packets` checks the header
+    /// conversion.
     fn bbr(seed: u64) -> Bbr {
         Bbr::new(
             Setup {
                 seed,
+                header_bytes: 0,
                 ..Setup::default()
             },
             BbrConfig::default(),
@@ -1454,6 +1468,7 @@ mod tests {
             let mut cc = Bbr::new(
                 Setup {
                     seed: 2,
+                    header_bytes: 0,
                     ..Setup::default()
                 },
                 BbrConfig {
@@ -1493,8 +1508,8 @@ mod tests {
         assert_eq!(spec.params.f64("drain_gain"), 88.0 / 256.0);
         let cc = spec.build(&Setup::default()).unwrap();
         assert_eq!((cc.name(), cc.phase()), ("bbr", "startup"));
-        // 739/256 × 10 × 1448 B / 1 ms × 0.99 = 41,381,690.6 B/s.
-        assert_eq!(cc.pacing_rate(), Some(41_381_690));
+        // 739/256 × 10 × 1448 B / 1 ms × 1500/1448 × 0.99 = 42,867,773.4 B/s.
+        assert_eq!(cc.pacing_rate(), Some(42_867_773));
         assert!("bbr:cwnd_gain=0.5".parse::<crate::CcSpec>().is_err());
         let mut cc = crate::CcSpec::default_for("bbr")
             .unwrap()
@@ -1502,6 +1517,21 @@ mod tests {
             .unwrap();
         cc.on_ack(&ack(1));
         assert_eq!(cc.cwnd(), 11.0);
+    }
+
+    /// Linux's `bbr_rate_bytes_per_sec` scales the payload-byte bandwidth by `tcp_mss_to_mtu`:
+    /// with 52 header bytes beside a 1448-byte MSS, cruising at gain 1 paces 1500/1448 × 0.99 ×
+    /// `btl_bw` of packet bytes, which delivers 99 % of `btl_bw` in payload.
+    #[test]
+    fn pacing_counts_whole_packets() {
+        let mut cc = Bbr::new(Setup::default(), BbrConfig::default());
+        let mut flow = Flow::new();
+        flow.round(&mut cc, 100, 1000.0, 2000.0);
+        assert_eq!(cc.mode(), Mode::Startup);
+        let payload_rate = HIGH_GAIN * bytes_per_sec(1000.0);
+        assert_rate(&cc, payload_rate * 1500.0 / 1448.0 * 0.99);
+        let payload = cc.pacing_rate().unwrap() as f64 * 1448.0 / 1500.0;
+        assert!((payload / payload_rate - 0.99).abs() < 1e-6, "{payload}");
     }
 
     #[test]

@@ -219,7 +219,7 @@ pub struct BenchArgs {
     /// Seconds per measurement.
     #[arg(long, default_value = "3")]
     seconds: f64,
-    /// Write the results as JSON here.
+    /// Write the results as JSON here (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 }
@@ -876,11 +876,7 @@ fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
     print_summary(&summary);
     if let Some(j) = &out.json {
         let text = serde_json::to_string_pretty(&summary)?;
-        if j == "-" {
-            println!("{text}");
-        } else {
-            std::fs::write(j, text + "\n").with_context(|| format!("writing {j}"))?;
-        }
+        crate::outputs::write_text(Path::new(j), &text)?;
     }
     Ok(())
 }
@@ -1074,10 +1070,14 @@ fn cleanup() -> Result<()> {
 
 fn bench(a: BenchArgs) -> Result<()> {
     let report = longhaul_emu::bench::run(Duration::from_secs_f64(a.seconds))?;
-    println!("{}", report.table());
+    // With `--json -` standard output carries the JSON alone; the table goes to stderr.
+    if a.json.as_deref().is_some_and(crate::outputs::is_stdout) {
+        eprintln!("{}", report.table());
+    } else {
+        println!("{}", report.table());
+    }
     if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("writing {}", p.display()))?;
+        crate::outputs::write_text(p, &serde_json::to_string_pretty(&report)?)?;
     }
     Ok(())
 }

@@ -120,7 +120,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         plans.push((v.label.clone(), plan_from_text(&text, &file, &stem, &all)?));
     }
     block_termination_signals();
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);
     let mut summaries = Vec::new();
     for (label, plan) in &plans {
         let keep_log = args
@@ -163,12 +163,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             let v: Vec<&Summary> = summaries.iter().map(|(_, s)| s).collect();
             serde_json::to_string_pretty(&v)?
         };
-        if json_to_stdout {
-            println!("{text}");
-        } else {
-            std::fs::write(path, text + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
+        crate::outputs::write_text(path, &text)?;
     }
     Ok(())
 }

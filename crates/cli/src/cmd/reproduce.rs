@@ -5,7 +5,7 @@
 //! progress on stderr, prints each experiment's claims table on stdout, and writes the JSON (one
 //! result summary per run, claims on each experiment's first) and HTML reports.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use longhaul_reproduce::experiment::plan_name;
 use longhaul_reproduce::output::{all_summaries, claims_table, list, totals, write_reports};
@@ -25,7 +25,8 @@ pub struct ReproduceArgs {
     /// Run the papers' durations and rates (hours of simulated time) instead of the short default.
     #[arg(long)]
     pub full: bool,
-    /// Write the result summaries (one per run, with the claims) as a JSON array to OUT.
+    /// Write the result summaries (one per run, with the claims) as a JSON array to OUT (`-`:
+    /// standard output, with the claim tables on stderr).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
     /// Write one HTML report per run into DIR (created if needed).
@@ -109,25 +110,34 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         plan_name(&plan)
     );
     let start = Instant::now();
+    // With `--json -` standard output carries the JSON alone; the tables go to stderr.
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);
+    let say = |text: &str| {
+        if json_to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+    };
     let mut results = Vec::new();
     for (i, e) in picked.iter().enumerate() {
         let result = run_experiment(e, &plan, threads, &report)?;
         if i > 0 {
-            println!();
+            say("\n");
         }
-        print!("{}", claims_table(&result));
-        let _ = std::io::stdout().flush();
+        say(&claims_table(&result));
         results.push(result);
     }
-    println!();
-    println!("{}", totals(&results));
+    say(&format!("\n{}\n", totals(&results)));
     eprintln!("wall time {:.1} s", start.elapsed().as_secs_f64());
 
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&all_summaries(&results))?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::outputs::write_text(path, &text)?;
+        if !crate::outputs::is_stdout(path) {
+            eprintln!("wrote {}", path.display());
+        }
     }
     if let Some(dir) = &args.report {
         let paths = write_reports(&results, dir)?;

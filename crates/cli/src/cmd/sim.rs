@@ -67,7 +67,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     let outcome = run_on(&checked, threads, &mut |p| bar.update(p))?;
     bar.finish(&outcome, started.elapsed().as_secs_f64());
 
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);
     if !args.quiet && !json_to_stdout {
         print!("{}", summary_table(&outcome.summary));
         if outcome.drops_unlogged > 0 {
@@ -78,15 +78,7 @@ pub fn run(args: SimArgs) -> Result<()> {
         }
     }
     if let Some(path) = &args.json {
-        let text = outcome.summary.to_json()?;
-        if json_to_stdout {
-            println!("{text}");
-        } else {
-            outcome
-                .summary
-                .write(path)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
+        crate::outputs::write_text(path, &outcome.summary.to_json()?)?;
     }
     if let Some(dir) = &args.report {
         write_report(dir, &outcome)?;

@@ -117,10 +117,14 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
                     .iter()
                     .map(|i| i.streams[s].tcp.cwnd_pkts as f64)
                     .collect(),
+                // A stream without an RTT sample (`tcpi_rtt` 0) is a gap, not a 0-ms RTT.
                 rtt_ms: run
                     .intervals
                     .iter()
-                    .map(|i| i.streams[s].tcp.rtt_us as f64 / 1e3)
+                    .map(|i| match i.streams[s].tcp.rtt_us {
+                        0 => f64::NAN,
+                        us => us as f64 / 1e3,
+                    })
                     .collect(),
                 inflight_pkts: run
                     .intervals
@@ -183,5 +187,70 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         },
         claims: Vec::new(),
         meta,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::client::{Interval, StreamSample, StreamSetup};
+    use crate::perf::protocol::TestParams;
+    use crate::perf::socket::BufferSize;
+    use crate::perf::tcp_info::TcpStats;
+
+    fn interval(k: usize, rtt_us: u32) -> Interval {
+        Interval {
+            start_s: k as f64,
+            end_s: k as f64 + 1.0,
+            streams: vec![StreamSample {
+                bytes: 1_000_000,
+                retransmits: 0,
+                tcp: TcpStats {
+                    rtt_us,
+                    cwnd_pkts: 10,
+                    ..TcpStats::default()
+                },
+            }],
+        }
+    }
+
+    /// An interval whose `TCP_INFO` has no RTT yet is `null` in the RTT series; the others keep
+    /// their smoothed RTT.
+    #[test]
+    fn an_interval_without_an_rtt_sample_is_a_gap() {
+        let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let run = PerfRun {
+            config_host: "h".into(),
+            port: 5201,
+            params: TestParams {
+                streams: 1,
+                duration_ms: 3000,
+                cc: None,
+                window: None,
+                write_len: 131_072,
+            },
+            streams: vec![StreamSetup {
+                local: addr,
+                remote: addr,
+                cc: "cubic".into(),
+                send_buffer: BufferSize {
+                    requested: None,
+                    granted: 1,
+                },
+            }],
+            intervals: vec![interval(0, 0), interval(1, 180_004), interval(2, 181_000)],
+            bytes: vec![3_000_000],
+            duration_s: 3.0,
+            send_s: 3.0,
+            server_elapsed_s: 3.0,
+            final_tcp: vec![TcpStats::default()],
+            rtt_samples_ms: vec![vec![180.004, 181.0]],
+        };
+        let s = to_summary(&run, &PathFacts::default());
+        let rtt = &s.flows[0].series.as_ref().unwrap().rtt_ms;
+        assert!(rtt[0].is_nan(), "{rtt:?}");
+        assert_eq!(&rtt[1..], &[180.004, 181.0]);
+        let json: serde_json::Value = serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        assert!(json["flows"][0]["series"]["rtt_ms"][0].is_null());
     }
 }
