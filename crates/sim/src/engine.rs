@@ -1199,6 +1199,7 @@ impl<'a> Engine<'a> {
             },
             claims: Vec::new(),
             meta,
+            provenance: None,
         };
         Outcome {
             summary,

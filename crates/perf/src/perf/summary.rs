@@ -183,5 +183,6 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         },
         claims: Vec::new(),
         meta,
+        provenance: None,
     }
 }
