@@ -4,6 +4,7 @@
 
 mod cmd;
 mod outputs;
+mod provenance;
 mod signals;
 mod units;
 
@@ -11,7 +12,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "longhaul", version, about, long_about = None)]
+#[command(name = "longhaul", version = provenance::VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

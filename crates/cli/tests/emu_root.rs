@@ -288,6 +288,10 @@ fn pair_writes_an_event_log_and_pcaps_that_parse() {
     assert_eq!(summary["event_log"]["records_lost"], 0);
     assert!(summary["event_log"]["records"].as_u64().unwrap() >= 50);
     assert_eq!(summary["pcap"].as_array().unwrap().len(), 2);
+    // The run's provenance sits beside the emulator's counters.
+    let p = &summary["provenance"];
+    assert_eq!(p["command"][1], "emu", "{p}");
+    assert!(p["commit"].is_string() && p["cpu"].is_string() && p["kernel"].is_string());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -187,6 +187,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         aggregate,
         claims: Vec::new(),
         meta,
+        provenance: None,
     }
 }
 

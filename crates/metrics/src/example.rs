@@ -98,5 +98,6 @@ pub fn example_summary() -> Summary {
             source: Some("seed 000, Table 1".to_string()),
         }],
         meta: [("generator".to_string(), "example".to_string())].into(),
+        provenance: None,
     }
 }

@@ -43,6 +43,7 @@
 //! let summary = Summary {
 //!     scenario: "sc2002-1flow".into(), mode: Mode::Sim, duration_s: 10.0, seed: 1,
 //!     links: vec![], flows, aggregate, claims: vec![], meta: BTreeMap::new(),
+//!     provenance: None,
 //! };
 //! print!("{}", longhaul_metrics::report::summary_table(&summary));
 //! # Ok::<(), longhaul_metrics::MetricsError>(())
@@ -56,6 +57,7 @@ pub mod fairness;
 pub mod loss;
 pub mod online;
 pub mod percentile;
+pub mod provenance;
 pub mod stability;
 pub mod throughput;
 pub mod units;

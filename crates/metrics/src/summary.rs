@@ -21,6 +21,7 @@
 
 use crate::error::MetricsError;
 use crate::loss::DropCount;
+use crate::provenance::Provenance;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -64,6 +65,9 @@ pub struct Summary {
     /// Free-form context: longhaul version, kernel, sysctls, scenario file hash.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
+    /// The command line, scenario hash, build, kernel and CPU of the run (crate::provenance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 /// Queueing (sojourn) delay at a link, milliseconds.

@@ -1211,6 +1211,7 @@ impl<'a> Engine<'a> {
             },
             claims: Vec::new(),
             meta,
+            provenance: None,
         };
         Outcome {
             summary,

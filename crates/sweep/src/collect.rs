@@ -271,6 +271,7 @@ mod tests {
             &RunOptions {
                 jobs: 2,
                 progress: false,
+                provenance: None,
             },
         )
         .unwrap();

@@ -13,6 +13,7 @@
 use crate::error::Result;
 use crate::plan::{Plan, Run};
 use crate::store::{RunFailure, RunInfo, RunRecord, SweepDir};
+use longhaul_metrics::provenance::{Provenance, ScenarioFile};
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,6 +26,8 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Draw a progress bar with ETA on stderr (only where stderr is a terminal).
     pub progress: bool,
+    /// Recorded in every result, with the run's scenario file and its hash added.
+    pub provenance: Option<Provenance>,
 }
 
 impl Default for RunOptions {
@@ -32,6 +35,7 @@ impl Default for RunOptions {
         RunOptions {
             jobs: cores(),
             progress: false,
+            provenance: None,
         }
     }
 }
@@ -175,7 +179,15 @@ pub fn run_indices(
                 } else {
                     1
                 };
-                let outcome = run_one(plan, dir, index, threads);
+                let outcome = run_one(plan, dir, index, threads).and_then(|mut record| {
+                    if let Some(p) = &opts.provenance {
+                        let run = plan.run(index).map_err(|e| e.to_string())?;
+                        let file =
+                            ScenarioFile::read(&run.scenario_path).map_err(|e| e.to_string())?;
+                        record.summary.provenance = Some(p.clone().with_scenario(file));
+                    }
+                    Ok(record)
+                });
                 match outcome {
                     Ok(record) => match dir.write_result(&record) {
                         Ok(()) => {
@@ -231,12 +243,27 @@ mod tests {
         assert_eq!(plan.runs, 8);
         let out = f.parent().unwrap().join("out");
         let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
+        let build = longhaul_metrics::provenance::Build {
+            version: "0.0.1",
+            commit: "feedface",
+        };
         let opts = RunOptions {
             jobs: 2,
             progress: false,
+            provenance: Some(Provenance::capture(build)),
         };
         // Block 1 of 3: runs 3, 4, 5.
         let r = run_indices(&plan, &dir, block(&plan, 1, 3).unwrap(), &opts).unwrap();
+        // Each result records the build and the scenario file it ran, hashed.
+        let run = plan.run(3).unwrap();
+        let text = std::fs::read_to_string(out.join("runs/3.json")).unwrap();
+        let record: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let p = &record["provenance"];
+        assert_eq!(p["commit"], "feedface");
+        assert_eq!(
+            p["scenario"]["sha256"],
+            ScenarioFile::read(&run.scenario_path).unwrap().sha256
+        );
         // Index = start·4 + duration·2 + seed: runs 3-5 are valid combinations.
         assert_eq!((r.selected, r.skipped, r.ran, r.failed.len()), (3, 0, 3, 0));
         let r = run_indices(&plan, &dir, 0..plan.runs, &opts).unwrap();

@@ -875,10 +875,21 @@ fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
     let summary = emu.stop()?;
     print_summary(&summary);
     if let Some(j) = &out.json {
-        let text = serde_json::to_string_pretty(&summary)?;
+        let text = serde_json::to_string_pretty(&Stamped {
+            summary: &summary,
+            provenance: crate::provenance::capture(),
+        })?;
         crate::outputs::write_text(Path::new(j), &text)?;
     }
     Ok(())
+}
+
+/// The emulator's summary with the run's provenance beside its own fields.
+#[derive(serde::Serialize)]
+struct Stamped<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    provenance: longhaul_metrics::provenance::Provenance,
 }
 
 fn print_summary(s: &Summary) {

@@ -140,7 +140,8 @@ pub fn run(args: LabArgs) -> Result<()> {
         if !args.quiet && !label.is_empty() {
             eprintln!("longhaul lab: --- {} [{label}] ---", plan.name);
         }
-        let outcome = longhaul_lab::run(plan, &opts, &mut wait_signal)?;
+        let mut outcome = longhaul_lab::run(plan, &opts, &mut wait_signal)?;
+        outcome.summary.provenance = Some(crate::provenance::with_text(&file, &text));
         if !args.quiet && !json_to_stdout {
             print!("{}", summary_table(&outcome.summary));
         }

@@ -142,7 +142,8 @@ fn client(a: ClientArgs) -> Result<()> {
     } else {
         perf::run_client(&cfg, &mut report::TextProgress)?
     };
-    let summary = perf::to_summary(&run, &facts);
+    let mut summary = perf::to_summary(&run, &facts);
+    summary.provenance = Some(crate::provenance::capture());
     if a.json {
         print!("{}", summary.to_json()?);
     } else {

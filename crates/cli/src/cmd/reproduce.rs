@@ -122,7 +122,12 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
     };
     let mut results = Vec::new();
     for (i, e) in picked.iter().enumerate() {
-        let result = run_experiment(e, &plan, threads, &report)?;
+        let mut result = run_experiment(e, &plan, threads, &report)?;
+        for (run, summary) in result.runs.iter().zip(&mut result.summaries) {
+            let text = longhaul_reproduce::scenarios::builtin(run.scenario).map_or("", |b| b.text);
+            let path = format!("scenarios/{}.toml", run.scenario);
+            summary.provenance = Some(crate::provenance::with_text(&path, text));
+        }
         if i > 0 {
             say("\n");
         }

@@ -64,7 +64,8 @@ pub fn run(args: SimArgs) -> Result<()> {
         Some(n) => n as usize,
         None => longhaul_sim::default_threads(),
     };
-    let outcome = run_on(&checked, threads, &mut |p| bar.update(p))?;
+    let mut outcome = run_on(&checked, threads, &mut |p| bar.update(p))?;
+    outcome.summary.provenance = Some(crate::provenance::with_file(&args.file)?);
     bar.finish(&outcome, started.elapsed().as_secs_f64());
 
     let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);

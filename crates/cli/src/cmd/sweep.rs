@@ -198,6 +198,7 @@ fn run_sweep(a: RunArgs) -> Result<()> {
     let opts = RunOptions {
         jobs: a.jobs.map_or_else(cores, |j| j as usize),
         progress: !a.quiet && std::io::stderr().is_terminal(),
+        provenance: Some(crate::provenance::capture()),
     };
     if !a.quiet {
         eprintln!("{}: {}", plan.file.name, plan.describe());

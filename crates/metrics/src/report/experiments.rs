@@ -154,6 +154,7 @@ mod tests {
             },
             claims: vec![],
             meta: Default::default(),
+            provenance: None,
         }
     }
 

@@ -444,6 +444,15 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
         h.push_str("</figure>\n");
     }
 
+    if let Some(p) = &s.provenance {
+        h.push_str("<h2>Provenance</h2>\n");
+        let rows: Vec<Vec<String>> = p
+            .rows()
+            .into_iter()
+            .map(|(k, v)| vec![esc(k), format!("<code>{}</code>", esc(&v))])
+            .collect();
+        table(h, &["", ""], &rows, 2);
+    }
     if !s.meta.is_empty() {
         h.push_str("<h2>Run</h2>\n");
         let rows: Vec<Vec<String>> = s.meta.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
@@ -566,6 +575,40 @@ mod tests {
             html.contains("average utilization 72.3 % of the 2.50 Gb/s bottleneck"),
             "title lacks its capacity"
         );
+    }
+
+    #[test]
+    fn provenance_is_printed() {
+        use crate::provenance::{Build, Provenance, ScenarioFile};
+        let mut s = example_summary();
+        let mut p = Provenance::capture(Build {
+            version: "1.2.3",
+            commit: "abcdef0",
+        })
+        .with_scenario(ScenarioFile::of_content("scenarios/x.toml", b"abc"));
+        p.command = vec!["longhaul".into(), "sim".into(), "a<b>.toml".into()];
+        p.kernel = "6.1.0-test".into();
+        p.cpu = "Test CPU @ 1 GHz".into();
+        s.provenance = Some(p);
+        let html = html_report(&s).unwrap();
+        let at = html
+            .find("<h2>Provenance</h2>")
+            .expect("no provenance section");
+        let part = &html[at..];
+        for want in [
+            "longhaul sim 'a&lt;b&gt;.toml'",
+            "1.2.3 (commit abcdef0)",
+            "6.1.0-test",
+            "Test CPU @ 1 GHz",
+            "scenarios/x.toml",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad (3 bytes)",
+        ] {
+            assert!(part.contains(want), "provenance lacks {want}");
+        }
+        // Without one there is no section.
+        assert!(!html_report(&example_summary())
+            .unwrap()
+            .contains("Provenance"));
     }
 
     #[test]

@@ -187,6 +187,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         },
         claims: Vec::new(),
         meta,
+        provenance: None,
     }
 }
 
