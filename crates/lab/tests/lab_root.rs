@@ -238,7 +238,14 @@ fn cubic_fills_the_queue_until_it_drops() {
     assert!(peak > 500.0, "peak queue {peak} packets");
 }
 
-/// `compare` lines up a simulator run and a lab run of the same file.
+/// `compare` lines up a simulator run and a lab run of the same file (the scenario's 20 s).
+///
+/// It also prints how far they agree on FAST, against the goal of utilization within 5 points
+/// and mean queueing delay within 20 %. The goal is reported, not asserted: on this 2-core
+/// machine the kernel's figures depend on how much CPU its sender gets. Beside other builds
+/// (load average 12–16) five runs measured 93.0, 93.2, 92.6, 87.0 and 91.8 % against the
+/// simulator's 95.3 % and 18.8–21.3 ms against 23.9 ms (the 87.0 % run, at 18.8 ms, missed both goals); with a CPU
+/// hog on each core three runs measured 88.3, 81.7 and 79.3 % and 18.6–19.5 ms (docs/reproduce.md).
 #[test]
 fn compare_puts_sim_and_lab_side_by_side() {
     if !root_or_skip("compare_puts_sim_and_lab_side_by_side") {
@@ -246,10 +253,18 @@ fn compare_puts_sim_and_lab_side_by_side() {
     }
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let b = builtin::find("short").unwrap();
-    let sets = vec!["duration=\"8s\"".to_string()];
-    let checked = longhaul_sim::Scenario::parse(b.text, b.path, b.name, &sets).unwrap();
+    let checked = longhaul_sim::Scenario::parse(b.text, b.path, b.name, &[]).unwrap();
     let sim = longhaul_sim::run(&checked, &mut |_| {}).unwrap().summary;
-    let lab = run(&short("fast", &["duration=\"8s\""])).summary;
+    let lab = run(&short("fast", &[])).summary;
+    let (fs, fl) = (&sim.flows[0], &lab.flows[0]);
+    eprintln!(
+        "FAST sim vs lab (goal: within 5 points, within 20 %): utilization {:.2} vs {:.2} %, \
+         mean queueing delay {:.2} vs {:.2} ms",
+        100.0 * fs.utilization,
+        100.0 * fl.utilization,
+        fs.queueing_delay_ms.mean,
+        fl.queueing_delay_ms.mean
+    );
     assert_eq!(sim.scenario, lab.scenario);
     let dir = tempfile::tempdir().unwrap();
     let (a, l) = (dir.path().join("sim.json"), dir.path().join("lab.json"));
