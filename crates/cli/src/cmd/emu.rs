@@ -961,8 +961,7 @@ fn pair(a: PairArgs) -> Result<i32> {
         None
     } else {
         Some(
-            emu.command(Side::A, &a.command)
-                .spawn()
+            emu.spawn(&mut emu.command(Side::A, &a.command))
                 .with_context(|| format!("starting {}", a.command[0]))?,
         )
     };
@@ -987,16 +986,16 @@ fn shell(a: ShellArgs) -> Result<i32> {
     let emu = Emulator::start(Mode::Shell, opts)?;
     describe(&emu);
     let child = emu
-        .command(Side::A, &command)
-        .spawn()
+        .spawn(&mut emu.command(Side::A, &command))
         .with_context(|| format!("starting {}", command[0]))?;
     let code = supervise(Some(child), None)?;
     finish(emu, &a.out)?;
     Ok(exit_code(code))
 }
 
+/// Runs the command in the instance's PID namespace, so that it and whatever it starts end
+/// with the emulator (`longhaul_emu::sys::pidns`); waits for it and returns its exit code.
 fn exec(a: ExecArgs) -> Result<i32> {
-    use std::os::unix::process::CommandExt;
     let live: Vec<_> = state::instances()
         .into_iter()
         .filter(|s| s.alive())
@@ -1036,8 +1035,17 @@ fn exec(a: ExecArgs) -> Result<i32> {
     c.env("LONGHAUL_EMU_A", &inst.addr_a)
         .env("LONGHAUL_EMU_B", &inst.addr_b)
         .env("LONGHAUL_EMU_PEER", peer);
-    let e = c.exec();
-    Err(anyhow!("cannot run {}: {e}", a.command[0]))
+    let Some(init) = inst.init_pid else {
+        bail!(
+            "emulator {} was started by an older longhaul that does not keep its programs in a \
+             PID namespace; restart it",
+            inst.pid
+        );
+    };
+    block_termination_signals();
+    let child = longhaul_emu::sys::pidns::spawn_in(init, &mut c)
+        .map_err(|e| anyhow!("cannot run {}: {e}", a.command[0]))?;
+    Ok(exit_code(supervise(Some(child), None)?))
 }
 
 fn list() -> Result<()> {
