@@ -48,14 +48,16 @@ pub enum EmuCommand {
     /// Two hosts (namespaces lh<pid>a, lh<pid>b) joined by the emulated path; runs until Ctrl-C,
     /// SIGTERM, --duration, or the end of CMD (run on host a).
     Pair(Box<PairArgs>),
-    /// Run a command on host a or b of a running pair.
+    /// Run a command on host a or b of a running pair; it and what it starts end with the
+    /// emulator (its PID namespace), even if the emulator is killed.
     Exec(ExecArgs),
     /// Run one command behind the emulated path (like mm-delay/mm-link); the host is reachable at
     /// $LONGHAUL_EMU_HOST.
     Shell(Box<ShellArgs>),
     /// List running emulator instances.
     List,
-    /// Remove namespaces and state files left by emulators that were killed.
+    /// Remove namespaces and state files left by emulators that were killed, and end any
+    /// process still inside those namespaces.
     Cleanup,
     /// Forwarding throughput and timing benchmark against a naive TUN forwarder.
     Bench(BenchArgs),
