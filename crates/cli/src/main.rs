@@ -60,6 +60,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    signals::stop_on_sigint();
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),

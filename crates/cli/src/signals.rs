@@ -16,6 +16,15 @@ fn termination_set() -> libc::sigset_t {
     }
 }
 
+/// Lets SIGINT stop longhaul however it was started. A shell without job control (a script's
+/// `longhaul perf server &`) starts background commands with SIGINT ignored, and an ignored
+/// signal is discarded even where longhaul blocks it to wait for it: `kill -INT` and Ctrl-C
+/// did nothing. SIGHUP stays as inherited: ignoring it is what `nohup` asks for.
+pub fn stop_on_sigint() {
+    // SAFETY: restores the default action of one signal; no handler is involved.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+}
+
 pub fn block_termination_signals() {
     let set = termination_set();
     // SAFETY: valid set; threads spawned afterwards inherit the mask.

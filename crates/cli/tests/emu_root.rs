@@ -599,3 +599,162 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Is `pid` a running process (not gone, not a zombie)?
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s[s.rfind(')').unwrap_or(0)..].starts_with(") Z"))
+}
+
+/// Waits until `ns` holds at least `n` processes; returns their PIDs.
+fn processes_in(ns: &str, n: usize) -> Vec<u32> {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(15) {
+        let pids = netns::pids_in(ns);
+        if pids.len() >= n {
+            return pids;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "{ns}: fewer than {n} processes after 15 s: {:?}",
+        netns::pids_in(ns)
+    );
+}
+
+fn all_end_within(pids: &[u32], limit: Duration) -> Vec<u32> {
+    let t = Instant::now();
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|&p| running(p)).collect();
+        if left.is_empty() || t.elapsed() > limit {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A pair's command and a command run with `emu exec`, each a shell with a background child
+/// of its own, end with the emulator on `sig` — the children too, which SIGTERM to the shell
+/// never reached. Under SIGKILL the emulator runs no code: the kernel ends them (the PID
+/// namespace's init loses its pipe). A process put in the namespace by hand (`ip netns exec`)
+/// is outside longhaul's PID namespace; `emu cleanup` ends it with the namespace.
+fn programs_end_with_the_emulator(sig: i32, name: &str) {
+    let script = "sleep 600 & sleep 600";
+    let mut emu = Running::spawn(&[
+        "pair",
+        "--delay",
+        "1ms",
+        "--no-realtime",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    let st = emu.wait_ready();
+    let id = st.pid.to_string();
+    let _exec = Running::spawn(&["exec", "b", "--id", &id, "--", "sh", "-c", script]);
+    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
+    let by_hand = Command::new("ip")
+        .args(["netns", "exec", &na, "sleep", "600"])
+        .spawn()
+        .expect("ip netns exec");
+    let in_a = processes_in(&na, 4);
+    let in_b = processes_in(&nb, 3);
+    let mut ours: Vec<u32> = in_a
+        .iter()
+        .copied()
+        .filter(|&p| p != by_hand.id())
+        .collect();
+    ours.extend(&in_b);
+    assert!(ours.len() >= 6, "a: {in_a:?} b: {in_b:?}");
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(emu.pid() as i32, sig) }, 0);
+    let (status, err) = emu.wait(Duration::from_secs(15));
+    eprintln!("{name}: exit {status}; stderr:\n{err}");
+    let left = all_end_within(&ours, Duration::from_secs(5));
+    assert!(
+        left.is_empty(),
+        "{name}: {left:?} of {ours:?} outlived the emulator"
+    );
+    let mut by_hand = by_hand;
+    if sig == libc::SIGKILL {
+        assert!(netns::exists(&na), "nothing ran to delete {na}");
+        let out = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+            .args(["emu", "cleanup"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains(&na), "{text}");
+    }
+    let left = all_end_within(&[by_hand.id()], Duration::from_secs(5));
+    let _ = by_hand.wait();
+    assert!(
+        left.is_empty(),
+        "{name}: a process in {na} outlived its deletion"
+    );
+    assert!(!netns::exists(&na) && !netns::exists(&nb));
+}
+
+#[test]
+fn programs_end_with_the_emulator_on_sigint() {
+    if !root_or_skip("programs_end_with_the_emulator_on_sigint") {
+        return;
+    }
+    let _g = lock();
+    programs_end_with_the_emulator(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn programs_end_with_the_emulator_on_sigterm() {
+    if !root_or_skip("programs_end_with_the_emulator_on_sigterm") {
+        return;
+    }
+    let _g = lock();
+    programs_end_with_the_emulator(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn programs_end_with_the_emulator_on_sigkill_and_cleanup() {
+    if !root_or_skip("programs_end_with_the_emulator_on_sigkill_and_cleanup") {
+        return;
+    }
+    let _g = lock();
+    programs_end_with_the_emulator(libc::SIGKILL, "SIGKILL");
+}
+
+/// `emu shell`'s command, a shell with a child of its own, ends with the emulator.
+#[test]
+fn shell_command_and_its_children_end_on_sigterm() {
+    if !root_or_skip("shell_command_and_its_children_end_on_sigterm") {
+        return;
+    }
+    let _g = lock();
+    let mut emu = Running::spawn(&[
+        "shell",
+        "--delay",
+        "1ms",
+        "--no-realtime",
+        "--",
+        "sh",
+        "-c",
+        "sleep 600 & sleep 600",
+    ]);
+    let t = Instant::now();
+    let st = loop {
+        if let Some(s) = state::instances().into_iter().find(|s| s.pid == emu.pid()) {
+            if s.side_a.as_deref().is_some_and(netns::exists) {
+                break s;
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(15), "shell not ready");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ns = st.side_a.clone().unwrap();
+    let pids = processes_in(&ns, 3);
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(emu.pid() as i32, libc::SIGTERM) }, 0);
+    let (status, err) = emu.wait(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    let left = all_end_within(&pids, Duration::from_secs(5));
+    assert!(left.is_empty(), "{left:?} of {pids:?} outlived `emu shell`");
+}

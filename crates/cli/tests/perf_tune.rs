@@ -198,3 +198,50 @@ fn tune_prints_the_bdp_and_the_reno_recovery() {
     );
     assert!(text.contains("net.core.rmem_max"), "{text}");
 }
+
+/// A script's `longhaul perf server &` starts with SIGINT ignored (a shell without job control
+/// does that to background commands); `kill -INT` must still stop it.
+#[test]
+fn perf_server_started_in_the_background_stops_on_sigint() {
+    use std::os::unix::process::CommandExt;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_longhaul"));
+    cmd.args([
+        "perf",
+        "server",
+        "-B",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ])
+    .stderr(Stdio::piped());
+    // SAFETY: signal(2) between fork and exec, as `sh -c 'cmd &'` does.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut server = ServerChild(cmd.spawn().unwrap());
+    let stderr = server.0.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("Server listening on"), "{first}");
+    std::thread::spawn(move || for _ in lines {});
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(server.0.id() as i32, libc::SIGINT) }, 0);
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(10) {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(libc::SIGINT), "{status}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("perf server ignored SIGINT for 10 s");
+}

@@ -20,6 +20,7 @@ use crate::config::{ConfigError, LinkConfig};
 use crate::forward::{Direction, DirectionReport, Observers};
 use crate::model::path::PathModel;
 use crate::observe::{EventLog, OutputReport, PcapWriter};
+use crate::sys::pidns::PidNamespace;
 use crate::sys::state::{self, InstanceState};
 use crate::sys::tun::Tun;
 use crate::sys::{clock, netns, require_root, SysError};
@@ -182,6 +183,8 @@ pub struct Emulator {
     host_cpus: Option<Vec<usize>>,
     busy_poll: bool,
     steal_at_start: crate::sys::steal::StealSnapshot,
+    /// The PID namespace the hosts' programs run in (`spawn`); dropping it ends them all.
+    programs: Option<PidNamespace>,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EmulatorError {
@@ -281,9 +284,13 @@ impl Emulator {
                 (inner, host)
             }
         };
+        // Before anything else: from here on every program started for the hosts ends with
+        // this instance, even if it is killed with SIGKILL (`sys::pidns`).
+        let programs = PidNamespace::create().map_err(io_err("creating the PID namespace"))?;
         let st = InstanceState {
             pid,
             instance,
+            init_pid: Some(programs.init_pid()),
             start_time: state::proc_start_time(pid).unwrap_or(0),
             mode: format!("{mode:?}").to_lowercase(),
             namespaces: [ns_a.clone(), ns_b.clone()].into_iter().flatten().collect(),
@@ -312,6 +319,7 @@ impl Emulator {
             host_cpus: None,
             busy_poll: opts.busy_poll && !opts.naive,
             steal_at_start: crate::sys::steal::StealSnapshot::now(),
+            programs: Some(programs),
         };
         if opts.busy_poll && !opts.naive {
             // The poller owns a CPU: the given one, else the last this process may use; the
@@ -530,8 +538,17 @@ impl Emulator {
         s.parse().expect("we wrote it")
     }
 
+    /// Starts `cmd` (from `command`) in this instance's PID namespace: it and every process it
+    /// starts end when the instance does (stop, drop, or the emulator process dying).
+    pub fn spawn(&self, cmd: &mut Command) -> std::io::Result<std::process::Child> {
+        match &self.programs {
+            Some(p) => p.spawn(cmd),
+            None => Err(std::io::Error::other("the emulator has stopped")),
+        }
+    }
+
     /// A command that runs `argv` on `side` (through `ip netns exec` when it is a namespace),
-    /// with LONGHAUL_EMU_A/B/HOST/PEER in its environment.
+    /// with LONGHAUL_EMU_A/B/HOST/PEER in its environment; start it with `spawn`.
     pub fn command(&self, side: Side, argv: &[String]) -> Command {
         let mut c = match self.namespace(side) {
             Some(ns) => {
@@ -621,6 +638,7 @@ impl Emulator {
             pcap,
         };
         self.torn_down = true;
+        self.programs = None;
         self.state.teardown()?;
         Ok(summary)
     }
@@ -645,6 +663,7 @@ impl Drop for Emulator {
             let _ = h.join();
         }
         self.flush_observers();
+        self.programs = None;
         if let Err(e) = self.state.teardown() {
             tracing::warn!("cleanup: {e}");
         }

@@ -264,6 +264,35 @@ impl fmt::Display for Algorithm {
     }
 }
 
+/// A parameter that may not exceed another of the same algorithm. Ranges are per parameter
+/// (`ParamSpec`); these are the relations between them, every algorithm's in this one table.
+struct Order {
+    algorithm: Algorithm,
+    low: &'static str,
+    high: &'static str,
+    /// `high = 0` means "equal to `low`" (FAST's beta: no dead band).
+    zero_means_low: bool,
+    why: &'static str,
+}
+
+const ORDERS: &[Order] = &[
+    Order {
+        algorithm: Algorithm::Fast,
+        low: "alpha",
+        high: "beta",
+        zero_means_low: true,
+        why: "the window holds in the dead band [alpha, beta)",
+    },
+    Order {
+        algorithm: Algorithm::Vegas,
+        low: "alpha",
+        high: "beta",
+        zero_means_low: false,
+        why: "the window grows below alpha, shrinks above beta and holds between \
+              (Brakmo & Peterson; Linux tcp_vegas.c)",
+    },
+];
+
 /// Validated parameter values for one algorithm, in the order of its [`ParamSpec`]s.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamValues {
@@ -337,15 +366,26 @@ impl ParamValues {
                 .expect("every spec has a slot");
             slot.1 = v;
         }
-        if algorithm == Algorithm::Fast {
-            let (alpha, beta) = (values.get("alpha"), values.get("beta"));
-            if beta != 0.0 && beta < alpha {
-                return Err(bad(format!(
-                    "beta ({beta}) must be 0 (no dead band) or at least alpha ({alpha})"
-                )));
-            }
-        }
+        values.check_orders().map_err(bad)?;
         Ok(values)
+    }
+
+    /// The relations of [`ORDERS`] that concern this algorithm.
+    fn check_orders(&self) -> Result<(), String> {
+        for o in ORDERS.iter().filter(|o| o.algorithm == self.algorithm) {
+            let (low, high) = (self.get(o.low), self.get(o.high));
+            if (o.zero_means_low && high == 0.0) || high >= low {
+                continue;
+            }
+            let zero = if o.zero_means_low { "0 or " } else { "" };
+            return Err(format!(
+                "{h} ({high}) must be {zero}at least {l} ({low}): {why}; raise {h} or lower {l}",
+                h = o.high,
+                l = o.low,
+                why = o.why
+            ));
+        }
+        Ok(())
     }
 
     pub fn get(&self, name: &str) -> f64 {
@@ -491,7 +531,7 @@ mod tests {
         let e = ParamValues::from_settings(Algorithm::Fast, &["beta=3"]).unwrap_err();
         assert!(
             e.to_string()
-                .contains("beta (3) must be 0 (no dead band) or at least alpha (200)"),
+                .contains("beta (3) must be 0 or at least alpha (200): the window holds"),
             "{e}"
         );
         assert!(ParamValues::from_settings(Algorithm::Fast, &["alpha=20", "beta=20"]).is_ok());
@@ -511,5 +551,40 @@ mod tests {
             e.to_string().contains("parameters: per_ack_ignores_acked"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn vegas_needs_beta_at_least_alpha() {
+        // `kernel load vegas -p alpha=10 -p beta=2` was accepted.
+        let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha=10", "beta=2"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("beta (2) must be at least alpha (10): the window grows below alpha"),
+            "{e}"
+        );
+        let e = ParamValues::from_settings(Algorithm::Vegas, &["alpha=5"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("beta (4) must be at least alpha (5)"),
+            "{e}"
+        );
+        assert!(ParamValues::from_settings(Algorithm::Vegas, &["alpha=4", "beta=4"]).is_ok());
+        // Vegas has no "0 means alpha": beta = 0 with alpha 2 is refused.
+        assert!(ParamValues::from_settings(Algorithm::Vegas, &["beta=0"]).is_err());
+    }
+
+    #[test]
+    fn every_algorithms_defaults_satisfy_its_relations() {
+        for a in Algorithm::ALL {
+            assert_eq!(ParamValues::defaults(a).check_orders(), Ok(()), "{a}");
+        }
+        for o in ORDERS {
+            let names: Vec<&str> = o.algorithm.params().iter().map(|p| p.name).collect();
+            assert!(
+                names.contains(&o.low) && names.contains(&o.high),
+                "{}",
+                o.algorithm
+            );
+        }
     }
 }

@@ -191,3 +191,41 @@ fn unload_while_connections_are_active() {
     let problems = dmesg_problems_since(mark);
     assert!(problems.is_empty(), "kernel log: {problems:#?}");
 }
+
+/// A controller used inside another network namespace is found there: sock_diag answers for
+/// the asking socket's namespace only, and `kernel list` showed 0 sockets for it.
+#[test]
+fn sockets_in_other_network_namespaces_are_found() {
+    if !require_root("sockets_in_other_network_namespaces_are_found") {
+        return;
+    }
+    let name = "lhl_vegas_ns";
+    let cc = LoadedCc::load(Algorithm::Vegas, name, &[]);
+    let ns = format!("lh-k-{}", std::process::id());
+    let ip = |args: &[&str]| {
+        let st = std::process::Command::new("ip")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip {args:?}");
+    };
+    ip(&["netns", "add", &ns]);
+    ip(&["-n", &ns, "link", "set", "lo", "up"]);
+    let path = format!("/run/netns/{ns}");
+    let (mut flow, local) = std::thread::spawn(move || {
+        let f = std::fs::File::open(path).unwrap();
+        nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+        let flow = LoopbackFlow::open(name);
+        let local = flow.client.local_addr().unwrap();
+        (flow, local)
+    })
+    .join()
+    .unwrap();
+    flow.send_for(Duration::from_millis(50));
+    let users = sockets::using(name).unwrap();
+    let found = users.iter().any(|s| s.local == local && s.netns == ns);
+    flow.finish();
+    ip(&["netns", "delete", &ns]);
+    drop(cc);
+    assert!(found, "the client in {ns} is not among {users:?}");
+}

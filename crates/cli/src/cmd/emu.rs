@@ -48,14 +48,16 @@ pub enum EmuCommand {
     /// Two hosts (namespaces lh<pid>a, lh<pid>b) joined by the emulated path; runs until Ctrl-C,
     /// SIGTERM, --duration, or the end of CMD (run on host a).
     Pair(Box<PairArgs>),
-    /// Run a command on host a or b of a running pair.
+    /// Run a command on host a or b of a running pair; it and what it starts end with the
+    /// emulator (its PID namespace), even if the emulator is killed.
     Exec(ExecArgs),
     /// Run one command behind the emulated path (like mm-delay/mm-link); the host is reachable at
     /// $LONGHAUL_EMU_HOST.
     Shell(Box<ShellArgs>),
     /// List running emulator instances.
     List,
-    /// Remove namespaces and state files left by emulators that were killed.
+    /// Remove namespaces and state files left by emulators that were killed, and end any
+    /// process still inside those namespaces.
     Cleanup,
     /// Forwarding throughput and timing benchmark against a naive TUN forwarder.
     Bench(BenchArgs),
@@ -968,8 +970,7 @@ fn pair(a: PairArgs) -> Result<i32> {
         None
     } else {
         Some(
-            emu.command(Side::A, &a.command)
-                .spawn()
+            emu.spawn(&mut emu.command(Side::A, &a.command))
                 .with_context(|| format!("starting {}", a.command[0]))?,
         )
     };
@@ -994,16 +995,16 @@ fn shell(a: ShellArgs) -> Result<i32> {
     let emu = Emulator::start(Mode::Shell, opts)?;
     describe(&emu);
     let child = emu
-        .command(Side::A, &command)
-        .spawn()
+        .spawn(&mut emu.command(Side::A, &command))
         .with_context(|| format!("starting {}", command[0]))?;
     let code = supervise(Some(child), None)?;
     finish(emu, &a.out)?;
     Ok(exit_code(code))
 }
 
+/// Runs the command in the instance's PID namespace, so that it and whatever it starts end
+/// with the emulator (`longhaul_emu::sys::pidns`); waits for it and returns its exit code.
 fn exec(a: ExecArgs) -> Result<i32> {
-    use std::os::unix::process::CommandExt;
     let live: Vec<_> = state::instances()
         .into_iter()
         .filter(|s| s.alive())
@@ -1043,8 +1044,17 @@ fn exec(a: ExecArgs) -> Result<i32> {
     c.env("LONGHAUL_EMU_A", &inst.addr_a)
         .env("LONGHAUL_EMU_B", &inst.addr_b)
         .env("LONGHAUL_EMU_PEER", peer);
-    let e = c.exec();
-    Err(anyhow!("cannot run {}: {e}", a.command[0]))
+    let Some(init) = inst.init_pid else {
+        bail!(
+            "emulator {} was started by an older longhaul that does not keep its programs in a \
+             PID namespace; restart it",
+            inst.pid
+        );
+    };
+    block_termination_signals();
+    let child = longhaul_emu::sys::pidns::spawn_in(init, &mut c)
+        .map_err(|e| anyhow!("cannot run {}: {e}", a.command[0]))?;
+    Ok(exit_code(supervise(Some(child), None)?))
 }
 
 fn list() -> Result<()> {

@@ -103,6 +103,7 @@ fn list(json: bool) -> Result<()> {
                             "local": s.local.to_string(),
                             "remote": s.remote.to_string(),
                             "state": s.state,
+                            "netns": s.netns,
                         })
                     })
                     .collect();

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod netns;
+pub mod pidns;
 pub mod state;
 pub mod steal;
 pub mod tun;

@@ -56,6 +56,36 @@ pub fn delete(name: &str) -> Result<(), SysError> {
     ip(&["netns", "delete", name])
 }
 
+/// PIDs of the processes (other than this one) whose network namespace is the named one, as
+/// `ip netns pids` finds them: same device and inode as the namespace's bind mount.
+pub fn pids_in(name: &str) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(target) = std::fs::metadata(path(name)) else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}/ns/net"))
+                .is_ok_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
+        })
+        .collect()
+}
+
+/// SIGKILLs every process in the named namespace (before deleting it: a namespace whose
+/// name is gone lives on as long as a process is in it).
+pub fn kill_all_in(name: &str) {
+    for pid in pids_in(name) {
+        // SAFETY: kill(2); the PID was in our namespace a moment ago.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+}
+
 /// Names of all namespaces under /run/netns.
 pub fn list() -> Vec<String> {
     std::fs::read_dir("/run/netns")

@@ -24,6 +24,10 @@ pub struct InstanceState {
     pub pid: u32,
     pub instance: u32,
     pub start_time: u64,
+    /// Init of the PID namespace the hosts' programs run in (`pidns`); `emu exec` starts
+    /// programs there. Absent in files of older versions.
+    #[serde(default)]
+    pub init_pid: Option<u32>,
     pub mode: String,
     pub namespaces: Vec<String>,
     /// Namespace of each side (`a`, `b`); `None` = the initial namespace.
@@ -81,10 +85,17 @@ impl InstanceState {
             .map_err(|e| SysError::io(format!("writing {}", path.display()), e))
     }
 
-    /// Deletes everything recorded, then the file. Every step is attempted; the first error is
-    /// returned.
+    /// Ends the programs, deletes everything recorded, then the file. Every step is attempted;
+    /// the first error is returned.
     pub fn teardown(&self) -> Result<(), SysError> {
         let mut first = None;
+        if let Some(init) = self.init_pid {
+            super::pidns::kill_init(init);
+        }
+        for ns in &self.namespaces {
+            // Programs started in the namespace some other way (`ip netns exec` by hand).
+            netns::kill_all_in(ns);
+        }
         for ns in &self.namespaces {
             if let Err(e) = netns::delete(ns) {
                 first.get_or_insert(e);
@@ -137,6 +148,9 @@ pub fn cleanup_stale() -> Vec<String> {
         if let Some(pid) = owner_pid(&ns) {
             let orphan =
                 pid != std::process::id() && (proc_start_time(pid).is_none() || !has_file(pid));
+            if orphan {
+                netns::kill_all_in(&ns);
+            }
             if orphan && netns::delete(&ns).is_ok() {
                 removed.push(format!("orphan namespace {ns}"));
             }
