@@ -81,3 +81,41 @@ fn claims_turn_at_counting_noise_and_at_the_window() {
     // A window-based sender that loses less than small bursts breaks the second claim.
     assert!(!curve(0.0, worst - 1e-4)[BURSTS.len() - 1].holds);
 }
+
+/// The experiment itself, shortened to 3 s a run: the same packets in trains of 1024 lose far
+/// more than one at a time, and bursts within the measured MBS lose less than the window.
+#[test]
+fn short_runs_show_loss_growing_with_the_burst() {
+    use longhaul_reproduce::run_experiment;
+    let e = experiment("lion-mbs").unwrap();
+    let plan = Plan {
+        full: false,
+        time_scale: 0.15,
+    };
+    let r = run_experiment(e, &plan, 2, &|_| {}).unwrap();
+    let loss: Vec<f64> = r.summaries.iter().map(|s| s.flows[0].loss_rate).collect();
+    let sent: Vec<u64> = r
+        .summaries
+        .iter()
+        .map(|s| s.flows[0].packets_sent.unwrap())
+        .collect();
+    eprintln!("loss by burst {BURSTS:?} and window: {loss:?}");
+    // Every paced run sends the same packets: 3 s at 200 Mb/s of 1500-byte packets, 50,000
+    // (a train may be cut at the end); the window, clocked by ACKs, about as many.
+    let n = BURSTS.len();
+    assert!(
+        sent[..n]
+            .iter()
+            .all(|&k| (k as f64 / 50_000.0 - 1.0).abs() < 0.03),
+        "{sent:?}"
+    );
+    assert!((sent[n] as f64 / 50_000.0 - 1.0).abs() < 0.1, "{sent:?}");
+    assert!(loss[n - 1] > 5.0 * loss[0], "{loss:?}");
+    let mbs = measured_mbs(&r.summaries[0]).unwrap();
+    assert!(mbs > 100.0 && mbs < BUFFER_PACKETS / 0.9, "MBS {mbs}");
+    for (b, l) in BURSTS.iter().zip(&loss) {
+        if (*b as f64) <= mbs {
+            assert!(*l < loss[n], "burst {b}: {l} vs window {}", loss[n]);
+        }
+    }
+}

@@ -79,9 +79,16 @@
 //!
 //! **Loss.** A loss counts as congestion only if the last round, or the current one so far, showed
 //! a standing queue: then (once per round) rate = `max(min(rate, abw) · loss_decrease, floor)`
-//! and MBS × `mbs_decrease`; in `startup` it also ends startup. Any other loss is random and
-//! changes nothing (counted in `random_losses`). Losses while yielding or balancing change
-//! nothing either: the rate was just set on purpose and the queue is the one being drained or
+//! and MBS × `mbs_decrease`; in `startup` it also ends startup. Any other loss is random to the
+//! rate, which it leaves alone (counted in `random_losses`), but it shrinks the MBS by
+//! `mbs_decrease` once per round: a burst that meets cross traffic's burst is dropped for its
+//! size even when no queue stands (seed 002, Figs. 2–3), and a smaller burst costs no rate.
+//! (Measured in `reproduce lion-matched`: with random losses leaving the burst alone, as first
+//! written, Lion lost 9.85 % at 646 Mb/s next to 1 Gb/s on/off cross traffic on a 1.2 ms buffer,
+//! 0.8 points above a smooth fixed sender at the same delivered rate; the burst grew a packet
+//! per clear round because the buffer is too short for the burst-queue signal to fire. Shrinking
+//! it on such losses gives 9.64 % at 656 Mb/s; docs/reproduce.md.) Losses while yielding or
+//! balancing change nothing either: the rate was just set on purpose and the queue is the one being drained or
 //! the competitor's. A retransmission timeout halves the rate, resets the MBS, forgets the floor
 //! and the capacity, and returns to `startup`.
 //!
@@ -373,6 +380,8 @@ struct RoundStats {
     /// ACKs of the round sent while window-limited (the signal when there are no rate samples).
     cwnd_limited_acks: u32,
     reduced_by_loss: bool,
+    /// A loss of this round already shrank the burst.
+    burst_cut_by_loss: bool,
 }
 
 impl RoundStats {
@@ -387,6 +396,7 @@ impl RoundStats {
             full_rate_samples: 0,
             cwnd_limited_acks: 0,
             reduced_by_loss: false,
+            burst_cut_by_loss: false,
         }
     }
 
@@ -693,7 +703,14 @@ impl CongestionControl for Lion {
             return;
         }
         if !self.queue_seen() {
+            // Random as far as the rate is concerned; but a burst that met the cross traffic's
+            // may have been dropped for its size alone, so the burst (not the rate) shrinks,
+            // once per round.
             self.random_losses += 1;
+            if !self.round.burst_cut_by_loss {
+                self.round.burst_cut_by_loss = true;
+                self.shrink_mbs();
+            }
             return;
         }
         if !self.round.reduced_by_loss {
@@ -947,11 +964,21 @@ mod tests {
         let r = rate(&cc);
         path.round(&mut cc, 0.080, r);
         assert_eq!(cc.phase(), "drop_avoidance");
-        // No queue in the last round: an isolated loss is random.
+        // No queue in the last round: an isolated loss is random. The rate stays; the burst
+        // shrinks by a quarter, once in the round.
         let (before, burst) = (rate(&cc), cc.mbs());
         cc.on_loss(&loss(true));
-        assert_eq!((rate(&cc), cc.mbs()), (before, burst));
-        assert_eq!(cc.random_losses(), 1);
+        assert_eq!(rate(&cc), before);
+        assert!(
+            (cc.mbs() - 0.75 * burst).abs() < 1e-9,
+            "{} → {}",
+            burst,
+            cc.mbs()
+        );
+        cc.on_loss(&loss(true));
+        assert_eq!(rate(&cc), before);
+        assert!((cc.mbs() - 0.75 * burst).abs() < 1e-9);
+        assert_eq!(cc.random_losses(), 2);
         // A round in which the queueing delay rose to 2 ms and 90 % of our rate was delivered:
         // the next loss is congestion, and the rate drops to 0.85 × min(rate, delivered).
         let r = rate(&cc);
@@ -965,7 +992,7 @@ mod tests {
         let after = rate(&cc);
         cc.on_loss(&loss(true));
         assert_eq!(rate(&cc), after);
-        assert_eq!(cc.random_losses(), 1);
+        assert_eq!(cc.random_losses(), 2);
     }
 
     #[test]

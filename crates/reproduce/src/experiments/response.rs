@@ -31,8 +31,8 @@
 //!   on an empty queue is at most Reno's packet per RTT, no later than Reno's band; FAST (seed
 //!   001's subject) at least a decade after Reno's measured crossing, and at that crossing at
 //!   least 88 − 5 % (Table 1's lowest figure less table1's 5-point tolerance); BBR (rate from
-//!   delivery rate and RTT, not loss) and Lion (seed 002: a loss it cannot tie to its own burst
-//!   "is random and changes nothing") at no loss rate of the grid.
+//!   delivery rate and RTT, not loss) and Lion (seed 002: a loss it cannot tie to a standing
+//!   queue is random and leaves the rate alone) at no loss rate of the grid.
 
 use crate::claim::{num, short, text, ClaimSpec, Rule};
 use crate::experiment::{Experiment, ExperimentResult, Plan, Run};
