@@ -90,16 +90,16 @@
 pub mod config;
 pub mod connection;
 pub mod error;
-mod loss;
+pub mod loss;
 pub mod pacer;
 pub mod packet;
 mod pages;
-mod rate;
+pub mod rate;
 mod reassembly;
 mod recv;
 pub mod rtt;
 pub mod secure;
-mod sent;
+pub mod sent;
 pub mod stats;
 mod stream;
 
