@@ -12,7 +12,13 @@
 //! never reorders, the reverse path has no queue, retransmissions are new packets (packet
 //! numbers are never reused, as in QUIC) and the sender always has data. Pacing honours the
 //! controller's `pacing_rate()` and `max_burst()`; without a pacing rate the sender is purely
-//! ACK-clocked.
+//! ACK-clocked. Loss detection is the packet threshold alone: with data always waiting, three
+//! packets follow every loss, so RACK's time threshold (which `longhaul_proto::loss` adds, for
+//! tails) would find nothing more. The RTT estimator is RFC 6298's, kept here because this
+//! crate sits below the transports that share `longhaul_proto::rtt`; the delivery-rate interval
+//! is the ACK interval alone (no send-interval term). Recovery and timeouts follow the same
+//! RFCs as the simulator's senders (RFC 6675's RecoveryPoint, RFC 6298 §5), and
+//! `crates/sim/tests/transports.rs` checks that a controller behaves the same here and there.
 
 use crate::controller::{CongestionControl, Setup};
 use crate::event::{AckEvent, Event, LossEvent, RateSample, RtoEvent};
