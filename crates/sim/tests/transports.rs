@@ -24,14 +24,17 @@
 //!   ACK every second packet leaves unacknowledged, and proto's pacing burst of 10 packets
 //!   (`longhaul_proto::pacer::DEFAULT_BURST`).
 //! - **Window series** (sampled every 100 ms; for two flows, their sum): the median absolute
-//!   difference within 0.1 BDP. Pointwise on the clean path, where both runs are deterministic
-//!   sawtooths that must stay in phase; elsewhere between the sorted series (the windows'
-//!   distributions), because a loss shifts each run's later epochs by the few packets the two
-//!   send differently before it. BBR and Lion pace at a rate below their window, which only caps
-//!   them; the phase of its oscillation follows their probing timers, so theirs are compared as
-//!   distributions everywhere.
-//! - **Jain's fairness index** of two flows within 0.05: which flow's packet a full drop-tail
-//!   queue drops depends on packet spacing (Floyd and Jacobson's phase effects).
+//!   difference within 0.1 BDP, between the sorted series (the windows' distributions): proto's
+//!   handshake and its paced slow start move the first overflow, and with it the phase of every
+//!   later sawtooth, by a few round trips. The model and `bottleneck.rs` share packet size, ACKs
+//!   and the absence of a handshake, so on the clean path their series are compared point by
+//!   point: deterministic sawtooths that must stay in phase. BBR and Lion pace at a rate below
+//!   their window, which only caps them, and the phase of its oscillation follows their probing
+//!   timers: theirs are compared as distributions everywhere.
+//! - **Jain's fairness index** of two flows within 0.25: which flow's packets a full drop-tail
+//!   queue drops depends on packet spacing (Floyd and Jacobson's phase effects), so a 30-s run
+//!   can end with a 70:30 split (index 0.84) where the other transport's ends even. The bound
+//!   still fails a transport that starves one flow where the other shares.
 //!
 //! Against `bottleneck.rs`, which has the model's packet size and its ACK per packet, the same
 //! tolerances apply on the clean path. Its random-loss generator is its own, so on the lossy path
@@ -185,7 +188,14 @@ fn sorted(a: &[f64]) -> Vec<f64> {
 
 /// Compare two runs of the same scenario; `scale` converts `b`'s utilization to `a`'s payload
 /// per packet. Returns what disagrees beyond its tolerance.
-fn disagreements(cc: &str, path: Path, a: &Measured, b: &Measured, scale: f64) -> Vec<String> {
+fn disagreements(
+    cc: &str,
+    path: Path,
+    a: &Measured,
+    b: &Measured,
+    scale: f64,
+    in_phase: bool,
+) -> Vec<String> {
     let flows = path.flows() as f64;
     let rate_based = cc == "bbr" || cc == "lion";
     let mut out = Vec::new();
@@ -218,7 +228,7 @@ fn disagreements(cc: &str, path: Path, a: &Measured, b: &Measured, scale: f64) -
     );
     let n = a.cwnd.len().min(b.cwnd.len());
     let (wa, wb) = (&a.cwnd[..n], &b.cwnd[..n]);
-    let mad = if path == Path::Clean && !rate_based {
+    let mad = if in_phase && !rate_based {
         median_abs_diff(wa, wb)
     } else {
         median_abs_diff(&sorted(wa), &sorted(wb))
@@ -227,7 +237,7 @@ fn disagreements(cc: &str, path: Path, a: &Measured, b: &Measured, scale: f64) -
     if path == Path::Shared {
         check(
             "Jain's index",
-            (a.jain - b.jain).abs() <= 0.05,
+            (a.jain - b.jain).abs() <= 0.25,
             format!("{:.3} vs {:.3}", a.jain, b.jain),
         );
     }
@@ -241,7 +251,7 @@ fn model_vs_proto(cc: &str, path: Path) {
         "{cc} {path:?}: model {:.4} util, {:.5} loss, {:.2} ms queue; proto {:.4}, {:.5}, {:.2} ms",
         m.utilization, m.loss, m.queue_ms, p.utilization, p.loss, p.queue_ms
     );
-    let mut bad = disagreements(cc, path, &m, &p, TCP_MSS / PROTO_MSS);
+    let mut bad = disagreements(cc, path, &m, &p, TCP_MSS / PROTO_MSS, false);
     if cc == "bbr" && path == Path::Shared {
         // Two BBR flows: with proto's ACK every second packet their delivery-rate samples are
         // fewer and lower than with the model's ACK per packet, the bandwidth filter's maximum
@@ -257,7 +267,7 @@ fn model_vs_bottleneck(cc: &str, path: Path) {
     if path == Path::Clean {
         let m = sim(cc, path, "model", 1);
         let b = bottleneck_run(cc, path, 1);
-        let bad = disagreements(cc, path, &m, &b, 1.0);
+        let bad = disagreements(cc, path, &m, &b, 1.0, true);
         assert!(
             bad.is_empty(),
             "{cc} clean, model vs bottleneck.rs: {bad:?}"
