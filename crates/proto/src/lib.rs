@@ -107,7 +107,6 @@ pub use config::{Config, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use longhaul_cc::Time;
-pub use loss::PACKET_THRESHOLD;
 pub use packet::{CloseCode, PacketKind};
 pub use secure::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};
 pub use stats::Stats;
