@@ -82,10 +82,12 @@
 //!   never sealed) and `poll_transmit_header` encodes every packet.
 //!
 //! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
-//! anti-replay, key schedule), `sent` (in-flight records), `stream`
-//! (send buffer and chunks), `loss` (loss detection), [`rtt`] (RTT estimator and RTO),
-//! [`pacer`], `rate` (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
-//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`].
+//! anti-replay, key schedule), [`sent`] (in-flight records), `stream`
+//! (send buffer and chunks), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
+//! [`pacer`], [`rate`] (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
+//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`]. The simulator's
+//! TCP model (`crates/sim/src/transport/model.rs`) builds its sender from `sent`, `loss`, `rtt`,
+//! `rate` and `pacer`, which is why they are public.
 
 pub mod config;
 pub mod connection;
