@@ -12,7 +12,13 @@
 //! never reorders, the reverse path has no queue, retransmissions are new packets (packet
 //! numbers are never reused, as in QUIC) and the sender always has data. Pacing honours the
 //! controller's `pacing_rate()` and `max_burst()`; without a pacing rate the sender is purely
-//! ACK-clocked.
+//! ACK-clocked. Loss detection is the packet threshold alone: with data always waiting, three
+//! packets follow every loss, so RACK's time threshold (which `longhaul_proto::loss` adds, for
+//! tails) would find nothing more. The RTT estimator is RFC 6298's, kept here because this
+//! crate sits below the transports that share `longhaul_proto::rtt`; the delivery-rate interval
+//! is the ACK interval alone (no send-interval term). Recovery and timeouts follow the same
+//! RFCs as the simulator's senders (RFC 6675's RecoveryPoint, RFC 6298 §5), and
+//! `crates/sim/tests/transports.rs` checks that a controller behaves the same here and there.
 
 use crate::controller::{CongestionControl, Setup};
 use crate::event::{AckEvent, Event, LossEvent, RateSample, RtoEvent};
@@ -168,6 +174,9 @@ struct Loop<'a> {
     delivered: u64,
     delivered_time: Time,
     largest_acked: Option<u64>,
+    /// The first packet number sent after the latest recovery began. A loss of an earlier
+    /// packet is part of that episode, not a new one (RFC 6675 §5's RecoveryPoint; RFC 9002
+    /// §7.3.2), however long its detection takes.
     recovery_until: Option<u64>,
     next_send: Time,
     burst_left: u32,
@@ -376,7 +385,8 @@ impl<'a> Loop<'a> {
             Some(s) => (s + 4 * self.rttvar).max(Duration::from_millis(200)),
             None => Duration::from_secs(1),
         };
-        (base * (1u32 << self.rto_backoff.min(6))).min(Duration::from_secs(60))
+        // RFC 6298 §5.5: double per expiry; the 60-s ceiling (§2.5) bounds it, not a count.
+        (base * (1u32 << self.rto_backoff.min(16))).min(Duration::from_secs(60))
     }
 
     fn arm_rto(&mut self, now: Time) {
@@ -439,9 +449,6 @@ impl<'a> Loop<'a> {
         let rtt = now - newest.sent;
         self.last_rtt = Some(rtt);
         self.update_rtt(rtt);
-        if self.recovery_until.is_some_and(|r| newest.pn >= r) {
-            self.recovery_until = None;
-        }
         let cwnd_limited = {
             let w = cc.cwnd() * self.mss as f64;
             let used = prior_in_flight as f64;
@@ -463,7 +470,7 @@ impl<'a> Loop<'a> {
                 interval: now.saturating_since(prior_delivered_time),
                 is_app_limited: false,
             }),
-            in_recovery: self.recovery_until.is_some(),
+            in_recovery: self.recovery_until.is_some_and(|r| newest.pn < r),
             cwnd_limited,
         });
         ev.apply(cc);
@@ -622,6 +629,58 @@ mod tests {
             totals.utilization > 0.5,
             "the flow recovers after the outage: {totals:?}"
         );
+    }
+
+    #[test]
+    fn one_buffer_overflow_is_one_reduction() {
+        // 40 Mb/s, 50 ms, a buffer of one BDP (167 packets): the window overflows the buffer at
+        // BDP + buffer ≈ 334 packets and Reno halves it once, to ≈ 167. Drops just before the
+        // recovery point are detected three packets later, after an ACK of a packet sent in
+        // recovery; counting them as a new episode would quarter the window instead.
+        let mut path = PathConfig::new(40e6, Duration::from_millis(50), 1460);
+        path.buffer_packets = 167;
+        let mut cc = reno();
+        let (samples, totals) = run(
+            &path,
+            &Setup::for_mtu(1500),
+            &mut cc,
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            &mut |_, _| {},
+        );
+        assert!(totals.queue_drops > 0, "{totals:?}");
+        let after_slow_start = samples.iter().filter(|s| s.t >= Time::from_millis(2000));
+        let lowest = after_slow_start.map(|s| s.cwnd).fold(f64::MAX, f64::min);
+        assert!(lowest > 0.45 * (167.0 + 167.0), "lowest window {lowest}");
+    }
+
+    #[test]
+    fn consecutive_timeouts_double_until_sixty_seconds() {
+        // An outage from 1 s to the end: every timeout fires into it. RFC 6298 §5.5 doubles the
+        // interval per expiry; the ceiling is 60 s (§2.5), not a count of doublings.
+        let mut path = PathConfig::new(10e6, Duration::from_millis(40), 1448);
+        path.outages = vec![(Time::from_millis(1000), Time::from_millis(400_000))];
+        let mut cc = reno();
+        let mut at = Vec::new();
+        run(
+            &path,
+            &Setup::default(),
+            &mut cc,
+            Duration::from_secs(300),
+            Duration::from_secs(10),
+            &mut |ev, _| {
+                if let Event::Rto(r) = ev {
+                    at.push(r.now);
+                }
+            },
+        );
+        let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.len() >= 9, "{gaps:?}");
+        for w in gaps.windows(2) {
+            let want = (w[0] * 2).min(Duration::from_secs(60));
+            assert_eq!(w[1], want, "{gaps:?}");
+        }
+        assert_eq!(*gaps.last().unwrap(), Duration::from_secs(60), "{gaps:?}");
     }
 
     #[test]

@@ -19,8 +19,8 @@
 //! packet carries a fin); `close` sends a close packet and ends the connection at once.
 //!
 //! Sending, per `poll_transmit`: a pending close, then a handshake, then an ACK if the ACK
-//! policy says one is due, then data — a queued retransmission before new data — while bytes in
-//! flight are below the congestion window, the pacer releases the packet and the peer's window
+//! policy says one is due, then data — a queued retransmission before new data — while a full
+//! packet fits in the congestion window, the pacer releases the packet and the peer's window
 //! has room. ACKs and handshakes are neither paced nor counted in flight.
 //!
 //! Congestion-control integration: every data packet is reported with `on_sent`; every ACK that
@@ -1387,7 +1387,11 @@ impl Connection {
         }
         // The controller's window is read once here: nothing below changes it before the send.
         let cwnd = self.cc.cwnd();
-        if !self.probe_pending && self.sent.bytes_in_flight >= self.bytes_of(cwnd) {
+        // A packet goes only if it fits (RFC 9002 §7: bytes in flight may not exceed the
+        // window; Linux's `tcp_cwnd_test` on its whole-packet window), at least one at a time.
+        let mss = self.config.mss as u64;
+        let window = self.bytes_of(cwnd).max(mss);
+        if !self.probe_pending && self.sent.bytes_in_flight + mss > window {
             self.validate_window(true);
             return None;
         }
@@ -1478,7 +1482,7 @@ impl Connection {
             self.pacer
                 .commit((wire_len + self.config.security.overhead()) as u64, rate);
         }
-        let full = self.sent.bytes_in_flight >= self.cwnd_bytes();
+        let full = self.sent.bytes_in_flight + mss > window;
         self.validate_window(full);
         self.last_ack_eliciting_sent = Some(now);
         self.app_limited_notified = false;

@@ -82,24 +82,26 @@
 //!   never sealed) and `poll_transmit_header` encodes every packet.
 //!
 //! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
-//! anti-replay, key schedule), `sent` (in-flight records), `stream`
-//! (send buffer and chunks), `loss` (loss detection), [`rtt`] (RTT estimator and RTO),
-//! [`pacer`], `rate` (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
-//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`].
+//! anti-replay, key schedule), [`sent`] (in-flight records), `stream`
+//! (send buffer and chunks), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
+//! [`pacer`], [`rate`] (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
+//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`]. The simulator's
+//! TCP model (`crates/sim/src/transport/model.rs`) builds its sender from `sent`, `loss`, `rtt`,
+//! `rate` and `pacer`, which is why they are public.
 
 pub mod config;
 pub mod connection;
 pub mod error;
-mod loss;
+pub mod loss;
 pub mod pacer;
 pub mod packet;
 mod pages;
-mod rate;
+pub mod rate;
 mod reassembly;
 mod recv;
 pub mod rtt;
 pub mod secure;
-mod sent;
+pub mod sent;
 pub mod stats;
 mod stream;
 
@@ -107,7 +109,6 @@ pub use config::{Config, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use longhaul_cc::Time;
-pub use loss::PACKET_THRESHOLD;
 pub use packet::{CloseCode, PacketKind};
 pub use secure::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};
 pub use stats::Stats;

@@ -129,6 +129,20 @@ fn rto_fires_at_srtt_plus_4_rttvar_plus_ack_delay_and_backs_off() {
 }
 
 #[test]
+fn a_packet_is_sent_only_if_it_fits_in_the_window() {
+    // A window of 6.5 packets holds 6 (RFC 9002 §7: bytes in flight may not exceed it; Linux's
+    // whole-packet window would be 6). The pacer's first burst of 10 does not limit this.
+    let (mut c, _) = established(reno(6.5, true), reno(6.5, true));
+    c.write_synthetic(100 * 1448);
+    let mut buf = vec![0u8; 2048];
+    let sent = std::iter::from_fn(|| c.poll_transmit(ms(100), &mut buf))
+        .filter(|t| t.kind == PacketKind::Data)
+        .count();
+    assert_eq!(sent, 6);
+    assert_eq!(c.stats().bytes_in_flight, 6 * 1448);
+}
+
+#[test]
 fn pacing_releases_bursts_then_one_packet_per_interval() {
     let (mut c, _) = established(reno(100.0, true), reno(100.0, true));
     let mut buf = vec![0u8; 2000];
@@ -333,13 +347,13 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
     // loss of 5 fell in the same recovery period.
     assert_eq!(c.cc().ssthresh(), 11.5);
     // The window is 11.5 packets, and packet 19 is still in flight (its ACK waits for the
-    // delayed-ACK timer): 11 packets carry both lost chunks and 9 new ones. They leave from
-    // 201 ms, after the recovery period began (at 200 ms).
+    // delayed-ACK timer): 10 more fit whole (RFC 9002 §7), carrying both lost chunks and 8 new
+    // ones. They leave from 201 ms, after the recovery period began (at 200 ms).
     let mut retransmissions = 0;
     let mut next = Vec::new();
     let mut now = ms(201);
     for _ in 0..100 {
-        if next.len() == 11 {
+        if next.len() == 10 {
             break;
         }
         match c.poll_transmit(now, &mut buf) {
@@ -350,7 +364,7 @@ fn losses_in_one_window_reduce_once_and_a_later_window_reduces_again() {
             None => now = c.poll_timeout().unwrap(),
         }
     }
-    assert_eq!((next.len(), retransmissions), (11, 2));
+    assert_eq!((next.len(), retransmissions), (10, 2));
     assert!(
         c.poll_transmit(now, &mut buf).is_none(),
         "the window is full"

@@ -1,40 +1,44 @@
 //! A compact TCP-like transport model: the sender and receiver the simulator uses for
 //! responsive cross traffic, and for flows when `transport = "model"` is asked for.
 //!
-//! It is built the way RFC 9002 (QUIC loss detection and congestion control) describes a
-//! sender, because that design has O(1) amortised work per ACK — the property that makes
-//! ns-3's TCP slow on long fat paths is its O(window) scan per segment (notes/simulation.md
-//! §1.5):
+//! It exists for speed: it encodes nothing, keeps no stream buffers and answers every packet
+//! with one ACK, which makes a run about twice as fast as the same run over longhaul's own
+//! transport (`transport = "proto"`, docs/transports.md). Its sender is built from that
+//! transport's parts, so there is one implementation of each algorithm:
 //!
-//! * Every transmission gets a fresh packet number; data is counted in MSS-sized chunks, and a
-//!   retransmission sends an old chunk under a new number. There is no retransmission
-//!   ambiguity, so every ACK gives an RTT sample (`echo` carries the send time, like the TCP
-//!   timestamp option).
-//! * The receiver acknowledges every packet at once, with the packet's number, its cumulative
-//!   chunk count and the CE mark it saw (an ACK per packet, as a TCP receiver with quickack).
-//! * A packet is declared lost when a packet sent three or more numbers later is acknowledged
-//!   (RFC 9002 §6.1.1's packet threshold, the analogue of three duplicate ACKs). A pointer walks
-//!   forward over the sent ring, so each packet is inspected once.
-//! * Recovery follows RFC 9002 §7.3.2: one window reduction per round trip (a loss of a packet
-//!   sent before the recovery start is not a new congestion event), and the window does not
-//!   grow for ACKs of packets sent before it. The controller sets the new window at once; lost
-//!   chunks are resent first, within the window.
-//! * The retransmission timer is RFC 6298's `srtt + 4·rttvar`, at least 200 ms (Linux's
-//!   `TCP_RTO_MIN`), doubled per consecutive expiry; on expiry every packet in flight is lost.
-//! * Pacing happens only when the controller asks for a rate (`pacing_rate`), at that rate, in
-//!   trains of the controller's `max_burst` packets (one when it names none): a train leaves
-//!   back to back and the next waits until the train's bytes are paid for at the rate, as Linux
-//!   sends a TSO segment of `tso_segs` packets and then waits `len / sk_pacing_rate`.
-//! * A packet its own full host queue dropped (`access.on_full = "drop"`) was never sent, as in
-//!   Linux 2.4's `tcp_write_xmit`: its chunk goes out again first (not counted as a
-//!   retransmission), and the controller sees a loss — the first of a window unless a reduction
-//!   is still in progress (Linux 2.4 `tcp_enter_cwr` acts only outside CWR/Recovery, which last
-//!   until the data sent before them is acknowledged).
-//! * The window grows only when it was used (Linux `tcp_cwnd_validate` and
-//!   `tcp_is_cwnd_limited`, the rule RFC 7661 motivates): an ACK reports `cwnd_limited` if,
-//!   during the latest window of data, a transmission found the window full, or, in slow start,
-//!   if the window is below twice the most bytes that were in flight in that window. A sender
-//!   held back by something else — a full host queue, the application — does not earn growth.
+//! * In-flight records and RACK loss detection (`longhaul_proto::sent`, `longhaul_proto::loss`;
+//!   RFC 8985 in RFC 9002 §6.1's form): a packet is lost when a packet sent three or more
+//!   numbers later is acknowledged, or when it was sent more than 9/8 of the RTT before an ACK
+//!   of a later one (the time threshold, which catches a loss with fewer than three packets
+//!   after it). Every transmission gets a fresh packet number and a retransmission resends an
+//!   old MSS-sized chunk under a new one, so every ACK gives an unambiguous RTT sample (`echo`
+//!   carries the send time, like the TCP timestamp option).
+//! * RTT smoothing and the retransmission timeout (`longhaul_proto::rtt`, RFC 6298): `srtt +
+//!   4·rttvar`, at least 200 ms (Linux's `TCP_RTO_MIN`), doubled per consecutive expiry up to
+//!   60 s (§5.5, §2.5), restarted by every ACK while data is outstanding (§5.3); on expiry every
+//!   packet in flight is lost.
+//! * Delivery-rate samples (`longhaul_proto::rate`, draft-cheng-iccrg-delivery-rate-estimation).
+//! * Pacing (`longhaul_proto::pacer`'s clock) at the controller's `pacing_rate`, on wire bytes,
+//!   in Linux's shape: trains of the controller's `max_burst` packets (one when it names none)
+//!   leave back to back, and the next train waits until the last one is paid for at the rate,
+//!   as Linux sends a TSO segment of `tso_segs` packets and then waits `len / sk_pacing_rate`.
+//!
+//! Recovery follows RFC 6675's RecoveryPoint (RFC 9002 §7.3.2): one window reduction per episode
+//! (a loss of a packet sent before the reduction is not a new congestion event), and ACKs of
+//! packets sent before it do not grow the window. An ACK's losses reach the controller before
+//! the ACK does (Linux's `tcp_fastretrans_alert` runs before `tcp_cong_control`). Lost chunks
+//! are resent first, within the window; a packet is sent only if it fits in the window
+//! (Linux's `tcp_cwnd_test`).
+//!
+//! A packet its own full host queue dropped (`access.on_full = "drop"`) was never sent, as in
+//! Linux 2.4's `tcp_write_xmit`: its chunk goes out again first (not counted as a
+//! retransmission), and the controller sees a loss — the first of a window unless a reduction
+//! is still in progress (Linux 2.4 `tcp_enter_cwr` acts only outside CWR/Recovery, which last
+//! until the data sent before them is acknowledged). The window grows only when it was used
+//! (Linux `tcp_cwnd_validate` and `tcp_is_cwnd_limited`, the rule RFC 7661 motivates): an ACK
+//! reports `cwnd_limited` if, during the latest window of data, a transmission found the window
+//! full, or, in slow start, if the window is below twice the most bytes that were in flight in
+//! that window.
 //!
 //! Linux 2.4 (`stack = "linux-2.4"`, `ModelConfig::linux24`): the receiver holds the ACK of an
 //! in-order packet until a second one arrives or 40 ms pass (2.4's `TCP_ATO_MIN`), and
@@ -44,25 +48,52 @@
 //! once per ACK), so Reno grows half a packet per RTT in congestion avoidance and 1.5× per RTT
 //! in slow start. Not modelled: 2.4's quick-ACK mode for the first few segments.
 //!
-//! Deviations from TCP: no SACK blocks (the per-packet ACK carries the same information); an
-//! ACK lost on the reverse path can make the sender retransmit a chunk the receiver already has
-//! (counted as a retransmission; the receiver discards the duplicate); no delayed ACKs.
+//! Deliberate differences from longhaul's transport, each with its reason
+//! (`crates/sim/tests/transports.rs` runs both and bounds what these change):
+//! * 40-byte TCP/IP headers: 1460 payload bytes per 1500-byte packet, where proto carries 1443.
+//!   The model stands for TCP, and the seed papers count utilization net of 40 bytes.
+//! * An ACK per packet, at once (a TCP receiver in quick-ACK mode, and the per-packet ACK of
+//!   the papers' simulations); proto acknowledges every second packet or after 25 ms (RFC 9000
+//!   §13.2.2). Fewer ACKs mean fewer delivery-rate samples: two BBR flows keep a shorter
+//!   standing queue on proto (measured: 7 ms against 30 on the suite's path; 32 ms when proto
+//!   acknowledges every packet).
+//! * No handshake: data starts at the flow's start time and the first RTT sample comes with the
+//!   first ACK; proto spends a round trip on its handshake, whose RTT it gives the controller.
+//! * Proto's pacer is a token bucket: after an idle spell it sends up to `max_burst` packets at
+//!   once, then one packet per interval; the model sends every train whole (above). Seed 002's
+//!   burst experiment (`reproduce lion-mbs`) needs bursts of a fixed size, as Linux makes them.
+//! * Pacing only when the controller asks for a rate (BBR, Lion): a window controller is
+//!   ACK-clocked, as in Linux without the fq qdisc and in the Linux 2.4–2.6 stacks the seed
+//!   papers measured. Proto paces every controller (Linux's default rule with fq: 2·cwnd/srtt in
+//!   slow start, 1.2·cwnd/srtt after), so a window controller's slow start can end without the
+//!   buffer overflow the model's bursts cause.
+//! * The retransmission timeout has no ACK-delay term (its ACKs are not delayed) and restarts on
+//!   every ACK (RFC 6298 §5.3); proto's is RFC 9002's probe timeout, `+ max_ack_delay`, timed
+//!   from the last packet sent.
+//! * No flow control and no send buffer: the application always has the next chunk.
+//! * No SACK blocks (the per-packet ACK carries the same information); an ACK lost on the
+//!   reverse path can make the sender retransmit a chunk the receiver already has (counted as a
+//!   retransmission; the receiver discards the duplicate).
 
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
 use crate::ring::Ring;
-use longhaul_cc::{
-    AckEvent, CongestionControl, EcnEvent, LossEvent, RateSample, RtoEvent, SentEvent, Time,
-};
+use longhaul_cc::{AckEvent, CongestionControl, EcnEvent, LossEvent, RtoEvent, SentEvent, Time};
+use longhaul_proto::loss::detect_lost;
+use longhaul_proto::pacer::Pacer;
+use longhaul_proto::rate::DeliveryRate;
+use longhaul_proto::rtt::RttEstimator;
+use longhaul_proto::sent::{PacketState, SentPacket, SentPackets};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Packets later than a lost one that must be acknowledged first (RFC 9002 kPacketThreshold).
-const PACKET_THRESHOLD: u64 = 3;
-const RTO_MIN_NS: u64 = 200_000_000;
-const RTO_MAX_NS: u64 = 60_000_000_000;
-const INITIAL_RTO_NS: u64 = 1_000_000_000;
+/// Linux's `TCP_RTO_MIN`.
+const RTO_MIN: Duration = Duration::from_millis(200);
+/// RFC 6298 §2.5's ceiling.
+const RTO_MAX: Duration = Duration::from_secs(60);
+/// RFC 6298 §2.1.
+const INITIAL_RTO: Duration = Duration::from_secs(1);
 /// Flag bit in an ACK: the acknowledged packet arrived CE-marked.
 const FLAG_CE: u8 = 1;
 /// Flag bit in a data packet: it resends a chunk.
@@ -89,52 +120,32 @@ pub struct ModelConfig {
     pub linux24: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Outstanding,
-    Acked,
-    Lost,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Sent {
-    chunk: u64,
-    /// Payload bytes carried (the last chunk of a sized transfer may be short).
-    bytes: u32,
-    sent_at: u64,
-    in_flight_at_send: u64,
-    delivered: u64,
-    delivered_time: u64,
-    state: State,
-    app_limited: bool,
-}
-
-#[derive(Debug)]
 pub struct ModelSender {
     cfg: ModelConfig,
     cc: Box<dyn CongestionControl>,
-    ring: Ring<Sent>,
-    base_pn: u64,
-    next_pn: u64,
+    /// Packets in flight, loss-detection cursor and largest acknowledged (proto's records).
+    sent: SentPackets,
     next_chunk: u64,
     total_chunks: u64,
     retx: Ring<u64>,
     /// Chunks (and whether they were retransmissions) the host queue dropped: sent again first.
     stalled: Ring<(u64, bool)>,
     cum_acked: u64,
-    in_flight: u64,
-    largest_acked: u64,
-    any_acked: bool,
-    loss_scan: u64,
+    /// The first packet number sent after the latest reduction: an earlier packet's loss belongs
+    /// to that episode (RFC 6675 §5's RecoveryPoint, RFC 9002 §7.3.2).
     recovery_end: u64,
     ecn_end: u64,
-    srtt: u64,
-    rttvar: u64,
-    latest_rtt: u64,
+    rtt_est: RttEstimator,
+    /// The RTO before backoff and RACK's reordering window, updated with each RTT sample.
+    rto_base: Duration,
+    loss_delay: Duration,
+    /// When the time threshold declares the oldest packet in flight lost, if it will.
+    loss_time: Option<u64>,
     rto_deadline: Option<u64>,
     rto_backoff: u32,
-    pacing_next: u64,
-    pacing_blocked: bool,
+    pacer: Pacer,
+    /// The pacer holds the next packet until then.
+    pacing_release: Option<u64>,
     /// Packets the current pacing train may still send back to back.
     train_left: u32,
     /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
@@ -144,8 +155,7 @@ pub struct ModelSender {
     /// The window of data that `window_used` speaks for ends when this packet number is
     /// settled (Linux `cwnd_usage_seq`).
     window_usage_end: u64,
-    delivered: u64,
-    delivered_time: u64,
+    rate: DeliveryRate,
     app_limited: bool,
     started: bool,
     /// Every RTT sample, ns.
@@ -157,42 +167,50 @@ pub struct ModelSender {
     pair_bytes: u64,
 }
 
+impl std::fmt::Debug for ModelSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSender")
+            .field("cfg", &self.cfg)
+            .field("snapshot", &self.snapshot_now())
+            .finish_non_exhaustive()
+    }
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl ModelSender {
     pub fn new(cfg: ModelConfig, cc: Box<dyn CongestionControl>) -> ModelSender {
         let total_chunks = match cfg.bytes {
             Some(b) => b.div_ceil(cfg.mss as u64),
             None => u64::MAX,
         };
+        let rtt_est = RttEstimator::new(INITIAL_RTO);
         ModelSender {
             cfg,
             cc,
-            ring: Ring::new(),
-            base_pn: 0,
-            next_pn: 0,
+            sent: SentPackets::new(),
             next_chunk: 0,
             total_chunks,
             retx: Ring::new(),
             stalled: Ring::new(),
             cum_acked: 0,
-            in_flight: 0,
-            largest_acked: 0,
-            any_acked: false,
-            loss_scan: 0,
             recovery_end: 0,
             ecn_end: 0,
-            srtt: 0,
-            rttvar: 0,
-            latest_rtt: 0,
+            rto_base: INITIAL_RTO,
+            loss_delay: rtt_est.loss_delay(),
+            rtt_est,
+            loss_time: None,
             rto_deadline: None,
             rto_backoff: 0,
-            pacing_next: 0,
-            pacing_blocked: false,
+            pacer: Pacer::new(),
+            pacing_release: None,
             train_left: 0,
             window_used: false,
             max_in_flight: 0,
             window_usage_end: 0,
-            delivered: 0,
-            delivered_time: 0,
+            rate: DeliveryRate::default(),
             app_limited: false,
             started: false,
             rtt: Histogram::default(),
@@ -207,17 +225,20 @@ impl ModelSender {
         self.cc.as_ref()
     }
 
+    /// The backed-off retransmission timeout, ns (RFC 6298 §5.5: doubled per expiry).
     fn rto(&self) -> u64 {
-        let base = if self.srtt == 0 {
-            INITIAL_RTO_NS
-        } else {
-            (self.srtt + 4 * self.rttvar).max(RTO_MIN_NS)
-        };
-        (base << self.rto_backoff.min(16)).min(RTO_MAX_NS)
+        ns(self
+            .rto_base
+            .saturating_mul(1 << self.rto_backoff.min(16))
+            .min(RTO_MAX))
     }
 
     fn cwnd_bytes(&self) -> u64 {
         (self.cc.cwnd() * self.cfg.mss as f64) as u64
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.sent.bytes_in_flight
     }
 
     fn has_data(&self, now: u64) -> bool {
@@ -230,42 +251,39 @@ impl ModelSender {
         SenderSnapshot {
             mss: self.cfg.mss,
             cwnd: self.cc.cwnd(),
-            srtt_ns: self.srtt,
-            latest_rtt_ns: self.latest_rtt,
-            bytes_in_flight: self.in_flight,
+            srtt_ns: self.rtt_est.srtt().map_or(0, ns),
+            latest_rtt_ns: ns(self.rtt_est.latest()),
+            bytes_in_flight: self.in_flight(),
             packets_sent: self.packets_sent,
             retransmits: self.retransmits,
             packets_lost: self.packets_lost,
             finished: self.next_chunk >= self.total_chunks
                 && self.retx.is_empty()
                 && self.stalled.is_empty()
-                && self.in_flight == 0,
+                && self.in_flight() == 0,
         }
     }
 
     fn on_rtt_sample(&mut self, rtt: u64) {
-        self.latest_rtt = rtt;
         self.rtt.record(rtt);
-        if self.srtt == 0 {
-            self.srtt = rtt;
-            self.rttvar = rtt / 2;
-        } else {
-            let err = self.srtt.abs_diff(rtt);
-            self.rttvar = (3 * self.rttvar + err) / 4;
-            self.srtt = (7 * self.srtt + rtt) / 8;
-        }
+        // The model's receiver reports no ACK delay: its ACKs leave at once (Linux 2.4's held
+        // ones are sent as if they had).
+        self.rtt_est
+            .update(Duration::from_nanos(rtt), Duration::ZERO);
+        self.rto_base = self.rtt_est.rto(Duration::ZERO, RTO_MIN, RTO_MAX);
+        self.loss_delay = self.rtt_est.loss_delay();
     }
 
     /// Linux `tcp_cwnd_validate`: remember whether the window was full (`full`) in the current
     /// window of data; start a new one once the old one is settled.
     fn validate_window(&mut self, full: bool) {
-        if self.base_pn >= self.window_usage_end
+        if self.sent.scan >= self.window_usage_end
             || full
-            || (!self.window_used && self.in_flight > self.max_in_flight)
+            || (!self.window_used && self.in_flight() > self.max_in_flight)
         {
             self.window_used = full;
-            self.max_in_flight = self.in_flight;
-            self.window_usage_end = self.next_pn;
+            self.max_in_flight = self.in_flight();
+            self.window_usage_end = self.sent.next_pn();
         }
     }
 
@@ -276,15 +294,35 @@ impl ModelSender {
             || (self.cc.cwnd() < self.cc.ssthresh() && self.cwnd_bytes() < 2 * self.max_in_flight)
     }
 
-    fn pop_settled(&mut self) {
-        while let Some(front) = self.ring.front() {
-            if front.state == State::Outstanding {
-                break;
-            }
-            self.ring.pop_front();
-            self.base_pn += 1;
+    /// RACK in RFC 9002's form (proto's `detect_lost`): the packet threshold, and the time
+    /// threshold for a tail with fewer than three packets after a loss. Lost chunks queue
+    /// for retransmission; the controller hears of the loss, once per episode as a reduction.
+    fn detect_losses(&mut self, now: u64) {
+        let prior_in_flight = self.in_flight();
+        let retx = &mut self.retx;
+        let (lost, next) = detect_lost(
+            &mut self.sent,
+            Time::from_nanos(now),
+            self.loss_delay,
+            |_, p| retx.push_back(p.chunk),
+        );
+        self.loss_time = next.map(|t| t.as_nanos());
+        if lost.packets == 0 {
+            return;
         }
-        self.loss_scan = self.loss_scan.max(self.base_pn);
+        self.packets_lost += lost.packets as u64;
+        let first = lost.largest >= self.recovery_end;
+        if first {
+            self.recovery_end = self.sent.next_pn();
+        }
+        self.cc.on_loss(&LossEvent {
+            now: Time::from_nanos(now),
+            lost_packets: lost.packets,
+            lost_bytes: lost.bytes,
+            prior_bytes_in_flight: prior_in_flight,
+            largest_lost: lost.largest,
+            first_in_window: first,
+        });
     }
 }
 
@@ -292,107 +330,64 @@ impl Endpoint for ModelSender {
     fn handle_packet(&mut self, now: u64, pkt: &Packet, _bytes: &[u8]) {
         let pn = pkt.seq;
         self.cum_acked = self.cum_acked.max(pkt.aux);
-        if pn < self.base_pn || pn >= self.next_pn {
+        if pn >= self.sent.next_pn() {
             return;
         }
+        // Every ACK names one transmission: an unambiguous sample, even of a packet declared
+        // lost meanwhile (the TCP timestamp option's echo).
         self.on_rtt_sample(now.saturating_sub(pkt.echo));
-        let prior_in_flight = self.in_flight;
-        let rec = self.ring[(pn - self.base_pn) as usize];
-        let newly = rec.state == State::Outstanding;
-        if rec.state != State::Acked {
-            if newly {
-                self.in_flight -= rec.bytes as u64;
-            }
-            self.ring[(pn - self.base_pn) as usize].state = State::Acked;
-            self.delivered += rec.bytes as u64;
-            self.delivered_time = now;
-        }
-        if !self.any_acked || pn > self.largest_acked {
-            self.largest_acked = pn;
-            self.any_acked = true;
-        }
         self.rto_backoff = 0;
+        let prior_in_flight = self.in_flight();
+        let newly = self.sent.ack(pn);
+        if let Some(p) = &newly {
+            self.rate.on_acked(p, Time::from_nanos(now));
+            self.sent.largest_acked = Some(self.sent.largest_acked.map_or(pn, |l| l.max(pn)));
+        }
+        self.detect_losses(now);
         let pair_first = self.cfg.linux24 && pkt.flags & FLAG_PAIR_FIRST != 0;
-        if newly && pair_first {
-            self.pair_bytes += rec.bytes as u64;
-        } else if newly {
-            // One ACK, one controller event (with Linux 2.4 it may cover two packets).
-            let acked_bytes = rec.bytes as u64 + std::mem::take(&mut self.pair_bytes);
-            let interval = now
-                .saturating_sub(rec.sent_at)
-                .max(now.saturating_sub(rec.delivered_time));
-            self.cc.on_ack(&AckEvent {
-                now: Time::from_nanos(now),
-                acked_packets: 1,
-                acked_bytes,
-                rtt: Some(Duration::from_nanos(now.saturating_sub(pkt.echo))),
-                prior_bytes_in_flight: prior_in_flight,
-                bytes_in_flight: self.in_flight,
-                in_flight_at_send: rec.in_flight_at_send,
-                largest_acked: pn,
-                next_packet: self.next_pn,
-                rate: Some(RateSample {
-                    delivered: self.delivered,
-                    prior_delivered: rec.delivered,
-                    interval: Duration::from_nanos(interval),
-                    is_app_limited: rec.app_limited,
-                }),
-                in_recovery: pn < self.recovery_end,
-                cwnd_limited: self.cwnd_limited(),
-            });
-        }
-        // Packet-threshold loss detection.
-        let mut lost = 0u32;
-        let mut largest_lost = 0;
-        let mut lost_bytes = 0;
-        let prior_loss_in_flight = self.in_flight;
-        while self.loss_scan + PACKET_THRESHOLD <= self.largest_acked {
-            let i = (self.loss_scan - self.base_pn) as usize;
-            let r = &mut self.ring[i];
-            if r.state == State::Outstanding {
-                r.state = State::Lost;
-                self.in_flight -= r.bytes as u64;
-                lost_bytes += r.bytes as u64;
-                self.retx.push_back(r.chunk);
-                lost += 1;
-                largest_lost = self.loss_scan;
+        match newly {
+            Some(p) if pair_first => self.pair_bytes += p.bytes as u64,
+            Some(p) => {
+                // One ACK, one controller event (with Linux 2.4 it may cover two packets).
+                let acked_bytes = p.bytes as u64 + std::mem::take(&mut self.pair_bytes);
+                let rate = self.rate.take_sample(self.rtt_est.min_rtt());
+                self.cc.on_ack(&AckEvent {
+                    now: Time::from_nanos(now),
+                    acked_packets: 1,
+                    acked_bytes,
+                    rtt: Some(self.rtt_est.latest()),
+                    prior_bytes_in_flight: prior_in_flight,
+                    bytes_in_flight: self.in_flight(),
+                    in_flight_at_send: p.in_flight_at_send,
+                    largest_acked: pn,
+                    next_packet: self.sent.next_pn(),
+                    rate,
+                    in_recovery: pn < self.recovery_end,
+                    cwnd_limited: self.cwnd_limited(),
+                });
             }
-            self.loss_scan += 1;
-        }
-        if lost > 0 {
-            self.packets_lost += lost as u64;
-            let first = largest_lost >= self.recovery_end;
-            if first {
-                self.recovery_end = self.next_pn;
-            }
-            self.cc.on_loss(&LossEvent {
-                now: Time::from_nanos(now),
-                lost_packets: lost,
-                lost_bytes,
-                prior_bytes_in_flight: prior_loss_in_flight,
-                largest_lost,
-                first_in_window: first,
-            });
+            None => {}
         }
         if pkt.flags & FLAG_CE != 0 {
             let first = pn >= self.ecn_end && pn >= self.recovery_end;
             if first {
-                self.ecn_end = self.next_pn;
-                self.recovery_end = self.next_pn;
+                self.ecn_end = self.sent.next_pn();
+                self.recovery_end = self.sent.next_pn();
             }
             self.cc.on_ecn(&EcnEvent {
                 now: Time::from_nanos(now),
                 ce_packets: 1,
-                bytes_in_flight: self.in_flight,
+                bytes_in_flight: self.in_flight(),
                 first_in_window: first,
             });
         }
-        self.pop_settled();
-        self.rto_deadline = (self.in_flight > 0).then(|| now + self.rto());
+        self.sent.trim();
+        // RFC 6298 §5.3: restart the timer on an ACK while data is outstanding.
+        self.rto_deadline = (self.in_flight() > 0).then(|| now + self.rto());
     }
 
     fn poll_transmit(&mut self, now: u64, _buf: &mut Vec<u8>) -> Option<Packet> {
-        self.pacing_blocked = false;
+        self.pacing_release = None;
         if now < self.cfg.start {
             return None;
         }
@@ -400,21 +395,34 @@ impl Endpoint for ModelSender {
         let mss = self.cfg.mss as u64;
         // Nothing below changes the controller before the packet is accounted for.
         let window = self.cwnd_bytes().max(mss);
-        if self.in_flight + mss > window {
+        if self.in_flight() + mss > window {
             self.validate_window(true);
             return None;
         }
         if !self.has_data(now) {
             if !self.app_limited {
                 self.app_limited = true;
+                self.window_used = false;
+                self.rate.on_app_limited(self.in_flight());
                 self.cc.on_app_limited(Time::from_nanos(now));
             }
             return None;
         }
-        let rate = self.cc.pacing_rate();
-        if rate.is_some() && self.train_left == 0 && now < self.pacing_next {
-            self.pacing_blocked = true;
-            return None;
+        let pacing = self
+            .cc
+            .pacing_rate()
+            .map(|r| (r.max(1), self.cc.max_burst().unwrap_or(1).max(1)));
+        if let Some((rate, _)) = pacing {
+            // Linux's internal pacing: a train (a TSO segment of `tso_segs` packets) leaves back
+            // to back, and the next one waits until every byte sent before it is paid for at the
+            // rate (`tcp_internal_pacing`: len / sk_pacing_rate) — the bucket keeps no credit.
+            if self.train_left == 0 {
+                let at = self.pacer.release_time(Time::from_nanos(now), 0, rate, 0);
+                if at.as_nanos() > now {
+                    self.pacing_release = Some(at.as_nanos());
+                    return None;
+                }
+            }
         }
         // Skip retransmissions of chunks the receiver has meanwhile acknowledged.
         while self.retx.front().is_some_and(|&c| c < self.cum_acked) {
@@ -438,42 +446,36 @@ impl Endpoint for ModelSender {
             None => self.cfg.mss,
         };
         let size = payload + self.cfg.header;
-        let pn = self.next_pn;
-        self.next_pn += 1;
-        self.in_flight += payload as u64;
-        self.ring.push_back(Sent {
+        let t = Time::from_nanos(now);
+        let stamp = self.rate.on_send(t, self.in_flight());
+        let pn = self.sent.push(SentPacket {
+            time_sent: t,
             chunk,
             bytes: payload,
-            sent_at: now,
-            in_flight_at_send: self.in_flight,
-            delivered: self.delivered,
-            delivered_time: if self.delivered_time == 0 {
-                now
-            } else {
-                self.delivered_time
-            },
-            state: State::Outstanding,
-            app_limited: false,
+            state: PacketState::InFlight,
+            in_flight_at_send: 0,
+            delivered: stamp.delivered,
+            delivered_time: stamp.delivered_time,
+            first_sent_time: stamp.first_sent_time,
+            app_limited: stamp.app_limited,
         });
         self.packets_sent += 1;
         if is_retx {
             self.retransmits += 1;
         }
-        let full = self.in_flight + mss > window;
+        let full = self.in_flight() + mss > window;
         self.validate_window(full);
         self.cc.on_sent(&SentEvent {
-            now: Time::from_nanos(now),
+            now: t,
             packet_number: pn,
             bytes: payload,
-            bytes_in_flight: self.in_flight,
+            bytes_in_flight: self.in_flight(),
             is_retransmission: is_retx,
         });
-        if let Some(r) = rate {
-            // Every packet pays its gap; a new train starts only once the last one is paid for.
-            let gap = (size as f64 * 1e9 / r.max(1) as f64) as u64;
-            self.pacing_next = self.pacing_next.max(now.saturating_sub(gap)) + gap;
+        if let Some((rate, burst)) = pacing {
+            self.pacer.on_sent(t, size as u64, rate, 0);
             if self.train_left == 0 {
-                self.train_left = self.cc.max_burst().unwrap_or(1).max(1);
+                self.train_left = burst;
             }
             self.train_left -= 1;
         }
@@ -496,40 +498,41 @@ impl Endpoint for ModelSender {
         if !self.started {
             return Some(self.cfg.start);
         }
-        let pacing = self.pacing_blocked.then_some(self.pacing_next);
-        match (self.rto_deadline, pacing) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.loss_time, self.pacing_release]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn handle_timeout(&mut self, now: u64) {
+        if self.loss_time.is_some_and(|t| t <= now) {
+            self.detect_losses(now);
+            self.sent.trim();
+        }
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
         }
-        let prior = self.in_flight;
+        // RFC 6298 §5 / Linux `tcp_enter_loss`: everything outstanding is presumed lost.
+        let prior = self.in_flight();
         let mut lost = 0;
-        for r in self.ring.iter_mut() {
-            if r.state == State::Outstanding {
-                r.state = State::Lost;
-                self.retx.push_back(r.chunk);
+        for pn in self.sent.scan..self.sent.next_pn() {
+            if let Some(p) = self.sent.lose(pn) {
+                self.retx.push_back(p.chunk);
                 lost += 1;
             }
         }
-        self.in_flight = 0;
+        self.sent.scan = self.sent.next_pn();
+        self.sent.trim();
+        self.loss_time = None;
         self.packets_lost += lost;
         self.rto_backoff += 1;
-        self.recovery_end = self.next_pn;
+        self.recovery_end = self.sent.next_pn();
         self.cc.on_rto(&RtoEvent {
             now: Time::from_nanos(now),
             bytes_in_flight: prior,
             consecutive: self.rto_backoff,
         });
-        self.pop_settled();
-        self.loss_scan = self
-            .loss_scan
-            .max(self.next_pn.min(self.base_pn + self.ring.len() as u64));
         self.rto_deadline = self.has_data(now).then(|| now + self.rto());
     }
 }
@@ -537,39 +540,33 @@ impl Endpoint for ModelSender {
 impl FlowSender for ModelSender {
     fn on_local_drop(&mut self, now: u64, pkt: &Packet) {
         let pn = pkt.seq;
-        if pn < self.base_pn || pn >= self.next_pn {
-            return;
-        }
-        let i = (pn - self.base_pn) as usize;
-        let r = &mut self.ring[i];
-        if r.state != State::Outstanding {
-            return;
-        }
-        let prior_in_flight = self.in_flight;
-        r.state = State::Lost;
-        self.in_flight -= r.bytes as u64;
-        let (chunk, bytes, was_retx) = (r.chunk, r.bytes, pkt.flags & FLAG_RETX != 0);
+        let prior_in_flight = self.in_flight();
+        let Some(p) = self.sent.lose(pn) else { return };
+        let was_retx = pkt.flags & FLAG_RETX != 0;
         // It was never sent: it neither counts as sent nor, when it goes again, as resent.
         self.packets_sent -= 1;
         if was_retx {
             self.retransmits -= 1;
         }
-        self.stalled.push_back((chunk, was_retx));
+        self.stalled.push_back((p.chunk, was_retx));
         // A reduction is in progress until a packet sent after it is acknowledged.
-        let first =
-            self.recovery_end == 0 || (self.any_acked && self.largest_acked >= self.recovery_end);
+        let first = self.recovery_end == 0
+            || self
+                .sent
+                .largest_acked
+                .is_some_and(|l| l >= self.recovery_end);
         if first {
-            self.recovery_end = self.next_pn;
+            self.recovery_end = self.sent.next_pn();
         }
         self.cc.on_loss(&LossEvent {
             now: Time::from_nanos(now),
             lost_packets: 1,
-            lost_bytes: bytes as u64,
+            lost_bytes: p.bytes as u64,
             prior_bytes_in_flight: prior_in_flight,
             largest_lost: pn,
             first_in_window: first,
         });
-        self.pop_settled();
+        self.sent.trim();
     }
 
     fn snapshot(&self) -> SenderSnapshot {
@@ -791,11 +788,100 @@ mod tests {
             s.handle_packet(2_000_000, &ack, &[]);
         }
         assert_eq!(s.snapshot_now().packets_lost, 1);
-        // Slow start grew 10 → 13 on the three ACKs; the loss halves it.
-        assert_eq!(s.controller().cwnd(), 6.5, "Reno halves 13 packets");
+        // Slow start grew 10 → 12 on the first two ACKs. The third reveals the loss before it
+        // may grow the window (Linux's `tcp_fastretrans_alert` runs before
+        // `tcp_cong_control`), and an ACK in recovery does not grow it: Reno halves 12.
+        assert_eq!(s.controller().cwnd(), 6.0, "Reno halves 12 packets");
         let rtx = s.poll_transmit(2_000_000, &mut buf);
-        // In flight are 6 packets; a 7th would exceed 6.5: nothing may be sent yet.
+        // In flight are 6 packets; a 7th would exceed 6: nothing may be sent yet.
         assert!(rtx.is_none());
+    }
+
+    #[test]
+    fn a_tail_loss_is_found_by_the_time_threshold_not_the_timeout() {
+        let mut s = sender(None);
+        let mut r = ModelReceiver::new(40);
+        let mut buf = Vec::new();
+        let sent: Vec<_> = std::iter::from_fn(|| s.poll_transmit(0, &mut buf)).collect();
+        // Packet 8 of the initial 10 is lost: only packet 9 follows it, short of the packet
+        // threshold. Every ACK arrives 100 ms after its packet left.
+        for p in sent.iter().filter(|p| p.seq != 8) {
+            r.handle_packet(50_000_000, p, &[]);
+            let ack = r.poll_transmit(0, &mut buf).unwrap();
+            s.handle_packet(100_000_000, &ack, &[]);
+        }
+        assert_eq!(s.snapshot_now().packets_lost, 0);
+        // RFC 8985 §6.2 (RFC 9002 §6.1.2): lost 9/8 × RTT = 112.5 ms after it was sent, long
+        // before the 200 ms minimum retransmission timeout.
+        assert_eq!(s.poll_timeout(), Some(112_500_000));
+        s.handle_timeout(112_499_999);
+        assert_eq!(s.snapshot_now().packets_lost, 0);
+        s.handle_timeout(112_500_000);
+        assert_eq!(s.snapshot_now().packets_lost, 1);
+        let again: Vec<_> = std::iter::from_fn(|| s.poll_transmit(112_500_000, &mut buf)).collect();
+        assert_eq!(
+            again.first().map(|p| (p.aux, p.flags)),
+            Some((8, FLAG_RETX))
+        );
+    }
+
+    /// A controller that paces at a fixed rate in bursts of a fixed size.
+    #[derive(Debug)]
+    struct Paced {
+        rate: u64,
+        burst: u32,
+    }
+
+    impl CongestionControl for Paced {
+        fn name(&self) -> &'static str {
+            "paced"
+        }
+        fn on_ack(&mut self, _: &AckEvent) {}
+        fn on_loss(&mut self, _: &LossEvent) {}
+        fn on_rto(&mut self, _: &RtoEvent) {}
+        fn cwnd(&self) -> f64 {
+            100.0
+        }
+        fn ssthresh(&self) -> f64 {
+            100.0
+        }
+        fn pacing_rate(&self) -> Option<u64> {
+            Some(self.rate)
+        }
+        fn max_burst(&self) -> Option<u32> {
+            Some(self.burst)
+        }
+        fn phase(&self) -> &'static str {
+            "paced"
+        }
+    }
+
+    #[test]
+    fn pacing_sends_trains_of_the_controllers_burst() {
+        let cfg = ModelConfig {
+            mss: 1460,
+            header: 40,
+            start: 1_000_000_000,
+            stop: u64::MAX,
+            bytes: None,
+            ecn: false,
+            linux24: false,
+        };
+        // 1.5 MB/s: one 1500-byte packet per millisecond, in trains of 4.
+        let cc = Box::new(Paced {
+            rate: 1_500_000,
+            burst: 4,
+        });
+        let mut s = ModelSender::new(cfg, cc);
+        let mut buf = Vec::new();
+        let start = 1_000_000_000;
+        let burst = std::iter::from_fn(|| s.poll_transmit(start, &mut buf)).count();
+        assert_eq!(burst, 4, "the controller's max_burst");
+        // The next train waits until the first one's 4 ms are paid for, then leaves whole.
+        assert_eq!(s.poll_timeout(), Some(start + 4_000_000));
+        assert!(s.poll_transmit(start + 3_999_999, &mut buf).is_none());
+        let next = std::iter::from_fn(|| s.poll_transmit(start + 4_000_000, &mut buf)).count();
+        assert_eq!(next, 4);
     }
 
     #[test]
