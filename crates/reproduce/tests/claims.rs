@@ -208,3 +208,42 @@ fn wording_quotes_the_faq_and_says_wall_clock() {
     assert!(total.contains(" of 2 seed claims hold"), "{total}");
     assert!(total.contains(" of 1 own checks"), "{total}");
 }
+
+/// The contest prints its claims at every cross rate, marking the one the scenario uses (a
+/// calibration from the result), with each claim's verdict at that rate.
+#[test]
+fn lion_contest_prints_its_claims_at_every_cross_rate() {
+    use longhaul_reproduce::experiments::lion::{CONTEST_CROSS_MBPS, CONTEST_SWEEP_MBPS};
+    let e = experiment("lion-contest").unwrap();
+    assert_eq!((e.runs)(&Plan::DEFAULT).len(), 1 + CONTEST_SWEEP_MBPS.len());
+    // Runs in order: 300 (used), then 0, 150, 450 Mb/s.
+    let summaries: Vec<Summary> = [
+        (327e6, 175e6),
+        (600e6, 100e6),
+        (500e6, 150e6),
+        (150e6, 200e6),
+    ]
+    .iter()
+    .map(|&(lion, reno)| synthetic(&[("lion", lion), ("reno", reno)], 5.0))
+    .collect();
+    let notes = (e.notes.expect("the contest prints its sweep"))(&Plan::DEFAULT, &summaries);
+    assert!(notes.contains("taken from the result"), "{notes}");
+    let row = |mbps: &str| {
+        notes
+            .lines()
+            .find(|l| l.trim_start().starts_with(mbps))
+            .unwrap_or_else(|| panic!("no row for {mbps}: {notes}"))
+            .to_string()
+    };
+    assert_eq!(CONTEST_CROSS_MBPS, 300.0);
+    let used = row("300 (used)");
+    assert!(
+        used.contains("327 yes") && used.contains("175 yes"),
+        "{used}"
+    );
+    assert!(row("0 ").contains("600 NO"), "{notes}");
+    // At 450 Mb/s stock TCP got more than Lion: the ratio fails there.
+    assert!(row("450").contains("0.75 NO"), "{notes}");
+    // Rows sorted by cross rate.
+    assert!(notes.find("150").unwrap() < notes.find("300 (used)").unwrap());
+}
