@@ -4,7 +4,7 @@
 //! share with a steady queue, a Reno sawtooth), not simulated: use `longhaul sim` for results.
 
 use crate::recorder::{aggregate, FlowRecorder, LinkRecorder, PathContext};
-use crate::summary::{Claim, Mode, PaperValue, Summary};
+use crate::summary::{Claim, ClaimKind, Mode, PaperValue, Rule, Summary};
 
 /// The example's run length, seconds.
 pub const EXAMPLE_DURATION_S: f64 = 20.0;
@@ -93,9 +93,12 @@ pub fn example_summary() -> Summary {
             claim: "aggregate utilization".to_string(),
             paper: PaperValue::Text("88–95 %".to_string()),
             measured: utilization,
-            holds: utilization >= 0.88,
+            holds: Rule::AtLeast { bound: 0.88 }.test(utilization),
             unit: Some("fraction".to_string()),
             source: Some("seed 000, Table 1".to_string()),
+            kind: ClaimKind::Seed,
+            rule: Some(Rule::AtLeast { bound: 0.88 }),
+            tolerance: None,
         }],
         meta: [("generator".to_string(), "example".to_string())].into(),
         provenance: None,

@@ -66,4 +66,5 @@ pub use error::MetricsError;
 pub mod example;
 pub mod recorder;
 pub mod report;
+pub mod rule;
 pub mod summary;

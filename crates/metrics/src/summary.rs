@@ -22,6 +22,7 @@
 use crate::error::MetricsError;
 use crate::loss::DropCount;
 use crate::provenance::Provenance;
+pub use crate::rule::Rule;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -282,7 +283,8 @@ impl std::fmt::Display for PaperValue {
     }
 }
 
-/// One row of `reproduce`: a claim of a seed paper and whether this run bears it out.
+/// One row of `reproduce`: a claim of a seed paper (or a check of the model's own prediction)
+/// and whether this run bears it out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
     pub claim: String,
@@ -295,6 +297,27 @@ pub struct Claim {
     /// Where the claim comes from (seed file and table/figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// A seed paper's claim, or a check the papers never made.
+    #[serde(default)]
+    pub kind: ClaimKind,
+    /// The rule `holds` applies to `measured`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// The source of error the rule's tolerance stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<String>,
+}
+
+/// Whose claim a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimKind {
+    /// A figure or statement of a seed paper.
+    #[default]
+    Seed,
+    /// The model checked against its own prediction, or a figure no paper gives; not counted
+    /// among the seeds' claims.
+    Check,
 }
 
 /// Accept a number, or `null` as NaN (how serde_json writes NaN and infinities).

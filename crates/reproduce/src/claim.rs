@@ -1,80 +1,29 @@
 //! A claim of a seed paper and the test that decides whether a measurement bears it out.
 //!
-//! Each claim carries its tolerance in code ([`Rule`]) and in its text, so the table says what
-//! "holds" meant. `holds` is always computed from the measured number; a measurement that is not
-//! finite (the run was too short to see the event) never holds.
+//! Each claim carries its tolerance in code ([`Rule`]), in its text (so the table says what
+//! "holds" meant) and the source of error that tolerance stands for (run length, seeds, a model
+//! limit). `holds` is always computed from the measured number; a measurement that is not finite
+//! (the run was too short to see the event) never holds. A row the seed papers never claimed
+//! (the model against its own prediction, a figure no paper gives) is a [`ClaimKind::Check`] and
+//! is counted apart.
 
+pub use longhaul_metrics::rule::{short, Rule};
+pub use longhaul_metrics::summary::ClaimKind;
 use longhaul_metrics::summary::{Claim, PaperValue};
 
-/// How a measured number is judged.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rule {
-    /// measured ≥ the bound.
-    AtLeast(f64),
-    /// measured ≤ the bound.
-    AtMost(f64),
-    /// |measured − target| ≤ tolerance × |target|.
-    Within { target: f64, tolerance: f64 },
-    /// lo ≤ measured ≤ hi.
-    Between(f64, f64),
+/// measured ≥ `bound`.
+pub fn at_least(bound: f64) -> Rule {
+    Rule::AtLeast { bound }
 }
 
-impl Rule {
-    /// Whether `measured` satisfies the rule.
-    pub fn test(&self, measured: f64) -> bool {
-        if !measured.is_finite() {
-            return false;
-        }
-        match *self {
-            Rule::AtLeast(bound) => measured >= bound,
-            Rule::AtMost(bound) => measured <= bound,
-            Rule::Within { target, tolerance } => {
-                (measured - target).abs() <= tolerance * target.abs()
-            }
-            Rule::Between(lo, hi) => (lo..=hi).contains(&measured),
-        }
-    }
-
-    /// The rule as the table prints it, e.g. "≥ 90", "6 ± 15 %".
-    pub fn describe(&self) -> String {
-        match *self {
-            Rule::AtLeast(b) => format!("≥ {}", short(b)),
-            Rule::AtMost(b) => format!("≤ {}", short(b)),
-            Rule::Within { target, tolerance } => {
-                format!("{} ± {} %", short(target), short(tolerance * 100.0))
-            }
-            Rule::Between(lo, hi) => format!("{}–{}", short(lo), short(hi)),
-        }
-    }
+/// measured ≤ `bound`.
+pub fn at_most(bound: f64) -> Rule {
+    Rule::AtMost { bound }
 }
 
-/// A number with at most three significant decimals and no trailing zeros.
-pub fn short(x: f64) -> String {
-    if !x.is_finite() {
-        return "n/a".into();
-    }
-    if x != 0.0 && x.abs() < 1e-3 {
-        // Loss rates: 1e-5, 2.5e-8.
-        let s = format!("{x:.2e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = m.trim_end_matches('0').trim_end_matches('.');
-        return format!("{m}e{e}");
-    }
-    let digits = if x.abs() >= 100.0 {
-        0
-    } else if x.abs() >= 10.0 {
-        1
-    } else if x.abs() >= 1.0 {
-        2
-    } else {
-        3
-    };
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+/// `lo` ≤ measured ≤ `hi`.
+pub fn between(lo: f64, hi: f64) -> Rule {
+    Rule::Between { lo, hi }
 }
 
 /// A claim before it meets a measurement.
@@ -88,15 +37,20 @@ pub struct ClaimSpec {
     /// Seed file and table/figure.
     pub source: &'static str,
     pub rule: Rule,
+    pub kind: ClaimKind,
+    /// The source of error the rule's tolerance stands for.
+    pub tolerance: String,
 }
 
 impl ClaimSpec {
+    /// A seed paper's claim; `tolerance` says where the rule's margin comes from.
     pub fn new(
         text: impl Into<String>,
         paper: PaperValue,
         unit: &'static str,
         source: &'static str,
         rule: Rule,
+        tolerance: impl Into<String>,
     ) -> ClaimSpec {
         ClaimSpec {
             text: text.into(),
@@ -104,7 +58,15 @@ impl ClaimSpec {
             unit,
             source,
             rule,
+            kind: ClaimKind::Seed,
+            tolerance: tolerance.into(),
         }
+    }
+
+    /// Mark the row as a check the papers never made (counted apart from the seeds' claims).
+    pub fn check(mut self) -> ClaimSpec {
+        self.kind = ClaimKind::Check;
+        self
     }
 
     /// Judge `measured`: the claim row of the result summary. The tolerance is part of the
@@ -117,6 +79,9 @@ impl ClaimSpec {
             holds: self.rule.test(measured),
             unit: (!self.unit.is_empty()).then(|| self.unit.to_string()),
             source: Some(self.source.to_string()),
+            kind: self.kind,
+            rule: Some(self.rule),
+            tolerance: (!self.tolerance.is_empty()).then(|| self.tolerance.clone()),
         }
     }
 }

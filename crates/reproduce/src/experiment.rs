@@ -85,6 +85,10 @@ impl Run {
     }
 }
 
+/// Prints what an experiment shows beside its claims (a table of every run, a sweep of an
+/// assumption), from the plan and the runs' summaries.
+pub type NotesFn = fn(&Plan, &[Summary]) -> String;
+
 /// Draws an experiment's own HTML page from its results.
 pub type PageFn = fn(&ExperimentResult) -> Result<String, longhaul_metrics::MetricsError>;
 
@@ -102,6 +106,8 @@ pub struct Experiment {
     pub runs: fn(&Plan) -> Vec<Run>,
     /// The claims, given the runs' summaries in the order `runs` returned them.
     pub claims: fn(&Plan, &[Summary]) -> Vec<Claim>,
+    /// Printed after the claims table, and kept in the first summary's `meta.notes`.
+    pub notes: Option<NotesFn>,
     /// An HTML page of the whole experiment for `--report` (`<name>.html`), beside the runs'.
     pub page: Option<PageFn>,
 }
@@ -116,6 +122,8 @@ pub struct ExperimentResult {
     /// One summary per run; the first also carries the experiment's claims.
     pub summaries: Vec<Summary>,
     pub claims: Vec<Claim>,
+    /// What [`Experiment::notes`] printed (empty without).
+    pub notes: String,
     /// Wall-clock seconds the experiment's simulations took (summed over runs).
     pub wall_s: f64,
 }
@@ -251,8 +259,14 @@ pub fn run_experiment(
         summaries.push(summary);
     }
     let claims = (experiment.claims)(plan, &summaries);
+    let notes = experiment
+        .notes
+        .map_or_else(String::new, |f| f(plan, &summaries));
     if let Some(first) = summaries.first_mut() {
         first.claims = claims.clone();
+        if !notes.is_empty() {
+            first.meta.insert("notes".into(), notes.clone());
+        }
     }
     Ok(ExperimentResult {
         name: experiment.name,
@@ -261,6 +275,7 @@ pub fn run_experiment(
         runs,
         summaries,
         claims,
+        notes,
         wall_s,
     })
 }

@@ -5,7 +5,8 @@
 //! `longhaul sim` runs), the overrides each of its runs applies to them (flow count, congestion
 //! control, rate, duration), and a function from the runs' result summaries to claim rows
 //! (`{claim, paper, measured, holds}`, [`longhaul_metrics::summary::Claim`]). Every claim's
-//! tolerance is a [`claim::Rule`] stated in the code and printed with the claim; `holds` is
+//! tolerance is a [`claim::Rule`] stated in the code and printed with the claim and the source of
+//! error it stands for; rows no seed claims are [`claim::ClaimKind::Check`]s, counted apart; `holds` is
 //! computed from the measurement, never set by hand, and a measurement that disagrees with a
 //! paper stays in the table as a disagreement (docs/reproduce.md explains each one).
 //!
@@ -14,7 +15,9 @@
 //! the papers' durations. Tests shrink the default further with [`Plan::time_scale`].
 //!
 //! The experiments (module headers give the seed's words, the model and the cross traffic):
-//! * `table1` — seed 000 Table 1: FAST TCP, 1–10 flows, 85–180 ms ([`experiments::table1`]);
+//! * `table1` — seed 000 Table 1: FAST TCP, 1–10 flows, 85–180 ms, every other controller
+//!   beside it, and seed 001's contrast with Reno under seed 004's random loss
+//!   ([`experiments::table1`]);
 //! * `slide4` — seed 001 slide 4: Linux 2.4 TCP on the 180 ms runs, txqueuelen 100 and 10,000
 //!   ([`experiments::slide4`]);
 //! * `fast-equilibrium` — α packets queued per flow, equal rates at different RTTs

@@ -5,7 +5,7 @@
 use crate::claim::short;
 use crate::experiment::{Experiment, ExperimentResult};
 use longhaul_metrics::report::{write_html_report, Align, Table};
-use longhaul_metrics::summary::{Claim, PaperValue, Summary};
+use longhaul_metrics::summary::{Claim, ClaimKind, PaperValue, Summary};
 use longhaul_metrics::MetricsError;
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,55 @@ pub fn paper_number(x: f64) -> String {
     }
 }
 
-/// One experiment's claims as a table: claim, paper, measured, unit, holds-if, holds.
+/// Rows of one kind as a table, with each distinct tolerance source numbered beside its rule
+/// and listed under the table.
+fn kind_table(claims: &[&Claim]) -> String {
+    let mut t = Table::new(&[
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+        Align::Left,
+    ]);
+    t.header(&["claim", "paper", "measured", "unit", "holds if", "holds"]);
+    let mut sources: Vec<&str> = Vec::new();
+    for c in claims {
+        let (what, rule) = split_claim(c);
+        let mark = match c.tolerance.as_deref() {
+            Some(why) => {
+                let n = match sources.iter().position(|s| *s == why) {
+                    Some(i) => i + 1,
+                    None => {
+                        sources.push(why);
+                        sources.len()
+                    }
+                };
+                format!(" [{n}]")
+            }
+            None => String::new(),
+        };
+        t.row(vec![
+            what.to_string(),
+            match &c.paper {
+                PaperValue::Number(x) => paper_number(*x),
+                PaperValue::Text(t) => t.clone(),
+            },
+            short(c.measured),
+            c.unit.clone().unwrap_or_default(),
+            format!("{rule}{mark}"),
+            if c.holds { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    let mut out = t.render();
+    for (i, why) in sources.iter().enumerate() {
+        out.push_str(&format!("  [{}] tolerance: {why}\n", i + 1));
+    }
+    out
+}
+
+/// One experiment's claims as tables: the seeds' claims, then the checks the papers never made,
+/// then the experiment's notes (tables beside the claims).
 pub fn claims_table(result: &ExperimentResult) -> String {
     let mut out = format!(
         "== {} — {} ({}; {} run{}, {:.1} s wall-clock in all)\n",
@@ -39,42 +87,44 @@ pub fn claims_table(result: &ExperimentResult) -> String {
         if result.runs.len() == 1 { "" } else { "s" },
         result.wall_s
     );
-    let mut t = Table::new(&[
-        Align::Left,
-        Align::Right,
-        Align::Right,
-        Align::Left,
-        Align::Left,
-        Align::Left,
-    ]);
-    t.header(&["claim", "paper", "measured", "unit", "holds if", "holds"]);
-    for c in &result.claims {
-        let (what, rule) = split_claim(c);
-        t.row(vec![
-            what.to_string(),
-            match &c.paper {
-                PaperValue::Number(x) => paper_number(*x),
-                PaperValue::Text(t) => t.clone(),
-            },
-            short(c.measured),
-            c.unit.clone().unwrap_or_default(),
-            rule.to_string(),
-            if c.holds { "yes" } else { "NO" }.to_string(),
-        ]);
+    let of = |kind: ClaimKind| -> Vec<&Claim> {
+        result.claims.iter().filter(|c| c.kind == kind).collect()
+    };
+    let (seed, check) = (of(ClaimKind::Seed), of(ClaimKind::Check));
+    if !seed.is_empty() {
+        out.push_str(&kind_table(&seed));
     }
-    out.push_str(&t.render());
+    if !check.is_empty() {
+        out.push_str(
+            "-- own checks (no seed paper claims these; not counted among the seeds' claims)\n",
+        );
+        out.push_str(&kind_table(&check));
+    }
+    if !result.notes.is_empty() {
+        out.push_str(&result.notes);
+    }
     out
 }
 
-/// The closing line: how many claims held.
+/// How many claims of `kind` hold, and how many there are.
+pub fn count(results: &[ExperimentResult], kind: ClaimKind) -> (usize, usize) {
+    let all: Vec<&Claim> = results
+        .iter()
+        .flat_map(|r| &r.claims)
+        .filter(|c| c.kind == kind)
+        .collect();
+    (all.iter().filter(|c| c.holds).count(), all.len())
+}
+
+/// The closing line: how many of the seeds' claims held, and the own checks apart.
 pub fn totals(results: &[ExperimentResult]) -> String {
-    let all: Vec<&Claim> = results.iter().flat_map(|r| &r.claims).collect();
-    let held = all.iter().filter(|c| c.holds).count();
+    let (held, seeds) = count(results, ClaimKind::Seed);
+    let (checks_held, checks) = count(results, ClaimKind::Check);
     let wall: f64 = results.iter().map(|r| r.wall_s).sum();
     format!(
-        "{held} of {} claims hold across {} experiment{} (runs took {wall:.1} s wall-clock in all); \
-         docs/reproduce.md explains each disagreement",
-        all.len(),
+        "{held} of {seeds} seed claims hold across {} experiment{} ({checks_held} of {checks} own \
+         checks; runs took {wall:.1} s wall-clock in all); docs/reproduce.md explains each \
+         disagreement",
         results.len(),
         if results.len() == 1 { "" } else { "s" },
     )

@@ -2,7 +2,7 @@
 
 use longhaul_metrics::example::example_summary;
 use longhaul_metrics::summary::{FlowSummary, Summary};
-use longhaul_reproduce::claim::{num, ClaimSpec, Rule};
+use longhaul_reproduce::claim::{at_least, at_most, between, num, ClaimKind, ClaimSpec, Rule};
 use longhaul_reproduce::experiments::table1::NIC_PAYLOAD_BPS;
 use longhaul_reproduce::output::{list, paper_number, split_claim};
 use longhaul_reproduce::{experiment, Plan, EXPERIMENTS};
@@ -28,74 +28,112 @@ fn synthetic(flows: &[(&str, f64)], duration_s: f64) -> Summary {
 
 #[test]
 fn rules_hold_at_their_edges_and_not_beyond() {
-    assert!(Rule::AtLeast(90.0).test(90.0));
-    assert!(!Rule::AtLeast(90.0).test(89.999));
-    assert!(Rule::AtMost(0.9).test(0.9));
-    assert!(!Rule::AtMost(0.9).test(0.9001));
+    assert!(at_least(90.0).test(90.0));
+    assert!(!at_least(90.0).test(89.999));
+    assert!(at_most(0.9).test(0.9));
+    assert!(!at_most(0.9).test(0.9001));
     let r = Rule::Within {
         target: 6.0,
         tolerance: 0.15,
     };
     assert!(r.test(6.899) && r.test(5.101));
     assert!(!r.test(6.91) && !r.test(5.09));
-    assert!(Rule::Between(6.0, 58.0).test(6.0) && !Rule::Between(6.0, 58.0).test(58.1));
-    assert!(!Rule::AtLeast(0.0).test(f64::NAN), "NaN never holds");
+    assert!(between(6.0, 58.0).test(6.0) && !between(6.0, 58.0).test(58.1));
+    assert!(!at_least(0.0).test(f64::NAN), "NaN never holds");
     assert_eq!(r.describe(), "6 ± 15 %");
 }
 
 #[test]
-fn claim_text_carries_its_tolerance() {
-    let c = ClaimSpec::new("x", num(95.0), "%", "seed 000", Rule::AtLeast(90.0)).evaluate(91.0);
+fn claim_text_carries_its_tolerance_and_its_source() {
+    let c = ClaimSpec::new("x", num(95.0), "%", "seed 000", at_least(90.0), "why").evaluate(91.0);
     assert!(c.holds);
     assert_eq!(split_claim(&c), ("x", "≥ 90"));
     assert_eq!(c.measured, 91.0);
+    assert_eq!(c.kind, ClaimKind::Seed);
+    assert_eq!(c.rule, Some(at_least(90.0)));
+    assert_eq!(c.tolerance.as_deref(), Some("why"));
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(json.contains(r#""kind":"seed""#), "{json}");
+    assert!(
+        json.contains(r#""rule":{"kind":"at_least","bound":90.0}"#),
+        "{json}"
+    );
+    let check = ClaimSpec::new("y", num(1.0), "", "s", at_most(1.0), "").check();
+    assert_eq!(check.evaluate(1.0).kind, ClaimKind::Check);
+    assert_eq!(check.evaluate(1.0).tolerance, None);
 }
 
-/// Table 1's utilization claim: 1 flow at 95 % − 5 pp holds at exactly 90 % of the card's
-/// payload rate and fails just below; b·m/s is judged against 9.28 × 0.95.
+/// Table 1's utilization claim: 1 flow at 95 % × 1443/1460 (93.9 %) holds at that share of the
+/// card's payload rate and fails just below; b·m/s is judged against 9.28 × 1443/1460.
 #[test]
 fn table1_one_flow_utilization_at_the_tolerance_edge() {
+    use longhaul_reproduce::experiments::table1::{CONTRAST_ROWS, CONTROLLERS, HEADER_RATIO};
     let e = experiment("table1").unwrap();
     let counts = [1, 2, 7, 9, 10];
-    let run = |share: f64| {
-        let summaries: Vec<Summary> = counts
+    let run = |share: f64, contrast: (f64, f64)| {
+        let mut summaries: Vec<Summary> = CONTROLLERS
             .iter()
-            .map(|&n| synthetic(&vec![("fast", share * NIC_PAYLOAD_BPS); n], 3600.0))
+            .flat_map(|cc| {
+                counts
+                    .iter()
+                    .map(move |&n| synthetic(&vec![(*cc, share * NIC_PAYLOAD_BPS); n], 3600.0))
+            })
             .collect();
+        for &row in &CONTRAST_ROWS {
+            for (cc, x) in [("fast", contrast.0), ("reno", contrast.1)] {
+                summaries.push(synthetic(
+                    &vec![(cc, x * NIC_PAYLOAD_BPS); counts[row]],
+                    3600.0,
+                ));
+            }
+        }
         (e.claims)(&Plan::FULL, &summaries)
     };
-    // Edges are tested a hair inside and outside: 0.9 × C ÷ C need not be exactly 0.9 in f64.
-    let at_edge = run(0.90 + 1e-12);
-    assert_eq!(at_edge.len(), 10);
-    assert!((at_edge[0].measured - 90.0).abs() < 1e-9);
-    assert!(at_edge[0].holds, "90 % is the edge of ≥ 95 − 5");
-    // b·m/s: 0.9 × 973.33 Mb/s × 10,037 km = 8.79e15 < 9.28 × 0.95 = 8.816e15.
-    assert!((at_edge[1].measured - 0.9 * NIC_PAYLOAD_BPS * 10_037e3 / 1e15).abs() < 1e-9);
-    assert!(!at_edge[1].holds);
-    let below = run(0.8999);
-    assert!(!below[0].holds);
-    // 10 flows: paper 88 %, holds from 83 %.
-    assert!(at_edge[8].holds);
-    assert!(!run(0.8299)[8].holds && run(0.83 + 1e-12)[8].holds);
+    let edge = 0.95 * HEADER_RATIO;
+    // Edges are tested a hair inside and outside: x × C ÷ C need not be exactly x in f64.
+    let at_edge = run(edge + 1e-12, (0.88 * HEADER_RATIO + 1e-12, 0.48));
+    assert_eq!(at_edge.len(), 10 + 4);
+    assert!((at_edge[0].measured - 100.0 * edge).abs() < 1e-9);
+    assert!(at_edge[0].holds, "93.9 % is the edge of ≥ 95 × 1443/1460");
+    // b·m/s: 0.9389 × 973.33 Mb/s × 10,037 km = 9.1729e15 ≥ 9.28 × 1443/1460 = 9.1719e15.
+    assert!((at_edge[1].measured - edge * NIC_PAYLOAD_BPS * 10_037e3 / 1e15).abs() < 1e-9);
+    assert!(at_edge[1].holds);
+    let below = run(edge - 1e-4, (0.9, 0.1));
+    assert!(!below[0].holds && !below[1].holds);
+    // 10 flows: paper 88 %, holds from 86.98 %.
+    let ten = 0.88 * HEADER_RATIO;
+    assert!(!run(ten - 1e-4, (0.9, 0.1))[8].holds && run(ten + 1e-12, (0.9, 0.1))[8].holds);
+    // The contrast: FAST at ≥ 88 × 1443/1460, Reno at ≤ 48 %, with random loss.
+    assert!(
+        at_edge[10].holds && at_edge[11].holds,
+        "{:?}",
+        &at_edge[10..]
+    );
+    let fails = run(edge, (0.88 * HEADER_RATIO - 1e-4, 0.4801));
+    assert!(!fails[10].holds && !fails[11].holds);
+    assert!(fails[10]
+        .claim
+        .starts_with("FAST, 1 flow, 180 ms, random loss 1e-6"));
 }
 
-/// The 5-s contest: Lion 327 Mb/s ± 35 %, stock TCP 175 Mb/s ± 35 %, Lion ÷ TCP ≥ 1.
+/// The 5-s contest: Lion 327 Mb/s ± 2.4 %, stock TCP 175 Mb/s ± 2.4 %, Lion ÷ TCP ≥ 1.
 #[test]
 fn lion_contest_claims_at_the_tolerance_edge() {
+    use longhaul_reproduce::experiments::lion::CONTEST_TOLERANCE;
     let e = experiment("lion-contest").unwrap();
     // One bit per second inside each edge.
-    let lion_edge = 327e6 * 0.65 + 1.0;
-    let reno_edge = 175e6 * 1.35 - 1.0;
+    let lion_edge = 327e6 * (1.0 - CONTEST_TOLERANCE) + 1.0;
+    let reno_edge = 175e6 * (1.0 + CONTEST_TOLERANCE) - 1.0;
     let s = synthetic(&[("lion", lion_edge), ("reno", reno_edge)], 5.0);
     let c = (e.claims)(&Plan::DEFAULT, &[s]);
     assert_eq!(c.len(), 3);
-    assert!(c[0].holds, "327 × 0.65 is the lower edge");
-    assert!(c[1].holds, "175 × 1.35 is the upper edge");
+    assert!(c[0].holds, "327 × 0.976 is the lower edge");
+    assert!(c[1].holds, "175 × 1.024 is the upper edge");
     assert!((c[2].measured - lion_edge / reno_edge).abs() < 1e-12);
-    assert!(!c[2].holds, "212.6 < 236.3 Mb/s: Lion did not win");
-    let s = synthetic(&[("lion", 327e6 * 0.65 - 1e3), ("reno", 100e6)], 5.0);
+    assert!(c[2].holds);
+    let s = synthetic(&[("lion", lion_edge - 1e3), ("reno", 400e6)], 5.0);
     let c = (e.claims)(&Plan::DEFAULT, &[s]);
-    assert!(!c[0].holds && !c[1].holds && c[2].holds);
+    assert!(!c[0].holds && !c[1].holds && !c[2].holds);
 }
 
 #[test]
@@ -146,11 +184,66 @@ fn wording_quotes_the_faq_and_says_wall_clock() {
         runs: (e.runs)(&plan),
         summaries: runs,
         claims,
+        notes: String::new(),
         wall_s: 3.3,
     };
     let table = claims_table(&result);
     assert!(table.contains("3.3 s wall-clock in all"), "{table}");
     assert!(!table.contains("of simulation"));
+    // The one-segment row is the model's own prediction: shown apart, not counted as a seed's.
+    let checks = table.find("own checks").expect("a checks section");
+    assert!(
+        table.find("one segment per RTT").unwrap() > checks,
+        "{table}"
+    );
+    assert!(table.find("the FAQ's time").unwrap() < checks, "{table}");
     let total = totals(std::slice::from_ref(&result));
     assert!(total.contains("3.3 s wall-clock in all"), "{total}");
+    let seeds = result
+        .claims
+        .iter()
+        .filter(|c| c.kind == ClaimKind::Seed)
+        .count();
+    assert_eq!(seeds, 2);
+    assert!(total.contains(" of 2 seed claims hold"), "{total}");
+    assert!(total.contains(" of 1 own checks"), "{total}");
+}
+
+/// The contest prints its claims at every cross rate, marking the one the scenario uses (a
+/// calibration from the result), with each claim's verdict at that rate.
+#[test]
+fn lion_contest_prints_its_claims_at_every_cross_rate() {
+    use longhaul_reproduce::experiments::lion::{CONTEST_CROSS_MBPS, CONTEST_SWEEP_MBPS};
+    let e = experiment("lion-contest").unwrap();
+    assert_eq!((e.runs)(&Plan::DEFAULT).len(), 1 + CONTEST_SWEEP_MBPS.len());
+    // Runs in order: 300 (used), then 0, 150, 450 Mb/s.
+    let summaries: Vec<Summary> = [
+        (327e6, 175e6),
+        (600e6, 100e6),
+        (500e6, 150e6),
+        (150e6, 200e6),
+    ]
+    .iter()
+    .map(|&(lion, reno)| synthetic(&[("lion", lion), ("reno", reno)], 5.0))
+    .collect();
+    let notes = (e.notes.expect("the contest prints its sweep"))(&Plan::DEFAULT, &summaries);
+    assert!(notes.contains("taken from the result"), "{notes}");
+    let row = |mbps: &str| {
+        notes
+            .lines()
+            .find(|l| l.trim_start().starts_with(mbps))
+            .unwrap_or_else(|| panic!("no row for {mbps}: {notes}"))
+            .to_string()
+    };
+    assert_eq!(CONTEST_CROSS_MBPS, 300.0);
+    let used = row("300 (used)");
+    assert!(
+        used.contains("327 yes") && used.contains("175 yes"),
+        "{used}"
+    );
+    assert!(row("0 ").contains("600 NO"), "{notes}");
+    // At 450 Mb/s stock TCP got more than Lion: the ratio fails there.
+    assert!(row("450").contains("0.75 NO"), "{notes}");
+    // Rows sorted by cross rate.
+    assert!(notes.find("150").unwrap() < notes.find("300 (used)").unwrap());
 }

@@ -63,11 +63,26 @@ fn table1_runs_have_the_tables_flow_counts_and_full_durations() {
         (9, 4_030.0),
         (10, 21_600.0),
     ];
-    assert_eq!(runs.len(), expect.len());
-    for (run, (flows, secs)) in runs.iter().zip(expect) {
+    use longhaul_reproduce::experiments::table1::CONTROLLERS;
+    // Every controller on every row, FAST first, then FAST and Reno with random loss on the two
+    // 180 ms rows for the slide's hour.
+    assert_eq!(runs.len(), CONTROLLERS.len() * expect.len() + 4);
+    for (i, run) in runs.iter().enumerate() {
         let c = builtin(run.scenario).unwrap().load(&run.overrides).unwrap();
+        let (cc, (flows, secs), loss) = if i < CONTROLLERS.len() * expect.len() {
+            (CONTROLLERS[i / expect.len()], expect[i % expect.len()], 0.0)
+        } else {
+            let k = i - CONTROLLERS.len() * expect.len();
+            (["fast", "reno"][k % 2], (k / 2 + 1, 3_600.0), 1e-6)
+        };
         assert_eq!(c.flows.len(), flows, "{}", run.label);
+        assert!(
+            c.flows.iter().all(|f| f.cc.algorithm == cc),
+            "{}",
+            run.label
+        );
         assert_eq!(c.scenario.duration.0, (secs * 1e9) as u64, "{}", run.label);
+        assert_eq!(c.scenario.links[0].loss, loss, "{}", run.label);
     }
 }
 

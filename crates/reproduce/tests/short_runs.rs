@@ -1,5 +1,6 @@
 //! A very short run of every experiment (a tenth of the default durations, with each
-//! experiment's floor) produces claim rows with finite measured values.
+//! experiment's floor) produces claim rows with finite measured values, each verdict its rule's,
+//! each tolerance with its source.
 
 use longhaul_reproduce::{run_experiment, Plan, EXPERIMENTS};
 
@@ -22,7 +23,17 @@ fn every_experiment_runs_short_and_measures_finite_values() {
                 c.claim,
                 c.measured
             );
-            assert_eq!(c.holds, c.holds && c.measured.is_finite());
+            // The verdict is the claim's own rule applied to its measured number.
+            let rule = c
+                .rule
+                .unwrap_or_else(|| panic!("{}: `{}` has no rule", e.name, c.claim));
+            assert_eq!(c.holds, rule.test(c.measured), "{}: `{}`", e.name, c.claim);
+            assert!(
+                c.tolerance.is_some(),
+                "{}: `{}` states no tolerance source",
+                e.name,
+                c.claim
+            );
         }
     }
 }
@@ -84,6 +95,7 @@ fn reno_follows_mathis_and_bbr_holds_the_path_at_1e_4() {
         shortened: "",
         runs,
         claims: |_, _| Vec::new(),
+        notes: None,
         page: None,
     };
     let r = run_experiment(&e, &Plan::DEFAULT, 2, &|_| {}).unwrap_or_else(|err| panic!("{err}"));

@@ -41,15 +41,18 @@
 //! whole run, as the slide did.
 
 use super::table1::{Row, NIC_PAYLOAD_BPS, ROWS};
-use crate::claim::{text, ClaimSpec, Rule};
+use crate::claim::{between, text, ClaimSpec};
 use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::throughputs_after;
 use longhaul_metrics::summary::{Claim, Summary};
 
 pub const SOURCE: &str = "seed 001, slides 3–4";
 
-/// The slide's range for Linux TCP, widened by this many percentage points each side.
-pub const TOLERANCE_PP: f64 = 10.0;
+/// The slide's range for Linux TCP, widened by this many percentage points each side: its bars
+/// are labelled in whole percent (0.5 points), and the default's tenfold scaling measured 34.0 %
+/// where the hour at full rate measured 34.5 % (0.5 points, docs/reproduce.md).
+pub const TOLERANCE_PP: f64 = 1.0;
+const TOLERANCE_WHY: &str = "the slide's whole-percent labels (0.5 points) and the default's tenfold scaling (34.0 % against the full-rate hour's 34.5 %: 0.5 points)";
 
 /// (Table 1 row, txqueuelen) of each run: 1 and 2 flows on the 180 ms path.
 const RUNS: [(usize, u32); 4] = [(0, 100), (0, 10_000), (1, 100), (1, 10_000)];
@@ -137,7 +140,8 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 text("16–48 % (FAST 92–95 %)"),
                 "%",
                 SOURCE,
-                Rule::Between(16.0 - TOLERANCE_PP, 48.0 + TOLERANCE_PP),
+                between(16.0 - TOLERANCE_PP, 48.0 + TOLERANCE_PP),
+                TOLERANCE_WHY,
             )
             .evaluate(utilization(plan, row, s))
         })
@@ -151,5 +155,6 @@ pub const EXPERIMENT: Experiment = Experiment {
     shortened: "rates, buffers and the hour ÷ 10 (360 s at 100 Mb/s per card); --full: the hour at 1 Gb/s",
     runs,
     claims,
+    notes: None,
     page: None,
 };

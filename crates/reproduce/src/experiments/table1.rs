@@ -15,10 +15,27 @@
 //! How the shared path and its cross traffic are modelled is in the scenario files
 //! (`scenarios/seed000-180ms.toml`, `scenarios/seed000-85ms.toml`): a shared link of 2.5 or
 //! 10 Gb/s carrying unresponsive Poisson traffic at 5 % of its capacity.
+//!
+//! Every row is also run with the other controllers (Reno, Scalable, HighSpeed, Vegas, CUBIC,
+//! BBR) and printed beside FAST's: the path's only loss is its buffers, and a loss-based
+//! controller fills the cards there too, so these rows alone cannot tell FAST from Reno.
+//!
+//! The seeds' contrast is seed 001's (slides 3–4): on the 180 ms path FAST reached 88–95 % where
+//! Linux TCP got 16–48 %, and slide 23 reports "frequent packet loss with 1500-byte MTU" that was
+//! not congestion. The seeds give one rate for such loss: seed 004's "even with a few packets in
+//! a million lost this would bring your transfer way down". The contrast rows run the 180 ms
+//! rows (1 and 2 flows, the slide's) with Bernoulli loss at 1e-6 on the shared link — "a few in
+//! a million" at its lowest, the reading kindest to Reno — for FAST and for Reno on the same
+//! transport: FAST must still reach Table 1's figures, Reno must stay within slide 4's Linux
+//! TCP range. The rate comes from that sentence, not from the result. Reno's equilibrium at
+//! 1e-6 (Mathis: 1,225 packets, 8 % of the card) takes minutes to reach from slow start, so these
+//! runs last 120 s by default (averaged over the second half) and the hour with `--full`.
 
-use crate::claim::{num, ClaimSpec, Rule};
+use super::response::PAYLOAD_BYTES;
+use crate::claim::{at_least, at_most, num, short, text, ClaimSpec};
 use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::throughputs_after;
+use longhaul_metrics::report::{Align, Table};
 use longhaul_metrics::summary::{Claim, Summary};
 
 pub const SOURCE: &str = "seed 000, Table 1";
@@ -97,10 +114,38 @@ pub const ROWS: [Row; 5] = [
 /// A flow's Gigabit Ethernet card net of 40-byte headers per 1500-byte packet (b/s).
 pub const NIC_PAYLOAD_BPS: f64 = 1e9 * 1460.0 / 1500.0;
 
-/// Utilization claims may fall this many percentage points short of the table.
-pub const UTILIZATION_TOLERANCE_PP: f64 = 5.0;
-/// b·m/s claims may fall this fraction short of the table.
-pub const BMPS_TOLERANCE: f64 = 0.05;
+/// The controllers run on every row, FAST first (its runs carry the claims).
+pub const CONTROLLERS: [&str; 7] = [
+    "fast",
+    "reno",
+    "scalable",
+    "highspeed",
+    "vegas",
+    "cubic",
+    "bbr",
+];
+
+/// TCP's payload per 1500-byte packet, the table's definition of capacity.
+pub const TCP_PAYLOAD_BYTES: f64 = 1460.0;
+
+/// The share of Table 1's TCP payload rate this transport can carry: 1443 of 1460 bytes per
+/// packet (98.8 %). A figure of the table corresponds to this fraction of it here; that is the
+/// claims' whole tolerance (the model's hosts have no other limit, see docs/reproduce.md).
+pub const HEADER_RATIO: f64 = PAYLOAD_BYTES / TCP_PAYLOAD_BYTES;
+
+/// The tolerance's source, printed beside the rule.
+pub const HEADER_TOLERANCE: &str = "the table's figure × 1443/1460: this transport's 29-byte header leaves 1443 payload bytes where TCP's left 1460 (a model limit; one-sided, the real hosts had limits the model has not)";
+
+/// Random loss of the contrast rows: seed 004's "a few packets in a million", at its lowest.
+pub const CONTRAST_LOSS: f64 = 1e-6;
+/// The contrast rows' duration: the default and `--full` (the slide's hour).
+pub const CONTRAST_DEFAULT_S: f64 = 120.0;
+pub const CONTRAST_FULL_S: f64 = 3_600.0;
+/// The rows the contrast runs on (Table 1's 180 ms rows, the only ones slide 4 measured).
+pub const CONTRAST_ROWS: [usize; 2] = [0, 1];
+/// Seed 001's figures: FAST's lowest utilization, Linux TCP's highest.
+pub const CONTRAST_FAST_PCT: f64 = 88.0;
+pub const CONTRAST_LINUX_MAX_PCT: f64 = 48.0;
 
 /// Where averaging starts: the second half of a default run, the whole of a full one.
 pub fn warmup_s(plan: &Plan, duration_s: f64) -> f64 {
@@ -137,9 +182,72 @@ impl Row {
     }
 }
 
+/// The contrast run of `row` with controller `cc`.
+fn contrast_run(plan: &Plan, row: &Row, cc: &str) -> Run {
+    let secs = plan.secs(CONTRAST_DEFAULT_S, CONTRAST_FULL_S);
+    Run::new(format!("{cc}-{}flow-loss1e-6", row.flows), row.scenario)
+        .set("flows.0.count", row.flows)
+        .set("flows.0.cc", format!("\"{cc}\""))
+        .set("links.0.loss", CONTRAST_LOSS)
+        .secs(secs)
+}
+
+/// Runs in order: every controller on every row (controller-major, FAST first), then the
+/// contrast rows, FAST and Reno on each.
 fn runs(plan: &Plan) -> Vec<Run> {
-    ROWS.iter()
-        .map(|r| r.run(plan, format!("fast-{}flow", r.flows), "fast", None))
+    let mut out: Vec<Run> = CONTROLLERS
+        .iter()
+        .flat_map(|cc| {
+            ROWS.iter()
+                .map(move |r| r.run(plan, format!("{cc}-{}flow", r.flows), cc, None))
+        })
+        .collect();
+    for &i in &CONTRAST_ROWS {
+        for cc in ["fast", "reno"] {
+            out.push(contrast_run(plan, &ROWS[i], cc));
+        }
+    }
+    out
+}
+
+/// "1 flow" or "n flows".
+fn flows(n: u32) -> String {
+    format!("{n} flow{}", if n == 1 { "" } else { "s" })
+}
+
+/// Utilization (%) of every controller on every row, in [`CONTROLLERS`] order.
+fn matrix(plan: &Plan, summaries: &[Summary]) -> Vec<Vec<f64>> {
+    CONTROLLERS
+        .iter()
+        .enumerate()
+        .map(|(c, _)| {
+            ROWS.iter()
+                .enumerate()
+                .map(|(r, row)| {
+                    summaries
+                        .get(c * ROWS.len() + r)
+                        .map_or(f64::NAN, |s| row.measure(plan, s).1)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The contrast runs' utilization (%): (row, FAST, Reno).
+fn contrast(plan: &Plan, summaries: &[Summary]) -> Vec<(&'static Row, f64, f64)> {
+    let base = CONTROLLERS.len() * ROWS.len();
+    CONTRAST_ROWS
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let row = &ROWS[i];
+            let at = |j: usize| {
+                summaries
+                    .get(base + 2 * k + j)
+                    .map_or(f64::NAN, |s| row.measure(plan, s).1)
+            };
+            (row, at(0), at(1))
+        })
         .collect()
 }
 
@@ -148,9 +256,8 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     for (row, s) in ROWS.iter().zip(summaries) {
         let (throughput, utilization) = row.measure(plan, s);
         let what = format!(
-            "FAST, {} flow{}, {} ms, {} km",
-            row.flows,
-            if row.flows == 1 { "" } else { "s" },
+            "FAST, {}, {} ms, {} km",
+            flows(row.flows),
             row.rtt_ms,
             row.distance_km
         );
@@ -160,7 +267,8 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 num(row.paper_utilization_pct),
                 "%",
                 SOURCE,
-                Rule::AtLeast(row.paper_utilization_pct - UTILIZATION_TOLERANCE_PP),
+                at_least(row.paper_utilization_pct * HEADER_RATIO),
+                HEADER_TOLERANCE,
             )
             .evaluate(utilization),
         );
@@ -170,20 +278,96 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 num(row.paper_bmps_1e15),
                 "10^15 b·m/s",
                 SOURCE,
-                Rule::AtLeast(row.paper_bmps_1e15 * (1.0 - BMPS_TOLERANCE)),
+                at_least(row.paper_bmps_1e15 * HEADER_RATIO),
+                HEADER_TOLERANCE,
             )
             .evaluate(throughput * row.distance_km * 1e3 / 1e15),
+        );
+    }
+    for (row, fast, reno) in contrast(plan, summaries) {
+        let what = format!(
+            "{}, {} ms, random loss {}",
+            flows(row.flows),
+            row.rtt_ms,
+            short(CONTRAST_LOSS)
+        );
+        out.push(
+            ClaimSpec::new(
+                format!("FAST, {what}: utilization"),
+                text("88–95 %"),
+                "%",
+                CONTRAST_SOURCE,
+                at_least(CONTRAST_FAST_PCT * HEADER_RATIO),
+                HEADER_TOLERANCE,
+            )
+            .evaluate(fast),
+        );
+        out.push(
+            ClaimSpec::new(
+                format!("Reno, {what}: utilization"),
+                text("16–48 % (Linux TCP)"),
+                "%",
+                CONTRAST_SOURCE,
+                at_most(CONTRAST_LINUX_MAX_PCT),
+                "none: one-sided; the run's second half still carries the decline from slow start's window, which only raises Reno's figure",
+            )
+            .evaluate(reno),
         );
     }
     out
 }
 
+/// Where the contrast comes from.
+pub const CONTRAST_SOURCE: &str = "seed 001, slides 3–4 and 23; loss rate: seed 004";
+
+/// Every controller's utilization on every row, and the contrast runs, as a table.
+fn side_by_side(plan: &Plan, summaries: &[Summary]) -> String {
+    let m = matrix(plan, summaries);
+    let mut align = vec![Align::Left, Align::Right];
+    align.extend(CONTROLLERS.iter().map(|_| Align::Right));
+    let mut t = Table::new(&align);
+    let mut header = vec![
+        "utilization of the cards, %".to_string(),
+        "paper".to_string(),
+    ];
+    header.extend(CONTROLLERS.iter().map(|c| c.to_string()));
+    t.header(&header.iter().map(String::as_str).collect::<Vec<_>>());
+    for (r, row) in ROWS.iter().enumerate() {
+        let mut cells = vec![
+            format!("{}, {} ms", flows(row.flows), row.rtt_ms),
+            short(row.paper_utilization_pct),
+        ];
+        cells.extend(m.iter().map(|col| short(col[r])));
+        t.row(cells);
+    }
+    for (row, fast, reno) in contrast(plan, summaries) {
+        let mut cells = vec![
+            format!(
+                "{}, {} ms, loss {}",
+                flows(row.flows),
+                row.rtt_ms,
+                short(CONTRAST_LOSS)
+            ),
+            "88–95 / 16–48".to_string(),
+            short(fast),
+            short(reno),
+        ];
+        cells.extend(CONTROLLERS[2..].iter().map(|_| "-".to_string()));
+        t.row(cells);
+    }
+    format!(
+        "every controller on Table 1's paths (the buffers are the only loss without the loss rows):\n{}",
+        t.render()
+    )
+}
+
 pub const EXPERIMENT: Experiment = Experiment {
     name: "table1",
-    title: "FAST TCP at SC2002: utilization and b·m/s for 1, 2, 7, 9 and 10 flows",
+    title: "FAST TCP at SC2002: utilization and b·m/s for 1, 2, 7, 9 and 10 flows, every controller beside it, and FAST vs Reno under seed 004's random loss",
     source: SOURCE,
-    shortened: "30 s (180 ms) and 10 s (85 ms) runs averaged over their second half; --full: 1–6 h",
+    shortened: "30 s (180 ms) and 10 s (85 ms) runs, 120 s with random loss, averaged over their second half; --full: 1–6 h",
     runs,
     claims,
+    notes: Some(side_by_side),
     page: None,
 };
