@@ -102,6 +102,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         bmps: longhaul_metrics::bmps::bmps(agg_bps, plan.distance_km),
         bytes_delivered: Some(total),
         capacity_bps: Some(plan.capacity_bps),
+        limited_by: Some(plan.link_name.clone()),
         series: Some(AggregateSeries {
             t: (0..bins).map(|b| b as f64).collect(),
             throughput_bps: agg_series,

@@ -180,6 +180,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
             bmps: bmps(agg_bps),
             bytes_delivered: Some(total),
             capacity_bps: facts.capacity_bps,
+            limited_by: None,
             series: Some(AggregateSeries {
                 t,
                 throughput_bps: agg_series,
