@@ -116,7 +116,8 @@ pub struct LinkArgs {
     #[arg(long, value_name = "FILE")]
     downlink_trace: Option<PathBuf>,
     /// Cross traffic at the bottleneck: KIND,rate=R[,size=B][,on=D,off=D][,dir=ab|ba|both]
-    /// with KIND cbr, poisson or onoff (default dir=ab). Repeatable.
+    /// with KIND cbr, poisson or onoff (default dir=ab); R is the average load for every kind
+    /// (onoff sends at R·(on+off)/on while on). Repeatable.
     #[arg(long, value_name = "SPEC")]
     cross: Vec<String>,
     /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet); or A/B
