@@ -29,7 +29,7 @@
 //! ```
 
 use crate::signals::{block_termination_signals, wait_signal};
-use crate::units::{parse_duration, parse_rate_bps, parse_size};
+use crate::units::{parse_duration, parse_duration_in_file, parse_rate_bps_in_file, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
@@ -610,10 +610,10 @@ fn parse_cross(spec: &str) -> Result<CrossConfig> {
             .split_once('=')
             .ok_or_else(|| anyhow!("cross `{spec}`: `{kv}` is not key=value"))?;
         match k {
-            "rate" => rate = Some(parse_rate_bps(v)?),
+            "rate" => rate = Some(parse_rate_bps_in_file(v)?),
             "size" => size = parse_size(v)? as u32,
-            "on" => on = Some(ns(parse_duration(v)?)),
-            "off" => off = Some(ns(parse_duration(v)?)),
+            "on" => on = Some(ns(parse_duration_in_file(v)?)),
+            "off" => off = Some(ns(parse_duration_in_file(v)?)),
             "dir" => {
                 if !matches!(v, "ab" | "ba" | "both") {
                     bail!("cross `{spec}`: dir must be ab, ba or both");
@@ -661,7 +661,7 @@ fn build_direction(
             trace: Trace::from_file(Path::new(t))?,
         },
         (None, Some(r)) => {
-            let bps = parse_rate_bps(r).with_context(|| ctx("rate"))?;
+            let bps = parse_rate_bps_in_file(r).with_context(|| ctx("rate"))?;
             RateConfig::Constant {
                 bps: bps.round() as u64,
             }
@@ -669,17 +669,17 @@ fn build_direction(
         (None, None) => c.rate,
     };
     if let Some(d) = &raw.delay {
-        c.delay.delay_ns = ns(parse_duration(d).with_context(|| ctx("delay"))?);
+        c.delay.delay_ns = ns(parse_duration_in_file(d).with_context(|| ctx("delay"))?);
     }
     if let Some(j) = &raw.jitter {
-        c.delay.jitter_ns = ns(parse_duration(j).with_context(|| ctx("jitter"))?);
+        c.delay.jitter_ns = ns(parse_duration_in_file(j).with_context(|| ctx("jitter"))?);
     }
     if let Some(p) = &raw.reorder {
         c.delay.reorder_p = parse_probability(p).with_context(|| ctx("reorder"))?;
         c.delay.reorder_by_ns = 1_000_000;
     }
     if let Some(d) = &raw.reorder_by {
-        c.delay.reorder_by_ns = ns(parse_duration(d).with_context(|| ctx("reorder-by"))?);
+        c.delay.reorder_by_ns = ns(parse_duration_in_file(d).with_context(|| ctx("reorder-by"))?);
     }
     if let Some(p) = &raw.duplicate {
         c.delay.duplicate_p = parse_probability(p).with_context(|| ctx("duplicate"))?;
