@@ -202,11 +202,7 @@ impl Params {
         let v = match spec.kind {
             ParamKind::Float { .. } => Value::Float(text.trim().parse().map_err(|_| bad())?),
             ParamKind::Int { .. } => Value::Int(text.trim().parse().map_err(|_| bad())?),
-            ParamKind::Bool => match text.trim() {
-                "true" | "1" | "yes" | "on" => Value::Bool(true),
-                "false" | "0" | "no" | "off" => Value::Bool(false),
-                _ => return Err(bad()),
-            },
+            ParamKind::Bool => Value::Bool(parse_bool(text).ok_or_else(bad)?),
             ParamKind::Choice(words) => {
                 Value::Choice(words.iter().find(|w| **w == text.trim()).ok_or_else(bad)?)
             }
@@ -330,6 +326,16 @@ impl Params {
 
 pub(crate) fn join<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names.collect::<Vec<_>>().join(", ")
+}
+
+/// A boolean parameter as every longhaul command reads it (algorithm specs, `kernel load`):
+/// `true` or `false`, which is how they are printed; `1`/`0` are accepted too.
+pub fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim() {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

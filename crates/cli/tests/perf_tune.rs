@@ -56,9 +56,9 @@ fn perf_json_parses_into_the_summary_schema() {
             "-p",
             &port.to_string(),
             "-t",
-            "1.5",
+            "1.5s",
             "-i",
-            "0.5",
+            "0.5s",
             "-P",
             "2",
         ])
@@ -114,7 +114,7 @@ fn perf_text_output_has_iperf_lines() {
             "-p",
             &port.to_string(),
             "-t",
-            "1",
+            "1s",
             "-w",
             "64K",
         ])
@@ -163,7 +163,7 @@ fn perf_client_without_server_says_what_to_do() {
             "-p",
             &port.to_string(),
             "-t",
-            "1",
+            "1s",
         ])
         .output()
         .unwrap();

@@ -94,7 +94,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: true,
         unit: "bool",
-        help: "1: an update at most doubles the window (paper); 0: no cap (ns-2)",
+        help: "true: an update at most doubles the window (paper); false: no cap (ns-2)",
     },
     ParamSpec {
         name: "every_other_rtt",
@@ -103,7 +103,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: true,
         unit: "bool",
-        help: "1: update only in every other round trip (ns-2, Linux prototype)",
+        help: "true: update only in every other round trip (ns-2, Linux prototype)",
     },
     ParamSpec {
         name: "pace_increments",
@@ -112,7 +112,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: true,
         unit: "bool",
-        help: "1: spread an increase over the ACKs of one update period when baseRTT >= 4 ms",
+        help: "true: spread an increase over the ACKs of one update period when baseRTT >= 4 ms",
     },
     ParamSpec {
         name: "rto_cwnd",
@@ -133,7 +133,7 @@ const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
     integer: true,
     unit: "bool",
     help:
-        "1: +a(w)/cwnd per ACK whatever it acknowledges (Linux); 0: per acknowledged packet (RFC)",
+        "true: +a(w)/cwnd per ACK whatever it acknowledges (Linux); false: per acknowledged packet (RFC)",
 }];
 
 const SCALABLE_PARAMS: &[ParamSpec] = &[
@@ -171,7 +171,7 @@ const SCALABLE_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: true,
         unit: "bool",
-        help: "1: halve on a loss at or below the legacy threshold (Kelly); 0: always b (Linux)",
+        help: "true: halve on a loss at or below the legacy threshold (Kelly); false: always b (Linux)",
     },
 ];
 
@@ -210,7 +210,7 @@ const VEGAS_PARAMS: &[ParamSpec] = &[
         max: 1.0,
         integer: true,
         unit: "bool",
-        help: "1: backlog = cwnd·(rtt−base)/base as Linux since 2008; 0: /rtt as the paper",
+        help: "true: backlog = cwnd·(rtt−base)/base as Linux since 2008; false: /rtt as the paper",
     },
 ];
 
@@ -343,12 +343,21 @@ impl ParamValues {
                         }
                     ))
                 })?;
-            let v: f64 = match value.trim() {
-                "true" | "on" | "yes" if spec.unit == "bool" => 1.0,
-                "false" | "off" | "no" if spec.unit == "bool" => 0.0,
-                text => text
-                    .parse()
-                    .map_err(|_| bad(format!("{key}: `{text}` is not a number")))?,
+            // Booleans read as in algorithm specs everywhere (longhaul_cc::params::parse_bool).
+            let v: f64 = if spec.unit == "bool" {
+                match longhaul_cc::params::parse_bool(value) {
+                    Some(b) => f64::from(u8::from(b)),
+                    None => {
+                        return Err(bad(format!(
+                            "{key}: `{}` is not true or false",
+                            value.trim()
+                        )))
+                    }
+                }
+            } else {
+                let text = value.trim();
+                text.parse()
+                    .map_err(|_| bad(format!("{key}: `{text}` is not a number")))?
             };
             if !v.is_finite() || v < spec.min || v > spec.max {
                 return Err(bad(format!(
@@ -466,12 +475,23 @@ impl ParamValues {
 
 impl fmt::Display for ParamValues {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The `key=value,…` of an algorithm spec (`fast:alpha=20,beta=20`), booleans as words.
         let parts: Vec<String> = self
             .values
             .iter()
-            .map(|(n, v)| format!("{n}={v}"))
+            .map(|(n, v)| {
+                let bool = self
+                    .algorithm
+                    .params()
+                    .iter()
+                    .any(|p| p.name == *n && p.unit == "bool");
+                match bool {
+                    true => format!("{n}={}", *v != 0.0),
+                    false => format!("{n}={v}"),
+                }
+            })
             .collect();
-        f.write_str(&parts.join(" "))
+        f.write_str(&parts.join(","))
     }
 }
 
@@ -524,6 +544,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(k.encode(), [50, 128, 16, 1]);
+    }
+
+    /// Booleans read and print as algorithm specs write them (`true`/`false`, or `1`/`0`),
+    /// and the values print as a spec's `key=value,…`.
+    #[test]
+    fn booleans_are_one_form_and_values_print_as_a_spec() {
+        let a = ParamValues::from_settings(Algorithm::Fast, &["min2w_cap=false"]).unwrap();
+        let b = ParamValues::from_settings(Algorithm::Fast, &["min2w_cap=0"]).unwrap();
+        assert_eq!(a, b);
+        let text = a.to_string();
+        assert!(text.starts_with("alpha=200,"), "{text}");
+        assert!(text.contains(",min2w_cap=false,"), "{text}");
+        for bad in ["min2w_cap=0.5", "min2w_cap=yes", "min2w_cap=2"] {
+            let e = ParamValues::from_settings(Algorithm::Fast, &[bad]).unwrap_err();
+            assert!(e.to_string().contains("is not true or false"), "{bad}: {e}");
+        }
     }
 
     #[test]

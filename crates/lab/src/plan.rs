@@ -584,6 +584,68 @@ reverse = true
         assert_eq!(e.b_to_a.cross[0].packet_bytes, 1500);
     }
 
+    /// Every kind of cross traffic the lab generates offers the load the simulator offers for
+    /// the same scenario entry: `rate` is the average in both (an on/off source at 20 Mb/s with
+    /// a 25 % duty cycle offers 20 Mb/s, not 5), measured by running the emulator's generator.
+    #[test]
+    fn cross_traffic_offers_the_simulators_average_load_for_every_kind() {
+        use longhaul_emu::model::cross::CrossGenerator;
+        for (kind, extra) in [
+            ("cbr", ""),
+            ("poisson", ""),
+            ("onoff", "on = \"100ms\"\noff = \"300ms\""),
+        ] {
+            let p = plan(
+                &format!(
+                    "[[cross_traffic]]\nkind = \"{kind}\"\nlink = \"core\"\nrate = \"20mbit\"\n{extra}\n"
+                ),
+                &[],
+            )
+            .unwrap();
+            let cfg = p.emulator.a_to_b.cross[0];
+            assert_eq!(cfg.mean_load_bps(), 20e6, "{kind}");
+            // 400 s of the generator's packets (1000 on/off cycles).
+            let mut g = CrossGenerator::new(cfg, 0, 7);
+            let end = 400_000_000_000u64;
+            let mut bits = 0.0;
+            while g.peek() < end {
+                bits += f64::from(g.packet_bytes()) * 8.0;
+                g.advance();
+            }
+            let offered = bits / 400.0;
+            // The simulator's source for the same entry, over the same 400 s.
+            let sim_kind = match kind {
+                "cbr" => CrossKind::Cbr,
+                "poisson" => CrossKind::Poisson,
+                _ => CrossKind::Onoff,
+            };
+            let mut src = longhaul_sim::cross::CrossSource::new(
+                sim_kind,
+                0,
+                false,
+                20e6,
+                cfg.packet_bytes,
+                0,
+                end,
+                100_000_000,
+                300_000_000,
+                50_000,
+                1.5,
+                p.capacity_bps,
+                7,
+            );
+            let mut t = src.first_event();
+            while let (_, Some(next)) = src.fire(t) {
+                t = next;
+            }
+            let sim = src.bytes as f64 * 8.0 / 400.0;
+            assert!(
+                (offered / sim - 1.0).abs() < 0.05 && (sim / 20e6 - 1.0).abs() < 0.05,
+                "{kind}: the lab offers {offered} b/s, the simulator {sim} b/s for a 20 Mb/s rate"
+            );
+        }
+    }
+
     #[test]
     fn refuses_what_one_bottleneck_cannot_do_naming_the_field() {
         let cases: Vec<(Result<LabPlan, LabError>, &str, &str)> = vec![

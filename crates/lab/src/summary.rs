@@ -9,6 +9,9 @@
 //!   max). The smoothed RTT is an EWMA and smooths sub-RTT spikes;
 //! * loss rate = retransmitted ÷ sent segments (the kernel's view), retransmits from `TCP_INFO`;
 //! * series (cwnd, RTT, throughput, in flight) every `output.interval`, on the experiment's clock;
+//!   throughput counts the bytes the receiver acknowledged in each interval (`tcpi_bytes_acked`
+//!   sampled on the report timer), not the bytes handed to `write()`, which arrive in bursts as
+//!   the send buffer drains and alias the 100-ms series (0 to 300 Mb/s on a 100 Mb/s link);
 //! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`).
 //!
 //! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
@@ -28,7 +31,7 @@ use longhaul_metrics::summary::{
     Aggregate, AggregateSeries, FlowDelay, LinkDelay, LinkSeries, LinkSummary, Mode, Summary,
 };
 use longhaul_metrics::{fairness, stability, throughput};
-use longhaul_perf::perf::{to_summary, PathFacts};
+use longhaul_perf::perf::{interval_bytes, to_summary, PathFacts, SERIES_BASIS};
 use std::collections::BTreeMap;
 
 /// TCP/IP header bytes per packet (docs/measurements.md's utilization definition).
@@ -78,10 +81,14 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
                 *t += fr.started_s;
             }
         }
-        for i in &fr.run.intervals {
+        // Binned by acknowledgement, as the flow's own series (longhaul_perf's SERIES_BASIS).
+        let per_stream: Vec<Vec<f64>> = (0..fr.run.streams.len())
+            .map(|s| interval_bytes(&fr.run, s))
+            .collect();
+        for (k, i) in fr.run.intervals.iter().enumerate() {
             let b = ((fr.started_s + i.start_s).max(0.0)) as usize;
             if b < bins {
-                agg_bytes[b] += i.bytes() as f64;
+                agg_bytes[b] += per_stream.iter().map(|v| v[k]).sum::<f64>();
             }
         }
         flows.push(flow);
@@ -102,6 +109,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         bmps: longhaul_metrics::bmps::bmps(agg_bps, plan.distance_km),
         bytes_delivered: Some(total),
         capacity_bps: Some(plan.capacity_bps),
+        limited_by: Some(plan.link_name.clone()),
         series: Some(AggregateSeries {
             t: (0..bins).map(|b| b as f64).collect(),
             throughput_bps: agg_series,
@@ -128,6 +136,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         "transport".into(),
         "Linux kernel TCP (longhaul perf) over longhaul emu".into(),
     );
+    meta.insert("throughput_series".into(), SERIES_BASIS.into());
     let registered: Vec<String> = plan
         .flows
         .iter()

@@ -274,6 +274,7 @@ pub fn aggregate(
         bmps: bmps(tput, path.distance_km),
         bytes_delivered: Some(bytes),
         capacity_bps: Some(path.capacity_bps),
+        limited_by: None,
         series: series.map(|b| {
             let s = b.throughput_series(run_s);
             AggregateSeries {

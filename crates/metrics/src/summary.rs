@@ -254,6 +254,10 @@ pub struct Aggregate {
     /// Capacity the utilization was computed against (see crate::throughput on Table 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_bps: Option<f64>,
+    /// What `capacity_bps` is: the link that limits the flows (`"core"`), or their own access
+    /// links when those are slower (`"the access links of flows 1, 2"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<AggregateSeries>,
 }

@@ -330,3 +330,65 @@ fn a_stream_that_goes_silent_mid_test_fails_its_test_only() {
     assert!(run.total_bytes() > 0);
     drop((c, d));
 }
+
+/// A free loopback port (bound and released; the race with other tests is harmless here).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Against a real `iperf3 -s` the client says what the peer is within its connect timeout
+/// (it used to wait for the test's read timeout, 63 s, and then report a framing error).
+#[test]
+fn an_iperf3_server_is_named_within_the_connect_timeout() {
+    let port = free_port();
+    let mut iperf = std::process::Command::new("iperf3")
+        .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("iperf3 is needed for this test (scripts/packages.txt)");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    // An empty probe connection is logged by iperf3, which keeps serving.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "iperf3 -s did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let e = run_client(&client(addr, 1, 3000), &mut Quiet).unwrap_err();
+    let took = started.elapsed();
+    let _ = iperf.kill();
+    let _ = iperf.wait();
+    let text = e.to_string();
+    assert!(matches!(e, ClientError::ForeignPeer(_)), "{e:?}");
+    assert!(text.contains("is an iperf3 server"), "{text}");
+    // The connect timeout is 2 s.
+    assert!(took < Duration::from_secs(5), "took {took:?}: {text}");
+}
+
+/// A peer that accepts and never answers is reported after the connect timeout, not the test's
+/// read timeout (duration + 60 s).
+#[test]
+fn a_silent_server_is_reported_after_the_connect_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hold = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(4));
+        drop(s);
+    });
+    let started = Instant::now();
+    let e = run_client(&client(addr, 1, 3000), &mut Quiet).unwrap_err();
+    let took = started.elapsed();
+    assert!(e.to_string().contains("did not answer within"), "{e}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    hold.join().unwrap();
+}

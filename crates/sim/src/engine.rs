@@ -1070,6 +1070,30 @@ impl<'a> Engine<'a> {
                 })
                 .expect("paths are not empty")
         };
+        // What limits each flow: the slowest link of its path, or its own access link (the
+        // host's card) when that is slower — seed 000's Table 1 flows are limited by their
+        // 1 Gb/s cards, not by the 2.5 Gb/s circuit they share.
+        let limits: Vec<FlowLimit> = self
+            .checked
+            .flows
+            .iter()
+            .map(|cf| {
+                let b = &sc.links[slowest(&cf.path)];
+                let link = FlowLimit {
+                    rate_bps: b.rate.0,
+                    mtu: b.mtu,
+                    access: false,
+                };
+                match sc.flows[cf.spec].access.rate {
+                    Some(r) if r.0 < b.rate.0 => FlowLimit {
+                        rate_bps: r.0,
+                        access: true,
+                        ..link
+                    },
+                    _ => link,
+                }
+            })
+            .collect();
         let mut flows = Vec::new();
         let mut tputs = Vec::new();
         let mut agg_bytes = 0u64;
@@ -1080,7 +1104,6 @@ impl<'a> Engine<'a> {
             agg_bytes += d;
             let active = (cf.stop.min(self.end) - cf.start) as f64 / 1e9;
             let tput = throughput::throughput_bps(d, active);
-            let b = &sc.links[slowest(&cf.path)];
             let dist_km: f64 = cf.path.iter().map(|&l| sc.links[l].distance_km).sum();
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
@@ -1094,7 +1117,7 @@ impl<'a> Engine<'a> {
                 id: cf.id,
                 cc: cf.cc.algorithm.to_string(),
                 throughput_bps: tput,
-                utilization: throughput::utilization(tput, b.rate.0, b.mtu),
+                utilization: limits[i].utilization(tput),
                 min_rtt_ms: min_rtt / 1e6,
                 queueing_delay_ms: FlowDelay {
                     mean: if h.count() == 0 { 0.0 } else { qd(h.mean()) },
@@ -1120,27 +1143,41 @@ impl<'a> Engine<'a> {
         }
         let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
         // Aggregate utilization is that of the most loaded bottleneck: for each link of the
-        // chain, the payload of the scenario's flows that cross it ÷ its capacity net of
-        // headers, and the largest of these. On a dumbbell every flow crosses the shared path,
-        // so this is the flows' total ÷ the slowest shared link (docs/measurements.md's definition). On a
-        // parking lot a long flow counts once on every link it crosses, so the sum of all
-        // flows is never divided by one link's capacity (it would read above 100 %).
-        let (b, agg_util) = chain
+        // chain, the payload of the scenario's flows that cross it ÷ the capacity they can use
+        // there, net of headers, and the largest of these. That capacity is the link's, or the
+        // sum of the flows' own limits (their access links) when that is smaller, so a flow
+        // held to its 1 Gb/s card is not judged against a 2.5 Gb/s link. On a dumbbell every
+        // flow crosses the shared path, so this is the flows' total ÷ the slowest shared link
+        // (docs/measurements.md's definition). On a parking lot a long flow counts once on
+        // every link it crosses, so the sum of all flows is never divided by one link's
+        // capacity (it would read above 100 %).
+        let (agg_capacity, agg_limited_by, agg_util) = chain
             .iter()
             .map(|&l| {
-                let bytes: u64 = self
-                    .checked
-                    .flows
-                    .iter()
-                    .zip(&self.flows)
-                    .filter(|(cf, _)| cf.path.contains(&l))
-                    .map(|(_, f)| f.delivered())
-                    .sum();
+                let crossing: Vec<usize> = (0..self.checked.flows.len())
+                    .filter(|&i| self.checked.flows[i].path.contains(&l))
+                    .collect();
+                let bytes: u64 = crossing.iter().map(|&i| self.flows[i].delivered()).sum();
                 let link = &sc.links[l];
                 let tput = throughput::throughput_bps(bytes, run_s);
-                (link, throughput::utilization(tput, link.rate.0, link.mtu))
+                let own: f64 = crossing.iter().map(|&i| limits[i].payload_bps()).sum();
+                let link_payload = throughput::payload_capacity_bps(link.rate.0, link.mtu);
+                if own < link_payload && crossing.iter().all(|&i| limits[i].access) {
+                    let ids: Vec<String> = crossing
+                        .iter()
+                        .map(|&i| self.checked.flows[i].id.to_string())
+                        .collect();
+                    let by = match ids.as_slice() {
+                        [one] => format!("the access link of flow {one}"),
+                        _ => format!("the access links of flows {}", ids.join(", ")),
+                    };
+                    let raw: f64 = crossing.iter().map(|&i| limits[i].rate_bps).sum();
+                    (raw, by, tput / own)
+                } else {
+                    (link.rate.0, link.name.clone(), tput / link_payload)
+                }
             })
-            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .max_by(|a, b| a.2.total_cmp(&b.2))
             .expect("the chain is not empty");
         let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
         // Responsive transfers still running at the end count what they delivered so far.
@@ -1206,7 +1243,8 @@ impl<'a> Engine<'a> {
                 cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
                 bmps: agg_bmps,
                 bytes_delivered: Some(agg_bytes),
-                capacity_bps: Some(b.rate.0),
+                capacity_bps: Some(agg_capacity),
+                limited_by: Some(agg_limited_by),
                 series: Some(std::mem::take(&mut self.aggregate_series)),
             },
             claims: Vec::new(),
@@ -1321,5 +1359,24 @@ fn make_endpoints(
                 Box::new(AnyReceiver::Proto(receiver)),
             ))
         }
+    }
+}
+
+/// The capacity that limits one flow: the slowest link of its path, or its access link.
+#[derive(Clone, Copy)]
+struct FlowLimit {
+    rate_bps: f64,
+    mtu: u32,
+    /// The flow's own access link (its host's card), not a link of the path.
+    access: bool,
+}
+
+impl FlowLimit {
+    fn payload_bps(&self) -> f64 {
+        throughput::payload_capacity_bps(self.rate_bps, self.mtu)
+    }
+
+    fn utilization(&self, throughput_bps: f64) -> f64 {
+        throughput::utilization(throughput_bps, self.rate_bps, self.mtu)
     }
 }

@@ -20,7 +20,8 @@ pub struct Nanos(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
 
-pub const RATE_FORMS: &str = "a rate such as \"1gbit\", \"100mbit\", \"2.5G\" or a number of bit/s";
+pub const RATE_FORMS: &str =
+    "a rate such as \"1gbit\", \"100mbit\", \"2.5Gb/s\" or a number of bit/s";
 pub const DURATION_FORMS: &str =
     "a duration such as \"180ms\", \"1.5s\", \"250us\", \"1h\" or a number of seconds";
 pub const SIZE_FORMS: &str = "a size such as 1500, \"64k\", \"32M\" (k/M/G = 1024-based)";
@@ -39,24 +40,76 @@ fn split_number(t: &str) -> (&str, &str) {
     (t[..end].trim(), t[end..].trim())
 }
 
-/// Parse a rate: `1gbit`, `100mbit`, `2.5Gbps`, `800m`, `1e9` (plain numbers are bit/s).
+/// Every rate form, for error messages.
+pub const RATE_UNITS: &str = "bit rates: bit, kbit, mbit, gbit, tbit (10^3 steps), kibit, mibit, \
+gibit, tibit (2^10 steps), b/s, kb/s, Mb/s, Gb/s, Tb/s; byte rates (× 8): bps, kbps, mbps, gbps, \
+tbps (tc's spelling: bps is BYTES per second), B/s, kB/s, MB/s, GB/s, TB/s; a bare number is \
+bit/s in a scenario file";
+
+/// Parse a rate in tc's units exactly (`tc(8)`: `kbit` is 1000 bit/s, `kbps` is 1000 BYTES/s,
+/// `kibit` 1024 bit/s), and the unambiguous SI forms (`Mb/s` bits, `MB/s` bytes). Forms that
+/// people read both ways — a bare prefix (`1G`, `800m`) or a capitalised `Mbps` (bits to most
+/// readers, bytes to tc) — are refused with the list of accepted forms. A plain number is bit/s.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, unit) = split_number(&t);
+    let t = s.trim();
+    let (num, unit) = split_number(t);
     let x: f64 = num
         .parse()
-        .map_err(|_| format!("`{s}` is not {RATE_FORMS}"))?;
+        .map_err(|_| format!("`{s}` is not {RATE_FORMS} ({RATE_UNITS})"))?;
+    // SI forms: the case of `b`/`B` says bits or bytes.
+    let si = |u: &str| -> Option<f64> {
+        let (prefix, rest) = match u.char_indices().nth(1) {
+            Some((i, _)) if u.ends_with("/s") && u.len() > 3 => (&u[..i], &u[i..]),
+            _ => ("", u),
+        };
+        let bits = match rest {
+            "b/s" => 1.0,
+            "B/s" => 8.0,
+            _ => return None,
+        };
+        let m = match prefix {
+            "" => 1.0,
+            "k" | "K" => 1e3,
+            "M" => 1e6,
+            "G" => 1e9,
+            "T" => 1e12,
+            _ => return None,
+        };
+        Some(bits * m)
+    };
+    // tc compares its bit units without regard to case (`1Gbit` = `1gbit`); its byte units
+    // only in tc's own lower case, since `Mbps` means megabits to most readers.
+    let bit_unit = unit.to_ascii_lowercase();
+    let unit = if bit_unit.ends_with("bit") {
+        bit_unit.as_str()
+    } else {
+        unit
+    };
     let mult = match unit {
-        "" | "bit" | "bps" | "b/s" => 1.0,
-        "k" | "kbit" | "kbps" | "kb/s" => 1e3,
-        "m" | "mbit" | "mbps" | "mb/s" => 1e6,
-        "g" | "gbit" | "gbps" | "gb/s" => 1e9,
-        "t" | "tbit" | "tbps" | "tb/s" => 1e12,
-        _ => {
-            return Err(format!(
-                "unknown rate unit in `{s}`: use bit, kbit, mbit, gbit, tbit"
-            ))
-        }
+        "" => 1.0,
+        "bit" => 1.0,
+        "kbit" => 1e3,
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        "tbit" => 1e12,
+        "kibit" => 1024.0,
+        "mibit" => 1024.0 * 1024.0,
+        "gibit" => 1024.0 * 1024.0 * 1024.0,
+        "tibit" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "bps" => 8.0,
+        "kbps" => 8e3,
+        "mbps" => 8e6,
+        "gbps" => 8e9,
+        "tbps" => 8e12,
+        u => match si(u) {
+            Some(m) => m,
+            None => {
+                return Err(format!(
+                    "`{s}`: `{u}` is not a rate unit, or is ambiguous (bits or bytes?); use \
+                     {RATE_UNITS}"
+                ))
+            }
+        },
     };
     let r = x * mult;
     if !(r > 0.0 && r.is_finite()) {
@@ -207,6 +260,42 @@ impl Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tc's units exactly: `bps` and its prefixes are BYTES per second; SI forms say bits or
+    /// bytes by the case of `b`; forms read both ways are refused with every accepted form.
+    #[test]
+    fn rates_follow_tc_and_refuse_ambiguous_forms() {
+        for (text, bps) in [
+            ("1gbit", 1e9),
+            ("1Gbit", 1e9),
+            ("1kibit", 1024.0),
+            ("1gbps", 8e9),
+            ("125mbps", 1e9),
+            ("1bps", 8.0),
+            ("1Gb/s", 1e9),
+            ("1GB/s", 8e9),
+            ("100Mb/s", 1e8),
+            ("2kB/s", 16e3),
+            ("1000", 1000.0),
+        ] {
+            assert_eq!(parse_rate(text).unwrap(), Rate(bps), "{text}");
+        }
+        for ambiguous in [
+            "1G",
+            "800m",
+            "1Gbps",
+            "10Mbps",
+            "1gb/s",
+            "1mb/s",
+            "1 furlong",
+        ] {
+            let e = parse_rate(ambiguous).unwrap_err();
+            assert!(
+                e.contains("ambiguous") && e.contains("kbps") && e.contains("MB/s"),
+                "{ambiguous}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn parses_units() {

@@ -211,3 +211,27 @@ fn host_and_reverse_queues_have_their_own_series() {
         h.utilization
     );
 }
+
+/// A flow held to its 10 Mb/s card on a 100 Mb/s path is judged against the card: its
+/// utilization, and the aggregate's, are of the 10 Mb/s that limits it (as seed 000's Table 1
+/// judges its flows against their 1 Gb/s cards), and the summary says which link that is.
+#[test]
+fn utilization_is_against_the_link_that_limits_the_flow() {
+    let o = sim_with(SLOW_NIC, &[]);
+    let a = &o.summary.aggregate;
+    assert_eq!(a.capacity_bps, Some(10e6));
+    assert_eq!(a.limited_by.as_deref(), Some("the access link of flow 0"));
+    let f = &o.summary.flows[0];
+    // Reno on a 118-packet pipe keeps the card busy: ≥ 90 % over 20 s (slow start included).
+    assert!(
+        f.utilization > 0.9 && f.utilization <= 1.0,
+        "{}",
+        f.utilization
+    );
+    assert!(
+        (a.utilization - f.utilization).abs() < 1e-9,
+        "{} vs {}",
+        a.utilization,
+        f.utilization
+    );
+}

@@ -86,7 +86,7 @@ fn references_are_checked() {
         "{e}"
     );
     let e = err(
-        &format!("{OK}[[cross_traffic]]\nkind = \"onoff\"\nlink = \"core\"\nrate = \"1m\"\n"),
+        &format!("{OK}[[cross_traffic]]\nkind = \"onoff\"\nlink = \"core\"\nrate = \"1mbit\"\n"),
         &[],
     );
     assert!(

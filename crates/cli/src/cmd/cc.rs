@@ -126,13 +126,16 @@ fn trace(a: TraceArgs) -> Result<()> {
         seed: a.seed,
         ..Setup::for_mtu(a.mtu)
     };
-    let rate = parse_rate_bps(&a.rate)?;
-    let rtt = parse_duration(&a.rtt)?;
+    let rate = parse_rate_bps(&a.rate).context("--rate")?;
+    let rtt = parse_duration(&a.rtt).context("--rtt")?;
     if rtt.is_zero() {
         bail!("--rtt must be positive");
     }
-    let duration = parse_duration(&a.duration)?;
-    let every = parse_duration(&a.every)?;
+    let duration = parse_duration(&a.duration).context("--duration")?;
+    let every = parse_duration(&a.every).context("--every")?;
+    if let Some(w) = rtt_warning(rtt, duration) {
+        eprintln!("{w}");
+    }
     if every.is_zero() || every > duration {
         bail!("--every must be positive and at most --duration");
     }
@@ -216,6 +219,20 @@ fn trace(a: TraceArgs) -> Result<()> {
     Ok(())
 }
 
+/// A round trip longer than the run leaves no complete round to observe (the trace would be
+/// empty or NaN): say so before running.
+fn rtt_warning(rtt: std::time::Duration, run: std::time::Duration) -> Option<String> {
+    (rtt > run).then(|| {
+        format!(
+            "warning: --rtt {:?} is longer than --duration {:?}: the run ends before the first \
+             round trip completes (did you mean {}ms?)",
+            rtt,
+            run,
+            rtt.as_secs_f64()
+        )
+    })
+}
+
 fn write_vectors(a: VectorArgs) -> Result<()> {
     if !a.check {
         std::fs::create_dir_all(&a.dir)
@@ -246,4 +263,20 @@ fn write_vectors(a: VectorArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_rtt_longer_than_the_run_is_warned_about() {
+        let w = rtt_warning(Duration::from_secs(180), Duration::from_secs(60)).unwrap();
+        assert!(
+            w.contains("longer than --duration") && w.contains("180ms"),
+            "{w}"
+        );
+        assert!(rtt_warning(Duration::from_millis(180), Duration::from_secs(60)).is_none());
+    }
 }

@@ -29,7 +29,7 @@
 //! ```
 
 use crate::signals::{block_termination_signals, wait_signal};
-use crate::units::{parse_duration, parse_rate_bps, parse_size};
+use crate::units::{parse_duration, parse_duration_in_file, parse_rate_bps_in_file, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
@@ -119,7 +119,8 @@ pub struct LinkArgs {
     #[arg(long, value_name = "FILE")]
     downlink_trace: Option<PathBuf>,
     /// Cross traffic at the bottleneck: KIND,rate=R[,size=B][,on=D,off=D][,dir=ab|ba|both]
-    /// with KIND cbr, poisson or onoff (default dir=ab). Repeatable.
+    /// with KIND cbr, poisson or onoff (default dir=ab); R is the average load for every kind
+    /// (onoff sends at R·(on+off)/on while on). Repeatable.
     #[arg(long, value_name = "SPEC")]
     cross: Vec<String>,
     /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet); or A/B
@@ -612,10 +613,10 @@ fn parse_cross(spec: &str) -> Result<CrossConfig> {
             .split_once('=')
             .ok_or_else(|| anyhow!("cross `{spec}`: `{kv}` is not key=value"))?;
         match k {
-            "rate" => rate = Some(parse_rate_bps(v)?),
+            "rate" => rate = Some(parse_rate_bps_in_file(v)?),
             "size" => size = parse_size(v)? as u32,
-            "on" => on = Some(ns(parse_duration(v)?)),
-            "off" => off = Some(ns(parse_duration(v)?)),
+            "on" => on = Some(ns(parse_duration_in_file(v)?)),
+            "off" => off = Some(ns(parse_duration_in_file(v)?)),
             "dir" => {
                 if !matches!(v, "ab" | "ba" | "both") {
                     bail!("cross `{spec}`: dir must be ab, ba or both");
@@ -663,7 +664,7 @@ fn build_direction(
             trace: Trace::from_file(Path::new(t))?,
         },
         (None, Some(r)) => {
-            let bps = parse_rate_bps(r).with_context(|| ctx("rate"))?;
+            let bps = parse_rate_bps_in_file(r).with_context(|| ctx("rate"))?;
             RateConfig::Constant {
                 bps: bps.round() as u64,
             }
@@ -671,17 +672,17 @@ fn build_direction(
         (None, None) => c.rate,
     };
     if let Some(d) = &raw.delay {
-        c.delay.delay_ns = ns(parse_duration(d).with_context(|| ctx("delay"))?);
+        c.delay.delay_ns = ns(parse_duration_in_file(d).with_context(|| ctx("delay"))?);
     }
     if let Some(j) = &raw.jitter {
-        c.delay.jitter_ns = ns(parse_duration(j).with_context(|| ctx("jitter"))?);
+        c.delay.jitter_ns = ns(parse_duration_in_file(j).with_context(|| ctx("jitter"))?);
     }
     if let Some(p) = &raw.reorder {
         c.delay.reorder_p = parse_probability(p).with_context(|| ctx("reorder"))?;
         c.delay.reorder_by_ns = 1_000_000;
     }
     if let Some(d) = &raw.reorder_by {
-        c.delay.reorder_by_ns = ns(parse_duration(d).with_context(|| ctx("reorder-by"))?);
+        c.delay.reorder_by_ns = ns(parse_duration_in_file(d).with_context(|| ctx("reorder-by"))?);
     }
     if let Some(p) = &raw.duplicate {
         c.delay.duplicate_p = parse_probability(p).with_context(|| ctx("duplicate"))?;

@@ -10,11 +10,16 @@ use longhaul_kernel::{catalog::Algorithm, loader, sockets, LoadOptions, ParamVal
 pub enum KernelCommand {
     /// Load and register a congestion control; it stays registered after this command exits.
     Load {
-        /// Algorithm: fast, scalable, highspeed or vegas.
+        /// Algorithm as everywhere in longhaul, NAME[:key=value,…]: fast, scalable, highspeed or
+        /// vegas, e.g. `fast:alpha=20,beta=20`.
         algorithm: String,
-        /// Parameter as key=value (repeatable); see `longhaul kernel algorithms`.
-        #[arg(long = "param", short = 'p', value_name = "KEY=VALUE")]
+        /// Parameter as key=value (repeatable), added to those after NAME:; see `longhaul
+        /// kernel algorithms`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
+        /// `-p` is the port in `perf` and `recv`; kept only to say so.
+        #[arg(short = 'p', hide = true, value_name = "KEY=VALUE")]
+        old_p: Vec<String>,
         /// Register under this name instead of the algorithm's (at most 15 bytes), e.g. when
         /// the kernel already has a congestion control by that name.
         #[arg(long)]
@@ -40,8 +45,17 @@ pub fn run(cmd: KernelCommand) -> Result<()> {
         KernelCommand::Load {
             algorithm,
             params,
+            old_p,
             name,
-        } => load(&algorithm, &params, name),
+        } => {
+            if let Some(p) = old_p.first() {
+                anyhow::bail!(
+                    "`-p` means a port in longhaul (perf, recv); give parameters as \
+                     `longhaul kernel load {algorithm}:{p}` or `--param {p}`"
+                );
+            }
+            load(&algorithm, &params, name)
+        }
         KernelCommand::List { json } => list(json),
         KernelCommand::Unload { name } => {
             loader::unload(&name)?;
@@ -55,9 +69,23 @@ pub fn run(cmd: KernelCommand) -> Result<()> {
     }
 }
 
-fn load(algorithm: &str, params: &[String], name: Option<String>) -> Result<()> {
-    let algorithm = Algorithm::parse(algorithm)?;
-    let params = ParamValues::from_settings(algorithm, params)?;
+/// `NAME[:key=value,…]` and the `--param` settings: the algorithm's name and every setting.
+fn split_spec(spec: &str, params: &[String]) -> (String, Vec<String>) {
+    let (name, inline) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut settings: Vec<String> = inline
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    settings.extend(params.iter().cloned());
+    (name.trim().to_string(), settings)
+}
+
+fn load(spec: &str, params: &[String], name: Option<String>) -> Result<()> {
+    let (algorithm, settings) = split_spec(spec, params);
+    let algorithm = Algorithm::parse(&algorithm)?;
+    let params = ParamValues::from_settings(algorithm, &settings)?;
     let loaded = loader::load(&LoadOptions { params, name })?;
     let params = loaded
         .params
@@ -191,5 +219,44 @@ fn algorithms() {
                 "", p.name, p.default, unit, p.min, p.max, p.help
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: KernelCommand,
+    }
+
+    /// `kernel load` takes algorithms as every other command does, `NAME[:key=value,…]`, and
+    /// the settings reach the same validation as `--param`.
+    #[test]
+    fn load_takes_name_colon_parameters() {
+        let (name, settings) = split_spec("fast:alpha=20,beta=20", &["gamma=0.25".into()]);
+        assert_eq!(name, "fast");
+        assert_eq!(settings, ["alpha=20", "beta=20", "gamma=0.25"]);
+        let algorithm = Algorithm::parse(&name).unwrap();
+        let v = ParamValues::from_settings(algorithm, &settings).unwrap();
+        assert!(
+            v.to_string().starts_with("alpha=20,beta=20,gamma=0.25"),
+            "{v}"
+        );
+        assert_eq!(split_spec("vegas", &[]), ("vegas".to_string(), vec![]));
+    }
+
+    /// The old `-p KEY=VALUE` parses but is refused with the two forms that work.
+    #[test]
+    fn the_old_p_form_says_what_to_write() {
+        let cli = Cli::try_parse_from(["kernel", "load", "fast", "-p", "alpha=20"]).unwrap();
+        let e = run(cli.cmd).unwrap_err().to_string();
+        assert!(
+            e.contains("fast:alpha=20") && e.contains("--param alpha=20"),
+            "{e}"
+        );
     }
 }

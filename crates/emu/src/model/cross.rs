@@ -5,12 +5,14 @@
 //! real packets (and are dropped by droptail/RED like them) but are discarded after the
 //! bottleneck, so the hosts only see their effect: less capacity and more queueing delay.
 //!
-//! Arrival processes (the ones the Common TCP Evaluation Suite and ns-2 use for background load):
+//! Arrival processes (the ones the Common TCP Evaluation Suite and ns-2 use for background load).
+//! For every kind `rate` is the *average* offered load, as in the simulator (`sim/cross.rs`), so
+//! a scenario's cross traffic offers the same load in both:
 //! - `Cbr`: one packet every `8·size/rate` seconds;
 //! - `Poisson`: exponential inter-arrival times with the same mean (M/·/1 offered load);
-//! - `OnOff`: CBR at `rate` during ON periods, silent during OFF periods, both exponentially
-//!   distributed with means `mean_on` and `mean_off` (ns-2 `Application/Traffic/Exponential`);
-//!   the long-run load is rate·on/(on+off).
+//! - `OnOff`: CBR at `rate·(on+off)/on` during ON periods, silent during OFF periods, both
+//!   exponentially distributed with means `mean_on` and `mean_off` (ns-2
+//!   `Application/Traffic/Exponential`, whose `rate` is the ON-period rate instead).
 
 use super::Nanos;
 use rand::rngs::SmallRng;
@@ -22,7 +24,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CrossConfig {
     pub kind: CrossKind,
-    /// Sending rate (during ON periods for on/off), bits per second.
+    /// Average offered load, bits per second (on/off sends faster while ON: see
+    /// [`CrossConfig::peak_rate_bps`]).
     pub rate_bps: f64,
     /// Packet size in bytes.
     pub packet_bytes: u32,
@@ -42,12 +45,18 @@ pub enum CrossKind {
 impl CrossConfig {
     /// Mean offered load in bits per second.
     pub fn mean_load_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    /// The rate while sending: the average for cbr and poisson, `rate·(on+off)/on` during an
+    /// on/off source's ON periods.
+    pub fn peak_rate_bps(&self) -> f64 {
         match self.kind {
             CrossKind::Cbr | CrossKind::Poisson => self.rate_bps,
             CrossKind::OnOff {
                 mean_on_ns,
                 mean_off_ns,
-            } => self.rate_bps * mean_on_ns as f64 / (mean_on_ns + mean_off_ns) as f64,
+            } => self.rate_bps * (mean_on_ns + mean_off_ns) as f64 / mean_on_ns.max(1) as f64,
         }
     }
 }
@@ -66,7 +75,7 @@ pub struct CrossGenerator {
 impl CrossGenerator {
     /// Starts generating at `start`.
     pub fn new(cfg: CrossConfig, start: Nanos, seed: u64) -> Self {
-        let gap_ns = cfg.packet_bytes as f64 * 8.0 * 1e9 / cfg.rate_bps;
+        let gap_ns = cfg.packet_bytes as f64 * 8.0 * 1e9 / cfg.peak_rate_bps();
         let mut g = Self {
             cfg,
             gap_ns,
@@ -105,7 +114,7 @@ impl CrossGenerator {
                 mean_off_ns,
             } => {
                 // Packets are spaced by `gap` in ON-time: an OFF period shifts the rest of the
-                // schedule, keeping the CBR phase, so the mean load is exactly rate·on/(on+off)
+                // schedule, keeping the CBR phase, so the mean load is exactly peak·on/(on+off)
                 // (restarting the phase at each ON period would add half a packet per period).
                 self.next += self.gap_ns;
                 while self.next >= self.on_until {
@@ -162,16 +171,17 @@ mod tests {
     }
 
     #[test]
-    fn on_off_load_is_rate_times_duty_cycle() {
+    fn on_off_rate_is_the_average_load() {
         let cfg = CrossConfig {
             kind: CrossKind::OnOff {
                 mean_on_ns: 10_000_000,
                 mean_off_ns: 30_000_000,
             },
-            rate_bps: 12e6,
+            rate_bps: 3e6,
             packet_bytes: 1500,
         };
         assert_eq!(cfg.mean_load_bps(), 3e6);
+        assert_eq!(cfg.peak_rate_bps(), 12e6);
         let mut g = CrossGenerator::new(cfg, 0, 11);
         // 200 s at a 25 % duty cycle of 1000 pkt/s ≈ 50 000 packets (5000 on/off cycles).
         let n = count_until(&mut g, 200_000_000_000) as f64;

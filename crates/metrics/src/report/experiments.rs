@@ -150,6 +150,7 @@ mod tests {
                 bmps: bmps(tput, km),
                 bytes_delivered: Some(bytes),
                 capacity_bps: Some(cap),
+                limited_by: None,
                 series: None,
             },
             claims: vec![],

@@ -74,9 +74,10 @@ fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
     }
     // Say what the utilization is measured against: an experiment's claim may judge the same
     // run against another capacity (seed 000's Table 1 against the hosts' NICs).
-    let against = match s.aggregate.capacity_bps {
-        Some(c) => format!("of the {} bottleneck", format_rate(c)),
-        None => "of the bottleneck".to_string(),
+    let against = match (s.aggregate.capacity_bps, &s.aggregate.limited_by) {
+        (Some(c), Some(by)) => format!("of the {} that limits the flows ({by})", format_rate(c)),
+        (Some(c), None) => format!("of the {} bottleneck", format_rate(c)),
+        _ => "of the bottleneck".to_string(),
     };
     let title = format!(
         "Throughput — average utilization {} % {against}, net of headers",
@@ -348,7 +349,7 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
             "flow",
             "cc",
             "throughput (Mb/s)",
-            "util (%)",
+            "util (% of its own limit, over its own active time)",
             "min RTT (ms)",
             "qdelay mean (ms)",
             "qdelay p95 (ms)",
@@ -609,6 +610,23 @@ mod tests {
         assert!(!html_report(&example_summary())
             .unwrap()
             .contains("Provenance"));
+    }
+
+    #[test]
+    fn throughput_title_names_the_link_that_limits_the_flows() {
+        let mut s = example_summary();
+        s.aggregate.utilization = 0.988;
+        s.aggregate.capacity_bps = Some(1e9);
+        s.aggregate.limited_by = Some("the access link of flow 1".into());
+        let html = html_report(&s).unwrap();
+        assert!(
+            html.contains(
+                "average utilization 98.8 % of the 1.00 Gb/s that limits the flows \
+                 (the access link of flow 1)"
+            ),
+            "title lacks the limiting link"
+        );
+        assert!(html.contains("over its own active time"));
     }
 
     #[test]

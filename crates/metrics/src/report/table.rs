@@ -134,7 +134,7 @@ pub fn summary_table(s: &Summary) -> String {
         "b·m/s",
     ]);
     flows.header(&[
-        "", "", "Mb/s", "%", "ms", "mean ms", "p95 ms", "%", "pkts", "10^15",
+        "", "", "Mb/s", "% own", "ms", "mean ms", "p95 ms", "%", "pkts", "10^15",
     ]);
     for f in &s.flows {
         flows.row(vec![

@@ -55,6 +55,9 @@ pub enum ClientError {
     Server(String),
     #[error("control connection: {0}")]
     Protocol(String),
+    /// The peer answered, or stayed silent, as no longhaul perf server does.
+    #[error("{0}")]
+    ForeignPeer(String),
     #[error("stream {stream}: {error}")]
     Stream { stream: u32, error: std::io::Error },
     #[error("stream {stream}: client wrote {sent} bytes, server received {received}")]
@@ -196,6 +199,49 @@ fn expect(ctrl: &mut TcpStream, what: &str) -> Result<Message, ClientError> {
     }
 }
 
+/// Where the protocol's difference from iperf3 is documented, for error messages.
+const PROTOCOL_DOC: &str = "crates/perf/src/perf/protocol.rs";
+
+/// A longhaul server answers a `Test` at once with a frame starting with the magic. Anything
+/// else is told within the connect timeout instead of after the test's read timeout: an iperf3
+/// server answers the 37-byte cookie it reads from our frame with one state byte
+/// (`PARAM_EXCHANGE` = 9, or `ACCESS_DENIED` = −2 when busy) and then waits.
+fn identify_server(ctrl: &TcpStream, cfg: &ClientConfig) -> Result<(), ClientError> {
+    let target = format!("{}:{}", cfg.host, cfg.port);
+    ctrl.set_read_timeout(Some(cfg.connect_timeout.max(Duration::from_millis(100))))
+        .map_err(|e| ClientError::Protocol(e.to_string()))?;
+    let mut first = [0u8; 1];
+    let peeked = ctrl.peek(&mut first);
+    // Restore the test's generous timeout for everything after the first byte.
+    ctrl.set_read_timeout(Some(cfg.duration + Duration::from_secs(60)))
+        .map_err(|e| ClientError::Protocol(e.to_string()))?;
+    match peeked {
+        Ok(1) if first[0] == protocol::MAGIC[0] => Ok(()),
+        Ok(1) if first[0] == 9 || first[0] == 0xFE => Err(ClientError::ForeignPeer(format!(
+            "{target} is an iperf3 server; longhaul perf is iperf-like but speaks its own \
+             protocol ({PROTOCOL_DOC}): run `longhaul perf server` there, or use iperf3 as the client"
+        ))),
+        Ok(1) => Err(ClientError::ForeignPeer(format!(
+            "{target} is not a longhaul perf server (it answered with byte {:#04x}); run \
+             `longhaul perf server` there ({PROTOCOL_DOC})",
+            first[0]
+        ))),
+        // Closed without a word.
+        Ok(_) => Err(ClientError::ForeignPeer(format!(
+            "{target} closed the connection without answering: is it `longhaul perf server`? \
+             ({PROTOCOL_DOC})"
+        ))),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(ClientError::ForeignPeer(format!(
+                "{target} accepted the connection but did not answer within {:?}: it is not a \
+                 longhaul perf server, or it is overloaded ({PROTOCOL_DOC})",
+                cfg.connect_timeout
+            )))
+        }
+        Err(e) => Err(ClientError::Protocol(format!("waiting for the server's answer: {e}"))),
+    }
+}
+
 /// Run one test against a server.
 pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<PerfRun, ClientError> {
     if cfg.write_len == 0 || cfg.write_len > 64 << 20 {
@@ -242,6 +288,7 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
         .map_err(|e| ClientError::Protocol(e.to_string()))?;
     protocol::write_message(&mut ctrl, &Message::Test(params.clone()))
         .map_err(|e| ClientError::Protocol(e.to_string()))?;
+    identify_server(&ctrl, cfg)?;
     let cookie = match expect(&mut ctrl, "the server's answer")? {
         Message::Accept { cookie } => cookie,
         m => return Err(ClientError::Protocol(format!("expected Accept, got {m:?}"))),
