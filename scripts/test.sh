@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
+scripts/check-sim-only.sh
 # --no-fail-fast: one run reports every failing test binary, not only the first. The `ci`
 # profile optimizes like release without its whole-program link (Cargo.toml).
 cargo test --workspace --profile ci --no-fail-fast -- --test-threads=2

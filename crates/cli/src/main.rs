@@ -8,7 +8,7 @@ mod provenance;
 mod signals;
 mod units;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -28,6 +28,7 @@ enum Command {
     /// The seed papers' experiments in the simulator: each claim, the paper's figure, the
     /// measured one and whether it holds.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    #[cfg(feature = "kernel")]
     /// Run a scenario file with real kernel TCP over the emulator (needs root); `--list` shows
     /// the built-in lab experiments.
     Lab(cmd::lab::LabArgs),
@@ -37,6 +38,7 @@ enum Command {
     /// collect it into CSV, JSONL and an HTML report.
     #[command(subcommand)]
     Sweep(cmd::sweep::SweepCommand),
+    #[cfg(feature = "kernel")]
     /// Linux eBPF congestion controls (FAST, Scalable, HighSpeed, Vegas): load, list, unload.
     #[command(subcommand)]
     Kernel(cmd::kernel::KernelCommand),
@@ -56,6 +58,10 @@ enum Command {
     /// Make this host's key pair for `send`/`recv` (~/.longhaul/id_x25519 and .pub), or show
     /// its public key line (`--show`).
     Keygen(cmd::keygen::KeygenArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page longhaul(1), or write it and one page per subcommand into a directory.
+    Man(cmd::man::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,9 +71,11 @@ fn main() -> ExitCode {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
+        #[cfg(feature = "kernel")]
         Command::Lab(a) => cmd::lab::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Sweep(c) => cmd::sweep::run(c),
+        #[cfg(feature = "kernel")]
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),
         Command::Perf(c) => cmd::perf::run(c),
@@ -75,6 +83,8 @@ fn main() -> ExitCode {
         Command::Send(a) => cmd::transfer::send(a),
         Command::Recv(a) => cmd::transfer::recv(a),
         Command::Keygen(a) => cmd::keygen::run(a),
+        Command::Completions(a) => cmd::completions::run(a, Cli::command()),
+        Command::Man(a) => cmd::man::run(a, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,5 +92,105 @@ fn main() -> ExitCode {
             eprintln!("longhaul: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap_complete::Shell;
+
+    /// Every subcommand path, nested ones included: ["sim"], ["emu", "pair"], ...
+    fn paths(cmd: &clap::Command, above: &[String], out: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands() {
+            let mut p = above.to_vec();
+            p.push(sub.get_name().to_string());
+            out.push(p.clone());
+            paths(sub, &p, out);
+        }
+    }
+
+    fn all_paths() -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        paths(&Cli::command(), &[], &mut out);
+        out
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn completions_cover_every_subcommand_in_every_shell() {
+        let all = all_paths();
+        // Sanity: the walk found nested commands, not just the top level.
+        assert!(all.iter().any(|p| p == &["emu", "pair"]), "{all:?}");
+        assert!(all.iter().any(|p| p == &["completions"]) && all.iter().any(|p| p == &["man"]));
+        for shell in [
+            Shell::Bash,
+            Shell::Zsh,
+            Shell::Fish,
+            Shell::Elvish,
+            Shell::PowerShell,
+        ] {
+            let text =
+                String::from_utf8(cmd::completions::script(&mut Cli::command(), shell)).unwrap();
+            for p in &all {
+                let name = p.last().unwrap();
+                assert!(
+                    text.contains(name.as_str()),
+                    "{shell}: no `{}`",
+                    p.join(" ")
+                );
+            }
+        }
+        // bash completes each nested command in its own case: `longhaul__subcmd__emu__subcmd__pair`.
+        let bash =
+            String::from_utf8(cmd::completions::script(&mut Cli::command(), Shell::Bash)).unwrap();
+        for p in &all {
+            let case = format!("longhaul__subcmd__{}", p.join("__subcmd__")).replace('-', "__");
+            assert!(bash.contains(&case), "bash lacks `{case}`");
+        }
+    }
+
+    #[test]
+    fn man_pages_cover_every_subcommand() {
+        let top = String::from_utf8(cmd::man::page(Cli::command()).unwrap()).unwrap();
+        assert!(
+            top.starts_with(".ie") || top.contains(".TH longhaul 1"),
+            "{}",
+            &top[..200]
+        );
+        for sub in Cli::command().get_subcommands() {
+            assert!(
+                top.contains(sub.get_name()),
+                "longhaul(1) lacks `{}`",
+                sub.get_name()
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("longhaul-man-{}", std::process::id()));
+        cmd::man::write_all(Cli::command(), &dir).unwrap();
+        for p in all_paths() {
+            let file = dir.join(format!("longhaul-{}.1", p.join("-")));
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            // The page is the subcommand's (roff escapes hyphens), with its own summary line.
+            let title = format!(".TH longhaul-{} 1", p.join("-"));
+            assert!(text.contains(&title), "{}: lacks `{title}`", file.display());
+            let mut cmd = Cli::command();
+            for name in &p {
+                cmd = cmd.find_subcommand(name).unwrap().clone();
+            }
+            let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+            let first = about
+                .lines()
+                .next()
+                .unwrap_or("")
+                .replace('-', "\\-")
+                .replace('\'', "\\*(Aq");
+            assert!(text.contains(&first), "{}: lacks `{first}`", file.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

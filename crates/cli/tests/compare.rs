@@ -72,3 +72,59 @@ fn missing_file_is_named() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn report_overlays_every_run_in_one_set_of_figures() {
+    let d = dir("overlay");
+    let files: Vec<PathBuf> = ["sim.json", "lab.json", "other.json"]
+        .iter()
+        .map(|n| d.join(n))
+        .collect();
+    for (k, f) in files.iter().enumerate() {
+        let mut s = example_summary();
+        s.flows[0].throughput_bps *= 1.0 - 0.1 * k as f64;
+        s.aggregate.throughput_bps *= 1.0 - 0.1 * k as f64;
+        s.write(f).unwrap();
+    }
+    let report = d.join("report");
+    let mut args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    args.push("--report".as_ref());
+    args.push(report.as_os_str());
+    let out = longhaul(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    let svg = std::fs::read_to_string(report.join("figures/throughput.svg")).unwrap();
+    assert!(html.contains(&svg));
+    // Each run's three flows, labelled by file, in the one throughput figure.
+    for f in &files {
+        for flow in ["flow 1 (fast)", "flow 2 (fast)", "flow 3 (reno)"] {
+            let name = format!("\n{}: {flow}\n", f.display());
+            assert!(svg.contains(&name), "{name}");
+        }
+    }
+    // The headline table lists each run's aggregate throughput.
+    let agg = |k: usize| {
+        let s = longhaul_metrics::summary::Summary::read(&files[k]).unwrap();
+        format!("{:.1}", s.aggregate.throughput_bps / 1e6)
+    };
+    assert_ne!(agg(0), agg(2));
+    for k in 0..3 {
+        assert!(
+            html.contains(&format!("<td class=\"n\">{}</td>", agg(k))),
+            "{}",
+            agg(k)
+        );
+    }
+    // More than two files need --report.
+    let out = longhaul(&[
+        files[0].as_os_str(),
+        files[1].as_os_str(),
+        files[2].as_os_str(),
+    ]);
+    assert!(!out.status.success());
+    std::fs::remove_dir_all(&d).unwrap();
+}

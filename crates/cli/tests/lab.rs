@@ -1,5 +1,6 @@
 //! `longhaul lab` without running anything: the built-in list, and scenario errors that name the
-//! field before any namespace is created (no root needed).
+//! field before any namespace is created (no root needed). Only in builds with the `kernel` feature.
+#![cfg(feature = "kernel")]
 
 use std::process::Command;
 

@@ -234,6 +234,7 @@ impl FlowRecorder {
             rtt_ms: align(&self.rtt),
             inflight_pkts: align(&self.inflight),
             t,
+            ..FlowSeries::default()
         }
     }
 }

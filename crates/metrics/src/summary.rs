@@ -232,6 +232,20 @@ pub struct FlowSeries {
         deserialize_with = "vec_f64_or_null"
     )]
     pub inflight_pkts: Vec<f64>,
+    /// Packets the sender declared lost in the interval.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub lost_pkts: Vec<f64>,
+    /// Packets retransmitted in the interval.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub retransmits: Vec<f64>,
 }
 
 /// All flows together.
@@ -425,6 +439,8 @@ impl Summary {
                     ("cwnd_pkts", &s.cwnd_pkts),
                     ("rtt_ms", &s.rtt_ms),
                     ("inflight_pkts", &s.inflight_pkts),
+                    ("lost_pkts", &s.lost_pkts),
+                    ("retransmits", &s.retransmits),
                 ] {
                     if !v.is_empty() && v.len() != n {
                         out.push(format!(

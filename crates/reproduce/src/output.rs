@@ -150,7 +150,75 @@ pub fn all_summaries(results: &[ExperimentResult]) -> Vec<&Summary> {
     results.iter().flat_map(|r| &r.summaries).collect()
 }
 
-/// Write one HTML report per run into `dir` (`<experiment>-<run>.html`); returns the paths.
+/// The index page of a report directory: per experiment, its claims (paper, measured, holds)
+/// and a link to each run's report (and to the experiment's own page where it has one).
+pub fn index_page(results: &[ExperimentResult]) -> String {
+    use longhaul_metrics::report::{escape_html as esc, html_page, html_table};
+    let all: Vec<&Claim> = results.iter().flat_map(|r| &r.claims).collect();
+    let held = all.iter().filter(|c| c.holds).count();
+    let mut h = format!(
+        "<h1>longhaul reproduce</h1>\n<p>{held} of {} claims hold across {} experiment{}.</p>\n",
+        all.len(),
+        results.len(),
+        if results.len() == 1 { "" } else { "s" }
+    );
+    for r in results {
+        h.push_str(&format!(
+            "<h2 id=\"{}\">{} — {}</h2>\n<p>{}</p>\n<p>runs:",
+            esc(r.name),
+            esc(r.name),
+            esc(r.title),
+            esc(r.source)
+        ));
+        for run in &r.runs {
+            let file = format!("{}-{}.html", r.name, run.label);
+            h.push_str(&format!(
+                " <a href=\"{}\">{}</a>",
+                esc(&file),
+                esc(&run.label)
+            ));
+        }
+        if crate::experiment(r.name).and_then(|e| e.page).is_some() {
+            h.push_str(&format!(
+                " · <a href=\"{}.html\">the experiment's figure</a>",
+                esc(r.name)
+            ));
+        }
+        h.push_str("</p>\n");
+        let rows: Vec<Vec<String>> = r
+            .claims
+            .iter()
+            .map(|c| {
+                let (what, rule) = split_claim(c);
+                vec![
+                    esc(what),
+                    esc(&match &c.paper {
+                        PaperValue::Number(x) => paper_number(*x),
+                        PaperValue::Text(t) => t.clone(),
+                    }),
+                    esc(&short(c.measured)),
+                    esc(c.unit.as_deref().unwrap_or("")),
+                    esc(rule),
+                    if c.holds {
+                        "yes".into()
+                    } else {
+                        "<span class=\"no\">no</span>".into()
+                    },
+                ]
+            })
+            .collect();
+        html_table(
+            &mut h,
+            &["claim", "paper", "measured", "unit", "holds if", "holds"],
+            &rows,
+            1,
+        );
+    }
+    html_page("reproduce", &h)
+}
+
+/// Write one HTML report per run into `dir` (`<experiment>-<run>.html`) and `index.html`
+/// linking them with their claims; returns the paths, the index last.
 pub fn write_reports(
     results: &[ExperimentResult],
     dir: &Path,
@@ -168,5 +236,8 @@ pub fn write_reports(
             paths.push(path);
         }
     }
+    let index = dir.join("index.html");
+    longhaul_metrics::summary::write_atomically(&index, index_page(results).as_bytes())?;
+    paths.push(index);
     Ok(paths)
 }

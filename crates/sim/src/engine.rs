@@ -102,6 +102,9 @@ struct Flow {
     /// Where and why this flow's data packets were dropped.
     ledger: LossLedger,
     delivered_at_sample: u64,
+    /// The sender's cumulative losses and retransmissions at the last sample.
+    lost_at_sample: u64,
+    retransmits_at_sample: u64,
     /// Kept after a transfer finishes and its state is released.
     final_delivered: u64,
 }
@@ -331,6 +334,8 @@ impl<'a> Engine<'a> {
                 dropped: 0,
                 ledger: LossLedger::new(),
                 delivered_at_sample: 0,
+                lost_at_sample: 0,
+                retransmits_at_sample: 0,
                 final_delivered: 0,
             });
             e.flow_series.push(FlowSeries::default());
@@ -806,6 +811,8 @@ impl<'a> Engine<'a> {
             dropped: 0,
             ledger: LossLedger::new(),
             delivered_at_sample: 0,
+            lost_at_sample: 0,
+            retransmits_at_sample: 0,
             final_delivered: 0,
         });
         self.pump(fi, 0);
@@ -856,6 +863,13 @@ impl<'a> Engine<'a> {
                 });
                 s.inflight_pkts
                     .push(snap.bytes_in_flight as f64 / snap.mss.max(1) as f64);
+                // Counts in the interval; a finished flow's released sender counts none.
+                s.lost_pkts
+                    .push(snap.packets_lost.saturating_sub(f.lost_at_sample) as f64);
+                s.retransmits
+                    .push(snap.retransmits.saturating_sub(f.retransmits_at_sample) as f64);
+                f.lost_at_sample = f.lost_at_sample.max(snap.packets_lost);
+                f.retransmits_at_sample = f.retransmits_at_sample.max(snap.retransmits);
             }
             for (p, series) in self.ports.iter_mut().zip(&mut self.port_series) {
                 let Some((q, at_sample)) = series else {

@@ -2,8 +2,10 @@
 //!
 //! Each file holds one summary or an array of them (`reproduce` writes one per experiment). Two
 //! single summaries are compared directly; otherwise summaries are paired by scenario name.
+//! `--report DIR` overlays every given run in one set of figures (report.html and
+//! figures/NAME.svg), each run labelled by its file name; it takes two files or more.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use longhaul_metrics::report::compare;
 use longhaul_metrics::summary::Summary;
@@ -15,6 +17,13 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The summary to compare against it; differences are B − A.
     pub b: PathBuf,
+    /// More summaries to overlay in the `--report` figures (the table compares A and B).
+    #[arg(requires = "report")]
+    pub more: Vec<PathBuf>,
+    /// Write report.html with every run overlaid in one set of figures, and each figure as
+    /// figures/NAME.svg, into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 fn load(path: &Path) -> Result<Vec<Summary>> {
@@ -35,9 +44,32 @@ fn load(path: &Path) -> Result<Vec<Summary>> {
     Ok(all)
 }
 
+/// The overlay report of every run in `files` (each file's first summary).
+fn overlay(files: &[&PathBuf], dir: &Path) -> Result<()> {
+    let mut runs = Vec::new();
+    for f in files {
+        let s = load(f)?.swap_remove(0);
+        runs.push((f.display().to_string(), s));
+    }
+    let refs: Vec<(&str, &Summary)> = runs.iter().map(|(l, s)| (l.as_str(), s)).collect();
+    std::fs::create_dir_all(dir).with_context(|| format!("--report {}", dir.display()))?;
+    let html = longhaul_metrics::report::overlay_report(&refs)?;
+    longhaul_metrics::summary::write_atomically(&dir.join("report.html"), html.as_bytes())?;
+    longhaul_metrics::report::write_figures(&refs, &dir.join("figures"))?;
+    eprintln!("report: {}", dir.join("report.html").display());
+    Ok(())
+}
+
 pub fn run(args: CompareArgs) -> Result<()> {
+    if let Some(dir) = &args.report {
+        crate::outputs::check_dir(dir, "--report")?;
+    }
     let a = load(&args.a)?;
     let b = load(&args.b)?;
+    if let Some(dir) = &args.report {
+        let files: Vec<&PathBuf> = [&args.a, &args.b].into_iter().chain(&args.more).collect();
+        overlay(&files, dir)?;
+    }
     let (la, lb) = (args.a.display().to_string(), args.b.display().to_string());
     if a.len() == 1 && b.len() == 1 {
         print!("{}", compare(&a[0], &la, &b[0], &lb).render());

@@ -510,8 +510,14 @@ fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettin
                     .join(", ")
             )
         })?;
+    mapped_link(&checked, li, path)
+}
+
+/// The scenario's link `li` mapped as `longhaul lab` maps it.
+#[cfg(feature = "kernel")]
+fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Result<FileSettings> {
     let file = path.display().to_string();
-    let mapped = longhaul_lab::plan::emulated_link(&checked, li, &file).map_err(|e| match e {
+    let mapped = longhaul_lab::plan::emulated_link(checked, li, &file).map_err(|e| match e {
         longhaul_lab::LabError::Unsupported {
             file,
             field,
@@ -526,6 +532,17 @@ fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettin
         base: Some(mapped.config),
         ..Default::default()
     })
+}
+
+/// Without the lab (a simulator-only build) there is no mapping: say how to get one.
+#[cfg(not(feature = "kernel"))]
+fn mapped_link(_: &longhaul_sim::Checked, _: usize, path: &Path) -> Result<FileSettings> {
+    bail!(
+        "{}: this longhaul was built without the `kernel` feature, which maps a simulator \
+         scenario's link onto the emulator as `longhaul lab` does; give the link with flags \
+         (--rate, --delay, ...) or install with default features",
+        path.display()
+    )
 }
 
 /// Flags onto file values (flags win).

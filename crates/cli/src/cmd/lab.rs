@@ -35,7 +35,8 @@ pub struct LabArgs {
     /// writes a JSON array of summaries.
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
-    /// Write summary.json (with the bottleneck's queue series), report.html, drops.csv (the
+    /// Write summary.json (with the bottleneck's queue series), report.html (its figures also as
+    /// figures/NAME.svg), drops.csv (the
     /// emulator's drop log) and emulator.json (its counters and timing) into this directory
     /// (one subdirectory per variant for a built-in).
     #[arg(long, value_name = "DIR")]
@@ -216,6 +217,7 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     o.summary.write(&dir.join("summary.json"))?;
     write_html_report(&o.summary, &dir.join("report.html"))?;
+    longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
     let mut csv = String::from("time_s,link,direction,flow,reason,bytes,queue_packets\n");
     let link = o
         .summary

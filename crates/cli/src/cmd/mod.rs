@@ -2,10 +2,14 @@
 
 pub mod cc;
 pub mod compare;
+pub mod completions;
 pub mod emu;
+#[cfg(feature = "kernel")]
 pub mod kernel;
 pub mod keygen;
+#[cfg(feature = "kernel")]
 pub mod lab;
+pub mod man;
 pub mod perf;
 pub mod remote;
 pub mod reproduce;

@@ -1,7 +1,7 @@
 //! `longhaul sim FILE`: run a scenario in the packet simulator.
 //!
 //! Prints the result table; `--json` writes the result summary (docs/measurements.md), `--report` writes
-//! a directory with the summary, an HTML page with plots, the drop log and per-queue details.
+//! a directory with the summary, an HTML page with plots (each also as `figures/<name>.svg`), the drop log and per-queue details.
 //! Long runs show a progress bar on stderr (simulated time, events/s, ETA) when it is a terminal.
 
 use crate::units::parse_duration;
@@ -29,7 +29,8 @@ pub struct SimArgs {
     /// Write the result summary as JSON to this file (`-` for stdout).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
-    /// Write summary.json, report.html, drops.csv and details.json into this directory.
+    /// Write summary.json, report.html (its figures also as figures/NAME.svg), drops.csv and
+    /// details.json into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
     /// No progress bar and no table.
@@ -94,6 +95,7 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     o.summary.write(&dir.join("summary.json"))?;
     write_html_report(&o.summary, &dir.join("report.html"))?;
+    longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
     let mut csv = String::from("time_s,link,direction,flow,reason\n");
     for d in &o.drops {
         let flow = d

@@ -1,5 +1,6 @@
 //! `--report DIR`: everything about one run in one directory.
 
+use super::figures::{figures, Run};
 use super::{html_report, summary_table};
 use crate::error::MetricsError;
 use crate::summary::{write_atomically, Summary};
@@ -21,6 +22,24 @@ pub fn write_report_dir(s: &Summary, dir: &Path) -> Result<Vec<PathBuf>, Metrics
     for (path, text) in files {
         write_atomically(&path, text.as_bytes())?;
         written.push(path);
+    }
+    Ok(written)
+}
+
+/// Export each drawn figure as `dir/<slug>.svg` for a paper (figures that lack their series are
+/// skipped). Returns the paths written.
+pub fn write_figures(runs: &[Run], dir: &Path) -> Result<Vec<PathBuf>, MetricsError> {
+    std::fs::create_dir_all(dir).map_err(|source| MetricsError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for f in figures(runs)? {
+        if let Some(svg) = f.svg {
+            let path = dir.join(format!("{}.svg", f.slug));
+            write_atomically(&path, svg.as_bytes())?;
+            written.push(path);
+        }
     }
     Ok(written)
 }
@@ -54,5 +73,24 @@ mod tests {
         let e = write_report_dir(&example_summary(), &file.join("sub")).unwrap_err();
         assert!(e.to_string().contains("cannot write"), "{e}");
         std::fs::remove_file(&file).unwrap();
+    }
+
+    #[test]
+    fn figures_export_as_svg_files_equal_to_the_reports() {
+        let dir = std::env::temp_dir().join(format!("longhaul-figures-{}", std::process::id()));
+        let s = example_summary();
+        let files = write_figures(&[("", &s)], &dir).unwrap();
+        let html = html_report(&s).unwrap();
+        assert_eq!(files.len(), 11);
+        for f in &files {
+            let svg = std::fs::read_to_string(f).unwrap();
+            assert!(
+                svg.starts_with("<svg") && html.contains(&svg),
+                "{}",
+                f.display()
+            );
+        }
+        assert!(dir.join("cwnd.svg").is_file() && dir.join("throughput-delay.svg").is_file());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,19 +1,13 @@
 //! The HTML report: one self-contained file (inline SVG and CSS, no scripts, no external links).
 //!
-//! Plots, each drawn only when the summary carries the series it needs:
-//! * throughput per flow over time, with the aggregate, titled with the average utilization as in
-//!   seed 000's Figure 2;
-//! * congestion window per flow;
-//! * RTT per flow, and queueing delay (RTT − the flow's min RTT);
-//! * queue length per link (both directions) and per host (`access:N`) queue;
-//! * throughput against p95 queueing delay, one point per flow labelled by its algorithm (the
-//!   Pantheon-style trade-off plot; here the delay axis is not inverted).
+//! The plots are report::figures'; each figure's title is drawn in its SVG, so the page adds
+//! none of its own.
 
-use super::plot::{line_chart, scatter_chart, Line, Point};
+use super::figures::{figures, Figure};
 use super::table::{num, opt_num};
 use crate::error::MetricsError;
-use crate::summary::{FlowSummary, Summary};
-use crate::units::{bmps_to_e15, format_bmps_lsr, format_rate, to_mbps};
+use crate::summary::Summary;
+use crate::units::{bmps_to_e15, format_bmps_lsr, to_mbps};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -23,200 +17,6 @@ pub fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-fn flow_name(f: &FlowSummary) -> String {
-    format!("flow {} ({})", f.id, f.cc)
-}
-
-/// Per-flow lines of one series, skipping flows that did not record it.
-fn flow_lines(s: &Summary, pick: impl Fn(&FlowSummary) -> Option<Vec<(f64, f64)>>) -> Vec<Line> {
-    s.flows
-        .iter()
-        .filter_map(|f| {
-            pick(f).filter(|p| !p.is_empty()).map(|points| Line {
-                name: flow_name(f),
-                points,
-                spread: Vec::new(),
-            })
-        })
-        .collect()
-}
-
-fn zip(t: &[f64], v: &[f64], scale: f64) -> Option<Vec<(f64, f64)>> {
-    (!v.is_empty() && v.len() == t.len())
-        .then(|| t.iter().zip(v).map(|(&t, &v)| (t, v * scale)).collect())
-}
-
-struct Figure {
-    title: String,
-    svg: Option<String>,
-    missing: &'static str,
-}
-
-fn figures(s: &Summary) -> Result<Vec<Figure>, MetricsError> {
-    let mut out = Vec::new();
-
-    let mut tput = flow_lines(s, |f| {
-        let se = f.series.as_ref()?;
-        zip(&se.t, &se.throughput_bps, 1e-6)
-    });
-    if let Some(a) = &s.aggregate.series {
-        if let Some(points) = zip(&a.t, &a.throughput_bps, 1e-6) {
-            if s.flows.len() > 1 || tput.is_empty() {
-                tput.push(Line {
-                    name: "aggregate".into(),
-                    points,
-                    spread: Vec::new(),
-                });
-            }
-        }
-    }
-    // Say what the utilization is measured against: an experiment's claim may judge the same
-    // run against another capacity (seed 000's Table 1 against the hosts' NICs).
-    let against = match (s.aggregate.capacity_bps, &s.aggregate.limited_by) {
-        (Some(c), Some(by)) => format!("of the {} that limits the flows ({by})", format_rate(c)),
-        (Some(c), None) => format!("of the {} bottleneck", format_rate(c)),
-        _ => "of the bottleneck".to_string(),
-    };
-    let title = format!(
-        "Throughput — average utilization {} % {against}, net of headers",
-        num(100.0 * s.aggregate.utilization, 1)
-    );
-    out.push(Figure {
-        svg: if tput.is_empty() {
-            None
-        } else {
-            Some(line_chart(&title, "time (s)", "throughput (Mb/s)", &tput)?)
-        },
-        title,
-        missing: "no throughput series recorded",
-    });
-
-    let cwnd = flow_lines(s, |f| {
-        let se = f.series.as_ref()?;
-        zip(&se.t, &se.cwnd_pkts, 1.0)
-    });
-    let title = "Congestion window".to_string();
-    out.push(Figure {
-        svg: if cwnd.is_empty() {
-            None
-        } else {
-            Some(line_chart(&title, "time (s)", "cwnd (packets)", &cwnd)?)
-        },
-        title,
-        missing: "no cwnd series recorded",
-    });
-
-    let rtt = flow_lines(s, |f| {
-        let se = f.series.as_ref()?;
-        zip(&se.t, &se.rtt_ms, 1.0)
-    });
-    let qdelay = flow_lines(s, |f| {
-        let se = f.series.as_ref()?;
-        let base = f.min_rtt_ms;
-        if !base.is_finite() {
-            return None;
-        }
-        zip(&se.t, &se.rtt_ms, 1.0).map(|p| p.into_iter().map(|(t, r)| (t, r - base)).collect())
-    });
-    for (title, lines, y) in [
-        ("Round-trip time", rtt, "RTT (ms)"),
-        (
-            "Queueing delay (RTT − min RTT)",
-            qdelay,
-            "queueing delay (ms)",
-        ),
-    ] {
-        out.push(Figure {
-            svg: if lines.is_empty() {
-                None
-            } else {
-                Some(line_chart(title, "time (s)", y, &lines)?)
-            },
-            title: title.to_string(),
-            missing: "no RTT series recorded",
-        });
-    }
-
-    // Queue length in packets where recorded, else in bytes; one unit per plot.
-    let by_pkts: Vec<Line> = s
-        .links
-        .iter()
-        .filter_map(|l| {
-            let se = l.series.as_ref()?;
-            zip(&se.t, &se.queue_pkts, 1.0).map(|points| Line {
-                name: l.name.clone(),
-                points,
-                spread: Vec::new(),
-            })
-        })
-        .collect();
-    let (queue, unit) = if by_pkts.is_empty() {
-        let by_bytes: Vec<Line> = s
-            .links
-            .iter()
-            .filter_map(|l| {
-                let se = l.series.as_ref()?;
-                zip(&se.t, &se.queue_bytes, 1e-3).map(|points| Line {
-                    name: l.name.clone(),
-                    points,
-                    spread: Vec::new(),
-                })
-            })
-            .collect();
-        (by_bytes, "queue (kB)")
-    } else {
-        (by_pkts, "queue (packets)")
-    };
-    // Queues that never held a packet (most ACK directions, idle links) are left out when some
-    // queue did, so the ones that matter (a bottleneck, a host's `access:N` queue) stay legible.
-    let queue = if queue.iter().any(|l| l.points.iter().any(|p| p.1 != 0.0)) {
-        queue
-            .into_iter()
-            .filter(|l| l.points.iter().any(|p| p.1 != 0.0))
-            .collect()
-    } else {
-        queue
-    };
-    let title = "Queue length".to_string();
-    out.push(Figure {
-        svg: if queue.is_empty() {
-            None
-        } else {
-            Some(line_chart(&title, "time (s)", unit, &queue)?)
-        },
-        title,
-        missing: "no queue series recorded",
-    });
-
-    let points: Vec<Point> = s
-        .flows
-        .iter()
-        .map(|f| Point {
-            group: f.cc.clone(),
-            label: format!("{} #{}", f.cc, f.id),
-            x: f.queueing_delay_ms.p95,
-            y: to_mbps(f.throughput_bps),
-        })
-        .filter(|p| p.x.is_finite() && p.y.is_finite())
-        .collect();
-    let title = "Throughput vs p95 queueing delay (one point per flow)".to_string();
-    out.push(Figure {
-        svg: if points.is_empty() {
-            None
-        } else {
-            Some(scatter_chart(
-                &title,
-                "p95 queueing delay (ms)",
-                "throughput (Mb/s)",
-                &points,
-            )?)
-        },
-        title,
-        missing: "no flow has both a throughput and a queueing delay",
-    });
-    Ok(out)
 }
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:900px;margin:2em auto;color:#222}\
@@ -430,20 +230,7 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
     }
 
     h.push_str("<h2>Plots</h2>\n");
-    for f in figures(s)? {
-        let _ = writeln!(
-            h,
-            "<figure><figcaption><b>{}</b></figcaption>",
-            esc(&f.title)
-        );
-        match f.svg {
-            Some(svg) => h.push_str(&svg),
-            None => {
-                let _ = write!(h, "<p class=\"missing\">{}</p>", f.missing);
-            }
-        }
-        h.push_str("</figure>\n");
-    }
+    figures_html(h, &figures(&[("", s)])?);
 
     if let Some(p) = &s.provenance {
         h.push_str("<h2>Provenance</h2>\n");
@@ -462,6 +249,64 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
     Ok(())
 }
 
+/// Several runs overlaid in one set of figures (`longhaul compare A B … --report`): a line per
+/// run with its headline numbers, then the figures with each run's series labelled.
+pub fn overlay_report(runs: &[(&str, &Summary)]) -> Result<String, MetricsError> {
+    let mut h = String::from("<h1>Comparison</h1>\n");
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(label, s)| {
+            vec![
+                esc(label),
+                esc(&s.scenario),
+                s.mode.to_string(),
+                s.flows.len().to_string(),
+                num(s.duration_s, 1),
+                num(to_mbps(s.aggregate.throughput_bps), 1),
+                num(100.0 * s.aggregate.utilization, 1),
+                num(s.aggregate.jain, 3),
+            ]
+        })
+        .collect();
+    table(
+        &mut h,
+        &[
+            "run",
+            "scenario",
+            "mode",
+            "flows",
+            "duration (s)",
+            "throughput (Mb/s)",
+            "utilization (%)",
+            "Jain index",
+        ],
+        &rows,
+        3,
+    );
+    h.push_str("<h2>Plots</h2>\n");
+    figures_html(&mut h, &figures(runs)?);
+    Ok(page("comparison", &h))
+}
+
+/// Append each figure (its SVG, or a line saying what is missing under the figure's title).
+pub fn figures_html(h: &mut String, figs: &[Figure]) {
+    for f in figs {
+        let _ = write!(h, "<figure id=\"{}\">", f.slug);
+        match &f.svg {
+            Some(svg) => h.push_str(svg),
+            None => {
+                let _ = write!(
+                    h,
+                    "<figcaption><b>{}</b></figcaption><p class=\"missing\">{}</p>",
+                    esc(&f.title),
+                    f.missing
+                );
+            }
+        }
+        h.push_str("</figure>\n");
+    }
+}
+
 /// Write the HTML report to `path` (atomically, like the JSON).
 pub fn write_html_report(s: &Summary, path: &Path) -> Result<(), MetricsError> {
     crate::summary::write_atomically(path, html_report(s)?.as_bytes())
@@ -478,19 +323,24 @@ mod tests {
         let html = html_report(&example_summary()).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.trim_end().ends_with("</body></html>"));
-        // Throughput, cwnd, RTT, queueing delay, queue length, scatter.
-        assert_eq!(html.matches("<svg").count(), 6);
-        assert_eq!(html.matches("</svg>").count(), 6);
+        // Every figure of report::figures: the example has every series.
+        assert_eq!(html.matches("<svg").count(), 11);
+        assert_eq!(html.matches("</svg>").count(), 11);
         for title in [
-            "Throughput — average utilization",
+            "Throughput per flow",
+            "Aggregate throughput — average utilization",
             "Congestion window",
             "Round-trip time",
             "Queueing delay (RTT − min RTT)",
-            "Queue length",
-            "Throughput vs p95 queueing delay",
+            "CDF of RTT per flow",
+            "CDF of queueing delay per flow",
+            "Queue length in packets",
+            "Queue length in milliseconds",
+            "fairness index over time",
+            "Throughput vs queueing delay",
         ] {
-            // Each title appears in the caption and in the SVG's own caption text.
-            assert!(html.matches(title).count() >= 2, "{title}");
+            // Each title once: in its SVG, with no caption repeating it.
+            assert_eq!(html.matches(title).count(), 1, "{title}");
         }
         assert!(!html.contains("NaN") && !html.contains("inf"));
         // Self-contained: no scripts, no external resources (the only URL is the SVG namespace).
@@ -500,8 +350,8 @@ mod tests {
             urls,
             html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
-        // Every flow appears in a legend and the scatter labels algorithms.
-        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast #1\n"));
+        // Every flow appears in a legend and the trade-off plot's legend names algorithms.
+        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast\n"));
     }
 
     #[test]
@@ -514,10 +364,10 @@ mod tests {
         s.links[0].series = None;
         s.flows[0].queueing_delay_ms.p95 = f64::NAN;
         let html = html_report(&s).unwrap();
-        // Only the scatter remains (two flows with finite values).
+        // Only the throughput-delay plot remains (two flows with finite values).
         assert_eq!(html.matches("<svg").count(), 1);
         assert!(html.contains("no throughput series recorded"));
-        assert!(html.contains("no queue series recorded"));
+        assert!(html.contains("no queue series in packets recorded"));
         assert!(!html.contains("NaN"));
     }
 
@@ -527,7 +377,7 @@ mod tests {
         let mut b = example_summary();
         b.scenario = "second".into();
         let html = html_report_many("seed 000", &[a, b]).unwrap();
-        assert_eq!(html.matches("<svg").count(), 12);
+        assert_eq!(html.matches("<svg").count(), 22);
         assert_eq!(html.matches("<section>").count(), 2);
         assert!(html.contains("<pre>experiment"));
         assert!(html.contains("<h1>second</h1>"));
@@ -557,7 +407,7 @@ mod tests {
         let html = html_report(&s).unwrap();
         // The host queue is in the queue plot's legend; the never-occupied one is not (it
         // appears once, in the links table).
-        let plot = &html[html.find("Queue length").unwrap()..];
+        let plot = &html[html.find("Queue length in packets").unwrap()..];
         let plot = &plot[..plot.find("</svg>").unwrap()];
         assert!(
             plot.contains("access:7"),

@@ -6,13 +6,17 @@
 mod compare;
 mod dir;
 mod experiments;
+pub mod figures;
 mod html;
 pub mod plot;
 mod table;
 
 pub use compare::{compare, Comparison, ComparisonRow};
-pub use dir::write_report_dir;
+pub use dir::{write_figures, write_report_dir};
 pub use experiments::experiments_table;
-pub use html::{esc as escape_html, html_report, html_report_many, page as html_page};
+pub use html::{
+    esc as escape_html, figures_html, html_report, html_report_many, overlay_report,
+    page as html_page,
+};
 pub use html::{table as html_table, write_html_report};
 pub use table::{num, summary_table, Align, Table};

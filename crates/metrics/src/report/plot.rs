@@ -2,7 +2,8 @@
 //!
 //! Lines break at NaN (a flow that has not started has no throughput to draw, which is not the
 //! same as zero), axis ranges ignore NaN, and a degenerate range (all values equal) is widened so
-//! the plot still has an axis.
+//! the plot still has an axis. Legends sit in a column right of the data, so ten flows' names
+//! never cover their lines.
 
 use crate::error::MetricsError;
 use plotters::prelude::*;
@@ -25,8 +26,97 @@ pub struct Point {
     pub y: f64,
 }
 
+/// Events drawn as glyphs over a line chart (a flow's losses on its cwnd line), in the color of
+/// the line `line` (an index into the chart's lines).
+pub struct Marks {
+    pub name: String,
+    pub line: usize,
+    pub glyph: Glyph,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A point glyph; the trade-off plot gives each controller its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Glyph {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+    Diamond,
+}
+
+impl Glyph {
+    pub const ALL: [Glyph; 5] = [
+        Glyph::Circle,
+        Glyph::Triangle,
+        Glyph::Square,
+        Glyph::Cross,
+        Glyph::Diamond,
+    ];
+}
+
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Draw `glyph` of size `r` at each of `points`.
+fn draw_glyphs(
+    chart: &mut Chart<'_, '_>,
+    glyph: Glyph,
+    points: Vec<(f64, f64)>,
+    r: i32,
+    style: ShapeStyle,
+    title: &str,
+) -> Result<(), MetricsError> {
+    let at = |p| EmptyElement::at(p);
+    let drawn = match glyph {
+        Glyph::Circle => chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| at(p) + Circle::new((0, 0), r, style)),
+            )
+            .map(|_| ()),
+        Glyph::Triangle => chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| at(p) + TriangleMarker::new((0, 0), r + 1, style)),
+            )
+            .map(|_| ()),
+        Glyph::Square => chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| at(p) + Rectangle::new([(-r, -r), (r, r)], style)),
+            )
+            .map(|_| ()),
+        Glyph::Cross => chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| at(p) + Cross::new((0, 0), r, style.stroke_width(2))),
+            )
+            .map(|_| ()),
+        Glyph::Diamond => chart
+            .draw_series(points.into_iter().map(|p| {
+                at(p)
+                    + Polygon::new(
+                        vec![(0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)],
+                        style,
+                    )
+            }))
+            .map(|_| ()),
+    };
+    drawn.map_err(|e| err(title, e))
+}
+
 pub const WIDTH: u32 = 860;
 pub const HEIGHT: u32 = 340;
+/// The legend column right of the data.
+const LEGEND_W: u32 = 190;
 
 fn err(plot: &str, e: impl std::fmt::Display) -> MetricsError {
     MetricsError::Plot {
@@ -55,7 +145,29 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi)
 }
 
-fn color(i: usize) -> RGBColor {
+/// The color of line or group `i`: distinguishable for the first ten (a 10-flow run), then
+/// Palette99's.
+pub fn color(i: usize) -> RGBColor {
+    // Tableau 10: distinct in print and for the common color-vision deficiencies.
+    const TEN: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+    if let Some(&(r, g, b)) = TEN.get(i) {
+        return RGBColor(r, g, b);
+    }
+    palette(i)
+}
+
+fn palette(i: usize) -> RGBColor {
     // Palette99 is designed for distinguishable lines; index it directly.
     let c = Palette99::pick(i).to_rgba();
     RGBColor(c.0, c.1, c.2)
@@ -75,6 +187,61 @@ fn segments(points: &[(f64, f64)]) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
+/// One legend row: a line sample or a glyph, in a color.
+enum Key {
+    Line(RGBColor),
+    Glyph(Glyph, RGBColor),
+}
+
+/// Draw the legend column: one row per entry, cut with a "+N more" row when they do not fit.
+fn legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    entries: &[(String, Key)],
+    title: &str,
+) -> Result<(), MetricsError> {
+    const ROW: i32 = 17;
+    let rows = ((HEIGHT as i32 - 40) / ROW) as usize;
+    let font = ("sans-serif", 13).into_font();
+    for (k, (name, key)) in entries.iter().enumerate() {
+        let y = 40 + k as i32 * ROW;
+        if k + 1 == rows && entries.len() > rows {
+            area.draw(&Text::new(
+                format!("+{} more", entries.len() - k),
+                (8, y - 7),
+                font.clone(),
+            ))
+            .map_err(|e| err(title, e))?;
+            break;
+        }
+        match key {
+            Key::Line(c) => area
+                .draw(&PathElement::new(vec![(6, y), (26, y)], c.stroke_width(2)))
+                .map_err(|e| err(title, e))?,
+            Key::Glyph(g, c) => {
+                let r = 4;
+                let e = EmptyElement::at((16, y));
+                let style = c.filled();
+                match g {
+                    Glyph::Circle => area.draw(&(e + Circle::new((0, 0), r, style))),
+                    Glyph::Triangle => area.draw(&(e + TriangleMarker::new((0, 0), r + 1, style))),
+                    Glyph::Square => area.draw(&(e + Rectangle::new([(-r, -r), (r, r)], style))),
+                    Glyph::Cross => area.draw(&(e + Cross::new((0, 0), r, style.stroke_width(2)))),
+                    Glyph::Diamond => area.draw(
+                        &(e + Polygon::new(
+                            vec![(0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)],
+                            style,
+                        )),
+                    ),
+                }
+                .map_err(|e| err(title, e))?
+            }
+        }
+        area.draw(&Text::new(name.clone(), (32, y - 7), font.clone()))
+            .map_err(|e| err(title, e))?;
+    }
+    Ok(())
+}
+
 /// A line chart as an SVG document.
 pub fn line_chart(
     title: &str,
@@ -82,10 +249,22 @@ pub fn line_chart(
     y_desc: &str,
     lines: &[Line],
 ) -> Result<String, MetricsError> {
+    line_chart_marked(title, x_desc, y_desc, lines, &[])
+}
+
+/// A line chart with event glyphs over its lines (losses and retransmissions on cwnd).
+pub fn line_chart_marked(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    marks: &[Marks],
+) -> Result<String, MetricsError> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(title, e))?;
+        let whole = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        whole.fill(&WHITE).map_err(|e| err(title, e))?;
+        let (root, side) = whole.split_horizontally(WIDTH - LEGEND_W);
         let (x0, x1) = range(
             lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
             false,
@@ -115,20 +294,15 @@ pub fn line_chart(
             .axis_desc_style(("sans-serif", 14))
             .draw()
             .map_err(|e| err(title, e))?;
+        let mut keys = Vec::new();
         for (i, line) in lines.iter().enumerate() {
             let c = color(i);
-            let mut first = true;
             for seg in segments(&line.points) {
-                let drawn = chart
+                chart
                     .draw_series(LineSeries::new(seg, c.stroke_width(2)))
                     .map_err(|e| err(title, e))?;
-                if first {
-                    drawn.label(line.name.clone()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                    });
-                    first = false;
-                }
             }
+            keys.push((line.name.clone(), Key::Line(c)));
             // Error bars: a vertical stroke with short caps, in the line's color.
             let caps = (x1 - x0) * 0.006;
             for (&(x, y), &e) in line.points.iter().zip(&line.spread) {
@@ -148,18 +322,93 @@ pub fn line_chart(
                     .map_err(|e| err(title, e))?;
             }
         }
-        if !lines.is_empty() {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.4))
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(|e| err(title, e))?;
+        for m in marks {
+            let c = color(m.line);
+            let finite = m
+                .points
+                .iter()
+                .filter(|p| p.0.is_finite() && p.1.is_finite());
+            draw_glyphs(
+                &mut chart,
+                m.glyph,
+                finite.copied().collect(),
+                4,
+                c.filled(),
+                title,
+            )?;
+            keys.push((m.name.clone(), Key::Glyph(m.glyph, c)));
         }
-        root.present().map_err(|e| err(title, e))?;
+        legend(&side, &keys, title)?;
+        whole.present().map_err(|e| err(title, e))?;
     }
     Ok(svg)
+}
+
+/// Throughput against delay in Pantheon's style: one color and glyph per group (controller),
+/// the delay axis inverted so that better (less delay, more throughput) is up and to the right.
+pub fn tradeoff_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    points: &[Point],
+) -> Result<String, MetricsError> {
+    let mut svg = String::new();
+    {
+        let whole = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        whole.fill(&WHITE).map_err(|e| err(title, e))?;
+        let (root, side) = whole.split_horizontally(WIDTH - LEGEND_W);
+        let (x0, x1) = range(points.iter().map(|p| p.x), true);
+        let (y0, y1) = range(points.iter().map(|p| p.y), true);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            // Inverted: the largest delay at the left.
+            .build_cartesian_2d(x1..x0, y0..y1)
+            .map_err(|e| err(title, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .light_line_style(WHITE.mix(0.0))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(title, e))?;
+        let groups = groups(points);
+        let mut keys = Vec::new();
+        for (i, g) in groups.iter().enumerate() {
+            let (c, glyph) = (color(i), Glyph::ALL[i % Glyph::ALL.len()]);
+            // Windows as small pale glyphs, a flow's whole-run point (labelled) large and solid.
+            for labelled in [false, true] {
+                let mine: Vec<(f64, f64)> = points
+                    .iter()
+                    .filter(|p| p.group == *g && p.x.is_finite() && p.y.is_finite())
+                    .filter(|p| p.label.is_empty() != labelled)
+                    .map(|p| (p.x, p.y))
+                    .collect();
+                let (r, fill) = if labelled {
+                    (6, c.filled())
+                } else {
+                    (3, c.mix(0.55).filled())
+                };
+                draw_glyphs(&mut chart, glyph, mine, r, fill, title)?;
+            }
+            keys.push((g.to_string(), Key::Glyph(glyph, c)));
+        }
+        legend(&side, &keys, title)?;
+        whole.present().map_err(|e| err(title, e))?;
+    }
+    Ok(svg)
+}
+
+/// The points' groups, sorted, each once.
+fn groups(points: &[Point]) -> Vec<&str> {
+    let mut groups: Vec<&str> = points.iter().map(|p| p.group.as_str()).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
 }
 
 /// A scatter chart of labelled points as an SVG document.

@@ -165,6 +165,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
                     .iter()
                     .map(|i| i.streams[s].tcp.unacked as f64)
                     .collect(),
+                ..FlowSeries::default()
             }),
         });
     }

@@ -257,6 +257,8 @@ impl<'a> Engine<'a> {
                 dropped: 0,
                 ledger: LossLedger::new(),
                 delivered_at_sample: 0,
+                lost_at_sample: 0,
+                retransmits_at_sample: 0,
                 final_delivered: 0,
             })
             .collect();
