@@ -1,7 +1,7 @@
 //! `reproduce --report DIR`: index.html links every run's report with the experiment's claims.
 
 use longhaul_metrics::example::example_summary;
-use longhaul_metrics::summary::{Claim, PaperValue};
+use longhaul_metrics::summary::{Claim, ClaimKind, PaperValue, Rule};
 use longhaul_reproduce::output::write_reports;
 use longhaul_reproduce::{ExperimentResult, Run};
 
@@ -13,6 +13,12 @@ fn claim(text: &str, paper: f64, measured: f64, holds: bool) -> Claim {
         holds,
         unit: Some("Mb/s".into()),
         source: Some("seed 000, Table 1".into()),
+        kind: ClaimKind::Seed,
+        rule: Some(Rule::Within {
+            target: paper,
+            tolerance: 0.1,
+        }),
+        tolerance: Some("the run's length".into()),
     }
 }
 
@@ -32,6 +38,7 @@ fn index_links_every_run_with_its_claims() {
         ],
         summaries: vec![example_summary(), example_summary()],
         claims,
+        notes: String::new(),
         wall_s: 1.0,
     };
     let dir = std::env::temp_dir().join(format!("longhaul-index-{}", std::process::id()));
