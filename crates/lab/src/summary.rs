@@ -9,9 +9,10 @@
 //!   max). The smoothed RTT is an EWMA and smooths sub-RTT spikes;
 //! * loss rate = retransmitted ÷ sent segments (the kernel's view), retransmits from `TCP_INFO`;
 //! * series (cwnd, RTT, throughput, in flight) every `output.interval`, on the experiment's clock;
-//!   throughput counts the bytes the receiver acknowledged in each interval (`tcpi_bytes_acked`
-//!   sampled on the report timer), not the bytes handed to `write()`, which arrive in bursts as
-//!   the send buffer drains and alias the 100-ms series (0 to 300 Mb/s on a 100 Mb/s link);
+//!   throughput counts the data delivered to the receiver in each interval (`tcpi_delivered` ×
+//!   MSS sampled on the report timer, `longhaul_perf::perf::interval_bytes`), not the bytes
+//!   handed to `write()`, which arrive in bursts as the send buffer drains and alias the 100-ms
+//!   series (0 to 300 Mb/s on a 100 Mb/s link);
 //! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`).
 //!
 //! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
@@ -81,7 +82,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
                 *t += fr.started_s;
             }
         }
-        // Binned by acknowledgement, as the flow's own series (longhaul_perf's SERIES_BASIS).
+        // Binned by delivery, as the flow's own series (longhaul_perf's SERIES_BASIS).
         let per_stream: Vec<Vec<f64>> = (0..fr.run.streams.len())
             .map(|s| interval_bytes(&fr.run, s))
             .collect();

@@ -32,36 +32,51 @@ pub struct PathFacts {
 }
 
 /// What the throughput series count, for the summary's `meta`.
-pub const SERIES_BASIS: &str = "bytes acknowledged by the receiver (TCP_INFO tcpi_bytes_acked) \
-between report-timer samples; bytes accepted by write() where the kernel lacks the field";
+pub const SERIES_BASIS: &str = "segments delivered to the receiver, SACKed ones included \
+(TCP_INFO tcpi_delivered × MSS), between report-timer samples; where the kernel lacks that \
+field, bytes cumulatively acknowledged (tcpi_bytes_acked), else bytes accepted by write()";
 
-/// Bytes of stream `s` in each report interval, binned by when the receiver acknowledged them:
-/// the change of `tcpi_bytes_acked` between the samples taken at the interval ends. Bytes the
-/// writer handed to the kernel arrive in bursts as the send buffer drains (a 100-Mb/s flow read
-/// 0, 300, 0 Mb/s in successive 100-ms bins); acknowledgements follow the bottleneck's pace.
-/// A kernel without the field (before Linux 4.1) leaves it 0: the written bytes are used then.
+/// Bytes of stream `s` in each report interval, binned by when the receiver got them: the change
+/// of `tcpi_delivered` (segments delivered, SACKed ones included, × the MSS) between the samples
+/// taken at the interval ends. Bytes the writer handed to the kernel arrive in bursts as the
+/// send buffer drains (a 100-Mb/s flow read 0, 300, 0 Mb/s in successive 100-ms bins); and the
+/// cumulative `tcpi_bytes_acked` stalls behind a lost segment until it is repaired, then jumps.
+/// Older kernels leave the fields 0: `bytes_acked` (Linux 4.1+), then the written bytes, are
+/// used then.
 pub fn interval_bytes(run: &PerfRun, s: usize) -> Vec<f64> {
-    let acked: Vec<u64> = run
-        .intervals
-        .iter()
-        .map(|i| i.streams[s].tcp.bytes_acked)
-        .collect();
-    let usable = acked.last().is_some_and(|&a| a > 0) && acked.windows(2).all(|w| w[0] <= w[1]);
-    if !usable {
-        return run
-            .intervals
-            .iter()
-            .map(|i| i.streams[s].bytes as f64)
-            .collect();
+    let grows = |v: &[u64]| v.last().is_some_and(|&a| a > 0) && v.windows(2).all(|w| w[0] <= w[1]);
+    let deltas = |v: &[u64], scale: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        let mut prev = 0u64;
+        v.iter()
+            .enumerate()
+            .map(|(k, &a)| {
+                let d = a - prev;
+                prev = a;
+                d as f64 * scale(k)
+            })
+            .collect()
+    };
+    // The counters time the bytes; the stream's byte count (what the server confirmed) sizes
+    // them, so the series adds up to it exactly (segments of a loopback's 64-KB MSS are not
+    // all full, and the FIN is counted too).
+    let total = run.bytes.get(s).copied().unwrap_or(0) as f64;
+    let scaled = |v: Vec<f64>| -> Vec<f64> {
+        let sum: f64 = v.iter().sum();
+        v.iter().map(|d| d * total / sum).collect()
+    };
+    let tcp = |k: usize| &run.intervals[k].streams[s].tcp;
+    let n = run.intervals.len();
+    let delivered: Vec<u64> = (0..n).map(|k| u64::from(tcp(k).delivered)).collect();
+    if grows(&delivered) {
+        return scaled(deltas(&delivered, &|k| f64::from(tcp(k).mss.max(1))));
     }
-    let mut prev = 0u64;
-    acked
+    let acked: Vec<u64> = (0..n).map(|k| tcp(k).bytes_acked).collect();
+    if grows(&acked) {
+        return scaled(deltas(&acked, &|_| 1.0));
+    }
+    run.intervals
         .iter()
-        .map(|&a| {
-            let d = a - prev;
-            prev = a;
-            d as f64
-        })
+        .map(|i| i.streams[s].bytes as f64)
         .collect()
 }
 
@@ -258,10 +273,10 @@ mod tests {
         }
     }
 
-    /// The series bins bytes by acknowledgement, not by `write()`: a writer whose send buffer
-    /// drains in bursts (0, 3 MB, 0, …) behind a steady 1 MB/s of ACKs reads as the steady rate.
+    /// The series bins bytes by delivery, not by `write()`: a writer whose send buffer drains in
+    /// bursts (0, 3 MB, 0, …) behind a steady 1 MB/s of ACKs reads as the steady rate.
     #[test]
-    fn throughput_series_is_binned_by_acknowledgement() {
+    fn throughput_series_is_binned_by_delivery() {
         let mut run = one_stream_run();
         for (k, i) in run.intervals.iter_mut().enumerate() {
             i.streams[0].bytes = if k == 1 { 3_000_000 } else { 0 };
@@ -274,8 +289,25 @@ mod tests {
             s.aggregate.series.as_ref().unwrap().throughput_bps,
             [8e6, 8e6, 8e6]
         );
-        assert!(s.meta["throughput_series"].contains("tcpi_bytes_acked"));
-        // Without the field (an old kernel) the written bytes are all there is.
+        assert!(s.meta["throughput_series"].contains("tcpi_delivered"));
+        // Delivered segments (SACKed included) win over the cumulative ACK, which stalls
+        // behind a lost segment (0 then 2 MB) while 1000-byte segments keep arriving.
+        let acked = [1_000_000, 1_000_000, 3_000_000];
+        for (k, i) in run.intervals.iter_mut().enumerate() {
+            i.streams[0].tcp.bytes_acked = acked[k];
+            i.streams[0].tcp.delivered = 1000 * (k as u32 + 1);
+            i.streams[0].tcp.mss = 1000;
+        }
+        let s = to_summary(&run, &PathFacts::default());
+        let bps = &s.flows[0].series.as_ref().unwrap().throughput_bps;
+        assert_eq!(bps, &[8e6, 8e6, 8e6]);
+        for i in run.intervals.iter_mut() {
+            i.streams[0].tcp.delivered = 0;
+        }
+        let s = to_summary(&run, &PathFacts::default());
+        let bps = &s.flows[0].series.as_ref().unwrap().throughput_bps;
+        assert_eq!(bps, &[8e6, 0.0, 16e6]);
+        // Without the fields (an old kernel) the written bytes are all there is.
         for i in run.intervals.iter_mut() {
             i.streams[0].tcp.bytes_acked = 0;
         }

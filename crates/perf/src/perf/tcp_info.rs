@@ -85,6 +85,8 @@ pub struct TcpStats {
     /// Segments in flight (`tcpi_unacked`).
     pub unacked: u32,
     pub bytes_acked: u64,
+    /// Segments delivered, SACKed ones included (`tcpi_delivered`, Linux 4.18+).
+    pub delivered: u32,
     /// Delivery-rate estimate, bytes per second (Linux 4.9+).
     pub delivery_rate_bytes_per_s: u64,
     pub pacing_rate_bytes_per_s: u64,
@@ -122,6 +124,7 @@ pub fn tcp_stats(sock: &impl AsRawFd) -> io::Result<TcpStats> {
         data_segs_out: raw.data_segs_out,
         unacked: raw.unacked,
         bytes_acked: raw.bytes_acked,
+        delivered: raw.delivered,
         delivery_rate_bytes_per_s: raw.delivery_rate,
         pacing_rate_bytes_per_s: raw.pacing_rate,
         pmtu: raw.pmtu,
