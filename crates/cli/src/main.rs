@@ -4,6 +4,7 @@
 
 mod cmd;
 mod outputs;
+mod png;
 mod provenance;
 mod signals;
 mod units;

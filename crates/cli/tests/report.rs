@@ -15,6 +15,7 @@ fn sim_report_figures_match_the_summary() {
             "--duration",
             "20s",
             "--quiet",
+            "--png",
             "--report",
         ])
         .arg(&dir)
@@ -85,5 +86,12 @@ fn sim_report_figures_match_the_summary() {
         assert!(html.contains(&format!("<figure id=\"{id}\"><svg")), "{id}");
     }
     assert!(html.contains("fewer than two flows with throughput series"));
+    // --png: every exported SVG also as a PNG of twice its size (IHDR: width, height).
+    for id in ["throughput", "cwnd", "queue-ms", "throughput-delay"] {
+        let png = std::fs::read(dir.join(format!("figures/{id}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}");
+        let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        assert_eq!((dim(16), dim(20)), (1720, 680), "{id}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,6 +24,9 @@ pub struct CompareArgs {
     /// figures/NAME.svg, into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// With --report: each figure also as figures/NAME.png (twice the SVG's size).
+    #[arg(long, requires = "report")]
+    pub png: bool,
 }
 
 fn load(path: &Path) -> Result<Vec<Summary>> {
@@ -45,7 +48,7 @@ fn load(path: &Path) -> Result<Vec<Summary>> {
 }
 
 /// The overlay report of every run in `files` (each file's first summary).
-fn overlay(files: &[&PathBuf], dir: &Path) -> Result<()> {
+fn overlay(files: &[&PathBuf], dir: &Path, png: bool) -> Result<()> {
     let mut runs = Vec::new();
     for f in files {
         let s = load(f)?.swap_remove(0);
@@ -56,6 +59,9 @@ fn overlay(files: &[&PathBuf], dir: &Path) -> Result<()> {
     let html = longhaul_metrics::report::overlay_report(&refs)?;
     longhaul_metrics::summary::write_atomically(&dir.join("report.html"), html.as_bytes())?;
     longhaul_metrics::report::write_figures(&refs, &dir.join("figures"))?;
+    if png {
+        crate::png::convert_dir(&dir.join("figures"))?;
+    }
     eprintln!("report: {}", dir.join("report.html").display());
     Ok(())
 }
@@ -68,7 +74,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
     let b = load(&args.b)?;
     if let Some(dir) = &args.report {
         let files: Vec<&PathBuf> = [&args.a, &args.b].into_iter().chain(&args.more).collect();
-        overlay(&files, dir)?;
+        overlay(&files, dir, args.png)?;
     }
     let (la, lb) = (args.a.display().to_string(), args.b.display().to_string());
     if a.len() == 1 && b.len() == 1 {

@@ -41,6 +41,9 @@ pub struct LabArgs {
     /// (one subdirectory per variant for a built-in).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// With --report: each figure also as figures/NAME.png (twice the SVG's size).
+    #[arg(long, requires = "report")]
+    pub png: bool,
     /// Also keep the emulator's per-packet event log (`emulator-events.log`, about 2 MB per
     /// second at 100 Mb/s) in the report directory.
     #[arg(long, requires = "report")]
@@ -149,6 +152,9 @@ pub fn run(args: LabArgs) -> Result<()> {
         if let Some(dir) = &args.report {
             let dir = variant_dir(dir, label, plans.len());
             write_report(&dir, &outcome)?;
+            if args.png {
+                crate::png::convert_dir(&dir.join("figures"))?;
+            }
             if !args.quiet {
                 eprintln!("report: {}", dir.join("report.html").display());
             }

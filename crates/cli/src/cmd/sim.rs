@@ -33,6 +33,9 @@ pub struct SimArgs {
     /// details.json into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// With --report: each figure also as figures/NAME.png (twice the SVG's size).
+    #[arg(long, requires = "report")]
+    pub png: bool,
     /// No progress bar and no table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -84,6 +87,9 @@ pub fn run(args: SimArgs) -> Result<()> {
     }
     if let Some(dir) = &args.report {
         write_report(dir, &outcome)?;
+        if args.png {
+            crate::png::convert_dir(&dir.join("figures"))?;
+        }
         if !args.quiet {
             eprintln!("report: {}", dir.join("report.html").display());
         }
