@@ -370,8 +370,16 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.file_name(), y.file_name());
+        // The provenance differs (the command: a task's `--index`, the whole sweep's run).
+        let strip = |p: &Path| {
+            let mut v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+            let prov = v.as_object_mut().unwrap().remove("provenance");
+            assert!(prov.is_some(), "{} has no provenance", p.display());
+            v
+        };
         assert!(
-            std::fs::read(x).unwrap() == std::fs::read(y).unwrap(),
+            strip(x) == strip(y),
             "{} differs between Slurm and the local run",
             x.display()
         );
@@ -385,13 +393,32 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         assert!(c.status.success(), "{}", text(&c.stderr));
         assert!(text(&c.stdout).contains("collected 24 of 24 runs"));
     }
-    for f in ["results.csv", "results.jsonl"] {
-        let (x, y) = (
-            std::fs::read(slurm_out.join(f)).unwrap(),
-            std::fs::read(local_out.join(f)).unwrap(),
-        );
-        assert!(x == y, "{f} differs between Slurm and the local run");
-        assert!(x.len() > 1000, "{f} is nearly empty");
-    }
+    let (x, y) = (
+        std::fs::read(slurm_out.join("results.csv")).unwrap(),
+        std::fs::read(local_out.join("results.csv")).unwrap(),
+    );
+    assert!(
+        x == y,
+        "results.csv differs between Slurm and the local run"
+    );
+    assert!(x.len() > 1000, "results.csv is nearly empty");
+    // One record per line, each with its run's provenance, which differs as above.
+    let lines = |out: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(out.join("results.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("provenance");
+                v
+            })
+            .collect()
+    };
+    let (x, y) = (lines(&slurm_out), lines(&local_out));
+    assert_eq!(x.len(), 24);
+    assert!(
+        x == y,
+        "results.jsonl differs between Slurm and the local run"
+    );
     drop(cluster);
 }
