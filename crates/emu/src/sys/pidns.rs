@@ -40,6 +40,22 @@ impl PidNamespace {
         // SAFETY: both descriptors are fresh and owned here.
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let (r, w) = (read.as_raw_fd(), write.as_raw_fd());
+        // A second pipe says when init is ready (named, its inherited descriptors closed): init
+        // closes its copy of the write end, and the read below sees end-of-file. Without the
+        // wait a caller could look for the init before the child has run at all (it lost that
+        // race under a CPU hog on each core).
+        let mut ready_fds = [0 as RawFd; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        if unsafe { libc::pipe2(ready_fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are fresh and owned here.
+        let (ready_read, ready_write) = unsafe {
+            (
+                OwnedFd::from_raw_fd(ready_fds[0]),
+                OwnedFd::from_raw_fd(ready_fds[1]),
+            )
+        };
         // unshare(CLONE_NEWPID) changes the calling thread's future children only: do it on a
         // thread that forks init and ends.
         let init = std::thread::scope(|s| {
@@ -57,6 +73,19 @@ impl PidNamespace {
             .unwrap_or_else(|_| Err(io::Error::other("the namespace thread panicked")))
         })?;
         drop(read);
+        drop(ready_write);
+        let mut ready = File::from(ready_read);
+        let mut byte = [0u8; 1];
+        // Ok(0) is end-of-file: init is ready. Another process forked meanwhile may hold the
+        // write end until it execs (a moment); EINTR is retried.
+        loop {
+            match io::Read::read(&mut ready, &mut byte) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
         Ok(PidNamespace {
             init,
             hangup: Some(write),
@@ -113,7 +142,8 @@ fn init(read: RawFd, write: RawFd) -> ! {
         libc::close(write);
         let name = b"longhaul-init\0";
         libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
-        // TUN devices and sockets inherited from the emulator must not outlive it here.
+        // TUN devices and sockets inherited from the emulator must not outlive it here; this
+        // also closes the ready pipe's write end, which tells `create` that init is ready.
         let mut fd = 3;
         while fd < 65_536 {
             if fd != read {
