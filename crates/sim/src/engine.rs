@@ -11,8 +11,7 @@
 //! Endpoints. Each flow is a sender and a receiver endpoint; the engine calls `poll_transmit`
 //! until it returns nothing after every packet or timer delivered to an endpoint, and keeps at
 //! most one live timer event per endpoint (`armed`): an earlier deadline schedules a new event,
-//! a later one waits for the pending event to fire and re-arm (lazy timers, §4.2 of
-//! notes/simulation.md). A sender behind a rated access port is polled only while that port's
+//! a later one waits for the pending event to fire and re-arm (lazy timers). A sender behind a rated access port is polled only while that port's
 //! queue has room (the way a Linux socket blocks on a full qdisc), so hosts do not drop their
 //! own packets — unless the flow asks for Linux 2.4's behaviour (`access.on_full = "drop"`):
 //! then the sender is polled regardless, a packet that finds the host queue full is dropped

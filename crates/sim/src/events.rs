@@ -24,9 +24,7 @@
 //! timers).
 //!
 //! Links are delay lines with one pending event each (`port`), so the heap holds O(links +
-//! flows) entries and stays in cache; a calendar queue pays off only for large pending sets
-//! (notes/simulation.md §4.3: at 1,000 entries a binary heap does ~11 M operations/s, at 16
-//! entries ~20 M).
+//! flows) entries and stays in cache; a calendar queue pays off only for large pending sets.
 //!
 //! Two details make it cheaper than `std::collections::BinaryHeap` for the simulator's
 //! pattern, which is almost always "pop the earliest event, then schedule one more":

@@ -11,7 +11,7 @@
 //!   transmitted, to know the queue length the next arrival finds. No departure event exists.
 //! * **The wire is a delay line.** Packets leave in FIFO order and the delay is constant, so
 //!   arrivals at the far end are in the same order; the line is a ring (`Ring`) and only its head
-//!   has an event (notes/simulation.md §4.2: the pending-event set is then O(links), not
+//!   has an event (the pending-event set is then O(links), not
 //!   O(packets in flight) as in ns-3, where 10 Gb/s × 180 ms means 150 k pending events).
 //!
 //! A port of unlimited rate is a pure delay (an uncongested access path). Random loss models

@@ -1,7 +1,7 @@
 //! The checks `longhaul tune` makes: each setting's current value, the value the path needs, whether
 //! the host falls short, and the exact command that fixes it.
 //!
-//! What is checked and why (seed 004; fasterdata, notes/transport.md §5.2):
+//! What is checked and why (seed 004; ESnet's fasterdata host-tuning pages):
 //! * `net.core.rmem_max`, `net.core.wmem_max`: the largest buffer an application may request with
 //!   `SO_RCVBUF`/`SO_SNDBUF` (`iperf -w`, `longhaul perf -w`); the kernel grants twice the request.
 //! * `net.ipv4.tcp_rmem`, `net.ipv4.tcp_wmem`: `min default max` of the autotuned buffers; the max

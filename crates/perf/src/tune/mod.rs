@@ -4,7 +4,7 @@
 //! TCP stream from Sunnyvale to Amsterdam: windows as large as the bandwidth-delay product ("to
 //! approach 1Gbits/s we require 40MByte windows"), a large `txqueuelen` on the sending host, and
 //! jumbo frames, because Reno's recovery after a loss "goes as the MTU/RTT^2". ESnet's fasterdata
-//! pages (notes/transport.md §5.2) are the current form of the same advice: socket buffer maxima
+//! pages are the current form of the same advice: socket buffer maxima
 //! sized from the BDP (`net.core.rmem_max/wmem_max`, `net.ipv4.tcp_rmem/wmem`), `txqueuelen 10000`
 //! for 10G NICs, `fq` for pacing, `tcp_mtu_probing = 1`, and CUBIC or BBR rather than Reno.
 //!
