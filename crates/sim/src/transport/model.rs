@@ -697,8 +697,10 @@ mod tests {
     use super::*;
     use longhaul_cc::{CcSpec, Setup};
 
-    fn sender(bytes: Option<u64>) -> ModelSender {
-        let cc = CcSpec::default_for("reno")
+    /// A sender of controller `spec` with 1460-byte payloads, sending `bytes` (or forever).
+    fn sender_of(spec: &str, bytes: Option<u64>) -> ModelSender {
+        let cc = spec
+            .parse::<CcSpec>()
             .unwrap()
             .build(&Setup::for_mtu(1500))
             .unwrap();
@@ -716,25 +718,13 @@ mod tests {
         )
     }
 
-    /// A sender of the experiment-only fixed controller, `spec`, with 1460-byte payloads.
+    fn sender(bytes: Option<u64>) -> ModelSender {
+        sender_of("reno", bytes)
+    }
+
+    /// A sender of the experiment-only fixed controller, `spec`.
     fn paced_sender(spec: &str) -> ModelSender {
-        let cc = spec
-            .parse::<CcSpec>()
-            .unwrap()
-            .build(&Setup::for_mtu(1500))
-            .unwrap();
-        ModelSender::new(
-            ModelConfig {
-                mss: 1460,
-                header: 40,
-                start: 0,
-                stop: u64::MAX,
-                bytes: None,
-                ecn: false,
-                linux24: false,
-            },
-            cc,
-        )
+        sender_of(spec, None)
     }
 
     /// Send times (ns) of the first `n` packets, polling at every pacing deadline.
