@@ -246,6 +246,8 @@ fn cubic_fills_the_queue_until_it_drops() {
 /// (load average 12–16) five runs measured 93.0, 93.2, 92.6, 87.0 and 91.8 % against the
 /// simulator's 95.3 % and 18.8–21.3 ms against 23.9 ms (the 87.0 % run, at 18.8 ms, missed both goals); with a CPU
 /// hog on each core three runs measured 88.3, 81.7 and 79.3 % and 18.6–19.5 ms (docs/reproduce.md).
+/// `cargo bench -p longhaul-lab --bench agreement` measures the agreement over interleaved runs
+/// of FAST and CUBIC, with the machine's load beside each (docs/lab.md).
 #[test]
 fn compare_puts_sim_and_lab_side_by_side() {
     if !root_or_skip("compare_puts_sim_and_lab_side_by_side") {
