@@ -13,7 +13,8 @@
 //! a CPU hog on each core: the kernel's numbers depend on how much CPU its sender, receiver and
 //! the emulator get. Every row therefore carries what the machine was doing: the load average
 //! at its start, the share of CPU time stolen by the hypervisor during it, and the emulator's
-//! p99 release lateness (its own health report, `meta.emu_*_lateness_us`).
+//! p99 release lateness (its own health report, `meta.emu_*_lateness_us`), and how the kernel's
+//! slow start ended (`ss exit`: HyStart's ACK-train or delay exit and its window, or `loss`).
 
 use longhaul_lab::{builtin, no_interrupt, plan_from_text, RunOptions};
 use longhaul_metrics::summary::Summary;
@@ -33,6 +34,8 @@ struct Row {
     load: Option<f64>,
     steal_pct: Option<f64>,
     lateness_p99_us: Option<f64>,
+    /// How the kernel's slow start ended (HyStart's counters), for CUBIC.
+    slow_start_exit: Option<String>,
 }
 
 impl Row {
@@ -47,6 +50,7 @@ impl Row {
             load: None,
             steal_pct: None,
             lateness_p99_us: worst_lateness_p99(s),
+            slow_start_exit: (cc == "cubic").then(|| slow_start_exit(s)).flatten(),
         }
     }
 
@@ -77,6 +81,32 @@ impl Row {
             Err(misses.join(", "))
         }
     }
+}
+
+/// `train@W`, `delay@W` (HyStart left slow start at a window of W packets, by ACK train or by
+/// delay increase) or `loss` (no HyStart exit: the first loss ended slow start), from the lab's
+/// `meta.sender_tcp_counters`; `None` for the simulator.
+fn slow_start_exit(s: &Summary) -> Option<String> {
+    let line = s.meta.get("sender_tcp_counters")?;
+    let get = |k: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let exits: Vec<String> = [("train", "TCPHystartTrain"), ("delay", "TCPHystartDelay")]
+        .iter()
+        .filter(|(_, k)| get(&format!("{k}Detect")) > 0)
+        .map(|(name, k)| {
+            let n = get(&format!("{k}Detect"));
+            format!("{name}@{}", get(&format!("{k}Cwnd")) / n)
+        })
+        .collect();
+    Some(if exits.is_empty() {
+        "loss".into()
+    } else {
+        exits.join("+")
+    })
 }
 
 /// The largest p99 release lateness over the emulator's directions, in µs.
@@ -154,7 +184,7 @@ fn print_row(r: &Row, sim: &Row) {
         }
     };
     println!(
-        "{:<6} {:<6} {:>7.2} {:>10.2} {:>6} {:>6} {:>8} {:>12}  {verdict}",
+        "{:<6} {:<6} {:>7.2} {:>10.2} {:>6} {:>6} {:>8} {:>12} {:>11}  {verdict}",
         r.label,
         r.cc,
         r.utilization_pct,
@@ -163,6 +193,7 @@ fn print_row(r: &Row, sim: &Row) {
         opt(r.load, 1),
         opt(r.steal_pct, 1),
         opt(r.lateness_p99_us, 0),
+        r.slow_start_exit.as_deref().unwrap_or("—"),
     );
 }
 
@@ -218,8 +249,8 @@ fn main() {
         100.0 * CUBIC_DROPS_RATIO
     );
     println!(
-        "{:<6} {:<6} {:>7} {:>10} {:>6} {:>6} {:>8} {:>12}",
-        "run", "cc", "util %", "qdelay ms", "drops", "load", "steal %", "late p99 µs"
+        "{:<6} {:<6} {:>7} {:>10} {:>6} {:>6} {:>8} {:>12} {:>11}",
+        "run", "cc", "util %", "qdelay ms", "drops", "load", "steal %", "late p99 µs", "ss exit"
     );
     for (cc, sim) in ccs.iter().zip(&sims) {
         print_row(sim, sim);
@@ -236,6 +267,7 @@ fn main() {
             load: None,
             steal_pct: None,
             lateness_p99_us: None,
+            slow_start_exit: None,
         };
         print_row(&med, sim);
         let within = mine.iter().filter(|r| r.verdict(sim).is_ok()).count();

@@ -14,6 +14,7 @@
 //! * [`congestion`]: load/unload of the congestion controls;
 //! * [`run`]: the run itself, with cleanup on every exit path;
 //! * [`queue_log`]: the emulator's event log → queue series and drop log;
+//! * [`stack_counters`]: the sender's TCP stack counters (how slow start ended, recoveries);
 //! * [`summary`]: the result summary;
 //! * [`builtin`]: the built-in experiments under `scenarios/lab/`.
 
@@ -23,6 +24,7 @@ pub mod error;
 pub mod plan;
 pub mod queue_log;
 pub mod run;
+pub mod stack_counters;
 pub mod summary;
 
 pub use error::LabError;

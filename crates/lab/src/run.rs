@@ -63,6 +63,8 @@ pub struct RawOutcome {
     /// Seconds from the experiment's start to the last flow's end.
     pub span_s: f64,
     pub socket_buffer_max: u64,
+    /// The sender namespace's TCP counters at the end (`stack_counters`); empty if unreadable.
+    pub sender_counters: std::collections::BTreeMap<String, u64>,
     pub notes: Vec<String>,
 }
 
@@ -287,6 +289,10 @@ fn run_with_controls(
         }
     }
     let span_s = epoch.elapsed().as_secs_f64();
+    let sender_counters = crate::stack_counters::read(&ns_a).unwrap_or_else(|e| {
+        tracing::warn!("the sender's TCP counters: {e}");
+        Default::default()
+    });
 
     // Wake each server so it sees the stop flag, from inside namespace b.
     stop_servers.store(true, Ordering::SeqCst);
@@ -343,6 +349,7 @@ fn run_with_controls(
         reverse_log,
         span_s,
         socket_buffer_max: buffer,
+        sender_counters,
         notes: Vec::new(),
     })
 }

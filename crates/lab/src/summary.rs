@@ -178,6 +178,12 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
             ),
         );
     }
+    if !raw.sender_counters.is_empty() {
+        meta.insert(
+            "sender_tcp_counters".into(),
+            crate::stack_counters::render(&raw.sender_counters),
+        );
+    }
     if raw.forward_log.drops_unlogged > 0 {
         meta.insert(
             "drops_unlogged".into(),
