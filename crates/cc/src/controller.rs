@@ -159,6 +159,13 @@ pub trait CongestionControl: Send + std::fmt::Debug {
         None
     }
 
+    /// The transport paces this connection's packets, at [`CongestionControl::pacing_rate`]
+    /// or by its default rule: Linux's `sk->sk_pacing_status != SK_PACING_NONE` (the fq qdisc, or
+    /// TCP's internal pacing). Told once, before the first event; a transport that says
+    /// nothing does not pace by default (Linux without fq). Algorithms whose rules assume
+    /// back-to-back sending read it (CUBIC's HyStart ACK train); the default ignores it.
+    fn on_transport_pacing(&mut self, _paced: bool) {}
+
     /// A short name for the controller's current phase (for traces and tests).
     fn phase(&self) -> &'static str;
 }

@@ -191,7 +191,9 @@ impl Connection {
         config.setup.mss = config.mss;
         // The pacer counts datagrams: payload plus the data header (and seal).
         config.setup.header_bytes = config.data_overhead() as u32;
-        let cc = config.cc.build(&config.setup)?;
+        let mut cc = config.cc.build(&config.setup)?;
+        // Every packet is paced: at the controller's rate, else by Linux's default rule.
+        cc.on_transport_pacing(true);
         let secure = Session::new(&config.security, side)?.map(Box::new);
         let rtt = RttEstimator::new(config.initial_rto);
         Ok(Connection {

@@ -63,11 +63,13 @@
 //!   C = 41·10/1024 = 0.4004), not its rounding.
 //! * The Reno estimate grows by `α·acked/cwnd` continuously; Linux adds a whole packet every
 //!   `cwnd·⌊8(1024+717)/3/(1024−717)⌋/8 = 1.875·cwnd` ACKs (α = 0.533).
-//! * The ACK-train threshold is `delay_min / 2`, Linux's rule for an unpaced socket, without
-//!   Linux's TSO/GRO cushion (`hystart_ack_delay`, at most 1 ms, added before halving). With fq
-//!   pacing Linux does not halve, because slow-start pacing spreads a round's packets over half
-//!   an RTT; a transport that paces CUBIC may see the ACK train fire late or not at all, and
-//!   then relies on the delay test.
+//! * The ACK-train threshold is Linux's: `delay_min / 2` for an unpaced socket and `delay_min`
+//!   when the transport paces (`on_transport_pacing`; Linux: `sk_pacing_status`, set by fq or
+//!   internal pacing), because paced slow start (2·cwnd/srtt) spreads a round's packets, and so
+//!   its ACKs, over half an RTT by itself: halving would end slow start at about a fifth of the
+//!   BDP (156 packets of 833 on a 100 Mb/s × 100 ms path, measured in the simulator before this
+//!   rule). Linux's TSO/GRO cushion (`hystart_ack_delay`, at most 1 ms, added before halving)
+//!   is left out.
 //! * As in the Reno template, the window is set to the new threshold at once on loss; the
 //!   transport's recovery (PRR in Linux) decides what is sent meanwhile.
 
@@ -304,6 +306,8 @@ pub struct Cubic {
     last_send: Option<Time>,
     /// Which part of the curve the last update used, for `phase()`.
     region: &'static str,
+    /// The transport paces (`on_transport_pacing`): the ACK-train threshold is not halved.
+    paced: bool,
 }
 
 impl Cubic {
@@ -321,6 +325,7 @@ impl Cubic {
             hystart: HyStart::new(),
             last_send: None,
             region: "congestion_avoidance",
+            paced: false,
         }
     }
 
@@ -379,7 +384,10 @@ impl Cubic {
         // ACK train: closely spaced ACKs have kept arriving for over half the minimum RTT.
         if ev.now.saturating_since(h.last_ack) <= self.cfg.hystart_ack_delta {
             h.last_ack = ev.now;
-            if ev.now.saturating_since(h.round_start) > delay_min / 2 {
+            // Linux halves the threshold only for an unpaced socket: paced slow start spreads
+            // a round's packets, and so its ACKs, over half an RTT by itself.
+            let threshold = if self.paced { delay_min } else { delay_min / 2 };
+            if ev.now.saturating_since(h.round_start) > threshold {
                 h.found = true;
             }
         }
@@ -521,6 +529,10 @@ impl CongestionControl for Cubic {
         let t = timeout_lowers_threshold(ev.consecutive).then(|| self.recalc_ssthresh());
         self.reset();
         restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, 1.0);
+    }
+
+    fn on_transport_pacing(&mut self, paced: bool) {
+        self.paced = paced;
     }
 
     fn cwnd(&self) -> f64 {
@@ -827,6 +839,32 @@ mod tests {
         hystart_round(&mut cc, &mut now, &mut base, 64, spacing, rtt);
         // The ACK 51 ms into the third round (cwnd 64 + 51) ends slow start.
         assert_eq!(cc.ssthresh(), 115.0);
+        assert_ne!(cc.phase(), "slow_start");
+    }
+
+    #[test]
+    fn a_paced_transport_needs_a_train_of_a_whole_min_rtt() {
+        // The same rounds: unpaced, the third round's train ends slow start at 51 ms; paced
+        // (Linux: sk_pacing_status set), the threshold is the whole 100 ms, so a 64-ACK train
+        // 1 ms apart is too short, and a 128-ACK round ends slow start 101 ms in.
+        let spacing = Duration::from_millis(1);
+        let rtt = Duration::from_millis(100);
+        let mut cc = hystart_cubic();
+        cc.on_transport_pacing(true);
+        let (mut now, mut base) = (Time::from_millis(5), 0);
+        hystart_round(&mut cc, &mut now, &mut base, 16, spacing, rtt);
+        now += Duration::from_millis(85);
+        hystart_round(&mut cc, &mut now, &mut base, 32, spacing, rtt);
+        now += Duration::from_millis(69);
+        hystart_round(&mut cc, &mut now, &mut base, 64, spacing, rtt);
+        assert_eq!(
+            cc.phase(),
+            "slow_start",
+            "a 63 ms train is too short when paced"
+        );
+        now += Duration::from_millis(37);
+        hystart_round(&mut cc, &mut now, &mut base, 128, spacing, rtt);
+        assert_eq!(cc.ssthresh(), 128.0 + 101.0);
         assert_ne!(cc.phase(), "slow_start");
     }
 
