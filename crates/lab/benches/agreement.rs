@@ -2,7 +2,8 @@
 //! agreement`.
 //!
 //! The built-in `short` path (100 Mb/s, 100 ms RTT, 1000-packet drop-tail queue, 20 s) run in
-//! the simulator once per controller (it is deterministic) and in the lab `LONGHAUL_BENCH_RUNS`
+//! the simulator once per controller (it is deterministic; on the model transport, which like
+//! the lab's kernel without an fq qdisc does not pace window-based controllers) and in the lab `LONGHAUL_BENCH_RUNS`
 //! times (default 3), FAST and CUBIC interleaved so that a change in the machine's load falls on
 //! both. Each lab row is judged against the agreement goals:
 //!
@@ -163,7 +164,12 @@ fn lab_row(label: String, cc: &'static str) -> Result<Row, String> {
 
 fn sim_row(cc: &'static str) -> Result<Row, String> {
     let b = builtin::find(SCENARIO).ok_or("the built-in `short` scenario is missing")?;
-    let sets = [format!("flows.0.cc=\"{cc}\"")];
+    // The model transport sends as Linux does without fq: unpaced, window-clocked (proto
+    // paces every controller, which changes CUBIC's slow start: docs/lab.md).
+    let sets = [
+        format!("flows.0.cc=\"{cc}\""),
+        "transport=\"model\"".to_string(),
+    ];
     let checked =
         longhaul_sim::Scenario::parse(b.text, b.path, b.name, &sets).map_err(|e| e.to_string())?;
     let out = longhaul_sim::run(&checked, &mut |_| {}).map_err(|e| e.to_string())?;
