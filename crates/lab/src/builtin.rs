@@ -21,7 +21,15 @@ pub struct Builtin {
     pub variants: Vec<Variant>,
 }
 
-const ALGORITHMS: [&str; 6] = ["fast", "scalable", "highspeed", "reno", "cubic", "bbr"];
+const ALGORITHMS: [&str; 7] = [
+    "fast",
+    "scalable",
+    "highspeed",
+    "lion",
+    "reno",
+    "cubic",
+    "bbr",
+];
 
 fn per_cc(flows: usize, ccs: &[&str]) -> Vec<Variant> {
     ccs.iter()
@@ -40,7 +48,7 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, reno, cubic, bbr",
+                    fast, scalable, highspeed, lion, reno, cubic, bbr",
             variants: per_cc(1, &ALGORITHMS),
         },
         Builtin {
@@ -67,8 +75,8 @@ pub fn all() -> Vec<Builtin> {
             name: "short",
             path: "scenarios/lab/short.toml",
             text: include_str!("../../../scenarios/lab/short.toml"),
-            about: "20 s, 100 Mb/s, 100 ms, 1000-packet queue: fast and cubic (the CI run)",
-            variants: per_cc(1, &["fast", "cubic"]),
+            about: "20 s, 100 Mb/s, 100 ms, 1000-packet queue: fast, lion and cubic (the CI run)",
+            variants: per_cc(1, &["fast", "lion", "cubic"]),
         },
     ]
 }
@@ -96,7 +104,8 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 6);
+        assert_eq!(seed.variants.len(), 7);
+        assert!(seed.variants.iter().any(|v| v.label == "lion"));
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);
