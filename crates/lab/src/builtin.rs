@@ -72,6 +72,17 @@ pub fn all() -> Vec<Builtin> {
                 .collect(),
         },
         Builtin {
+            name: "seed002",
+            path: "scenarios/lab/seed002-contest.toml",
+            text: include_str!("../../../scenarios/lab/seed002-contest.toml"),
+            about: "seed 002's 5-s contest at 1/5 scale: lion and reno together, 200 Mb/s, \
+                    80 ms, 60 Mb/s Poisson cross traffic (the simulator's: reproduce lion-contest)",
+            variants: vec![Variant {
+                label: "lion+reno".to_string(),
+                sets: Vec::new(),
+            }],
+        },
+        Builtin {
             name: "short",
             path: "scenarios/lab/short.toml",
             text: include_str!("../../../scenarios/lab/short.toml"),
@@ -109,6 +120,15 @@ mod tests {
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);
+        let contest = find("seed002").unwrap();
+        let checked = Scenario::parse(contest.text, contest.path, "seed002", &[]).unwrap();
+        let ccs: Vec<String> = LabPlan::from_scenario(&checked, contest.path)
+            .unwrap()
+            .flows
+            .iter()
+            .map(|f| f.cc.clone())
+            .collect();
+        assert_eq!(ccs, ["lion", "reno"]);
         assert!(find("nope").is_none());
     }
 }
