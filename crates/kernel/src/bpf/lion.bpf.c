@@ -29,10 +29,11 @@
  * the 1 ms is sk_pacing_shift = 10, which a struct_ops program cannot change: bpf_tcp_ca.c
  * lets it write only sk_pacing_rate and sk_pacing_status of struct sock (besides snd_cwnd,
  * snd_cwnd_cnt, snd_ssthresh, ecn_flags, app_limited of tcp_sock, icsk_ack.pending and its
- * own icsk_ca_priv), and no socket option sets the shift. Below about 12 Mb/s per MBS packet
- * (an MBS of 8 at 100 Mb/s) the MBS is the burst; above, 1 ms of the rate is. The skb leaves
- * early when the pacing timer fired late (tcp_update_skb_after_send credits up to half a slot
- * of jitter), so bursts seen on the wire can be two skbs now and then.
+ * own icsk_ca_priv), and no socket option sets the shift. An MBS above 1 ms of the rate (8.6
+ * packets of 1448 bytes at 100 Mb/s) is the burst; a smaller one is raised to that 1 ms. An skb
+ * leaves early when the pacing timer fired late (tcp_update_skb_after_send credits up to half a
+ * slot of jitter), so bursts seen on the wire can be two skbs now and then. Measured at the
+ * emulator's queue: tests/root_emulated.rs, crates/kernel/README.md ("Lion").
  */
 #include "lh_bpf.h"
 #include "lh_lion.h"
