@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The algorithms, plus `reject`: a program the verifier must refuse, for the error-path test.
-const ALGORITHMS: &[&str] = &["fast", "scalable", "highspeed", "vegas", "reject"];
+const ALGORITHMS: &[&str] = &["fast", "scalable", "highspeed", "vegas", "lion", "reject"];
 const SETUP_HINT: &str = "install the eBPF toolchain with scripts/setup.sh \
     (Debian packages clang, llvm, bpftool, libbpf-dev, libelf-dev, zlib1g-dev, pkg-config)";
 

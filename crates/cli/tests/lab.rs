@@ -42,10 +42,13 @@ fn refuses_what_the_lab_cannot_run_naming_the_field() {
             "field `flows[0].access`",
         ),
         (
-            vec!["short", "--set", "flows.0.cc=lion"],
+            vec!["short", "--set", "flows.0.cc=\"paced:rate=50e6\""],
             "field `flows[0].cc`",
         ),
-        (vec!["short", "--variant", "vegas"], "variants: fast, cubic"),
+        (
+            vec!["short", "--variant", "vegas"],
+            "variants: fast, lion, cubic",
+        ),
         (vec!["no-such-thing"], "built-ins are: seed000"),
     ];
     for (args, needle) in cases {

@@ -16,6 +16,7 @@ pub enum Algorithm {
     Scalable,
     HighSpeed,
     Vegas,
+    Lion,
 }
 
 /// A load-time parameter.
@@ -214,12 +215,152 @@ const VEGAS_PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// A Lion parameter: a real number with the reference's range and default.
+const fn lion(
+    name: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+    unit: &'static str,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        default,
+        min,
+        max,
+        integer: false,
+        unit,
+        help,
+    }
+}
+
+/// The reference's parameters (crates/cc/src/algorithms/lion.rs), same names, ranges and
+/// defaults; a test holds them equal.
+const LION_PARAMS: &[ParamSpec] = &[
+    lion(
+        "queue_threshold",
+        0.001,
+        0.0,
+        1.0,
+        "s",
+        "queueing delay above which a queue is taken to exist (whole microseconds)",
+    ),
+    lion(
+        "rise_threshold",
+        0.0005,
+        0.0,
+        1.0,
+        "s",
+        "growth of the queueing delay from one round to the next that counts as rising",
+    ),
+    lion(
+        "mbs_initial",
+        4.0,
+        1.0,
+        1e6,
+        "packets",
+        "burst size at start and after a timeout",
+    ),
+    lion("mbs_max", 4096.0, 1.0, 1e6, "packets", "largest burst size"),
+    lion(
+        "mbs_step",
+        1.0,
+        0.0,
+        1e4,
+        "packets",
+        "burst growth per clear round once a queue has been seen",
+    ),
+    lion(
+        "mbs_decrease",
+        0.75,
+        0.05,
+        1.0,
+        "",
+        "burst size factor when the queue grows or a loss occurs",
+    ),
+    lion(
+        "startup_gain",
+        2.0,
+        1.0,
+        4.0,
+        "",
+        "rate factor per clear round in startup",
+    ),
+    lion(
+        "probe_gain",
+        0.05,
+        0.0,
+        1.0,
+        "",
+        "relative rate increase per clear round in drop avoidance",
+    ),
+    lion(
+        "compete_drop",
+        0.2,
+        0.01,
+        0.99,
+        "",
+        "delivered-rate shortfall (fraction of our rate) meaning new traffic when the queue rises",
+    ),
+    lion(
+        "loss_decrease",
+        0.85,
+        0.05,
+        1.0,
+        "",
+        "rate factor after a loss that followed queueing",
+    ),
+    lion(
+        "shuffle_scale",
+        1.0,
+        0.0,
+        10.0,
+        "",
+        "scale of the shuffle yield table",
+    ),
+    ParamSpec {
+        name: "yield_rounds",
+        default: 4.0,
+        min: 1.0,
+        max: 1000.0,
+        integer: true,
+        unit: "rounds",
+        help: "rounds to watch a newcomer after yielding",
+    },
+    lion(
+        "balance_gain",
+        0.1,
+        0.001,
+        1.0,
+        "",
+        "relative rate increase per round while balancing against a non-yielding competitor",
+    ),
+    lion(
+        "balance_share",
+        0.5,
+        0.05,
+        1.0,
+        "",
+        "fair share to balance up to, as a fraction of the largest delivered rate seen",
+    ),
+    lion(
+        "cwnd_gain",
+        2.0,
+        1.0,
+        100.0,
+        "",
+        "window cap as a multiple of rate × smoothed RTT",
+    ),
+];
+
 impl Algorithm {
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::Fast,
         Algorithm::Scalable,
         Algorithm::HighSpeed,
         Algorithm::Vegas,
+        Algorithm::Lion,
     ];
 
     /// The algorithm's name, also its default registered congestion-control name.
@@ -229,6 +370,7 @@ impl Algorithm {
             Algorithm::Scalable => "scalable",
             Algorithm::HighSpeed => "highspeed",
             Algorithm::Vegas => "vegas",
+            Algorithm::Lion => "lion",
         }
     }
 
@@ -238,6 +380,9 @@ impl Algorithm {
             Algorithm::Scalable => "Scalable TCP: +a per ACK, -b on loss above a legacy window",
             Algorithm::HighSpeed => "HighSpeed TCP (RFC 3649): window-dependent a(w), b(w) table",
             Algorithm::Vegas => "TCP Vegas: +-1 packet per RTT to keep alpha..beta queued",
+            Algorithm::Lion => {
+                "Lion: paces at the available bandwidth in bursts of the MBS; ignores random loss"
+            }
         }
     }
 
@@ -247,6 +392,7 @@ impl Algorithm {
             Algorithm::Scalable => SCALABLE_PARAMS,
             Algorithm::HighSpeed => HIGHSPEED_PARAMS,
             Algorithm::Vegas => VEGAS_PARAMS,
+            Algorithm::Lion => LION_PARAMS,
         }
     }
 
@@ -272,6 +418,8 @@ struct Order {
     high: &'static str,
     /// `high = 0` means "equal to `low`" (FAST's beta: no dead band).
     zero_means_low: bool,
+    /// `high` must exceed `low`, not merely equal it.
+    strict: bool,
     why: &'static str,
 }
 
@@ -281,6 +429,7 @@ const ORDERS: &[Order] = &[
         low: "alpha",
         high: "beta",
         zero_means_low: true,
+        strict: false,
         why: "the window holds in the dead band [alpha, beta)",
     },
     Order {
@@ -288,8 +437,26 @@ const ORDERS: &[Order] = &[
         low: "alpha",
         high: "beta",
         zero_means_low: false,
+        strict: false,
         why: "the window grows below alpha, shrinks above beta and holds between \
               (Brakmo & Peterson; Linux tcp_vegas.c)",
+    },
+    Order {
+        algorithm: Algorithm::Lion,
+        low: "mbs_initial",
+        high: "mbs_max",
+        zero_means_low: false,
+        strict: false,
+        why: "the burst starts at mbs_initial and never exceeds mbs_max",
+    },
+    Order {
+        algorithm: Algorithm::Lion,
+        low: "probe_gain",
+        high: "compete_drop",
+        zero_means_low: false,
+        strict: true,
+        why: "a probe shortens the delivered/sent ratio by up to probe_gain, which must not \
+              look like new traffic",
     },
 ];
 
@@ -383,12 +550,13 @@ impl ParamValues {
     fn check_orders(&self) -> Result<(), String> {
         for o in ORDERS.iter().filter(|o| o.algorithm == self.algorithm) {
             let (low, high) = (self.get(o.low), self.get(o.high));
-            if (o.zero_means_low && high == 0.0) || high >= low {
+            if (o.zero_means_low && high == 0.0) || high > low || (high == low && !o.strict) {
                 continue;
             }
             let zero = if o.zero_means_low { "0 or " } else { "" };
+            let relation = if o.strict { "above" } else { "at least" };
             return Err(format!(
-                "{h} ({high}) must be {zero}at least {l} ({low}): {why}; raise {h} or lower {l}",
+                "{h} ({high}) must be {zero}{relation} {l} ({low}): {why}; raise {h} or lower {l}",
                 h = o.high,
                 l = o.low,
                 why = o.why
@@ -434,6 +602,23 @@ impl ParamValues {
                 flag("linux_compat"),
             ],
             Algorithm::HighSpeed => vec![flag("per_ack_ignores_acked"), 0, 0, 0],
+            Algorithm::Lion => vec![
+                (self.get("queue_threshold") * 1e6).round() as u32,
+                (self.get("rise_threshold") * 1e6).round() as u32,
+                q10(self.get("mbs_initial")),
+                q10(self.get("mbs_max")),
+                q10(self.get("mbs_step")),
+                q16(self.get("mbs_decrease")),
+                q16(self.get("startup_gain")),
+                q16(self.get("probe_gain")),
+                q16(self.get("compete_drop")),
+                q16(self.get("loss_decrease")),
+                q16(self.get("shuffle_scale")),
+                flag("yield_rounds"),
+                q16(self.get("balance_gain")),
+                q16(self.get("balance_share")),
+                q16(self.get("cwnd_gain")),
+            ],
         }
     }
 
@@ -468,6 +653,23 @@ impl ParamValues {
                 ("linux_compat", f(3)?),
             ],
             Algorithm::HighSpeed => vec![("per_ack_ignores_acked", f(0)?)],
+            Algorithm::Lion => vec![
+                ("queue_threshold", f(0)? / 1e6),
+                ("rise_threshold", f(1)? / 1e6),
+                ("mbs_initial", f(2)? / 1024.0),
+                ("mbs_max", f(3)? / 1024.0),
+                ("mbs_step", f(4)? / 1024.0),
+                ("mbs_decrease", f(5)? / 65536.0),
+                ("startup_gain", f(6)? / 65536.0),
+                ("probe_gain", f(7)? / 65536.0),
+                ("compete_drop", f(8)? / 65536.0),
+                ("loss_decrease", f(9)? / 65536.0),
+                ("shuffle_scale", f(10)? / 65536.0),
+                ("yield_rounds", f(11)?),
+                ("balance_gain", f(12)? / 65536.0),
+                ("balance_share", f(13)? / 65536.0),
+                ("cwnd_gain", f(14)? / 65536.0),
+            ],
         };
         Some(ParamValues { algorithm, values })
     }
@@ -497,6 +699,10 @@ impl fmt::Display for ParamValues {
 
 fn q10(x: f64) -> u32 {
     (x * 1024.0).round() as u32
+}
+
+fn q16(x: f64) -> u32 {
+    (x * 65536.0).round() as u32
 }
 
 #[cfg(test)]
@@ -622,5 +828,72 @@ mod tests {
                 o.algorithm
             );
         }
+    }
+
+    /// The kernel's Lion takes the reference's parameters: same names, defaults and ranges.
+    #[test]
+    fn lion_parameters_are_the_references() {
+        use longhaul_cc::{ParamKind, Value};
+        let reference = longhaul_cc::algorithms::lion::PARAMS;
+        let ours = Algorithm::Lion.params();
+        assert_eq!(ours.len(), reference.len());
+        for (k, r) in ours.iter().zip(reference) {
+            assert_eq!(k.name, r.name);
+            assert_eq!(k.unit, r.unit, "{}", k.name);
+            let (min, max, integer) = match r.kind {
+                ParamKind::Float { min, max } => (min, max, false),
+                ParamKind::Int { min, max } => (min as f64, max as f64, true),
+                other => panic!("{}: {other:?}", r.name),
+            };
+            let default = match r.default {
+                Value::Float(v) => v,
+                Value::Int(v) => v as f64,
+                other => panic!("{}: {other:?}", r.name),
+            };
+            assert_eq!(
+                (k.min, k.max, k.integer, k.default),
+                (min, max, integer, default),
+                "{}",
+                k.name
+            );
+        }
+    }
+
+    #[test]
+    fn lion_encodes_in_microseconds_q10_packets_and_q16_fractions() {
+        let d = ParamValues::defaults(Algorithm::Lion).encode();
+        // 1 ms, 0.5 ms; 4, 4096 and 1 packets in Q10; 0.75, 2, 0.05, 0.2, 0.85, 1 in Q16; 4
+        // rounds; 0.1, 0.5, 2 in Q16.
+        assert_eq!(
+            d,
+            [
+                1000, 500, 4096, 4_194_304, 1024, 49152, 131_072, 3277, 13107, 55706, 65536, 4,
+                6554, 32768, 131_072
+            ]
+        );
+        let back = ParamValues::decode(Algorithm::Lion, &d).unwrap();
+        assert_eq!(back.get("mbs_max"), 4096.0);
+        assert!((back.get("probe_gain") - 0.05).abs() < 1.0 / 65536.0);
+    }
+
+    #[test]
+    fn lion_relations_are_checked() {
+        let e = ParamValues::from_settings(Algorithm::Lion, &["mbs_initial=64", "mbs_max=32"])
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("mbs_max (32) must be at least mbs_initial (64)"),
+            "{e}"
+        );
+        // The reference refuses compete_drop <= probe_gain, equality included.
+        let e = ParamValues::from_settings(Algorithm::Lion, &["probe_gain=0.2"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("compete_drop (0.2) must be above probe_gain (0.2)"),
+            "{e}"
+        );
+        assert!(ParamValues::from_settings(Algorithm::Lion, &["probe_gain=0.19"]).is_ok());
+        let e = ParamValues::from_settings(Algorithm::Lion, &["yield_rounds=2.5"]).unwrap_err();
+        assert!(e.to_string().contains("whole number"), "{e}");
     }
 }

@@ -146,6 +146,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, KernelError> {
         Algorithm::Scalable => load_scalable(&name, &raw, &pin_dir),
         Algorithm::HighSpeed => load_highspeed(&name, &raw, &pin_dir),
         Algorithm::Vegas => load_vegas(&name, &raw, &pin_dir),
+        Algorithm::Lion => load_lion(&name, &raw, &pin_dir),
     };
     if let Err(e) = result {
         let _ = remove_pins(&pin_dir);
@@ -312,6 +313,15 @@ loader_fn!(
     lh_vegas,
     lh_vegas_mut,
     Algorithm::Vegas,
+    true
+);
+loader_fn!(
+    load_lion,
+    lion,
+    LionSkelBuilder,
+    lh_lion,
+    lh_lion_mut,
+    Algorithm::Lion,
     true
 );
 loader_fn!(

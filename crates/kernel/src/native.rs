@@ -143,6 +143,105 @@ impl VegasParams {
     }
 }
 
+/// `struct lh_lion_params`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct LionParams {
+    pub queue_threshold_us: u32,
+    pub rise_threshold_us: u32,
+    pub mbs_initial_q10: u32,
+    pub mbs_max_q10: u32,
+    pub mbs_step_q10: u32,
+    pub mbs_decrease_q16: u32,
+    pub startup_gain_q16: u32,
+    pub probe_gain_q16: u32,
+    pub compete_drop_q16: u32,
+    pub loss_decrease_q16: u32,
+    pub shuffle_scale_q16: u32,
+    pub yield_rounds: u32,
+    pub balance_gain_q16: u32,
+    pub balance_share_q16: u32,
+    pub cwnd_gain_q16: u32,
+}
+
+impl LionParams {
+    /// From a parameter block as [`crate::ParamValues::encode`] makes it.
+    pub fn from_raw(r: &[u32]) -> LionParams {
+        LionParams {
+            queue_threshold_us: r[0],
+            rise_threshold_us: r[1],
+            mbs_initial_q10: r[2],
+            mbs_max_q10: r[3],
+            mbs_step_q10: r[4],
+            mbs_decrease_q16: r[5],
+            startup_gain_q16: r[6],
+            probe_gain_q16: r[7],
+            compete_drop_q16: r[8],
+            loss_decrease_q16: r[9],
+            shuffle_scale_q16: r[10],
+            yield_rounds: r[11],
+            balance_gain_q16: r[12],
+            balance_share_q16: r[13],
+            cwnd_gain_q16: r[14],
+        }
+    }
+}
+
+/// `struct lh_lion`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LionState {
+    pub rate: u64,
+    pub abw: u64,
+    pub capacity: u64,
+    pub floor: u64,
+    pub r_max_rate: u64,
+    pub r_start_us: u32,
+    pub r_min_rtt: u32,
+    pub r_max_rtt: u32,
+    pub r_acked: u32,
+    pub mbs_q10: u32,
+    pub base_rtt: u32,
+    pub srtt_q3: u32,
+    pub q_prev: u32,
+    pub round_end: u32,
+    pub random_losses: u32,
+    pub init_cwnd: u32,
+    pub yield_round: u16,
+    pub phase: u8,
+    pub has_q_prev: u8,
+    pub r_flags: u8,
+}
+
+impl LionState {
+    /// The phase as the reference names it.
+    pub fn phase_name(&self) -> &'static str {
+        match self.phase {
+            0 => "startup",
+            1 => "drop_avoidance",
+            2 => "yield",
+            _ => "balance",
+        }
+    }
+}
+
+/// One ACK for [`lion_ack`], in the kernel's units.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LionAck {
+    /// snd_una after the ACK.
+    pub ack: u32,
+    pub snd_nxt: u32,
+    pub now_us: u64,
+    /// Negative: no RTT sample.
+    pub rtt_us: i64,
+    /// Bytes delivered over `interval_us` (the delivery-rate sample; interval 0: none).
+    pub delivered: u64,
+    pub interval_us: u64,
+    pub app_limited: bool,
+    pub cwnd_limited: bool,
+    pub acked_bytes: u64,
+}
+
 #[link(name = "lh_native", kind = "static")]
 extern "C" {
     fn lh_native_slow_start(w: *mut Window, acked: u32) -> u32;
@@ -191,6 +290,33 @@ extern "C" {
         w_q10: u64,
         w_old_q10: u64,
     ) -> u64;
+    fn lh_native_lion_init(
+        l: *mut LionState,
+        p: *const LionParams,
+        snd_nxt: u32,
+        init_cwnd: u32,
+        now_us: u64,
+    );
+    fn lh_native_lion_ack(
+        l: *mut LionState,
+        p: *const LionParams,
+        ack: u32,
+        snd_nxt: u32,
+        now_us: u64,
+        rtt_us: i64,
+        delivered: u64,
+        interval_us: u64,
+        app_limited: i32,
+        cwnd_limited: i32,
+        acked_bytes: u64,
+        mss: u32,
+        clamp: u32,
+    );
+    fn lh_native_lion_loss(l: *mut LionState, p: *const LionParams, mss: u32, clamp: u32);
+    fn lh_native_lion_rto(l: *mut LionState, p: *const LionParams, mss: u32, clamp: u32);
+    fn lh_native_lion_cwnd(l: *const LionState, p: *const LionParams, mss: u32, clamp: u32) -> u32;
+    fn lh_native_lion_burst(l: *const LionState) -> u32;
+    fn lh_native_lion_shuffle_half_bits(rate_bytes: u64) -> u64;
 }
 
 // SAFETY (all wrappers): the C functions only read and write the structs passed by pointer,
@@ -271,4 +397,43 @@ pub fn fast_ssthresh(f: &mut FastState, cwnd: u32) -> u32 {
 }
 pub fn fast_target_q10(f: &FastState, p: &FastParams, w_q10: u64, w_old_q10: u64) -> u64 {
     unsafe { lh_native_fast_target_q10(f, p, w_q10, w_old_q10) }
+}
+pub fn lion_init(l: &mut LionState, p: &LionParams, snd_nxt: u32, init_cwnd: u32, now_us: u64) {
+    unsafe { lh_native_lion_init(l, p, snd_nxt, init_cwnd, now_us) }
+}
+pub fn lion_ack(l: &mut LionState, p: &LionParams, a: &LionAck, mss: u32, clamp: u32) {
+    unsafe {
+        lh_native_lion_ack(
+            l,
+            p,
+            a.ack,
+            a.snd_nxt,
+            a.now_us,
+            a.rtt_us,
+            a.delivered,
+            a.interval_us,
+            a.app_limited as i32,
+            a.cwnd_limited as i32,
+            a.acked_bytes,
+            mss,
+            clamp,
+        )
+    }
+}
+pub fn lion_loss(l: &mut LionState, p: &LionParams, mss: u32, clamp: u32) {
+    unsafe { lh_native_lion_loss(l, p, mss, clamp) }
+}
+pub fn lion_rto(l: &mut LionState, p: &LionParams, mss: u32, clamp: u32) {
+    unsafe { lh_native_lion_rto(l, p, mss, clamp) }
+}
+/// The safety window in packets (0: not set yet, the window stays).
+pub fn lion_cwnd(l: &LionState, p: &LionParams, mss: u32, clamp: u32) -> u32 {
+    unsafe { lh_native_lion_cwnd(l, p, mss, clamp) }
+}
+pub fn lion_burst(l: &LionState) -> u32 {
+    unsafe { lh_native_lion_burst(l) }
+}
+/// The shuffle table's yield for a rate in bytes/s, in half bits/s.
+pub fn lion_shuffle_half_bits(rate_bytes: u64) -> u64 {
+    unsafe { lh_native_lion_shuffle_half_bits(rate_bytes) }
 }

@@ -19,6 +19,9 @@ pub mod highspeed {
 pub mod vegas {
     include!(concat!(env!("OUT_DIR"), "/vegas.skel.rs"));
 }
+pub mod lion {
+    include!(concat!(env!("OUT_DIR"), "/lion.skel.rs"));
+}
 pub mod reject {
     include!(concat!(env!("OUT_DIR"), "/reject.skel.rs"));
 }

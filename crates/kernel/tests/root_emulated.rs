@@ -408,3 +408,130 @@ fn vegas_moves_its_window_one_packet_per_round_trip_on_a_long_path() {
     let problems = dmesg_problems_since(mark);
     assert!(problems.is_empty(), "kernel log: {problems:#?}");
 }
+
+/// Bursts of data packets as they reach the bottleneck queue, from the emulator's event log:
+/// consecutive a→b `enqueue`/`drop` lines of full-sized packets at most `gap` apart form one
+/// burst. Returns (start time from the first data packet, packets) per burst.
+fn bursts_at_the_queue(log: &std::path::Path, gap: Duration) -> Vec<(Duration, u32)> {
+    let text = std::fs::read_to_string(log).expect("event log");
+    let gap = gap.as_nanos() as u64;
+    let (mut out, mut first, mut start, mut last, mut size) = (Vec::new(), None, 0u64, 0u64, 0u32);
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 || f[1] != "a>b" || !matches!(f[2], "enqueue" | "drop") {
+            continue;
+        }
+        // ACK-sized packets are not data (none go a→b in a bulk transfer but the handshake).
+        if f[3].parse::<u64>().expect("bytes") < 1000 {
+            continue;
+        }
+        let t: u64 = f[0].parse().expect("t_ns");
+        let t0 = *first.get_or_insert(t);
+        if size > 0 && t.saturating_sub(last) <= gap {
+            size += 1;
+        } else {
+            if size > 0 {
+                out.push((Duration::from_nanos(start - t0), size));
+            }
+            (start, size) = (t, 1);
+        }
+        last = t;
+    }
+    if size > 0 {
+        out.push((Duration::from_nanos(start - first.unwrap_or(start)), size));
+    }
+    out
+}
+
+/// The `q` quantile of the burst sizes after `from`, and the share of those packets sent in
+/// bursts larger than `large`.
+fn burst_stats(bursts: &[(Duration, u32)], from: Duration, q: f64, large: u32) -> (u32, f64) {
+    let mut sizes: Vec<u32> = bursts
+        .iter()
+        .filter(|(at, _)| *at >= from)
+        .map(|&(_, n)| n)
+        .collect();
+    assert!(!sizes.is_empty(), "no bursts after {from:?}");
+    sizes.sort_unstable();
+    let total: u32 = sizes.iter().sum();
+    let in_large: u32 = sizes.iter().filter(|&&n| n > large).sum();
+    let idx = ((sizes.len() as f64 * q) as usize).min(sizes.len() - 1);
+    (sizes[idx], in_large as f64 / total as f64)
+}
+
+/// Lion's pacing spreads its packets: on a 100 Mb/s, 60 ms path with a one-BDP queue, the
+/// bursts that reach the bottleneck queue (packets less than 20 µs apart; the link takes 120 µs
+/// per packet) are measured in the emulator's event log for Lion and for Reno on the same path.
+///
+/// What bounds Lion's bursts in the kernel (lion.bpf.c): one skb per pacing slot, of
+/// max(MBS, about 1 ms of the pacing rate) packets — 7–9 packets here — and at most 45. Reno is
+/// not paced (no fq): its skbs leave when ACKs open the window, and TSO deferral plus the
+/// ACK clock's compression in a standing queue let several leave back to back.
+///
+/// Measured after 4 s (two runs, the second with a CPU hog on each core): Lion p50 7, p99 9
+/// packets, 4.2 % and 2.8 % of its packets in bursts above 16 (its MBS growing past 1 ms of
+/// rate now and then; largest 87 and 135); Reno p50 9, p99 44 and 20, 20.5 % and 8.3 %.
+#[test]
+fn lion_paces_its_bursts_where_reno_sends_them_on_the_ack_clock() {
+    if !require_root("lion_paces_its_bursts_where_reno_sends_them_on_the_ack_clock") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mark = dmesg_mark();
+    let (rate, rtt, queue) = (100_000_000, Duration::from_millis(60), 500);
+    let (run, from, gap) = (
+        Duration::from_secs(10),
+        Duration::from_secs(4),
+        Duration::from_micros(20),
+    );
+    let cc = LoadedCc::load(Algorithm::Lion, "lhe_lion", &[]);
+    let mut results = Vec::new();
+    for name in [cc.name.as_str(), "reno"] {
+        let log = std::env::temp_dir().join(format!(
+            "lh-kernel-bursts-{name}-{}.log",
+            std::process::id()
+        ));
+        let path = EmulatedPath::with_log(rate, rtt, queue, 0.0, Some(log.clone()));
+        let t = path.transfer(name, run, POLL);
+        assert_eq!(t.congestion_control, name);
+        assert_eq!(t.received, t.sent);
+        let util = t.goodput_bps(from) / path.goodput_ceiling_bps();
+        report(name, path, &t, from);
+        let bursts = bursts_at_the_queue(&log, gap);
+        let _ = std::fs::remove_file(&log);
+        let (p50, _) = burst_stats(&bursts, from, 0.5, 16);
+        let (p99, large) = burst_stats(&bursts, from, 0.99, 16);
+        let largest = bursts
+            .iter()
+            .filter(|(at, _)| *at >= from)
+            .map(|b| b.1)
+            .max();
+        eprintln!(
+            "{name}: after {from:?}, bursts at the queue p50 {p50}, p99 {p99}, largest \
+             {largest:?} packets; {:.3} of the packets in bursts above 16; utilization {util:.3}",
+            large
+        );
+        results.push((p99, large, util));
+    }
+    let ((lion_p99, lion_large, lion_util), (reno_p99, reno_large, _)) = (results[0], results[1]);
+    // Lion moves the data: paced near the link rate, not starved by its own pacing.
+    assert!(lion_util > 0.7, "Lion's utilization {lion_util}");
+    // Its bursts are one skb of about 1 ms of its rate (at most 8.3 packets at 100 Mb/s, one
+    // more for rounding), or its MBS when that is larger; the 99th percentile stays within
+    // two skbs (a pacing timer that fired late lets two leave together).
+    assert!(
+        lion_p99 <= 2 * 9 + 2,
+        "Lion's 99th-percentile burst {lion_p99} packets"
+    );
+    assert!(
+        lion_p99 < reno_p99,
+        "Lion's 99th-percentile burst {lion_p99} is not below Reno's {reno_p99}"
+    );
+    assert!(
+        lion_large < reno_large,
+        "Lion sends {lion_large} of its packets in bursts above 16, Reno {reno_large}"
+    );
+    drop(cc);
+    let problems = dmesg_problems_since(mark);
+    assert!(problems.is_empty(), "kernel log: {problems:#?}");
+}

@@ -18,7 +18,10 @@ fn load_list_use_unload(algorithm: Algorithm, name: &str, settings: &[&str]) {
     let entry = listed.iter().find(|l| l.name == name).expect("listed");
     assert_eq!(entry.algorithm, algorithm);
     assert!(entry.registered);
-    let expected = ParamValues::from_settings(algorithm, settings).unwrap();
+    // What the program holds: the settings through its fixed point (Lion's Q16 fractions are
+    // not the decimal values given).
+    let given = ParamValues::from_settings(algorithm, settings).unwrap();
+    let expected = ParamValues::decode(algorithm, &given.encode()).unwrap();
     assert_eq!(
         entry.params.as_ref().expect("parameters readable"),
         &expected
@@ -83,6 +86,17 @@ fn highspeed_loads_lists_serves_and_unloads() {
 fn vegas_loads_lists_serves_and_unloads() {
     if require_root("vegas_loads_lists_serves_and_unloads") {
         load_list_use_unload(Algorithm::Vegas, "lhl_vegas", &["alpha=3", "beta=5"]);
+    }
+}
+
+#[test]
+fn lion_loads_lists_serves_and_unloads() {
+    if require_root("lion_loads_lists_serves_and_unloads") {
+        load_list_use_unload(
+            Algorithm::Lion,
+            "lhl_lion",
+            &["mbs_initial=8", "probe_gain=0.1", "queue_threshold=0.002"],
+        );
     }
 }
 
@@ -162,6 +176,7 @@ fn unload_while_connections_are_active() {
         (Algorithm::Scalable, "lhu_scalable"),
         (Algorithm::HighSpeed, "lhu_highspeed"),
         (Algorithm::Vegas, "lhu_vegas"),
+        (Algorithm::Lion, "lhu_lion"),
     ] {
         let cc = LoadedCc::load(algorithm, name, &[]);
         let mut flows: Vec<LoopbackFlow> = (0..3).map(|_| LoopbackFlow::open(name)).collect();

@@ -21,7 +21,15 @@ pub struct Builtin {
     pub variants: Vec<Variant>,
 }
 
-const ALGORITHMS: [&str; 6] = ["fast", "scalable", "highspeed", "reno", "cubic", "bbr"];
+const ALGORITHMS: [&str; 7] = [
+    "fast",
+    "scalable",
+    "highspeed",
+    "lion",
+    "reno",
+    "cubic",
+    "bbr",
+];
 
 fn per_cc(flows: usize, ccs: &[&str]) -> Vec<Variant> {
     ccs.iter()
@@ -40,7 +48,7 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, reno, cubic, bbr",
+                    fast, scalable, highspeed, lion, reno, cubic, bbr",
             variants: per_cc(1, &ALGORITHMS),
         },
         Builtin {
@@ -64,11 +72,22 @@ pub fn all() -> Vec<Builtin> {
                 .collect(),
         },
         Builtin {
+            name: "seed002",
+            path: "scenarios/lab/seed002-contest.toml",
+            text: include_str!("../../../scenarios/lab/seed002-contest.toml"),
+            about: "seed 002's 5-s contest at 1/5 scale: lion and reno together, 200 Mb/s, \
+                    80 ms, 60 Mb/s Poisson cross traffic (the simulator's: reproduce lion-contest)",
+            variants: vec![Variant {
+                label: "lion+reno".to_string(),
+                sets: Vec::new(),
+            }],
+        },
+        Builtin {
             name: "short",
             path: "scenarios/lab/short.toml",
             text: include_str!("../../../scenarios/lab/short.toml"),
-            about: "20 s, 100 Mb/s, 100 ms, 1000-packet queue: fast and cubic (the CI run)",
-            variants: per_cc(1, &["fast", "cubic"]),
+            about: "20 s, 100 Mb/s, 100 ms, 1000-packet queue: fast, lion and cubic (the CI run)",
+            variants: per_cc(1, &["fast", "lion", "cubic"]),
         },
     ]
 }
@@ -96,10 +115,20 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 6);
+        assert_eq!(seed.variants.len(), 7);
+        assert!(seed.variants.iter().any(|v| v.label == "lion"));
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);
+        let contest = find("seed002").unwrap();
+        let checked = Scenario::parse(contest.text, contest.path, "seed002", &[]).unwrap();
+        let ccs: Vec<String> = LabPlan::from_scenario(&checked, contest.path)
+            .unwrap()
+            .flows
+            .iter()
+            .map(|f| f.cc.clone())
+            .collect();
+        assert_eq!(ccs, ["lion", "reno"]);
         assert!(find("nope").is_none());
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! `reno`, `cubic` and `bbr` are the kernel's own (`net/ipv4/tcp_cong.c`, `tcp_cubic.c`,
 //! `tcp_bbr.c`); BBR may be a module, so a missing `bbr` is loaded with `modprobe tcp_bbr`
-//! before giving up. `fast`, `scalable`, `highspeed` and `vegas` are longhaul's eBPF programs
+//! before giving up. `fast`, `scalable`, `highspeed`, `vegas` and `lion` are longhaul's eBPF programs
 //! (crates/kernel). Each distinct (algorithm, parameters) pair of a run is loaded under a name of
 //! its own, `lab<pid>_<k>`, so a run never collides with a congestion control a user loaded
 //! (`longhaul kernel load fast`), nor with a concurrent run, and its parameters are exactly the

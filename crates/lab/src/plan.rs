@@ -47,8 +47,13 @@ pub const FIRST_PORT: u16 = 5302;
 
 /// The congestion controls the running kernel provides itself (Linux `tcp_*.c`).
 pub const KERNEL_NATIVE: [&str; 3] = ["reno", "cubic", "bbr"];
-/// Those longhaul loads as eBPF `struct_ops` (crates/kernel).
-pub const EBPF: [&str; 4] = ["fast", "scalable", "highspeed", "vegas"];
+/// Those longhaul loads as eBPF `struct_ops`: every algorithm crates/kernel ships.
+pub fn ebpf() -> Vec<&'static str> {
+    longhaul_kernel::Algorithm::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect()
+}
 
 /// One kernel TCP flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,13 +178,13 @@ impl LabPlan {
                         ),
                     ));
                 }
-            } else if !EBPF.contains(&cc.as_str()) {
+            } else if !ebpf().contains(&cc.as_str()) {
                 return Err(unsupported(
                     field("cc"),
                     &format!(
                         "`{cc}` has no kernel implementation; the lab runs {} and {}",
                         KERNEL_NATIVE.join(", "),
-                        EBPF.join(", ")
+                        ebpf().join(", ")
                     ),
                 ));
             }
@@ -656,7 +661,11 @@ reverse = true
             ),
             (plan("", &["flows.0.bytes=\"1G\""]), "flows[0].bytes", "bytes"),
             (plan("", &["flows.0.ecn=true"]), "flows[0].ecn", "ECN"),
-            (plan("", &["flows.1.cc=\"lion\""]), "flows[1].cc", "no kernel"),
+            (
+                plan("", &["flows.1.cc=\"paced:rate=50e6\""]),
+                "flows[1].cc",
+                "no kernel",
+            ),
             (
                 plan("", &["flows.1.cc=\"cubic:beta=0.5\""]),
                 "flows[1].cc",

@@ -5,6 +5,7 @@
  */
 #include "lh_fast.h"
 #include "lh_highspeed.h"
+#include "lh_lion.h"
 #include "lh_scalable.h"
 #include "lh_vegas.h"
 
@@ -68,4 +69,37 @@ __u64 lh_native_fast_target_q10(const struct lh_fast *f, const struct lh_fast_pa
 				__u64 w_q10, __u64 w_old_q10)
 {
 	return lh_fast_target_q10(f, p, w_q10, w_old_q10);
+}
+
+void lh_native_lion_init(struct lh_lion *l, const struct lh_lion_params *p, __u32 snd_nxt,
+			 __u32 init_cwnd, __u64 now_us)
+{
+	lh_lion_init(l, p, snd_nxt, init_cwnd, now_us);
+}
+void lh_native_lion_ack(struct lh_lion *l, const struct lh_lion_params *p, __u32 ack,
+			__u32 snd_nxt, __u64 now_us, __s64 rtt_us, __u64 delivered,
+			__u64 interval_us, int app_limited, int cwnd_limited, __u64 acked_bytes,
+			__u32 mss, __u32 clamp)
+{
+	lh_lion_ack(l, p, ack, snd_nxt, now_us, rtt_us, delivered, interval_us, app_limited,
+		    cwnd_limited, acked_bytes, mss, clamp);
+}
+void lh_native_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, __u32 mss,
+			 __u32 clamp)
+{
+	lh_lion_loss(l, p, mss, clamp);
+}
+void lh_native_lion_rto(struct lh_lion *l, const struct lh_lion_params *p, __u32 mss, __u32 clamp)
+{
+	lh_lion_rto(l, p, mss, clamp);
+}
+__u32 lh_native_lion_cwnd(const struct lh_lion *l, const struct lh_lion_params *p, __u32 mss,
+			  __u32 clamp)
+{
+	return lh_lion_cwnd(l, p, mss, clamp);
+}
+__u32 lh_native_lion_burst(const struct lh_lion *l) { return lh_lion_burst(l); }
+__u64 lh_native_lion_shuffle_half_bits(__u64 rate_bytes)
+{
+	return lh_lion_shuffle_half_bits(rate_bytes);
 }

@@ -30,6 +30,19 @@ impl EmulatedPath {
     /// of `queue_packets` in front of the a→b bottleneck, and Bernoulli loss `loss` on a→b.
     /// The ACK direction has the delay only.
     pub fn new(rate_bps: u64, rtt: Duration, queue_packets: u32, loss: f64) -> EmulatedPath {
+        Self::with_log(rate_bps, rtt, queue_packets, loss, None)
+    }
+
+    /// As [`EmulatedPath::new`], writing the emulator's per-packet event log to `log`
+    /// (`# t_ns dir event bytes queue_packets queue_bytes detail`, one `enqueue` or `drop`
+    /// line per wire packet as it reaches the bottleneck queue).
+    pub fn with_log(
+        rate_bps: u64,
+        rtt: Duration,
+        queue_packets: u32,
+        loss: f64,
+        log: Option<std::path::PathBuf>,
+    ) -> EmulatedPath {
         let mut link = LinkConfig::default();
         let one_way = rtt.as_nanos() as u64 / 2;
         link.a_to_b.rate = RateConfig::Constant { bps: rate_bps };
@@ -39,7 +52,9 @@ impl EmulatedPath {
         }
         link.a_to_b.delay.delay_ns = one_way;
         link.b_to_a.delay.delay_ns = one_way;
-        let emu = Emulator::start(Mode::Pair, Options::new(link))
+        let mut options = Options::new(link);
+        options.event_log = log;
+        let emu = Emulator::start(Mode::Pair, options)
             .unwrap_or_else(|e| panic!("starting the emulated path: {e}"));
         let path = EmulatedPath {
             emu: Some(emu),

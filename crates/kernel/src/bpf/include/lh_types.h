@@ -13,6 +13,7 @@
 #ifndef __bpf__
 #include <stdint.h>
 typedef uint8_t __u8;
+typedef uint16_t __u16;
 typedef uint32_t __u32;
 typedef int32_t __s32;
 typedef uint64_t __u64;
