@@ -42,12 +42,12 @@ use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
 use crate::transport::{AnyReceiver, AnySender, Endpoint, FlowReceiver, FlowSender};
 use longhaul_cc::{CcSpec, Setup};
+use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck};
+use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
 use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
-use longhaul_metrics::summary::{
-    Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, LinkDelay, LinkSeries,
-    LinkSummary, Mode, Summary,
-};
-use longhaul_metrics::{fairness, stability, throughput};
+use longhaul_metrics::summary::Summary;
+use longhaul_metrics::summary::{AggregateSeries, FlowSeries, LinkSeries, LinkSummary, Mode};
+use longhaul_metrics::throughput::{self, Capacity};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::BTreeMap;
@@ -989,13 +989,7 @@ impl<'a> Engine<'a> {
                     capacity_bps: cap,
                     utilization: throughput::utilization(payload_bps, cap, l.mtu),
                     drops: st.drops(),
-                    queue_delay_ms: LinkDelay {
-                        mean: q.mean() / 1e6,
-                        p95: q.quantile(0.95) / 1e6,
-                        p99: q.quantile(0.99) / 1e6,
-                        p50: Some(q.quantile(0.5) / 1e6),
-                        max: Some(q.max() as f64 / 1e6),
-                    },
+                    queue_delay_ms: q.stats_ms_above(0.0).into(),
                     mtu: Some(l.mtu),
                     delay_ms: Some(l.delay.0 as f64 / 1e6),
                     distance_km: Some(l.distance_km),
@@ -1045,13 +1039,7 @@ impl<'a> Engine<'a> {
                 capacity_bps: rate,
                 utilization: throughput::utilization(payload_bps, rate, mtu),
                 drops: st.drops() + host_drops,
-                queue_delay_ms: LinkDelay {
-                    mean: q.mean() / 1e6,
-                    p95: q.quantile(0.95) / 1e6,
-                    p99: q.quantile(0.99) / 1e6,
-                    p50: Some(q.quantile(0.5) / 1e6),
-                    max: Some(q.max() as f64 / 1e6),
-                },
+                queue_delay_ms: q.stats_ms_above(0.0).into(),
                 mtu: Some(mtu),
                 delay_ms: Some(p.delay_ns as f64 / 1e6),
                 distance_km: None,
@@ -1092,69 +1080,53 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|cf| {
                 let b = &sc.links[slowest(&cf.path)];
-                let link = FlowLimit {
+                let link = Capacity {
                     rate_bps: b.rate.0,
                     mtu: b.mtu,
-                    access: false,
                 };
                 match sc.flows[cf.spec].access.rate {
                     Some(r) if r.0 < b.rate.0 => FlowLimit {
-                        rate_bps: r.0,
+                        capacity: Capacity {
+                            rate_bps: r.0,
+                            ..link
+                        },
                         access: true,
-                        ..link
                     },
-                    _ => link,
+                    _ => FlowLimit {
+                        capacity: link,
+                        access: false,
+                    },
                 }
             })
             .collect();
         let mut flows = Vec::new();
-        let mut tputs = Vec::new();
-        let mut agg_bytes = 0u64;
-        let mut agg_bmps = 0.0;
         for (i, cf) in self.checked.flows.iter().enumerate() {
-            let f = &mut self.flows[i];
-            let d = f.delivered();
-            agg_bytes += d;
-            let active = (cf.stop.min(self.end) - cf.start) as f64 / 1e9;
-            let tput = throughput::throughput_bps(d, active);
-            let dist_km: f64 = cf.path.iter().map(|&l| sc.links[l].distance_km).sum();
+            let f = &self.flows[i];
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
             let h = s.rtt();
             let min_rtt = h.min().unwrap_or(0) as f64;
-            let qd = |v: f64| ((v - min_rtt).max(0.0)) / 1e6;
-            tputs.push(tput);
-            agg_bmps += longhaul_metrics::bmps::bmps(tput, dist_km);
-            let per_sec = per_second(&self.flow_series[i], sc.output.interval.0);
-            flows.push(FlowSummary {
+            flows.push(flow_summary(FlowCounts {
                 id: cf.id,
                 cc: cf.cc.algorithm.to_string(),
-                throughput_bps: tput,
-                utilization: limits[i].utilization(tput),
-                min_rtt_ms: min_rtt / 1e6,
-                queueing_delay_ms: FlowDelay {
-                    mean: if h.count() == 0 { 0.0 } else { qd(h.mean()) },
-                    p95: qd(h.quantile(0.95)),
-                    p50: Some(qd(h.quantile(0.5))),
-                    p99: Some(qd(h.quantile(0.99))),
-                    max: Some(qd(h.max() as f64)),
-                },
-                loss_rate: longhaul_metrics::loss::loss_rate(f.dropped, snap.packets_sent),
-                retransmits: snap.retransmits,
-                bmps: longhaul_metrics::bmps::bmps(tput, dist_km),
                 params: Some(cf.cc.to_string()),
+                bytes_delivered: f.delivered(),
+                active_s: (cf.stop.min(self.end) - cf.start) as f64 / 1e9,
                 start_s: Some(cf.start as f64 / 1e9),
                 stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),
-                distance_km: Some(dist_km),
-                bytes_delivered: Some(d),
+                capacity: Some(limits[i].capacity),
+                distance_km: Some(cf.path.iter().map(|&l| sc.links[l].distance_km).sum()),
+                min_rtt_ms: min_rtt / 1e6,
+                queueing_delay_ms: Some(h.stats_ms_above(min_rtt)),
                 packets_sent: Some(snap.packets_sent),
                 packets_lost: Some(f.dropped),
-                cov: stability::cov(&per_sec),
+                retransmits: snap.retransmits,
+                loss_basis: LossBasis::Drops,
+                interval_bps: per_second(&self.flow_series[i], sc.output.interval.0),
                 drops: f.ledger.rows(),
                 series: Some(std::mem::take(&mut self.flow_series[i])),
-            });
+            }));
         }
-        let agg_tput = throughput::throughput_bps(agg_bytes, run_s);
         // Aggregate utilization is that of the most loaded bottleneck: for each link of the
         // chain, the payload of the scenario's flows that cross it ÷ the capacity they can use
         // there, net of headers, and the largest of these. That capacity is the link's, or the
@@ -1164,7 +1136,7 @@ impl<'a> Engine<'a> {
         // (docs/measurements.md's definition). On a parking lot a long flow counts once on
         // every link it crosses, so the sum of all flows is never divided by one link's
         // capacity (it would read above 100 %).
-        let (agg_capacity, agg_limited_by, agg_util) = chain
+        let bottlenecks = chain
             .iter()
             .map(|&l| {
                 let crossing: Vec<usize> = (0..self.checked.flows.len())
@@ -1172,8 +1144,10 @@ impl<'a> Engine<'a> {
                     .collect();
                 let bytes: u64 = crossing.iter().map(|&i| self.flows[i].delivered()).sum();
                 let link = &sc.links[l];
-                let tput = throughput::throughput_bps(bytes, run_s);
-                let own: f64 = crossing.iter().map(|&i| limits[i].payload_bps()).sum();
+                let own: f64 = crossing
+                    .iter()
+                    .map(|&i| limits[i].capacity.payload_bps())
+                    .sum();
                 let link_payload = throughput::payload_capacity_bps(link.rate.0, link.mtu);
                 if own < link_payload && crossing.iter().all(|&i| limits[i].access) {
                     let ids: Vec<String> = crossing
@@ -1184,15 +1158,22 @@ impl<'a> Engine<'a> {
                         [one] => format!("the access link of flow {one}"),
                         _ => format!("the access links of flows {}", ids.join(", ")),
                     };
-                    let raw: f64 = crossing.iter().map(|&i| limits[i].rate_bps).sum();
-                    (raw, by, tput / own)
+                    Bottleneck {
+                        name: Some(by),
+                        capacity_bps: crossing.iter().map(|&i| limits[i].capacity.rate_bps).sum(),
+                        payload_bps: own,
+                        bytes,
+                    }
                 } else {
-                    (link.rate.0, link.name.clone(), tput / link_payload)
+                    Bottleneck {
+                        name: Some(link.name.clone()),
+                        capacity_bps: link.rate.0,
+                        payload_bps: link_payload,
+                        bytes,
+                    }
                 }
             })
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .expect("the chain is not empty");
-        let per_sec: Vec<f64> = self.per_second.iter().map(|&b| b as f64 * 8.0).collect();
+            .collect();
         // Responsive transfers still running at the end count what they delivered so far.
         for f in &self.flows {
             if let (Some(s), Some(_)) = (f.cross, &f.receiver) {
@@ -1242,6 +1223,17 @@ impl<'a> Engine<'a> {
                 TransportKind::ProtoSecure => "proto_secure".into(),
             },
         );
+        let aggregate = aggregate(
+            &flows,
+            AggregateCounts {
+                bytes_delivered: self.total_delivered(),
+                span_s: run_s,
+                interval_bps: self.per_second.iter().map(|&b| b as f64 * 8.0).collect(),
+                bottlenecks,
+                distance: Distance::PerFlow,
+                series: Some(std::mem::take(&mut self.aggregate_series)),
+            },
+        );
         let summary = Summary {
             scenario: self.checked.name.clone(),
             mode: Mode::Sim,
@@ -1249,17 +1241,7 @@ impl<'a> Engine<'a> {
             seed: sc.seed,
             links,
             flows,
-            aggregate: Aggregate {
-                throughput_bps: agg_tput,
-                utilization: agg_util,
-                jain: fairness::jain_index(&tputs).unwrap_or(f64::NAN),
-                cov: stability::cov(&per_sec).unwrap_or(f64::NAN),
-                bmps: agg_bmps,
-                bytes_delivered: Some(agg_bytes),
-                capacity_bps: Some(agg_capacity),
-                limited_by: Some(agg_limited_by),
-                series: Some(std::mem::take(&mut self.aggregate_series)),
-            },
+            aggregate,
             claims: Vec::new(),
             meta,
             provenance: None,
@@ -1378,18 +1360,7 @@ fn make_endpoints(
 /// The capacity that limits one flow: the slowest link of its path, or its access link.
 #[derive(Clone, Copy)]
 struct FlowLimit {
-    rate_bps: f64,
-    mtu: u32,
+    capacity: Capacity,
     /// The flow's own access link (its host's card), not a link of the path.
     access: bool,
-}
-
-impl FlowLimit {
-    fn payload_bps(&self) -> f64 {
-        throughput::payload_capacity_bps(self.rate_bps, self.mtu)
-    }
-
-    fn utilization(&self, throughput_bps: f64) -> f64 {
-        throughput::utilization(throughput_bps, self.rate_bps, self.mtu)
-    }
 }
