@@ -87,12 +87,7 @@ impl<'a> Engine<'a> {
         }
         for f in &checked.flows {
             let spec = &sc.flows[f.spec];
-            let mtu = f
-                .path
-                .iter()
-                .map(|&l| sc.links[l].mtu)
-                .min()
-                .unwrap_or(1500);
+            let mtu = path_mtu(sc, &f.path);
             let access_delay = spec.access.delay.map(|d| d.0).unwrap_or(0) + spec.extra_rtt.0 / 2;
             let access = if spec.access.rate.is_some() || access_delay > 0 {
                 let limit = spec.access.packets.unwrap_or(1000);

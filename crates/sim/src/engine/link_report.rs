@@ -111,12 +111,7 @@ impl Engine<'_> {
                 by_reason.insert(REASON_HOST_QUEUE_FULL.to_string(), host_drops);
             }
             let q = &st.queue_delay;
-            let mtu = cf
-                .path
-                .iter()
-                .map(|&l| sc.links[l].mtu)
-                .min()
-                .unwrap_or(1500);
+            let mtu = path_mtu(sc, &cf.path);
             let limit = match p.limit {
                 Limit::Packets(n) => format!("host {n}p"),
                 Limit::Bytes(b) => format!("host {b}B"),

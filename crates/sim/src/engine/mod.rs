@@ -51,7 +51,7 @@ use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
-use crate::scenario::{Stack, TransportKind};
+use crate::scenario::{Scenario, Stack, TransportKind};
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
@@ -189,6 +189,11 @@ pub struct Engine<'a> {
     packet_count: u64,
     /// Set while the run is split across two threads (`split`).
     link: Option<Box<split::Link>>,
+}
+
+/// The MTU of a flow's path: its smallest link's (1500 for an empty path).
+fn path_mtu(sc: &Scenario, path: &[usize]) -> u32 {
+    path.iter().map(|&l| sc.links[l].mtu).min().unwrap_or(1500)
 }
 
 fn mix(seed: u64, stream: u64) -> u64 {
