@@ -1,7 +1,7 @@
 //! A lab run as the result summary `sim` writes (mode `lab`), so `longhaul compare` puts the two
 //! side by side.
 //!
-//! Per flow (from `longhaul perf`'s measurement, `longhaul_perf::perf::to_summary`):
+//! Per flow (from `longhaul perf`'s measurement, `longhaul_perf::perf::stream_counts`):
 //! * throughput = bytes the receiver got × 8 ÷ the flow's measured duration (its test start to
 //!   the receiver's confirmation that the last byte arrived, so the final drain is included);
 //! * min RTT = the smaller of the kernel's `tcpi_min_rtt` and the sampled smoothed RTTs; queueing
@@ -27,16 +27,23 @@
 
 use crate::plan::LabPlan;
 use crate::run::RawOutcome;
+use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck, Distance};
 use longhaul_metrics::delay::DelayStats;
 use longhaul_metrics::summary::{
-    Aggregate, AggregateSeries, FlowDelay, LinkDelay, LinkSeries, LinkSummary, Mode, Summary,
+    AggregateSeries, LinkDelay, LinkSeries, LinkSummary, Mode, Summary,
 };
-use longhaul_metrics::{fairness, stability, throughput};
-use longhaul_perf::perf::{interval_bytes, to_summary, PathFacts, SERIES_BASIS};
+use longhaul_metrics::throughput::Capacity;
+use longhaul_metrics::units::TCP_IP_HEADER_BYTES;
+use longhaul_perf::perf::{interval_bytes, stream_counts, PathFacts, SERIES_BASIS};
 use std::collections::BTreeMap;
 
-/// TCP/IP header bytes per packet (docs/measurements.md's utilization definition).
-const HEADER_BYTES: f64 = 40.0;
+/// The bottleneck's data-direction capacity.
+fn capacity(plan: &LabPlan) -> Capacity {
+    Capacity {
+        rate_bps: plan.capacity_bps,
+        mtu: plan.mtu,
+    }
+}
 
 /// Builds the summary of a finished run.
 pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
@@ -50,13 +57,12 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
     let bins = plan.duration.as_secs_f64().ceil().max(1.0) as usize;
     let mut agg_bytes = vec![0.0f64; bins];
     for (f, fr) in plan.flows.iter().zip(&raw.flows) {
-        let s = to_summary(&fr.run, &facts);
-        let mut flow = s.flows.into_iter().next().expect("one stream per flow");
-        flow.id = f.id;
-        flow.cc = f.cc.clone();
-        flow.params = (!f.params.is_empty()).then(|| f.params.join(","));
-        flow.start_s = Some(fr.started_s);
-        flow.stop_s = Some(fr.started_s + fr.run.duration_s);
+        let mut c = stream_counts(&fr.run, 0, &facts);
+        c.id = f.id;
+        c.cc = f.cc.clone();
+        c.params = (!f.params.is_empty()).then(|| f.params.join(","));
+        c.start_s = Some(fr.started_s);
+        c.stop_s = Some(fr.started_s + fr.run.duration_s);
         // Queueing delay from the 100-ms RTT samples (finer than the report intervals).
         let rtts: Vec<f64> = fr.run.rtt_samples_ms[0]
             .iter()
@@ -64,20 +70,14 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
             .filter(|r| *r > 0.0)
             .collect();
         if let Some(m) = longhaul_metrics::delay::min_rtt(&rtts) {
-            let min_rtt = flow.min_rtt_ms.min(m);
-            flow.min_rtt_ms = min_rtt;
+            let min_rtt = c.min_rtt_ms.min(m);
+            c.min_rtt_ms = min_rtt;
             let qd: Vec<f64> = rtts.iter().map(|r| r - min_rtt).collect();
             if let Some(q) = DelayStats::of(&qd) {
-                flow.queueing_delay_ms = FlowDelay {
-                    mean: q.mean,
-                    p95: q.p95,
-                    p50: Some(q.p50),
-                    p99: Some(q.p99),
-                    max: Some(q.max),
-                };
+                c.queueing_delay_ms = Some(q);
             }
         }
-        if let Some(series) = flow.series.as_mut() {
+        if let Some(series) = c.series.as_mut() {
             for t in series.t.iter_mut() {
                 *t += fr.started_s;
             }
@@ -92,30 +92,33 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
                 agg_bytes[b] += per_stream.iter().map(|v| v[k]).sum::<f64>();
             }
         }
-        flows.push(flow);
+        flows.push(flow_summary(c));
     }
 
     let total: u64 = raw.flows.iter().map(|f| f.run.total_bytes()).sum();
-    let span = raw.span_s.max(1e-9);
-    let agg_bps = throughput::throughput_bps(total, span);
-    let per_flow: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
     let agg_series: Vec<f64> = agg_bytes.iter().map(|b| b * 8.0).collect();
     // Full seconds only (the last may be partial).
     let full = (plan.duration.as_secs_f64().floor() as usize).min(bins);
-    let aggregate = Aggregate {
-        throughput_bps: agg_bps,
-        utilization: throughput::utilization(agg_bps, plan.capacity_bps, plan.mtu),
-        jain: fairness::jain_index(&per_flow).unwrap_or(f64::NAN),
-        cov: stability::cov(&agg_series[..full]).unwrap_or(f64::NAN),
-        bmps: longhaul_metrics::bmps::bmps(agg_bps, plan.distance_km),
-        bytes_delivered: Some(total),
-        capacity_bps: Some(plan.capacity_bps),
-        limited_by: Some(plan.link_name.clone()),
-        series: Some(AggregateSeries {
-            t: (0..bins).map(|b| b as f64).collect(),
-            throughput_bps: agg_series,
-        }),
-    };
+    let link = capacity(plan);
+    let aggregate = aggregate(
+        &flows,
+        AggregateCounts {
+            bytes_delivered: total,
+            span_s: raw.span_s.max(1e-9),
+            interval_bps: agg_series[..full].to_vec(),
+            bottlenecks: vec![Bottleneck {
+                name: Some(plan.link_name.clone()),
+                capacity_bps: link.rate_bps,
+                payload_bps: link.payload_bps(),
+                bytes: total,
+            }],
+            distance: Distance::Common(Some(plan.distance_km)),
+            series: Some(AggregateSeries {
+                t: (0..bins).map(|b| b as f64).collect(),
+                throughput_bps: agg_series,
+            }),
+        },
+    );
 
     // Named as the simulator names its two queues of a duplex link.
     let links = vec![
@@ -129,10 +132,6 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         ),
     ];
     let mut meta = BTreeMap::new();
-    meta.insert("longhaul_version".into(), env!("CARGO_PKG_VERSION").into());
-    if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
-        meta.insert("kernel".into(), k.trim().into());
-    }
     meta.insert(
         "transport".into(),
         "Linux kernel TCP (longhaul perf) over longhaul emu".into(),
@@ -221,7 +220,8 @@ fn link_summary(
         .find(|d| d.direction == direction)
         .expect("the emulator reports both directions");
     let c = &d.counters;
-    let payload = |bytes: f64, packets: f64| (bytes - HEADER_BYTES * packets).max(0.0) * 8.0;
+    let header = f64::from(TCP_IP_HEADER_BYTES);
+    let payload = |bytes: f64, packets: f64| (bytes - header * packets).max(0.0) * 8.0;
     let ours = payload(c.delivered_bytes as f64, c.delivered_packets as f64) / raw.span_s.max(1e-9);
     let cross_delivered = c.cross_packets.saturating_sub(c.cross_dropped) as f64;
     let cross_frac = if c.cross_packets > 0 {
@@ -230,7 +230,6 @@ fn link_summary(
         0.0
     };
     let cross = payload(c.cross_bytes as f64 * cross_frac, cross_delivered) / d.elapsed_s.max(1e-9);
-    let payload_capacity = plan.capacity_bps * (plan.mtu as f64 - HEADER_BYTES) / plan.mtu as f64;
     let mut by_reason = BTreeMap::new();
     for (k, v) in [
         ("queue_full", c.dropped_queue_full),
@@ -254,7 +253,7 @@ fn link_summary(
     LinkSummary {
         name,
         capacity_bps,
-        utilization: (ours + cross) / payload_capacity,
+        utilization: capacity(plan).utilization(ours + cross),
         drops: c.dropped_packets() + c.cross_dropped,
         queue_delay_ms: LinkDelay {
             mean: q.mean,

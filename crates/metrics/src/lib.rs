@@ -18,25 +18,38 @@
 //! This crate depends on no other longhaul crate.
 //!
 //! # Building a summary from a run
-//! A driver records events with explicit times (seconds from the start of the experiment) and
-//! finishes with the numbers docs/measurements.md asks for:
+//! A driver counts what it measured and [`assemble`] applies the definitions of
+//! docs/measurements.md, the same for every driver:
 //!
 //! ```
-//! use longhaul_metrics::recorder::{aggregate, FlowRecorder, PathContext};
+//! use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck};
+//! use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
+//! use longhaul_metrics::delay::queueing_delay_stats;
 //! use longhaul_metrics::summary::{Mode, Summary};
+//! use longhaul_metrics::throughput::Capacity;
 //! use std::collections::BTreeMap;
 //!
-//! // Seed 000's first row: one FAST flow, 1 Gb/s host card, 10,037 km, 1500-byte MTU.
-//! let path = PathContext { capacity_bps: 1e9, mtu: 1500, distance_km: 10_037.0 };
-//! let mut flow = FlowRecorder::new(1, "fast", 0.1)?;
-//! for ms in 0..10_000u32 {
-//!     let t = f64::from(ms) / 1000.0;
-//!     flow.on_sent(t, 80);
-//!     flow.on_delivered(t, 115_625); // 115,625 B per ms = 925 Mb/s
-//!     flow.on_rtt(t, 0.180 + f64::from(ms % 10) * 1e-4);
-//! }
-//! let flows = vec![flow.finish(10.0, 10.0, &path)];
-//! let aggregate = aggregate(&[flow], &flows, 10.0, &path);
+//! // Seed 000's first row: one FAST flow, 1 Gb/s host card, 10,037 km, 1500-byte MTU,
+//! // 1,156,250,000 B in 10 s (925 Mb/s).
+//! let card = Capacity { rate_bps: 1e9, mtu: 1500 };
+//! let rtts: Vec<f64> = (0..10_000).map(|ms| 180.0 + f64::from(ms % 10) * 0.1).collect();
+//! let flows = vec![flow_summary(FlowCounts {
+//!     id: 1, cc: "fast".into(), params: None,
+//!     bytes_delivered: 1_156_250_000, active_s: 10.0, start_s: Some(0.0), stop_s: Some(10.0),
+//!     capacity: Some(card), distance_km: Some(10_037.0),
+//!     min_rtt_ms: 180.0, queueing_delay_ms: queueing_delay_stats(&rtts),
+//!     packets_sent: Some(800_000), packets_lost: Some(0), retransmits: 0,
+//!     loss_basis: LossBasis::Drops, interval_bps: vec![925e6; 10],
+//!     drops: vec![], series: None,
+//! })];
+//! let aggregate = aggregate(&flows, AggregateCounts {
+//!     bytes_delivered: 1_156_250_000, span_s: 10.0, interval_bps: vec![925e6; 10],
+//!     bottlenecks: vec![Bottleneck {
+//!         name: Some("host card".into()), capacity_bps: 1e9, payload_bps: card.payload_bps(),
+//!         bytes: 1_156_250_000,
+//!     }],
+//!     distance: Distance::Common(Some(10_037.0)), series: None,
+//! });
 //! assert!((flows[0].throughput_bps - 925e6).abs() < 1.0);
 //! assert!((100.0 * aggregate.utilization - 95.03).abs() < 0.01);
 //! assert!((aggregate.bmps / 1e15 - 9.28).abs() < 0.01);
@@ -46,9 +59,9 @@
 //!     provenance: None,
 //! };
 //! print!("{}", longhaul_metrics::report::summary_table(&summary));
-//! # Ok::<(), longhaul_metrics::MetricsError>(())
 //! ```
 
+pub mod assemble;
 pub mod bmps;
 pub mod convergence;
 pub mod delay;
@@ -64,7 +77,6 @@ pub mod units;
 
 pub use error::MetricsError;
 pub mod example;
-pub mod recorder;
 pub mod report;
 pub mod rule;
 pub mod summary;

@@ -19,6 +19,7 @@
 //! written as JSON `null` (serde_json's encoding of NaN) and read back as NaN, which reports print
 //! as "-". Refusing to write it would lose the rest of a long run's results.
 
+use crate::delay::DelayStats;
 use crate::error::MetricsError;
 use crate::loss::DropCount;
 use crate::provenance::Provenance;
@@ -84,6 +85,18 @@ pub struct LinkDelay {
     pub p50: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
+}
+
+impl From<DelayStats> for LinkDelay {
+    fn from(d: DelayStats) -> Self {
+        LinkDelay {
+            mean: d.mean,
+            p95: d.p95,
+            p99: d.p99,
+            p50: Some(d.p50),
+            max: Some(d.max),
+        }
+    }
 }
 
 /// One link (queue) of the path.

@@ -68,6 +68,25 @@ pub fn utilization(throughput_bps: f64, capacity_bps: f64, mtu: u32) -> f64 {
     }
 }
 
+/// A link's capacity and MTU: what utilization is judged against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Capacity {
+    pub rate_bps: f64,
+    pub mtu: u32,
+}
+
+impl Capacity {
+    /// The payload this capacity can carry ([`payload_capacity_bps`]).
+    pub fn payload_bps(&self) -> f64 {
+        payload_capacity_bps(self.rate_bps, self.mtu)
+    }
+
+    /// `throughput_bps` as a fraction of it ([`utilization`]).
+    pub fn utilization(&self, throughput_bps: f64) -> f64 {
+        utilization(throughput_bps, self.rate_bps, self.mtu)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,8 @@
 //! (the HdrHistogram layout, Gil Tene): relative error below 2^-SUB_BITS = 1/32 ≈ 3 %,
 //! values below 32 ns are exact. Recording is a few integer operations and no allocation.
 
+use longhaul_metrics::delay::DelayStats;
+
 const SUB_BITS: u32 = 5;
 const SUB: usize = 1 << SUB_BITS;
 const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
@@ -96,6 +98,20 @@ impl Histogram {
         }
         self.max as f64
     }
+
+    /// The summary's statistics of the recorded nanoseconds less `base_ns`, in milliseconds
+    /// (a value below the base counts as 0; an empty histogram reads 0 throughout).
+    pub fn stats_ms_above(&self, base_ns: f64) -> DelayStats {
+        let ms = |v: f64| (v - base_ns).max(0.0) / 1e6;
+        DelayStats {
+            count: self.n,
+            mean: ms(self.mean()),
+            p50: ms(self.quantile(0.5)),
+            p95: ms(self.quantile(0.95)),
+            p99: ms(self.quantile(0.99)),
+            max: ms(self.max as f64),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -120,5 +136,21 @@ mod tests {
         for v in [0u64, 1, 31, 32, 33, 1 << 40, u64::MAX] {
             assert!(index(v) < BUCKETS);
         }
+    }
+
+    #[test]
+    fn statistics_above_a_base_in_milliseconds() {
+        let mut h = Histogram::default();
+        assert_eq!(h.stats_ms_above(0.0).max, 0.0);
+        for v in [2_000_000u64, 3_000_000, 10_000_000] {
+            h.record(v);
+        }
+        // Less the 2-ms minimum: 0, 1 and 8 ms (the histogram's 3 % buckets, clamped to max).
+        let s = h.stats_ms_above(2e6);
+        assert_eq!(s.count, 3);
+        assert!((s.mean - 3.0).abs() < 1e-9);
+        assert_eq!((s.p99, s.max), (8.0, 8.0));
+        assert!((s.p50 - 1.0).abs() < 0.035 * 3.0, "{}", s.p50);
+        assert_eq!(h.stats_ms_above(20e6).max, 0.0);
     }
 }

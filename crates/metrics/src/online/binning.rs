@@ -2,8 +2,7 @@
 //!
 //! [`IntervalBinner`] sums bytes into fixed intervals [k·w, (k+1)·w) from t = 0 and turns them into
 //! throughput (bits ÷ w): seed 000's Figure 2 traces, iperf's per-interval lines (seed 004), and the
-//! 1-s series whose CoV is the stability metric. [`GaugeBinner`] summarises a sampled quantity
-//! (cwnd, RTT, queue length) per interval by its mean, maximum and last value.
+//! 1-s series whose CoV is the stability metric.
 //!
 //! Samples with a negative or non-finite time, or beyond `max_bins` intervals (a guard against a
 //! corrupt clock allocating gigabytes), are not binned and are counted in `ignored()`.
@@ -118,91 +117,6 @@ impl IntervalBinner {
     }
 }
 
-/// One interval of a sampled quantity.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GaugeBin {
-    /// Interval start, seconds.
-    pub t: f64,
-    pub mean: f64,
-    pub max: f64,
-    pub last: f64,
-    pub samples: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct GaugeAcc {
-    sum: f64,
-    max: f64,
-    last: f64,
-    n: u64,
-}
-
-/// Mean, maximum and last value per fixed interval of a sampled quantity (cwnd, RTT, queue).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GaugeBinner {
-    width: f64,
-    max_bins: usize,
-    bins: Vec<GaugeAcc>,
-    ignored: u64,
-}
-
-impl GaugeBinner {
-    pub fn new(width_s: f64) -> Result<Self, MetricsError> {
-        check_width(width_s)?;
-        Ok(Self {
-            width: width_s,
-            max_bins: DEFAULT_MAX_BINS,
-            bins: Vec::new(),
-            ignored: 0,
-        })
-    }
-
-    pub fn with_max_bins(mut self, max_bins: usize) -> Self {
-        self.max_bins = max_bins;
-        self
-    }
-
-    /// Record `value` sampled at `t_s` (NaN values are ignored).
-    pub fn add(&mut self, t_s: f64, value: f64) {
-        let k = match bin_index(t_s, self.width, self.max_bins) {
-            Some(k) if value.is_finite() => k,
-            _ => {
-                self.ignored += 1;
-                return;
-            }
-        };
-        if k >= self.bins.len() {
-            self.bins.resize(k + 1, GaugeAcc::default());
-        }
-        let b = &mut self.bins[k];
-        b.max = if b.n == 0 { value } else { b.max.max(value) };
-        b.sum += value;
-        b.last = value;
-        b.n += 1;
-    }
-
-    pub fn ignored(&self) -> u64 {
-        self.ignored
-    }
-
-    /// The intervals that received samples, in time order (empty intervals are skipped: a gauge
-    /// has no value where it was not sampled).
-    pub fn series(&self) -> Vec<GaugeBin> {
-        self.bins
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.n > 0)
-            .map(|(k, b)| GaugeBin {
-                t: k as f64 * self.width,
-                mean: b.sum / b.n as f64,
-                max: b.max,
-                last: b.last,
-                samples: b.n,
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,29 +169,5 @@ mod tests {
         a.merge(&b).unwrap();
         assert_eq!(a.bytes(), &[150, 25]);
         assert!(a.merge(&IntervalBinner::new(2.0).unwrap()).is_err());
-    }
-
-    #[test]
-    fn gauge_mean_max_last() {
-        let mut g = GaugeBinner::new(0.5).unwrap();
-        g.add(0.0, 10.0);
-        g.add(0.2, 30.0);
-        g.add(0.4, 20.0);
-        g.add(1.1, 7.0);
-        g.add(1.2, f64::NAN);
-        let s = g.series();
-        assert_eq!(s.len(), 2);
-        assert_eq!(
-            s[0],
-            GaugeBin {
-                t: 0.0,
-                mean: 20.0,
-                max: 30.0,
-                last: 20.0,
-                samples: 3
-            }
-        );
-        assert_eq!((s[1].t, s[1].mean, s[1].samples), (1.0, 7.0, 1));
-        assert_eq!(g.ignored(), 1);
     }
 }

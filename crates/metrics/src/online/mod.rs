@@ -9,7 +9,7 @@ mod delay;
 mod histogram;
 mod welford;
 
-pub use binning::{GaugeBin, GaugeBinner, IntervalBinner};
+pub use binning::IntervalBinner;
 pub use delay::DelayAccumulator;
 pub use histogram::LogHistogram;
 pub use welford::RunningStats;

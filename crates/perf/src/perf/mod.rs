@@ -25,7 +25,7 @@ pub mod tcp_info;
 
 pub use client::{run_client, ClientConfig, ClientError, Interval, PerfRun, Progress, Quiet};
 pub use server::{Server, ServerConfig, ServerEvent};
-pub use summary::{interval_bytes, to_summary, PathFacts, SERIES_BASIS};
+pub use summary::{interval_bytes, stream_counts, to_summary, PathFacts, SERIES_BASIS};
 
 /// The port `longhaul perf` listens on by default (iperf3 uses 5201).
 pub const DEFAULT_PORT: u16 = 5301;

@@ -15,11 +15,12 @@
 //!   partial one; with fewer than two full intervals it is undefined.
 
 use super::client::PerfRun;
+use super::tcp_info::TcpStats;
+use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck};
+use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
 use longhaul_metrics::delay::DelayStats;
-use longhaul_metrics::summary::{
-    Aggregate, AggregateSeries, FlowDelay, FlowSeries, FlowSummary, Mode, Summary,
-};
-use longhaul_metrics::{fairness, stability, throughput};
+use longhaul_metrics::summary::{AggregateSeries, FlowSeries, FlowSummary, Mode, Summary};
+use longhaul_metrics::throughput::Capacity;
 use std::collections::BTreeMap;
 
 /// What the run alone cannot know.
@@ -29,6 +30,16 @@ pub struct PathFacts {
     pub capacity_bps: Option<f64>,
     /// For utilization net of headers; 1500 unless given.
     pub mtu: Option<u32>,
+}
+
+impl PathFacts {
+    /// The bottleneck's capacity, if given.
+    pub fn capacity(&self) -> Option<Capacity> {
+        self.capacity_bps.map(|rate_bps| Capacity {
+            rate_bps,
+            mtu: self.mtu.unwrap_or(1500),
+        })
+    }
 }
 
 /// What the throughput series count, for the summary's `meta`.
@@ -80,112 +91,82 @@ pub fn interval_bytes(run: &PerfRun, s: usize) -> Vec<f64> {
         .collect()
 }
 
+/// What stream `s` of `run` measured, for `longhaul_metrics::assemble::flow_summary`.
+pub fn stream_counts(run: &PerfRun, s: usize, facts: &PathFacts) -> FlowCounts {
+    let d = run.duration_s;
+    // The last interval is partial when the run did not end on a tick (it includes the drain).
+    let full = run.intervals.len().saturating_sub(1);
+    let series_bps: Vec<f64> = interval_bytes(run, s)
+        .iter()
+        .zip(&run.intervals)
+        .map(|(b, i)| b * 8.0 / (i.end_s - i.start_s).max(1e-9))
+        .collect();
+    let rtts: Vec<f64> = run
+        .intervals
+        .iter()
+        .map(|i| i.streams[s].tcp.rtt_us as f64 / 1e3)
+        .filter(|r| *r > 0.0)
+        .collect();
+    let kernel_min = run
+        .intervals
+        .iter()
+        .map(|i| i.streams[s].tcp.min_rtt_us)
+        .filter(|&m| m > 0)
+        .min()
+        .map(|m| m as f64 / 1e3);
+    let sampled_min = longhaul_metrics::delay::min_rtt(&rtts);
+    let min_rtt = match (kernel_min, sampled_min) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(f64::NAN),
+    };
+    let qd: Vec<f64> = rtts.iter().map(|r| r - min_rtt).collect();
+    let tcp = run.final_tcp.get(s).copied().unwrap_or_default();
+    let gauge = |f: &dyn Fn(&TcpStats) -> f64| -> Vec<f64> {
+        run.intervals.iter().map(|i| f(&i.streams[s].tcp)).collect()
+    };
+    FlowCounts {
+        id: s as u32 + 1,
+        cc: run.streams[s].cc.clone(),
+        params: None,
+        bytes_delivered: run.bytes[s],
+        active_s: d,
+        start_s: Some(0.0),
+        stop_s: Some(d),
+        capacity: facts.capacity(),
+        distance_km: facts.distance_km,
+        min_rtt_ms: min_rtt,
+        queueing_delay_ms: DelayStats::of(&qd),
+        packets_sent: (tcp.data_segs_out > 0).then_some(tcp.data_segs_out as u64),
+        packets_lost: None,
+        retransmits: run.intervals.iter().map(|i| i.streams[s].retransmits).sum(),
+        loss_basis: LossBasis::Retransmits,
+        interval_bps: series_bps[..full].to_vec(),
+        drops: Vec::new(),
+        series: Some(FlowSeries {
+            t: run.intervals.iter().map(|i| i.start_s).collect(),
+            throughput_bps: series_bps,
+            cwnd_pkts: gauge(&|t| t.cwnd_pkts as f64),
+            // A stream without an RTT sample (`tcpi_rtt` 0) is a gap, not a 0-ms RTT.
+            rtt_ms: gauge(&|t| match t.rtt_us {
+                0 => f64::NAN,
+                us => us as f64 / 1e3,
+            }),
+            inflight_pkts: gauge(&|t| t.unacked as f64),
+            ..FlowSeries::default()
+        }),
+    }
+}
+
 /// Build the summary of a run.
 pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
     let d = run.duration_s;
-    let mtu = facts.mtu.unwrap_or(1500);
-    let util = |bps: f64| {
-        facts
-            .capacity_bps
-            .map_or(f64::NAN, |c| throughput::utilization(bps, c, mtu))
-    };
-    let bmps = |bps: f64| {
-        facts
-            .distance_km
-            .map_or(f64::NAN, |km| longhaul_metrics::bmps::bmps(bps, km))
-    };
     let t: Vec<f64> = run.intervals.iter().map(|i| i.start_s).collect();
     // The last interval is partial when the run did not end on a tick (it includes the drain).
     let full = run.intervals.len().saturating_sub(1);
-
-    let mut flows = Vec::new();
-    for (s, setup) in run.streams.iter().enumerate() {
-        let bytes = run.bytes[s];
-        let bps = throughput::throughput_bps(bytes, d);
-        let series_bps: Vec<f64> = interval_bytes(run, s)
-            .iter()
-            .zip(&run.intervals)
-            .map(|(b, i)| b * 8.0 / (i.end_s - i.start_s).max(1e-9))
-            .collect();
-        let rtts: Vec<f64> = run
-            .intervals
-            .iter()
-            .map(|i| i.streams[s].tcp.rtt_us as f64 / 1e3)
-            .filter(|r| *r > 0.0)
-            .collect();
-        let kernel_min = run
-            .intervals
-            .iter()
-            .map(|i| i.streams[s].tcp.min_rtt_us)
-            .filter(|&m| m > 0)
-            .min()
-            .map(|m| m as f64 / 1e3);
-        let sampled_min = longhaul_metrics::delay::min_rtt(&rtts);
-        let min_rtt = match (kernel_min, sampled_min) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b).unwrap_or(f64::NAN),
-        };
-        let qd: Vec<f64> = rtts.iter().map(|r| r - min_rtt).collect();
-        let q = DelayStats::of(&qd);
-        let tcp = run.final_tcp.get(s).copied().unwrap_or_default();
-        let retrans: u64 = run.intervals.iter().map(|i| i.streams[s].retransmits).sum();
-        flows.push(FlowSummary {
-            id: s as u32 + 1,
-            cc: setup.cc.clone(),
-            throughput_bps: bps,
-            utilization: util(bps),
-            min_rtt_ms: min_rtt,
-            queueing_delay_ms: FlowDelay {
-                mean: q.map_or(f64::NAN, |q| q.mean),
-                p95: q.map_or(f64::NAN, |q| q.p95),
-                p50: q.map(|q| q.p50),
-                p99: q.map(|q| q.p99),
-                max: q.map(|q| q.max),
-            },
-            loss_rate: if tcp.data_segs_out > 0 {
-                retrans as f64 / tcp.data_segs_out as f64
-            } else {
-                f64::NAN
-            },
-            retransmits: retrans,
-            bmps: bmps(bps),
-            params: None,
-            start_s: Some(0.0),
-            stop_s: Some(d),
-            distance_km: facts.distance_km,
-            bytes_delivered: Some(bytes),
-            packets_sent: (tcp.data_segs_out > 0).then_some(tcp.data_segs_out as u64),
-            packets_lost: None,
-            cov: stability::cov(&series_bps[..full]),
-            drops: Vec::new(),
-            series: Some(FlowSeries {
-                t: t.clone(),
-                throughput_bps: series_bps,
-                cwnd_pkts: run
-                    .intervals
-                    .iter()
-                    .map(|i| i.streams[s].tcp.cwnd_pkts as f64)
-                    .collect(),
-                // A stream without an RTT sample (`tcpi_rtt` 0) is a gap, not a 0-ms RTT.
-                rtt_ms: run
-                    .intervals
-                    .iter()
-                    .map(|i| match i.streams[s].tcp.rtt_us {
-                        0 => f64::NAN,
-                        us => us as f64 / 1e3,
-                    })
-                    .collect(),
-                inflight_pkts: run
-                    .intervals
-                    .iter()
-                    .map(|i| i.streams[s].tcp.unacked as f64)
-                    .collect(),
-                ..FlowSeries::default()
-            }),
-        });
-    }
+    let flows: Vec<FlowSummary> = (0..run.streams.len())
+        .map(|s| flow_summary(stream_counts(run, s, facts)))
+        .collect();
     let total = run.total_bytes();
-    let agg_bps = throughput::throughput_bps(total, d);
     let per_stream: Vec<Vec<f64>> = (0..run.streams.len())
         .map(|s| interval_bytes(run, s))
         .collect();
@@ -197,12 +178,30 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
             per_stream.iter().map(|b| b[k]).sum::<f64>() * 8.0 / (i.end_s - i.start_s).max(1e-9)
         })
         .collect();
-    let per_flow: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+    let aggregate = aggregate(
+        &flows,
+        AggregateCounts {
+            bytes_delivered: total,
+            span_s: d,
+            interval_bps: agg_series[..full].to_vec(),
+            bottlenecks: facts
+                .capacity()
+                .map(|c| Bottleneck {
+                    name: None,
+                    capacity_bps: c.rate_bps,
+                    payload_bps: c.payload_bps(),
+                    bytes: total,
+                })
+                .into_iter()
+                .collect(),
+            distance: Distance::Common(facts.distance_km),
+            series: Some(AggregateSeries {
+                t,
+                throughput_bps: agg_series,
+            }),
+        },
+    );
     let mut meta = BTreeMap::new();
-    meta.insert("longhaul_version".into(), env!("CARGO_PKG_VERSION").into());
-    if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
-        meta.insert("kernel".into(), k.trim().into());
-    }
     meta.insert("server".into(), format!("{}:{}", run.config_host, run.port));
     meta.insert("streams".into(), run.streams.len().to_string());
     meta.insert("write_len".into(), run.params.write_len.to_string());
@@ -229,20 +228,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         seed: 0,
         links: Vec::new(),
         flows,
-        aggregate: Aggregate {
-            throughput_bps: agg_bps,
-            utilization: util(agg_bps),
-            jain: fairness::jain_index(&per_flow).unwrap_or(f64::NAN),
-            cov: stability::cov(&agg_series[..full]).unwrap_or(f64::NAN),
-            bmps: bmps(agg_bps),
-            bytes_delivered: Some(total),
-            capacity_bps: facts.capacity_bps,
-            limited_by: None,
-            series: Some(AggregateSeries {
-                t,
-                throughput_bps: agg_series,
-            }),
-        },
+        aggregate,
         claims: Vec::new(),
         meta,
         provenance: None,
@@ -290,6 +276,8 @@ mod tests {
             [8e6, 8e6, 8e6]
         );
         assert!(s.meta["throughput_series"].contains("tcpi_delivered"));
+        // The version and the kernel are the provenance block's, not repeated in `meta`.
+        assert!(!s.meta.contains_key("longhaul_version") && !s.meta.contains_key("kernel"));
         // Delivered segments (SACKed included) win over the cumulative ACK, which stalls
         // behind a lost segment (0 then 2 MB) while 1000-byte segments keep arriving.
         let acked = [1_000_000, 1_000_000, 3_000_000];

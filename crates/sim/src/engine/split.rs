@@ -246,20 +246,9 @@ impl<'a> Engine<'a> {
             .flows
             .iter_mut()
             .map(|f| Flow {
-                id: f.id,
-                cross: None,
-                fwd: f.fwd.clone(),
-                rev: f.rev.clone(),
-                sender: None,
                 receiver: f.receiver.take(),
                 armed: [NONE, f.armed[1]],
-                access: None,
-                dropped: 0,
-                ledger: LossLedger::new(),
-                delivered_at_sample: 0,
-                lost_at_sample: 0,
-                retransmits_at_sample: 0,
-                final_delivered: 0,
+                ..Flow::new(f.id, None, f.fwd.clone(), f.rev.clone())
             })
             .collect();
         let mut far = Engine {

@@ -1,0 +1,99 @@
+//! The outcome of a run: the result summary (links, flows, the aggregate; docs/measurements.md)
+//! with the cross-traffic summaries, port reports, drop log and counters.
+
+use super::*;
+
+impl Engine<'_> {
+    /// Everything the run measured; the engine's series move into the outcome.
+    pub(super) fn finish(mut self) -> Outcome {
+        let sc = &self.checked.scenario;
+        let run_s = self.end as f64 / 1e9;
+        let (mut links, ports) = self.link_reports(run_s);
+        links.extend(self.access_reports(run_s));
+        let limits = self.flow_limits();
+        let flows = self.flow_summaries(&limits);
+        let bottlenecks = self.bottlenecks(&limits);
+        // Responsive transfers still running at the end count what they delivered so far.
+        for f in &self.flows {
+            if let (Some(s), Some(_)) = (f.cross, &f.receiver) {
+                self.cross[s].delivered += f.delivered();
+            }
+        }
+        let cross = self
+            .checked
+            .cross
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let st = &self.cross[i];
+                let active = (c.stop - c.start) as f64 / 1e9;
+                let responsive = c.cc.is_some();
+                let bytes = if responsive {
+                    st.delivered
+                } else {
+                    st.src.bytes
+                };
+                CrossSummary {
+                    kind: match st.src.kind {
+                        CrossKind::Cbr => "cbr",
+                        CrossKind::Poisson => "poisson",
+                        CrossKind::Onoff => "onoff",
+                        CrossKind::Web => "web",
+                    },
+                    link: sc.links[c.link].name.clone(),
+                    responsive,
+                    rate_bps: bytes as f64 * 8.0 / active,
+                    packets: st.src.packets,
+                    transfers: st.src.transfers,
+                }
+            })
+            .collect();
+        let mut meta = BTreeMap::new();
+        meta.insert(
+            "simulator".into(),
+            format!("longhaul-sim {}", env!("CARGO_PKG_VERSION")),
+        );
+        meta.insert("events".into(), self.event_count.to_string());
+        meta.insert(
+            "transport".into(),
+            match sc.transport {
+                TransportKind::Proto => "proto".into(),
+                TransportKind::Model => "model".into(),
+                TransportKind::ProtoSecure => "proto_secure".into(),
+            },
+        );
+        let aggregate = aggregate(
+            &flows,
+            AggregateCounts {
+                bytes_delivered: self.total_delivered(),
+                span_s: run_s,
+                interval_bps: self.per_second.iter().map(|&b| b as f64 * 8.0).collect(),
+                bottlenecks,
+                distance: Distance::PerFlow,
+                series: Some(std::mem::take(&mut self.aggregate_series)),
+            },
+        );
+        let summary = Summary {
+            scenario: self.checked.name.clone(),
+            mode: Mode::Sim,
+            duration_s: run_s,
+            seed: sc.seed,
+            links,
+            flows,
+            aggregate,
+            claims: Vec::new(),
+            meta,
+            provenance: None,
+        };
+        Outcome {
+            summary,
+            cross_traffic: cross,
+            ports,
+            drops: std::mem::take(&mut self.drops),
+            drops_unlogged: self.drops_unlogged,
+            events: self.event_count,
+            packet_hops: self.packet_count,
+            threads: 1,
+        }
+    }
+}
