@@ -26,7 +26,9 @@
 //! cross traffic's payload over the emulator's lifetime, ÷ the payload capacity.
 
 use crate::plan::LabPlan;
+use crate::queue_log::QueueLog;
 use crate::run::RawOutcome;
+use longhaul_emu::forward::DirectionReport;
 use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck, Distance};
 use longhaul_metrics::delay::DelayStats;
 use longhaul_metrics::summary::{
@@ -122,11 +124,19 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
 
     // Named as the simulator names its two queues of a duplex link.
     let links = vec![
-        link_summary(plan, raw, "a>b", plan.link_name.clone(), plan.capacity_bps),
         link_summary(
             plan,
-            raw,
-            "b>a",
+            direction(raw, "a>b"),
+            &raw.forward_log,
+            raw.span_s,
+            plan.link_name.clone(),
+            plan.capacity_bps,
+        ),
+        link_summary(
+            plan,
+            direction(raw, "b>a"),
+            &raw.reverse_log,
+            raw.span_s,
             format!("{} (reverse)", plan.link_name),
             plan.reverse_capacity_bps,
         ),
@@ -206,23 +216,29 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
     }
 }
 
+/// The emulator's report of one direction (`a>b` or `b>a`).
+fn direction<'a>(raw: &'a RawOutcome, name: &str) -> &'a DirectionReport {
+    raw.emulator
+        .directions
+        .iter()
+        .find(|d| d.direction == name)
+        .expect("the emulator reports both directions")
+}
+
+/// One direction of the bottleneck, its utilization against its own capacity (`capacity_bps`:
+/// the reverse direction may be slower than the forward one).
 fn link_summary(
     plan: &LabPlan,
-    raw: &RawOutcome,
-    direction: &str,
+    d: &DirectionReport,
+    log: &QueueLog,
+    span_s: f64,
     name: String,
     capacity_bps: f64,
 ) -> LinkSummary {
-    let e = &raw.emulator;
-    let d = e
-        .directions
-        .iter()
-        .find(|d| d.direction == direction)
-        .expect("the emulator reports both directions");
     let c = &d.counters;
     let header = f64::from(TCP_IP_HEADER_BYTES);
     let payload = |bytes: f64, packets: f64| (bytes - header * packets).max(0.0) * 8.0;
-    let ours = payload(c.delivered_bytes as f64, c.delivered_packets as f64) / raw.span_s.max(1e-9);
+    let ours = payload(c.delivered_bytes as f64, c.delivered_packets as f64) / span_s.max(1e-9);
     let cross_delivered = c.cross_packets.saturating_sub(c.cross_dropped) as f64;
     let cross_frac = if c.cross_packets > 0 {
         cross_delivered / c.cross_packets as f64
@@ -245,15 +261,14 @@ fn link_summary(
         by_reason.insert("cross_traffic".into(), c.cross_dropped);
     }
     let q = &d.queue_delay_ms;
-    let log = if direction == "a>b" {
-        &raw.forward_log
-    } else {
-        &raw.reverse_log
-    };
     LinkSummary {
         name,
         capacity_bps,
-        utilization: capacity(plan).utilization(ours + cross),
+        utilization: Capacity {
+            rate_bps: capacity_bps,
+            mtu: plan.mtu,
+        }
+        .utilization(ours + cross),
         drops: c.dropped_packets() + c.cross_dropped,
         queue_delay_ms: LinkDelay {
             mean: q.mean,
@@ -274,5 +289,58 @@ fn link_summary(
             queue_pkts: log.queue_pkts.clone(),
             throughput_bps: log.throughput_bps.clone(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A direction that delivered `packets` packets of `mtu` bytes in one second.
+    fn delivered(name: &str, packets: u64, mtu: u32) -> DirectionReport {
+        let mut d = DirectionReport {
+            direction: name.into(),
+            counters: Default::default(),
+            io: Default::default(),
+            lateness: Default::default(),
+            queue_delay_ms: Default::default(),
+            elapsed_s: 1.0,
+            throughput_bps: 0.0,
+            capacity_bps: None,
+            utilization: 0.0,
+        };
+        d.counters.delivered_packets = packets;
+        d.counters.delivered_bytes = packets * u64::from(mtu);
+        d
+    }
+
+    #[test]
+    fn each_direction_is_judged_against_its_own_capacity() {
+        let b = crate::builtin::find("short").unwrap();
+        let plan = crate::plan_from_text(b.text, b.path, b.name, &[]).unwrap();
+        let log = QueueLog::default();
+        // The same load on the 100 Mb/s forward link and on a 10 Mb/s reverse one: 1/10 of
+        // the forward payload capacity is all of the reverse's.
+        let fwd_payload_pps = plan.capacity_bps / (8.0 * f64::from(plan.mtu));
+        let packets = (fwd_payload_pps / 10.0).round() as u64;
+        let fwd = link_summary(
+            &plan,
+            &delivered("a>b", packets, plan.mtu),
+            &log,
+            1.0,
+            "path".into(),
+            plan.capacity_bps,
+        );
+        let rev = link_summary(
+            &plan,
+            &delivered("b>a", packets, plan.mtu),
+            &log,
+            1.0,
+            "path (reverse)".into(),
+            plan.capacity_bps / 10.0,
+        );
+        assert!((fwd.utilization - 0.1).abs() < 0.002, "{}", fwd.utilization);
+        assert!((rev.utilization - 1.0).abs() < 0.02, "{}", rev.utilization);
+        assert_eq!(rev.capacity_bps, plan.capacity_bps / 10.0);
     }
 }
