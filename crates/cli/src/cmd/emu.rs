@@ -991,20 +991,7 @@ reverse = true
     fn every_per_direction_flag_documents_the_asymmetric_form() {
         use clap::Args as _;
         // The flags `apply_flags` splits at `/`.
-        const PER_DIRECTION: [&str; 12] = [
-            "rate",
-            "delay",
-            "queue_packets",
-            "queue_bytes",
-            "red",
-            "loss",
-            "gilbert",
-            "jitter",
-            "reorder",
-            "reorder_by",
-            "duplicate",
-            "overhead",
-        ];
+        use longhaul_emu::settings::PER_DIRECTION;
         let cmd = LinkArgs::augment_args(clap::Command::new("t"));
         for id in PER_DIRECTION {
             let arg = cmd

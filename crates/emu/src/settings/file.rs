@@ -3,7 +3,7 @@
 //! `a_to_b`/`b_to_a`) overriding one direction.
 
 use super::values::Result;
-use super::{RawDirection, Settings, SettingsError};
+use super::{RawDirection, Settings, SettingsError, PER_DIRECTION};
 use std::path::Path;
 
 /// What a scenario file holds.
@@ -24,29 +24,9 @@ const SIMULATOR_ONLY: &[&str] = &[
     "distance_km",
 ];
 
-/// The keys a `[link]` table takes.
-const KNOWN: &[&str] = &[
-    "name",
-    "rate",
-    "trace",
-    "delay",
-    "queue_packets",
-    "queue_bytes",
-    "red",
-    "loss",
-    "gilbert",
-    "jitter",
-    "reorder",
-    "reorder_by",
-    "duplicate",
-    "overhead",
-    "cross",
-    "mtu",
-    "seed",
-    "up",
-    "down",
-    "a_to_b",
-    "b_to_a",
+/// The keys a `[link]` table takes besides the per-direction ones ([`super::PER_DIRECTION`]).
+const OTHER_KEYS: &[&str] = &[
+    "name", "trace", "cross", "mtu", "seed", "up", "down", "a_to_b", "b_to_a",
 ];
 
 fn err(m: String) -> SettingsError {
@@ -147,10 +127,11 @@ fn apply(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
                  reverse direction"
             )));
         }
-        if !KNOWN.contains(&k.as_str()) {
+        if !PER_DIRECTION.contains(&k.as_str()) && !OTHER_KEYS.contains(&k.as_str()) {
             return Err(err(format!(
-                "{ctx}: unknown key `{k}` (known: {})",
-                KNOWN.join(", ")
+                "{ctx}: unknown key `{k}` (known: {}, {})",
+                PER_DIRECTION.join(", "),
+                OTHER_KEYS.join(", ")
             )));
         }
     }
@@ -171,36 +152,17 @@ fn apply(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
     set(&mut raw.duplicate, "duplicate");
     set(&mut raw.overhead, "overhead");
     if let Some(v) = t.get("red") {
-        let r = v.as_table().ok_or_else(|| {
-            err(format!(
-                "{ctx}: `red` must be a table {{ min, max, max_p, weight }}"
-            ))
-        })?;
-        let f = |k: &str| field(r, k);
-        let need = |k: &str| f(k).ok_or_else(|| err(format!("{ctx}: red needs `{k}`")));
-        raw.red = Some(format!(
-            "{},{},{},{}",
-            need("min")?,
-            need("max")?,
-            f("max_p").unwrap_or_else(|| "0.1".into()),
-            f("weight").unwrap_or_else(|| "0.002".into())
-        ));
+        raw.red = Some(list(
+            v,
+            ctx,
+            "red",
+            ["min", "max"],
+            [("max_p", "0.1"), ("weight", "0.002")],
+        )?);
     }
     if let Some(v) = t.get("gilbert") {
-        let g = v.as_table().ok_or_else(|| {
-            err(format!(
-                "{ctx}: `gilbert` must be a table {{ p, r, loss_bad, loss_good }}"
-            ))
-        })?;
-        let f = |k: &str| field(g, k);
-        let need = |k: &str| f(k).ok_or_else(|| err(format!("{ctx}: gilbert needs `{k}`")));
-        raw.gilbert = Some(format!(
-            "{},{},{},{}",
-            need("p")?,
-            need("r")?,
-            f("loss_bad").unwrap_or_else(|| "1".into()),
-            f("loss_good").unwrap_or_else(|| "0".into())
-        ));
+        let optional = [("loss_bad", "1"), ("loss_good", "0")];
+        raw.gilbert = Some(list(v, ctx, "gilbert", ["p", "r"], optional)?);
     }
     if let Some(v) = t.get("cross") {
         let arr = v
@@ -216,4 +178,27 @@ fn apply(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
             .collect::<Result<_>>()?;
     }
     Ok(())
+}
+
+/// A `{ a, b, c, d }` table as the comma-separated list the flags take (`min,max,max_p,weight`):
+/// two required keys, two with defaults.
+fn list(
+    v: &toml::Value,
+    ctx: &str,
+    what: &str,
+    required: [&str; 2],
+    optional: [(&str, &str); 2],
+) -> Result<String> {
+    let keys = [required[0], required[1], optional[0].0, optional[1].0].join(", ");
+    let t = v
+        .as_table()
+        .ok_or_else(|| err(format!("{ctx}: `{what}` must be a table {{ {keys} }}")))?;
+    let mut out = Vec::new();
+    for k in required {
+        out.push(field(t, k).ok_or_else(|| err(format!("{ctx}: {what} needs `{k}`")))?);
+    }
+    for (k, default) in optional {
+        out.push(field(t, k).unwrap_or_else(|| default.to_string()));
+    }
+    Ok(out.join(","))
 }

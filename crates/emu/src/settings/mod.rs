@@ -54,6 +54,23 @@ pub struct Settings {
     pub seed: Option<u64>,
 }
 
+/// The settings given per direction (`VALUE` or `A2B/B2A`), as `[link]` keys; a flag's name is
+/// the key with `-` for `_`.
+pub const PER_DIRECTION: [&str; 12] = [
+    "rate",
+    "delay",
+    "queue_packets",
+    "queue_bytes",
+    "red",
+    "loss",
+    "gilbert",
+    "jitter",
+    "reorder",
+    "reorder_by",
+    "duplicate",
+    "overhead",
+];
+
 /// Splits `A/B` into per-direction values (`V` alone means both).
 pub fn per_direction(v: &str) -> (String, String) {
     match v.split_once('/') {
