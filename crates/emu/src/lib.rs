@@ -14,11 +14,12 @@
 //! reason.
 //!
 //! Layout: `model` is pure and clock-free (unit-tested with explicit times); `config` holds the
-//! typed settings; `sys` wraps the kernel (TUN, namespaces, timers, state files); `forward` is the
-//! per-direction I/O loop; `gso` reads and cuts the TCP super-packets a TUN with offloads hands
-//! over, and `coalesce` decides which of their wire segments leave together; `emulator` sets up
-//! and tears down a pair or shell; `observe` holds the counters, lateness statistics, event log
-//! and pcap writer; `naive` is the baseline forwarder the benchmark compares against.
+//! typed settings and `settings` reads them as users write them (scenario file, flags); `sys` wraps
+//! the kernel (TUN, namespaces, timers, state files); `forward` is the per-direction I/O loop;
+//! `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and `coalesce`
+//! decides which of their wire segments leave together; `emulator` sets up and tears down a pair or
+//! shell; `observe` holds the counters, lateness statistics, event log and pcap writer; `naive` is
+//! the baseline forwarder the benchmark compares against.
 
 pub mod bench;
 pub mod coalesce;
@@ -31,6 +32,7 @@ pub mod naive;
 pub mod observe;
 pub mod poll;
 pub mod probe;
+pub mod settings;
 pub mod sys;
 
 pub use config::{ConfigError, DirectionConfig, LinkConfig, RateConfig};

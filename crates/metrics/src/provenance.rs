@@ -121,6 +121,54 @@ impl Provenance {
     }
 }
 
+/// Rows for a report of several runs (a sweep): a value every run shares once, a value that
+/// differs once per distinct value with the runs that have it ("X — runs 0, 1"), and the runs
+/// that recorded none. `runs` pairs each run's label with its provenance.
+pub fn merged_rows(runs: &[(String, Option<&Provenance>)]) -> Vec<(String, String)> {
+    // key -> (value, labels) in first-met order.
+    type Values<'a> = Vec<(String, Vec<&'a str>)>;
+    let mut keys: Vec<(&'static str, Values)> = Vec::new();
+    let mut without: Vec<&str> = Vec::new();
+    for (label, p) in runs {
+        let Some(p) = p else {
+            without.push(label);
+            continue;
+        };
+        for (k, v) in p.rows() {
+            let at = match keys.iter().position(|e| e.0 == k) {
+                Some(i) => i,
+                None => {
+                    keys.push((k, Vec::new()));
+                    keys.len() - 1
+                }
+            };
+            let values = &mut keys[at].1;
+            match values.iter_mut().find(|e| e.0 == v) {
+                Some(e) => e.1.push(label),
+                None => values.push((v, vec![label.as_str()])),
+            }
+        }
+    }
+    let with = runs.len() - without.len();
+    let mut rows = Vec::new();
+    for (k, values) in keys {
+        for (v, labels) in values {
+            if labels.len() == with && without.is_empty() {
+                rows.push((k.to_string(), v));
+            } else {
+                rows.push((k.to_string(), format!("{v} — runs {}", labels.join(", "))));
+            }
+        }
+    }
+    if !without.is_empty() {
+        rows.push((
+            "no provenance".to_string(),
+            format!("runs {}", without.join(", ")),
+        ));
+    }
+    rows
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -177,6 +225,38 @@ mod tests {
         version: "9.8.7",
         commit: "0123456789abcdef0123456789abcdef01234567",
     };
+
+    #[test]
+    fn merged_rows_show_shared_values_once_and_differing_ones_with_their_runs() {
+        let a = Provenance::capture(BUILD);
+        let mut b = a.clone();
+        b.commit = "fedcba".into();
+        let runs = vec![
+            ("0".to_string(), Some(&a)),
+            ("1".to_string(), Some(&b)),
+            ("2".to_string(), Some(&a)),
+        ];
+        let rows = merged_rows(&runs);
+        let of = |k: &str| -> Vec<String> {
+            rows.iter()
+                .filter(|r| r.0 == k)
+                .map(|r| r.1.clone())
+                .collect()
+        };
+        assert_eq!(of("kernel"), vec![a.kernel.clone()]);
+        assert_eq!(
+            of("longhaul"),
+            [
+                format!("9.8.7 (commit {}) — runs 0, 2", BUILD.commit),
+                "9.8.7 (commit fedcba) — runs 1".to_string()
+            ]
+        );
+        assert!(of("no provenance").is_empty());
+        let runs = vec![("0".to_string(), Some(&a)), ("5".to_string(), None)];
+        let rows = merged_rows(&runs);
+        assert!(rows.contains(&("no provenance".to_string(), "runs 5".to_string())));
+        assert!(rows.contains(&("CPU".to_string(), format!("{} — runs 0", a.cpu))));
+    }
 
     #[test]
     fn capture_records_this_process_and_machine() {

@@ -16,8 +16,8 @@
 //!
 //! The experiments (module headers give the seed's words, the model and the cross traffic):
 //! * `table1` — seed 000 Table 1: FAST TCP, 1–10 flows, 85–180 ms, every other controller
-//!   beside it, and seed 001's contrast with Reno under seed 004's random loss
-//!   ([`experiments::table1`]);
+//!   beside it, and seed 001's contrast with Reno under seed 004's random loss, the other
+//!   controllers shown there as data ([`experiments::table1`]);
 //! * `slide4` — seed 001 slide 4: Linux 2.4 TCP on the 180 ms runs, txqueuelen 100 and 10,000
 //!   ([`experiments::slide4`]);
 //! * `fast-equilibrium` — α packets queued per flow, equal rates at different RTTs

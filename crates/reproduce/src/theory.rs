@@ -27,6 +27,11 @@
 /// Reno's constant: `√(3/2)`, one packet per RTT, halving, periodic loss (Mathis et al.).
 pub const MATHIS_C: f64 = 1.224_744_871_391_589;
 
+/// The share of its window Reno keeps at a loss: Mathis et al.'s halving, also Vegas's and
+/// FAST's response to a loss. The deepest decrease here: CUBIC keeps β = 0.7, Scalable 1 − b =
+/// 0.875, HighSpeed 1 − b(w) with b(w) ≤ 0.5 (RFC 3649 §5).
+pub const RENO_BETA: f64 = 0.5;
+
 /// RFC 3649's `Low_Window`: HighSpeed is standard TCP at or below it.
 pub const HS_LOW_WINDOW: f64 = 38.0;
 

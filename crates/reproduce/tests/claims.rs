@@ -1,7 +1,7 @@
 //! Claims evaluated on synthetic summaries, at the edge of their tolerance; the rules; `--list`.
 
 use longhaul_metrics::example::example_summary;
-use longhaul_metrics::summary::{FlowSummary, Summary};
+use longhaul_metrics::summary::{FlowSeries, FlowSummary, Summary};
 use longhaul_reproduce::claim::{at_least, at_most, between, num, ClaimKind, ClaimSpec, Rule};
 use longhaul_reproduce::experiments::table1::NIC_PAYLOAD_BPS;
 use longhaul_reproduce::output::{list, paper_number, split_claim};
@@ -23,6 +23,32 @@ fn synthetic(flows: &[(&str, f64)], duration_s: f64) -> Summary {
             ..template.clone()
         })
         .collect();
+    s
+}
+
+/// `synthetic`, with each flow's 1-s series at the card's full rate in the first half (slow
+/// start, left out of the default plan's average) and at its throughput in the second.
+fn halves(flows: &[(&str, f64)], duration_s: f64) -> Summary {
+    let mut s = synthetic(flows, duration_s);
+    for f in &mut s.flows {
+        let t: Vec<f64> = (0..duration_s as usize).map(|i| i as f64).collect();
+        let bps = f.throughput_bps;
+        let throughput_bps = t
+            .iter()
+            .map(|&x| {
+                if x < duration_s / 2.0 {
+                    NIC_PAYLOAD_BPS
+                } else {
+                    bps
+                }
+            })
+            .collect();
+        f.series = Some(FlowSeries {
+            t,
+            throughput_bps,
+            ..Default::default()
+        });
+    }
     s
 }
 
@@ -114,6 +140,71 @@ fn table1_one_flow_utilization_at_the_tolerance_edge() {
     assert!(fails[10]
         .claim
         .starts_with("FAST, 1 flow, 180 ms, random loss 1e-6"));
+}
+
+/// The side-by-side notes print every controller's contrast run: FAST and Reno in their 120-s
+/// row, the data-only controllers in their 24-s row, each value in its controller's column; the
+/// claims stay FAST's and Reno's.
+#[test]
+fn table1_notes_show_every_controller_on_the_contrast_rows() {
+    use longhaul_reproduce::experiments::table1::{
+        CONTRAST_CLAIMED, CONTRAST_DATA, CONTRAST_ROWS, CONTROLLERS,
+    };
+    let e = experiment("table1").unwrap();
+    let counts = [1u32, 2, 7, 9, 10];
+    let mut summaries: Vec<Summary> = CONTROLLERS
+        .iter()
+        .flat_map(|cc| {
+            counts
+                .iter()
+                .map(move |&n| halves(&vec![(*cc, 0.5 * NIC_PAYLOAD_BPS); n as usize], 30.0))
+        })
+        .collect();
+    // Distinct shares: 11 %, 12 % (FAST, Reno, 1 flow), 21 %, 22 % (2 flows); the others
+    // 31–35 % (1 flow) and 41–45 % (2 flows).
+    for (k, &row) in CONTRAST_ROWS.iter().enumerate() {
+        for (j, cc) in CONTRAST_CLAIMED.iter().enumerate() {
+            let share = (10.0 * (k + 1) as f64 + (j + 1) as f64) / 100.0;
+            let n = counts[row] as usize;
+            summaries.push(halves(&vec![(*cc, share * NIC_PAYLOAD_BPS); n], 120.0));
+        }
+    }
+    for (k, &row) in CONTRAST_ROWS.iter().enumerate() {
+        for (j, cc) in CONTRAST_DATA.iter().enumerate() {
+            let share = (30.0 + 10.0 * k as f64 + (j + 1) as f64) / 100.0;
+            let n = counts[row] as usize;
+            summaries.push(halves(&vec![(*cc, share * NIC_PAYLOAD_BPS); n], 24.0));
+        }
+    }
+    let notes = (e.notes.unwrap())(&Plan::DEFAULT, &summaries);
+    let cells = |label: &str| -> Vec<String> {
+        let line = notes
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no row `{label}` in\n{notes}"));
+        line.split("  ")
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let column = |cc: &str| 2 + CONTROLLERS.iter().position(|c| *c == cc).unwrap();
+    for (k, flows) in ["1 flow,", "2 flows,"].iter().enumerate() {
+        let claimed = cells(&format!("{flows} 180 ms, loss 1e-6, 120 s"));
+        let data = cells(&format!("{flows} 180 ms, loss 1e-6, 24 s"));
+        for (j, cc) in CONTRAST_CLAIMED.iter().enumerate() {
+            let want = format!("{}", 10 * (k + 1) + j + 1);
+            assert_eq!(claimed[column(cc)], want, "{cc} {flows}\n{notes}");
+            assert_eq!(data[column(cc)], "-", "{cc} {flows}\n{notes}");
+        }
+        for (j, cc) in CONTRAST_DATA.iter().enumerate() {
+            let want = format!("{}", 30 + 10 * k + j + 1);
+            assert_eq!(data[column(cc)], want, "{cc} {flows}\n{notes}");
+            assert_eq!(claimed[column(cc)], "-", "{cc} {flows}\n{notes}");
+        }
+    }
+    // Only FAST's and Reno's contrast runs are claims.
+    let claims = (e.claims)(&Plan::DEFAULT, &summaries);
+    assert_eq!(claims.len(), 10 + 4);
 }
 
 /// The 5-s contest: Lion 327 Mb/s ± 2.4 %, stock TCP 175 Mb/s ± 2.4 %, Lion ÷ TCP ≥ 1.

@@ -175,3 +175,42 @@ fn claims_hold_on_the_response_functions_and_fail_at_twice_renos() {
     );
     assert!(failed.iter().all(|c| c.starts_with("reno")), "{failed:?}");
 }
+
+/// "Fills the link" is judged against the deepest sawtooth a filling controller can have: half
+/// of the path's 15,000 packets plus the scenario's 10,000-packet host queue, 83.3 % of the path,
+/// × the transport's 1443/1460: 82.36 %. A run at 83 % of the card holds, one at 82 % and
+/// CUBIC's 70 % do not.
+#[test]
+fn fills_the_link_floor_is_the_deepest_sawtooth() {
+    use longhaul_reproduce::experiments::response::{FILLS_PCT, HOST_QUEUE_PACKETS, PATH_PACKETS};
+    use longhaul_reproduce::experiments::table1::{HEADER_RATIO, NIC_PAYLOAD_BPS};
+    use longhaul_reproduce::scenarios::builtin;
+    use longhaul_reproduce::theory::{CUBIC_BETA, RENO_BETA, SCALABLE_B};
+    assert!((PATH_PACKETS - 15_000.0).abs() < 1e-6);
+    let c = builtin(response::SCENARIO).unwrap().load(&[]).unwrap();
+    assert_eq!(
+        c.scenario.flows[0].access.packets,
+        Some(HOST_QUEUE_PACKETS as u64)
+    );
+    const { assert!(RENO_BETA <= CUBIC_BETA && RENO_BETA <= 1.0 - SCALABLE_B) };
+    let want = 100.0 * HEADER_RATIO * 0.5 * 25_000.0 / 15_000.0;
+    assert!((FILLS_PCT - want).abs() < 1e-9 && (FILLS_PCT - 82.36).abs() < 0.01);
+    let e = longhaul_reproduce::experiment("response").unwrap();
+    let points = grid(&Plan::DEFAULT).unwrap();
+    let at = |share: f64| {
+        let summaries: Vec<Summary> = points
+            .iter()
+            .map(|p| synthetic(share * NIC_PAYLOAD_BPS, p.duration_s as usize))
+            .collect();
+        let claims = (e.claims)(&Plan::DEFAULT, &summaries);
+        let c = claims
+            .into_iter()
+            .find(|c| c.claim.starts_with("cubic, p = 0: fills the link"))
+            .unwrap();
+        assert!(c.tolerance.as_deref().unwrap().contains("deepest sawtooth"));
+        c.holds
+    };
+    assert!(at(0.83));
+    assert!(!at(0.82));
+    assert!(!at(0.70));
+}

@@ -63,17 +63,22 @@ fn table1_runs_have_the_tables_flow_counts_and_full_durations() {
         (9, 4_030.0),
         (10, 21_600.0),
     ];
-    use longhaul_reproduce::experiments::table1::CONTROLLERS;
+    use longhaul_reproduce::experiments::table1::{CONTRAST_DATA, CONTROLLERS};
     // Every controller on every row, FAST first, then FAST and Reno with random loss on the two
-    // 180 ms rows for the slide's hour.
-    assert_eq!(runs.len(), CONTROLLERS.len() * expect.len() + 4);
+    // 180 ms rows for the slide's hour, then the data-only controllers likewise.
+    let table = CONTROLLERS.len() * expect.len();
+    assert_eq!(runs.len(), table + 4 + 2 * CONTRAST_DATA.len());
     for (i, run) in runs.iter().enumerate() {
         let c = builtin(run.scenario).unwrap().load(&run.overrides).unwrap();
-        let (cc, (flows, secs), loss) = if i < CONTROLLERS.len() * expect.len() {
+        let (cc, (flows, secs), loss) = if i < table {
             (CONTROLLERS[i / expect.len()], expect[i % expect.len()], 0.0)
-        } else {
-            let k = i - CONTROLLERS.len() * expect.len();
+        } else if i < table + 4 {
+            let k = i - table;
             (["fast", "reno"][k % 2], (k / 2 + 1, 3_600.0), 1e-6)
+        } else {
+            let k = i - table - 4;
+            let n = CONTRAST_DATA.len();
+            (CONTRAST_DATA[k % n], (k / n + 1, 3_600.0), 1e-6)
         };
         assert_eq!(c.flows.len(), flows, "{}", run.label);
         assert!(
@@ -84,6 +89,26 @@ fn table1_runs_have_the_tables_flow_counts_and_full_durations() {
         assert_eq!(c.scenario.duration.0, (secs * 1e9) as u64, "{}", run.label);
         assert_eq!(c.scenario.links[0].loss, loss, "{}", run.label);
     }
+}
+
+/// By default the data-only contrast runs last 24 s (one expected loss per flow in the averaged
+/// half at the card's 83,333 packets/s), FAST's and Reno's 120 s.
+#[test]
+fn table1_contrast_runs_default_lengths() {
+    use longhaul_reproduce::experiments::table1::{CONTRAST_DATA, CONTROLLERS};
+    let e = longhaul_reproduce::experiment("table1").unwrap();
+    let runs = (e.runs)(&Plan::DEFAULT);
+    let first = CONTROLLERS.len() * 5;
+    let secs: Vec<u64> = runs[first..]
+        .iter()
+        .map(|r| {
+            let c = builtin(r.scenario).unwrap().load(&r.overrides).unwrap();
+            c.scenario.duration.0 / 1_000_000
+        })
+        .collect();
+    let mut want = vec![120_000; 4];
+    want.extend(vec![24_000; 2 * CONTRAST_DATA.len()]);
+    assert_eq!(secs, want);
 }
 
 #[test]

@@ -7,13 +7,18 @@
 //!   three decades or more (loss rates) is drawn on log10, with 0 one decade left of the rest.
 //! * Throughput against p95 queueing delay, Pantheon style: every flow of every run as a small
 //!   point, each controller's mean as a labelled one.
+//! * Provenance: the runs' command lines, builds, kernels, CPUs and scenario files, each value
+//!   once when every run shares it, else with the runs that have it.
 //!
 //! The plots are the metrics crate's (`longhaul_metrics::report::plot`), as in `sim --report`.
 
 use crate::collect::{axis_text, Collected};
 use crate::error::Result;
+use longhaul_metrics::provenance::{merged_rows, Provenance};
 use longhaul_metrics::report::plot::{line_chart, scatter_chart, Line, Point};
-use longhaul_metrics::report::{escape_html as esc, html_page, html_table, num, Align, Table};
+use longhaul_metrics::report::{
+    escape_html as esc, html_page, html_table, num, provenance_section, Align, Table,
+};
 use longhaul_metrics::summary::FlowSummary;
 use longhaul_metrics::units::to_mbps;
 use std::fmt::Write as _;
@@ -329,6 +334,16 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
         h.push_str(&svg);
         h.push_str("</figure>\n");
     }
+
+    // Where the runs came from: what they share once, what differs with the runs it covers.
+    let runs: Vec<(String, Option<&Provenance>)> = c
+        .records
+        .iter()
+        .map(|r| (r.sweep.index.to_string(), r.summary.provenance.as_ref()))
+        .collect();
+    if !runs.is_empty() {
+        provenance_section(&mut h, &merged_rows(&runs));
+    }
     Ok(html_page(title, &h))
 }
 
@@ -409,6 +424,53 @@ mod page_tests {
             records,
             missing: vec![(6, Some("boom <here>".into()))],
         }
+    }
+
+    /// The runs' provenance: shared values once, a differing commit with its runs, the run
+    /// without provenance named.
+    #[test]
+    fn provenance_section_merges_the_runs() {
+        use longhaul_metrics::provenance::{Build, Provenance, ScenarioFile};
+        let mut c = collected();
+        let mut p = Provenance::capture(Build {
+            version: "1.2.3",
+            commit: "abc1234",
+        })
+        .with_scenario(ScenarioFile::of_content("s.toml", b"x"));
+        p.command = vec![
+            "longhaul".into(),
+            "sweep".into(),
+            "run".into(),
+            "g.toml".into(),
+        ];
+        for (i, r) in c.records.iter_mut().enumerate() {
+            let mut mine = p.clone();
+            if i == 5 {
+                mine.commit = "def5678".into();
+            }
+            r.summary.provenance = (i != 4).then_some(mine);
+        }
+        let page = html(&c, "grid").unwrap();
+        let at = page
+            .find("<h2>Provenance</h2>")
+            .expect("no provenance section");
+        let part = &page[at..];
+        for want in [
+            "<code>longhaul sweep run g.toml — runs 0, 1, 2, 3, 5</code>",
+            "1.2.3 (commit abc1234) — runs 0, 1, 2, 3</code>",
+            "1.2.3 (commit def5678) — runs 5</code>",
+            "s.toml",
+            "<code>runs 4</code>",
+        ] {
+            assert!(part.contains(want), "provenance lacks `{want}`:\n{part}");
+        }
+        // Every run with the same provenance: each value once, without run lists.
+        for r in &mut c.records {
+            r.summary.provenance = Some(p.clone());
+        }
+        let page = html(&c, "grid").unwrap();
+        assert!(page.contains("<code>longhaul sweep run g.toml</code>"));
+        assert!(!page.contains("— runs"));
     }
 
     #[test]

@@ -9,35 +9,19 @@
 //! ```
 //!
 //! Every per-direction option takes `VALUE` (both directions) or `A2B/B2A` (asymmetric: a→b
-//! first, which is the uplink in `shell`). Settings can also come from a scenario file
-//! (`--scenario FILE`), which flags override. A simulator scenario (`[[links]]`, docs/scenario.md)
-//! supplies one link (`--link NAME`, default the bottleneck), mapped by
-//! `longhaul_lab::plan::emulated_link` exactly as `longhaul lab` maps it. For emulator-only
-//! settings a file may instead hold the `[link]` shorthand:
-//!
-//! ```toml
-//! [link]
-//! rate = "1gbit"          # or trace = "file.trace" (mahimahi format)
-//! delay = "90ms"          # one way
-//! queue_packets = 1000    # droptail limit; and/or queue_bytes = "4M" (default: 1000 packets)
-//! red = { min = "300k", max = "900k", max_p = 0.1, weight = 0.002 }
-//! loss = "1%"             # Bernoulli; or gilbert = { p = 0.01, r = 0.25, loss_bad = 1.0 }
-//! mtu = 9000
-//! cross = ["poisson,rate=200mbit"]
-//! [link.down]             # overrides for b→a (and [link.up] for a→b)
-//! rate = "100mbit"
-//! ```
+//! first, which is the uplink in `shell`), and every rate and duration a unit. Settings can also
+//! come from a scenario file (`--scenario FILE`), which flags override: a simulator scenario
+//! (`[[links]]`, docs/scenario.md) supplies one link (`--link NAME`, default the bottleneck),
+//! mapped by `longhaul_lab::plan::emulated_link` exactly as `longhaul lab` maps it; the
+//! emulator's own `[link]` shorthand is read by `longhaul_emu::settings`, which documents it.
 
 use crate::signals::{block_termination_signals, wait_signal};
-use crate::units::{parse_duration, parse_duration_in_file, parse_rate_bps_in_file, parse_size};
+use crate::units::{parse_duration, parse_rate_bps};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
+use longhaul_emu::config::LinkConfig;
 use longhaul_emu::emulator::Side;
-use longhaul_emu::model::cross::{CrossConfig, CrossKind};
-use longhaul_emu::model::loss::LossConfig;
-use longhaul_emu::model::red::RedConfig;
-use longhaul_emu::model::trace::Trace;
+use longhaul_emu::settings::{self, file::ScenarioFile, per_direction, Settings};
 use longhaul_emu::sys::state;
 use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
@@ -245,240 +229,34 @@ pub fn run(cmd: EmuCommand) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Settings: scenario file + flags → LinkConfig.
+// Settings: scenario file + flags → LinkConfig (`longhaul_emu::settings`).
 
-/// Unparsed settings of one direction, from the file and/or flags.
-#[derive(Default, Clone, Debug)]
-struct RawDirection {
-    rate: Option<String>,
-    trace: Option<String>,
-    delay: Option<String>,
-    queue_packets: Option<String>,
-    queue_bytes: Option<String>,
-    red: Option<String>,
-    loss: Option<String>,
-    gilbert: Option<String>,
-    jitter: Option<String>,
-    reorder: Option<String>,
-    reorder_by: Option<String>,
-    duplicate: Option<String>,
-    overhead: Option<String>,
-    cross: Vec<String>,
-}
-
-/// Splits `A/B` into per-direction values (`V` alone means both).
-fn split2(v: &Option<String>) -> (Option<String>, Option<String>) {
-    match v {
-        None => (None, None),
-        Some(s) => match s.split_once('/') {
-            Some((a, b)) => (Some(a.trim().into()), Some(b.trim().into())),
-            None => (Some(s.clone()), Some(s.clone())),
-        },
+/// Reads the link of a scenario file: the `[link]` shorthand through `longhaul_emu::settings`;
+/// a file with `[[links]]` is a simulator scenario, parsed and checked by the simulator's own
+/// parser, and the chosen link is mapped onto the emulator exactly as `longhaul lab` maps it
+/// (`longhaul_lab::plan::emulated_link`): rate and `reverse_rate`, delay, mtu,
+/// `queue`/`reverse_queue` (droptail or RED), `loss`/`reverse_loss` and the `[[cross_traffic]]`
+/// on that link; what the emulator cannot do is refused naming the field.
+fn from_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
+    match settings::file::read(path, name)? {
+        ScenarioFile::Link(s) => Ok(*s),
+        ScenarioFile::Simulator => from_simulator_scenario(path, name),
     }
-}
-
-fn toml_scalar(v: &toml::Value) -> Option<String> {
-    match v {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        _ => None,
-    }
-}
-
-fn table_field(t: &toml::Table, k: &str) -> Option<String> {
-    t.get(k).and_then(toml_scalar)
-}
-
-/// Keys of the simulator's `[[links]]` entries that the `[link]` shorthand does not take.
-const SIMULATOR_ONLY: &[&str] = &[
-    "queue",
-    "reverse_queue",
-    "reverse_rate",
-    "reverse_loss",
-    "distance_km",
-];
-
-/// Applies the keys of one TOML table onto a RawDirection.
-fn apply_table(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
-    const KNOWN: &[&str] = &[
-        "name",
-        "rate",
-        "trace",
-        "delay",
-        "queue_packets",
-        "queue_bytes",
-        "red",
-        "loss",
-        "gilbert",
-        "jitter",
-        "reorder",
-        "reorder_by",
-        "duplicate",
-        "overhead",
-        "cross",
-        "mtu",
-        "seed",
-        "up",
-        "down",
-        "a_to_b",
-        "b_to_a",
-    ];
-    for k in t.keys() {
-        if SIMULATOR_ONLY.contains(&k.as_str()) {
-            bail!(
-                "{ctx}: `{k}` is a key of the simulator's link format, which is read from a \
-                 [[links]] entry of a full scenario (docs/scenario.md); in the emulator's [link] \
-                 shorthand use queue_packets / queue_bytes / red, and `up`/`down` tables for the \
-                 reverse direction"
-            );
-        }
-        if !KNOWN.contains(&k.as_str()) {
-            bail!("{ctx}: unknown key `{k}` (known: {})", KNOWN.join(", "));
-        }
-    }
-    let set = |slot: &mut Option<String>, k: &str| {
-        if let Some(v) = table_field(t, k) {
-            *slot = Some(v);
-        }
-    };
-    set(&mut raw.rate, "rate");
-    set(&mut raw.trace, "trace");
-    set(&mut raw.delay, "delay");
-    set(&mut raw.queue_packets, "queue_packets");
-    set(&mut raw.queue_bytes, "queue_bytes");
-    set(&mut raw.loss, "loss");
-    set(&mut raw.jitter, "jitter");
-    set(&mut raw.reorder, "reorder");
-    set(&mut raw.reorder_by, "reorder_by");
-    set(&mut raw.duplicate, "duplicate");
-    set(&mut raw.overhead, "overhead");
-    if let Some(v) = t.get("red") {
-        let r = v
-            .as_table()
-            .ok_or_else(|| anyhow!("{ctx}: `red` must be a table {{ min, max, max_p, weight }}"))?;
-        let f = |k: &str| table_field(r, k);
-        raw.red = Some(format!(
-            "{},{},{},{}",
-            f("min").ok_or_else(|| anyhow!("{ctx}: red needs `min`"))?,
-            f("max").ok_or_else(|| anyhow!("{ctx}: red needs `max`"))?,
-            f("max_p").unwrap_or_else(|| "0.1".into()),
-            f("weight").unwrap_or_else(|| "0.002".into())
-        ));
-    }
-    if let Some(v) = t.get("gilbert") {
-        let g = v.as_table().ok_or_else(|| {
-            anyhow!("{ctx}: `gilbert` must be a table {{ p, r, loss_bad, loss_good }}")
-        })?;
-        let f = |k: &str| table_field(g, k);
-        raw.gilbert = Some(format!(
-            "{},{},{},{}",
-            f("p").ok_or_else(|| anyhow!("{ctx}: gilbert needs `p`"))?,
-            f("r").ok_or_else(|| anyhow!("{ctx}: gilbert needs `r`"))?,
-            f("loss_bad").unwrap_or_else(|| "1".into()),
-            f("loss_good").unwrap_or_else(|| "0".into())
-        ));
-    }
-    if let Some(v) = t.get("cross") {
-        let arr = v
-            .as_array()
-            .ok_or_else(|| anyhow!("{ctx}: `cross` must be a list of strings"))?;
-        raw.cross = arr
-            .iter()
-            .map(|x| {
-                x.as_str()
-                    .map(String::from)
-                    .ok_or_else(|| anyhow!("{ctx}: `cross` entries must be strings"))
-            })
-            .collect::<Result<_>>()?;
-    }
-    Ok(())
-}
-
-/// What a scenario file contributes: either a link mapped from the simulator's format (`base`),
-/// or the emulator's `[link]` shorthand as unparsed per-direction values.
-#[derive(Default)]
-struct FileSettings {
-    base: Option<LinkConfig>,
-    ab: RawDirection,
-    ba: RawDirection,
-    mtu: Option<u32>,
-    seed: Option<u64>,
-}
-
-/// Reads the link of a scenario file. A file with `[[links]]` is a simulator scenario: it is
-/// parsed and checked by the simulator's own parser, and the chosen link is mapped onto the
-/// emulator exactly as `longhaul lab` maps it (`longhaul_lab::plan::emulated_link`): rate and
-/// `reverse_rate`, delay, mtu, `queue`/`reverse_queue` (droptail or RED), `loss`/`reverse_loss`
-/// and the `[[cross_traffic]]` on that link; what the emulator cannot do is refused naming the
-/// field. A file with only `[link]` uses the emulator's shorthand (see the module comment).
-fn from_scenario(path: &Path, name: Option<&str>) -> Result<FileSettings> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading scenario {}", path.display()))?;
-    let doc: toml::Table =
-        toml::from_str(&text).with_context(|| format!("{} is not valid TOML", path.display()))?;
-    if doc.contains_key("links") {
-        return from_simulator_scenario(path, name);
-    }
-    let Some(link) = doc.get("link").and_then(|v| v.as_table()).cloned() else {
-        bail!(
-            "{}: no [[links]] (simulator scenario) or [link] section (see `longhaul emu pair \
-             --help` and docs/scenario.md)",
-            path.display()
-        );
-    };
-    if name.is_some() {
-        bail!(
-            "{}: --link chooses among [[links]]; this file has a single [link]",
-            path.display()
-        );
-    }
-    let ctx = format!("{} [link]", path.display());
-    let mut base = RawDirection::default();
-    apply_table(&mut base, &link, &ctx)?;
-    let mut ab = base.clone();
-    let mut ba = base;
-    for (keys, raw) in [(["up", "a_to_b"], &mut ab), (["down", "b_to_a"], &mut ba)] {
-        for k in keys {
-            if let Some(t) = link.get(k) {
-                let t = t
-                    .as_table()
-                    .ok_or_else(|| anyhow!("{ctx}: `{k}` must be a table"))?;
-                apply_table(raw, t, &format!("{ctx}.{k}"))?;
-            }
-        }
-    }
-    let mtu = match link.get("mtu") {
-        Some(v) => Some(
-            v.as_integer()
-                .and_then(|i| u32::try_from(i).ok())
-                .ok_or_else(|| anyhow!("{ctx}: mtu must be a positive integer"))?,
-        ),
-        None => None,
-    };
-    let seed = match link.get("seed") {
-        Some(v) => Some(
-            v.as_integer()
-                .and_then(|i| u64::try_from(i).ok())
-                .ok_or_else(|| anyhow!("{ctx}: seed must be a non-negative integer"))?,
-        ),
-        None => None,
-    };
-    Ok(FileSettings {
-        base: None,
-        ab,
-        ba,
-        mtu,
-        seed,
-    })
 }
 
 /// A simulator scenario's link (`--link NAME`, default the dumbbell's bottleneck) as emulator
 /// settings. Flows are not run by `emu pair|shell` (bring your own traffic).
-fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettings> {
+fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
     use longhaul_sim::scenario::{Scenario, TopologyKind};
     let checked = Scenario::load(path, &[])?;
     let s = &checked.scenario;
+    let names = || {
+        s.links
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let wanted = match name {
         Some(n) => n.to_string(),
         None if s.topology.kind == TopologyKind::Dumbbell => {
@@ -488,11 +266,7 @@ fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettin
         None => bail!(
             "{}: a parking lot has several links ({}); choose one with --link NAME",
             path.display(),
-            s.links
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            names()
         ),
     };
     let li = s
@@ -503,11 +277,7 @@ fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettin
             anyhow!(
                 "{}: no [[links]] entry named `{wanted}` (links: {})",
                 path.display(),
-                s.links
-                    .iter()
-                    .map(|l| l.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names()
             )
         })?;
     mapped_link(&checked, li, path)
@@ -515,7 +285,7 @@ fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<FileSettin
 
 /// The scenario's link `li` mapped as `longhaul lab` maps it.
 #[cfg(feature = "kernel")]
-fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Result<FileSettings> {
+fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Result<Settings> {
     let file = path.display().to_string();
     let mapped = longhaul_lab::plan::emulated_link(checked, li, &file).map_err(|e| match e {
         longhaul_lab::LabError::Unsupported {
@@ -527,7 +297,7 @@ fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Resul
         ),
         other => anyhow!(other),
     })?;
-    Ok(FileSettings {
+    Ok(Settings {
         mtu: Some(mapped.config.mtu),
         base: Some(mapped.config),
         ..Default::default()
@@ -536,7 +306,7 @@ fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Resul
 
 /// Without the lab (a simulator-only build) there is no mapping: say how to get one.
 #[cfg(not(feature = "kernel"))]
-fn mapped_link(_: &longhaul_sim::Checked, _: usize, path: &Path) -> Result<FileSettings> {
+fn mapped_link(_: &longhaul_sim::Checked, _: usize, path: &Path) -> Result<Settings> {
     bail!(
         "{}: this longhaul was built without the `kernel` feature, which maps a simulator \
          scenario's link onto the emulator as `longhaul lab` does; give the link with flags \
@@ -545,29 +315,56 @@ fn mapped_link(_: &longhaul_sim::Checked, _: usize, path: &Path) -> Result<FileS
     )
 }
 
-/// Flags onto file values (flags win).
-fn apply_flags(ab: &mut RawDirection, ba: &mut RawDirection, f: &LinkArgs) {
+/// A flag's rate or duration must carry a unit (`crate::units`); a file's may be bare.
+fn check_rate(flag: &str, v: &str) -> Result<()> {
+    parse_rate_bps(v).with_context(|| format!("--{flag}"))?;
+    Ok(())
+}
+
+fn check_duration(flag: &str, v: &str) -> Result<()> {
+    parse_duration(v).with_context(|| format!("--{flag}"))?;
+    Ok(())
+}
+
+/// A `--cross` spec's rate and on/off durations need units too.
+fn check_cross(spec: &str) -> Result<()> {
+    for kv in spec.split(',').skip(1) {
+        match kv.trim().split_once('=') {
+            Some(("rate", v)) => check_rate("cross rate", v)?,
+            Some(("on" | "off", v)) => check_duration("cross on/off", v)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Flags onto file values (flags win); rates and durations are checked for units here.
+fn apply_flags(s: &mut Settings, f: &LinkArgs) -> Result<()> {
+    let (ab, ba) = (&mut s.ab, &mut s.ba);
     macro_rules! both {
-        ($field:ident) => {
-            let (x, y) = split2(&f.$field);
-            if x.is_some() {
-                ab.$field = x;
-            }
-            if y.is_some() {
-                ba.$field = y;
+        ($field:ident $(, $check:ident)?) => {
+            if let Some(v) = &f.$field {
+                let (x, y) = per_direction(v);
+                $(
+                    let flag = stringify!($field).replace('_', "-");
+                    $check(&flag, &x)?;
+                    $check(&flag, &y)?;
+                )?
+                ab.$field = Some(x);
+                ba.$field = Some(y);
             }
         };
     }
-    both!(rate);
-    both!(delay);
+    both!(rate, check_rate);
+    both!(delay, check_duration);
     both!(queue_packets);
     both!(queue_bytes);
     both!(red);
     both!(loss);
     both!(gilbert);
-    both!(jitter);
+    both!(jitter, check_duration);
     both!(reorder);
-    both!(reorder_by);
+    both!(reorder_by, check_duration);
     both!(duplicate);
     both!(overhead);
     if let Some(t) = &f.uplink_trace {
@@ -586,6 +383,7 @@ fn apply_flags(ab: &mut RawDirection, ba: &mut RawDirection, f: &LinkArgs) {
         }
     }
     for spec in &f.cross {
+        check_cross(spec)?;
         let dir = spec
             .split(',')
             .find_map(|kv| kv.trim().strip_prefix("dir="))
@@ -597,208 +395,28 @@ fn apply_flags(ab: &mut RawDirection, ba: &mut RawDirection, f: &LinkArgs) {
             ba.cross.push(spec.clone());
         }
     }
-}
-
-/// A probability from `1%`, `0.01`.
-fn parse_probability(s: &str) -> Result<f64> {
-    let t = s.trim();
-    let p = if let Some(pct) = t.strip_suffix('%') {
-        pct.trim()
-            .parse::<f64>()
-            .with_context(|| format!("`{s}` is not a percentage"))?
-            / 100.0
-    } else {
-        t.parse::<f64>()
-            .with_context(|| format!("`{s}` is not a probability (try 0.01 or 1%)"))?
-    };
-    if !(0.0..=1.0).contains(&p) {
-        bail!("probability `{s}` must be within 0..1 (0%..100%)");
-    }
-    Ok(p)
-}
-
-fn ns(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
-}
-
-fn parse_cross(spec: &str) -> Result<CrossConfig> {
-    let mut parts = spec.split(',').map(str::trim);
-    let kind = parts.next().unwrap_or_default();
-    let (mut rate, mut size, mut on, mut off) = (None, 1500u32, None, None);
-    for kv in parts {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| anyhow!("cross `{spec}`: `{kv}` is not key=value"))?;
-        match k {
-            "rate" => rate = Some(parse_rate_bps_in_file(v)?),
-            "size" => size = parse_size(v)? as u32,
-            "on" => on = Some(ns(parse_duration_in_file(v)?)),
-            "off" => off = Some(ns(parse_duration_in_file(v)?)),
-            "dir" => {
-                if !matches!(v, "ab" | "ba" | "both") {
-                    bail!("cross `{spec}`: dir must be ab, ba or both");
-                }
-            }
-            _ => bail!("cross `{spec}`: unknown key `{k}` (rate, size, on, off, dir)"),
-        }
-    }
-    let rate_bps = rate.ok_or_else(|| anyhow!("cross `{spec}` needs rate=R"))?;
-    let kind = match kind {
-        "cbr" => CrossKind::Cbr,
-        "poisson" => CrossKind::Poisson,
-        "onoff" => CrossKind::OnOff {
-            mean_on_ns: on.ok_or_else(|| anyhow!("onoff cross `{spec}` needs on=DURATION"))?,
-            mean_off_ns: off.ok_or_else(|| anyhow!("onoff cross `{spec}` needs off=DURATION"))?,
-        },
-        k => bail!("cross `{spec}`: unknown kind `{k}` (cbr, poisson, onoff)"),
-    };
-    Ok(CrossConfig {
-        kind,
-        rate_bps,
-        packet_bytes: size,
-    })
-}
-
-fn floats(s: &str, what: &str, min: usize, max: usize) -> Result<Vec<String>> {
-    let v: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
-    if v.len() < min || v.len() > max {
-        bail!("{what} `{s}` needs {min} to {max} comma-separated values");
-    }
-    Ok(v)
-}
-
-/// `base` (from a simulator scenario, or the defaults) with the settings in `raw` applied.
-fn build_direction(
-    raw: &RawDirection,
-    dir: &str,
-    base: DirectionConfig,
-) -> Result<DirectionConfig> {
-    let ctx = |what: &str| format!("{dir}: {what}");
-    let mut c = base;
-    c.rate = match (&raw.trace, &raw.rate) {
-        (Some(t), _) => RateConfig::Trace {
-            path: t.clone(),
-            trace: Trace::from_file(Path::new(t))?,
-        },
-        (None, Some(r)) => {
-            let bps = parse_rate_bps_in_file(r).with_context(|| ctx("rate"))?;
-            RateConfig::Constant {
-                bps: bps.round() as u64,
-            }
-        }
-        (None, None) => c.rate,
-    };
-    if let Some(d) = &raw.delay {
-        c.delay.delay_ns = ns(parse_duration_in_file(d).with_context(|| ctx("delay"))?);
-    }
-    if let Some(j) = &raw.jitter {
-        c.delay.jitter_ns = ns(parse_duration_in_file(j).with_context(|| ctx("jitter"))?);
-    }
-    if let Some(p) = &raw.reorder {
-        c.delay.reorder_p = parse_probability(p).with_context(|| ctx("reorder"))?;
-        c.delay.reorder_by_ns = 1_000_000;
-    }
-    if let Some(d) = &raw.reorder_by {
-        c.delay.reorder_by_ns = ns(parse_duration_in_file(d).with_context(|| ctx("reorder-by"))?);
-    }
-    if let Some(p) = &raw.duplicate {
-        c.delay.duplicate_p = parse_probability(p).with_context(|| ctx("duplicate"))?;
-    }
-    if let Some(q) = &raw.queue_packets {
-        let n: u32 = q
-            .trim()
-            .trim_end_matches('p')
-            .parse()
-            .with_context(|| ctx(&format!("queue-packets `{q}` is not a packet count")))?;
-        c.queue.packets = Some(n);
-    }
-    if let Some(q) = &raw.queue_bytes {
-        c.queue.bytes = Some(parse_size(q).with_context(|| ctx("queue-bytes"))?);
-    }
-    if let Some(r) = &raw.red {
-        let v = floats(r, "red", 2, 4)?;
-        c.red = Some(RedConfig {
-            min_bytes: parse_size(&v[0]).with_context(|| ctx("red min"))?,
-            max_bytes: parse_size(&v[1]).with_context(|| ctx("red max"))?,
-            max_p: v
-                .get(2)
-                .map(|s| parse_probability(s))
-                .transpose()?
-                .unwrap_or(0.1),
-            weight: v
-                .get(3)
-                .map(|s| s.parse::<f64>())
-                .transpose()
-                .with_context(|| ctx("red weight"))?
-                .unwrap_or(0.002),
-        });
-    }
-    match (&raw.loss, &raw.gilbert) {
-        (Some(_), Some(_)) => bail!("{dir}: give either --loss or --gilbert, not both"),
-        (Some(l), None) => {
-            let p = parse_probability(l).with_context(|| ctx("loss"))?;
-            c.loss = if p > 0.0 {
-                LossConfig::Bernoulli { p }
-            } else {
-                LossConfig::None
-            };
-        }
-        (None, Some(g)) => {
-            let v = floats(g, "gilbert", 2, 4)?;
-            let pr = |i: usize, d: f64| -> Result<f64> {
-                v.get(i).map(|s| parse_probability(s)).unwrap_or(Ok(d))
-            };
-            c.loss = LossConfig::GilbertElliott {
-                p: pr(0, 0.0)?,
-                r: pr(1, 0.0)?,
-                loss_bad: pr(2, 1.0)?,
-                loss_good: pr(3, 0.0)?,
-            };
-        }
-        (None, None) => {}
-    }
-    if let Some(o) = &raw.overhead {
-        c.overhead_bytes = parse_size(o).with_context(|| ctx("overhead"))? as u32;
-    }
-    for spec in &raw.cross {
-        c.cross
-            .push(parse_cross(spec).with_context(|| ctx("cross"))?);
-    }
-    Ok(c)
+    s.mtu = f.mtu.or(s.mtu);
+    s.seed = f.seed.or(s.seed);
+    Ok(())
 }
 
 /// The full configuration from scenario file and flags.
 fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
-    let mut file = match &f.scenario {
+    let mut s = match &f.scenario {
         Some(p) => from_scenario(p, f.link.as_deref())?,
         None => {
             if f.link.is_some() {
                 bail!("--link chooses a link of --scenario FILE; give the scenario too");
             }
-            FileSettings::default()
+            Settings::default()
         }
     };
-    apply_flags(&mut file.ab, &mut file.ba, f);
-    let mtu = f.mtu.or(file.mtu).unwrap_or(1500);
-    let seed = f.seed.or(file.seed);
-    let from_simulator = file.base.is_some();
-    let (mut ab, mut ba) = match file.base {
-        Some(l) => (l.a_to_b, l.b_to_a),
-        None => Default::default(),
-    };
-    if !from_simulator || seed.is_some() {
-        let seed = seed.unwrap_or(1);
-        ab.seed = seed.wrapping_mul(2);
-        ba.seed = seed.wrapping_mul(2) + 1;
-    }
-    let cfg = LinkConfig {
-        a_to_b: build_direction(&file.ab, "a→b", ab)?,
-        b_to_a: build_direction(&file.ba, "b→a", ba)?,
-        mtu,
-    }
-    .with_default_queues();
-    cfg.validate()?;
-    Ok(cfg)
+    apply_flags(&mut s, f)?;
+    Ok(s.link_config()?)
+}
+
+fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
 }
 
 fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
@@ -1124,6 +742,9 @@ fn bench(a: BenchArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use longhaul_emu::config::RateConfig;
+    use longhaul_emu::model::cross::CrossKind;
+    use longhaul_emu::model::loss::LossConfig;
 
     fn args() -> LinkArgs {
         LinkArgs::default()
@@ -1178,49 +799,25 @@ mod tests {
         assert_eq!(c.b_to_a.queue.packets, Some(1000));
     }
 
+    /// Flags win over a `[link]` file's values, per direction (the file itself is read by
+    /// `longhaul_emu::settings`, tested there).
     #[test]
-    fn scenario_link_section_with_overrides_and_flags() {
-        let dir = std::env::temp_dir().join(format!("lh-emu-cli-{}", std::process::id()));
+    fn flags_override_a_link_file() {
+        let text = "[link]\nrate = \"1gbit\"\ndelay = \"90ms\"\nmtu = 9000\n[link.down]\nrate = \"100mbit\"\n";
+        let dir = std::env::temp_dir().join(format!("lh-emu-cli-flags-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("s.toml");
-        std::fs::write(
-            &p,
-            r#"
-[link]
-rate = "1gbit"
-delay = "90ms"
-queue_bytes = "4M"
-red = { min = "300k", max = "900k", max_p = 0.05 }
-mtu = 9000
-cross = ["poisson,rate=200mbit,size=1000"]
-[link.down]
-rate = "100mbit"
-loss = 0.001
-"#,
-        )
-        .unwrap();
-        let mut f = args();
-        f.scenario = Some(p.clone());
+        std::fs::write(&p, text).unwrap();
+        let mut f = with_scenario(p);
         f.delay = Some("50ms/60ms".into());
+        f.mtu = Some(1500);
         let c = link_config(&f).unwrap();
-        assert_eq!(c.mtu, 9000);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(c.mtu, 1500);
         assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000_000 });
         assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
         assert_eq!(c.a_to_b.delay.delay_ns, 50_000_000);
         assert_eq!(c.b_to_a.delay.delay_ns, 60_000_000);
-        assert_eq!(c.a_to_b.queue.bytes, Some(4 << 20));
-        let red = c.a_to_b.red.unwrap();
-        assert_eq!((red.min_bytes, red.max_bytes), (300 << 10, 900 << 10));
-        assert_eq!(red.max_p, 0.05);
-        assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.001 });
-        assert_eq!(c.a_to_b.loss, LossConfig::None);
-        assert_eq!(c.a_to_b.cross.len(), 1);
-        assert_eq!(c.a_to_b.cross[0].packet_bytes, 1000);
-
-        std::fs::write(&p, "[link]\nrate = \"1gbit\"\nbogus = 1\n").unwrap();
-        let e = link_config(&f).unwrap_err().to_string();
-        assert!(e.contains("unknown key `bogus`"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn repo_scenario(name: &str) -> PathBuf {
@@ -1377,19 +974,6 @@ reverse = true
     }
 
     #[test]
-    fn link_shorthand_points_simulator_keys_to_the_simulator_format() {
-        for key in [
-            "queue = \"nonsense\"",
-            "reverse_rate = \"1mbit\"",
-            "distance_km = 10",
-        ] {
-            let (_, r) = scenario_text("short", &format!("[link]\nrate = \"1gbit\"\n{key}\n"));
-            let e = format!("{:#}", r.unwrap_err());
-            assert!(e.contains("[[links]]"), "{key}: {e}");
-        }
-    }
-
-    #[test]
     fn refuses_bad_values_with_a_message() {
         let mut f = args();
         f.loss = Some("150%".into());
@@ -1407,20 +991,7 @@ reverse = true
     fn every_per_direction_flag_documents_the_asymmetric_form() {
         use clap::Args as _;
         // The flags `apply_flags` splits at `/`.
-        const PER_DIRECTION: [&str; 12] = [
-            "rate",
-            "delay",
-            "queue_packets",
-            "queue_bytes",
-            "red",
-            "loss",
-            "gilbert",
-            "jitter",
-            "reorder",
-            "reorder_by",
-            "duplicate",
-            "overhead",
-        ];
+        use longhaul_emu::settings::PER_DIRECTION;
         let cmd = LinkArgs::augment_args(clap::Command::new("t"));
         for id in PER_DIRECTION {
             let arg = cmd
@@ -1432,17 +1003,44 @@ reverse = true
         }
     }
 
+    /// Every rate and duration flag needs a unit (`--rate 1000` was 1000 bit/s, `--delay 90`
+    /// 90 s); the message lists the accepted forms. A file's bare numbers keep their base units.
     #[test]
-    fn cross_specs() {
-        let c = parse_cross("onoff,rate=200mbit,on=10ms,off=40ms").unwrap();
-        assert_eq!(
-            c.kind,
-            CrossKind::OnOff {
-                mean_on_ns: 10_000_000,
-                mean_off_ns: 40_000_000
-            }
-        );
-        assert_eq!(c.rate_bps, 200e6);
-        assert_eq!(c.packet_bytes, 1500);
+    fn bare_numbers_in_rate_and_duration_flags_are_refused() {
+        type Set = fn(&mut LinkArgs);
+        let cases: [(&str, Set); 6] = [
+            ("--rate", |f| f.rate = Some("1000".into())),
+            ("--rate", |f| f.rate = Some("100mbit/1000".into())),
+            ("--delay", |f| f.delay = Some("90".into())),
+            ("--jitter", |f| f.jitter = Some("2".into())),
+            ("--reorder-by", |f| f.reorder_by = Some("1".into())),
+            ("--cross rate", |f| {
+                f.cross = vec!["poisson,rate=200".into()]
+            }),
+        ];
+        for (flag, set) in cases {
+            let mut f = args();
+            f.rate = Some("1gbit".into());
+            set(&mut f);
+            let e = format!("{:#}", link_config(&f).unwrap_err());
+            assert!(
+                e.contains(flag) && e.contains("needs a unit"),
+                "{flag}: {e}"
+            );
+        }
+        let mut f = args();
+        f.rate = Some("1000".into());
+        let e = format!("{:#}", link_config(&f).unwrap_err());
+        for form in ["gbit", "mbit", "Mb/s", "bps (tc", "MB/s"] {
+            assert!(e.contains(form), "`{form}` not listed: {e}");
+        }
+        f.rate = Some("1000kbit".into());
+        let c = link_config(&f).unwrap();
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000 });
+        // A file's bare rate is bit/s, its bare delay seconds.
+        let (_, r) = scenario_text("bare", "[link]\nrate = 1000000\ndelay = 0.09\n");
+        let c = r.unwrap();
+        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000 });
+        assert_eq!(c.a_to_b.delay.delay_ns, 90_000_000);
     }
 }

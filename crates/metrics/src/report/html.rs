@@ -233,13 +233,12 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
     figures_html(h, &figures(&[("", s)])?);
 
     if let Some(p) = &s.provenance {
-        h.push_str("<h2>Provenance</h2>\n");
-        let rows: Vec<Vec<String>> = p
+        let rows: Vec<(String, String)> = p
             .rows()
             .into_iter()
-            .map(|(k, v)| vec![esc(k), format!("<code>{}</code>", esc(&v))])
+            .map(|(k, v)| (k.to_string(), v))
             .collect();
-        table(h, &["", ""], &rows, 2);
+        provenance_section(h, &rows);
     }
     if !s.meta.is_empty() {
         h.push_str("<h2>Run</h2>\n");
@@ -247,6 +246,16 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
         table(h, &["key", "value"], &rows, 2);
     }
     Ok(())
+}
+
+/// Append the "Provenance" section: (what, value) rows, values as code.
+pub fn provenance_section(h: &mut String, rows: &[(String, String)]) {
+    h.push_str("<h2>Provenance</h2>\n");
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(k, v)| vec![esc(k), format!("<code>{}</code>", esc(v))])
+        .collect();
+    table(h, &["", ""], &rows, 2);
 }
 
 /// Several runs overlaid in one set of figures (`longhaul compare A B … --report`): a line per

@@ -18,5 +18,5 @@ pub use html::{
     esc as escape_html, figures_html, html_report, html_report_many, overlay_report,
     page as html_page,
 };
-pub use html::{table as html_table, write_html_report};
+pub use html::{provenance_section, table as html_table, write_html_report};
 pub use table::{num, summary_table, Align, Table};

@@ -80,17 +80,25 @@ pub const FLOOR_FULL_S: f64 = 60.0;
 /// The default keeps each run at or under this many packets (about 4 s of CPU).
 pub const DEFAULT_MAX_PACKETS: f64 = 5e6;
 
-/// "Fills the link": at least this utilization of the card (% of 1460/1500 Gb/s, as Table 1).
-/// The transport carries at most 98.8 % (1443 of 1460 bytes). Where a response function is at
-/// or above the path, a loss comes at a window of up to the path's 15,000 packets plus the
-/// 10,000-packet host queue, and HighSpeed's (b ≤ 0.5 falling to 0.1 at large windows, about
-/// 0.2 at 25,000), Scalable's (1/8) and CUBIC's (0.3) reductions from 25,000 packets stay above
-/// the 15,000 the card needs: the card does not idle. A loss that comes before the queue has
-/// filled can leave the window under the path for a while; the margin for that, 9 points below
-/// the transport's 98.8 %, is an allowance, not derived from a source of error. (Reno's function
-/// is under the path at every p > 0 of the grid, so Reno claims it only at p = 0.)
-pub const FILLS_PCT: f64 = 90.0;
-const FILLS_WHY: &str = "an allowance of 9 points under the transport's 98.8 % for a loss before the host queue has filled (not derived)";
+/// The path's window in packets: the card's 83,333 packets/s × 180 ms.
+pub const PATH_PACKETS: f64 = PACKETS_PER_S * RTT_S;
+/// The flow's host queue (txqueuelen) in `scenarios/seed000-response.toml`.
+pub const HOST_QUEUE_PACKETS: f64 = 10_000.0;
+
+/// "Fills the link": at least this utilization of the card (% of 1460/1500 Gb/s, as Table 1),
+/// derived from the deepest sawtooth a controller that fills the link can have. Such a
+/// controller loses a packet at the largest window the path holds, its 15,000 packets plus the
+/// 10,000-packet host queue, and keeps at least [`theory::RENO_BETA`] of it — half, the
+/// deepest decrease of the grid (CUBIC keeps 0.7, Scalable 0.875, HighSpeed at least 0.5; BBR
+/// and Lion do not decrease at one loss) — so right after a loss the card carries at least
+/// 0.5 × 25,000 / 15,000 = 83.3 % of what it can, and never less until the next loss; of the
+/// transport's 98.8 % (1443 of 1460 bytes) that is 82.4 %. (Reno's function is under the path at
+/// every p > 0 of the grid, so Reno claims it only at p = 0.)
+pub const FILLS_PCT: f64 = {
+    let kept = theory::RENO_BETA * (PATH_PACKETS + HOST_QUEUE_PACKETS) / PATH_PACKETS;
+    100.0 * HEADER_RATIO * if kept < 1.0 { kept } else { 1.0 }
+};
+const FILLS_WHY: &str = "the deepest sawtooth of a controller that fills the link: half (Reno's decrease, the deepest of the grid) of the path's 15,000 packets plus the 10,000-packet host queue is 83.3 % of the path, × the transport's 98.8 %";
 /// Seed 001's line: half the path.
 pub const HALF_PCT: f64 = 50.0;
 /// The crossing of a controller that stays above half at every loss rate of the grid.

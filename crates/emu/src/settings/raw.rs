@@ -1,0 +1,150 @@
+//! One direction's settings as text (from a `[link]` table or a flag), and their parsing onto a
+//! [`DirectionConfig`].
+
+use super::values::{floats, parse_cross, parse_probability, Result};
+use super::SettingsError;
+use crate::config::{DirectionConfig, RateConfig};
+use crate::model::loss::LossConfig;
+use crate::model::red::RedConfig;
+use crate::model::trace::Trace;
+use longhaul_sim::units;
+use std::path::Path;
+
+/// Unparsed settings of one direction, from the file and/or flags.
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct RawDirection {
+    pub rate: Option<String>,
+    pub trace: Option<String>,
+    pub delay: Option<String>,
+    pub queue_packets: Option<String>,
+    pub queue_bytes: Option<String>,
+    pub red: Option<String>,
+    pub loss: Option<String>,
+    pub gilbert: Option<String>,
+    pub jitter: Option<String>,
+    pub reorder: Option<String>,
+    pub reorder_by: Option<String>,
+    pub duplicate: Option<String>,
+    pub overhead: Option<String>,
+    pub cross: Vec<String>,
+}
+
+/// `what` of `dir`, as errors name a value.
+fn at(dir: &str, what: &str) -> impl Fn(String) -> SettingsError {
+    let prefix = format!("{dir}: {what}");
+    move |e| SettingsError(format!("{prefix}: {e}"))
+}
+
+fn duration_ns(s: &str, dir: &str, what: &str) -> Result<u64> {
+    units::parse_duration(s).map(|n| n.0).map_err(at(dir, what))
+}
+
+fn size(s: &str, dir: &str, what: &str) -> Result<u64> {
+    units::parse_size(s).map(|b| b.0).map_err(at(dir, what))
+}
+
+impl RawDirection {
+    /// `base` (from a simulator scenario, or the defaults) with these settings applied; `dir`
+    /// names the direction in errors.
+    pub fn build(&self, dir: &str, base: DirectionConfig) -> Result<DirectionConfig> {
+        let mut c = base;
+        c.rate = match (&self.trace, &self.rate) {
+            (Some(t), _) => RateConfig::Trace {
+                path: t.clone(),
+                trace: Trace::from_file(Path::new(t))
+                    .map_err(|e| SettingsError(format!("{dir}: trace: {e}")))?,
+            },
+            (None, Some(r)) => {
+                let bps = units::parse_rate(r).map_err(at(dir, "rate"))?.0;
+                RateConfig::Constant {
+                    bps: bps.round() as u64,
+                }
+            }
+            (None, None) => c.rate,
+        };
+        if let Some(d) = &self.delay {
+            c.delay.delay_ns = duration_ns(d, dir, "delay")?;
+        }
+        if let Some(j) = &self.jitter {
+            c.delay.jitter_ns = duration_ns(j, dir, "jitter")?;
+        }
+        if let Some(p) = &self.reorder {
+            c.delay.reorder_p =
+                parse_probability(p).map_err(|e| e.context(&format!("{dir}: reorder")))?;
+            c.delay.reorder_by_ns = 1_000_000;
+        }
+        if let Some(d) = &self.reorder_by {
+            c.delay.reorder_by_ns = duration_ns(d, dir, "reorder-by")?;
+        }
+        if let Some(p) = &self.duplicate {
+            c.delay.duplicate_p =
+                parse_probability(p).map_err(|e| e.context(&format!("{dir}: duplicate")))?;
+        }
+        if let Some(q) = &self.queue_packets {
+            let n: u32 = q.trim().trim_end_matches('p').parse().map_err(|_| {
+                SettingsError(format!("{dir}: queue-packets `{q}` is not a packet count"))
+            })?;
+            c.queue.packets = Some(n);
+        }
+        if let Some(q) = &self.queue_bytes {
+            c.queue.bytes = Some(size(q, dir, "queue-bytes")?);
+        }
+        if let Some(r) = &self.red {
+            let v = floats(r, "red", 2, 4)?;
+            c.red = Some(RedConfig {
+                min_bytes: size(&v[0], dir, "red min")?,
+                max_bytes: size(&v[1], dir, "red max")?,
+                max_p: v
+                    .get(2)
+                    .map(|s| parse_probability(s))
+                    .transpose()?
+                    .unwrap_or(0.1),
+                weight: v
+                    .get(3)
+                    .map(|s| {
+                        s.parse::<f64>().map_err(|_| {
+                            SettingsError(format!("{dir}: red weight `{s}` is not a number"))
+                        })
+                    })
+                    .transpose()?
+                    .unwrap_or(0.002),
+            });
+        }
+        match (&self.loss, &self.gilbert) {
+            (Some(_), Some(_)) => {
+                return Err(SettingsError(format!(
+                    "{dir}: give either --loss or --gilbert, not both"
+                )))
+            }
+            (Some(l), None) => {
+                let p = parse_probability(l).map_err(|e| e.context(&format!("{dir}: loss")))?;
+                c.loss = if p > 0.0 {
+                    LossConfig::Bernoulli { p }
+                } else {
+                    LossConfig::None
+                };
+            }
+            (None, Some(g)) => {
+                let v = floats(g, "gilbert", 2, 4)?;
+                let pr = |i: usize, d: f64| -> Result<f64> {
+                    v.get(i).map(|s| parse_probability(s)).unwrap_or(Ok(d))
+                };
+                c.loss = LossConfig::GilbertElliott {
+                    p: pr(0, 0.0)?,
+                    r: pr(1, 0.0)?,
+                    loss_bad: pr(2, 1.0)?,
+                    loss_good: pr(3, 0.0)?,
+                };
+            }
+            (None, None) => {}
+        }
+        if let Some(o) = &self.overhead {
+            c.overhead_bytes = size(o, dir, "overhead")? as u32;
+        }
+        for spec in &self.cross {
+            c.cross
+                .push(parse_cross(spec).map_err(|e| e.context(&format!("{dir}: cross")))?);
+        }
+        Ok(c)
+    }
+}
