@@ -71,8 +71,7 @@ impl Feed {
     }
 
     /// Give a chunk back to be filled again (dropped if the thread has enough).
-    pub fn recycle(&self, mut buf: Vec<u8>) {
-        buf.clear();
+    pub fn recycle(&self, buf: Vec<u8>) {
         let _ = self.spent.try_send(buf);
     }
 }
@@ -99,15 +98,18 @@ fn read_ahead(
     while left > 0 {
         let n = left.min(chunk as u64) as usize;
         let mut buf = spent.try_recv().unwrap_or_default();
-        // A recycled buffer of the same length is not zeroed again.
-        buf.resize(n, 0);
-        match read_full(&mut file, &mut buf) {
+        buf.clear();
+        buf.reserve_exact(n);
+        // Into the buffer's spare capacity: no zeroing before each read.
+        match (&mut file).take(n as u64).read_to_end(&mut buf) {
             Ok(got) => short |= got < n,
             Err(e) => {
                 let _ = out.send(Piece::Failed(e));
                 return;
             }
         }
+        // Zeros in place of bytes the file no longer has.
+        buf.resize(n, 0);
         hasher.update(&buf);
         left -= n as u64;
         if out.send(Piece::Bytes(buf)).is_err() {
