@@ -4,8 +4,11 @@
 //! These took half or more of the receiver's CPU on loopback (bench/README.md, "Where a
 //! loopback transfer's time goes"), and done on the connection's thread they kept it from
 //! reading datagrams while the disk was busy. A [`Writer`] takes the bytes in pieces through a
-//! bounded queue of [`DEPTH`] pieces; pieces come back through a second queue to be filled
-//! again, so the memory held is `(DEPTH + 2) × piece` per file being received. When the disk
+//! bounded queue of [`DEPTH`] pieces to a thread that writes them and hashes each chunk (for
+//! the journal), which passes them through a second such queue to a thread that hashes the
+//! whole file (the two SHA-256 passes were the writing thread's largest cost); pieces come
+//! back through a third queue to be filled again, so the memory held is `(2 × DEPTH + 2) ×
+//! piece` per file being received. When the disk
 //! is slower than the network the queue fills and [`Writer::write`] waits for it, as a write
 //! on the connection's thread waited before: the connection's receive window, then its
 //! sender's congestion control, absorb the difference.
@@ -97,7 +100,7 @@ pub struct PartFile {
     size: u64,
     /// Bytes of the file in the part file (the resume point plus what was written since).
     written: u64,
-    /// SHA-256 of the whole file so far.
+    /// SHA-256 of the whole file so far (kept by the [`Writer`]'s hashing thread meanwhile).
     pub whole: Sha256,
     chunk: Sha256,
     /// Digests of whole chunks written since the last checkpoint.
@@ -183,7 +186,6 @@ impl PartFile {
                 let _ = self.checkpoint();
                 return Err(Fatal(disk_error(&self.path, &e)));
             }
-            self.whole.update(piece);
             self.chunk.update(piece);
             self.written += n as u64;
             data = &data[n..];
@@ -222,22 +224,41 @@ pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
     thread: Option<JoinHandle<Outcome>>,
+    /// Hashes the whole file, after the writing thread.
+    hasher: Option<JoinHandle<Sha256>>,
 }
 
 impl Writer {
-    pub fn start(file: PartFile) -> io::Result<Writer> {
+    pub fn start(mut file: PartFile) -> io::Result<Writer> {
         let (pieces, rx) = bounded::<Piece>(DEPTH);
-        let (spent_tx, spent) = bounded(DEPTH + 2);
+        let (to_hash, hash_rx) = bounded::<Piece>(DEPTH);
+        let (spent_tx, spent) = bounded(2 * DEPTH + 2);
+        let mut whole = std::mem::take(&mut file.whole);
+        // Ends when the writing thread does (its queue's sender is dropped).
+        let hasher = std::thread::Builder::new()
+            .name("longhaul-hash".into())
+            .spawn(move || {
+                for mut piece in hash_rx {
+                    whole.update(piece.bytes());
+                    piece.len = 0;
+                    let _ = spent_tx.try_send(piece);
+                }
+                whole
+            })?;
         let thread = std::thread::Builder::new()
             .name("longhaul-write".into())
             .spawn(move || {
                 let mut file = file;
-                for mut piece in rx {
+                for piece in rx {
                     if let Err(e) = file.write(piece.bytes()) {
                         return (file, Err(e));
                     }
-                    piece.len = 0;
-                    let _ = spent_tx.try_send(piece);
+                    if to_hash.send(piece).is_err() {
+                        return (
+                            file,
+                            Err(Fatal("the receiver's hashing thread stopped".into())),
+                        );
+                    }
                 }
                 (file, Ok(()))
             })?;
@@ -245,6 +266,7 @@ impl Writer {
             pieces: Some(pieces),
             spent,
             thread: Some(thread),
+            hasher: Some(hasher),
         })
     }
 
@@ -280,8 +302,17 @@ impl Writer {
         }
     }
 
+    /// Both threads' ends: the part file with the whole file's digest in it.
     fn join(&mut self) -> Option<Outcome> {
-        self.thread.take().and_then(|t| t.join().ok())
+        let outcome = self.thread.take().and_then(|t| t.join().ok());
+        let whole = self.hasher.take().and_then(|t| t.join().ok());
+        match (outcome, whole) {
+            (Some((mut file, r)), Some(whole)) => {
+                file.whole = whole;
+                Some((file, r))
+            }
+            _ => None,
+        }
     }
 }
 
