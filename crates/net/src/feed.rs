@@ -3,10 +3,11 @@
 //! Reading a file from the page cache and hashing it with SHA-256 cost the sender's loop about
 //! a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on the
 //! connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the rest
-//! of one file in chunks on its own thread, hashes them, and hands them over through a bounded
-//! queue: at most [`DEPTH`] chunks wait, and the chunks come back through a second queue to be
-//! filled again, so the memory held is `(DEPTH + 2) × chunk` whatever the file's size. The
-//! connection's thread never blocks on it: [`Feed::next`] takes what is ready.
+//! of one file in chunks on one thread and hashes them on another (the two cost about the
+//! same), each handing them on through a bounded queue of at most [`DEPTH`] chunks; the chunks
+//! come back through a third queue to be filled again, so the memory held is
+//! `(2 × DEPTH + 2) × chunk` whatever the file's size. The connection's thread never blocks on
+//! it: [`Feed::next`] takes what is ready.
 
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 use sha2::{Digest, Sha256};
@@ -39,22 +40,27 @@ pub struct Feed {
     pieces: Option<Receiver<Piece>>,
     /// Chunks the connection is done with, for the thread to fill again.
     spent: Sender<Vec<u8>>,
-    thread: Option<JoinHandle<()>>,
+    /// The reading thread, then the hashing thread.
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl Feed {
     /// Read `left` more bytes of `file` from its current offset in chunks of `chunk`, adding
     /// them to `hasher` (which holds the bytes before the offset).
     pub fn start(file: File, hasher: Sha256, left: u64, chunk: usize) -> io::Result<Feed> {
+        let (read_tx, read_rx) = bounded(DEPTH);
         let (piece_tx, pieces) = bounded(DEPTH);
-        let (spent, spent_rx) = bounded(DEPTH + 2);
-        let thread = std::thread::Builder::new()
+        let (spent, spent_rx) = bounded(2 * DEPTH + 2);
+        let reader = std::thread::Builder::new()
             .name("longhaul-read".into())
-            .spawn(move || read_ahead(file, hasher, left, chunk, piece_tx, spent_rx))?;
+            .spawn(move || read_ahead(file, left, chunk, read_tx, spent_rx))?;
+        let hash = std::thread::Builder::new()
+            .name("longhaul-hash".into())
+            .spawn(move || hash_on(hasher, read_rx, piece_tx))?;
         Ok(Feed {
             pieces: Some(pieces),
             spent,
-            thread: Some(thread),
+            threads: vec![reader, hash],
         })
     }
 
@@ -78,20 +84,27 @@ impl Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        // The thread stops at its next hand-over once the queue is gone.
+        // The threads stop at their next hand-over once the queue is gone.
         drop(self.pieces.take());
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
 }
 
+/// What the reading thread hands to the hashing thread: a chunk, the end (whether the file
+/// shrank), or an error.
+enum Readout {
+    Chunk(Vec<u8>),
+    End(bool),
+    Failed(io::Error),
+}
+
 fn read_ahead(
     mut file: File,
-    mut hasher: Sha256,
     mut left: u64,
     chunk: usize,
-    out: Sender<Piece>,
+    out: Sender<Readout>,
     spent: Receiver<Vec<u8>>,
 ) {
     let mut short = false;
@@ -104,20 +117,37 @@ fn read_ahead(
         match (&mut file).take(n as u64).read_to_end(&mut buf) {
             Ok(got) => short |= got < n,
             Err(e) => {
-                let _ = out.send(Piece::Failed(e));
+                let _ = out.send(Readout::Failed(e));
                 return;
             }
         }
         // Zeros in place of bytes the file no longer has.
         buf.resize(n, 0);
-        hasher.update(&buf);
         left -= n as u64;
-        if out.send(Piece::Bytes(buf)).is_err() {
+        if out.send(Readout::Chunk(buf)).is_err() {
             return;
         }
     }
-    let digest = hasher.finalize().into();
-    let _ = out.send(Piece::End { digest, short });
+    let _ = out.send(Readout::End(short));
+}
+
+fn hash_on(mut hasher: Sha256, input: Receiver<Readout>, out: Sender<Piece>) {
+    for r in input {
+        let piece = match r {
+            Readout::Chunk(buf) => {
+                hasher.update(&buf);
+                Piece::Bytes(buf)
+            }
+            Readout::End(short) => {
+                let digest = std::mem::take(&mut hasher).finalize().into();
+                Piece::End { digest, short }
+            }
+            Readout::Failed(e) => Piece::Failed(e),
+        };
+        if out.send(piece).is_err() {
+            return;
+        }
+    }
 }
 
 /// Fill `buf` from `f`; returns the bytes read, the rest of `buf` zeroed (end of file).
