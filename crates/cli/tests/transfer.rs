@@ -12,8 +12,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const CHUNK: u64 = 1 << 20;
-/// What a receiver may hold on disk but not yet in its journal (`store::CHECKPOINT_*`): 16
-/// chunks, or one second of data.
+/// What a receiver may hold on disk but not yet in its journal (`CHECKPOINT_*` in
+/// crates/net/src/part.rs): 16 chunks, or one second of data.
 const UNJOURNALED: u64 = 16 * CHUNK;
 
 fn bin() -> &'static str {

@@ -15,6 +15,9 @@
 //! - [`path`]: which relative paths a receiver accepts, and names escaped for printing.
 //! - [`store`] and [`journal`]: the receiver's part files, resume journals, and the rules that
 //!   keep writes inside its directory and off any real name until the data is verified.
+//! - [`feed`] and [`part`]: the file's bytes read and hashed (sender), written, hashed and
+//!   journaled (receiver) on a thread of their own, through bounded queues, so the
+//!   connection's thread only moves datagrams.
 //! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
@@ -26,10 +29,12 @@
 //! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
 
 pub mod admission;
+pub mod feed;
 pub mod framing;
 pub mod journal;
 pub mod keys;
 pub mod manifest;
+pub mod part;
 pub mod path;
 pub mod recv;
 pub mod send;

@@ -12,6 +12,7 @@
 //! The sender hashes the same prefix of its own file, chunk by chunk, and starts after it only
 //! if the digests agree (otherwise from zero); meanwhile it keeps the connection alive.
 
+use crate::feed::{read_full, Feed, Next, Piece};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
 use crate::journal::prefix_digest;
 use crate::manifest::{self, Item};
@@ -22,7 +23,6 @@ use longhaul_proto::{CloseReason, Config, Connection, Side, Stats};
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +34,9 @@ const READ_CHUNK: usize = 1 << 20;
 const VERIFY_PER_TURN: u64 = 16 << 20;
 /// A keepalive goes out this often while nothing else does (verifying a long prefix).
 const KEEPALIVE: Duration = Duration::from_secs(2);
+/// How soon to look again when the connection has room but the reading thread has no chunk
+/// ready (while data is in flight, arriving ACKs wake the loop sooner).
+const FEED_RETRY: Duration = Duration::from_micros(200);
 
 pub struct SendOptions {
     pub config: Config,
@@ -156,6 +159,8 @@ struct Current {
     /// Resume verification: chunk digests of the prefix so far, until `offered` chunks.
     verifying: Option<(Vec<[u8; DIGEST_LEN]>, u64, [u8; DIGEST_LEN])>,
     short: bool,
+    /// After verification: the rest of the file, read and hashed on its own thread.
+    feed: Option<Feed>,
 }
 
 /// Send `paths` to the receiver at `peer`; `progress` is called every `options.interval` and
@@ -493,27 +498,42 @@ impl Sender {
                 .encode(&mut self.out);
                 continue;
             }
+            if cur.feed.is_none() {
+                let left = cur.size - cur.read;
+                let file = cur
+                    .file
+                    .try_clone()
+                    .and_then(|f| Feed::start(f, cur.hasher.clone(), left, READ_CHUNK))
+                    .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
+                cur.feed = Some(file);
+            }
+            let feed = cur.feed.as_ref().expect("started");
             if cur.read < cur.size {
                 if let Some(wait) = rate_wait(self.rate_limit, self.data_started, self.file_written)
                 {
                     return Ok(Some(wait));
                 }
-                let n = (cur.size - cur.read).min(READ_CHUNK as u64) as usize;
-                self.out.resize(n, 0);
-                let got = read_full(&mut cur.file, &mut self.out)
-                    .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
-                if got < n {
-                    // The file shrank while being sent: the zeros sent instead make the
-                    // digests differ, and the receiver refuses the file.
-                    cur.short = true;
-                }
-                cur.hasher.update(&self.out);
-                cur.read += n as u64;
-                self.file_written += n as u64;
-                self.reports[cur.id as usize].sent += n as u64;
-                continue;
             }
-            let mut digest: [u8; DIGEST_LEN] = cur.hasher.clone().finalize().into();
+            let mut digest = match feed.next() {
+                Next::Empty => return Ok(Some(Instant::now() + FEED_RETRY)),
+                Next::Piece(Piece::Failed(e)) => {
+                    return Err(file_err(&self.items[cur.id as usize], e))
+                }
+                Next::Piece(Piece::Bytes(buf)) => {
+                    // The emptied buffer goes back to be filled again.
+                    let spent = std::mem::replace(&mut self.out, buf);
+                    feed.recycle(spent);
+                    let n = self.out.len() as u64;
+                    cur.read += n;
+                    self.file_written += n;
+                    self.reports[cur.id as usize].sent += n;
+                    continue;
+                }
+                Next::Piece(Piece::End { digest, short }) => {
+                    cur.short |= short;
+                    digest
+                }
+            };
             if cur.short {
                 digest = [0; DIGEST_LEN];
                 let path = &self.reports[cur.id as usize].path;
@@ -542,6 +562,7 @@ impl Sender {
             hasher: Sha256::new(),
             verifying: Some((Vec::new(), offered, job.prefix)),
             short: false,
+            feed: None,
         });
         Ok(())
     }
@@ -584,20 +605,6 @@ fn rate_wait(limit: Option<u64>, since: Option<Instant>, written: u64) -> Option
     } else {
         Some(Instant::now() + Duration::from_secs_f64(excess / rate))
     }
-}
-
-fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf[got..].fill(0);
-    Ok(got)
 }
 
 fn file_err(item: &Item, e: std::io::Error) -> NetError {

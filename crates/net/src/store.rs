@@ -18,22 +18,15 @@
 
 use crate::framing::{Action, Entry, Kind, CHUNK_SIZE, DIGEST_LEN};
 use crate::journal::{Journal, JournalHeader};
+use crate::part::{PartFile, Piece, Writer, PIECE};
 use crate::path::{link_stays_inside, Printable, STAGING_DIR};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::fs::{File, FileTimes, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// Chunks written before the part file is flushed and journaled: a 200th of the file (so a
-/// receiver killed mid-transfer costs under 0.5 % of a large file sent again), at least one
-/// chunk, and at most 16 (a flush per 16 MiB bounds the flushes per second at high rates).
-const CHECKPOINT_CHUNKS: usize = 16;
-const CHECKPOINT_FRACTION: u64 = 200;
-/// ... or after this long, whichever comes first.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A receiving directory.
 pub struct Store {
@@ -322,41 +315,44 @@ impl Planned {
         }
         part.set_len(start).map_err(io)?;
         part.seek(SeekFrom::Start(start)).map_err(io)?;
+        let file = PartFile::new(
+            part,
+            journal,
+            &self.entry.path,
+            self.entry.size(),
+            start,
+            whole,
+        );
+        let writer = Writer::start(file).map_err(io)?;
         Ok(Incoming {
             key: self.key,
             entry: self.entry,
             dest: self.dest,
             part_path: self.part_path,
             journal_path: self.journal_path,
-            part,
-            journal,
+            writer: Some(writer),
+            fill: None,
             written: start,
             resumed: start,
-            whole,
-            chunk: Sha256::new(),
-            pending: Vec::new(),
-            last_checkpoint: Instant::now(),
         })
     }
 }
 
-/// One file being received: its part file, journal, and digests.
+/// One file being received: where it goes, and the thread writing its part file.
 pub struct Incoming {
     key: String,
     pub entry: Entry,
     dest: PathBuf,
     part_path: PathBuf,
     journal_path: PathBuf,
-    part: File,
-    journal: Journal,
-    /// Bytes of the file written (the resume point plus this session's).
+    /// `None` once drained.
+    writer: Option<Writer>,
+    /// Bytes not yet handed to the writer (up to a piece).
+    fill: Option<Piece>,
+    /// Bytes of the file taken (the resume point plus this session's).
     pub written: u64,
     /// Bytes this session skipped because the receiver held them.
     pub resumed: u64,
-    whole: Sha256,
-    chunk: Sha256,
-    pending: Vec<[u8; DIGEST_LEN]>,
-    last_checkpoint: Instant,
 }
 
 impl Incoming {
@@ -365,78 +361,65 @@ impl Incoming {
         self.entry.size() - self.written
     }
 
-    /// Append file bytes (at most `remaining()`).
+    /// Append file bytes (at most `remaining()`). They are written on the writer's thread; an
+    /// error is one the disk gave for earlier bytes, or these.
     pub fn write(&mut self, mut data: &[u8]) -> Result<(), Fatal> {
         while !data.is_empty() {
-            let in_chunk = (self.written % CHUNK_SIZE) as usize;
-            let n = (CHUNK_SIZE as usize - in_chunk).min(data.len());
-            let piece = &data[..n];
-            if let Err(e) = self.part.write_all(piece) {
-                // What reached whole chunks stays journaled for a resume.
-                let _ = self.checkpoint();
-                return Err(Fatal(disk_error(&self.entry.path, &e)));
-            }
-            self.whole.update(piece);
-            self.chunk.update(piece);
+            let writer = self.writer.as_mut().expect("not drained");
+            let fill = self.fill.get_or_insert_with(|| writer.buffer());
+            let n = fill.extend(data);
             self.written += n as u64;
             data = &data[n..];
-            if self.written % CHUNK_SIZE == 0 || self.written == self.entry.size() {
-                let d = std::mem::take(&mut self.chunk).finalize().into();
-                self.pending.push(d);
+            if fill.len() == PIECE || self.written == self.entry.size() {
+                writer.write(self.fill.take().expect("filled"))?;
             }
-        }
-        let every = (self.entry.size().div_ceil(CHUNK_SIZE) / CHECKPOINT_FRACTION)
-            .clamp(1, CHECKPOINT_CHUNKS as u64) as usize;
-        if self.pending.len() >= every || self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
-            self.checkpoint()
-                .map_err(|e| Fatal(disk_error(&self.entry.path, &e)))?;
         }
         Ok(())
     }
 
-    /// Flush the part file, then journal the chunks it now holds for certain.
-    pub fn checkpoint(&mut self) -> io::Result<()> {
-        self.last_checkpoint = Instant::now();
-        if self.pending.is_empty() {
-            return Ok(());
+    /// Everything taken, written: the part file with its digests.
+    fn drain(mut self) -> Result<(PartFile, Incoming), Fatal> {
+        let mut writer = self.writer.take().expect("drained once");
+        if let Some(fill) = self.fill.take().filter(|f| !f.is_empty()) {
+            writer.write(fill)?;
         }
-        self.part.sync_data()?;
-        self.journal.append(&self.pending)?;
-        self.pending.clear();
-        Ok(())
+        Ok((writer.finish()?, self))
     }
 
     /// All bytes are in and the sender's digest arrived: verify, flush, rename into place.
     /// `Ok` is the digest; `Err` says why the file was not stored (the caller tells the sender).
     pub fn finish(
-        mut self,
+        self,
         store: &mut Store,
         theirs: &[u8; DIGEST_LEN],
     ) -> Result<[u8; DIGEST_LEN], String> {
         store.release(&self.key);
         let shown = Printable::from(self.entry.path.as_str());
-        let ours: [u8; DIGEST_LEN] = self.whole.clone().finalize().into();
+        let (file, this) = match self.drain() {
+            Ok(x) => x,
+            Err(e) => return Err(e.0),
+        };
+        let ours: [u8; DIGEST_LEN] = file.whole.clone().finalize().into();
+        let part = file.part;
         if ours != *theirs {
-            self.discard();
+            this.discard();
             return Err(format!(
                 "SHA-256 mismatch for {shown}: received data hashes to {}, the sender's file to {}",
                 crate::framing::hex(&ours),
                 crate::framing::hex(theirs)
             ));
         }
-        let mode = self.entry.mode & 0o777;
+        let mode = this.entry.mode & 0o777;
         let placed = (|| -> io::Result<()> {
-            self.part
-                .set_permissions(std::fs::Permissions::from_mode(mode))?;
-            self.part
-                .set_times(FileTimes::new().set_modified(system_time(self.entry.mtime)))?;
-            self.part.sync_all()?;
+            part.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            part.set_times(FileTimes::new().set_modified(system_time(this.entry.mtime)))?;
+            part.sync_all()?;
             Ok(())
         })();
         if let Err(e) = placed {
-            return Err(disk_error(&self.entry.path, &e));
+            return Err(disk_error(&this.entry.path, &e));
         }
-        match std::fs::symlink_metadata(&self.dest) {
+        match std::fs::symlink_metadata(&this.dest) {
             Ok(m) if m.is_dir() => {
                 return Err(format!("{shown} became a directory on the receiver"))
             }
@@ -447,12 +430,12 @@ impl Incoming {
             }
             _ => {}
         }
-        if let Err(e) = std::fs::rename(&self.part_path, &self.dest) {
+        if let Err(e) = std::fs::rename(&this.part_path, &this.dest) {
             return Err(format!("cannot rename into place {shown}: {e}"));
         }
-        let _ = std::fs::remove_file(&self.journal_path);
+        let _ = std::fs::remove_file(&this.journal_path);
         // The rename is durable only once the directory is.
-        if let Some(dir) = self.dest.parent() {
+        if let Some(dir) = this.dest.parent() {
             if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
                 return Err(format!("cannot flush the directory of {shown}: {e}"));
             }
@@ -461,15 +444,18 @@ impl Incoming {
     }
 
     /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
-    pub fn discard(&mut self) {
+    fn discard(&self) {
         let _ = std::fs::remove_file(&self.part_path);
         let _ = std::fs::remove_file(&self.journal_path);
     }
 
-    /// The session ends before the file did: keep what is journaled.
-    pub fn suspend(mut self, store: &mut Store) {
+    /// The session ends before the file did: keep what is journaled (the writer journals
+    /// what reached the disk before an error itself).
+    pub fn suspend(self, store: &mut Store) {
         store.release(&self.key);
-        let _ = self.checkpoint();
+        if let Ok((mut file, _)) = self.drain() {
+            let _ = file.checkpoint();
+        }
     }
 }
 
@@ -481,7 +467,7 @@ fn part_key(sender: &str, path: &str) -> String {
     crate::framing::hex(&h.finalize()[..16])
 }
 
-fn disk_error(path: &str, e: &io::Error) -> String {
+pub(crate) fn disk_error(path: &str, e: &io::Error) -> String {
     let shown = Printable::from(path);
     match e.raw_os_error() {
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# One file over loopback, in the same run, by longhaul send (plain and encrypted), UDT4
+# (Debian's libudt-dev, through the small peer in udtfile.cc, built here), kernel TCP (iperf3
+# -F) and scp (when sshd is installed). Prints, for each, the best of the rounds: Gb/s, CPU
+# seconds per GB (both ends' user + system time), each end's peak memory (getrusage maxrss, as
+# GNU time reports it), and the ratios to longhaul plain. Rounds are interleaved, so other load
+# on the machine weighs on every tool alike.
+#
+#   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
+#                    [--dir DIR] [--md FILE]
+#
+# --size-mb: the file (default 1024; incompressible bytes, read once so it is in the page cache).
+# --bin: the longhaul to measure (default target/ci/longhaul). --base: another longhaul binary
+# measured alike (rows "base plain", "base aes"), e.g. the build before a change.
+# --only: a comma-separated subset of longhaul-plain, longhaul-aes, base-plain, base-aes, udt,
+# iperf3, scp. --dir: where the receivers write the file (default: a temporary directory under
+# /tmp, a real file on disk). --md: also write the table as markdown.
+#
+# Needs g++ and libudt-dev, iperf3, and for scp openssh-server (scripts/packages.txt); sshd
+# is started on 127.0.0.1 with keys of the script's own, once per scp round, and its time
+# covers the receiving side.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="$root/target/ci/longhaul"
+base=""
+size_mb=1024
+rounds=3
+only=""
+dir=""
+md=""
+tag=bench/udt
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size-mb) size_mb="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --bin) bin="$2"; shift 2 ;;
+    --base) base="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --dir) dir="$2"; shift 2 ;;
+    --md) md="$2"; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+
+[ -x "$bin" ] || die "no longhaul at $bin: cargo build --profile ci --bin longhaul"
+[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is missing"
+[ -f /usr/include/udt/udt.h ] || die "libudt-dev is missing: apt-get install libudt-dev"
+command -v iperf3 >/dev/null || die "iperf3 is missing: apt-get install iperf3"
+
+scratch="$(mktemp -d /tmp/longhaul-udt.XXXXXX)"
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+[ -n "$dir" ] || dir="$scratch/rx"
+mkdir -p "$dir"
+
+udt="$scratch/udtfile"
+g++ -O2 -std=c++17 -o "$udt" "$here/udtfile.cc" -ludt -lpthread || die "building udtfile failed"
+
+runs="longhaul-plain longhaul-aes"
+[ -n "$base" ] && runs+=" base-plain base-aes"
+runs+=" udt iperf3"
+if [ -x /usr/sbin/sshd ] && command -v scp >/dev/null; then
+  runs+=" scp"
+else
+  echo "$tag: sshd or scp not installed: scp skipped" >&2
+fi
+if [ -n "$only" ]; then
+  keep=""
+  for r in $runs; do [[ ",$only," == *",$r,"* ]] && keep+=" $r"; done
+  runs="$keep"
+fi
+
+src="$scratch/file.bin"
+head -c $((size_mb << 20)) /dev/urandom >"$src"
+cat "$src" >/dev/null
+size=$((size_mb << 20))
+
+make_keys "$bin" "$scratch/rx-home" "$scratch/tx-home"
+
+if [[ " $runs " == *" scp "* ]]; then
+  sshdir="$scratch/ssh"
+  mkdir -p "$sshdir" /run/sshd
+  ssh-keygen -q -t ed25519 -N "" -f "$sshdir/host"
+  ssh-keygen -q -t ed25519 -N "" -f "$sshdir/client"
+  cp "$sshdir/client.pub" "$sshdir/authorized_keys"
+  cat >"$sshdir/sshd_config" <<EOF
+Port 2299
+ListenAddress 127.0.0.1
+HostKey $sshdir/host
+PidFile $sshdir/sshd.pid
+AuthorizedKeysFile $sshdir/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+Subsystem sftp internal-sftp
+EOF
+  ssh_opts=(-F /dev/null -i "$sshdir/client" -o IdentitiesOnly=yes -o StrictHostKeyChecking=no
+    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -P 2299)
+fi
+
+port=5390
+# Wait for the TCP or UDP port $1 to be bound on loopback (at most 10 s).
+wait_port() {
+  local _
+  for _ in $(seq 1 100); do
+    ss -Htuln "sport = :$1" | grep -q . && return 0
+    sleep 0.1
+  done
+  die "nothing listens on port $1"
+}
+
+# One transfer: sets wall (s), cpu (s, both ends), rx_rss and tx_rss (KiB).
+# time(1) writes "elapsed user system maxrss" for each end.
+one() { # RUN
+  local run=$1 out="$dir/received.bin" rx_pid t0 t1 lh
+  rm -rf "${dir:?}"/* "$dir"/.longhaul-partial
+  port=$((port + 1))
+  local tm=(/usr/bin/time -f "%e %U %S %M")
+  case $run in
+    longhaul-* | base-*)
+      lh="$bin"; [[ $run == base-* ]] && lh="$base"
+      local sec=(); [[ $run == *-plain ]] && sec=(--insecure)
+      LONGHAUL_HOME="$scratch/rx-home" "${tm[@]}" -o "$scratch/rx.time" "$lh" recv --once \
+        -B 127.0.0.1 -p $port -d "$dir" "${sec[@]}" >"$scratch/rx.log" 2>&1 &
+      rx_pid=$!
+      wait_port $port
+      t0=$(date +%s.%N)
+      LONGHAUL_HOME="$scratch/tx-home" "${tm[@]}" -o "$scratch/tx.time" "$lh" send "${sec[@]}" \
+        --name received.bin -i 1h "$src" 127.0.0.1:$port >"$scratch/tx.log" 2>&1 ||
+        die "$run: send failed: $(tail -3 "$scratch/tx.log")"
+      ;;
+    udt)
+      "${tm[@]}" -o "$scratch/rx.time" "$udt" recv $port "$out" >"$scratch/rx.log" 2>&1 &
+      rx_pid=$!
+      wait_port $port
+      t0=$(date +%s.%N)
+      "${tm[@]}" -o "$scratch/tx.time" "$udt" send 127.0.0.1 $port "$src" >"$scratch/tx.log" 2>&1 ||
+        die "udt: send failed: $(cat "$scratch/tx.log")"
+      ;;
+    iperf3)
+      "${tm[@]}" -o "$scratch/rx.time" iperf3 -s -1 -B 127.0.0.1 -p $port -F "$out" \
+        >"$scratch/rx.log" 2>&1 &
+      rx_pid=$!
+      wait_port $port
+      t0=$(date +%s.%N)
+      "${tm[@]}" -o "$scratch/tx.time" iperf3 -c 127.0.0.1 -p $port -F "$src" -n $size \
+        >"$scratch/tx.log" 2>&1 || die "iperf3: client failed: $(tail -3 "$scratch/tx.log")"
+      ;;
+    scp)
+      rm -f "$sshdir/sshd.pid"
+      "${tm[@]}" -o "$scratch/rx.time" /usr/sbin/sshd -D -e -f "$sshdir/sshd_config" \
+        2>"$scratch/rx.log" &
+      rx_pid=$!
+      wait_port 2299
+      t0=$(date +%s.%N)
+      "${tm[@]}" -o "$scratch/tx.time" scp -q "${ssh_opts[@]}" "$src" "root@127.0.0.1:$out" \
+        >"$scratch/tx.log" 2>&1 || die "scp failed: $(cat "$scratch/tx.log")"
+      ;;
+  esac
+  pids=("$rx_pid")
+  if [ "$run" = scp ]; then
+    t1=$(date +%s.%N)
+    kill "$(cat "$sshdir/sshd.pid")" 2>/dev/null || true
+    wait "$rx_pid" 2>/dev/null || true
+  else
+    wait "$rx_pid" || die "$run: the receiver failed: $(tail -3 "$scratch/rx.log")"
+    t1=$(date +%s.%N)
+  fi
+  pids=()
+  local got
+  got=$(stat -c %s "$out" 2>/dev/null || echo 0)
+  if [ "$run" = iperf3 ]; then
+    # iperf3's server may stop writing before the last megabytes are read from the socket, and
+    # it checks nothing: the client's byte count stands, the file is not compared.
+    (( got > size * 9 / 10 )) || die "iperf3: received $got bytes of $size"
+  else
+    [ "$got" -eq "$size" ] || die "$run: received $got bytes of $size"
+    cmp -s "$src" "$out" || die "$run: the received file differs"
+  fi
+  wall=$(echo "$t1 - $t0" | bc -l)
+  read -r _ ru rs rx_rss <"$scratch/rx.time"
+  read -r _ tu ts tx_rss <"$scratch/tx.time"
+  cpu=$(echo "$ru + $rs + $tu + $ts" | bc -l)
+}
+
+declare -A best_wall best_cpu max_rx max_tx
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for r in $(seq 1 "$rounds"); do
+  for run in $runs; do
+    one "$run"
+    printf '%s: round %d %-15s %6.2f s  cpu %6.2f s  rss rx %6d KiB tx %6d KiB\n' \
+      "$tag" "$r" "$run" "$wall" "$cpu" "$rx_rss" "$tx_rss" >&2
+    if [ -z "${best_wall[$run]:-}" ] || (($(echo "$wall < ${best_wall[$run]}" | bc -l))); then
+      best_wall[$run]=$wall
+      best_cpu[$run]=$cpu
+    fi
+    ((rx_rss > ${max_rx[$run]:-0})) && max_rx[$run]=$rx_rss
+    ((tx_rss > ${max_tx[$run]:-0})) && max_tx[$run]=$tx_rss
+  done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+ref=""
+for run in $runs; do [ -z "$ref" ] && ref=$run; done
+gb=$(echo "$size / 1000000000" | bc -l)
+table="| transfer | Gb/s | CPU s/GB | peak RSS receiver | peak RSS sender | rate vs $ref | CPU/GB vs $ref |
+|---|---|---|---|---|---|---|"
+for run in $runs; do
+  rate=$(echo "$size * 8 / ${best_wall[$run]} / 1000000000" | bc -l)
+  cpg=$(echo "${best_cpu[$run]} / $gb" | bc -l)
+  rr=$(echo "${best_wall[$ref]} / ${best_wall[$run]}" | bc -l)
+  cr=$(echo "${best_cpu[$run]} / ${best_cpu[$ref]}" | bc -l)
+  table+=$(printf '\n| %s | %.2f | %.2f | %.0f MiB | %.0f MiB | %.2f× | %.2f× |' "$run" "$rate" \
+    "$cpg" "$(echo "${max_rx[$run]} / 1024" | bc -l)" "$(echo "${max_tx[$run]} / 1024" | bc -l)" \
+    "$rr" "$cr")
+done
+summary="$size_mb MiB over 127.0.0.1, best of $rounds interleaved rounds; load average $load0 → $load1"
+echo "$summary"
+echo "$table"
+if [ -n "$md" ]; then
+  printf '%s\n\n%s\n' "$summary" "$table" >"$md"
+fi
