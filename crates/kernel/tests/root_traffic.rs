@@ -168,10 +168,11 @@ fn fast_halves_on_loss_when_alpha_exceeds_the_buffer() {
     let mut cwnds: Vec<u32> = t.samples.iter().map(|(_, i)| i.snd_cwnd).collect();
     cwnds.sort_unstable();
     let max_cwnd = *cwnds.last().unwrap_or(&0);
-    // The median, not a high percentile: some runs sample snd_cwnd far off for a while
-    // (p99 523 and 105 packets in two runs of five, a maximum of 1,623,994,570 in two; the
-    // others p99 40). Where those come from (the program or the sampling) is not yet found;
-    // they are printed, and only a window the law keeps too large moves the median.
+    // The median, not a high percentile: on a busy host the kernel's skipped callbacks
+    // (crates/kernel/README.md, "Skipped callbacks") come in bursts, and the window they leave
+    // (a maximum of 1,623,994,570 packets in two runs of five) lasts until the program runs
+    // again and repairs it; p99 measured 523 and 105 packets in two runs, 40 in the others.
+    // They are printed; only a window the law keeps too large moves the median.
     let p99_cwnd = cwnds[cwnds.len() * 99 / 100];
     let median_cwnd = cwnds[cwnds.len() / 2];
     eprintln!(
