@@ -26,7 +26,8 @@
 //!
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
-//! fixed-size transfers (`bytes`), ECN, RED's gentle mode, cross traffic that is responsive, of
+//! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
+//! what the lab's own hosts do), RED's gentle mode, cross traffic that is responsive, of
 //! kind `web`, on another link, or limited in time. `transport` is ignored: the lab always runs
 //! the kernel's TCP; the summary records that.
 
@@ -154,6 +155,13 @@ impl LabPlan {
                 return Err(unsupported(
                     field("ecn"),
                     "the emulator does not mark ECN; set `ecn = false`",
+                ));
+            }
+            if !f.host_stalls.is_none() {
+                return Err(unsupported(
+                    field("host_stalls"),
+                    "host stalls are the simulator's model of what real hosts do; the lab's \
+                     hosts stall on their own: remove `host_stalls`",
                 ));
             }
         }
@@ -661,6 +669,14 @@ reverse = true
             ),
             (plan("", &["flows.0.bytes=\"1G\""]), "flows[0].bytes", "bytes"),
             (plan("", &["flows.0.ecn=true"]), "flows[0].ecn", "ECN"),
+            (
+                plan(
+                    "",
+                    &["flows.0.host_stalls={ sender = { rate = \"4/s\", mean = \"2ms\" } }"],
+                ),
+                "flows[0].host_stalls",
+                "stall on their own",
+            ),
             (
                 plan("", &["flows.1.cc=\"paced:rate=50e6\""]),
                 "flows[1].cc",

@@ -2,7 +2,7 @@
 //!
 //! **Order.** Events run in time order; events at the same nanosecond run in a fixed order
 //! that depends only on the events themselves: first by kind — `Sample`, `Second`, `Arrive`,
-//! `Cross`, `Transfer`, `Timer` — then by the index the event carries (the port, the source,
+//! `Cross`, `Transfer`, `Timer`, `Stall` — then by the index the event carries (the port, the source,
 //! the endpoint) permuted by the time: indices are compared after an XOR with a hash of the
 //! nanosecond, so among ports or flows whose events coincide (identical flows started
 //! together do, every round trip) none is first at every tie. A plain index order made the
@@ -21,7 +21,8 @@
 //! before anything else happens at their instant; a packet arriving at the same nanosecond as a
 //! timeout is delivered first (an ACK that arrives as the retransmission timer expires
 //! prevents the timeout, as it would in a host that processes its receive queue before its
-//! timers).
+//! timers); a host stall that begins or ends at that instant comes last (what arrives as a
+//! stall begins is still processed, what arrives as it ends is processed with the backlog).
 //!
 //! Links are delay lines with one pending event each (`port`), so the heap holds O(links +
 //! flows) entries and stays in cache; a calendar queue pays off only for large pending sets.
@@ -52,6 +53,8 @@ pub enum Ev {
     Transfer(u32),
     /// A flow endpoint's timer (flow index × 2 + side).
     Timer(u32),
+    /// A flow endpoint's host stalls or resumes (flow index × 2 + side; `crate::stall`).
+    Stall(u32),
 }
 
 /// The permutation of indices at time `t`: an XOR with a multiplicative (Fibonacci) hash of
@@ -84,6 +87,7 @@ impl Ev {
             Ev::Cross(i) => (3, i),
             Ev::Transfer(i) => (4, i),
             Ev::Timer(i) => (5, i),
+            Ev::Stall(i) => (6, i),
         };
         (kind << 32) | index as u64
     }
@@ -97,7 +101,8 @@ impl Ev {
             2 => Ev::Arrive(index),
             3 => Ev::Cross(index),
             4 => Ev::Transfer(index),
-            _ => Ev::Timer(index),
+            5 => Ev::Timer(index),
+            _ => Ev::Stall(index),
         }
     }
 }
@@ -339,7 +344,13 @@ mod tests {
         assert_eq!(q.pop_until(15), None);
         assert_eq!(q.len(), 1);
         assert_eq!(q.pop_until(20), Some((20, Ev::Cross(1))));
-        for ev in [Ev::Sample, Ev::Second, Ev::Transfer(u32::MAX)] {
+        for ev in [
+            Ev::Sample,
+            Ev::Second,
+            Ev::Transfer(u32::MAX),
+            Ev::Timer(7),
+            Ev::Stall(u32::MAX),
+        ] {
             assert_eq!(Ev::unpack(ev.pack()), ev);
         }
     }

@@ -34,6 +34,7 @@ pub mod port;
 pub mod red;
 pub mod ring;
 pub mod scenario;
+pub mod stall;
 pub mod summary;
 pub mod transport;
 pub mod units;

@@ -47,6 +47,10 @@
 //! ecn = false                   # send ECN-capable packets
 //! stack = "model"               # transport = "model": "model" (an ACK per packet) or
 //!                               # "linux-2.4" (delayed ACKs, window growth per ACK)
+//! host_stalls = { sender = { rate = "4/s", mean = "2.5ms" }, receiver = { rate = "10/s", mean = "3ms" } }
+//!                               # each host now and then stops running its network stack
+//!                               # for an exponential time of mean `mean`, `rate` times a
+//!                               # second of running (default: never; `crate::stall`)
 //!
 //! [[cross_traffic]]
 //! kind = "poisson"              # cbr | poisson | onoff | web
@@ -68,7 +72,7 @@
 //! `--set duration=30s --set flows.0.cc=reno --set links.0.queue.packets=500`. The value is read
 //! as TOML when it parses as TOML (`500`, `true`, `{ name = "fast" }`) and as a string otherwise.
 
-use crate::units::{Bytes, Nanos, Rate};
+use crate::units::{Bytes, EventRate, Nanos, Rate};
 use longhaul_cc::CcSpec;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -268,7 +272,41 @@ pub struct FlowSpec {
     /// Which TCP the model transport imitates (`transport = "model"` only).
     #[serde(default)]
     pub stack: Stack,
+    /// Random pauses of the flow's hosts (`crate::stall`).
+    #[serde(default, skip_serializing_if = "HostStallsSpec::is_none")]
+    pub host_stalls: HostStallsSpec,
 }
+
+/// When a flow's two hosts stop running their network stack (`crate::stall`); a host not
+/// named never stalls.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostStallsSpec {
+    #[serde(default)]
+    pub sender: Option<StallSpec>,
+    #[serde(default)]
+    pub receiver: Option<StallSpec>,
+}
+
+impl HostStallsSpec {
+    /// Neither host stalls.
+    pub fn is_none(&self) -> bool {
+        self.sender.is_none() && self.receiver.is_none()
+    }
+}
+
+/// One host's stalls: they begin at `rate` per second of running (exponential gaps) and last
+/// an exponential time of mean `mean`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StallSpec {
+    pub rate: EventRate,
+    pub mean: Nanos,
+}
+
+/// The most stalls a host may be given per second of running: one per 100 µs, far more than
+/// any host measured; beyond, the stall events would outnumber the packets.
+pub const MAX_STALL_RATE: f64 = 10_000.0;
 
 /// The TCP behaviour of a flow on the model transport.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
@@ -662,6 +700,14 @@ impl Scenario {
             if let Some(r) = f.access.rate {
                 check_rate(r, &format!("flows[{i}].access.rate"), &err)?;
             }
+            for (host, stall) in [
+                ("sender", f.host_stalls.sender),
+                ("receiver", f.host_stalls.receiver),
+            ] {
+                if let Some(st) = stall {
+                    check_stall(st, &format!("flows[{i}].host_stalls.{host}"), &err)?;
+                }
+            }
             if let Some(r) = f.access.packets {
                 if r == 0 {
                     return Err(err(
@@ -861,6 +907,34 @@ fn check_rate(
             r.0
         ),
     ))
+}
+
+/// A host's stall process: a rate within [0, `MAX_STALL_RATE`] and, if it ever stalls, a
+/// positive mean length.
+fn check_stall(
+    st: StallSpec,
+    field: &str,
+    err: &dyn Fn(String, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if st.rate.0 > MAX_STALL_RATE {
+        return Err(err(
+            format!("{field}.rate"),
+            format!(
+                "{} stalls per second is more than the {MAX_STALL_RATE} allowed (one per \
+                 100 us of running); give a rate such as \"4/s\"",
+                st.rate.0
+            ),
+        ));
+    }
+    if st.rate.0 > 0.0 && st.mean.0 == 0 {
+        return Err(err(
+            format!("{field}.mean"),
+            "a stall lasts a positive time: give a mean such as \"2.5ms\" (or `rate = 0` for \
+             no stalls)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A duration for an error message, in the largest unit that keeps it exact enough.

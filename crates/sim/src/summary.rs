@@ -66,6 +66,18 @@ pub struct DropRecord {
     pub reason: &'static str,
 }
 
+/// The stalls one host of a flow had (`host_stalls`, `crate::stall`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HostStallReport {
+    pub flow: u32,
+    /// "sender" or "receiver".
+    pub host: &'static str,
+    /// Stalls begun during the run.
+    pub stalls: u64,
+    /// Time they covered within the run, seconds.
+    pub stalled_s: f64,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Outcome {
@@ -78,6 +90,10 @@ pub struct Outcome {
     pub drops: Vec<DropRecord>,
     /// Drops not recorded because the log reached `output.drop_log_limit`.
     pub drops_unlogged: u64,
+    /// Per host that was given `host_stalls`: its stalls (also in the summary's `meta`, as
+    /// `host_stalls.flowID.HOST`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_stalls: Vec<HostStallReport>,
     /// Events the simulator processed.
     pub events: u64,
     /// Packet enqueue operations (one per packet per hop).

@@ -1,6 +1,7 @@
 //! The units a scenario file is written in: rates (`"1gbit"`, `"100mbit"`, or a number of bit/s),
 //! durations (`"180ms"`, `"1.5s"`, `"1h"`, or a number of seconds) and sizes (`"1500"`, `"64k"`,
 //! `"32M"`, powers of 1024 as iperf counts them). Rates use tc's decimal, bit-based prefixes.
+//! Event rates (how often something happens) are a count per duration: `"4/s"`, `"1/250ms"`.
 //!
 //! Each unit is a newtype that deserializes from either a string or a number, so a scenario can
 //! say `rate = "1gbit"` or `rate = 1e9`, and a bad value's error says which forms are allowed.
@@ -16,6 +17,10 @@ pub struct Rate(pub f64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Nanos(pub u64);
 
+/// How often something happens, in events per second.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct EventRate(pub f64);
+
 /// A size in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
@@ -24,6 +29,8 @@ pub const RATE_FORMS: &str =
     "a rate such as \"1gbit\", \"100mbit\", \"2.5Gb/s\" or a number of bit/s";
 pub const DURATION_FORMS: &str =
     "a duration such as \"180ms\", \"1.5s\", \"250us\", \"1h\" or a number of seconds";
+pub const EVENT_RATE_FORMS: &str =
+    "an event rate such as \"4/s\", \"1/250ms\", \"30/min\" or a number per second";
 pub const SIZE_FORMS: &str = "a size such as 1500, \"64k\", \"32M\" (k/M/G = 1024-based)";
 
 fn split_number(t: &str) -> (&str, &str) {
@@ -150,6 +157,34 @@ pub fn parse_duration(s: &str) -> Result<Nanos, String> {
     })
 }
 
+/// Parse an event rate: a count per duration (`4/s`, `1/250ms`, `30/min`; the duration in
+/// `parse_duration`'s units, its number optional), or a plain number per second.
+pub fn parse_event_rate(s: &str) -> Result<EventRate, String> {
+    let (count, per) = s.split_once('/').unwrap_or((s, "s"));
+    let count: f64 = count
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not {EVENT_RATE_FORMS}"))?;
+    let per = per.trim();
+    // "4/s" means 4 per one second: the duration's number may be left out.
+    let per = if per.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        parse_duration(per)
+    } else {
+        parse_duration(&format!("1{per}"))
+    }
+    .map_err(|e| format!("`{s}`: {e}"))?;
+    if per.0 == 0 {
+        return Err(format!("`{s}`: the duration after `/` must be positive"));
+    }
+    let rate = count * 1e9 / per.0 as f64;
+    if !(rate >= 0.0 && rate.is_finite()) {
+        return Err(format!(
+            "event rate `{s}` must be a non-negative number per duration"
+        ));
+    }
+    Ok(EventRate(rate))
+}
+
 /// The longest duration a 64-bit nanosecond clock holds, rounded down.
 const MAX_SECS: f64 = 1.8e10;
 
@@ -223,6 +258,16 @@ impl<'de> Deserialize<'de> for Nanos {
     }
 }
 
+impl<'de> Deserialize<'de> for EventRate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor {
+            forms: EVENT_RATE_FORMS,
+            parse: parse_event_rate,
+            from_num: |x| (x >= 0.0 && x.is_finite()).then_some(EventRate(x)),
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(UnitVisitor {
@@ -242,6 +287,12 @@ impl Serialize for Rate {
 impl Serialize for Nanos {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(self.0 as f64 * 1e-9)
+    }
+}
+
+impl Serialize for EventRate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
     }
 }
 
@@ -314,5 +365,29 @@ mod tests {
         assert!(negative.contains("non-negative"), "{negative}");
         assert_eq!(parse_size("64k").unwrap(), Bytes(65536));
         assert_eq!(parse_size("1500").unwrap(), Bytes(1500));
+    }
+
+    #[test]
+    fn event_rates_are_a_count_per_duration() {
+        for (text, per_s) in [
+            ("4/s", 4.0),
+            ("10 / s", 10.0),
+            ("1/250ms", 4.0),
+            ("3/2s", 1.5),
+            ("30/min", 0.5),
+            ("0/s", 0.0),
+            ("2.5", 2.5),
+        ] {
+            assert_eq!(parse_event_rate(text).unwrap(), EventRate(per_s), "{text}");
+        }
+        for (bad, says) in [
+            ("often", "is not an event rate"),
+            ("4/fortnight", "unknown time unit"),
+            ("4/0s", "must be positive"),
+            ("-4/s", "non-negative"),
+        ] {
+            let e = parse_event_rate(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -157,10 +157,21 @@ impl<'a> Engine<'a> {
                 flow: f.id.to_string(),
                 message,
             })?;
+            // Each host's own stream, so that stalls change no other random draw.
+            let stall = |side: u64, st: Option<crate::scenario::StallSpec>| {
+                let st = st?;
+                let seed = mix(sc.seed, 3_000_000 + 2 * f.id as u64 + side);
+                HostStall::new(st.rate.0, st.mean.0, seed, sc.duration.0).map(Box::new)
+            };
+            let stalls = [
+                stall(0, spec.host_stalls.sender),
+                stall(1, spec.host_stalls.receiver),
+            ];
             e.flows.push(Flow {
                 sender: Some(sender),
                 receiver: Some(receiver),
                 access: access.and_then(|a| a.2.map(|l| (a.0, l, spec.access.on_full))),
+                stalls,
                 ..Flow::new(Some(f.id), None, fwd.into(), rev.into())
             });
             e.flow_series.push(FlowSeries::default());

@@ -13,6 +13,9 @@ impl Engine<'_> {
     /// reports a due deadline is retried a nanosecond later rather than at the same instant,
     /// which could repeat forever).
     pub(super) fn pump_from(&mut self, fi: usize, side: usize, earliest: u64) {
+        if self.stalled(fi, side) {
+            return; // a stalled host sends nothing; it is pumped when the stall ends
+        }
         let now = self.now;
         let mut wake = NONE;
         loop {
@@ -124,6 +127,10 @@ impl Engine<'_> {
             return; // superseded by an earlier deadline that already fired
         }
         f.armed[side] = NONE;
+        if self.stalled(fi, side) {
+            return; // deferred: re-armed when the stall ends (`stalls`)
+        }
+        let f = &mut self.flows[fi];
         match side {
             0 => {
                 if let Some(s) = f.sender.as_mut() {

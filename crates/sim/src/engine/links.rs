@@ -112,6 +112,18 @@ impl Engine<'_> {
             return;
         }
         let side = if pkt.dir == Dir::Forward { 1 } else { 0 };
+        self.deliver(fi, side, pkt);
+    }
+
+    /// Hand a packet to its endpoint (`side` 0: the sender, 1: the receiver) and let the
+    /// endpoint transmit; a stalled host holds it until the stall ends (`stalls`).
+    pub(super) fn deliver(&mut self, fi: usize, side: usize, pkt: Packet) {
+        if let Some(s) = self.flows[fi].stalls[side].as_mut() {
+            if s.stalled() {
+                s.held.push_back(pkt);
+                return;
+            }
+        }
         let now = self.now;
         {
             let bytes: &[u8] = if pkt.buf != NO_BUF {

@@ -17,7 +17,9 @@
 //! then the sender is polled regardless, a packet that finds the host queue full is dropped
 //! there (reason `host_queue_full`) and handed back to the sender as a local congestion signal
 //! (`FlowSender::on_local_drop`), and the sender is not polled again until its next event, as
-//! Linux 2.4's `tcp_write_xmit` stops at the first failed transmission.
+//! Linux 2.4's `tcp_write_xmit` stops at the first failed transmission. A host given
+//! `host_stalls` stops now and then: while it is stalled, what reaches it waits and it sends
+//! nothing (`stalls`).
 //!
 //! Determinism. Time is integer ns; events at the same time run in a fixed
 //! order of their kind and index (`events`), not of when they were scheduled; every
@@ -26,7 +28,7 @@
 //!
 //! The engine is split by concept: `build` (the network from the scenario), `run` (the event
 //! loop), `links` (packets through ports, drops), `endpoints` (senders and receivers, their
-//! timers and transports), `cross_traffic`, `sample` (the time series), and the outcome:
+//! timers and transports), `stalls` (hosts that pause), `cross_traffic`, `sample` (the time series), and the outcome:
 //! `link_report`, `flow_report` and `outcome`; `split` runs the same engine on two threads.
 
 mod build;
@@ -39,6 +41,7 @@ mod outcome;
 mod run;
 mod sample;
 mod split;
+mod stalls;
 
 pub use split::SplitWhen;
 
@@ -52,6 +55,7 @@ use crate::port::{Enqueued, Limit, Port};
 use crate::red::{Red, RedParams};
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
 use crate::scenario::{Scenario, Stack, TransportKind};
+use crate::stall::HostStall;
 use crate::summary::*;
 use crate::transport::model::{ModelConfig, ModelReceiver, ModelSender};
 use crate::transport::proto::{ProtoReceiver, ProtoSender, IP_UDP_OVERHEAD};
@@ -121,6 +125,8 @@ struct Flow {
     retransmits_at_sample: u64,
     /// Kept after a transfer finishes and its state is released.
     final_delivered: u64,
+    /// Each host's stalls (sender, receiver), if it has any (`stalls`).
+    stalls: [Option<Box<HostStall>>; 2],
 }
 
 impl Flow {
@@ -142,6 +148,7 @@ impl Flow {
             lost_at_sample: 0,
             retransmits_at_sample: 0,
             final_delivered: 0,
+            stalls: [None, None],
         }
     }
 

@@ -62,6 +62,13 @@ impl Engine<'_> {
                 TransportKind::ProtoSecure => "proto_secure".into(),
             },
         );
+        let host_stalls = self.stall_reports();
+        for r in &host_stalls {
+            meta.insert(
+                format!("host_stalls.flow{}.{}", r.flow, r.host),
+                format!("{} stalls, {:.3} ms stalled", r.stalls, r.stalled_s * 1e3),
+            );
+        }
         let aggregate = aggregate(
             &flows,
             AggregateCounts {
@@ -91,6 +98,7 @@ impl Engine<'_> {
             ports,
             drops: std::mem::take(&mut self.drops),
             drops_unlogged: self.drops_unlogged,
+            host_stalls,
             events: self.event_count,
             packet_hops: self.packet_count,
             threads: 1,

@@ -18,11 +18,13 @@ impl Engine<'_> {
         }
     }
 
-    /// Let every sender start (at time 0, before any event).
+    /// Let every sender start (at time 0, before any event), and schedule the first stall of
+    /// every host that stalls.
     pub(super) fn start(&mut self) {
         for i in 0..self.flows.len() {
             self.pump(i, 0);
         }
+        self.schedule_stalls();
     }
 
     /// Run to the end on this thread.
@@ -48,6 +50,7 @@ impl Engine<'_> {
         match ev {
             Ev::Arrive(p) => self.on_arrive(p),
             Ev::Timer(x) => self.on_timer((x / 2) as usize, (x % 2) as usize),
+            Ev::Stall(x) => self.on_stall((x / 2) as usize, (x % 2) as usize),
             Ev::Cross(s) => self.on_cross(s as usize),
             Ev::Transfer(s) => self.on_transfer(s as usize),
             Ev::Sample => self.on_sample(),

@@ -248,6 +248,7 @@ impl<'a> Engine<'a> {
             .map(|f| Flow {
                 receiver: f.receiver.take(),
                 armed: [NONE, f.armed[1]],
+                stalls: [None, f.stalls[1].take()],
                 ..Flow::new(f.id, None, f.fwd.clone(), f.rev.clone())
             })
             .collect();
@@ -269,6 +270,9 @@ impl<'a> Engine<'a> {
         };
         far.events.push(0, Ev::Sample);
         far.events.push(1_000_000_000, Ev::Second);
+        // The receivers' hosts stall on the far part (the near part's `start` schedules the
+        // senders').
+        far.schedule_stalls();
         far
     }
 
@@ -282,6 +286,7 @@ impl<'a> Engine<'a> {
         for (f, g) in self.flows.iter_mut().zip(&mut far.flows) {
             f.receiver = g.receiver.take();
             f.armed[1] = g.armed[1];
+            f.stalls[1] = g.stalls[1].take();
         }
         self.event_count += far.event_count;
         self.packet_count += far.packet_count;
