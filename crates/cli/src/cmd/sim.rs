@@ -81,6 +81,15 @@ pub fn run(args: SimArgs) -> Result<()> {
                 outcome.drops_unlogged
             );
         }
+        for r in &outcome.host_stalls {
+            println!(
+                "host stalls: flow {} {}: {} stalls, {:.1} ms stalled",
+                r.flow,
+                r.host,
+                r.stalls,
+                r.stalled_s * 1e3
+            );
+        }
     }
     if let Some(path) = &args.json {
         crate::outputs::write_text(path, &outcome.summary.to_json()?)?;
@@ -114,13 +123,16 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
         ));
     }
     std::fs::write(dir.join("drops.csv"), csv).context("writing drops.csv")?;
-    let details = serde_json::json!({
+    let mut details = serde_json::json!({
         "ports": o.ports,
         "cross_traffic": o.cross_traffic,
         "drops_unlogged": o.drops_unlogged,
         "events": o.events,
         "packet_hops": o.packet_hops,
     });
+    if !o.host_stalls.is_empty() {
+        details["host_stalls"] = serde_json::json!(o.host_stalls);
+    }
     std::fs::write(
         dir.join("details.json"),
         serde_json::to_string_pretty(&details)?,
