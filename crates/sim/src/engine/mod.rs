@@ -28,8 +28,9 @@
 //!
 //! The engine is split by concept: `build` (the network from the scenario), `run` (the event
 //! loop), `links` (packets through ports, drops), `endpoints` (senders and receivers, their
-//! timers and transports), `stalls` (hosts that pause), `cross_traffic`, `sample` (the time series), and the outcome:
-//! `link_report`, `flow_report` and `outcome`; `split` runs the same engine on two threads.
+//! timers and transports), `stalls` (hosts that pause), `cross_traffic`, `sample` (the time
+//! series), and the outcome: `link_report`, `flow_report` and `outcome`; `split` runs the same
+//! engine on two threads.
 
 mod build;
 mod cross_traffic;
