@@ -14,6 +14,8 @@
 //! * [`congestion`]: load/unload of the congestion controls;
 //! * [`run`]: the run itself, with cleanup on every exit path;
 //! * [`queue_log`]: the emulator's event log → queue series and drop log;
+//! * [`silences`]: silences in the traffic offered to the bottleneck, and which host they came
+//!   from (the ACK clock repeats a host's stall every round trip);
 //! * [`stack_counters`]: the sender's TCP stack counters (how slow start ended, recoveries);
 //! * [`summary`]: the result summary;
 //! * [`builtin`]: the built-in experiments under `scenarios/lab/`.
@@ -24,6 +26,7 @@ pub mod error;
 pub mod plan;
 pub mod queue_log;
 pub mod run;
+pub mod silences;
 pub mod stack_counters;
 pub mod summary;
 

@@ -65,6 +65,8 @@ pub struct RawOutcome {
     pub socket_buffer_max: u64,
     /// The sender namespace's TCP counters at the end (`stack_counters`); empty if unreadable.
     pub sender_counters: std::collections::BTreeMap<String, u64>,
+    /// Silences in the traffic offered to the bottleneck, by host (`crate::silences`).
+    pub silences: Option<crate::silences::Silences>,
     pub notes: Vec<String>,
 }
 
@@ -330,6 +332,10 @@ fn run_with_controls(
     };
     let forward_log = read_log("a>b")?;
     let reverse_log = read_log("b>a")?;
+    let silences = std::fs::File::open(log_path)
+        .and_then(|f| crate::silences::read(f, epoch_ns, plan.duration.as_secs_f64().min(span_s)))
+        .map_err(|e| tracing::warn!("silences in the offered load: {e}"))
+        .ok();
     let flows = results
         .into_iter()
         .enumerate()
@@ -350,6 +356,7 @@ fn run_with_controls(
         span_s,
         socket_buffer_max: buffer,
         sender_counters,
+        silences,
         notes: Vec::new(),
     })
 }

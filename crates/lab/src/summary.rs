@@ -193,6 +193,9 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
             crate::stack_counters::render(&raw.sender_counters),
         );
     }
+    if let Some(silences) = &raw.silences {
+        meta.insert("offered_load_silences".into(), silences.render());
+    }
     if raw.forward_log.drops_unlogged > 0 {
         meta.insert(
             "drops_unlogged".into(),
