@@ -124,6 +124,27 @@ const FAST_PARAMS: &[ParamSpec] = &[
         unit: "packets",
         help: "window after a retransmission timeout (ns-2: 2)",
     },
+    ParamSpec {
+        name: "period_min",
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "true: avgRTT is the smallest RTT sample of the last update period instead of the \
+               EWMA of all samples (the papers): blind to delay a host or a burst adds to some \
+               packets of a period, not to a standing queue",
+    },
+    ParamSpec {
+        name: "pace",
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        unit: "bool",
+        help: "true: ask for TCP's internal pacing (120 % of cwnd/srtt once MI ends), so the \
+               window leaves spread over the RTT, not in the bursts the ACKs clock out",
+    },
 ];
 
 const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
@@ -588,6 +609,8 @@ impl ParamValues {
                 flag("pace_increments"),
                 flag("rto_cwnd"),
                 flag("beta"),
+                flag("period_min"),
+                flag("pace"),
             ],
             Algorithm::Scalable => vec![
                 (1.0 / self.get("a")).round() as u32,
@@ -639,6 +662,9 @@ impl ParamValues {
                 ("every_other_rtt", f(6)?),
                 ("pace_increments", f(7)?),
                 ("rto_cwnd", f(8)?),
+                // Absent from blocks written before these options existed: the papers' way.
+                ("period_min", f(10).unwrap_or(0.0)),
+                ("pace", f(11).unwrap_or(0.0)),
             ],
             Algorithm::Scalable => vec![
                 ("a", 1.0 / f(0)?.max(1.0)),

@@ -65,6 +65,8 @@ pub struct FastParams {
     pub pace_increments: u32,
     pub rto_cwnd: u32,
     pub beta: u32,
+    pub period_min: u32,
+    pub pace: u32,
 }
 
 /// `struct lh_fast`.
@@ -75,6 +77,7 @@ pub struct FastState {
     pub last_update_us: u64,
     pub pending_q10: u64,
     pub step_q10: u64,
+    pub period_start_us: u64,
     pub base_rtt: u32,
     pub round_end: u32,
     pub update_round: u32,
@@ -85,6 +88,8 @@ pub struct FastState {
     pub has_update: u32,
     pub phase: u32,
     pub updates: u32,
+    pub period_low: u32,
+    pub mi_done: u32,
 }
 
 impl FastState {
@@ -108,6 +113,8 @@ impl FastParams {
             pace_increments: r[7],
             rto_cwnd: r[8],
             beta: r[9],
+            period_min: r.get(10).copied().unwrap_or(0),
+            pace: r.get(11).copied().unwrap_or(0),
         }
     }
 }
@@ -272,6 +279,7 @@ extern "C" {
         rtt_us: i32,
         in_flight: u32,
         acked: u32,
+        now_us: u64,
     );
     fn lh_native_fast_window_at_send(f: *mut FastState, bytes: u64, mss: u32);
     fn lh_native_fast_recovery_ack(f: *mut FastState, now_us: u64);
@@ -373,8 +381,15 @@ pub fn fast_init(f: &mut FastState, snd_nxt: u32) {
 pub fn fast_ack_begin(f: &mut FastState, ack: u32, snd_nxt: u32) {
     unsafe { lh_native_fast_ack_begin(f, ack, snd_nxt) }
 }
-pub fn fast_rtt_sample(f: &mut FastState, p: &FastParams, rtt_us: i32, in_flight: u32, acked: u32) {
-    unsafe { lh_native_fast_rtt_sample(f, p, rtt_us, in_flight, acked) }
+pub fn fast_rtt_sample(
+    f: &mut FastState,
+    p: &FastParams,
+    rtt_us: i32,
+    in_flight: u32,
+    acked: u32,
+    now_us: u64,
+) {
+    unsafe { lh_native_fast_rtt_sample(f, p, rtt_us, in_flight, acked, now_us) }
 }
 pub fn fast_window_at_send(f: &mut FastState, bytes: u64, mss: u32) {
     unsafe { lh_native_fast_window_at_send(f, bytes, mss) }

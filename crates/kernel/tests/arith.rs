@@ -245,27 +245,27 @@ fn fast_rtt_average_uses_eta_min_3_over_w_and_the_cap() {
     let p = fast_params(20, 512);
     let mut f = FastState::default();
     native::fast_init(&mut f, 0);
-    native::fast_rtt_sample(&mut f, &p, 999, 10, 1); // first sample: 1000 µs (+1)
+    native::fast_rtt_sample(&mut f, &p, 999, 10, 1, 0); // first sample: 1000 µs (+1)
     assert_eq!((f.base_rtt, f.avg_rtt_q8), (1000, 1000 << 8));
-    native::fast_rtt_sample(&mut f, &p, 1999, 6, 1); // η = 1/4: 1000 + 1000/4
+    native::fast_rtt_sample(&mut f, &p, 1999, 6, 1, 0); // η = 1/4: 1000 + 1000/4
     assert_eq!(f.avg_rtt_q8, 1250 << 8);
     let mut g = fast_with(1000, 1000);
-    native::fast_rtt_sample(&mut g, &p, 1999, 30, 1); // η = 3/30: 1000 + 100
+    native::fast_rtt_sample(&mut g, &p, 1999, 30, 1, 0); // η = 3/30: 1000 + 100
     assert_eq!(g.avg_rtt_q8, 1100 << 8);
-    native::fast_rtt_sample(&mut g, &p, 999, 30, 1); // down: 1100 − 100·0.1 = 1090
+    native::fast_rtt_sample(&mut g, &p, 999, 30, 1, 0); // down: 1100 − 100·0.1 = 1090
     assert_eq!(g.avg_rtt_q8, 1090 << 8);
-    native::fast_rtt_sample(&mut g, &p, -1, 30, 1); // no sample: unchanged
+    native::fast_rtt_sample(&mut g, &p, -1, 30, 1, 0); // no sample: unchanged
     assert_eq!(g.avg_rtt_q8, 1090 << 8);
     // ns-2's cap 1/256 at 30 packets in flight: 3/30 > 1/256, so 1/256.
     let mut ns2 = p;
     ns2.eta_cap_den = 256;
     let mut h = fast_with(1000, 1000);
-    native::fast_rtt_sample(&mut h, &ns2, 1255, 30, 1); // 1000 + 256/256
+    native::fast_rtt_sample(&mut h, &ns2, 1255, 30, 1, 0); // 1000 + 256/256
     assert_eq!(h.avg_rtt_q8, 1001 << 8);
     // An ACK for two packets weighs as two samples: η = 3/30 twice, 1000 + 100 = 1100, then
     // 1100 + (2000 − 1100)/10 = 1190 µs.
     let mut k = fast_with(1000, 1000);
-    native::fast_rtt_sample(&mut k, &p, 1999, 30, 2);
+    native::fast_rtt_sample(&mut k, &p, 1999, 30, 2, 0);
     assert_eq!(k.avg_rtt_q8, 1190 << 8);
 }
 
@@ -278,7 +278,7 @@ fn fast_doubles_without_queue_and_updates_every_other_round_after_the_period() {
     let mut w = window(10, 0x7fff_ffff);
     // ACK of packet 0 ends round 0 (update round), sample 1000 µs: MI, no queue, +acked.
     native::fast_ack_begin(&mut f, 1, 10);
-    native::fast_rtt_sample(&mut f, &p, 999, 10, 1);
+    native::fast_rtt_sample(&mut f, &p, 999, 10, 1, 0);
     native::fast_cong_avoid(&mut f, &mut w, &p, 1_000, 10, true);
     assert_eq!((w.cwnd, f.update_round), (20, 1));
     // A 1 ms queue appears (avg 2000, base 1000): MI ends; the period since the MI ACK has not

@@ -173,7 +173,7 @@ fn step(state: &mut State, w: &mut Window, ev: &Value, mss: u64) {
                             0 => w.cwnd,
                             b => (b / mss) as u32,
                         };
-                        native::fast_rtt_sample(f, p, r, in_flight, acked);
+                        native::fast_rtt_sample(f, p, r, in_flight, acked, now_us);
                     }
                     native::fast_window_at_send(f, u(ev, "in_flight_at_send"), mss as u32);
                     if in_recovery {
@@ -269,6 +269,7 @@ fn step(state: &mut State, w: &mut Window, ev: &Value, mss: u64) {
                 State::Fast(p, f) => {
                     f.pending_q10 = 0;
                     f.cwnd_frac_q10 = 0;
+                    f.mi_done = 0;
                     w.cwnd = w.cwnd.max(p.rto_cwnd);
                 }
                 _ => {}
@@ -478,31 +479,35 @@ fn shared_vectors_match_the_native_build() {
     }
 }
 
+/// A vector file recorded from the Rust reference now, for a spec no shared file covers.
+fn record(spec: &str) -> Value {
+    let spec: longhaul_cc::CcSpec = spec.parse().expect("spec");
+    let file = longhaul_cc::vectors::generate(&spec).expect("recording");
+    serde_json::to_value(&file).expect("serialisable")
+}
+
+/// Every step's window, all sequences in order.
+fn windows(doc: &Value) -> Vec<f64> {
+    doc["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["steps"].as_array().unwrap().iter())
+        .map(|s| s["cwnd"].as_f64().unwrap())
+        .collect()
+}
+
 /// FAST's α/β dead band, which no shared vector file exercises (their β is 0): vectors recorded
 /// from the Rust reference now, for the same α with and without a band, both replayed through
 /// the native build within the tolerance above. The band must change the reference's windows
 /// (or the comparison would not test it).
 #[test]
 fn fast_dead_band_matches_the_reference() {
-    let record = |spec: &str| -> Value {
-        let spec: longhaul_cc::CcSpec = spec.parse().expect("spec");
-        let file = longhaul_cc::vectors::generate(&spec).expect("recording");
-        serde_json::to_value(&file).expect("serialisable")
-    };
     let band = record("fast:alpha=10,beta=100");
     let plain = record("fast:alpha=10");
     let (n, worst) = run_doc(&band, "fast alpha=10 beta=100")
         .unwrap_or_else(|u| panic!("not comparable: {}", u.0));
     run_doc(&plain, "fast alpha=10").unwrap_or_else(|u| panic!("not comparable: {}", u.0));
-    let windows = |doc: &Value| -> Vec<f64> {
-        doc["sequences"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|s| s["steps"].as_array().unwrap().iter())
-            .map(|s| s["cwnd"].as_f64().unwrap())
-            .collect()
-    };
     let (wb, wp) = (windows(&band), windows(&plain));
     let differing = wb.iter().zip(&wp).filter(|(a, b)| a != b).count();
     eprintln!(
@@ -512,6 +517,29 @@ fn fast_dead_band_matches_the_reference() {
     );
     // Measured: 260 of 1436 steps; without the band in the C the first would differ.
     assert!(differing > 100, "the band changed only {differing} windows");
+}
+
+/// FAST's `period_min` estimator, which no shared vector file exercises (their estimator is
+/// the papers' EWMA): vectors recorded from the Rust reference now, with and without it, both
+/// replayed through the native build within the tolerance above. The option must change the
+/// reference's windows (or the comparison would not test it).
+#[test]
+fn fast_period_min_matches_the_reference() {
+    let min = record("fast:period_min=true");
+    let plain = record("fast");
+    let (n, worst) =
+        run_doc(&min, "fast period_min").unwrap_or_else(|u| panic!("not comparable: {}", u.0));
+    let (wm, wp) = (windows(&min), windows(&plain));
+    let differing = wm.iter().zip(&wp).filter(|(a, b)| a != b).count();
+    eprintln!(
+        "fast period_min: {n} steps match, largest cwnd difference {worst:.2} packets; the \
+         option changes the reference's window at {differing} of {} steps",
+        wm.len()
+    );
+    assert!(
+        differing > 100,
+        "period_min changed only {differing} windows"
+    );
 }
 
 /// Lion's yield and balance phases and the shuffle table, which the shared vectors (one flow

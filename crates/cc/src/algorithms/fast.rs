@@ -81,6 +81,17 @@
 //!   starts after others have filled the queue would otherwise never see the propagation delay
 //!   and keep more than α packets queued.
 //! - The initial window is the transport's (`Setup::initial_cwnd`), not ns-2's 2 packets.
+//!
+//! Option `period_min` (off by default, so the papers' estimator is what `fast` means): avgRTT
+//! is the smallest RTT sample of the last update period instead of the EWMA. Delay a host or a
+//! burst adds to some packets of a period does not count, a standing queue does, as Linux's
+//! `tcp_vegas.c` filters its per-RTT estimate (the minimum sample of the last RTT). The
+//! equilibrium is the same (α packets standing in the queue). A period's minimum falls below
+//! `mi_threshold` whenever the queue empties for one sample, which on a bursty host happens
+//! every few periods, and the MI rule's doubling then overshoots by up to a period of ACKs each
+//! time; so with `period_min` MI runs only from the start or a timeout until the first ACK that
+//! finds a queue, and after a loss the window law refills the window. What it changes on a host
+//! whose stalls make the traffic bursty is in docs/lab.md, "FAST at 1 Gb/s".
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
@@ -193,6 +204,23 @@ pub const PARAMS: &[ParamSpec] = &[
         unit: "packets",
         help: "window after a retransmission timeout",
     },
+    ParamSpec {
+        name: "period_min",
+        kind: ParamKind::Bool,
+        default: Value::Bool(false),
+        unit: "",
+        help: "avgRTT is the smallest RTT sample of the last update period instead of the EWMA \
+               of all samples: blind to delay a host or a burst adds to some packets of a \
+               period, not to a standing queue",
+    },
+    ParamSpec {
+        name: "pace",
+        kind: ParamKind::Bool,
+        default: Value::Bool(false),
+        unit: "",
+        help: "ask the transport to pace at Linux's rule with FAST's RTT: 200 % of cwnd/avgRTT \
+               in MI, 120 % after (seed 001's burstiness control)",
+    },
 ];
 
 pub const PRESETS: &[Preset] = &[
@@ -249,6 +277,10 @@ pub struct FastConfig {
     pub pace_increments: bool,
     pub every_other_rtt: bool,
     pub rto_cwnd: f64,
+    /// avgRTT is the smallest sample of the last update period (see the module header).
+    pub period_min: bool,
+    /// Ask the transport to pace (see `pacing_rate`).
+    pub pace: bool,
 }
 
 impl FastConfig {
@@ -275,6 +307,8 @@ impl FastConfig {
             pace_increments: p.bool("pace_increments"),
             every_other_rtt: p.bool("every_other_rtt"),
             rto_cwnd: p.f64("rto_cwnd"),
+            period_min: p.bool("period_min"),
+            pace: p.bool("pace"),
         })
     }
 
@@ -301,8 +335,17 @@ pub struct Fast {
     ssthresh: f64,
     /// Minimum RTT seen, seconds (infinite until the first sample).
     base_rtt: f64,
-    /// EWMA of RTT samples, seconds (0 until the first sample).
+    /// EWMA of RTT samples, seconds (0 until the first sample); with `period_min`, the smallest
+    /// sample of the last completed update period.
     avg_rtt: f64,
+    /// `period_min`: the smallest sample of the current period (infinite: none yet), and when
+    /// the period began.
+    period_low: f64,
+    period_start: Time,
+    /// `pace`: MI has just ended; ssthresh records the window once this ACK is handled.
+    mi_end_pending: bool,
+    /// An ACK found a queue (q ≥ mi_threshold) since the start or the last timeout.
+    mi_done: bool,
     /// The packet number whose acknowledgement ends the current round trip.
     round_end: u64,
     /// True on the round trips in which an update may happen (every other one).
@@ -327,6 +370,10 @@ impl Fast {
             ssthresh: INFINITE_SSTHRESH,
             base_rtt: f64::INFINITY,
             avg_rtt: 0.0,
+            period_low: f64::INFINITY,
+            period_start: Time::ZERO,
+            mi_end_pending: false,
+            mi_done: false,
             round_end: 0,
             update_round: false,
             acks_this_round: 0,
@@ -367,9 +414,25 @@ impl Fast {
     /// `n/3` of a window; with delayed ACKs (`n = 2`) that lag lets the window settle below the
     /// path's BDP after an overshoot, the queue drains, `q` falls under `mi_threshold` and the
     /// MI rule doubles the window again: a cycle instead of equilibrium.
-    fn estimate(&mut self, rtt: Duration, in_flight: f64, acked_packets: u32) {
+    ///
+    /// With `period_min` the estimate is instead the smallest sample of each update period,
+    /// taken when the first sample at or after the period's end arrives (that sample counts in
+    /// the period it ends); the first sample stands until then.
+    fn estimate(&mut self, now: Time, rtt: Duration, in_flight: f64, acked_packets: u32) {
         let s = rtt.as_secs_f64();
         self.base_rtt = self.base_rtt.min(s);
+        if self.cfg.period_min {
+            self.period_low = self.period_low.min(s);
+            if self.avg_rtt == 0.0 {
+                self.avg_rtt = s;
+                self.period_start = now;
+            } else if now >= self.period_start + self.cfg.update_period {
+                self.avg_rtt = self.period_low;
+                self.period_low = f64::INFINITY;
+                self.period_start = now;
+            }
+            return;
+        }
         if self.avg_rtt == 0.0 {
             self.avg_rtt = s;
         } else {
@@ -480,7 +543,7 @@ impl CongestionControl for Fast {
                 0 => self.cwnd,
                 b => self.packets(b),
             };
-            self.estimate(rtt, in_flight, ev.acked_packets);
+            self.estimate(ev.now, rtt, in_flight, ev.acked_packets);
         }
         if ev.in_recovery {
             // The window is frozen in recovery, and the next update waits a full period after it.
@@ -494,7 +557,13 @@ impl CongestionControl for Fast {
         }
 
         let q = self.avg_rtt - self.base_rtt;
-        if q < self.cfg.mi_threshold {
+        if self.cfg.pace && q >= self.cfg.mi_threshold && self.ssthresh == INFINITE_SSTHRESH {
+            // MI ends: mark it in ssthresh, as Linux's Vegas marks the end of slow start, so
+            // that pacing switches to its congestion-avoidance ratio (`pacing_rate`).
+            self.mi_end_pending = true;
+        }
+        // With period_min, MI only until the first queue (module header).
+        if q < self.cfg.mi_threshold && !(self.cfg.period_min && self.mi_done) {
             if ev.cwnd_limited {
                 self.cwnd += ev.acked_packets as f64;
             }
@@ -502,6 +571,7 @@ impl CongestionControl for Fast {
             self.phase = Phase::SlowStart;
             self.last_update = Some(ev.now);
         } else {
+            self.mi_done = true;
             let period_over = match self.last_update {
                 None => true,
                 Some(t) => ev.now >= t + self.cfg.update_period,
@@ -518,6 +588,10 @@ impl CongestionControl for Fast {
             }
         }
         self.cwnd = self.setup.clamp_cwnd(self.cwnd);
+        if std::mem::take(&mut self.mi_end_pending) {
+            // The kernel keeps whole packets in ssthresh.
+            self.ssthresh = self.cwnd.floor().max(2.0);
+        }
     }
 
     /// The handshake's RTT only lowers baseRTT: no data was in flight, so it says nothing of
@@ -541,6 +615,7 @@ impl CongestionControl for Fast {
         restart_after_timeout(&self.setup, &mut self.cwnd, &mut self.ssthresh, t, restart);
         self.pending = 0.0;
         self.phase = Phase::SlowStart;
+        self.mi_done = false;
     }
 
     fn cwnd(&self) -> f64 {
@@ -549,6 +624,22 @@ impl CongestionControl for Fast {
 
     fn ssthresh(&self) -> f64 {
         self.ssthresh
+    }
+
+    /// With `pace`: Linux's default rule (`tcp_update_pacing_rate`) with FAST's own RTT
+    /// estimate in place of the kernel's srtt: 200 % of cwnd/avgRTT while the window is below
+    /// half of ssthresh (in MI, until its end marks ssthresh), 120 % after. Without it the
+    /// transport decides (`None`).
+    fn pacing_rate(&self) -> Option<u64> {
+        if !self.cfg.pace || self.avg_rtt <= 0.0 {
+            return None;
+        }
+        let ratio = if self.cwnd < self.ssthresh / 2.0 {
+            2.0
+        } else {
+            1.2
+        };
+        Some((ratio * self.cwnd * self.setup.mss as f64 / self.avg_rtt) as u64)
     }
 
     fn phase(&self) -> &'static str {
@@ -1243,5 +1334,90 @@ mod tests {
         let mut blind = fast_with(config("paper"), 10.0);
         blind.on_ack(&ack_of(Time::from_millis(286), 0.146, 0, 10, 10.0, 10.0));
         assert_eq!((blind.cwnd(), blind.phase()), (11.0, "slow_start"));
+    }
+
+    /// `period_min`: the estimate is the smallest sample of each 20 ms period, taken when the
+    /// period ends. Delay added to some packets of a period (a host's stall, a burst's queue)
+    /// does not count; delay every packet of a period sees (a standing queue) does. The paper's
+    /// EWMA counts both.
+    #[test]
+    fn period_min_ignores_spikes_but_not_a_standing_queue() {
+        let base = 0.1;
+        let run = |period_min: bool, rtt_of: &dyn Fn(u64) -> f64| -> Vec<f64> {
+            let cfg = FastConfig {
+                period_min,
+                ..config("paper")
+            };
+            let mut cc = fast_with(cfg, 1000.0);
+            let mut avg = Vec::new();
+            // One ACK per ms for 200 ms; in_flight 1000 (η = 3/1000).
+            for k in 0..200u64 {
+                let now = Time::from_millis(k + 1);
+                cc.on_ack(&ack_of(now, rtt_of(k), k, 2000, 1000.0, 1000.0));
+                avg.push(cc.avg_rtt().unwrap().as_secs_f64());
+            }
+            avg
+        };
+        // A 5 ms spike on one ACK in three: the first sample (a spike) stands until the first
+        // period ends at ACK 20; from then on every period's minimum is the base.
+        let spiky = |k: u64| if k % 3 == 0 { base + 0.005 } else { base };
+        let min = run(true, &spiky);
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(min[19], base + 0.005));
+        assert!(min[20..].iter().all(|&a| near(a, base)), "{min:?}");
+        let ewma = run(false, &spiky);
+        assert!(
+            ewma[199] > base + 0.001,
+            "the EWMA counts the spikes: {}",
+            ewma[199]
+        );
+        // A standing queue of 3 ms from ACK 100 on. Periods end at ACKs 20, 40, …, each holding
+        // the ACKs since the last end: the one ending at ACK 100 still has unqueued samples, the
+        // one ending at ACK 120 only queued ones, and reports the queue.
+        let standing = |k: u64| if k >= 100 { base + 0.003 } else { base };
+        let min = run(true, &standing);
+        let first = min.iter().position(|&a| a > base + 0.0029).unwrap();
+        assert_eq!(first, 120);
+        assert!(near(min[199], base + 0.003));
+    }
+
+    /// `pace`: no rate without it; with it Linux's rule on FAST's average, 200 % of cwnd/avgRTT
+    /// in MI and 120 % from the first ACK that finds a queue, which also marks ssthresh.
+    #[test]
+    fn pace_asks_for_linux_pacing_and_marks_the_end_of_mi() {
+        let mss = Setup::default().mss as f64;
+        let mut plain = fast_with(config("paper"), 10.0);
+        plain.on_ack(&ack_of(Time::from_millis(100), 0.1, 0, 10, 10.0, 10.0));
+        assert_eq!(plain.pacing_rate(), None);
+        let cfg = FastConfig {
+            pace: true,
+            ..config("paper")
+        };
+        let mut cc = fast_with(cfg, 10.0);
+        assert_eq!(cc.pacing_rate(), None, "no RTT yet");
+        cc.on_ack(&ack_of(Time::from_millis(100), 0.1, 0, 10, 10.0, 10.0));
+        assert_eq!(
+            (cc.phase(), cc.ssthresh()),
+            ("slow_start", INFINITE_SSTHRESH)
+        );
+        let w = cc.cwnd();
+        assert_eq!(cc.pacing_rate(), Some((2.0 * w * mss / 0.1) as u64));
+        // A queue of 5 ms on every sample: MI ends at the first ACK whose average shows it.
+        let mut k = 1;
+        while cc.phase() == "slow_start" {
+            cc.on_ack(&ack_of(
+                Time::from_millis(100 + k),
+                0.105,
+                k,
+                40,
+                10.0,
+                10.0,
+            ));
+            k += 1;
+            assert!(k < 100, "MI never ended");
+        }
+        assert_eq!(cc.ssthresh(), cc.cwnd().floor());
+        let rate = 1.2 * cc.cwnd() * mss / cc.avg_rtt().unwrap().as_secs_f64();
+        assert_eq!(cc.pacing_rate(), Some(rate as u64));
     }
 }

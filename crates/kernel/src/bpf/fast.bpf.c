@@ -10,6 +10,14 @@
  *  - set_state: remembers whether the kernel is reducing the window (CWR/Recovery), and after a
  *    timeout (TCP_CA_Loss) restarts from rto_cwnd packets;
  *  - ssthresh: halving; the kernel's PRR carries it out.
+ *
+ * pace (an option, off by default; seed 001's "burstiness control"): init asks for TCP's
+ * internal pacing (SK_PACING_NEEDED, as tcp_bbr.c does without fq), and the kernel paces at
+ * tcp_update_pacing_rate()'s rate, a ratio of cwnd·mss/srtt. That ratio is the slow-start one
+ * (tcp_pacing_ss_ratio, 200 %) while cwnd < ssthresh/2, which for FAST, whose ssthresh only
+ * records losses, would be always; so when MI ends the binding sets ssthresh to the window, as
+ * tcp_vegas.c does when it leaves slow start, and TCP paces at tcp_pacing_ca_ratio (120 %).
+ * The reference has no such option: its transports decide pacing (docs/lab.md).
  */
 #include "lh_bpf.h"
 #include "lh_fast.h"
@@ -27,6 +35,8 @@ const volatile struct lh_fast_params lh_params = {
 	.pace_increments = 1,
 	.rto_cwnd = 2,
 	.beta = 0,
+	.period_min = 0,
+	.pace = 0,
 };
 
 /* FAST's state plus what the binding needs. */
@@ -56,6 +66,10 @@ void BPF_PROG(lh_fast_init_op, struct sock *sk)
 
 	lh_fast_init(&s->f, lh_tcp_sk(sk)->snd_nxt);
 	s->reducing = 0;
+	/* Burstiness control by pacing (seed 001): TCP's internal pacing, as tcp_bbr.c asks for
+	 * it; an fq qdisc sets SK_PACING_FQ, keep it. */
+	if (lh_params.pace && sk->sk_pacing_status == SK_PACING_NONE)
+		sk->sk_pacing_status = SK_PACING_NEEDED;
 }
 
 SEC("struct_ops")
@@ -70,7 +84,7 @@ void BPF_PROG(lh_fast_pkts_acked_op, struct sock *sk, const struct ack_sample *s
 	s->reducing = state == TCP_CA_CWR || state == TCP_CA_Recovery;
 	lh_fast_ack_begin(&s->f, tp->snd_una, tp->snd_nxt);
 	lh_fast_rtt_sample(&s->f, &p, sample->rtt_us, lh_packets_in_flight(tp),
-			   sample->pkts_acked);
+			   sample->pkts_acked, tp->tcp_mstamp);
 	/* The kernel computes in_flight as mss·(delivered − the rate sample's prior_delivered);
 	 * an ACK without a rate sample (it only cumulatively acknowledges segments SACKed
 	 * earlier, whose delivery was already counted) leaves prior_delivered at 0, so in_flight
@@ -95,6 +109,7 @@ void BPF_PROG(lh_fast_set_state_op, struct sock *sk, __u8 new_state)
 		s->f.pending_q10 = 0;
 		s->f.cwnd_frac_q10 = 0;
 		s->f.phase = LH_FAST_PHASE_MI;
+		s->f.mi_done = 0;
 		if (tp->snd_cwnd < rto_cwnd)
 			tp->snd_cwnd = rto_cwnd;
 	}
@@ -110,6 +125,11 @@ void BPF_PROG(lh_fast_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 
 	lh_window_load(tp, &w);
 	lh_fast_cong_avoid(&s->f, &w, &p, tp->tcp_mstamp, acked, lh_is_cwnd_limited(tp));
+	/* Paced, mark the end of MI in ssthresh, as tcp_vegas.c marks the end of slow start: TCP
+	 * paces at tcp_pacing_ca_ratio (120 %) of cwnd/srtt from then on instead of the slow-start
+	 * ratio (200 %), which a window below ssthresh/2 gets. */
+	if (p.pace && s->f.phase == LH_FAST_PHASE_CONVERGE && w.ssthresh == LH_INFINITE_SSTHRESH)
+		w.ssthresh = w.cwnd;
 	lh_window_store(tp, &w);
 }
 

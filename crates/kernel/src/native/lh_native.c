@@ -49,9 +49,9 @@ void lh_native_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
 	lh_fast_ack_begin(f, ack, snd_nxt);
 }
 void lh_native_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p, __s32 rtt_us,
-			       __u32 in_flight, __u32 acked)
+			       __u32 in_flight, __u32 acked, __u64 now_us)
 {
-	lh_fast_rtt_sample(f, p, rtt_us, in_flight, acked);
+	lh_fast_rtt_sample(f, p, rtt_us, in_flight, acked, now_us);
 }
 void lh_native_fast_window_at_send(struct lh_fast *f, __u64 bytes, __u32 mss)
 {

@@ -37,6 +37,17 @@
  * RTT averaging follows the ToN paper: avg <- avg + η·(sample - avg) with η = min(3/w, cap) on
  * every sample, w the packets in flight, cap 1/4 (paper) or 1/256 (ns-2).
  *
+ * period_min (an option, off by default): avgRTT is instead the smallest sample of the last
+ * update period, taken on the first sample at or after the period's end (which counts in the
+ * period it ends); the first sample stands until then. Delay a host or a burst adds to some
+ * packets of a period does not count, a queue every packet of the period waits in does: Linux
+ * tcp_vegas.c filters its per-RTT estimate the same way (minRTT, "the min of RTTs measured
+ * within last RTT"). A period's minimum falls below mi_threshold whenever the queue empties for
+ * one sample, which on a bursty host happens every few periods, and MI's doubling then
+ * overshoots by up to a period of ACKs each time; so with period_min MI runs only from the start
+ * or a timeout until the first ACK that finds a queue, and after a loss the window law, not MI,
+ * refills the window. Why and what it changes: docs/lab.md, "FAST at 1 Gb/s".
+ *
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
  * fraction below one packet is kept here, the kernel's snd_cwnd holds the integer part). The
@@ -74,7 +85,10 @@ struct lh_fast_params {
 	__u32 pace_increments;  /* nonzero: spread increases over an update period */
 	__u32 rto_cwnd;         /* window after a retransmission timeout, packets */
 	__u32 beta;             /* dead band [alpha, beta) in packets; 0 (or alpha): no band */
+	__u32 period_min;       /* nonzero: avgRTT is the smallest sample of the last period */
+	__u32 pace;             /* nonzero: ask for TCP's internal pacing (the binding's job) */
 };
+
 
 #define LH_FAST_PHASE_MI 0
 #define LH_FAST_PHASE_CONVERGE 1
@@ -89,6 +103,7 @@ struct lh_fast {
 	__u64 last_update_us; /* when the window was last set by an update, MI or recovery */
 	__u64 pending_q10;    /* increase decided but not yet released by pacing */
 	__u64 step_q10;       /* released per ACK while pending */
+	__u64 period_start_us; /* period_min: when the current period began */
 	__u32 base_rtt;       /* smallest sample, µs + 1; 0 before the first sample */
 	__u32 round_end;      /* ACKing beyond this sequence ends the round trip */
 	__u32 update_round;   /* nonzero in the round trips in which an update may happen */
@@ -99,6 +114,8 @@ struct lh_fast {
 	__u32 has_update;    /* last_update_us is valid */
 	__u32 phase;         /* LH_FAST_PHASE_* (reporting) */
 	__u32 updates;       /* window-law updates applied */
+	__u32 period_low;    /* period_min: smallest sample of this period, µs + 1; 0: none */
+	__u32 mi_done;       /* an ACK found a queue since the start or the last timeout */
 };
 
 LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
@@ -117,6 +134,9 @@ LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
 	f->has_update = 0;
 	f->phase = LH_FAST_PHASE_MI;
 	f->updates = 0;
+	f->period_start_us = 0;
+	f->period_low = 0;
+	f->mi_done = 0;
 }
 
 /* Every ACK that acknowledges data: round-trip bookkeeping. `ack` is snd_una after the ACK. */
@@ -149,7 +169,7 @@ LH_INLINE void lh_fast_ack_begin(struct lh_fast *f, __u32 ack, __u32 snd_nxt)
  * average lag two thirds of a window instead of a third). (1 − η)^acked is computed in Q30 by
  * square-and-multiply over the 7 bits of acked ≤ 64, written out: no loop on the per-ACK path. */
 LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params *p,
-				  __s32 rtt_us, __u32 in_flight, __u32 acked)
+				  __s32 rtt_us, __u32 in_flight, __u32 acked, __u64 now_us)
 {
 	__u32 vrtt;
 	__u64 s, d, eta_q30, base, pow = LH_Q30_ONE, weight_q20;
@@ -163,6 +183,20 @@ LH_INLINE void lh_fast_rtt_sample(struct lh_fast *f, const struct lh_fast_params
 	if (f->base_rtt == 0 || vrtt < f->base_rtt)
 		f->base_rtt = vrtt;
 	s = (__u64)vrtt << 8;
+	if (p->period_min) {
+		/* The first sample stands until the first period ends. */
+		if (f->period_low == 0 || vrtt < f->period_low)
+			f->period_low = vrtt;
+		if (f->avg_rtt_q8 == 0) {
+			f->avg_rtt_q8 = s;
+			f->period_start_us = now_us;
+		} else if (now_us >= f->period_start_us + p->update_period_us) {
+			f->avg_rtt_q8 = (__u64)f->period_low << 8;
+			f->period_low = 0;
+			f->period_start_us = now_us;
+		}
+		return;
+	}
 	if (f->avg_rtt_q8 == 0) {
 		f->avg_rtt_q8 = s;
 		return;
@@ -316,7 +350,8 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 {
 	if (f->avg_rtt_q8 == 0 || f->base_rtt == 0)
 		return;
-	if (lh_fast_qdelay_us(f) < p->mi_threshold_us) {
+	/* With period_min, MI only until the first queue (module header). */
+	if (lh_fast_qdelay_us(f) < p->mi_threshold_us && !(p->period_min && f->mi_done)) {
 		/* MI: no queue of our own yet: grow by what is acknowledged. */
 		if (cwnd_limited)
 			lh_fast_set_w_q10(f, w, lh_fast_w_q10(f, w) + ((__u64)acked << LH_Q10_SHIFT));
@@ -326,6 +361,7 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 		f->has_update = 1;
 		return;
 	}
+	f->mi_done = 1;
 	if ((!f->has_update || now_us >= f->last_update_us + p->update_period_us) &&
 	    (f->update_round || !p->every_other_rtt)) {
 		lh_fast_update(f, w, p, cwnd_limited);
