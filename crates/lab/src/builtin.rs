@@ -48,8 +48,15 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, lion, reno, cubic, bbr",
-            variants: per_cc(1, &ALGORITHMS),
+                    fast, scalable, highspeed, lion, reno, cubic, bbr, and fast-period-min \
+                    (FAST with its host-noise option, docs/lab.md)",
+            variants: per_cc(1, &ALGORITHMS)
+                .into_iter()
+                .chain([Variant {
+                    label: "fast-period-min".into(),
+                    sets: vec!["flows.0.cc=\"fast:period_min=true\"".into()],
+                }])
+                .collect(),
         },
         Builtin {
             name: "two-rtt",
@@ -115,8 +122,12 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 7);
+        assert_eq!(seed.variants.len(), 8);
         assert!(seed.variants.iter().any(|v| v.label == "lion"));
+        let robust = seed.variants.last().unwrap();
+        let checked = Scenario::parse(seed.text, seed.path, "seed000", &robust.sets).unwrap();
+        let plan = LabPlan::from_scenario(&checked, seed.path).unwrap();
+        assert_eq!(plan.flows[0].params, ["period_min=true"]);
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);
