@@ -91,7 +91,7 @@
 //! every few periods, and the MI rule's doubling then overshoots by up to a period of ACKs each
 //! time; so with `period_min` MI runs only from the start or a timeout until the first ACK that
 //! finds a queue, and after a loss the window law refills the window. What it changes on a host
-//! whose stalls make the traffic bursty is in docs/lab.md, "FAST at 1 Gb/s".
+//! whose stalls make the traffic bursty is in docs/lab.md, "FAST at 1 Gb/s × 180 ms".
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};

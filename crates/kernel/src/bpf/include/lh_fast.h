@@ -46,7 +46,7 @@
  * one sample, which on a bursty host happens every few periods, and MI's doubling then
  * overshoots by up to a period of ACKs each time; so with period_min MI runs only from the start
  * or a timeout until the first ACK that finds a queue, and after a loss the window law, not MI,
- * refills the window. Why and what it changes: docs/lab.md, "FAST at 1 Gb/s".
+ * refills the window. Why and what it changes: docs/lab.md, "FAST at 1 Gb/s × 180 ms".
  *
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
