@@ -740,9 +740,10 @@ mod tests {
         // Scalable: 1/a = 100 (TCP_SCALABLE_AI_CNT), b = 128/1024 = 1/8 (MD_SCALE 3).
         let s = ParamValues::defaults(Algorithm::Scalable).encode();
         assert_eq!(s, [100, 128, 100, 0]);
-        // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4.
+        // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4; no dead
+        // band, the papers' RTT average, no pacing.
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 0, 0]);
         assert_eq!(
             ParamValues::defaults(Algorithm::HighSpeed).encode(),
             [1, 0, 0, 0]
@@ -764,10 +765,15 @@ mod tests {
                 "eta_cap=0.00390625",
                 "min2w_cap=false",
                 "beta=80",
+                "period_min=true",
+                "pace=1",
             ],
         )
         .unwrap();
-        assert_eq!(v.encode(), [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80]);
+        assert_eq!(
+            v.encode(),
+            [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80, 1, 1]
+        );
         assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
         assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);
         let k = ParamValues::from_settings(
