@@ -69,7 +69,7 @@ fn to_packet(
 
 /// The data header a packet carries in its fields, if it does.
 fn carried_header(pkt: &Packet) -> Option<DataHeader> {
-    (pkt.flags & HEADER_CARRIED != 0).then(|| DataHeader {
+    (pkt.flags & HEADER_CARRIED != 0).then_some(DataHeader {
         packet_number: pkt.seq,
         timestamp_us: pkt.echo,
         offset: pkt.aux,
