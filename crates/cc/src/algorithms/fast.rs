@@ -342,8 +342,6 @@ pub struct Fast {
     /// the period began.
     period_low: f64,
     period_start: Time,
-    /// `pace`: MI has just ended; ssthresh records the window once this ACK is handled.
-    mi_end_pending: bool,
     /// An ACK found a queue (q ≥ mi_threshold) since the start or the last timeout.
     mi_done: bool,
     /// The packet number whose acknowledgement ends the current round trip.
@@ -372,7 +370,6 @@ impl Fast {
             avg_rtt: 0.0,
             period_low: f64::INFINITY,
             period_start: Time::ZERO,
-            mi_end_pending: false,
             mi_done: false,
             round_end: 0,
             update_round: false,
@@ -557,11 +554,6 @@ impl CongestionControl for Fast {
         }
 
         let q = self.avg_rtt - self.base_rtt;
-        if self.cfg.pace && q >= self.cfg.mi_threshold && self.ssthresh == INFINITE_SSTHRESH {
-            // MI ends: mark it in ssthresh, as Linux's Vegas marks the end of slow start, so
-            // that pacing switches to its congestion-avoidance ratio (`pacing_rate`).
-            self.mi_end_pending = true;
-        }
         // With period_min, MI only until the first queue (module header).
         if q < self.cfg.mi_threshold && !(self.cfg.period_min && self.mi_done) {
             if ev.cwnd_limited {
@@ -588,8 +580,10 @@ impl CongestionControl for Fast {
             }
         }
         self.cwnd = self.setup.clamp_cwnd(self.cwnd);
-        if std::mem::take(&mut self.mi_end_pending) {
-            // The kernel keeps whole packets in ssthresh.
+        if self.cfg.pace && self.mi_done && self.ssthresh == INFINITE_SSTHRESH {
+            // MI has ended: mark it in ssthresh, as Linux's Vegas marks the end of slow start,
+            // so that pacing switches to its congestion-avoidance ratio (`pacing_rate`). The
+            // kernel keeps whole packets in ssthresh.
             self.ssthresh = self.cwnd.floor().max(2.0);
         }
     }

@@ -128,7 +128,7 @@ void BPF_PROG(lh_fast_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 	/* Paced, mark the end of MI in ssthresh, as tcp_vegas.c marks the end of slow start: TCP
 	 * paces at tcp_pacing_ca_ratio (120 %) of cwnd/srtt from then on instead of the slow-start
 	 * ratio (200 %), which a window below ssthresh/2 gets. */
-	if (p.pace && s->f.phase == LH_FAST_PHASE_CONVERGE && w.ssthresh == LH_INFINITE_SSTHRESH)
+	if (p.pace && s->f.mi_done && w.ssthresh == LH_INFINITE_SSTHRESH)
 		w.ssthresh = w.cwnd;
 	lh_window_store(tp, &w);
 }
