@@ -517,8 +517,11 @@ fn lion_paces_its_bursts_where_reno_sends_them_on_the_ack_clock() {
     }
     let ((lion_p50, lion_p99, lion_large, lion_util), (_, reno_p99, reno_large, _)) =
         (results[0], results[1]);
-    // Lion moves the data: paced near the link rate, not starved by its own pacing.
-    assert!(lion_util > 0.7, "Lion's utilization {lion_util}");
+    // Lion moves the data: not starved by its own pacing. Measured 0.94 and 0.96 on a quiet
+    // host and with a CPU hog on each core; 0.69 with the hypervisor stealing 26-47 % of each
+    // CPU, where its pacing timers fire late (Reno, ACK-clocked, kept 0.98 in that run). Half
+    // the link separates that from a pacing rate that does not follow the link.
+    assert!(lion_util > 0.5, "Lion's utilization {lion_util}");
     // Its typical burst is one skb of about 1 ms of its rate (at most 8.3 packets at 100 Mb/s,
     // one more for rounding). The tail is not bounded by that: the MBS may grow past 1 ms of
     // rate, and a late pacing timer lets two skbs leave together (p99 measured 9, 9 and 21).
