@@ -145,6 +145,16 @@ const FAST_PARAMS: &[ParamSpec] = &[
         help: "true: ask for TCP's internal pacing (120 % of cwnd/srtt once MI ends), so the \
                window leaves spread over the RTT, not in the bursts the ACKs clock out",
     },
+    ParamSpec {
+        name: "climb",
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+        integer: false,
+        unit: "× acked",
+        help: "with period_min, after MI: once a whole round trip found no queue, add this \
+               share of each ACK's packets to the window (Q10); 0 = off",
+    },
 ];
 
 const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
@@ -611,6 +621,7 @@ impl ParamValues {
                 flag("beta"),
                 flag("period_min"),
                 flag("pace"),
+                q10(self.get("climb")),
             ],
             Algorithm::Scalable => vec![
                 (1.0 / self.get("a")).round() as u32,
@@ -665,6 +676,7 @@ impl ParamValues {
                 // Absent from blocks written before these options existed: the papers' way.
                 ("period_min", f(10).unwrap_or(0.0)),
                 ("pace", f(11).unwrap_or(0.0)),
+                ("climb", f(12).unwrap_or(0.0) / 1024.0),
             ],
             Algorithm::Scalable => vec![
                 ("a", 1.0 / f(0)?.max(1.0)),
@@ -741,9 +753,9 @@ mod tests {
         let s = ParamValues::defaults(Algorithm::Scalable).encode();
         assert_eq!(s, [100, 128, 100, 0]);
         // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4; no dead
-        // band, the papers' RTT average, no pacing.
+        // band, the papers' RTT average, no pacing, no climb.
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 0, 0]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 0, 0, 0]);
         assert_eq!(
             ParamValues::defaults(Algorithm::HighSpeed).encode(),
             [1, 0, 0, 0]
@@ -767,12 +779,13 @@ mod tests {
                 "beta=80",
                 "period_min=true",
                 "pace=1",
+                "climb=0.125",
             ],
         )
         .unwrap();
         assert_eq!(
             v.encode(),
-            [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80, 1, 1]
+            [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80, 1, 1, 128]
         );
         assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
         assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);

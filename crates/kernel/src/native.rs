@@ -67,6 +67,7 @@ pub struct FastParams {
     pub beta: u32,
     pub period_min: u32,
     pub pace: u32,
+    pub climb_q10: u32,
 }
 
 /// `struct lh_fast`.
@@ -78,6 +79,7 @@ pub struct FastState {
     pub pending_q10: u64,
     pub step_q10: u64,
     pub period_start_us: u64,
+    pub queue_seen_us: u64,
     pub base_rtt: u32,
     pub round_end: u32,
     pub update_round: u32,
@@ -115,6 +117,7 @@ impl FastParams {
             beta: r[9],
             period_min: r.get(10).copied().unwrap_or(0),
             pace: r.get(11).copied().unwrap_or(0),
+            climb_q10: r.get(12).copied().unwrap_or(0),
         }
     }
 }

@@ -542,6 +542,25 @@ fn fast_period_min_matches_the_reference() {
     );
 }
 
+/// FAST's `climb` (with `period_min`): vectors recorded from the Rust reference now, with and
+/// without it, replayed through the native build within the tolerance above. The option must
+/// change the reference's windows (or the comparison would not test it).
+#[test]
+fn fast_climb_matches_the_reference() {
+    let climb = record("fast:period_min=true,climb=0.125");
+    let min = record("fast:period_min=true");
+    let (n, worst) = run_doc(&climb, "fast period_min climb")
+        .unwrap_or_else(|u| panic!("not comparable: {}", u.0));
+    let (wc, wm) = (windows(&climb), windows(&min));
+    let differing = wc.iter().zip(&wm).filter(|(a, b)| a != b).count();
+    eprintln!(
+        "fast climb: {n} steps match, largest cwnd difference {worst:.2} packets; the option \
+         changes the reference's window at {differing} of {} steps",
+        wc.len()
+    );
+    assert!(differing > 100, "climb changed only {differing} windows");
+}
+
 /// Lion's yield and balance phases and the shuffle table, which the shared vectors (one flow
 /// on an empty path) never reach: a sequence recorded from the Rust reference on a fluid
 /// bottleneck (1 Gb/s, 80 ms, 100 ms of buffer) where Lion settles alone, a newcomer arrives

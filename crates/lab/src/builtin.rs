@@ -48,13 +48,18 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, lion, reno, cubic, bbr, and fast-period-min \
-                    (FAST with its host-noise option, docs/lab.md)",
+                    fast, scalable, highspeed, lion, reno, cubic, bbr, fast-period-min \
+                    (FAST with its host-noise option, docs/lab.md) and fast-climb (with \
+                    climb=0.125 as well)",
             variants: per_cc(1, &ALGORITHMS)
                 .into_iter()
                 .chain([Variant {
                     label: "fast-period-min".into(),
                     sets: vec!["flows.0.cc=\"fast:period_min=true\"".into()],
+                }])
+                .chain([Variant {
+                    label: "fast-climb".into(),
+                    sets: vec!["flows.0.cc=\"fast:period_min=true,climb=0.125\"".into()],
                 }])
                 .collect(),
         },
@@ -122,12 +127,17 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 8);
+        assert_eq!(seed.variants.len(), 9);
         assert!(seed.variants.iter().any(|v| v.label == "lion"));
-        let robust = seed.variants.last().unwrap();
-        let checked = Scenario::parse(seed.text, seed.path, "seed000", &robust.sets).unwrap();
-        let plan = LabPlan::from_scenario(&checked, seed.path).unwrap();
-        assert_eq!(plan.flows[0].params, ["period_min=true"]);
+        let params = |label: &str| {
+            let v = seed.variants.iter().find(|v| v.label == label).unwrap();
+            let checked = Scenario::parse(seed.text, seed.path, "seed000", &v.sets).unwrap();
+            LabPlan::from_scenario(&checked, seed.path).unwrap().flows[0]
+                .params
+                .clone()
+        };
+        assert_eq!(params("fast-period-min"), ["period_min=true"]);
+        assert_eq!(params("fast-climb"), ["period_min=true", "climb=0.125"]);
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);

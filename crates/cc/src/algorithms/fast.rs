@@ -92,6 +92,16 @@
 //! time; so with `period_min` MI runs only from the start or a timeout until the first ACK that
 //! finds a queue, and after a loss the window law refills the window. What it changes on a host
 //! whose stalls make the traffic bursty is in docs/lab.md, "FAST at 1 Gb/s × 180 ms".
+//!
+//! Option `climb` (with `period_min`; 0, off, by default): MI ends at the first queue, and MI's
+//! own 2× bursts make one once the window passes about half the path's BDP; a loss halves the
+//! window too. From there the window law adds α per two round trips (it aims at
+//! `w_old·baseRTT/avgRTT + α`, and `w_old` lags a round trip), which at 1 Gb/s × 180 ms is
+//! ~15 s to the BDP. With `climb = a`, once a whole round trip (avgRTT) passed without an ACK
+//! that found a queue, each ACK adds `a` × the packets it acknowledges, as MI does with 1: the
+//! paper's α(w, q) = a·w while q = 0, with a gentler a, so its overshoot past the point where a
+//! queue appears is about `a` × a window (1/8: 12 % of the BDP, inside a quarter-BDP buffer)
+//! rather than a doubling. The first period that finds a queue stops it.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
@@ -214,6 +224,15 @@ pub const PARAMS: &[ParamSpec] = &[
                period, not to a standing queue",
     },
     ParamSpec {
+        name: "climb",
+        kind: ParamKind::Float { min: 0.0, max: 1.0 },
+        default: Value::Float(0.0),
+        unit: "× acked",
+        help: "with period_min, after MI: once a whole round trip's update periods found no \
+               queue, add this fraction of each ACK's packets to the window (the paper's \
+               alpha = a·w while q = 0, with a gentler a than MI's doubling); 0 = off",
+    },
+    ParamSpec {
         name: "pace",
         kind: ParamKind::Bool,
         default: Value::Bool(false),
@@ -279,6 +298,8 @@ pub struct FastConfig {
     pub rto_cwnd: f64,
     /// avgRTT is the smallest sample of the last update period (see the module header).
     pub period_min: bool,
+    /// With `period_min`: growth per packet acknowledged once a round trip found no queue.
+    pub climb: f64,
     /// Ask the transport to pace (see `pacing_rate`).
     pub pace: bool,
 }
@@ -308,6 +329,7 @@ impl FastConfig {
             every_other_rtt: p.bool("every_other_rtt"),
             rto_cwnd: p.f64("rto_cwnd"),
             period_min: p.bool("period_min"),
+            climb: p.f64("climb"),
             pace: p.bool("pace"),
         })
     }
@@ -344,6 +366,8 @@ pub struct Fast {
     period_start: Time,
     /// An ACK found a queue (q ≥ mi_threshold) since the start or the last timeout.
     mi_done: bool,
+    /// The last ACK that found a queue (q ≥ mi_threshold).
+    queue_seen: Time,
     /// The packet number whose acknowledgement ends the current round trip.
     round_end: u64,
     /// True on the round trips in which an update may happen (every other one).
@@ -371,6 +395,7 @@ impl Fast {
             period_low: f64::INFINITY,
             period_start: Time::ZERO,
             mi_done: false,
+            queue_seen: Time::ZERO,
             round_end: 0,
             update_round: false,
             acks_this_round: 0,
@@ -554,10 +579,22 @@ impl CongestionControl for Fast {
         }
 
         let q = self.avg_rtt - self.base_rtt;
-        // With period_min, MI only until the first queue (module header).
-        if q < self.cfg.mi_threshold && !(self.cfg.period_min && self.mi_done) {
+        let no_queue = q < self.cfg.mi_threshold;
+        if !no_queue {
+            self.queue_seen = ev.now;
+        }
+        // With period_min, MI only until the first queue, then `climb` once a whole round
+        // trip found none (module header).
+        let mi = no_queue && !(self.cfg.period_min && self.mi_done);
+        let climb = self.cfg.period_min
+            && self.mi_done
+            && self.cfg.climb > 0.0
+            && no_queue
+            && ev.now >= self.queue_seen + Duration::from_secs_f64(self.avg_rtt);
+        if mi || climb {
             if ev.cwnd_limited {
-                self.cwnd += ev.acked_packets as f64;
+                let gain = if mi { 1.0 } else { self.cfg.climb };
+                self.cwnd += gain * ev.acked_packets as f64;
             }
             self.pending = 0.0;
             self.phase = Phase::SlowStart;

@@ -37,6 +37,7 @@ const volatile struct lh_fast_params lh_params = {
 	.beta = 0,
 	.period_min = 0,
 	.pace = 0,
+	.climb_q10 = 0,
 };
 
 /* FAST's state plus what the binding needs. */

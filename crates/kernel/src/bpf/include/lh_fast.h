@@ -48,6 +48,11 @@
  * or a timeout until the first ACK that finds a queue, and after a loss the window law, not MI,
  * refills the window. Why and what it changes: docs/lab.md, "FAST at 1 Gb/s × 180 ms".
  *
+ * climb (with period_min; 0 = off): after MI, once a whole round trip (avgRTT) passed without an
+ * ACK that found a queue, each ACK adds climb × the packets it acknowledges, as MI does with 1:
+ * the paper's α(w, q) = a·w while q = 0 with a gentler a, so the window refills the path after
+ * MI's early end or a loss in a few round trips instead of α per two.
+ *
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
  * fraction below one packet is kept here, the kernel's snd_cwnd holds the integer part). The
@@ -87,6 +92,7 @@ struct lh_fast_params {
 	__u32 beta;             /* dead band [alpha, beta) in packets; 0 (or alpha): no band */
 	__u32 period_min;       /* nonzero: avgRTT is the smallest sample of the last period */
 	__u32 pace;             /* nonzero: ask for TCP's internal pacing (the binding's job) */
+	__u32 climb_q10;        /* period_min: growth per packet acked once an RTT found no queue */
 };
 
 
@@ -104,6 +110,7 @@ struct lh_fast {
 	__u64 pending_q10;    /* increase decided but not yet released by pacing */
 	__u64 step_q10;       /* released per ACK while pending */
 	__u64 period_start_us; /* period_min: when the current period began */
+	__u64 queue_seen_us;  /* the last ACK that found a queue (q >= mi_threshold) */
 	__u32 base_rtt;       /* smallest sample, µs + 1; 0 before the first sample */
 	__u32 round_end;      /* ACKing beyond this sequence ends the round trip */
 	__u32 update_round;   /* nonzero in the round trips in which an update may happen */
@@ -135,6 +142,7 @@ LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
 	f->phase = LH_FAST_PHASE_MI;
 	f->updates = 0;
 	f->period_start_us = 0;
+	f->queue_seen_us = 0;
 	f->period_low = 0;
 	f->mi_done = 0;
 }
@@ -348,13 +356,24 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 				  const struct lh_fast_params *p, __u64 now_us, __u32 acked,
 				  int cwnd_limited)
 {
+	int no_queue, mi, climb;
+
 	if (f->avg_rtt_q8 == 0 || f->base_rtt == 0)
 		return;
-	/* With period_min, MI only until the first queue (module header). */
-	if (lh_fast_qdelay_us(f) < p->mi_threshold_us && !(p->period_min && f->mi_done)) {
-		/* MI: no queue of our own yet: grow by what is acknowledged. */
+	no_queue = lh_fast_qdelay_us(f) < p->mi_threshold_us;
+	if (!no_queue)
+		f->queue_seen_us = now_us;
+	/* With period_min, MI only until the first queue, then climb once a whole round trip
+	 * found none (module header). avgRTT in µs is the sample's, without Vegas's + 1. */
+	mi = no_queue && !(p->period_min && f->mi_done);
+	climb = p->period_min && f->mi_done && p->climb_q10 && no_queue &&
+		now_us >= f->queue_seen_us + (f->avg_rtt_q8 >> 8) - 1;
+	if (mi || climb) {
+		/* MI: no queue of our own yet: grow by what is acknowledged (climb: a share). */
 		if (cwnd_limited)
-			lh_fast_set_w_q10(f, w, lh_fast_w_q10(f, w) + ((__u64)acked << LH_Q10_SHIFT));
+			lh_fast_set_w_q10(f, w, lh_fast_w_q10(f, w) +
+						(mi ? (__u64)acked << LH_Q10_SHIFT
+						    : (__u64)acked * p->climb_q10));
 		f->pending_q10 = 0;
 		f->phase = LH_FAST_PHASE_MI;
 		f->last_update_us = now_us;
