@@ -315,6 +315,17 @@ impl Params {
             .map(|(s, (v, _))| (s.name, *v))
     }
 
+    /// Parameters whose value differs from the algorithm's own defaults, whichever preset or
+    /// setting made it so: what a consumer that knows no presets (the kernel programs' parameter
+    /// blocks) must be told.
+    pub fn differing_from_defaults(&self) -> impl Iterator<Item = (&'static str, Value)> + '_ {
+        self.specs
+            .iter()
+            .zip(&self.values)
+            .filter(|(s, v)| **v != s.default)
+            .map(|(s, v)| (s.name, *v))
+    }
+
     /// An invalid-combination error for this algorithm (e.g. FAST's beta < alpha).
     pub fn invalid(&self, reason: impl Into<String>) -> ParamError {
         ParamError::Invalid {

@@ -126,7 +126,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "period_min",
-        default: 0.0,
+        default: 1.0,
         min: 0.0,
         max: 1.0,
         integer: true,
@@ -137,7 +137,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "pace",
-        default: 0.0,
+        default: 1.0,
         min: 0.0,
         max: 1.0,
         integer: true,
@@ -147,7 +147,7 @@ const FAST_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "climb",
-        default: 0.0,
+        default: 0.125,
         min: 0.0,
         max: 1.0,
         integer: false,
@@ -752,10 +752,10 @@ mod tests {
         // Scalable: 1/a = 100 (TCP_SCALABLE_AI_CNT), b = 128/1024 = 1/8 (MD_SCALE 3).
         let s = ParamValues::defaults(Algorithm::Scalable).encode();
         assert_eq!(s, [100, 128, 100, 0]);
-        // FAST (paper): γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4; no dead
-        // band, the papers' RTT average, no pacing, no climb.
+        // FAST: γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4; no dead
+        // band; the per-period minimum RTT, TCP's pacing and a climb of 1/8 (128 in Q10).
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 0, 0, 0]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 1, 1, 128]);
         assert_eq!(
             ParamValues::defaults(Algorithm::HighSpeed).encode(),
             [1, 0, 0, 0]

@@ -80,18 +80,19 @@ pub struct FastState {
     pub step_q10: u64,
     pub period_start_us: u64,
     pub queue_seen_us: u64,
+    pub loss_w_q10: u64,
     pub base_rtt: u32,
     pub round_end: u32,
-    pub update_round: u32,
     pub acks_this_round: u32,
     pub acks_last_round: u32,
     pub w_old_q10: u32,
     pub cwnd_frac_q10: u32,
-    pub has_update: u32,
-    pub phase: u32,
     pub updates: u32,
     pub period_low: u32,
-    pub mi_done: u32,
+    pub update_round: u8,
+    pub has_update: u8,
+    pub phase: u8,
+    pub mi_done: u8,
 }
 
 impl FastState {
@@ -295,6 +296,7 @@ extern "C" {
         cwnd_limited: i32,
     );
     fn lh_native_fast_ssthresh(f: *mut FastState, cwnd: u32) -> u32;
+    fn lh_native_fast_timeout(f: *mut FastState);
     fn lh_native_fast_target_q10(
         f: *const FastState,
         p: *const FastParams,
@@ -377,6 +379,9 @@ pub fn vegas_cong_avoid(
     cwnd_limited: bool,
 ) {
     unsafe { lh_native_vegas_cong_avoid(v, w, p, ack, snd_nxt, acked, cwnd_limited as i32) }
+}
+pub fn fast_timeout(f: &mut FastState) {
+    unsafe { lh_native_fast_timeout(f) }
 }
 pub fn fast_init(f: &mut FastState, snd_nxt: u32) {
     unsafe { lh_native_fast_init(f, snd_nxt) }

@@ -267,9 +267,7 @@ fn step(state: &mut State, w: &mut Window, ev: &Value, mss: u64) {
                 }
                 // fast.bpf.c set_state(TCP_CA_Loss): restart from rto_cwnd.
                 State::Fast(p, f) => {
-                    f.pending_q10 = 0;
-                    f.cwnd_frac_q10 = 0;
-                    f.mi_done = 0;
+                    native::fast_timeout(f);
                     w.cwnd = w.cwnd.max(p.rto_cwnd);
                 }
                 _ => {}
@@ -519,14 +517,14 @@ fn fast_dead_band_matches_the_reference() {
     assert!(differing > 100, "the band changed only {differing} windows");
 }
 
-/// FAST's `period_min` estimator, which no shared vector file exercises (their estimator is
-/// the papers' EWMA): vectors recorded from the Rust reference now, with and without it, both
-/// replayed through the native build within the tolerance above. The option must change the
-/// reference's windows (or the comparison would not test it).
+/// FAST's `period_min` estimator alone (the shared files have it with `climb`, in `fast.json`,
+/// or neither, in the presets' files): vectors recorded from the Rust reference now, with it and
+/// with the papers' EWMA, replayed through the native build within the tolerance above. The
+/// option must change the reference's windows (or the comparison would not test it).
 #[test]
 fn fast_period_min_matches_the_reference() {
-    let min = record("fast:period_min=true");
-    let plain = record("fast");
+    let min = record("fast:climb=0");
+    let plain = record("fast:preset=paper");
     let (n, worst) =
         run_doc(&min, "fast period_min").unwrap_or_else(|u| panic!("not comparable: {}", u.0));
     let (wm, wp) = (windows(&min), windows(&plain));
@@ -542,13 +540,13 @@ fn fast_period_min_matches_the_reference() {
     );
 }
 
-/// FAST's `climb` (with `period_min`): vectors recorded from the Rust reference now, with and
-/// without it, replayed through the native build within the tolerance above. The option must
-/// change the reference's windows (or the comparison would not test it).
+/// FAST's `climb` (with `period_min`; both FAST's defaults): vectors recorded from the Rust
+/// reference now, with and without it, replayed through the native build within the tolerance
+/// above. The option must change the reference's windows (or the comparison would not test it).
 #[test]
 fn fast_climb_matches_the_reference() {
-    let climb = record("fast:period_min=true,climb=0.125");
-    let min = record("fast:period_min=true");
+    let climb = record("fast");
+    let min = record("fast:climb=0");
     let (n, worst) = run_doc(&climb, "fast period_min climb")
         .unwrap_or_else(|u| panic!("not comparable: {}", u.0));
     let (wc, wm) = (windows(&climb), windows(&min));

@@ -48,18 +48,13 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, lion, reno, cubic, bbr, fast-period-min \
-                    (FAST with its host-noise option, docs/lab.md) and fast-climb (with \
-                    climb=0.125 as well)",
+                    fast, scalable, highspeed, lion, reno, cubic, bbr, and fast-paper \
+                    (the papers' FAST, without the options for real hosts: docs/lab.md)",
             variants: per_cc(1, &ALGORITHMS)
                 .into_iter()
                 .chain([Variant {
-                    label: "fast-period-min".into(),
-                    sets: vec!["flows.0.cc=\"fast:period_min=true\"".into()],
-                }])
-                .chain([Variant {
-                    label: "fast-climb".into(),
-                    sets: vec!["flows.0.cc=\"fast:period_min=true,climb=0.125\"".into()],
+                    label: "fast-paper".into(),
+                    sets: vec!["flows.0.cc=\"fast:preset=paper\"".into()],
                 }])
                 .collect(),
         },
@@ -127,7 +122,7 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 9);
+        assert_eq!(seed.variants.len(), 8);
         assert!(seed.variants.iter().any(|v| v.label == "lion"));
         let params = |label: &str| {
             let v = seed.variants.iter().find(|v| v.label == label).unwrap();
@@ -136,8 +131,12 @@ mod tests {
                 .params
                 .clone()
         };
-        assert_eq!(params("fast-period-min"), ["period_min=true"]);
-        assert_eq!(params("fast-climb"), ["period_min=true", "climb=0.125"]);
+        // The kernel knows no presets: it is told every value that differs from its defaults.
+        assert!(params("fast").is_empty());
+        assert_eq!(
+            params("fast-paper"),
+            ["period_min=false", "climb=0", "pace=false"]
+        );
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);

@@ -172,7 +172,7 @@ impl LabPlan {
             let params: Vec<String> = cf
                 .cc
                 .params
-                .non_default()
+                .differing_from_defaults()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             if KERNEL_NATIVE.contains(&cc.as_str()) {

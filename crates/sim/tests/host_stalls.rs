@@ -278,7 +278,7 @@ fn receiver_stalls_delay_the_acks() {
     }
 }
 
-/// FAST on 1 Gb/s × 180 ms for 30 s with a buffer deep enough for its slow start (20,000
+/// The papers' FAST on 1 Gb/s × 180 ms for 30 s with a buffer deep enough for its slow start (20,000
 /// packets; with 4,000 the clean run itself overflows and oscillates, docs/scenario.md),
 /// clean and with stalls shaped as measured (sender 4/s × 2.5 ms, receiver 10/s × 3 ms) and
 /// with the same rates at 10 ms: the stalls show as queueing delay FAST keeps below its
@@ -292,6 +292,7 @@ fn stalls_lower_fasts_utilization() {
     );
     let c = |sets: &[&str]| {
         let mut all = vec!["links.0.queue.packets=20000".to_string()];
+        all.push("flows.0.cc=\"fast:preset=paper\"".to_string());
         all.extend(sets.iter().map(|s| s.to_string()));
         Scenario::load(path.as_ref(), &all).unwrap_or_else(|e| panic!("{e}"))
     };
@@ -342,8 +343,8 @@ fn period_min_keeps_fast_in_equilibrium_at_the_labs_buffer() {
         let o = run(&c, &mut |_| {}).unwrap();
         o.summary.flows[0].clone()
     };
-    let papers = run_cc("fast");
-    let min = run_cc("fast:period_min=true");
+    let papers = run_cc("fast:preset=paper");
+    let min = run_cc("fast:climb=0");
     println!(
         "FAST at the lab's buffer with measured stalls: the papers' estimator {:.1} % \
          ({:.2} ms queueing, {} retransmits); period_min {:.1} % ({:.2} ms, {} retransmits)",
@@ -393,8 +394,8 @@ fn climb_refills_the_path_after_mi_ends_early() {
     };
     let two_alpha_ms = 2.0 * 200.0 * 1500.0 * 8.0 / 1e9 * 1e3;
     for stalls in [true, false] {
-        let min = run_cc("fast:period_min=true", stalls);
-        let climb = run_cc("fast:period_min=true,climb=0.125", stalls);
+        let min = run_cc("fast:climb=0", stalls);
+        let climb = run_cc("fast", stalls);
         println!(
             "stalls {stalls}: period_min {:.1} % ({:.2} ms queueing, {} retransmits); with \
              climb {:.1} % ({:.2} ms, {} retransmits)",

@@ -11,7 +11,7 @@
  *    timeout (TCP_CA_Loss) restarts from rto_cwnd packets;
  *  - ssthresh: halving; the kernel's PRR carries it out.
  *
- * pace (an option, off by default; seed 001's "burstiness control"): init asks for TCP's
+ * pace (an option, on by default as in the reference; seed 001's "burstiness control"): init asks for TCP's
  * internal pacing (SK_PACING_NEEDED, as tcp_bbr.c does without fq), and the kernel paces at
  * tcp_update_pacing_rate()'s rate, a ratio of cwnd·mss/srtt. That ratio is the slow-start one
  * (tcp_pacing_ss_ratio, 200 %) while cwnd < ssthresh/2, which for FAST, whose ssthresh only
@@ -35,9 +35,9 @@ const volatile struct lh_fast_params lh_params = {
 	.pace_increments = 1,
 	.rto_cwnd = 2,
 	.beta = 0,
-	.period_min = 0,
-	.pace = 0,
-	.climb_q10 = 0,
+	.period_min = 1,
+	.pace = 1,
+	.climb_q10 = 128,
 };
 
 /* FAST's state plus what the binding needs. */
@@ -107,10 +107,7 @@ void BPF_PROG(lh_fast_set_state_op, struct sock *sk, __u8 new_state)
 	s->reducing = new_state == TCP_CA_CWR || new_state == TCP_CA_Recovery;
 	if (new_state == TCP_CA_Loss) {
 		/* tcp_enter_loss() has just set cwnd to the packets in flight + 1. */
-		s->f.pending_q10 = 0;
-		s->f.cwnd_frac_q10 = 0;
-		s->f.phase = LH_FAST_PHASE_MI;
-		s->f.mi_done = 0;
+		lh_fast_timeout(&s->f);
 		if (tp->snd_cwnd < rto_cwnd)
 			tp->snd_cwnd = rto_cwnd;
 	}
@@ -125,12 +122,8 @@ void BPF_PROG(lh_fast_cong_avoid_op, struct sock *sk, __u32 ack, __u32 acked)
 	struct lh_window w;
 
 	lh_window_load(tp, &w);
+	/* With pace, this also marks the end of MI in ssthresh (lh_fast.h). */
 	lh_fast_cong_avoid(&s->f, &w, &p, tp->tcp_mstamp, acked, lh_is_cwnd_limited(tp));
-	/* Paced, mark the end of MI in ssthresh, as tcp_vegas.c marks the end of slow start: TCP
-	 * paces at tcp_pacing_ca_ratio (120 %) of cwnd/srtt from then on instead of the slow-start
-	 * ratio (200 %), which a window below ssthresh/2 gets. */
-	if (p.pace && s->f.mi_done && w.ssthresh == LH_INFINITE_SSTHRESH)
-		w.ssthresh = w.cwnd;
 	lh_window_store(tp, &w);
 }
 

@@ -65,6 +65,7 @@ void lh_native_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 	lh_fast_cong_avoid(f, w, p, now_us, acked, cwnd_limited);
 }
 __u32 lh_native_fast_ssthresh(struct lh_fast *f, __u32 cwnd) { return lh_fast_ssthresh(f, cwnd); }
+void lh_native_fast_timeout(struct lh_fast *f) { lh_fast_timeout(f); }
 __u64 lh_native_fast_target_q10(const struct lh_fast *f, const struct lh_fast_params *p,
 				__u64 w_q10, __u64 w_old_q10)
 {

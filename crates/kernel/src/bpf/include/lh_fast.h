@@ -37,7 +37,7 @@
  * RTT averaging follows the ToN paper: avg <- avg + η·(sample - avg) with η = min(3/w, cap) on
  * every sample, w the packets in flight, cap 1/4 (paper) or 1/256 (ns-2).
  *
- * period_min (an option, off by default): avgRTT is instead the smallest sample of the last
+ * period_min (an option, on by default as in the reference; 0 gives the papers' EWMA): avgRTT is instead the smallest sample of the last
  * update period, taken on the first sample at or after the period's end (which counts in the
  * period it ends); the first sample stands until then. Delay a host or a burst adds to some
  * packets of a period does not count, a queue every packet of the period waits in does: Linux
@@ -48,10 +48,12 @@
  * or a timeout until the first ACK that finds a queue, and after a loss the window law, not MI,
  * refills the window. Why and what it changes: docs/lab.md, "FAST at 1 Gb/s × 180 ms".
  *
- * climb (with period_min; 0 = off): after MI, once a whole round trip (avgRTT) passed without an
- * ACK that found a queue, each ACK adds climb × the packets it acknowledges, as MI does with 1:
+ * climb (with period_min; 1/8 by default as in the reference, 0 = off): after MI, once a whole
+ * round trip (avgRTT) passed without an ACK that found a queue, each ACK adds climb × the
+ * packets it acknowledges, as MI does with 1:
  * the paper's α(w, q) = a·w while q = 0 with a gentler a, so the window refills the path after
- * MI's early end or a loss in a few round trips instead of α per two.
+ * MI's early end or a loss in a few round trips instead of α per two. Below the window a loss
+ * halved (loss_w_q10) it grows at MI's pace instead: that window was carried a moment ago.
  *
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
@@ -111,18 +113,20 @@ struct lh_fast {
 	__u64 step_q10;       /* released per ACK while pending */
 	__u64 period_start_us; /* period_min: when the current period began */
 	__u64 queue_seen_us;  /* the last ACK that found a queue (q >= mi_threshold) */
+	__u64 loss_w_q10;     /* the window the last loss halved; 0: none since start or timeout */
 	__u32 base_rtt;       /* smallest sample, µs + 1; 0 before the first sample */
 	__u32 round_end;      /* ACKing beyond this sequence ends the round trip */
-	__u32 update_round;   /* nonzero in the round trips in which an update may happen */
 	__u32 acks_this_round;
 	__u32 acks_last_round;
 	__u32 w_old_q10;     /* window the last acknowledged packet was sent with; 0: unknown */
 	__u32 cwnd_frac_q10; /* fraction of a packet the kernel's integer window does not hold */
-	__u32 has_update;    /* last_update_us is valid */
-	__u32 phase;         /* LH_FAST_PHASE_* (reporting) */
 	__u32 updates;       /* window-law updates applied */
 	__u32 period_low;    /* period_min: smallest sample of this period, µs + 1; 0: none */
-	__u32 mi_done;       /* an ACK found a queue since the start or the last timeout */
+	/* Flags in bytes: the state with the binding's must fit ICSK_CA_PRIV_SIZE (104 bytes). */
+	__u8 update_round;   /* nonzero in the round trips in which an update may happen */
+	__u8 has_update;     /* last_update_us is valid */
+	__u8 phase;          /* LH_FAST_PHASE_* (reporting) */
+	__u8 mi_done;        /* an ACK found a queue since the start or the last timeout */
 };
 
 LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
@@ -143,6 +147,7 @@ LH_INLINE void lh_fast_init(struct lh_fast *f, __u32 snd_nxt)
 	f->updates = 0;
 	f->period_start_us = 0;
 	f->queue_seen_us = 0;
+	f->loss_w_q10 = 0;
 	f->period_low = 0;
 	f->mi_done = 0;
 }
@@ -370,27 +375,34 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 		now_us >= f->queue_seen_us + (f->avg_rtt_q8 >> 8) - 1;
 	if (mi || climb) {
 		/* MI: no queue of our own yet: grow by what is acknowledged (climb: a share). */
+		__u64 w_q10 = lh_fast_w_q10(f, w);
+		int full = mi || w_q10 < f->loss_w_q10;
+
 		if (cwnd_limited)
-			lh_fast_set_w_q10(f, w, lh_fast_w_q10(f, w) +
-						(mi ? (__u64)acked << LH_Q10_SHIFT
-						    : (__u64)acked * p->climb_q10));
+			lh_fast_set_w_q10(f, w, w_q10 + (full ? (__u64)acked << LH_Q10_SHIFT
+							     : (__u64)acked * p->climb_q10));
 		f->pending_q10 = 0;
 		f->phase = LH_FAST_PHASE_MI;
 		f->last_update_us = now_us;
 		f->has_update = 1;
-		return;
-	}
-	f->mi_done = 1;
-	if ((!f->has_update || now_us >= f->last_update_us + p->update_period_us) &&
-	    (f->update_round || !p->every_other_rtt)) {
-		lh_fast_update(f, w, p, cwnd_limited);
-		f->last_update_us = now_us;
-		f->has_update = 1;
 	} else {
-		if (f->phase != LH_FAST_PHASE_CONVERGE)
-			f->phase = LH_FAST_PHASE_CONVERGE;
-		lh_fast_release_paced(f, w);
+		f->mi_done = 1;
+		if ((!f->has_update || now_us >= f->last_update_us + p->update_period_us) &&
+		    (f->update_round || !p->every_other_rtt)) {
+			lh_fast_update(f, w, p, cwnd_limited);
+			f->last_update_us = now_us;
+			f->has_update = 1;
+		} else {
+			if (f->phase != LH_FAST_PHASE_CONVERGE)
+				f->phase = LH_FAST_PHASE_CONVERGE;
+			lh_fast_release_paced(f, w);
+		}
 	}
+	/* Paced, mark the end of MI in ssthresh, as tcp_vegas.c marks the end of slow start: TCP
+	 * paces at tcp_pacing_ca_ratio (120 %) of cwnd/srtt from then on instead of the slow-start
+	 * ratio (200 %), which a window below ssthresh/2 gets. */
+	if (p->pace && f->mi_done && w->ssthresh == LH_INFINITE_SSTHRESH)
+		w->ssthresh = w->cwnd;
 }
 
 /*
@@ -403,9 +415,21 @@ LH_INLINE __u32 lh_fast_ssthresh(struct lh_fast *f, __u32 cwnd)
 {
 	__u32 ssthresh = lh_reno_ssthresh(cwnd);
 
+	f->loss_w_q10 = ((__u64)cwnd << LH_Q10_SHIFT) + f->cwnd_frac_q10;
 	f->pending_q10 = 0;
 	f->cwnd_frac_q10 = ssthresh == (cwnd >> 1) ? ((cwnd & 1) << 9) | (f->cwnd_frac_q10 >> 1) : 0;
 	return ssthresh;
+}
+
+/* A retransmission timeout (set_state TCP_CA_Loss, after tcp_enter_loss() set the window): MI
+ * again from the window the binding restarts at, no loss window to restore. */
+LH_INLINE void lh_fast_timeout(struct lh_fast *f)
+{
+	f->pending_q10 = 0;
+	f->cwnd_frac_q10 = 0;
+	f->phase = LH_FAST_PHASE_MI;
+	f->mi_done = 0;
+	f->loss_w_q10 = 0;
 }
 
 #endif /* LH_FAST_H */
