@@ -535,6 +535,19 @@ mod tests {
         receive_as(store, e, data, data)
     }
 
+    /// `len` bytes of a pattern set by `seed`.
+    fn pattern(len: usize, seed: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * seed % 251) as u8).collect()
+    }
+
+    /// A transfer of `e` cut after `n` bytes of `data`: its part file and journal stay.
+    fn cut_after(s: &mut Store, e: &Entry, data: &[u8], n: usize) {
+        let (_, planned) = s.plan(e, "k", true);
+        let mut inc = planned.unwrap().begin(0).unwrap();
+        inc.write(&data[..n]).unwrap();
+        inc.suspend(s);
+    }
+
     fn staging_is_empty(root: &Path) -> bool {
         std::fs::read_dir(root.join(STAGING_DIR)).unwrap().count() == 0
     }
@@ -560,14 +573,9 @@ mod tests {
     fn a_cut_transfer_resumes_from_its_journaled_prefix() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
-        let data: Vec<u8> = (0..5 * CHUNK_SIZE as usize + 9)
-            .map(|i| (i * 7 % 256) as u8)
-            .collect();
+        let data = pattern(5 * CHUNK_SIZE as usize + 9, 7);
         let e = file("big", data.len() as u64);
-        let (_, planned) = s.plan(&e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
-        inc.write(&data[..3 * CHUNK_SIZE as usize + 100]).unwrap();
-        inc.suspend(&mut s);
+        cut_after(&mut s, &e, &data, 3 * CHUNK_SIZE as usize + 100);
         // Another sender does not see this sender's part file.
         let (other, planned) = s.plan(&e, "other", true);
         assert!(
@@ -595,9 +603,7 @@ mod tests {
     fn a_corrupt_chunk_in_the_middle_is_caught_and_nothing_is_stored() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
-        let data: Vec<u8> = (0..4 * CHUNK_SIZE as usize + 77)
-            .map(|i| (i * 11 % 251) as u8)
-            .collect();
+        let data = pattern(4 * CHUNK_SIZE as usize + 77, 11);
         for at in [2 * CHUNK_SIZE as usize + 12_345, data.len() - 1] {
             let mut arrived = data.clone();
             arrived[at] ^= 0x80;
@@ -616,14 +622,9 @@ mod tests {
     fn a_resumed_prefix_damaged_on_disk_after_journaling_fails_the_final_check() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
-        let data: Vec<u8> = (0..4 * CHUNK_SIZE as usize + 5)
-            .map(|i| (i * 3 % 253) as u8)
-            .collect();
+        let data = pattern(4 * CHUNK_SIZE as usize + 5, 3);
         let e = file("r", data.len() as u64);
-        let (_, planned) = s.plan(&e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
-        inc.write(&data[..3 * CHUNK_SIZE as usize]).unwrap();
-        inc.suspend(&mut s);
+        cut_after(&mut s, &e, &data, 3 * CHUNK_SIZE as usize);
         let part = std::fs::read_dir(t.path().join(STAGING_DIR))
             .unwrap()
             .map(|d| d.unwrap().path())
@@ -652,12 +653,9 @@ mod tests {
     fn a_cut_after_the_last_chunk_resumes_with_nothing_to_move() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
-        let data: Vec<u8> = (0..2 * CHUNK_SIZE as usize + 3).map(|i| i as u8).collect();
+        let data = pattern(2 * CHUNK_SIZE as usize + 3, 5);
         let e = file("z", data.len() as u64);
-        let (_, planned) = s.plan(&e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
-        inc.write(&data).unwrap();
-        inc.suspend(&mut s);
+        cut_after(&mut s, &e, &data, data.len());
         let (action, planned) = s.plan(&e, "k", true);
         assert_eq!(
             action,
