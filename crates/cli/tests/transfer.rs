@@ -178,6 +178,16 @@ fn resume_and_check(src: &Path, dst: &Path, data: &[u8], at_least: u64) {
     assert_eq!(sent + resumed, data.len() as u64, "{v}");
     assert!(resumed >= at_least, "resumed {resumed} < {at_least}: {v}");
     assert_eq!(std::fs::read(dst.join("data.bin")).unwrap(), data);
+    // The digest reported is the whole file's, resumed prefix included.
+    let mut h = longhaul_net::hashlist::FileHasher::new();
+    h.update(data, |_| {});
+    h.end();
+    let want = longhaul_net::framing::hex(&h.digest());
+    assert_eq!(
+        v["files"][0]["sha256_list"].as_str(),
+        Some(want.as_str()),
+        "{v}"
+    );
     assert_eq!(part_len(dst), 0, "the staging area is emptied");
 }
 

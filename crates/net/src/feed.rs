@@ -4,13 +4,14 @@
 //! a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on the
 //! connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the rest
 //! of one file in chunks on one thread and hashes them on another (the two cost about the
-//! same), each handing them on through a bounded queue of at most [`DEPTH`] chunks; the chunks
+//! same) into the file's digest (`hashlist`), each handing them on through a bounded queue of
+//! at most [`DEPTH`] chunks; the chunks
 //! come back through a third queue to be filled again, so the memory held is
 //! `(2 × DEPTH + 2) × chunk` whatever the file's size. The connection's thread never blocks on
 //! it: [`Feed::next`] takes what is ready.
 
+use crate::hashlist::FileHasher;
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
-use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, Read};
 use std::thread::JoinHandle;
@@ -22,7 +23,8 @@ pub const DEPTH: usize = 4;
 pub enum Piece {
     /// The next bytes of the file (zeros in place of any the file no longer has).
     Bytes(Vec<u8>),
-    /// All bytes were handed over: the file's SHA-256, and whether it shrank while read.
+    /// All bytes were handed over: the file's digest (`hashlist`), and whether it shrank while
+    /// read.
     End { digest: [u8; 32], short: bool },
     /// A read failed; nothing more comes.
     Failed(io::Error),
@@ -46,8 +48,8 @@ pub struct Feed {
 
 impl Feed {
     /// Read `left` more bytes of `file` from its current offset in chunks of `chunk`, adding
-    /// them to `hasher` (which holds the bytes before the offset).
-    pub fn start(file: File, hasher: Sha256, left: u64, chunk: usize) -> io::Result<Feed> {
+    /// them to `hasher` (which holds the chunks before the offset, a chunk boundary).
+    pub fn start(file: File, hasher: FileHasher, left: u64, chunk: usize) -> io::Result<Feed> {
         let (read_tx, read_rx) = bounded(DEPTH);
         let (piece_tx, pieces) = bounded(DEPTH);
         let (spent, spent_rx) = bounded(2 * DEPTH + 2);
@@ -131,16 +133,19 @@ fn read_ahead(
     let _ = out.send(Readout::End(short));
 }
 
-fn hash_on(mut hasher: Sha256, input: Receiver<Readout>, out: Sender<Piece>) {
+fn hash_on(mut hasher: FileHasher, input: Receiver<Readout>, out: Sender<Piece>) {
     for r in input {
         let piece = match r {
             Readout::Chunk(buf) => {
-                hasher.update(&buf);
+                hasher.update(&buf, |_| {});
                 Piece::Bytes(buf)
             }
             Readout::End(short) => {
-                let digest = std::mem::take(&mut hasher).finalize().into();
-                Piece::End { digest, short }
+                hasher.end();
+                Piece::End {
+                    digest: hasher.digest(),
+                    short,
+                }
             }
             Readout::Failed(e) => Piece::Failed(e),
         };
@@ -168,6 +173,8 @@ pub fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::CHUNK_SIZE;
+    use crate::hashlist::chunk_digest;
     use std::io::Write;
     use std::time::{Duration, Instant};
 
@@ -188,22 +195,28 @@ mod tests {
         }
     }
 
-    /// The bytes after a resume point arrive in order, and the digest covers the prefix the
-    /// hasher was given too.
+    /// The bytes after a resume point arrive in order, and the digest covers the prefix's
+    /// chunks the hasher was given too: it is the whole file's, as hashing every byte gives.
     #[test]
     fn the_rest_of_a_file_arrives_in_order_with_the_whole_files_digest() {
-        let data: Vec<u8> = (0..1_000_003u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let c = CHUNK_SIZE as usize;
+        let data: Vec<u8> = (0..3 * c as u32 + 1_003)
+            .map(|i| (i * 7 + i / 251) as u8)
+            .collect();
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&data).unwrap();
         use std::io::Seek;
-        f.seek(std::io::SeekFrom::Start(300_000)).unwrap();
-        let mut h = Sha256::new();
-        h.update(&data[..300_000]);
-        let feed = Feed::start(f, h, (data.len() - 300_000) as u64, 65_536).unwrap();
+        f.seek(std::io::SeekFrom::Start(c as u64)).unwrap();
+        let mut h = FileHasher::new();
+        h.push_chunk(&chunk_digest(&data[..c]));
+        let feed = Feed::start(f, h, (data.len() - c) as u64, 65_536).unwrap();
         let (bytes, digest, short) = collect(&feed);
-        assert_eq!(bytes.len(), data.len() - 300_000);
-        assert!(bytes == data[300_000..], "bytes differ");
-        assert_eq!(digest, <[u8; 32]>::from(Sha256::digest(&data)));
+        assert_eq!(bytes.len(), data.len() - c);
+        assert!(bytes == data[c..], "bytes differ");
+        let mut whole = FileHasher::new();
+        whole.update(&data, |_| {});
+        whole.end();
+        assert_eq!(digest, whole.digest());
         assert!(!short);
     }
 
@@ -214,7 +227,7 @@ mod tests {
         f.write_all(&[9u8; 1000]).unwrap();
         use std::io::Seek;
         f.rewind().unwrap();
-        let feed = Feed::start(f, Sha256::new(), 5000, 4096).unwrap();
+        let feed = Feed::start(f, FileHasher::new(), 5000, 4096).unwrap();
         let (bytes, _, short) = collect(&feed);
         assert_eq!(bytes.len(), 5000);
         assert!(bytes[..1000].iter().all(|&b| b == 9) && bytes[1000..].iter().all(|&b| b == 0));
@@ -228,7 +241,7 @@ mod tests {
         f.write_all(&vec![1u8; 1 << 20]).unwrap();
         use std::io::Seek;
         f.rewind().unwrap();
-        let feed = Feed::start(f, Sha256::new(), 1 << 20, 4096).unwrap();
+        let feed = Feed::start(f, FileHasher::new(), 1 << 20, 4096).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let t0 = Instant::now();
         drop(feed);

@@ -5,9 +5,9 @@
 //!
 //! ```text
 //! sender → receiver                         receiver → sender
-//! "LHT2" HELLO ENTRY… MANIFEST_END    ──►
-//!                                     ◄──   "LHT2" PLAN… PLAN_END        (one per entry)
-//! FILE(id, from_chunk) bytes sha256 … ──►
+//! "LHT3" HELLO ENTRY… MANIFEST_END    ──►
+//!                                     ◄──   "LHT3" PLAN… PLAN_END        (one per entry)
+//! FILE(id, from_chunk) bytes digest … ──►
 //! END                                 ◄──   DONE(id)… BYE             (one per FILE; FATAL to stop)
 //! ```
 //!
@@ -16,9 +16,16 @@
 //! earlier, cut transfer, with the digest of that prefix's chunk digests, which the sender
 //! checks against its own file), skip it (already there), or refuse it (with the reason). Then
 //! each file to send follows as a `FILE` message, its bytes from the resume point, and the
-//! SHA-256 of the whole file; the receiver answers each with `DONE` once the file is verified,
-//! on disk and under its name, or with why not. `FATAL` (a full disk, say) ends the session;
-//! what was received is kept for a later resume.
+//! file's digest (`hashlist`: SHA-256 over its 1 MiB chunks' SHA-256 digests); the receiver
+//! answers each with `DONE` once the file is verified, on disk and under its name, or with why
+//! not. `FATAL` (a full disk, say) ends the session; what was received is kept for a later
+//! resume.
+//!
+//! Each stream starts with [`MAGIC`], whose last byte is the protocol's version: version 2
+//! sent SHA-256 of the file's bytes where version 3 sends the chunk list's digest, so two
+//! versions would disagree on every file. A peer of another version is told so
+//! ([`FramingError::Version`]) before any file byte moves, rather than meeting a digest
+//! mismatch at the end.
 //!
 //! Every message is `tag:u8 len:u32 body[len]`, integers big-endian, `len` at most
 //! [`MAX_MESSAGE`]; a `FILE` message's file bytes and digest follow its body unframed (the
@@ -29,7 +36,10 @@
 use crate::path::{check_relative, PathError, Printable};
 use thiserror::Error;
 
-pub const MAGIC: &[u8; 4] = b"LHT2";
+/// "LHT" and the protocol's version.
+pub const MAGIC: &[u8; 4] = b"LHT3";
+/// The magic without its version byte.
+const MAGIC_NAME: &[u8; 3] = b"LHT";
 pub const DIGEST_LEN: usize = 32;
 /// The largest message body (an entry with a 4095-byte path and a 4095-byte link target fits).
 pub const MAX_MESSAGE: usize = 16 * 1024;
@@ -58,6 +68,13 @@ pub enum FramingError {
         "not a longhaul transfer (bad magic); is the peer `longhaul send`/`recv` of this version?"
     )]
     Magic,
+    #[error(
+        "the peer speaks transfer protocol {} and this build {}, which verifies files \
+         differently: run the same longhaul release at both ends",
+        version_name(*.0),
+        version_name(MAGIC[3])
+    )]
+    Version(u8),
     #[error("message {tag:#04x} is truncated")]
     Truncated { tag: u8 },
     #[error("message of {0} bytes; at most {MAX_MESSAGE}")]
@@ -132,7 +149,7 @@ pub enum Message {
     },
     Entry(Entry),
     ManifestEnd,
-    /// Followed by the file's bytes from `from_chunk × CHUNK_SIZE` and its SHA-256.
+    /// Followed by the file's bytes from `from_chunk × CHUNK_SIZE` and its digest (`hashlist`).
     File {
         id: u32,
         from_chunk: u64,
@@ -379,7 +396,12 @@ impl MessageReader {
         if !self.magic_seen {
             let n = self.buf.len().min(MAGIC.len());
             if self.buf[..n] != MAGIC[..n] {
-                return Err(FramingError::Magic);
+                let named = n.min(MAGIC_NAME.len());
+                return Err(if n == MAGIC.len() && self.buf[..named] == MAGIC_NAME[..] {
+                    FramingError::Version(self.buf[named])
+                } else {
+                    FramingError::Magic
+                });
             }
             if n < MAGIC.len() {
                 return Ok(None);
@@ -411,6 +433,15 @@ impl MessageReader {
     /// Bytes buffered and not yet consumed.
     pub fn buffered(&self) -> usize {
         self.buf.len()
+    }
+}
+
+/// A magic's version byte as the user knows it: "2" for `LHT2`, else its value.
+fn version_name(v: u8) -> String {
+    if v.is_ascii_digit() {
+        (v as char).to_string()
+    } else {
+        format!("{v:#04x}")
     }
 }
 
@@ -541,6 +572,42 @@ mod tests {
         }
     }
 
+    /// A peer of protocol version 2 (which sent SHA-256 of the bytes, not of the chunk list)
+    /// is told the versions differ, in whatever pieces its magic arrives; other bytes are not
+    /// a longhaul transfer at all.
+    #[test]
+    fn a_peer_of_another_version_gets_a_clear_error_not_a_digest_mismatch() {
+        for cut in 1..=4 {
+            let mut old = b"LHT2".to_vec();
+            Message::Hello {
+                resume: true,
+                entries: 1,
+            }
+            .encode(&mut old);
+            let mut r = MessageReader::default();
+            let mut got = Ok(None);
+            for piece in old.chunks(cut) {
+                r.push(piece);
+                got = r.next_message();
+                if got.is_err() {
+                    break;
+                }
+            }
+            assert_eq!(got, Err(FramingError::Version(b'2')), "cut {cut}");
+        }
+        let msg = FramingError::Version(b'2').to_string();
+        assert!(
+            msg.contains("protocol 2 and this build 3") && msg.contains("same longhaul release"),
+            "{msg}"
+        );
+        assert!(FramingError::Version(0xff).to_string().contains("0xff"));
+        for other in [&b"LHX3"[..], b"XHT3", b"lht3"] {
+            let mut r = MessageReader::default();
+            r.push(other);
+            assert_eq!(r.next_message(), Err(FramingError::Magic), "{other:?}");
+        }
+    }
+
     #[test]
     fn reasons_are_clipped_at_a_character_boundary() {
         let mut e = Vec::new();
@@ -576,6 +643,22 @@ mod fuzz {
                     }
                 }
                 prop_assert!(r.buffered() <= bytes.len());
+            }
+        }
+
+        /// Arbitrary first bytes (a magic of any version, or none) in arbitrary pieces: an
+        /// error or a wait for more, never a panic.
+        #[test]
+        fn arbitrary_magics_never_panic(head in proptest::collection::vec(any::<u8>(), 0..12),
+                                        keep in 0usize..4, cut in 1usize..6) {
+            let mut bytes = MAGIC[..keep].to_vec();
+            bytes.extend_from_slice(&head);
+            let mut r = MessageReader::default();
+            for piece in bytes.chunks(cut) {
+                r.push(piece);
+                if r.next_message().is_err() {
+                    break;
+                }
             }
         }
 

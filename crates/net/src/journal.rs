@@ -5,9 +5,9 @@
 //! (`fdatasync`) and only then appends the digests of the chunks that flush covered to the
 //! journal, so the journal never claims a byte the disk may not have. On reconnect the
 //! receiver offers the prefix the journal vouches for, summarized as one digest over the
-//! chunk digests; the sender computes the same over its own file and resumes after the prefix
-//! only if the two agree (the file may have changed meanwhile). The whole file's SHA-256
-//! remains the final check.
+//! chunk digests (`hashlist`); the sender computes the same over its own file and resumes
+//! after the prefix only if the two agree (the file may have changed meanwhile). The whole
+//! file's digest, the same construction over all its chunks, remains the final check.
 //!
 //! ```text
 //! "LHJ1"  size:u64  mtime_s:i64  mtime_ns:u32  chunk_log2:u8  path_len:u16  path
@@ -19,7 +19,7 @@
 //! file stale, and the transfer starts over.
 
 use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
-use sha2::{Digest, Sha256};
+use crate::hashlist::list_digest;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -100,7 +100,7 @@ impl Journal {
 
     /// The digest of the journaled chunks' digests, which the sender recomputes.
     pub fn prefix_digest(&self) -> [u8; DIGEST_LEN] {
-        prefix_digest(self.digests.iter())
+        list_digest(self.digests.iter())
     }
 
     /// Record chunks whose bytes are already on disk, and make the records durable.
@@ -114,15 +114,6 @@ impl Journal {
         self.digests.extend_from_slice(digests);
         Ok(())
     }
-}
-
-/// SHA-256 over a sequence of chunk digests: how both ends summarize a prefix.
-pub fn prefix_digest<'a>(digests: impl Iterator<Item = &'a [u8; DIGEST_LEN]>) -> [u8; DIGEST_LEN] {
-    let mut h = Sha256::new();
-    for d in digests {
-        h.update(d);
-    }
-    h.finalize().into()
 }
 
 #[cfg(test)]

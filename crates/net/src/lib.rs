@@ -10,7 +10,9 @@
 //!   nanosecond resolution.
 //! - [`framing`]: the transfer protocol on the connection's two streams: a manifest of
 //!   entries, the receiver's plan for each (send from a resume point, skip, refuse), each
-//!   file's bytes and SHA-256, and the receiver's verdicts.
+//!   file's bytes and digest, and the receiver's verdicts.
+//! - [`hashlist`]: a file's digest, SHA-256 over its 1 MiB chunks' SHA-256 digests, which
+//!   serves both the resume journal and the final check with one pass over the bytes.
 //! - [`manifest`]: the sender's walk of the paths given (files, directories, links).
 //! - [`path`]: which relative paths a receiver accepts, and names escaped for printing.
 //! - [`store`] and [`journal`]: the receiver's part files, resume journals, and the rules that
@@ -31,6 +33,7 @@
 pub mod admission;
 pub mod feed;
 pub mod framing;
+pub mod hashlist;
 pub mod journal;
 pub mod keys;
 pub mod manifest;

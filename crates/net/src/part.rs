@@ -1,17 +1,19 @@
-//! The receiver's writes of one file — part file, SHA-256 of the whole file and of each chunk,
-//! checkpoints into the journal — on a thread of their own.
+//! The receiver's writes of one file — part file, SHA-256 of each chunk, checkpoints into the
+//! journal — on threads of their own.
 //!
 //! These took half or more of the receiver's CPU on loopback (bench/README.md, "Where a
 //! loopback transfer's time goes"), and done on the connection's thread they kept it from
 //! reading datagrams while the disk was busy. A [`Writer`] takes the bytes in pieces through a
-//! bounded queue of [`DEPTH`] pieces to a thread that writes them and hashes each chunk (for
-//! the journal), which passes them through a second such queue to a thread that hashes the
-//! whole file (the two SHA-256 passes were the writing thread's largest cost); pieces come
+//! bounded queue of [`DEPTH`] pieces to a thread that hashes each chunk once, then through a
+//! second such queue to a thread that writes them and journals the chunk digests at each
+//! checkpoint. The same chunk digests make the file's digest (`hashlist`), which is what the
+//! sender's digest is checked against, so no second pass over the bytes is needed; hashing
+//! before writing lets one piece be hashed while the last one waits for the disk. Pieces come
 //! back through a third queue to be filled again, so the memory held is `(2 × DEPTH + 2) ×
-//! piece` per file being received. When the disk
-//! is slower than the network the queue fills and [`Writer::write`] waits for it, as a write
-//! on the connection's thread waited before: the connection's receive window, then its
-//! sender's congestion control, absorb the difference.
+//! piece` per file being received. When the disk is slower than the network the queues fill
+//! and [`Writer::write`] waits for them, as a write on the connection's thread waited before:
+//! the connection's receive window, then its sender's congestion control, absorb the
+//! difference.
 //!
 //! **Direct writes.** The part file is written with `O_DIRECT` where the file system takes it:
 //! the bytes go from the piece to the disk without a copy into the page cache. On the
@@ -22,12 +24,12 @@
 //! piece of a file (or a file system that refuses `O_DIRECT`) is written through the cache.
 
 use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
+use crate::hashlist::FileHasher;
 use crate::journal::Journal;
 use crate::store::{disk_error, Fatal};
 use bytemuck::{Pod, Zeroable};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
@@ -51,6 +53,8 @@ struct Block([u8; ALIGN]);
 pub struct Piece {
     blocks: Vec<Block>,
     len: usize,
+    /// Digests of the chunks these bytes complete (set by the hashing thread).
+    digests: Vec<[u8; DIGEST_LEN]>,
 }
 
 impl Piece {
@@ -58,6 +62,7 @@ impl Piece {
         Piece {
             blocks: vec![Block([0; ALIGN]); PIECE / ALIGN],
             len: 0,
+            digests: Vec::new(),
         }
     }
 
@@ -100,10 +105,10 @@ pub struct PartFile {
     size: u64,
     /// Bytes of the file in the part file (the resume point plus what was written since).
     written: u64,
-    /// SHA-256 of the whole file so far (kept by the [`Writer`]'s hashing thread meanwhile).
-    pub whole: Sha256,
-    chunk: Sha256,
-    /// Digests of whole chunks written since the last checkpoint.
+    /// The file's digest so far: every chunk's, the resumed prefix's included (kept by the
+    /// [`Writer`]'s hashing thread meanwhile).
+    pub hasher: FileHasher,
+    /// Digests of chunks written since the last checkpoint.
     pending: Vec<[u8; DIGEST_LEN]>,
     last_checkpoint: Instant,
     /// Writes bypass the page cache (`O_DIRECT` is set on `part`).
@@ -111,15 +116,15 @@ pub struct PartFile {
 }
 
 impl PartFile {
-    /// `part` is positioned at `written`, and `whole` holds the digest state of its bytes
-    /// before that (a chunk boundary).
+    /// `part` is positioned at `written`, and `hasher` holds the digests of its chunks before
+    /// that (a chunk boundary, or the end of the file).
     pub fn new(
         part: File,
         journal: Journal,
         path: &str,
         size: u64,
         written: u64,
-        whole: Sha256,
+        hasher: FileHasher,
     ) -> PartFile {
         let mut file = PartFile {
             part,
@@ -127,8 +132,7 @@ impl PartFile {
             path: path.to_string(),
             size,
             written,
-            whole,
-            chunk: Sha256::new(),
+            hasher,
             pending: Vec::new(),
             last_checkpoint: Instant::now(),
             direct: false,
@@ -175,25 +179,15 @@ impl PartFile {
         }
     }
 
-    /// Append file bytes.
-    fn write(&mut self, mut data: &[u8]) -> Result<(), Fatal> {
-        while !data.is_empty() {
-            let in_chunk = (self.written % CHUNK_SIZE) as usize;
-            let n = (CHUNK_SIZE as usize - in_chunk).min(data.len());
-            let piece = &data[..n];
-            if let Err(e) = self.put(piece) {
-                // What reached whole chunks stays journaled for a resume.
-                let _ = self.checkpoint();
-                return Err(Fatal(disk_error(&self.path, &e)));
-            }
-            self.chunk.update(piece);
-            self.written += n as u64;
-            data = &data[n..];
-            if self.written % CHUNK_SIZE == 0 || self.written == self.size {
-                let d = std::mem::take(&mut self.chunk).finalize().into();
-                self.pending.push(d);
-            }
+    /// Append file bytes, with the digests of the chunks they complete.
+    fn write(&mut self, data: &[u8], completed: &[[u8; DIGEST_LEN]]) -> Result<(), Fatal> {
+        if let Err(e) = self.put(data) {
+            // What reached whole chunks stays journaled for a resume.
+            let _ = self.checkpoint();
+            return Err(Fatal(disk_error(&self.path, &e)));
         }
+        self.written += data.len() as u64;
+        self.pending.extend_from_slice(completed);
         let every = (self.size.div_ceil(CHUNK_SIZE) / CHECKPOINT_FRACTION)
             .clamp(1, CHECKPOINT_CHUNKS as u64) as usize;
         if self.pending.len() >= every || self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
@@ -219,54 +213,60 @@ impl PartFile {
 /// What the thread returns: the part file, and the first error (after which it wrote nothing).
 type Outcome = (PartFile, Result<(), Fatal>);
 
-/// A [`PartFile`] written on its own thread.
+/// A [`PartFile`] hashed and written on threads of its own.
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
+    /// Hashes each chunk, before the writing thread.
+    hasher: Option<JoinHandle<FileHasher>>,
     thread: Option<JoinHandle<Outcome>>,
-    /// Hashes the whole file, after the writing thread.
-    hasher: Option<JoinHandle<Sha256>>,
 }
 
 impl Writer {
     pub fn start(mut file: PartFile) -> io::Result<Writer> {
         let (pieces, rx) = bounded::<Piece>(DEPTH);
-        let (to_hash, hash_rx) = bounded::<Piece>(DEPTH);
+        let (to_write, write_rx) = bounded::<Piece>(DEPTH);
         let (spent_tx, spent) = bounded(2 * DEPTH + 2);
-        let mut whole = std::mem::take(&mut file.whole);
-        // Ends when the writing thread does (its queue's sender is dropped).
-        let hasher = std::thread::Builder::new()
+        let mut hasher = std::mem::take(&mut file.hasher);
+        let (mut at, size) = (file.written, file.size);
+        // Ends when the connection's side drops its queue, or the writing thread ended (a
+        // failed write).
+        let hashing = std::thread::Builder::new()
             .name("longhaul-hash".into())
             .spawn(move || {
-                for mut piece in hash_rx {
-                    whole.update(piece.bytes());
-                    piece.len = 0;
-                    let _ = spent_tx.try_send(piece);
+                for mut piece in rx {
+                    piece.digests.clear();
+                    let done = &mut piece.digests;
+                    let bytes = &bytemuck::cast_slice(&piece.blocks)[..piece.len];
+                    hasher.update(bytes, |d| done.push(d));
+                    at += piece.len as u64;
+                    if at == size {
+                        done.extend(hasher.end());
+                    }
+                    if to_write.send(piece).is_err() {
+                        break;
+                    }
                 }
-                whole
+                hasher
             })?;
         let thread = std::thread::Builder::new()
             .name("longhaul-write".into())
             .spawn(move || {
                 let mut file = file;
-                for piece in rx {
-                    if let Err(e) = file.write(piece.bytes()) {
+                for mut piece in write_rx {
+                    if let Err(e) = file.write(piece.bytes(), &piece.digests) {
                         return (file, Err(e));
                     }
-                    if to_hash.send(piece).is_err() {
-                        return (
-                            file,
-                            Err(Fatal("the receiver's hashing thread stopped".into())),
-                        );
-                    }
+                    piece.len = 0;
+                    let _ = spent_tx.try_send(piece);
                 }
                 (file, Ok(()))
             })?;
         Ok(Writer {
             pieces: Some(pieces),
             spent,
+            hasher: Some(hashing),
             thread: Some(thread),
-            hasher: Some(hasher),
         })
     }
 
@@ -302,13 +302,13 @@ impl Writer {
         }
     }
 
-    /// Both threads' ends: the part file with the whole file's digest in it.
+    /// Both threads' ends: the part file with the file's digest in it.
     fn join(&mut self) -> Option<Outcome> {
         let outcome = self.thread.take().and_then(|t| t.join().ok());
-        let whole = self.hasher.take().and_then(|t| t.join().ok());
-        match (outcome, whole) {
-            (Some((mut file, r)), Some(whole)) => {
-                file.whole = whole;
+        let hasher = self.hasher.take().and_then(|t| t.join().ok());
+        match (outcome, hasher) {
+            (Some((mut file, r)), Some(hasher)) => {
+                file.hasher = hasher;
                 Some((file, r))
             }
             _ => None,
@@ -326,6 +326,7 @@ impl Drop for Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashlist::{chunk_digest, list_digest};
     use crate::journal::JournalHeader;
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -344,7 +345,7 @@ mod tests {
         let (pp, jp) = (dir.path().join("p"), dir.path().join("j"));
         let part = File::create(&pp).unwrap();
         let journal = Journal::create(&jp, &header(data.len() as u64)).unwrap();
-        let file = PartFile::new(part, journal, "f", data.len() as u64, 0, Sha256::new());
+        let file = PartFile::new(part, journal, "f", data.len() as u64, 0, FileHasher::new());
         let mut w = Writer::start(file).unwrap();
         let mut rest = data;
         for &c in cuts.iter().cycle() {
@@ -359,7 +360,7 @@ mod tests {
         let mut file = w.finish().unwrap();
         file.checkpoint().unwrap();
         let direct = file.is_direct();
-        let digest = file.whole.finalize().into();
+        let digest = file.hasher.digest();
         let chunks = Journal::open(&jp, &header(data.len() as u64))
             .unwrap()
             .chunks();
@@ -378,7 +379,8 @@ mod tests {
         for cuts in [&[PIECE][..], &[PIECE, 7, 100_000, PIECE - 3]] {
             let (got, digest, chunks, _) = write_through(&data, cuts);
             assert!(got == data, "bytes differ with cuts {cuts:?}");
-            assert_eq!(digest, <[u8; 32]>::from(Sha256::digest(&data)));
+            let want: Vec<[u8; 32]> = data.chunks(CHUNK_SIZE as usize).map(chunk_digest).collect();
+            assert_eq!(digest, list_digest(want.iter()), "cuts {cuts:?}");
             assert_eq!(chunks, 3, "cuts {cuts:?}");
         }
     }
@@ -410,7 +412,7 @@ mod tests {
             .open("/dev/full")
             .unwrap();
         let journal = Journal::create(&dir.path().join("j"), &header(10 * PIECE as u64)).unwrap();
-        let file = PartFile::new(full, journal, "f", 10 * PIECE as u64, 0, Sha256::new());
+        let file = PartFile::new(full, journal, "f", 10 * PIECE as u64, 0, FileHasher::new());
         let mut w = Writer::start(file).unwrap();
         let mut err = None;
         for _ in 0..10 {

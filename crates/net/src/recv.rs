@@ -4,12 +4,14 @@
 //! One socket, one thread, one [`Connection`] per sender address, and per connection one
 //! session of the transfer protocol (`framing`): the sender's manifest is answered entry by
 //! entry with a plan (send from the resume point, skip, refuse), then each file's bytes go to
-//! its part file (`store`), are verified against the sender's SHA-256 and renamed into place
+//! its part file (`store`), are verified against the sender's digest and renamed into place
 //! before the sender hears `DONE`. A session cut in the middle keeps its part files and
 //! journals for the next one; a full disk stops the session with `FATAL` and keeps them too.
 
 use crate::admission::{self, Decision, Limits, Slot, Tokens};
-use crate::framing::{Action, Entry, Kind, Message, MessageReader, DIGEST_LEN, MAGIC};
+use crate::framing::{
+    Action, Entry, FramingError, Kind, Message, MessageReader, DIGEST_LEN, MAGIC,
+};
 use crate::path::Printable;
 use crate::socket::{self, Clock, UdpPort};
 use crate::store::{Incoming, Planned, Store};
@@ -62,7 +64,8 @@ pub struct Received {
     pub refused: Vec<(String, String)>,
     /// Why the session ended early, if it did.
     pub error: Option<String>,
-    /// The sender spoke the transfer protocol (a stray handshake is not a transfer).
+    /// The sender spoke the transfer protocol, of this version or another (a stray handshake
+    /// is not a transfer).
     pub genuine: bool,
     /// The sender's authenticated public key (`None` when security is off).
     pub sender_key: Option<[u8; 32]>,
@@ -240,7 +243,12 @@ impl Session {
             match self.reader.next_message() {
                 Ok(Some(m)) => self.handle(opts, store, m),
                 Ok(None) => return,
-                Err(e) => return self.fatal(store, format!("bad message from the sender: {e}")),
+                Err(e) => {
+                    // A sender of another protocol version is a transfer that was meant: it
+                    // counts for `recv -n` like one that spoke this version.
+                    self.report.genuine |= matches!(e, FramingError::Version(_));
+                    return self.fatal(store, format!("bad message from the sender: {e}"));
+                }
             }
         }
     }

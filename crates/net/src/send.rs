@@ -3,24 +3,25 @@
 //!
 //! The loop, each turn: read the datagrams that arrived, let due timers act, read the
 //! receiver's messages (plans, verdicts), top up the connection's send buffer (the manifest,
-//! then each planned file's bytes and SHA-256, at most `rate_limit`), send what the connection
+//! then each planned file's bytes and digest, at most `rate_limit`), send what the connection
 //! has ready, then sleep until the next datagram, deadline or report. A file has arrived only
 //! when the receiver says `DONE` with the digest the sender computed: acknowledged bytes are in
 //! the receiver's memory, not yet on its disk.
 //!
 //! Resuming: the receiver's plan may offer a prefix of a file it holds from a cut transfer.
 //! The sender hashes the same prefix of its own file, chunk by chunk, and starts after it only
-//! if the digests agree (otherwise from zero); meanwhile it keeps the connection alive.
+//! if the digests agree (otherwise from zero); meanwhile it keeps the connection alive. The
+//! prefix's chunk digests are also the start of the file's digest (`hashlist`), so no byte is
+//! hashed twice.
 
 use crate::feed::{read_full, Feed, Next, Piece};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
-use crate::journal::prefix_digest;
+use crate::hashlist::{chunk_digest, FileHasher};
 use crate::manifest::{self, Item};
 use crate::path::Printable;
 use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
 use longhaul_proto::{CloseReason, Config, Connection, Side, Stats};
-use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::net::SocketAddr;
@@ -95,7 +96,8 @@ pub struct FileReport {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Stored and verified; the SHA-256 in hex.
+    /// Stored and verified; the file's digest (`hashlist`: SHA-256 over its 1 MiB chunks'
+    /// SHA-256 digests) in hex.
     Stored(String),
     /// Not sent, and nothing wrong (already there; a directory or link now in place).
     Skipped(String),
@@ -155,9 +157,10 @@ struct Current {
     size: u64,
     /// Bytes of the file read so far (prefix included).
     read: u64,
-    hasher: Sha256,
-    /// Resume verification: chunk digests of the prefix so far, until `offered` chunks.
-    verifying: Option<(Vec<[u8; DIGEST_LEN]>, u64, [u8; DIGEST_LEN])>,
+    /// The file's digest so far: the prefix's chunks while verifying.
+    hasher: FileHasher,
+    /// Resume verification: the chunks offered and the receiver's digest of them.
+    verifying: Option<(u64, [u8; DIGEST_LEN])>,
     short: bool,
     /// After verification: the rest of the file, read and hashed on its own thread.
     feed: Option<Feed>,
@@ -450,7 +453,7 @@ impl Sender {
                 }
             }
             let cur = self.current.as_mut().expect("started");
-            if let Some((digests, offered, prefix)) = &mut cur.verifying {
+            if let Some((offered, prefix)) = &mut cur.verifying {
                 // Hash the offered prefix, a bounded amount per turn.
                 if budget == 0 {
                     if self.last_write.elapsed() >= KEEPALIVE {
@@ -460,7 +463,7 @@ impl Sender {
                     }
                     return Ok(Some(Instant::now()));
                 }
-                if (digests.len() as u64) < *offered {
+                if cur.hasher.chunks() < *offered {
                     let n = CHUNK_SIZE.min(cur.size - cur.read) as usize;
                     let buf = &mut self.verify_buf;
                     buf.resize(n, 0);
@@ -469,17 +472,16 @@ impl Sender {
                     if got < n {
                         cur.short = true;
                     }
-                    cur.hasher.update(&buf[..]);
-                    digests.push(Sha256::digest(&buf[..]).into());
+                    cur.hasher.push_chunk(&chunk_digest(&buf[..]));
                     cur.read += n as u64;
                     budget = budget.saturating_sub(n as u64);
                     continue;
                 }
-                let agree = prefix_digest(digests.iter()) == *prefix;
+                let agree = cur.hasher.digest() == *prefix;
                 let from = if agree { *offered } else { 0 };
                 if !agree {
                     // The file changed since the cut transfer: start over.
-                    cur.hasher = Sha256::new();
+                    cur.hasher = FileHasher::new();
                     cur.read = 0;
                     use std::io::Seek;
                     cur.file
@@ -559,8 +561,8 @@ impl Sender {
             file,
             size: job.size,
             read: 0,
-            hasher: Sha256::new(),
-            verifying: Some((Vec::new(), offered, job.prefix)),
+            hasher: FileHasher::new(),
+            verifying: Some((offered, job.prefix)),
             short: false,
             feed: None,
         });

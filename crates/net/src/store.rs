@@ -5,7 +5,7 @@
 //! - A file is written to a part file in the staging directory ([`STAGING_DIR`]), named by a
 //!   digest of the sender's identity and the path, so no sender can name it (paths under the
 //!   staging directory are refused) and two senders never share one. Beside it, a journal
-//!   (`journal`) records the chunks on disk. After the sender's SHA-256 matched, the part file
+//!   (`journal`) records the chunks on disk. After the sender's digest matched, the part file
 //!   is flushed, renamed onto its path (the rename acts on the file that was verified: its
 //!   name is ours alone), given the sender's mode and mtime, and the directory is flushed too
 //!   before the sender hears `DONE`.
@@ -17,6 +17,7 @@
 //! - Modes keep the permission bits only (no set-user-ID, set-group-ID or sticky bit).
 
 use crate::framing::{Action, Entry, Kind, CHUNK_SIZE, DIGEST_LEN};
+use crate::hashlist::{chunk_digest, FileHasher};
 use crate::journal::{Journal, JournalHeader};
 use crate::part::{PartFile, Piece, Writer, PIECE};
 use crate::path::{link_stays_inside, Printable, STAGING_DIR};
@@ -271,8 +272,9 @@ impl Planned {
         &self.entry
     }
 
-    /// The sender starts at `from_chunk`: the offered prefix (hashed again from disk for the
-    /// whole-file digest) or 0 (start over).
+    /// The sender starts at `from_chunk`: the offered prefix or 0 (start over). The prefix's
+    /// chunks are hashed again from the disk for the file's digest, not taken from the
+    /// journal, so the final check covers the bytes the part file holds now.
     pub fn begin(self, from_chunk: u64) -> Result<Incoming, Fatal> {
         let shown = Printable::from(self.entry.path.as_str());
         let io = |e: io::Error| Fatal(format!("part file of {shown} on the receiver: {e}"));
@@ -304,13 +306,14 @@ impl Planned {
             }
         };
         let start = (from_chunk * CHUNK_SIZE).min(self.entry.size());
-        let mut whole = Sha256::new();
+        let mut hasher = FileHasher::new();
         let mut left = start;
-        let mut buf = vec![0u8; 1 << 20];
+        let mut buf = vec![0u8; CHUNK_SIZE as usize];
         while left > 0 {
+            // Whole chunks, and the file's short last one when the prefix is all of it.
             let n = (left as usize).min(buf.len());
             part.read_exact(&mut buf[..n]).map_err(io)?;
-            whole.update(&buf[..n]);
+            hasher.push_chunk(&chunk_digest(&buf[..n]));
             left -= n as u64;
         }
         part.set_len(start).map_err(io)?;
@@ -321,7 +324,7 @@ impl Planned {
             &self.entry.path,
             self.entry.size(),
             start,
-            whole,
+            hasher,
         );
         let writer = Writer::start(file).map_err(io)?;
         Ok(Incoming {
@@ -399,12 +402,13 @@ impl Incoming {
             Ok(x) => x,
             Err(e) => return Err(e.0),
         };
-        let ours: [u8; DIGEST_LEN] = file.whole.clone().finalize().into();
+        let ours = file.hasher.digest();
         let part = file.part;
         if ours != *theirs {
             this.discard();
             return Err(format!(
-                "SHA-256 mismatch for {shown}: received data hashes to {}, the sender's file to {}",
+                "digest mismatch (SHA-256 list of 1 MiB chunks) for {shown}: received data \
+                 hashes to {}, the sender's file to {}",
                 crate::framing::hex(&ours),
                 crate::framing::hex(theirs)
             ));
@@ -504,7 +508,19 @@ mod tests {
         }
     }
 
-    fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
+    /// The file's digest as its sender computes it, from the definition.
+    fn file_digest(data: &[u8]) -> [u8; 32] {
+        let chunks: Vec<[u8; 32]> = data.chunks(CHUNK_SIZE as usize).map(chunk_digest).collect();
+        crate::hashlist::list_digest(chunks.iter())
+    }
+
+    /// Receive `data` (from the plan's resume point on) against the sender's digest of `sent`.
+    fn receive_as(
+        store: &mut Store,
+        e: &Entry,
+        data: &[u8],
+        sent: &[u8],
+    ) -> Result<[u8; 32], String> {
         let (action, planned) = store.plan(e, "k", true);
         let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
         let Action::Send { from_chunk, .. } = action else {
@@ -512,8 +528,28 @@ mod tests {
         };
         let mut inc = planned.begin(from_chunk).unwrap();
         inc.write(&data[inc.written as usize..]).unwrap();
-        let d: [u8; 32] = Sha256::digest(data).into();
-        inc.finish(store, &d)
+        inc.finish(store, &file_digest(sent))
+    }
+
+    fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
+        receive_as(store, e, data, data)
+    }
+
+    /// `len` bytes of a pattern set by `seed`.
+    fn pattern(len: usize, seed: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * seed % 251) as u8).collect()
+    }
+
+    /// A transfer of `e` cut after `n` bytes of `data`: its part file and journal stay.
+    fn cut_after(s: &mut Store, e: &Entry, data: &[u8], n: usize) {
+        let (_, planned) = s.plan(e, "k", true);
+        let mut inc = planned.unwrap().begin(0).unwrap();
+        inc.write(&data[..n]).unwrap();
+        inc.suspend(s);
+    }
+
+    fn staging_is_empty(root: &Path) -> bool {
+        std::fs::read_dir(root.join(STAGING_DIR)).unwrap().count() == 0
     }
 
     #[test]
@@ -530,26 +566,16 @@ mod tests {
         assert_eq!(mtime_of(&m), e.mtime);
         assert!(matches!(s.plan(&e, "k", true).0, Action::Skip(_)));
         // Nothing left in the staging area.
-        assert_eq!(
-            std::fs::read_dir(t.path().join(STAGING_DIR))
-                .unwrap()
-                .count(),
-            0
-        );
+        assert!(staging_is_empty(t.path()));
     }
 
     #[test]
     fn a_cut_transfer_resumes_from_its_journaled_prefix() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
-        let data: Vec<u8> = (0..5 * CHUNK_SIZE as usize + 9)
-            .map(|i| (i * 7 % 256) as u8)
-            .collect();
+        let data = pattern(5 * CHUNK_SIZE as usize + 9, 7);
         let e = file("big", data.len() as u64);
-        let (_, planned) = s.plan(&e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
-        inc.write(&data[..3 * CHUNK_SIZE as usize + 100]).unwrap();
-        inc.suspend(&mut s);
+        cut_after(&mut s, &e, &data, 3 * CHUNK_SIZE as usize + 100);
         // Another sender does not see this sender's part file.
         let (other, planned) = s.plan(&e, "other", true);
         assert!(
@@ -558,13 +584,7 @@ mod tests {
         );
         s.release(planned.unwrap().key());
         let (action, inc) = s.plan(&e, "k", true);
-        let want = crate::journal::prefix_digest(
-            data.chunks(CHUNK_SIZE as usize)
-                .take(3)
-                .map(|c| Sha256::digest(c).into())
-                .collect::<Vec<[u8; 32]>>()
-                .iter(),
-        );
+        let want = file_digest(&data[..3 * CHUNK_SIZE as usize]);
         assert_eq!(
             action,
             Action::Send {
@@ -573,11 +593,80 @@ mod tests {
             }
         );
         s.release(inc.unwrap().key());
-        assert_eq!(
-            receive(&mut s, &e, &data).unwrap(),
-            <[u8; 32]>::from(Sha256::digest(&data))
-        );
+        assert_eq!(receive(&mut s, &e, &data).unwrap(), file_digest(&data));
         assert_eq!(std::fs::read(t.path().join("big")).unwrap(), data);
+    }
+
+    /// One byte wrong in a middle chunk (or in the short last one) of what arrived: the
+    /// file's digest differs from the sender's, nothing is stored and nothing is kept.
+    #[test]
+    fn a_corrupt_chunk_in_the_middle_is_caught_and_nothing_is_stored() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let data = pattern(4 * CHUNK_SIZE as usize + 77, 11);
+        for at in [2 * CHUNK_SIZE as usize + 12_345, data.len() - 1] {
+            let mut arrived = data.clone();
+            arrived[at] ^= 0x80;
+            let e = file("m", data.len() as u64);
+            let why = receive_as(&mut s, &e, &arrived, &data).unwrap_err();
+            assert!(why.contains("digest mismatch"), "{why}");
+            assert!(!t.path().join("m").exists());
+            assert!(staging_is_empty(t.path()));
+        }
+    }
+
+    /// A resume offers what the journal vouches for, but the final check covers the bytes
+    /// the part file holds: a journaled chunk damaged on the receiver's disk afterwards is
+    /// caught, not trusted, and the part file is dropped so the next send starts over.
+    #[test]
+    fn a_resumed_prefix_damaged_on_disk_after_journaling_fails_the_final_check() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let data = pattern(4 * CHUNK_SIZE as usize + 5, 3);
+        let e = file("r", data.len() as u64);
+        cut_after(&mut s, &e, &data, 3 * CHUNK_SIZE as usize);
+        let part = std::fs::read_dir(t.path().join(STAGING_DIR))
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "part"))
+            .unwrap();
+        let mut held = std::fs::read(&part).unwrap();
+        held[CHUNK_SIZE as usize + 9] ^= 1;
+        std::fs::write(&part, &held).unwrap();
+        let (action, planned) = s.plan(&e, "k", true);
+        assert!(
+            matches!(action, Action::Send { from_chunk: 3, .. }),
+            "{action:?}"
+        );
+        s.release(planned.unwrap().key());
+        let why = receive(&mut s, &e, &data).unwrap_err();
+        assert!(why.contains("digest mismatch"), "{why}");
+        assert!(!t.path().join("r").exists());
+        assert!(staging_is_empty(t.path()));
+        receive(&mut s, &e, &data).unwrap();
+        assert_eq!(std::fs::read(t.path().join("r")).unwrap(), data);
+    }
+
+    /// A cut after every chunk reached the journal, the short last one included: the resume
+    /// moves no byte, and the digest of the whole file still comes from the disk.
+    #[test]
+    fn a_cut_after_the_last_chunk_resumes_with_nothing_to_move() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let data = pattern(2 * CHUNK_SIZE as usize + 3, 5);
+        let e = file("z", data.len() as u64);
+        cut_after(&mut s, &e, &data, data.len());
+        let (action, planned) = s.plan(&e, "k", true);
+        assert_eq!(
+            action,
+            Action::Send {
+                from_chunk: 3,
+                prefix: file_digest(&data)
+            }
+        );
+        s.release(planned.unwrap().key());
+        assert_eq!(receive(&mut s, &e, &data).unwrap(), file_digest(&data));
+        assert_eq!(std::fs::read(t.path().join("z")).unwrap(), data);
     }
 
     #[test]
@@ -620,12 +709,7 @@ mod tests {
         inc.write(b"abcd").unwrap();
         assert!(inc.finish(&mut s, &[0; 32]).is_err());
         assert!(!t.path().join("f").exists());
-        assert_eq!(
-            std::fs::read_dir(t.path().join(STAGING_DIR))
-                .unwrap()
-                .count(),
-            0
-        );
+        assert!(staging_is_empty(t.path()));
     }
 
     #[test]

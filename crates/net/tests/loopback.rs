@@ -66,8 +66,14 @@ fn random_file(dir: &Path, name: &str, len: usize, seed: u64) -> (PathBuf, Vec<u
     (path, data)
 }
 
-fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
+/// The file's digest as documented (`hashlist`), written out: SHA-256 over the SHA-256 of
+/// each 1 MiB chunk, in hex.
+fn digest_hex(data: &[u8]) -> String {
+    let mut list = Vec::new();
+    for chunk in data.chunks(CHUNK_SIZE as usize) {
+        list.extend_from_slice(&Sha256::digest(chunk));
+    }
+    Sha256::digest(&list)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -252,7 +258,7 @@ fn a_file_arrives_byte_for_byte_with_each_controller() {
         assert_eq!(report.files.len(), 1);
         assert_eq!(report.files[0].size, data.len() as u64);
         assert_eq!(report.bytes_sent(), data.len() as u64);
-        assert_eq!(stored_hex(&report, 0), sha256_hex(&data), "{cc}");
+        assert_eq!(stored_hex(&report, 0), digest_hex(&data), "{cc}");
         // Every packet of the file was sent at least once.
         let mss = config(cc).mss as u64;
         assert!(
@@ -268,7 +274,7 @@ fn a_file_arrives_byte_for_byte_with_each_controller() {
         );
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].files.len(), 1);
-        assert_eq!(got[0].files[0].result.as_ref().unwrap(), &sha256_hex(&data));
+        assert_eq!(got[0].files[0].result.as_ref().unwrap(), &digest_hex(&data));
         assert_eq!(got[0].files[0].bytes, data.len() as u64);
         assert!(got[0].error.is_none(), "{:?}", got[0]);
         assert!(others(dst.path(), &["data.bin"]).is_empty());
@@ -340,7 +346,7 @@ fn without_security_a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_st
     };
     let report = send_paths(&[path], relay.addr, opts, &AtomicBool::new(false), |_| {}).unwrap();
     match &report.files[0].outcome {
-        Outcome::Failed(why) => assert!(why.contains("SHA-256 mismatch"), "{why}"),
+        Outcome::Failed(why) => assert!(why.contains("digest mismatch"), "{why}"),
         o => panic!("expected a failure, got {o:?}"),
     }
     assert_eq!(report.failed(), 1);
@@ -362,7 +368,7 @@ fn with_security_a_damaged_datagram_is_dropped_unauthenticated_and_sent_again() 
     let (addr, rx) = receiver(dst.path(), false, 1);
     let relay = flip_one_payload_byte(addr);
     let report = send(&path, relay.addr, "reno").unwrap();
-    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    assert_eq!(stored_hex(&report, 0), digest_hex(&data));
     let got = rx.join().unwrap();
     assert_eq!(got[0].stats.auth_failures, 1, "{:?}", got[0].stats);
     assert_eq!(std::fs::read(dst.path().join("fragile.bin")).unwrap(), data);
@@ -817,7 +823,7 @@ fn half_open_handshakes_from_many_addresses_do_not_lock_out_a_real_sender() {
     std::thread::sleep(Duration::from_millis(200));
     start_all(&mut buf);
     let report = send(&path, addr, "fast").unwrap();
-    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    assert_eq!(stored_hex(&report, 0), digest_hex(&data));
     let got = rx.join().unwrap();
     // The receiver answered the flood with RETRYs (no state) once a few were half-open, so
     // the real sender found room; only its session counts.
@@ -834,7 +840,7 @@ fn names_up_to_linux_limit_arrive_and_longer_ones_are_refused_before_sending() {
     let (addr, rx) = receiver(dst.path(), false, 1);
     let report = send(&path, addr, "reno").unwrap();
     rx.join().unwrap();
-    assert_eq!(stored_hex(&report, 0), sha256_hex(&data));
+    assert_eq!(stored_hex(&report, 0), digest_hex(&data));
     assert_eq!(std::fs::read(dst.path().join(&name)).unwrap(), data);
 }
 
@@ -855,4 +861,66 @@ fn a_receiver_that_vanishes_mid_transfer_is_reported_as_such() {
     let msg = err.to_string();
     assert!(msg.contains("stopped answering mid-transfer"), "{msg}");
     assert!(!msg.contains("firewall"), "{msg}");
+}
+
+/// A sender of protocol version 2 (which sent SHA-256 of the bytes where this one sends the
+/// chunk list's digest): the receiver stops it at the magic, before any file byte, with a
+/// message naming both versions, and stores nothing.
+#[test]
+fn a_sender_of_the_old_protocol_is_told_the_versions_differ_and_nothing_is_stored() {
+    use longhaul_net::framing::{Entry, Kind, Message};
+    use std::time::Instant;
+    let dst = tempfile::tempdir().unwrap();
+    let (addr, rx) = receiver_with(plain("reno"), dst.path(), false, 1);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(5)))
+        .unwrap();
+    let t0 = Instant::now();
+    let now = || Time::from_nanos(t0.elapsed().as_nanos() as u64);
+    let mut conn = Connection::new(plain("reno"), Side::Client, now()).unwrap();
+    let mut stream = b"LHT2".to_vec();
+    Message::Hello {
+        resume: true,
+        entries: 1,
+    }
+    .encode(&mut stream);
+    Message::Entry(Entry {
+        path: "old.bin".into(),
+        kind: Kind::File { size: 3 },
+        mode: 0o644,
+        mtime: (0, 0),
+    })
+    .encode(&mut stream);
+    Message::ManifestEnd.encode(&mut stream);
+    let (mut at, mut buf) = (0, vec![0u8; 65_536]);
+    let mut heard = Vec::new();
+    while !conn.is_closed() && !conn.is_recv_finished() && t0.elapsed() < Duration::from_secs(20) {
+        at += conn.write(&stream[at..]);
+        while let Some(t) = conn.poll_transmit(now(), &mut buf) {
+            sock.send_to(&buf[..t.len], addr).unwrap();
+        }
+        if let Ok(n) = sock.recv(&mut buf) {
+            let _ = conn.handle_packet(now(), &buf[..n]);
+        }
+        if conn.poll_timeout().is_some_and(|t| t <= now()) {
+            conn.handle_timeout(now());
+        }
+        let n = conn.read(&mut buf);
+        heard.extend_from_slice(&buf[..n]);
+    }
+    conn.close();
+    while let Some(t) = conn.poll_transmit(now(), &mut buf) {
+        sock.send_to(&buf[..t.len], addr).unwrap();
+    }
+    let got = rx.join().unwrap();
+    let why = got[0].error.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("protocol 2 and this build 3") && why.contains("same longhaul release"),
+        "{:?}",
+        got[0]
+    );
+    assert!(got[0].files.is_empty());
+    // The receiver's own stream names its version first.
+    assert!(heard.starts_with(b"LHT3"), "{heard:?}");
+    assert!(others(dst.path(), &[]).is_empty());
 }
