@@ -344,7 +344,7 @@ fn period_min_keeps_fast_in_equilibrium_at_the_labs_buffer() {
         o.summary.flows[0].clone()
     };
     let papers = run_cc("fast:preset=paper");
-    let min = run_cc("fast:climb=0");
+    let min = run_cc("fast:climb=0,pace=false");
     println!(
         "FAST at the lab's buffer with measured stalls: the papers' estimator {:.1} % \
          ({:.2} ms queueing, {} retransmits); period_min {:.1} % ({:.2} ms, {} retransmits)",
@@ -394,8 +394,8 @@ fn climb_refills_the_path_after_mi_ends_early() {
     };
     let two_alpha_ms = 2.0 * 200.0 * 1500.0 * 8.0 / 1e9 * 1e3;
     for stalls in [true, false] {
-        let min = run_cc("fast:climb=0", stalls);
-        let climb = run_cc("fast", stalls);
+        let min = run_cc("fast:climb=0,pace=false", stalls);
+        let climb = run_cc("fast:pace=false", stalls);
         println!(
             "stalls {stalls}: period_min {:.1} % ({:.2} ms queueing, {} retransmits); with \
              climb {:.1} % ({:.2} ms, {} retransmits)",
