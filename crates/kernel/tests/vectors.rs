@@ -523,17 +523,7 @@ fn fast_dead_band_matches_the_reference() {
 /// option must change the reference's windows (or the comparison would not test it).
 #[test]
 fn fast_period_min_matches_the_reference() {
-    let min = record("fast:climb=0");
-    let plain = record("fast:preset=paper");
-    let (n, worst) =
-        run_doc(&min, "fast period_min").unwrap_or_else(|u| panic!("not comparable: {}", u.0));
-    let (wm, wp) = (windows(&min), windows(&plain));
-    let differing = wm.iter().zip(&wp).filter(|(a, b)| a != b).count();
-    eprintln!(
-        "fast period_min: {n} steps match, largest cwnd difference {worst:.2} packets; the \
-         option changes the reference's window at {differing} of {} steps",
-        wm.len()
-    );
+    let differing = option_replays("fast:climb=0", "fast:preset=paper", "period_min");
     assert!(
         differing > 100,
         "period_min changed only {differing} windows"
@@ -545,18 +535,23 @@ fn fast_period_min_matches_the_reference() {
 /// above. The option must change the reference's windows (or the comparison would not test it).
 #[test]
 fn fast_climb_matches_the_reference() {
-    let climb = record("fast");
-    let min = record("fast:climb=0");
-    let (n, worst) = run_doc(&climb, "fast period_min climb")
-        .unwrap_or_else(|u| panic!("not comparable: {}", u.0));
-    let (wc, wm) = (windows(&climb), windows(&min));
-    let differing = wc.iter().zip(&wm).filter(|(a, b)| a != b).count();
-    eprintln!(
-        "fast climb: {n} steps match, largest cwnd difference {worst:.2} packets; the option \
-         changes the reference's window at {differing} of {} steps",
-        wc.len()
-    );
+    let differing = option_replays("fast", "fast:climb=0", "climb");
     assert!(differing > 100, "climb changed only {differing} windows");
+}
+
+/// Records `with` and `without` from the reference, replays `with` through the native build
+/// (panicking on a mismatch) and returns at how many steps the option changed the window.
+fn option_replays(with: &str, without: &str, option: &str) -> usize {
+    let (on, off) = (record(with), record(without));
+    let (n, worst) = run_doc(&on, with).unwrap_or_else(|u| panic!("not comparable: {}", u.0));
+    let (won, woff) = (windows(&on), windows(&off));
+    let differing = won.iter().zip(&woff).filter(|(a, b)| a != b).count();
+    eprintln!(
+        "fast {option}: {n} steps match, largest cwnd difference {worst:.2} packets; the \
+         option changes the reference's window at {differing} of {} steps",
+        won.len()
+    );
+    differing
 }
 
 /// Lion's yield and balance phases and the shuffle table, which the shared vectors (one flow
