@@ -173,11 +173,14 @@ fn scalable_cuts_to_seven_eighths_at_a_large_window_on_a_long_path() {
     eprintln!("scalable decreases (cwnd before, ssthresh after): {d:?}");
     report("scalable", path, &t, Duration::from_secs(2));
     // Buffer overflow at about BDP + buffer = 1000 packets, ten times Scalable's legacy
-    // threshold (100), so every cut is Scalable's own: ssthresh = cwnd − cwnd/8.
+    // threshold (100), so every cut is Scalable's own: ssthresh = cwnd − cwnd/8. A host stall
+    // can overflow the queue earlier (one CI run lost at 779 packets with 31 % CPU steal), so
+    // the floor is 400 packets: four times the legacy threshold, and cwnd>>3 truncates by
+    // under 1/400 there.
     assert!(d.len() >= 2, "too few losses after slow start: {d:?}");
     assert!(
-        d.iter().all(|&(c, _)| c >= 800),
-        "a loss below 800 packets: {d:?}"
+        d.iter().all(|&(c, _)| c >= 400),
+        "a loss below 400 packets: {d:?}"
     );
     let mut ratios: Vec<f64> = d.iter().map(|&(c, s)| s as f64 / c as f64).collect();
     let m = median(&mut ratios);
@@ -220,10 +223,15 @@ fn highspeed_decrease_follows_its_table_at_a_large_window_on_a_long_path() {
     // follow the table at the window the loss hit, not Reno's halving. HighSpeed climbs back
     // from 680 to 1000 packets at about 8 packets per round trip (a(w) near 1000), about 4 s
     // here, so 14 s hold two or three such losses after slow start; one is enough to test.
+    // A host stall can overflow the queue before the window reaches 1000 packets (one CI run
+    // with 31 % CPU steal lost at 779, and its cut followed the table to 4 digits), so the
+    // test asks only that every loss hit a window where the table's cut is at most 0.4, far
+    // enough from Reno's 0.5 that the 0.01 tolerance below tells them apart.
     assert!(!d.is_empty(), "no loss after slow start: {d:?}");
     assert!(
-        d.iter().all(|&(c, _)| c >= 800),
-        "a loss below 800 packets: {d:?}"
+        d.iter()
+            .all(|&(c, _)| native::hstcp_ssthresh(c) as f64 / c as f64 >= 0.6),
+        "a loss where the table's cut is above 0.4: {d:?}"
     );
     let m = median(&mut errors);
     // As for Scalable, the window moves by a fraction of a packet between the sample and the
