@@ -155,6 +155,16 @@ const FAST_PARAMS: &[ParamSpec] = &[
         help: "with period_min, after MI: once a whole round trip found no queue, add this \
                share of each ACK's packets to the window (Q10); 0 = off",
     },
+    ParamSpec {
+        name: "mi_backlog",
+        default: 4.0,
+        min: 0.0,
+        max: 1e6,
+        integer: true,
+        unit: "packets",
+        help: "MI ends only at a queue holding at least this many of the flow's packets \
+               (w_old·q/avgRTT); 0 = any queue above mi_threshold (the papers' rule)",
+    },
 ];
 
 const HIGHSPEED_PARAMS: &[ParamSpec] = &[ParamSpec {
@@ -622,6 +632,7 @@ impl ParamValues {
                 flag("period_min"),
                 flag("pace"),
                 q10(self.get("climb")),
+                flag("mi_backlog"),
             ],
             Algorithm::Scalable => vec![
                 (1.0 / self.get("a")).round() as u32,
@@ -677,6 +688,7 @@ impl ParamValues {
                 ("period_min", f(10).unwrap_or(0.0)),
                 ("pace", f(11).unwrap_or(0.0)),
                 ("climb", f(12).unwrap_or(0.0) / 1024.0),
+                ("mi_backlog", f(13).unwrap_or(0.0)),
             ],
             Algorithm::Scalable => vec![
                 ("a", 1.0 / f(0)?.max(1.0)),
@@ -753,9 +765,10 @@ mod tests {
         let s = ParamValues::defaults(Algorithm::Scalable).encode();
         assert_eq!(s, [100, 128, 100, 0]);
         // FAST: γ = 0.5 is 512 in Q10; 20 ms and 0.75 ms in µs; η cap 1/4; no dead
-        // band; the per-period minimum RTT, TCP's pacing and a climb of 1/8 (128 in Q10).
+        // band; the per-period minimum RTT, TCP's pacing, a climb of 1/8 (128 in Q10) and MI
+        // ending at a backlog of 4 packets.
         let f = ParamValues::defaults(Algorithm::Fast).encode();
-        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 1, 1, 128]);
+        assert_eq!(f, [200, 512, 20_000, 750, 4, 1, 1, 1, 2, 0, 1, 1, 128, 4]);
         assert_eq!(
             ParamValues::defaults(Algorithm::HighSpeed).encode(),
             [1, 0, 0, 0]
@@ -780,12 +793,13 @@ mod tests {
                 "period_min=true",
                 "pace=1",
                 "climb=0.125",
+                "mi_backlog=12",
             ],
         )
         .unwrap();
         assert_eq!(
             v.encode(),
-            [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80, 1, 1, 128]
+            [50, 256, 20_000, 750, 256, 0, 1, 1, 2, 80, 1, 1, 128, 12]
         );
         assert_eq!(ParamValues::decode(Algorithm::Fast, &v.encode()), Some(v));
         assert_eq!(ParamValues::decode(Algorithm::Fast, &[1, 2, 3]), None);

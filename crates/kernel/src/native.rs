@@ -68,6 +68,7 @@ pub struct FastParams {
     pub period_min: u32,
     pub pace: u32,
     pub climb_q10: u32,
+    pub mi_backlog: u32,
 }
 
 /// `struct lh_fast`.
@@ -119,6 +120,7 @@ impl FastParams {
             period_min: r.get(10).copied().unwrap_or(0),
             pace: r.get(11).copied().unwrap_or(0),
             climb_q10: r.get(12).copied().unwrap_or(0),
+            mi_backlog: r.get(13).copied().unwrap_or(0),
         }
     }
 }

@@ -523,7 +523,11 @@ fn fast_dead_band_matches_the_reference() {
 /// option must change the reference's windows (or the comparison would not test it).
 #[test]
 fn fast_period_min_matches_the_reference() {
-    let differing = option_replays("fast:climb=0", "fast:preset=paper", "period_min");
+    let differing = option_replays(
+        "fast:climb=0,mi_backlog=0",
+        "fast:preset=paper",
+        "period_min",
+    );
     assert!(
         differing > 100,
         "period_min changed only {differing} windows"
@@ -537,6 +541,19 @@ fn fast_period_min_matches_the_reference() {
 fn fast_climb_matches_the_reference() {
     let differing = option_replays("fast", "fast:climb=0", "climb");
     assert!(differing > 100, "climb changed only {differing} windows");
+}
+
+/// FAST's `mi_backlog`: on the shared vectors' clean paths a queue MI makes holds more than the
+/// default 4 packets at once, so the replay asks for 200 (MI then runs past the first queue
+/// until the flow's backlog reaches 200 packets), which exercises the kernel's backlog test on
+/// many ACKs. The option must change the reference's windows.
+#[test]
+fn fast_mi_backlog_matches_the_reference() {
+    let differing = option_replays("fast:mi_backlog=200", "fast", "mi_backlog");
+    assert!(
+        differing > 100,
+        "mi_backlog changed only {differing} windows"
+    );
 }
 
 /// Records `with` and `without` from the reference, replays `with` through the native build

@@ -135,7 +135,7 @@ mod tests {
         assert!(params("fast").is_empty());
         assert_eq!(
             params("fast-paper"),
-            ["period_min=false", "climb=0", "pace=false"]
+            ["mi_backlog=0", "period_min=false", "climb=0", "pace=false"]
         );
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();

@@ -38,6 +38,7 @@ const volatile struct lh_fast_params lh_params = {
 	.period_min = 1,
 	.pace = 1,
 	.climb_q10 = 128,
+	.mi_backlog = 4,
 };
 
 /* FAST's state plus what the binding needs. */

@@ -55,6 +55,12 @@
  * MI's early end or a loss in a few round trips instead of α per two. Below the window a loss
  * halved (loss_w_q10) it grows at MI's pace instead: that window was carried a moment ago.
  *
+ * mi_backlog (4 packets by default as in the reference, 0 = the papers' rule): MI ends only at
+ * a queue that holds at least this many of the flow's packets, w_old·q/avgRTT (the backlog
+ * the window law uses). Under a small window a host's stall or a lone delayed ACK fakes a
+ * queueing delay but not a backlog of several packets; a queue MI makes itself holds
+ * thousands at this path's scale.
+ *
  * Fixed point: RTTs in µs (+1, as Vegas, so a 0 µs sample on a fast path is still a sample); the
  * average in µs·256 (Q8); baseRTT/avgRTT in Q20; γ, windows and paced steps in Q10 (the window's
  * fraction below one packet is kept here, the kernel's snd_cwnd holds the integer part). The
@@ -95,6 +101,7 @@ struct lh_fast_params {
 	__u32 period_min;       /* nonzero: avgRTT is the smallest sample of the last period */
 	__u32 pace;             /* nonzero: ask for TCP's internal pacing (the binding's job) */
 	__u32 climb_q10;        /* period_min: growth per packet acked once an RTT found no queue */
+	__u32 mi_backlog;       /* packets of ours a queue must hold to end MI; 0: any queue */
 };
 
 
@@ -265,6 +272,18 @@ LH_INLINE __u32 lh_fast_qdelay_us(const struct lh_fast *f)
 	return avg > f->base_rtt ? (__u32)(avg - f->base_rtt) : 0;
 }
 
+/* w_old·baseRTT/avgRTT in Q10: the part of the window not queued. Rounded, not truncated: the
+ * equilibrium must map onto itself. */
+LH_INLINE __u64 lh_fast_kept_q10(const struct lh_fast *f, __u64 w_old_q10)
+{
+	__u64 base_q8 = (__u64)f->base_rtt << 8;
+	__u64 ratio_q20 = f->avg_rtt_q8 ? (base_q8 << 20) / f->avg_rtt_q8 : (1ULL << 20);
+
+	if (ratio_q20 > (1ULL << 20))
+		ratio_q20 = 1ULL << 20;
+	return (w_old_q10 * ratio_q20 + (1ULL << 19)) >> 20;
+}
+
 /*
  * The window law in Q10: (1-γ)·w + γ·(baseRTT/avgRTT·w_old + α), [2w cap], floor 2; the
  * window itself (floor 2) while the backlog is in the dead band [α, β).
@@ -272,17 +291,11 @@ LH_INLINE __u32 lh_fast_qdelay_us(const struct lh_fast *f)
 LH_INLINE __u64 lh_fast_target_q10(const struct lh_fast *f, const struct lh_fast_params *p,
 				   __u64 w_q10, __u64 w_old_q10)
 {
-	__u64 base_q8 = (__u64)f->base_rtt << 8;
-	__u64 ratio_q20 = f->avg_rtt_q8 ? (base_q8 << 20) / f->avg_rtt_q8 : (1ULL << 20);
 	__u64 g = p->gamma_q10 > LH_Q10_ONE ? LH_Q10_ONE : p->gamma_q10;
 	__u64 alpha_q10 = (__u64)p->alpha << LH_Q10_SHIFT;
 	__u64 beta_q10 = p->beta > p->alpha ? (__u64)p->beta << LH_Q10_SHIFT : alpha_q10;
-	__u64 kept_q10, backlog_q10, target;
+	__u64 kept_q10 = lh_fast_kept_q10(f, w_old_q10), backlog_q10, target;
 
-	if (ratio_q20 > (1ULL << 20))
-		ratio_q20 = 1ULL << 20;
-	/* Rounded, not truncated: the equilibrium must map onto itself. */
-	kept_q10 = (w_old_q10 * ratio_q20 + (1ULL << 19)) >> 20;
 	/* By Little's law, w_old·q/avgRTT = w_old·(1 - baseRTT/avgRTT) packets queued. */
 	backlog_q10 = w_old_q10 - kept_q10;
 	if (backlog_q10 >= alpha_q10 && backlog_q10 < beta_q10)
@@ -361,16 +374,24 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 				  const struct lh_fast_params *p, __u64 now_us, __u32 acked,
 				  int cwnd_limited)
 {
-	int no_queue, mi, climb;
+	int no_queue, ends_mi, mi, climb;
 
 	if (f->avg_rtt_q8 == 0 || f->base_rtt == 0)
 		return;
 	no_queue = lh_fast_qdelay_us(f) < p->mi_threshold_us;
 	if (!no_queue)
 		f->queue_seen_us = now_us;
-	/* With period_min, MI only until the first queue, then climb once a whole round trip
-	 * found none (module header). avgRTT in µs is the sample's, without Vegas's + 1. */
-	mi = no_queue && !(p->period_min && f->mi_done);
+	/* MI ends at a queue holding mi_backlog of our packets; with period_min, MI only until
+	 * the first such queue, then climb once a whole round trip found none (module header).
+	 * avgRTT in µs is the sample's, without Vegas's + 1. */
+	ends_mi = !no_queue;
+	if (ends_mi && p->mi_backlog) {
+		__u64 w_old_q10 = f->w_old_q10 ? f->w_old_q10 : lh_fast_w_q10(f, w);
+
+		ends_mi = w_old_q10 - lh_fast_kept_q10(f, w_old_q10) >=
+			  ((__u64)p->mi_backlog << LH_Q10_SHIFT);
+	}
+	mi = !ends_mi && !(p->period_min && f->mi_done);
 	climb = p->period_min && f->mi_done && p->climb_q10 && no_queue &&
 		now_us >= f->queue_seen_us + (f->avg_rtt_q8 >> 8) - 1;
 	if (mi || climb) {
