@@ -48,14 +48,21 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed000-1g-180ms.toml",
             text: include_str!("../../../scenarios/lab/seed000-1g-180ms.toml"),
             about: "seed 000/001 at lab scale: 1 flow, 1 Gb/s, 180 ms, 1500 B, 4000-packet queue; \
-                    fast, scalable, highspeed, lion, reno, cubic, bbr, and fast-paper \
-                    (the papers' FAST, without the options for real hosts: docs/lab.md)",
+                    fast, scalable, highspeed, lion, reno, cubic, bbr, fast-paper (the papers' \
+                    FAST, without the options for real hosts) and fast-a400 (alpha 400 packets, \
+                    4.8 ms of queue, which outlasts this host's stalls): docs/lab.md",
             variants: per_cc(1, &ALGORITHMS)
                 .into_iter()
-                .chain([Variant {
-                    label: "fast-paper".into(),
-                    sets: vec!["flows.0.cc=\"fast:preset=paper\"".into()],
-                }])
+                .chain([
+                    Variant {
+                        label: "fast-paper".into(),
+                        sets: vec!["flows.0.cc=\"fast:preset=paper\"".into()],
+                    },
+                    Variant {
+                        label: "fast-a400".into(),
+                        sets: vec!["flows.0.cc=\"fast:alpha=400\"".into()],
+                    },
+                ])
                 .collect(),
         },
         Builtin {
@@ -122,7 +129,7 @@ mod tests {
             }
         }
         let seed = find("seed000").unwrap();
-        assert_eq!(seed.variants.len(), 8);
+        assert_eq!(seed.variants.len(), 9);
         assert!(seed.variants.iter().any(|v| v.label == "lion"));
         let params = |label: &str| {
             let v = seed.variants.iter().find(|v| v.label == label).unwrap();
@@ -137,6 +144,7 @@ mod tests {
             params("fast-paper"),
             ["mi_backlog=0", "period_min=false", "climb=0", "pace=false"]
         );
+        assert_eq!(params("fast-a400"), ["alpha=400"]);
         let mtu = find("mtu").unwrap();
         let jumbo = Scenario::parse(mtu.text, mtu.path, "mtu", &mtu.variants[1].sets).unwrap();
         assert_eq!(LabPlan::from_scenario(&jumbo, "mtu").unwrap().mtu, 9000);

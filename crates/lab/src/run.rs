@@ -41,6 +41,9 @@ pub struct RunOptions {
     /// Forward with one busy-polling thread on a CPU of its own (`longhaul_emu::poll`); the
     /// perf servers and clients run on the other CPUs.
     pub busy_poll: bool,
+    /// Turn the emulator's TUN offloads off: the hosts hand over one wire packet per read
+    /// instead of TCP super-packets (`longhaul emu --no-offload`).
+    pub no_offload: bool,
 }
 
 /// One flow's measured run, with when it started relative to the experiment.
@@ -103,14 +106,7 @@ pub fn run(
             true,
         ),
     };
-    let result = run_with_controls(
-        plan,
-        &registered,
-        &log_path,
-        opts.busy_poll,
-        &say,
-        interrupted,
-    );
+    let result = run_with_controls(plan, &registered, &log_path, opts, &say, interrupted);
     if temporary {
         let _ = std::fs::remove_file(&log_path);
     }
@@ -143,13 +139,14 @@ fn run_with_controls(
     plan: &LabPlan,
     registered: &[String],
     log_path: &std::path::Path,
-    busy_poll: bool,
+    opts: &RunOptions,
     say: &dyn Fn(String),
     interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
 ) -> Result<RawOutcome, LabError> {
     let mut options = Options::new(plan.emulator.clone());
     options.event_log = Some(log_path.to_path_buf());
-    options.busy_poll = busy_poll;
+    options.busy_poll = opts.busy_poll;
+    options.offload = !opts.no_offload;
     let emu = Emulator::start(Mode::Pair, options)?;
     // With a polling forwarder the endpoints keep off its CPU.
     let host_cpus = emu.host_cpus().map(<[usize]>::to_vec);

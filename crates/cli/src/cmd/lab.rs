@@ -56,6 +56,10 @@ pub struct LabArgs {
     /// delay measurement needs at 1 Gb/s on a small machine.
     #[arg(long)]
     pub busy_poll: bool,
+    /// Turn the emulator's TUN offloads off: the hosts hand over one wire packet per read
+    /// instead of TCP super-packets (`longhaul emu --no-offload`).
+    #[arg(long)]
+    pub no_offload: bool,
 }
 
 pub fn run(args: LabArgs) -> Result<()> {
@@ -140,6 +144,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             event_log: keep_log,
             verbose: !args.quiet,
             busy_poll: args.busy_poll,
+            no_offload: args.no_offload,
         };
         if !args.quiet && !label.is_empty() {
             eprintln!("longhaul lab: --- {} [{label}] ---", plan.name);
