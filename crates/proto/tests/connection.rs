@@ -54,10 +54,11 @@ fn the_controller_gets_the_handshake_rtt() {
     // FAST: the handshake's 100 ms is its baseRTT. The first data ACK then reports at least
     // 135 ms, so it sees 35 ms of queueing: a γ-update (`fast_convergence`), not an MI step.
     // Without the handshake sample it would take that ACK's RTT as the propagation delay, see
-    // no queue and stay in `slow_start`.
+    // no queue and stay in `slow_start`. (`mi_backlog=0`: with its default, MI would also go
+    // on, since 35 ms under a one-packet window is a quarter packet of this flow's own.)
     let fast = || Config {
         synthetic: true,
-        ..Config::new(CcSpec::default_for("fast").unwrap())
+        ..Config::new("fast:mi_backlog=0".parse().unwrap())
     };
     let (mut c, mut s) = established(fast(), fast());
     let mut buf = vec![0u8; 2000];
