@@ -327,6 +327,12 @@ LH_INLINE void lh_fast_set_w_q10(struct lh_fast *f, struct lh_window *w, __u64 w
 	f->cwnd_frac_q10 = (__u32)(w_q10 & (LH_Q10_ONE - 1));
 }
 
+/* The window the acknowledged packet was sent with, Q10; the current window while unknown. */
+LH_INLINE __u64 lh_fast_w_old_q10(const struct lh_fast *f, const struct lh_window *w)
+{
+	return f->w_old_q10 ? f->w_old_q10 : lh_fast_w_q10(f, w);
+}
+
 /* Release one ACK's share of a paced increase (ns-2 fast_pace). */
 LH_INLINE void lh_fast_release_paced(struct lh_fast *f, struct lh_window *w)
 {
@@ -347,7 +353,7 @@ LH_INLINE void lh_fast_update(struct lh_fast *f, struct lh_window *w,
 			      const struct lh_fast_params *p, int cwnd_limited)
 {
 	__u64 w_q10 = lh_fast_w_q10(f, w);
-	__u64 w_old_q10 = f->w_old_q10 ? f->w_old_q10 : w_q10;
+	__u64 w_old_q10 = lh_fast_w_old_q10(f, w);
 	__u64 target = lh_fast_target_q10(f, p, w_q10, w_old_q10);
 
 	f->updates++;
@@ -386,7 +392,7 @@ LH_INLINE void lh_fast_cong_avoid(struct lh_fast *f, struct lh_window *w,
 	 * avgRTT in µs is the sample's, without Vegas's + 1. */
 	ends_mi = !no_queue;
 	if (ends_mi && p->mi_backlog) {
-		__u64 w_old_q10 = f->w_old_q10 ? f->w_old_q10 : lh_fast_w_q10(f, w);
+		__u64 w_old_q10 = lh_fast_w_old_q10(f, w);
 
 		ends_mi = w_old_q10 - lh_fast_kept_q10(f, w_old_q10) >=
 			  ((__u64)p->mi_backlog << LH_Q10_SHIFT);
