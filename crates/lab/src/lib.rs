@@ -32,7 +32,7 @@ pub mod summary;
 
 pub use error::LabError;
 pub use plan::{LabFlow, LabPlan};
-pub use run::{RawOutcome, RunOptions};
+pub use run::{RawOutcome, RunOptions, Sysctl};
 
 use longhaul_metrics::summary::Summary;
 use std::time::Duration;

@@ -44,6 +44,54 @@ pub struct RunOptions {
     /// Turn the emulator's TUN offloads off: the hosts hand over one wire packet per read
     /// instead of TCP super-packets (`longhaul emu --no-offload`).
     pub no_offload: bool,
+    /// Per-namespace sysctls set in both hosts' namespaces after the lab's own tuning
+    /// (`net.ipv4.tcp_pacing_ca_ratio` = `150`), as `ip netns exec NS sysctl -w` would.
+    pub sysctls: Vec<Sysctl>,
+}
+
+/// One `KEY=VALUE` sysctl for the hosts' namespaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sysctl {
+    /// Dotted name, `net.ipv4.tcp_pacing_ca_ratio`.
+    pub key: String,
+    pub value: String,
+}
+
+impl std::str::FromStr for Sysctl {
+    type Err = String;
+
+    /// `KEY=VALUE`, the key a dotted sysctl name under `net.` (the part of /proc/sys a network
+    /// namespace owns).
+    fn from_str(s: &str) -> Result<Sysctl, String> {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            format!("`{s}`: expected KEY=VALUE, e.g. net.ipv4.tcp_pacing_ca_ratio=150")
+        })?;
+        let (key, value) = (key.trim(), value.trim());
+        let well_formed = key.starts_with("net.")
+            && key.split('.').all(|w| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+        if !well_formed {
+            return Err(format!(
+                "`{key}`: not a network namespace's sysctl (a dotted name under net., e.g. net.ipv4.tcp_pacing_ca_ratio)"
+            ));
+        }
+        if value.is_empty() || value.contains('\n') {
+            return Err(format!("`{s}`: the value must be one non-empty line"));
+        }
+        Ok(Sysctl {
+            key: key.to_string(),
+            value: value.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Sysctl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
 }
 
 /// One flow's measured run, with when it started relative to the experiment.
@@ -70,6 +118,8 @@ pub struct RawOutcome {
     pub sender_counters: std::collections::BTreeMap<String, u64>,
     /// Silences in the traffic offered to the bottleneck, by host (`crate::silences`).
     pub silences: Option<crate::silences::Silences>,
+    /// The `--sysctl`s set in both namespaces.
+    pub sysctls: Vec<Sysctl>,
     pub notes: Vec<String>,
 }
 
@@ -176,6 +226,11 @@ fn run_with_controls(
     let buffer = buffer_for_bdp(bdp + plan.queue_bytes).max(4 << 20);
     for ns in [&ns_a, &ns_b] {
         tune_namespace(ns, buffer)?;
+        set_sysctls(ns, &opts.sysctls)?;
+    }
+    if !opts.sysctls.is_empty() {
+        let all: Vec<String> = opts.sysctls.iter().map(|s| s.to_string()).collect();
+        say(format!("sysctl in both namespaces: {}", all.join(" ")));
     }
     say(format!(
         "tcp_rmem/tcp_wmem max = {buffer} B in both namespaces (BDP {bdp} B + queue {} B)",
@@ -354,8 +409,37 @@ fn run_with_controls(
         socket_buffer_max: buffer,
         sender_counters,
         silences,
+        sysctls: opts.sysctls.clone(),
         notes: Vec::new(),
     })
+}
+
+/// Writes the user's sysctls in one namespace; a key the namespace does not have is an error
+/// that names it (some net.core keys exist only in the host's namespace).
+fn set_sysctls(ns: &str, sysctls: &[Sysctl]) -> Result<(), LabError> {
+    if sysctls.is_empty() {
+        return Ok(());
+    }
+    let sysctls = sysctls.to_vec();
+    let ns_name = ns.to_string();
+    netns::run_in(ns, move || -> Result<(), String> {
+        for s in &sysctls {
+            let path = format!("/proc/sys/{}", s.key.replace('.', "/"));
+            if !std::path::Path::new(&path).exists() {
+                return Err(format!(
+                    "sysctl {} does not exist in network namespace {ns_name} (a host-wide key, or \
+                     not in this kernel): set it on the host instead",
+                    s.key
+                ));
+            }
+            std::fs::write(&path, &s.value)
+                .map_err(|e| format!("writing {} to {path}: {e}", s.value))?;
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())
+    .and_then(|r| r)
+    .map_err(setup_err("setting --sysctl in the namespaces"))
 }
 
 /// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls).
@@ -376,4 +460,34 @@ fn tune_namespace(ns: &str, buffer: u64) -> Result<(), LabError> {
     .map_err(|e| e.to_string())
     .and_then(|r| r)
     .map_err(setup_err("tuning socket buffers in the namespaces"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sysctl;
+
+    #[test]
+    fn a_sysctl_is_a_dotted_net_key_and_one_value() {
+        let s: Sysctl = " net.ipv4.tcp_pacing_ca_ratio = 150 ".parse().unwrap();
+        assert_eq!(s.key, "net.ipv4.tcp_pacing_ca_ratio");
+        assert_eq!(s.value, "150");
+        assert_eq!(s.to_string(), "net.ipv4.tcp_pacing_ca_ratio=150");
+        let wmem: Sysctl = "net.ipv4.tcp_wmem=4096 16384 67108864".parse().unwrap();
+        assert_eq!(wmem.value, "4096 16384 67108864");
+    }
+
+    #[test]
+    fn anything_outside_a_network_namespace_is_refused() {
+        for bad in [
+            "net.ipv4.tcp_pacing_ca_ratio",  // no value
+            "kernel.sched_rt_runtime_us=-1", // not under net.
+            "net.ipv4/../../kernel/x=1",     // a path, not a name
+            "net..ipv4=1",                   // empty component
+            "net.ipv4.tcp_ecn=",             // empty value
+            "net.ipv4.tcp_ecn=1\n2",         // two lines
+        ] {
+            let e = bad.parse::<Sysctl>().unwrap_err();
+            assert!(e.contains('`'), "{bad}: {e}");
+        }
+    }
 }

@@ -13,7 +13,10 @@
 //!   MSS sampled on the report timer, `longhaul_perf::perf::interval_bytes`), not the bytes
 //!   handed to `write()`, which arrive in bursts as the send buffer drains and alias the 100-ms
 //!   series (0 to 300 Mb/s on a 100 Mb/s link);
-//! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`).
+//! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`);
+//! * what held the sender back (`meta` `flowN_sender_limits`: the kernel's busy, rwnd- and
+//!   sndbuf-limited times, and the share of samples whose window went unfilled;
+//!   `longhaul_perf::perf::sender_limits`).
 //!
 //! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
 //! Jain's index over the flows' throughputs; CoV of the aggregate's 1-s throughput.
@@ -36,7 +39,7 @@ use longhaul_metrics::summary::{
 };
 use longhaul_metrics::throughput::Capacity;
 use longhaul_metrics::units::TCP_IP_HEADER_BYTES;
-use longhaul_perf::perf::{interval_bytes, stream_counts, PathFacts, SERIES_BASIS};
+use longhaul_perf::perf::{interval_bytes, stream_counts, PathFacts, SenderLimits, SERIES_BASIS};
 use std::collections::BTreeMap;
 
 /// The bottleneck's data-direction capacity.
@@ -187,6 +190,11 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
             ),
         );
     }
+    for (f, r) in plan.flows.iter().zip(&raw.flows) {
+        if let Some(l) = SenderLimits::of(&r.run, 0) {
+            meta.insert(format!("flow{}_sender_limits", f.id), l.render());
+        }
+    }
     if !raw.sender_counters.is_empty() {
         meta.insert(
             "sender_tcp_counters".into(),
@@ -201,6 +209,10 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
             "drops_unlogged".into(),
             raw.forward_log.drops_unlogged.to_string(),
         );
+    }
+    if !raw.sysctls.is_empty() {
+        let all: Vec<String> = raw.sysctls.iter().map(|s| s.to_string()).collect();
+        meta.insert("sysctl".into(), all.join(" "));
     }
     for (k, n) in raw.notes.iter().enumerate() {
         meta.insert(format!("note_{k}"), n.clone());

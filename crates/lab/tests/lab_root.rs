@@ -10,6 +10,7 @@
 use longhaul_lab::builtin;
 use longhaul_lab::{no_interrupt, plan_from_text, LabError, LabPlan, Outcome, RunOptions};
 use longhaul_metrics::summary::{Mode, Summary};
+use longhaul_perf::perf::SenderLimits;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,7 +37,11 @@ fn short(cc: &str, extra: &[&str]) -> LabPlan {
 }
 
 fn run(plan: &LabPlan) -> Outcome {
-    let out = longhaul_lab::run(plan, &RunOptions::default(), &mut no_interrupt)
+    run_with(plan, &RunOptions::default())
+}
+
+fn run_with(plan: &LabPlan, opts: &RunOptions) -> Outcome {
+    let out = longhaul_lab::run(plan, opts, &mut no_interrupt)
         .unwrap_or_else(|e| panic!("lab run failed: {e}"));
     assert_clean();
     out
@@ -170,10 +175,34 @@ fn fast_fills_the_link_with_alpha_packets_queued() {
     }
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let plan = short("fast", &[]);
-    let o = run(&plan);
+    // A `--sysctl` set to the kernel's own default (no change in behaviour) reaches both
+    // namespaces (a failed write fails the run) and is recorded.
+    let opts = RunOptions {
+        sysctls: vec!["net.ipv4.tcp_pacing_ca_ratio=120".parse().unwrap()],
+        ..RunOptions::default()
+    };
+    let o = run_with(&plan, &opts);
     print(&o.summary);
     assert_schema(&o.summary);
     assert_intervals_add_up(&o);
+    assert_eq!(
+        o.summary.meta.get("sysctl").map(String::as_str),
+        Some("net.ipv4.tcp_pacing_ca_ratio=120")
+    );
+    // A bulk sender has data outstanding the whole run, and neither the receiver's window nor
+    // the send buffer (both sized for BDP + queue) held it back for long.
+    let limits = SenderLimits::of(&o.raw.flows[0].run, 0).expect("TCP_INFO chrono timers");
+    assert_eq!(
+        o.summary.meta.get("flow0_sender_limits"),
+        Some(&limits.render())
+    );
+    let ran = o.raw.flows[0].run.duration_s;
+    assert!(limits.busy_s >= 0.8 * ran, "{limits:?} over {ran:.1} s");
+    assert!(
+        limits.rwnd_limited_s + limits.sndbuf_limited_s <= 0.2 * ran,
+        "{limits:?} over {ran:.1} s"
+    );
+    assert!(limits.open_samples > 0, "{limits:?}");
     let f = &o.summary.flows[0];
     assert_eq!(f.cc, "fast");
     // The goal, 90 % of the link, is reported. Asserted is 75 %: with a CPU hog on each core
@@ -361,6 +390,32 @@ fn per_flow_extra_rtt_reaches_the_kernel() {
         "flow 2 min RTT {}",
         rtt[1]
     );
+}
+
+/// A `--sysctl` the hosts' namespaces do not have stops the run before any flow, says which
+/// key and what to do, and leaves nothing behind.
+#[test]
+fn an_unknown_sysctl_is_refused_and_cleaned_up() {
+    if !root_or_skip("an_unknown_sysctl_is_refused_and_cleaned_up") {
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let plan = short("cubic", &[]);
+    let opts = RunOptions {
+        sysctls: vec!["net.ipv4.longhaul_no_such_key=1".parse().unwrap()],
+        ..RunOptions::default()
+    };
+    match longhaul_lab::run(&plan, &opts, &mut no_interrupt) {
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("net.ipv4.longhaul_no_such_key") && m.contains("set it on the host"),
+                "{m}"
+            );
+        }
+        Ok(o) => panic!("ran with an unknown sysctl: {:?}", o.summary.meta),
+    }
+    assert_clean();
 }
 
 /// An interrupted run removes its namespaces and unloads its congestion controls.

@@ -649,7 +649,7 @@ impl CongestionControl for Fast {
         // (module header).
         let ends_mi =
             !no_queue && (self.cfg.mi_backlog <= 0.0 || self.backlog(ev) >= self.cfg.mi_backlog);
-        let mi = !ends_mi && !(self.cfg.period_min && self.mi_done);
+        let mi = !(ends_mi || (self.cfg.period_min && self.mi_done));
         let climb = self.cfg.period_min
             && self.mi_done
             && self.cfg.climb > 0.0

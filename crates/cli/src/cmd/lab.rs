@@ -60,6 +60,10 @@ pub struct LabArgs {
     /// instead of TCP super-packets (`longhaul emu --no-offload`).
     #[arg(long)]
     pub no_offload: bool,
+    /// Set a network-namespace sysctl in both hosts' namespaces after the lab's own tuning, e.g.
+    /// `--sysctl net.ipv4.tcp_pacing_ca_ratio=150`; repeatable, recorded in the result's meta.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub sysctl: Vec<longhaul_lab::Sysctl>,
 }
 
 pub fn run(args: LabArgs) -> Result<()> {
@@ -145,6 +149,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             verbose: !args.quiet,
             busy_poll: args.busy_poll,
             no_offload: args.no_offload,
+            sysctls: args.sysctl.clone(),
         };
         if !args.quiet && !label.is_empty() {
             eprintln!("longhaul lab: --- {} [{label}] ---", plan.name);

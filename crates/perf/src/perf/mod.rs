@@ -10,7 +10,8 @@
 //! * [`protocol`]: the framed control protocol (magic, version, JSON messages);
 //! * [`server`]: the accept loop that survives any client;
 //! * [`client`]: the test itself; [`report`]: iperf-style text; [`summary`]: the `-J` JSON;
-//! * [`socket`], [`tcp_info`]: socket options and `TCP_INFO`.
+//! * [`socket`], [`tcp_info`]: socket options and `TCP_INFO`; [`sender_limits`]: what held the
+//!   sender back.
 //!
 //! Only the client → server direction is measured (iperf's default); the sender's congestion
 //! control is the client's `-C`.
@@ -18,12 +19,14 @@
 pub mod client;
 pub mod protocol;
 pub mod report;
+pub mod sender_limits;
 pub mod server;
 pub mod socket;
 pub mod summary;
 pub mod tcp_info;
 
 pub use client::{run_client, ClientConfig, ClientError, Interval, PerfRun, Progress, Quiet};
+pub use sender_limits::SenderLimits;
 pub use server::{Server, ServerConfig, ServerEvent};
 pub use summary::{interval_bytes, stream_counts, to_summary, PathFacts, SERIES_BASIS};
 

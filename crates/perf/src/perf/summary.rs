@@ -15,6 +15,7 @@
 //!   partial one; with fewer than two full intervals it is undefined.
 
 use super::client::PerfRun;
+use super::sender_limits::SenderLimits;
 use super::tcp_info::TcpStats;
 use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck};
 use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
@@ -221,6 +222,11 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         format!("{:.6}", run.server_elapsed_s),
     );
     meta.insert("server_bytes".into(), total.to_string());
+    for s in 0..run.streams.len() {
+        if let Some(l) = SenderLimits::of(run, s) {
+            meta.insert(format!("flow{}_sender_limits", s + 1), l.render());
+        }
+    }
     Summary {
         scenario: format!("perf {}:{}", run.config_host, run.port),
         mode: Mode::Perf,

@@ -69,6 +69,9 @@ struct RawTcpInfo {
 /// The fields of `TCP_INFO` that perf reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TcpStats {
+    /// Congestion-avoidance state (`tcpi_ca_state`): 0 open, 1 disorder, 2 CWR, 3 recovery,
+    /// 4 loss ([`CA_OPEN`]).
+    pub ca_state: u8,
     /// Congestion window, segments (`tcpi_snd_cwnd`).
     pub cwnd_pkts: u32,
     /// Sender MSS, bytes.
@@ -92,9 +95,20 @@ pub struct TcpStats {
     pub pacing_rate_bytes_per_s: u64,
     /// Path MTU.
     pub pmtu: u32,
+    /// Time the connection had data unacknowledged or unsent, microseconds (`tcpi_busy_time`,
+    /// Linux 4.10+, jiffy resolution). The two below are parts of it.
+    pub busy_us: u64,
+    /// Of `busy_us`, time the receiver's window held the sender back (`tcpi_rwnd_limited`).
+    pub rwnd_limited_us: u64,
+    /// Of `busy_us`, time the send buffer was full, so the application waited
+    /// (`tcpi_sndbuf_limited`).
+    pub sndbuf_limited_us: u64,
     /// How many bytes of `struct tcp_info` the kernel filled.
     pub fields: usize,
 }
+
+/// `TCP_CA_Open`: no loss or reordering being handled; cwnd is the window in use.
+pub const CA_OPEN: u8 = 0;
 
 /// Read `TCP_INFO` of a connected TCP socket.
 pub fn tcp_stats(sock: &impl AsRawFd) -> io::Result<TcpStats> {
@@ -115,6 +129,7 @@ pub fn tcp_stats(sock: &impl AsRawFd) -> io::Result<TcpStats> {
         return Err(io::Error::last_os_error());
     }
     Ok(TcpStats {
+        ca_state: raw.ca_state,
         cwnd_pkts: raw.snd_cwnd,
         mss: raw.snd_mss,
         rtt_us: raw.rtt,
@@ -128,6 +143,9 @@ pub fn tcp_stats(sock: &impl AsRawFd) -> io::Result<TcpStats> {
         delivery_rate_bytes_per_s: raw.delivery_rate,
         pacing_rate_bytes_per_s: raw.pacing_rate,
         pmtu: raw.pmtu,
+        busy_us: raw.busy_time,
+        rwnd_limited_us: raw.rwnd_limited,
+        sndbuf_limited_us: raw.sndbuf_limited,
         fields: len as usize,
     })
 }
@@ -152,5 +170,30 @@ mod tests {
         assert!(s.cwnd_pkts >= 1, "{s:?}");
         assert!(s.mss > 0 && s.mss <= 65535, "{s:?}");
         assert!(s.fields >= 104);
+    }
+
+    #[test]
+    fn a_sender_whose_receiver_does_not_read_is_busy_and_held_back() {
+        use std::io::Write;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (_peer, _) = l.accept().unwrap(); // never reads
+        c.set_nonblocking(true).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        let filled = std::time::Instant::now();
+        // Until the receiver's window and the send buffer are both full.
+        while filled.elapsed() < std::time::Duration::from_secs(10) {
+            match c.write(&chunk) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let s = tcp_stats(&c).unwrap();
+        // Jiffy resolution (≤ 10 ms); a loaded host only makes the wall-clock wait longer.
+        assert!(s.busy_us >= 150_000, "{s:?}");
+        let held = s.rwnd_limited_us + s.sndbuf_limited_us;
+        assert!(held > 0 && held <= s.busy_us, "{s:?}");
     }
 }
