@@ -11,7 +11,13 @@
 //! counts the report samples (`TCP_INFO` once per interval) taken in the open state — no loss or
 //! reordering being handled, so cwnd is the window in use — whose packets in flight
 //! (`tcpi_unacked`) were more than 5 % below cwnd. A flow that fills its window scores near 0;
-//! one held back scores the share of the run it was.
+//! one held back scores the share of the run it was. The unfilled samples are split by whether
+//! data was waiting in the socket (`tcpi_notsent_bytes` > 0: the stack held it back — pacing,
+//! TCP small queues) or not (the application had not written it).
+//!
+//! The share means something for controls whose window is the operating point (Reno, CUBIC,
+//! FAST...). BBR sets cwnd to twice the BDP as a cap and runs on its pacing rate, so most of
+//! its samples read as unfilled by design.
 
 use super::client::PerfRun;
 use super::tcp_info::{TcpStats, CA_OPEN};
@@ -33,6 +39,8 @@ pub struct SenderLimits {
     pub open_samples: usize,
     /// Share of `open_samples` with in-flight below [`UNFILLED_BELOW`] × cwnd.
     pub window_unfilled: f64,
+    /// Of `open_samples`, the share unfilled while data waited unsent in the socket.
+    pub unfilled_data_waiting: f64,
 }
 
 impl SenderLimits {
@@ -51,14 +59,23 @@ impl SenderLimits {
     ) -> Option<SenderLimits> {
         let mut open = 0usize;
         let mut unfilled = 0usize;
+        let mut waiting = 0usize;
         for t in samples {
             if t.ca_state == CA_OPEN && t.cwnd_pkts > 0 {
                 open += 1;
                 if (t.unacked as f64) < UNFILLED_BELOW * t.cwnd_pkts as f64 {
                     unfilled += 1;
+                    waiting += usize::from(t.notsent_bytes > 0);
                 }
             }
         }
+        let share = |n: usize| {
+            if open == 0 {
+                f64::NAN
+            } else {
+                n as f64 / open as f64
+            }
+        };
         if open == 0 && last.busy_us == 0 {
             return None;
         }
@@ -67,22 +84,22 @@ impl SenderLimits {
             rwnd_limited_s: last.rwnd_limited_us as f64 / 1e6,
             sndbuf_limited_s: last.sndbuf_limited_us as f64 / 1e6,
             open_samples: open,
-            window_unfilled: if open == 0 {
-                f64::NAN
-            } else {
-                unfilled as f64 / open as f64
-            },
+            window_unfilled: share(unfilled),
+            unfilled_data_waiting: share(waiting),
         })
     }
 
     /// One line for a summary's `meta`.
     pub fn render(&self) -> String {
         format!(
-            "busy={:.2}s rwnd_limited={:.2}s sndbuf_limited={:.2}s window_unfilled={:.1}% of {} open samples",
+            "busy={:.2}s rwnd_limited={:.2}s sndbuf_limited={:.2}s window_unfilled={:.1}% \
+             (data waiting {:.1}%, none written {:.1}%) of {} open samples",
             self.busy_s,
             self.rwnd_limited_s,
             self.sndbuf_limited_s,
             self.window_unfilled * 100.0,
+            self.unfilled_data_waiting * 100.0,
+            (self.window_unfilled - self.unfilled_data_waiting) * 100.0,
             self.open_samples
         )
     }
@@ -92,11 +109,12 @@ impl SenderLimits {
 mod tests {
     use super::*;
 
-    fn sample(ca_state: u8, cwnd_pkts: u32, unacked: u32) -> TcpStats {
+    fn sample(ca_state: u8, cwnd_pkts: u32, unacked: u32, notsent_bytes: u32) -> TcpStats {
         TcpStats {
             ca_state,
             cwnd_pkts,
             unacked,
+            notsent_bytes,
             ..TcpStats::default()
         }
     }
@@ -104,12 +122,12 @@ mod tests {
     #[test]
     fn counts_unfilled_windows_in_the_open_state_only() {
         let samples = [
-            sample(CA_OPEN, 1000, 1000), // full
-            sample(CA_OPEN, 1000, 960),  // within 5 %
-            sample(CA_OPEN, 1000, 940),  // unfilled
-            sample(CA_OPEN, 1000, 500),  // unfilled
-            sample(3, 1000, 100),        // recovery: cwnd is not the window in use
-            sample(CA_OPEN, 0, 0),       // no window yet
+            sample(CA_OPEN, 1000, 1000, 0),     // full
+            sample(CA_OPEN, 1000, 960, 0),      // within 5 %
+            sample(CA_OPEN, 1000, 940, 65_160), // unfilled, data waiting (held by the stack)
+            sample(CA_OPEN, 1000, 500, 0),      // unfilled, nothing written
+            sample(3, 1000, 100, 0),            // recovery: cwnd is not the window in use
+            sample(CA_OPEN, 0, 0, 0),           // no window yet
         ];
         let last = TcpStats {
             busy_us: 59_870_000,
@@ -120,10 +138,12 @@ mod tests {
         let l = SenderLimits::from_samples(samples.iter(), &last).unwrap();
         assert_eq!(l.open_samples, 4);
         assert_eq!(l.window_unfilled, 0.5);
+        assert_eq!(l.unfilled_data_waiting, 0.25);
         assert_eq!((l.busy_s, l.sndbuf_limited_s), (59.87, 1.25));
         assert_eq!(
             l.render(),
-            "busy=59.87s rwnd_limited=0.00s sndbuf_limited=1.25s window_unfilled=50.0% of 4 open samples"
+            "busy=59.87s rwnd_limited=0.00s sndbuf_limited=1.25s window_unfilled=50.0% \
+             (data waiting 25.0%, none written 25.0%) of 4 open samples"
         );
     }
 

@@ -87,6 +87,8 @@ pub struct TcpStats {
     pub data_segs_out: u32,
     /// Segments in flight (`tcpi_unacked`).
     pub unacked: u32,
+    /// Bytes written by the application and not yet sent (`tcpi_notsent_bytes`, Linux 4.6+).
+    pub notsent_bytes: u32,
     pub bytes_acked: u64,
     /// Segments delivered, SACKed ones included (`tcpi_delivered`, Linux 4.18+).
     pub delivered: u32,
@@ -138,6 +140,7 @@ pub fn tcp_stats(sock: &impl AsRawFd) -> io::Result<TcpStats> {
         total_retrans: raw.total_retrans,
         data_segs_out: raw.data_segs_out,
         unacked: raw.unacked,
+        notsent_bytes: raw.notsent_bytes,
         bytes_acked: raw.bytes_acked,
         delivered: raw.delivered,
         delivery_rate_bytes_per_s: raw.delivery_rate,
@@ -195,5 +198,7 @@ mod tests {
         assert!(s.busy_us >= 150_000, "{s:?}");
         let held = s.rwnd_limited_us + s.sndbuf_limited_us;
         assert!(held > 0 && held <= s.busy_us, "{s:?}");
+        // The receiver's window is closed, so what was written beyond it waits unsent.
+        assert!(s.notsent_bytes > 0, "{s:?}");
     }
 }
