@@ -7,12 +7,14 @@
 #
 #   sudo bench/transfer/run.sh [--size-mb N] [--files K] [--only LIST] [--timeout S]
 #                              [--md FILE] [--bin PATH] [--rate R] [--delay D] [--loss P]
-#                              [--queue-packets Q]
+#                              [--queue-packets Q] [--busy-poll]
 #
 # --size-mb: total size of the file set (default 2048: 2 GiB), split into --files files
 # (default 4) of incompressible bytes. --only: a comma-separated subset of the runs
 # (longhaul-fast, longhaul-bbr, scp-cubic, rsync-cubic, scp-bbr, rsync-bbr, scp-fast, rsync-fast).
 # --timeout: seconds one run may take before it is reported as timed out (default 3600).
+# --busy-poll: the emulator forwards with one busy-polling thread on a CPU of its own
+# (`longhaul emu --busy-poll`), releases punctual to microseconds; the ends share the other CPUs.
 #
 # Needs root (namespaces, TUN, sshd, eBPF), the release build (`cargo build --release -p
 # longhaul`) and ssh, sshd, scp and rsync (scripts/setup.sh installs them). Side A of the pair
@@ -36,6 +38,7 @@ rate=1gbit
 delay=90ms
 loss=0.1%
 queue=4000
+busy_poll=()
 
 tag=bench/transfer
 # shellcheck source=../lib.sh
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
     --delay) delay="$2"; shift 2 ;;
     --loss) loss="$2"; shift 2 ;;
     --queue-packets) queue="$2"; shift 2 ;;
+    --busy-poll) busy_poll=(--busy-poll); shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -117,7 +121,7 @@ set_names=("$src"/part*.bin)
 
 # The emulated path.
 "$bin" emu pair --rate "$rate" --delay "$delay" --loss "$loss" --queue-packets "$queue" \
-  --duration 86400s >"$scratch/emu.out" 2>"$scratch/emu.err" &
+  ${busy_poll[@]+"${busy_poll[@]}"} --duration 86400s >"$scratch/emu.out" 2>"$scratch/emu.err" &
 emu_pid=$!
 ready=0
 for _ in $(seq 1 300); do
@@ -297,7 +301,7 @@ for r in $runs; do
   esac
 done
 
-header="$files files, $((per_file * files)) MiB ($total_bytes bytes) in all; $rate, $delay each way, $loss random loss, $queue-packet queue (longhaul emu pair); $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r), $(ssh -V 2>&1)"
+header="$files files, $((per_file * files)) MiB ($total_bytes bytes) in all; $rate, $delay each way, $loss random loss, $queue-packet queue (longhaul emu pair ${busy_poll[*]:-}); $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r), $(ssh -V 2>&1)"
 {
   echo "$header"
   echo

@@ -33,7 +33,8 @@ pub struct SenderLimits {
     pub busy_s: f64,
     /// Of those, seconds held back by the receiver's window.
     pub rwnd_limited_s: f64,
-    /// Of those, seconds the send buffer was full.
+    /// Of those, seconds the send buffer limited the sender: cwnd not full, nothing left unsent,
+    /// and the application waiting for buffer space (`tcp_cwnd_validate`'s test).
     pub sndbuf_limited_s: f64,
     /// Samples in the open state with cwnd known.
     pub open_samples: usize,

@@ -102,8 +102,8 @@ pub struct TcpStats {
     pub busy_us: u64,
     /// Of `busy_us`, time the receiver's window held the sender back (`tcpi_rwnd_limited`).
     pub rwnd_limited_us: u64,
-    /// Of `busy_us`, time the send buffer was full, so the application waited
-    /// (`tcpi_sndbuf_limited`).
+    /// Of `busy_us`, time the send buffer limited the sender: cwnd not full, nothing left
+    /// unsent, the application waiting for space (`tcpi_sndbuf_limited`).
     pub sndbuf_limited_us: u64,
     /// How many bytes of `struct tcp_info` the kernel filled.
     pub fields: usize,
