@@ -1,8 +1,9 @@
-//! TCP super-packets from a TUN device with offloads, and the wire packets inside them.
+//! TCP and UDP super-packets from a TUN device with offloads, and the wire packets inside them.
 //!
 //! Sources: Linux `include/uapi/linux/virtio_net.h` (`struct virtio_net_hdr`),
 //! `drivers/net/tun.c` (`IFF_VNET_HDR`, `TUNSETOFFLOAD`), `net/ipv4/tcp_offload.c`
-//! (`tcp_gso_segment`: how the kernel cuts a TSO packet into segments) and
+//! (`tcp_gso_segment`: how the kernel cuts a TSO packet into segments), `net/ipv4/udp_offload.c`
+//! (`__udp_gso_segment`: each UDP segment gets its own length and checksum) and
 //! `net/ipv4/af_inet.c` (`inet_gso_segment`: the IPv4 ID of segment i is the first one's + i).
 //!
 //! With `IFF_VNET_HDR` every read from and write to the TUN fd carries a 10-byte
@@ -24,9 +25,14 @@
 //! CWR only on the first, and the TCP checksum either left partial for the receiving kernel or
 //! completed (for pcap files, which show the wire).
 //!
-//! Only TCP is offloaded: UDP segmentation offload (`TUN_F_USO4/6`) is not enabled, so UDP
-//! arrives as single datagrams (possibly with `NEEDS_CSUM`, which `finish_checksum` completes
-//! when the packet must be shown as on the wire).
+//! UDP the same way (`TUN_F_USO4/6`, Linux 6.2+; `sys::tun` falls back to TCP only on an older
+//! kernel): a UDP GSO send (`UDP_SEGMENT`, as longhaul's transport uses) reaches the device as one
+//! super-packet of `gso_size`-byte datagrams behind one IP and UDP header, and a cut-out run gets
+//! the UDP length and checksum `__udp_gso_segment` would give it. Written to the receiving TUN
+//! whole, it reaches a socket with `UDP_GRO` as one batch, and any other socket as the datagrams
+//! (`udp_rcv_segment`). Without it the sending kernel cut every datagram apart before the
+//! device, and the forwarder and both hosts paid per datagram. An ordinary packet may still
+//! carry `NEEDS_CSUM`, which `finish_checksum` completes when it must be shown as on the wire.
 
 /// Size of `struct virtio_net_hdr` (no `num_buffers`: `TUNSETVNETHDRSZ` sets 10).
 pub const VNET_HDR_LEN: usize = 10;
@@ -37,12 +43,16 @@ pub const F_NEEDS_CSUM: u8 = 1;
 pub const GSO_NONE: u8 = 0;
 pub const GSO_TCPV4: u8 = 1;
 pub const GSO_TCPV6: u8 = 4;
+pub const GSO_UDP_L4: u8 = 5;
 /// Flag bit: the first segment carries CWR (`SKB_GSO_TCP_ECN`).
 pub const GSO_ECN: u8 = 0x80;
 
 const TCP_FIN: u8 = 0x01;
 const TCP_PSH: u8 = 0x08;
 const TCP_CWR: u8 = 0x80;
+const UDP_HEADER_LEN: usize = 8;
+const PROTO_TCP: u64 = 6;
+const PROTO_UDP: u64 = 17;
 
 /// `struct virtio_net_hdr`, fields little-endian (TUN's default; `TUNSETVNETBE` is not used).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -81,25 +91,28 @@ impl VnetHdr {
     }
 }
 
-/// Why a frame cannot be handled as a TCP super-packet.
+/// Why a frame cannot be handled as a super-packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GsoError {
-    #[error("frame shorter than its virtio-net, IP or TCP header")]
+    #[error("frame shorter than its virtio-net, IP or transport header")]
     Truncated,
-    #[error("GSO type {0:#x} is not TCP (only TSO is enabled on the device)")]
+    #[error("GSO type {0:#x} is neither TCP nor UDP (only TSO and USO are enabled on the device)")]
     UnsupportedType(u8),
     #[error("GSO header does not match the IP packet")]
     Inconsistent,
 }
 
-/// Where the parts of a TCP super-packet are, as offsets into the frame (virtio header first).
+/// Where the parts of a TCP or UDP super-packet are, as offsets into the frame (virtio header
+/// first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SuperPacket {
     hdr: VnetHdr,
     ipv6: bool,
-    /// Offset of the TCP header.
+    /// UDP segmentation (`GSO_UDP_L4`) rather than TSO.
+    udp: bool,
+    /// Offset of the TCP or UDP header.
     l4: usize,
-    /// Offset of the payload (end of the TCP header).
+    /// Offset of the payload (end of the TCP or UDP header).
     payload: usize,
     /// Frame length.
     len: usize,
@@ -107,25 +120,27 @@ pub struct SuperPacket {
     segments: usize,
 }
 
-/// The layout of `frame` if it is a TCP super-packet; `Ok(None)` for an ordinary packet.
+/// The layout of `frame` if it is a TCP or UDP super-packet; `Ok(None)` for an ordinary packet.
 pub fn parse(frame: &[u8]) -> Result<Option<SuperPacket>, GsoError> {
     let hdr = VnetHdr::parse(frame).ok_or(GsoError::Truncated)?;
     let kind = hdr.gso_type & !GSO_ECN;
     if kind == GSO_NONE {
         return Ok(None);
     }
-    if kind != GSO_TCPV4 && kind != GSO_TCPV6 {
+    if kind != GSO_TCPV4 && kind != GSO_TCPV6 && kind != GSO_UDP_L4 {
         return Err(GsoError::UnsupportedType(hdr.gso_type));
     }
     let ip = VNET_HDR_LEN;
     let version = frame.get(ip).ok_or(GsoError::Truncated)? >> 4;
-    let ipv6 = match (kind, version) {
-        (GSO_TCPV4, 4) => false,
-        (GSO_TCPV6, 6) => true,
+    let (ipv6, udp) = match (kind, version) {
+        (GSO_TCPV4, 4) => (false, false),
+        (GSO_TCPV6, 6) => (true, false),
+        (GSO_UDP_L4, 4) => (false, true),
+        (GSO_UDP_L4, 6) => (true, true),
         _ => return Err(GsoError::Inconsistent),
     };
-    // The TCP header: where the partial checksum starts (this skips IPv4 options and IPv6
-    // extension headers alike); without NEEDS_CSUM, right after a plain IP header.
+    // The transport header: where the partial checksum starts (this skips IPv4 options and
+    // IPv6 extension headers alike); without NEEDS_CSUM, right after a plain IP header.
     let l4 = if hdr.flags & F_NEEDS_CSUM != 0 {
         ip + hdr.csum_start as usize
     } else if ipv6 {
@@ -133,16 +148,24 @@ pub fn parse(frame: &[u8]) -> Result<Option<SuperPacket>, GsoError> {
     } else {
         ip + (frame[ip] & 0x0f) as usize * 4
     };
-    let data_offset = *frame.get(l4 + 12).ok_or(GsoError::Truncated)? >> 4;
-    let payload = l4 + data_offset as usize * 4;
+    let payload = if udp {
+        l4 + UDP_HEADER_LEN
+    } else {
+        let data_offset = *frame.get(l4 + 12).ok_or(GsoError::Truncated)? >> 4;
+        if data_offset < 5 {
+            return Err(GsoError::Inconsistent);
+        }
+        l4 + data_offset as usize * 4
+    };
     let gso_size = hdr.gso_size as usize;
-    if data_offset < 5 || payload > frame.len() || gso_size == 0 {
+    if payload > frame.len() || gso_size == 0 {
         return Err(GsoError::Inconsistent);
     }
     let segments = (frame.len() - payload).div_ceil(gso_size).max(1);
     Ok(Some(SuperPacket {
         hdr,
         ipv6,
+        udp,
         l4,
         payload,
         len: frame.len(),
@@ -157,7 +180,7 @@ impl SuperPacket {
         self.segments
     }
 
-    /// IP and TCP header bytes repeated in every segment.
+    /// IP and transport header bytes repeated in every segment.
     pub fn header_ip_len(&self) -> usize {
         self.payload - VNET_HDR_LEN
     }
@@ -182,7 +205,7 @@ impl SuperPacket {
 
     /// Writes segments `first..first + count` of `frame` into `out` as one packet and returns
     /// its frame length. A single segment is written as an ordinary packet; `complete_checksum`
-    /// computes the TCP checksum in full instead of leaving it partial. `out` must hold
+    /// computes the transport checksum in full instead of leaving it partial. `out` must hold
     /// `chunk_frame_len(first, count)` bytes.
     pub fn write_chunk(
         &self,
@@ -214,24 +237,33 @@ impl SuperPacket {
             put16(out, ip + 10, c);
         }
         let l4 = self.l4;
-        let seq = get32(out, l4 + 4).wrapping_add((first * self.gso_size) as u32);
-        out[l4 + 4..l4 + 8].copy_from_slice(&seq.to_be_bytes());
-        let last = first + count == self.segments;
-        if first > 0 {
-            out[l4 + 13] &= !TCP_CWR;
-        }
-        if !last {
-            out[l4 + 13] &= !(TCP_FIN | TCP_PSH);
-        }
-        let tcp_len = len - l4;
-        let pseudo = self.pseudo_header_sum(out, tcp_len);
+        let l4_len = len - l4;
+        let check_at = if self.udp {
+            // Each datagram of a run, and the run as a super-packet, has its own UDP length.
+            put16(out, l4 + 4, l4_len as u16);
+            l4 + 6
+        } else {
+            let seq = get32(out, l4 + 4).wrapping_add((first * self.gso_size) as u32);
+            out[l4 + 4..l4 + 8].copy_from_slice(&seq.to_be_bytes());
+            let last = first + count == self.segments;
+            if first > 0 {
+                out[l4 + 13] &= !TCP_CWR;
+            }
+            if !last {
+                out[l4 + 13] &= !(TCP_FIN | TCP_PSH);
+            }
+            l4 + 16
+        };
+        let proto = if self.udp { PROTO_UDP } else { PROTO_TCP };
+        let pseudo = self.pseudo_header_sum(out, proto, l4_len);
         let partial = self.hdr.flags & F_NEEDS_CSUM != 0 && !complete_checksum;
         if partial {
-            put16(out, l4 + 16, fold(pseudo));
+            put16(out, check_at, fold(pseudo));
         } else {
-            put16(out, l4 + 16, 0);
+            put16(out, check_at, 0);
             let c = !fold(pseudo + sum(&out[l4..len]));
-            put16(out, l4 + 16, c);
+            // A computed UDP checksum of 0 goes out as 0xffff: 0 means "none" (RFC 768).
+            put16(out, check_at, if c == 0 && self.udp { 0xffff } else { c });
         }
         let mut hdr = self.hdr;
         if count == 1 {
@@ -250,14 +282,14 @@ impl SuperPacket {
         len
     }
 
-    fn pseudo_header_sum(&self, frame: &[u8], tcp_len: usize) -> u64 {
+    fn pseudo_header_sum(&self, frame: &[u8], proto: u64, l4_len: usize) -> u64 {
         let ip = VNET_HDR_LEN;
         let addrs = if self.ipv6 {
             &frame[ip + 8..ip + 40]
         } else {
             &frame[ip + 12..ip + 20]
         };
-        sum(addrs) + 6 + tcp_len as u64
+        sum(addrs) + proto + l4_len as u64
     }
 }
 
@@ -421,6 +453,135 @@ mod tests {
         }
     }
 
+    /// A UDP GSO frame as `udp_send_skb` hands it over with `UDP_SEGMENT` = `gso` and offloads
+    /// on the device: IPv4 (ID 0x4321, DF) + UDP (40001 → 5301, length of the whole), partial
+    /// checksum over the whole length.
+    fn uso_v4(payload: usize, gso: u16) -> Vec<u8> {
+        let ip_len = 20 + UDP_HEADER_LEN + payload;
+        let mut f = vec![0u8; VNET_HDR_LEN + ip_len];
+        VnetHdr {
+            flags: F_NEEDS_CSUM,
+            gso_type: GSO_UDP_L4,
+            hdr_len: 28,
+            gso_size: gso,
+            csum_start: 20,
+            csum_offset: 6,
+        }
+        .write(&mut f);
+        let ip = VNET_HDR_LEN;
+        f[ip] = 0x45;
+        put16(&mut f, ip + 2, ip_len as u16);
+        put16(&mut f, ip + 4, 0x4321);
+        f[ip + 6] = 0x40;
+        f[ip + 8] = 64;
+        f[ip + 9] = 17;
+        f[ip + 12..ip + 16].copy_from_slice(&SRC);
+        f[ip + 16..ip + 20].copy_from_slice(&DST);
+        let c = !fold(sum(&f[ip..ip + 20]));
+        put16(&mut f, ip + 10, c);
+        let u = ip + 20;
+        put16(&mut f, u, 40001);
+        put16(&mut f, u + 2, 5301);
+        put16(&mut f, u + 4, (UDP_HEADER_LEN + payload) as u16);
+        for (i, b) in f[u + UDP_HEADER_LEN..].iter_mut().enumerate() {
+            *b = (i * 7) as u8;
+        }
+        let pseudo = sum(&SRC) + sum(&DST) + 17 + (UDP_HEADER_LEN + payload) as u64;
+        put16(&mut f, u + 6, fold(pseudo));
+        f
+    }
+
+    /// True when the IPv4 header, the UDP length and the UDP checksum of an ordinary packet
+    /// verify, as the receiving kernel checks them.
+    fn verifies_udp(frame: &[u8]) -> bool {
+        let ip = &frame[VNET_HDR_LEN..];
+        let ip_ok = fold(sum(&ip[..20])) == 0xffff && get16(ip, 2) as usize == ip.len();
+        let udp = &ip[20..];
+        let len_ok = get16(udp, 4) as usize == udp.len();
+        let pseudo = sum(&ip[12..20]) + 17 + udp.len() as u64;
+        ip_ok && len_ok && get16(udp, 6) != 0 && fold(pseudo + sum(udp)) == 0xffff
+    }
+
+    #[test]
+    fn a_udp_super_packet_is_cut_into_the_datagrams_the_kernel_would_send() {
+        // 3000 bytes sent with UDP_SEGMENT 1400: datagrams of 1400, 1400 and 200 bytes.
+        let f = uso_v4(3000, 1400);
+        let sp = parse(&f).unwrap().unwrap();
+        assert_eq!(sp.segments(), 3);
+        assert_eq!(sp.header_ip_len(), 28);
+        let lens: Vec<u32> = (0..3).map(|i| sp.segment_ip_len(i)).collect();
+        assert_eq!(lens, [1428, 1428, 228]);
+        let mut out = vec![0u8; 2000];
+        let mut body = Vec::new();
+        for i in 0..3 {
+            let n = sp.write_chunk(&f, i, 1, &mut out, true);
+            let p = &out[..n];
+            assert!(verifies_udp(p), "datagram {i} checksums and lengths");
+            let h = VnetHdr::parse(p).unwrap();
+            assert_eq!((h.gso_type, h.gso_size, h.flags), (GSO_NONE, 0, 0));
+            let ip = &p[VNET_HDR_LEN..];
+            assert_eq!(
+                get16(ip, 4),
+                0x4321 + i as u16,
+                "IP ID advances per datagram"
+            );
+            assert_eq!((get16(ip, 20), get16(ip, 22)), (40001, 5301), "ports kept");
+            body.extend_from_slice(&ip[28..]);
+        }
+        assert_eq!(
+            &body[..],
+            &f[VNET_HDR_LEN + 28..],
+            "payload in order, none lost"
+        );
+        // A run of two stays a UDP super-packet whose header covers the run.
+        let mut run = vec![0u8; sp.chunk_frame_len(1, 2)];
+        sp.write_chunk(&f, 1, 2, &mut run, false);
+        let h = VnetHdr::parse(&run).unwrap();
+        assert_eq!((h.gso_type, h.gso_size, h.hdr_len), (GSO_UDP_L4, 1400, 28));
+        assert_eq!(get16(&run, VNET_HDR_LEN + 24) as usize, 8 + 1600);
+        assert_eq!(parse(&run).unwrap().unwrap().segments(), 2);
+    }
+
+    proptest::proptest! {
+        /// UDP as TCP above: cutting runs, then datagrams, gives the datagrams cut directly.
+        #[test]
+        fn udp_runs_or_directly_give_the_same_datagrams(
+            payload in 1usize..6000,
+            gso in 100u16..1472,
+            cuts in proptest::collection::vec(1usize..5, 1..40),
+        ) {
+            let f = uso_v4(payload, gso);
+            let sp = parse(&f).unwrap().unwrap();
+            let n = sp.segments();
+            let mut direct = Vec::new();
+            let mut buf = vec![0u8; 2000];
+            for i in 0..n {
+                let len = sp.write_chunk(&f, i, 1, &mut buf, true);
+                proptest::prop_assert!(verifies_udp(&buf[..len]));
+                direct.push(buf[..len].to_vec());
+            }
+            let mut first = 0;
+            let mut k = 0;
+            while first < n {
+                let count = cuts[k % cuts.len()].min(n - first);
+                k += 1;
+                let mut run = vec![0u8; sp.chunk_frame_len(first, count)];
+                sp.write_chunk(&f, first, count, &mut run, false);
+                if count == 1 {
+                    finish_checksum(&mut run);
+                    proptest::prop_assert_eq!(&run[..], &direct[first][..]);
+                } else {
+                    let again = parse(&run).unwrap().unwrap();
+                    for j in 0..count {
+                        let l = again.write_chunk(&run, j, 1, &mut buf, true);
+                        proptest::prop_assert_eq!(&buf[..l], &direct[first + j][..]);
+                    }
+                }
+                first += count;
+            }
+        }
+    }
+
     #[test]
     fn header_round_trips_little_endian() {
         let h = VnetHdr {
@@ -459,6 +620,9 @@ mod tests {
         assert_eq!(parse(&f), Ok(None));
         f[1] = 3; // GSO_UDP (UFO), never enabled
         assert_eq!(parse(&f), Err(GsoError::UnsupportedType(3)));
+        f[1] = GSO_TCPV4;
+        f[VNET_HDR_LEN] = 0x65; // an IPv6 packet under a TCPv4 GSO type
+        assert_eq!(parse(&f), Err(GsoError::Inconsistent));
         assert_eq!(parse(&f[..5]), Err(GsoError::Truncated));
     }
 

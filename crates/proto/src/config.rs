@@ -44,7 +44,17 @@ pub struct Config {
     pub synthetic: bool,
     /// Authentication and encryption ([`crate::secure`]); off by default.
     pub security: Security,
+    /// The pacer lets at least this much of its rate leave in one burst when the controller
+    /// does not set its own burst size (`max_burst`): Linux sizes a paced TCP burst the same way,
+    /// about 1 ms of the pacing rate (`tcp_tso_autosize`, `sk_pacing_shift` 10). On a real host
+    /// every burst costs a timer wake-up and a system call, and with bursts of
+    /// [`crate::pacer::DEFAULT_BURST`] packets those cap the rate; [`HOST_BURST_TIME`] is for
+    /// real hosts. Zero (the default, and the simulator's) keeps the burst at its packet count.
+    pub burst_time: Duration,
 }
+
+/// [`Config::burst_time`] for a transport on a real host: 1 ms of the pacing rate, Linux's.
+pub const HOST_BURST_TIME: Duration = Duration::from_millis(1);
 
 impl Config {
     /// Defaults with the given controller.
@@ -64,6 +74,7 @@ impl Config {
             idle_timeout: Some(Duration::from_secs(120)),
             synthetic: false,
             security: Security::Off,
+            burst_time: Duration::ZERO,
         }
     }
 

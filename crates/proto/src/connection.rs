@@ -1183,9 +1183,15 @@ impl Connection {
         Some((rate as u64).max(1))
     }
 
-    fn burst_bytes(&self) -> u64 {
-        let pkts = self.cc.max_burst().unwrap_or(DEFAULT_BURST).max(1) as u64;
-        pkts * self.config.max_datagram_size() as u64
+    /// The pacer's bucket: the controller's burst if it sets one, else [`DEFAULT_BURST`]
+    /// packets or [`Config::burst_time`] of `rate`, whichever is more.
+    fn burst_bytes(&self, rate: u64) -> u64 {
+        let full = self.config.max_datagram_size() as u64;
+        if let Some(pkts) = self.cc.max_burst() {
+            return pkts.max(1) as u64 * full;
+        }
+        let by_time = (rate as u128 * self.config.burst_time.as_nanos() / 1_000_000_000) as u64;
+        (DEFAULT_BURST as u64 * full).max(by_time)
     }
 
     /// Write the next datagram to send at `now` into `buf` (at least
@@ -1398,10 +1404,11 @@ impl Connection {
             return None;
         }
         let rate = self.pacing_rate_at(cwnd);
-        let burst = self.burst_bytes();
         let full = self.config.max_datagram_size() as u64;
         if let Some(rate) = rate {
-            let at = self.pacer.release_time(now, full, rate, burst);
+            let at = self
+                .pacer
+                .release_time(now, full, rate, self.burst_bytes(rate));
             if at > now {
                 self.pacing_release = Some(at);
                 return None;

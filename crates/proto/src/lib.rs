@@ -105,7 +105,7 @@ pub mod sent;
 pub mod stats;
 mod stream;
 
-pub use config::{Config, IP_UDP_OVERHEAD};
+pub use config::{Config, HOST_BURST_TIME, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use longhaul_cc::Time;

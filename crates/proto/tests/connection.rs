@@ -166,6 +166,29 @@ fn pacing_releases_bursts_then_one_packet_per_interval() {
     assert_eq!(c.poll_timeout(), Some(next + Duration::from_micros(500)));
 }
 
+/// `burst_time`: a burst holds that much of the pacing rate when it exceeds the default 10
+/// packets (a real host's 1 ms, Linux's TSO autosizing; here 10 ms to make it 20 packets).
+#[test]
+fn burst_time_sizes_the_burst_by_the_rate() {
+    let timed = Config {
+        burst_time: Duration::from_millis(10),
+        ..reno(100.0, true)
+    };
+    let (mut c, _) = established(timed, reno(100.0, true));
+    let mut buf = vec![0u8; 2000];
+    c.write_synthetic(60 * 1448);
+    let mut burst = 0;
+    while c.poll_transmit(ms(100), &mut buf).is_some() {
+        burst += 1;
+    }
+    // 2 954 000 B/s × 10 ms = 29 540 B = 20 packets of 1477 bytes on the wire.
+    assert_eq!(c.stats().pacing_rate, 2_954_000);
+    assert_eq!(burst, 20);
+    // Then one packet per 500 µs, as without it.
+    let next = c.poll_timeout().unwrap();
+    assert_eq!(next, ms(100) + Duration::from_micros(500));
+}
+
 #[test]
 fn data_beyond_the_receive_window_is_rejected_with_the_limit() {
     let server = Config {

@@ -74,6 +74,8 @@ impl TransportArgs {
         c.recv_window = self.window;
         c.send_buffer = self.window;
         c.idle_timeout = Some(self.idle_timeout);
+        // A real host: bursts of 1 ms of the pacing rate, not timer wake-ups of 10 packets.
+        c.burst_time = longhaul_proto::HOST_BURST_TIME;
         c.validate()
             .map_err(|e| anyhow!("--mtu {} / --window {}: {e}", self.mtu, self.window))?;
         Ok(c)

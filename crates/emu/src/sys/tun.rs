@@ -1,9 +1,11 @@
 //! TUN devices (Linux `Documentation/networking/tuntap.rst`).
 //!
 //! `IFF_TUN | IFF_NO_PI`: each read returns one bare IP packet, each write injects one. With
-//! offloads (`IFF_VNET_HDR`, then `TUNSETVNETHDRSZ` 10 and `TUNSETOFFLOAD` with checksum and
-//! TCP segmentation offload for IPv4 and IPv6, ECN included) every packet is preceded by a
-//! `virtio_net_hdr` and may be a TCP super-packet of up to 64 KB (`crate::gso`). The device is created in the network namespace of the thread that opens `/dev/net/tun`, and is
+//! offloads (`IFF_VNET_HDR`, then `TUNSETVNETHDRSZ` 10 and `TUNSETOFFLOAD` with checksum, TCP
+//! segmentation offload for IPv4 and IPv6, ECN included, and UDP segmentation offload where the
+//! kernel has it, 6.2+) every packet is preceded by a `virtio_net_hdr` and may be a TCP or UDP
+//! super-packet of up to 64 KB (`crate::gso`). The device is created in the network namespace
+//! of the thread that opens `/dev/net/tun`, and is
 //! not persistent: it disappears when its last fd closes, so a killed emulator leaves no TUN
 //! behind (only the namespaces, which `state` cleans up).
 
@@ -22,6 +24,9 @@ const TUN_F_CSUM: libc::c_uint = 0x01;
 const TUN_F_TSO4: libc::c_uint = 0x02;
 const TUN_F_TSO6: libc::c_uint = 0x04;
 const TUN_F_TSO_ECN: libc::c_uint = 0x08;
+/// UDP segmentation offload (Linux 6.2+).
+const TUN_F_USO4: libc::c_uint = 0x20;
+const TUN_F_USO6: libc::c_uint = 0x40;
 
 /// Largest frame a TUN with offloads hands over: a 64 KB IP packet behind its virtio header.
 pub const MAX_OFFLOAD_FRAME: usize = crate::gso::VNET_HDR_LEN + 65_535;
@@ -82,10 +87,20 @@ impl Tun {
             let size = crate::gso::VNET_HDR_LEN as libc::c_int;
             // SAFETY: TUNSETVNETHDRSZ reads an int through the pointer.
             let rc = unsafe { libc::ioctl(fd, TUNSETVNETHDRSZ, &size) };
-            let offloads = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+            let tso = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
             // SAFETY: TUNSETOFFLOAD takes the flags as the argument value itself.
+            let set = |flags: libc::c_uint| unsafe {
+                libc::ioctl(fd, TUNSETOFFLOAD, flags as libc::c_ulong)
+            };
+            // UDP super-packets too where the kernel knows them (EINVAL before 6.2: TSO only).
             let rc = if rc == 0 {
-                unsafe { libc::ioctl(fd, TUNSETOFFLOAD, offloads as libc::c_ulong) }
+                match set(tso | TUN_F_USO4 | TUN_F_USO6) {
+                    0 => 0,
+                    _ if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) => {
+                        set(tso)
+                    }
+                    e => e,
+                }
             } else {
                 rc
             };
