@@ -7,12 +7,14 @@
 #
 #   sudo bench/transfer/run.sh [--size-mb N] [--files K] [--only LIST] [--timeout S]
 #                              [--md FILE] [--bin PATH] [--rate R] [--delay D] [--loss P]
-#                              [--queue-packets Q] [--busy-poll]
+#                              [--queue-packets Q] [--busy-poll] [--plain]
 #
 # --size-mb: total size of the file set (default 2048: 2 GiB), split into --files files
 # (default 4) of incompressible bytes. --only: a comma-separated subset of the runs
 # (longhaul-fast, longhaul-bbr, scp-cubic, rsync-cubic, scp-bbr, rsync-bbr, scp-fast, rsync-fast).
 # --timeout: seconds one run may take before it is reported as timed out (default 3600).
+# --plain: longhaul's runs unauthenticated and unencrypted (`--insecure` at both ends), to tell
+# the seal's cost from the transport's.
 # --busy-poll: the emulator forwards with one busy-polling thread on a CPU of its own
 # (`longhaul emu --busy-poll`), releases punctual to microseconds; the ends share the other CPUs.
 #
@@ -39,6 +41,7 @@ delay=90ms
 loss=0.1%
 queue=4000
 busy_poll=()
+insecure=()
 
 tag=bench/transfer
 # shellcheck source=../lib.sh
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --loss) loss="$2"; shift 2 ;;
     --queue-packets) queue="$2"; shift 2 ;;
     --busy-poll) busy_poll=(--busy-poll); shift ;;
+    --plain) insecure=(--insecure); shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -220,13 +224,13 @@ results=()
 run_longhaul() {
   local cc="$1" dst="$scratch/dst-longhaul-$1"
   mkdir -p "$dst"
-  LONGHAUL_HOME="$rx_home" on_a "$bin" recv -n 1 -d "$dst" >"$scratch/recv-$cc.out" 2>"$scratch/recv-$cc.err" &
+  LONGHAUL_HOME="$rx_home" on_a "$bin" recv ${insecure[@]+"${insecure[@]}"} -n 1 -d "$dst" >"$scratch/recv-$cc.out" 2>"$scratch/recv-$cc.err" &
   recv_pid=$!
   sleep 0.5
   local t0 t1 rc=0
   t0="$(now)"
   LONGHAUL_HOME="$tx_home" timeout "$timeout_s" "$bin" emu exec --id "$emu_pid" b -- \
-    "$bin" send -C "$cc" -J --connect-timeout 10s "${set_names[@]}" "$addr_a" \
+    "$bin" send ${insecure[@]+"${insecure[@]}"} -C "$cc" -J --connect-timeout 10s "${set_names[@]}" "$addr_a" \
     >"$scratch/send-$cc.json" 2>"$scratch/send-$cc.err" || rc=$?
   t1="$(now)"
   if [ $rc -eq 124 ]; then
@@ -240,6 +244,10 @@ run_longhaul() {
   verify "$dst"
   local cipher
   cipher="$(sed -n 's/.*"cipher": *"\([^"]*\)".*/\1/p' "$scratch/send-$cc.json" | head -1)"
+  if [ ${#insecure[@]} -gt 0 ]; then
+    [ -z "$cipher" ] || die "longhaul send -C $cc --insecure reported cipher $cipher"
+    cipher=plain
+  fi
   [ -n "$cipher" ] || die "longhaul send -C $cc did not report a cipher: the transfer was not sealed"
   record "longhaul send -C $cc ($cipher)" "$t0" "$t1"
   rm -rf "$dst"
