@@ -357,32 +357,39 @@ mod tests {
     const SRC: [u8; 4] = [100, 64, 0, 1];
     const DST: [u8; 4] = [100, 64, 0, 2];
 
+    /// A frame of `l4_len` transport bytes behind a virtio header `hdr` and an IPv4 header
+    /// (SRC → DST, `id`, DF, TTL 64, protocol `proto`, header checksum set).
+    fn ipv4_frame(hdr: VnetHdr, l4_len: usize, id: u16, proto: u8) -> Vec<u8> {
+        let ip_len = 20 + l4_len;
+        let mut f = vec![0u8; VNET_HDR_LEN + ip_len];
+        hdr.write(&mut f);
+        let ip = VNET_HDR_LEN;
+        f[ip] = 0x45;
+        put16(&mut f, ip + 2, ip_len as u16);
+        put16(&mut f, ip + 4, id);
+        f[ip + 6] = 0x40;
+        f[ip + 8] = 64;
+        f[ip + 9] = proto;
+        f[ip + 12..ip + 16].copy_from_slice(&SRC);
+        f[ip + 16..ip + 20].copy_from_slice(&DST);
+        let c = !fold(sum(&f[ip..ip + 20]));
+        put16(&mut f, ip + 10, c);
+        f
+    }
+
     /// A TSO frame as the kernel hands it over: IPv4 (ID 0x1234, DF) + TCP (seq 1000,
     /// ACK|PSH|FIN|CWR), `payload` bytes counting up, partial checksum.
     fn tso_v4(payload: usize, mss: u16) -> Vec<u8> {
-        let ip_len = 20 + 20 + payload;
-        let mut f = vec![0u8; VNET_HDR_LEN + ip_len];
-        VnetHdr {
+        let hdr = VnetHdr {
             flags: F_NEEDS_CSUM,
             gso_type: GSO_TCPV4 | GSO_ECN,
             hdr_len: 40,
             gso_size: mss,
             csum_start: 20,
             csum_offset: 16,
-        }
-        .write(&mut f);
-        let ip = VNET_HDR_LEN;
-        f[ip] = 0x45;
-        put16(&mut f, ip + 2, ip_len as u16);
-        put16(&mut f, ip + 4, 0x1234);
-        f[ip + 6] = 0x40;
-        f[ip + 8] = 64;
-        f[ip + 9] = 6;
-        f[ip + 12..ip + 16].copy_from_slice(&SRC);
-        f[ip + 16..ip + 20].copy_from_slice(&DST);
-        let c = !fold(sum(&f[ip..ip + 20]));
-        put16(&mut f, ip + 10, c);
-        let t = ip + 20;
+        };
+        let mut f = ipv4_frame(hdr, 20 + payload, 0x1234, 6);
+        let t = VNET_HDR_LEN + 20;
         put16(&mut f, t, 40000);
         put16(&mut f, t + 2, 5201);
         f[t + 4..t + 8].copy_from_slice(&1000u32.to_be_bytes());
@@ -407,8 +414,56 @@ mod tests {
         ip_ok && fold(pseudo + sum(tcp)) == 0xffff
     }
 
+    /// Cuts `f` into single segments directly, checks each with `verifies` and that their
+    /// payloads (after `headers` bytes of IP and transport header) are `f`'s in order; then cuts it
+    /// in runs of `cuts` lengths, each run cut again into single segments, and checks those are
+    /// the same bytes.
+    fn runs_or_directly_give_the_same_wire(
+        f: &[u8],
+        headers: usize,
+        cuts: &[usize],
+        verifies: fn(&[u8]) -> bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let sp = parse(f).unwrap().unwrap();
+        let n = sp.segments();
+        let mut direct = Vec::new();
+        let mut buf = vec![0u8; 2000];
+        for i in 0..n {
+            let len = sp.write_chunk(f, i, 1, &mut buf, true);
+            proptest::prop_assert!(verifies(&buf[..len]));
+            direct.push(buf[..len].to_vec());
+        }
+        let body: Vec<u8> = direct
+            .iter()
+            .flat_map(|p| p[VNET_HDR_LEN + headers..].to_vec())
+            .collect();
+        proptest::prop_assert_eq!(&body[..], &f[VNET_HDR_LEN + headers..]);
+        let mut first = 0;
+        let mut k = 0;
+        while first < n {
+            let count = cuts[k % cuts.len()].min(n - first);
+            k += 1;
+            let mut run = vec![0u8; sp.chunk_frame_len(first, count)];
+            let len = sp.write_chunk(f, first, count, &mut run, false);
+            proptest::prop_assert_eq!(len, run.len());
+            if count == 1 {
+                finish_checksum(&mut run);
+                proptest::prop_assert_eq!(&run[..], &direct[first][..]);
+            } else {
+                let again = parse(&run).unwrap().unwrap();
+                proptest::prop_assert_eq!(again.segments(), count);
+                for j in 0..count {
+                    let l = again.write_chunk(&run, j, 1, &mut buf, true);
+                    proptest::prop_assert_eq!(&buf[..l], &direct[first + j][..]);
+                }
+            }
+            first += count;
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
-        /// Any way of cutting a super-packet into runs, each run cut again into single
+        /// Any way of cutting a TCP super-packet into runs, each run cut again into single
         /// segments, gives the wire packets that cutting the original directly gives: valid
         /// checksums, consecutive sequence numbers, and the payload in order without loss.
         #[test]
@@ -417,39 +472,18 @@ mod tests {
             mss in 100u16..1500,
             cuts in proptest::collection::vec(1usize..5, 1..40),
         ) {
-            let f = tso_v4(payload, mss);
-            let sp = parse(&f).unwrap().unwrap();
-            let n = sp.segments();
-            let mut direct = Vec::new();
-            let mut buf = vec![0u8; 2000];
-            for i in 0..n {
-                let len = sp.write_chunk(&f, i, 1, &mut buf, true);
-                proptest::prop_assert!(verifies(&buf[..len]));
-                direct.push(buf[..len].to_vec());
-            }
-            let body: Vec<u8> = direct.iter().flat_map(|p| p[VNET_HDR_LEN + 40..].to_vec()).collect();
-            proptest::prop_assert_eq!(&body[..], &f[VNET_HDR_LEN + 40..]);
-            let mut first = 0;
-            let mut k = 0;
-            while first < n {
-                let count = cuts[k % cuts.len()].min(n - first);
-                k += 1;
-                let mut run = vec![0u8; sp.chunk_frame_len(first, count)];
-                let len = sp.write_chunk(&f, first, count, &mut run, false);
-                proptest::prop_assert_eq!(len, run.len());
-                if count == 1 {
-                    finish_checksum(&mut run);
-                    proptest::prop_assert_eq!(&run[..], &direct[first][..]);
-                } else {
-                    let again = parse(&run).unwrap().unwrap();
-                    proptest::prop_assert_eq!(again.segments(), count);
-                    for j in 0..count {
-                        let l = again.write_chunk(&run, j, 1, &mut buf, true);
-                        proptest::prop_assert_eq!(&buf[..l], &direct[first + j][..]);
-                    }
-                }
-                first += count;
-            }
+            runs_or_directly_give_the_same_wire(&tso_v4(payload, mss), 40, &cuts, verifies)?;
+        }
+
+        /// UDP as TCP: the datagrams, their lengths and checksums, whichever way it is cut.
+        #[test]
+        fn udp_runs_or_directly_give_the_same_datagrams(
+            payload in 1usize..6000,
+            gso in 100u16..1472,
+            cuts in proptest::collection::vec(1usize..5, 1..40),
+        ) {
+            runs_or_directly_give_the_same_wire(
+                &uso_v4(payload, gso), 20 + UDP_HEADER_LEN, &cuts, verifies_udp)?;
         }
     }
 
@@ -457,29 +491,16 @@ mod tests {
     /// on the device: IPv4 (ID 0x4321, DF) + UDP (40001 → 5301, length of the whole), partial
     /// checksum over the whole length.
     fn uso_v4(payload: usize, gso: u16) -> Vec<u8> {
-        let ip_len = 20 + UDP_HEADER_LEN + payload;
-        let mut f = vec![0u8; VNET_HDR_LEN + ip_len];
-        VnetHdr {
+        let hdr = VnetHdr {
             flags: F_NEEDS_CSUM,
             gso_type: GSO_UDP_L4,
             hdr_len: 28,
             gso_size: gso,
             csum_start: 20,
             csum_offset: 6,
-        }
-        .write(&mut f);
-        let ip = VNET_HDR_LEN;
-        f[ip] = 0x45;
-        put16(&mut f, ip + 2, ip_len as u16);
-        put16(&mut f, ip + 4, 0x4321);
-        f[ip + 6] = 0x40;
-        f[ip + 8] = 64;
-        f[ip + 9] = 17;
-        f[ip + 12..ip + 16].copy_from_slice(&SRC);
-        f[ip + 16..ip + 20].copy_from_slice(&DST);
-        let c = !fold(sum(&f[ip..ip + 20]));
-        put16(&mut f, ip + 10, c);
-        let u = ip + 20;
+        };
+        let mut f = ipv4_frame(hdr, UDP_HEADER_LEN + payload, 0x4321, 17);
+        let u = VNET_HDR_LEN + 20;
         put16(&mut f, u, 40001);
         put16(&mut f, u + 2, 5301);
         put16(&mut f, u + 4, (UDP_HEADER_LEN + payload) as u16);
@@ -540,46 +561,6 @@ mod tests {
         assert_eq!((h.gso_type, h.gso_size, h.hdr_len), (GSO_UDP_L4, 1400, 28));
         assert_eq!(get16(&run, VNET_HDR_LEN + 24) as usize, 8 + 1600);
         assert_eq!(parse(&run).unwrap().unwrap().segments(), 2);
-    }
-
-    proptest::proptest! {
-        /// UDP as TCP above: cutting runs, then datagrams, gives the datagrams cut directly.
-        #[test]
-        fn udp_runs_or_directly_give_the_same_datagrams(
-            payload in 1usize..6000,
-            gso in 100u16..1472,
-            cuts in proptest::collection::vec(1usize..5, 1..40),
-        ) {
-            let f = uso_v4(payload, gso);
-            let sp = parse(&f).unwrap().unwrap();
-            let n = sp.segments();
-            let mut direct = Vec::new();
-            let mut buf = vec![0u8; 2000];
-            for i in 0..n {
-                let len = sp.write_chunk(&f, i, 1, &mut buf, true);
-                proptest::prop_assert!(verifies_udp(&buf[..len]));
-                direct.push(buf[..len].to_vec());
-            }
-            let mut first = 0;
-            let mut k = 0;
-            while first < n {
-                let count = cuts[k % cuts.len()].min(n - first);
-                k += 1;
-                let mut run = vec![0u8; sp.chunk_frame_len(first, count)];
-                sp.write_chunk(&f, first, count, &mut run, false);
-                if count == 1 {
-                    finish_checksum(&mut run);
-                    proptest::prop_assert_eq!(&run[..], &direct[first][..]);
-                } else {
-                    let again = parse(&run).unwrap().unwrap();
-                    for j in 0..count {
-                        let l = again.write_chunk(&run, j, 1, &mut buf, true);
-                        proptest::prop_assert_eq!(&buf[..l], &direct[first + j][..]);
-                    }
-                }
-                first += count;
-            }
-        }
     }
 
     #[test]
