@@ -88,6 +88,14 @@ impl std::str::FromStr for Sysctl {
     }
 }
 
+impl Sysctl {
+    /// `KEY=VALUE KEY=VALUE`, as the progress line and `meta.sysctl` show a list.
+    pub fn join(all: &[Sysctl]) -> String {
+        let each: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        each.join(" ")
+    }
+}
+
 impl std::fmt::Display for Sysctl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}={}", self.key, self.value)
@@ -225,12 +233,13 @@ fn run_with_controls(
     let bdp = bdp_bytes(plan.capacity_bps, plan.max_rtt());
     let buffer = buffer_for_bdp(bdp + plan.queue_bytes).max(4 << 20);
     for ns in [&ns_a, &ns_b] {
-        tune_namespace(ns, buffer)?;
-        set_sysctls(ns, &opts.sysctls)?;
+        tune_namespace(ns, buffer, &opts.sysctls)?;
     }
     if !opts.sysctls.is_empty() {
-        let all: Vec<String> = opts.sysctls.iter().map(|s| s.to_string()).collect();
-        say(format!("sysctl in both namespaces: {}", all.join(" ")));
+        say(format!(
+            "sysctl in both namespaces: {}",
+            Sysctl::join(&opts.sysctls)
+        ));
     }
     say(format!(
         "tcp_rmem/tcp_wmem max = {buffer} B in both namespaces (BDP {bdp} B + queue {} B)",
@@ -414,16 +423,24 @@ fn run_with_controls(
     })
 }
 
-/// Writes the user's sysctls in one namespace; a key the namespace does not have is an error
+/// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls), then sets the
+/// user's `extra` ones, which may override them. A key the namespace does not have is an error
 /// that names it (some net.core keys exist only in the host's namespace).
-fn set_sysctls(ns: &str, sysctls: &[Sysctl]) -> Result<(), LabError> {
-    if sysctls.is_empty() {
-        return Ok(());
-    }
-    let sysctls = sysctls.to_vec();
+fn tune_namespace(ns: &str, buffer: u64, extra: &[Sysctl]) -> Result<(), LabError> {
+    let sysctl = |key: &str, value: String| Sysctl {
+        key: key.to_string(),
+        value,
+    };
+    let mut values = vec![
+        sysctl("net.ipv4.tcp_rmem", format!("4096 131072 {buffer}")),
+        sysctl("net.ipv4.tcp_wmem", format!("4096 16384 {buffer}")),
+        // A fresh namespace has no cached metrics, but say it: no ssthresh carried over.
+        sysctl("net.ipv4.tcp_no_metrics_save", "1".to_string()),
+    ];
+    values.extend_from_slice(extra);
     let ns_name = ns.to_string();
     netns::run_in(ns, move || -> Result<(), String> {
-        for s in &sysctls {
+        for s in &values {
             let path = format!("/proc/sys/{}", s.key.replace('.', "/"));
             if !std::path::Path::new(&path).exists() {
                 return Err(format!(
@@ -439,27 +456,7 @@ fn set_sysctls(ns: &str, sysctls: &[Sysctl]) -> Result<(), LabError> {
     })
     .map_err(|e| e.to_string())
     .and_then(|r| r)
-    .map_err(setup_err("setting --sysctl in the namespaces"))
-}
-
-/// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls).
-fn tune_namespace(ns: &str, buffer: u64) -> Result<(), LabError> {
-    let values = [
-        ("net/ipv4/tcp_rmem", format!("4096 131072 {buffer}")),
-        ("net/ipv4/tcp_wmem", format!("4096 16384 {buffer}")),
-        // A fresh namespace has no cached metrics, but say it: no ssthresh carried over.
-        ("net/ipv4/tcp_no_metrics_save", "1".to_string()),
-    ];
-    netns::run_in(ns, move || -> Result<(), String> {
-        for (key, v) in &values {
-            std::fs::write(format!("/proc/sys/{key}"), v)
-                .map_err(|e| format!("writing {v} to /proc/sys/{key}: {e}"))?;
-        }
-        Ok(())
-    })
-    .map_err(|e| e.to_string())
-    .and_then(|r| r)
-    .map_err(setup_err("tuning socket buffers in the namespaces"))
+    .map_err(setup_err("setting sysctls in the namespaces"))
 }
 
 #[cfg(test)]

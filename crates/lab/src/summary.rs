@@ -211,8 +211,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         );
     }
     if !raw.sysctls.is_empty() {
-        let all: Vec<String> = raw.sysctls.iter().map(|s| s.to_string()).collect();
-        meta.insert("sysctl".into(), all.join(" "));
+        meta.insert("sysctl".into(), crate::Sysctl::join(&raw.sysctls));
     }
     for (k, n) in raw.notes.iter().enumerate() {
         meta.insert(format!("note_{k}"), n.clone());

@@ -1183,15 +1183,19 @@ impl Connection {
         Some((rate as u64).max(1))
     }
 
-    /// The pacer's bucket: the controller's burst if it sets one, else [`DEFAULT_BURST`]
-    /// packets or [`Config::burst_time`] of `rate`, whichever is more.
-    fn burst_bytes(&self, rate: u64) -> u64 {
-        let full = self.config.max_datagram_size() as u64;
+    /// The pacer's bucket for datagrams of `full` bytes: the controller's burst if it sets one,
+    /// else [`DEFAULT_BURST`] packets or [`Config::burst_time`] of `rate`, whichever is more.
+    /// Per packet: with `burst_time` zero (the simulator) no division.
+    fn burst_bytes(&self, rate: u64, full: u64) -> u64 {
         if let Some(pkts) = self.cc.max_burst() {
             return pkts.max(1) as u64 * full;
         }
-        let by_time = (rate as u128 * self.config.burst_time.as_nanos() / 1_000_000_000) as u64;
-        (DEFAULT_BURST as u64 * full).max(by_time)
+        let by_count = DEFAULT_BURST as u64 * full;
+        let ns = self.config.burst_time.as_nanos() as u64;
+        if ns == 0 {
+            return by_count;
+        }
+        by_count.max(rate.saturating_mul(ns) / 1_000_000_000)
     }
 
     /// Write the next datagram to send at `now` into `buf` (at least
@@ -1408,7 +1412,7 @@ impl Connection {
         if let Some(rate) = rate {
             let at = self
                 .pacer
-                .release_time(now, full, rate, self.burst_bytes(rate));
+                .release_time(now, full, rate, self.burst_bytes(rate, full));
             if at > now {
                 self.pacing_release = Some(at);
                 return None;
