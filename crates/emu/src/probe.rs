@@ -44,26 +44,47 @@ fn join<T>(h: JoinHandle<std::io::Result<T>>) -> std::io::Result<T> {
         .map_err(|_| std::io::Error::other("probe thread panicked"))?
 }
 
-/// Receives one datagram with its kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME ns):
-/// the instant the packet entered the host's stack, independent of when this thread woke up.
-pub fn recv_timestamped(s: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, u64)> {
+/// One datagram as the kernel handed it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Received {
+    /// Payload bytes.
+    pub bytes: usize,
+    /// Kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME ns): the instant the packet
+    /// entered the host's stack, independent of when the reading thread woke up.
+    pub at_ns: u64,
+    /// Packets the socket had dropped for want of buffer space before this one was queued
+    /// (SO_RXQ_OVFL; 0 when the socket did not ask for it). The count is taken when the packet
+    /// is queued, so the drops between two packets happened between their timestamps.
+    pub socket_drops: u32,
+}
+
+/// Receives one datagram with its kernel receive timestamp and, on a socket that enabled
+/// SO_RXQ_OVFL, the socket's drop count.
+pub fn recv_timestamped(s: &UdpSocket, buf: &mut [u8]) -> std::io::Result<Received> {
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
     use std::os::fd::AsRawFd;
     let mut iov = [std::io::IoSliceMut::new(buf)];
-    // Room for SCM_TIMESTAMPNS and, on a socket that also asked for SO_TIMESTAMPING, the
-    // SCM_TIMESTAMPING triple the kernel adds to received packets.
-    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec, [nix::sys::time::TimeSpec; 3]);
+    // Room for SCM_TIMESTAMPNS, the SCM_TIMESTAMPING triple the kernel adds to received
+    // packets on a socket that also asked for SO_TIMESTAMPING, and SO_RXQ_OVFL's counter.
+    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec, [nix::sys::time::TimeSpec; 3], u32);
     let msg =
         recvmsg::<SockaddrStorage>(s.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::empty())
             .map_err(std::io::Error::from)?;
-    let mut ts = None;
+    let mut at_ns = None;
+    let mut socket_drops = 0;
     for c in msg.cmsgs().map_err(std::io::Error::from)? {
-        if let ControlMessageOwned::ScmTimestampns(t) = c {
-            ts = Some(timespec_ns(&t));
+        match c {
+            ControlMessageOwned::ScmTimestampns(t) => at_ns = Some(timespec_ns(&t)),
+            // Sent only once the count is non-zero.
+            ControlMessageOwned::RxqOvfl(n) => socket_drops = n,
+            _ => {}
         }
     }
-    let n = msg.bytes;
-    Ok((n, ts.unwrap_or_else(realtime_ns)))
+    Ok(Received {
+        bytes: msg.bytes,
+        at_ns: at_ns.unwrap_or_else(realtime_ns),
+        socket_drops,
+    })
 }
 
 fn timespec_ns(t: &nix::sys::time::TimeSpec) -> u64 {
@@ -202,7 +223,12 @@ pub fn udp_probe(
         // (b_rx, b_tx) per probe number.
         let mut times = vec![(0u64, 0u64); count];
         loop {
-            let Ok((n, rx_at)) = recv_timestamped(&s, &mut buf) else {
+            let Ok(Received {
+                bytes: n,
+                at_ns: rx_at,
+                ..
+            }) = recv_timestamped(&s, &mut buf)
+            else {
                 return Ok(times);
             };
             if n != 4 {
@@ -231,7 +257,12 @@ pub fn udp_probe(
             let mut rx = vec![0u64; count];
             let mut got = 0;
             while got < count {
-                let Ok((n, rx_at)) = recv_timestamped(&rs, &mut buf) else {
+                let Ok(Received {
+                    bytes: n,
+                    at_ns: rx_at,
+                    ..
+                }) = recv_timestamped(&rs, &mut buf)
+                else {
                     break; // timeout: the rest are lost
                 };
                 if n != 4 {
@@ -280,37 +311,59 @@ pub fn udp_probe(
 #[derive(Debug, Clone)]
 pub struct FloodResult {
     pub sent: u64,
+    /// Packets the receiver read (not those its socket dropped).
     pub received: u64,
     pub received_bytes: u64,
     /// Kernel receive timestamps of the first and last packet (CLOCK_REALTIME ns).
     pub first_ns: u64,
     pub last_ns: u64,
-    /// Kernel receive timestamp of every packet, in arrival order.
+    /// Kernel receive timestamp of every packet read, in arrival order.
     pub arrivals_ns: Vec<u64>,
+    /// For every packet read, the socket's drop count when it was queued (SO_RXQ_OVFL). A
+    /// receiver starved of CPU overflows its socket; the packets it lost still crossed the
+    /// path, and the rates below count them.
+    pub socket_drops_at: Vec<u32>,
+    /// Everything the receiving socket dropped, read when the flood was over (SO_MEMINFO): also
+    /// the drops after the last packet it queued, which no packet reports.
+    pub socket_drops: u64,
 }
 
 impl FloodResult {
-    /// Receive rate in IP bits per second between the first and last packet (IP length = UDP
-    /// payload + 28).
-    pub fn ip_rate_bps(&self, payload: usize) -> f64 {
-        if self.received < 2 {
-            return 0.0;
-        }
-        let ip_bits = (self.received - 1) as f64 * (payload + 28) as f64 * 8.0;
-        ip_bits / ((self.last_ns - self.first_ns) as f64 / 1e9)
+    /// Packets that reached the receiving host between arrivals `i` and `j` (indices into
+    /// `arrivals_ns`): those read plus those its socket dropped in between.
+    fn reached_between(&self, i: usize, j: usize) -> u64 {
+        let dropped = self.socket_drops_at[j].saturating_sub(self.socket_drops_at[i]);
+        (j - i) as u64 + dropped as u64
     }
 
-    /// Receive rate in IP bits per second over the middle 80 % of the packets: the steady state,
-    /// without the start (the queue still filling; a stall then would compress or stretch the
-    /// whole measurement) and the end (the queue draining after the sender stopped), as
-    /// iperf3's `--omit` leaves out slow start.
+    /// Rate at which packets reached the receiving host, in IP bits per second between the
+    /// first and last packet (IP length = UDP payload + 28).
+    pub fn ip_rate_bps(&self, payload: usize) -> f64 {
+        let n = self.arrivals_ns.len();
+        if n < 2 {
+            return 0.0;
+        }
+        self.rate_between(0, n - 1, payload)
+    }
+
+    /// Rate at which packets reached the receiving host, in IP bits per second over the middle
+    /// 80 % of the packets: the steady state, without the start (the queue still filling; a
+    /// stall then would compress or stretch the whole measurement) and the end (the queue
+    /// draining after the sender stopped), as iperf3's `--omit` leaves out slow start.
     pub fn steady_ip_rate_bps(&self, payload: usize) -> f64 {
         let n = self.arrivals_ns.len();
+        if n < 2 {
+            return 0.0;
+        }
         let (i, j) = (n / 10, n - 1 - n / 10);
         if j <= i {
             return 0.0;
         }
-        let ip_bits = (j - i) as f64 * (payload + 28) as f64 * 8.0;
+        self.rate_between(i, j, payload)
+    }
+
+    fn rate_between(&self, i: usize, j: usize, payload: usize) -> f64 {
+        let ip_bits = self.reached_between(i, j) as f64 * (payload + 28) as f64 * 8.0;
         ip_bits / ((self.arrivals_ns[j] - self.arrivals_ns[i]) as f64 / 1e9)
     }
 }
@@ -332,8 +385,12 @@ pub fn udp_flood(
     );
     let rx = spawn_on(emu, Side::B, move || -> std::io::Result<FloodResult> {
         let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port))?;
-        set_rcvbuf(&s, 64 << 20);
+        // Room for most of a 1 Gb/s flood while the reader waits for a CPU; what overflows
+        // anyway is counted (SO_RXQ_OVFL) rather than taken for path loss.
+        set_rcvbuf(&s, 256 << 20);
         enable_timestamps(&s)?;
+        nix::sys::socket::setsockopt(&s, nix::sys::socket::sockopt::RxqOvfl, &1)
+            .map_err(std::io::Error::from)?;
         s.set_read_timeout(Some(quiet))?;
         let _ = ready_tx.send(());
         let mut r = FloodResult {
@@ -343,20 +400,24 @@ pub fn udp_flood(
             first_ns: 0,
             last_ns: 0,
             arrivals_ns: Vec::with_capacity(1 << 16),
+            socket_drops_at: Vec::with_capacity(1 << 16),
+            socket_drops: 0,
         };
         let mut buf = vec![0u8; 65_536];
         // The first wait covers the sender's start-up.
         s.set_read_timeout(Some(quiet + Duration::from_secs(2)))?;
-        while let Ok((n, t)) = recv_timestamped(&s, &mut buf) {
+        while let Ok(got) = recv_timestamped(&s, &mut buf) {
             if r.received == 0 {
-                r.first_ns = t;
+                r.first_ns = got.at_ns;
                 s.set_read_timeout(Some(quiet))?;
             }
-            r.last_ns = t;
-            r.arrivals_ns.push(t);
+            r.last_ns = got.at_ns;
+            r.arrivals_ns.push(got.at_ns);
+            r.socket_drops_at.push(got.socket_drops);
             r.received += 1;
-            r.received_bytes += n as u64;
+            r.received_bytes += got.bytes as u64;
         }
+        r.socket_drops = socket_drops(&s)?;
         Ok(r)
     });
     let _ = ready_rx.recv_timeout(Duration::from_secs(5));
@@ -403,6 +464,30 @@ pub fn udp_flood(
 fn emu_delay_ms(emu: &Emulator) -> u64 {
     let l = emu.link();
     l.a_to_b.delay.delay_ns.max(l.b_to_a.delay.delay_ns) / 1_000_000
+}
+
+/// Packets the socket has dropped so far (SO_MEMINFO's SK_MEMINFO_DROPS, the counter
+/// SO_RXQ_OVFL reports per packet).
+fn socket_drops(s: &UdpSocket) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    // include/uapi/linux/sock_diag.h: SK_MEMINFO_VARS counters.
+    const SK_MEMINFO_VARS: usize = 9;
+    let mut info = [0u32; SK_MEMINFO_VARS];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `info` and sets `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(info[libc::SK_MEMINFO_DROPS as usize] as u64)
 }
 
 fn set_rcvbuf(s: &UdpSocket, bytes: i32) {
@@ -492,4 +577,58 @@ pub fn tcp_transfer(emu: &Emulator, duration: Duration, limit: u64) -> std::io::
         )));
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket too small for what it is sent drops the rest; every packet it queued says how
+    /// many were dropped before it, and the total is there after the last.
+    #[test]
+    fn socket_drops_are_counted_per_packet_and_in_total() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The kernel doubles the value and has a floor of a few KiB: room for a handful of
+        // 1000-byte datagrams (each charged its truesize, over 2 KiB on loopback).
+        unsafe {
+            let v: i32 = 16 << 10;
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&rx),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&v as *const i32).cast(),
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            );
+        }
+        nix::sys::socket::setsockopt(&rx, nix::sys::socket::sockopt::RxqOvfl, &1).unwrap();
+        nix::sys::socket::setsockopt(&rx, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
+            .unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let sent = 200u64;
+        for k in 0..sent as u32 {
+            let mut pkt = [0u8; 1000];
+            pkt[..4].copy_from_slice(&k.to_le_bytes());
+            tx.send(&pkt).unwrap();
+        }
+        let mut buf = [0u8; 2000];
+        let mut got = Vec::new();
+        while let Ok(r) = recv_timestamped(&rx, &mut buf) {
+            assert_eq!(r.bytes, 1000);
+            got.push((
+                u32::from_le_bytes(buf[..4].try_into().unwrap()),
+                r.socket_drops,
+            ));
+        }
+        let total = socket_drops(&rx).unwrap();
+        assert!(total > 0 && got.len() < sent as usize, "nothing dropped");
+        assert_eq!(got.len() as u64 + total, sent);
+        // Datagrams carry their number: the drops before the k-th one read are the numbers
+        // it skipped.
+        for (read, (k, drops_before)) in got.iter().enumerate() {
+            assert_eq!(*k as usize, read + *drops_before as usize, "{got:?}");
+        }
+    }
 }
