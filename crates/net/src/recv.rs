@@ -538,10 +538,11 @@ impl Receiver {
         let store = &mut self.store;
         let secure = options.config.security.is_on();
         let mut retries: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
-        let result = self.port.receive(inbuf, clock, |from, d, now| {
-            // `now` is the datagram's own arrival time (see `socket`): ACK delays count from it.
+        let result = self.port.receive(inbuf, clock, |from, d, at| {
+            // ACK delays count from the datagram's own arrival (see `socket`).
+            let now = at.now;
             if let Some(s) = sessions.get_mut(&from) {
-                if s.conn.handle_packet(now, d).is_ok() {
+                if s.conn.handle_packet_at(now, at.stamped, d, false).is_ok() {
                     s.last_heard = Instant::now();
                 }
                 return;
@@ -582,7 +583,8 @@ impl Receiver {
                         return;
                     };
                     // Only a valid handshake opens a session: stray datagrams cost no state.
-                    if conn.handle_packet(now, d).is_err() || conn.is_closed() {
+                    if conn.handle_packet_at(now, at.stamped, d, false).is_err() || conn.is_closed()
+                    {
                         return;
                     }
                     if let Some(old) = evict.and_then(|p| sessions.remove(&p)) {

@@ -200,11 +200,11 @@ pub fn send_paths(
             return Err(NetError::Interrupted);
         }
         let mut recv_err = None;
-        port.receive(&mut inbuf, &clock, |_, d, arrived| {
+        port.receive(&mut inbuf, &clock, |_, d, at| {
             // Each datagram at its own arrival time (see `socket`): RTT samples are the
             // controller's congestion signal. A datagram the connection rejects is counted in
             // its stats; the transfer goes on.
-            let _ = s.conn.handle_packet(arrived, d);
+            let _ = s.conn.handle_packet_at(at.now, at.stamped, d, false);
         })
         .unwrap_or_else(|e| recv_err = Some(e));
         if let Some(e) = recv_err {

@@ -25,7 +25,12 @@
 //! `receive` converts the stamp to the connection's clock by the lag since it was taken; where
 //! the stamp is missing, the datagram is stamped as it is read. (So it is for the first few
 //! milliseconds after the first socket on a host asks for stamps: the kernel switches stamping
-//! on asynchronously and meanwhile stamps a datagram when it is read.)
+//! on asynchronously and meanwhile stamps a datagram when it is read.) The connection's `now`
+//! must not run backwards, so a datagram that waited while the loop read the clock for other
+//! work is handled at that later time; its stamp goes with it ([`Arrival`]) and is what its RTT
+//! sample and the ACK delay it starts count from (`Connection::handle_packet_at`). Measured
+//! through the emulated 1 Gb/s × 180 ms path, the floor moved 9 % of a receiver's arrivals, by
+//! 2.1 ms on average and up to 18.5 ms, and 15 % of a sender's, by 0.7 ms.
 
 use longhaul_proto::{Connection, PacketKind, Time};
 use nix::errno::Errno;
@@ -87,12 +92,12 @@ impl Clock {
         Time::from_nanos(self.start.elapsed().as_nanos() as u64)
     }
 
-    /// The time to give the connection for a datagram the kernel stamped at `stamp`: its
-    /// arrival (`stamped`), but no earlier than any time given out before.
-    fn arrival(&self, stamp: Option<TimeSpec>) -> Time {
-        let t = self.stamped(stamp).max(self.given.get());
-        self.given.set(t);
-        t
+    /// The times to give the connection for a datagram the kernel stamped at `stamp`.
+    fn arrival(&self, stamp: Option<TimeSpec>) -> Arrival {
+        let stamped = self.stamped(stamp);
+        let now = stamped.max(self.given.get());
+        self.given.set(now);
+        Arrival { now, stamped }
     }
 
     /// The arrival time on this clock of a datagram the kernel stamped at `stamp` (wall
@@ -116,6 +121,18 @@ impl Clock {
             _ => now,
         }
     }
+}
+
+/// When a datagram arrived, on the connection's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// The kernel's stamp: when the datagram entered the host. For RTT samples and ACK delays
+    /// (`Connection::handle_packet_at`).
+    pub stamped: Time,
+    /// The stamp, but no earlier than any time the clock gave out before: the connection's
+    /// `now`, which must not run backwards. Later than `stamped` when the loop read the clock
+    /// after the datagram arrived and before it read the datagram (busy, or preempted).
+    pub now: Time,
 }
 
 /// Counters of what the socket did, beside the connection's own.
@@ -306,7 +323,7 @@ impl UdpPort {
         &mut self,
         buf: &mut [u8],
         clock: &Clock,
-        mut deliver: impl FnMut(SocketAddr, &[u8], Time),
+        mut deliver: impl FnMut(SocketAddr, &[u8], Arrival),
     ) -> io::Result<()> {
         assert!(
             buf.len() >= MAX_GRO_BYTES,
@@ -449,7 +466,10 @@ mod tests {
         // Read after the receive: a reading before it would be a floor for the arrival.
         let read_at = clock.now();
         assert_eq!(got.len(), 1);
-        let (from, data, at) = &got[0];
+        let (from, data, arrival) = &got[0];
+        // The connection's now is floored by the clock reading after the send.
+        assert_eq!(arrival.now, sent.max(arrival.stamped));
+        let at = &arrival.stamped;
         assert_eq!(*from, peer.local_addr().unwrap());
         assert_eq!(data, b"early");
         // Stamped by the kernel between the send call's start and the sleep (loopback delivers
@@ -463,13 +483,23 @@ mod tests {
             "{at:?} vs {read_at:?}"
         );
 
-        // The floor holds: a connection's clock never runs backwards.
+        // The floor holds: a connection's clock never runs backwards. The stamp is still the
+        // arrival, before the floor.
+        let before = clock.now();
         peer.send_to(b"again", to).unwrap();
+        let sent = clock.now();
         std::thread::sleep(Duration::from_millis(5));
         let floor = clock.now();
-        let mut at2 = Time::ZERO;
-        port.receive(&mut buf, &clock, |_, _, at| at2 = at).unwrap();
-        assert_eq!(at2, floor);
+        let mut at2 = None;
+        port.receive(&mut buf, &clock, |_, _, at| at2 = Some(at))
+            .unwrap();
+        let at2 = at2.expect("one datagram");
+        assert_eq!(at2.now, floor);
+        assert!(
+            at2.stamped >= before && at2.stamped <= sent + Duration::from_millis(2),
+            "stamped {:?}, sent in [{before:?}, {sent:?}]",
+            at2.stamped
+        );
     }
 
     /// The kernel turns arrival stamping on asynchronously (a deferred static-key switch) when
@@ -487,7 +517,8 @@ mod tests {
             peer.send_to(b"probe", to).unwrap();
             std::thread::sleep(Duration::from_millis(5));
             let mut at = None;
-            port.receive(buf, clock, |_, _, t| at = Some(t)).unwrap();
+            port.receive(buf, clock, |_, _, t| at = Some(t.stamped))
+                .unwrap();
             let read_at = clock.now();
             if at.is_some_and(|t| read_at - t >= Duration::from_millis(4)) {
                 return;

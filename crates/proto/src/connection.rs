@@ -170,6 +170,9 @@ pub struct Connection {
     close_pending: Option<CloseCode>,
     close_reason: Option<CloseReason>,
     last_received: Time,
+    /// When the datagram being handled entered the host (`handle_packet_at`; `now` otherwise):
+    /// what its RTT sample or the ACK delay it starts counts from.
+    arrived: Time,
     stats: Stats,
     /// The secure layer (`None` with security off).
     secure: Option<Box<Session>>,
@@ -232,6 +235,7 @@ impl Connection {
             close_pending: None,
             close_reason: None,
             last_received: now,
+            arrived: now,
             stats: Stats::default(),
             secure,
             scratch: Vec::new(),
@@ -431,6 +435,22 @@ impl Connection {
         datagram: &[u8],
         ce: bool,
     ) -> Result<(), PacketError> {
+        self.handle_packet_at(now, now, datagram, ce)
+    }
+
+    /// Process one received datagram that entered the host at `arrived` (a kernel receive
+    /// timestamp; no later than `now`) and is handled at `now`. The RTT sample an ACK gives,
+    /// and the ACK delay a data packet starts, count from `arrived`: the time a datagram waited
+    /// for a busy driver is not on the path. Everything else (timers, idle time) uses `now`,
+    /// which must not run backwards from one call to the next; `arrived` may.
+    pub fn handle_packet_at(
+        &mut self,
+        now: Time,
+        arrived: Time,
+        datagram: &[u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        self.arrived = arrived.min(now);
         let result = self.process(now, datagram, ce);
         if result.is_err() {
             self.stats.packets_rejected += 1;
@@ -606,8 +626,9 @@ impl Connection {
         }
         if !self.handshake_repeated {
             // Karn: after a repeated INIT the echo may belong to an earlier copy.
-            self.update_rtt(now - echo, Duration::ZERO);
-            self.cc.on_rtt_sample(now, now - echo);
+            let sample = self.rtt_sample(now, echo);
+            self.update_rtt(sample, Duration::ZERO);
+            self.cc.on_rtt_sample(now, sample);
             self.stats.rtt_samples += 1;
         }
         self.peer_max_offset = hello.recv_window;
@@ -653,6 +674,7 @@ impl Connection {
         header: &DataHeader,
         ce: bool,
     ) -> Result<(), PacketError> {
+        self.arrived = now;
         let result = self.process_header(now, header, ce);
         if result.is_err() {
             self.stats.packets_rejected += 1;
@@ -691,7 +713,7 @@ impl Connection {
     ) -> Result<(), PacketError> {
         match packet {
             Packet::Handshake(h) => self.on_handshake(now, h)?,
-            Packet::Data { header, payload } => self.on_data(now, header, payload, ce)?,
+            Packet::Data { header, payload } => self.on_data(header, payload, ce)?,
             Packet::Ack(a) => self.on_ack(now, &a)?,
             Packet::Close(code) => {
                 self.state = State::Closed;
@@ -749,10 +771,11 @@ impl Connection {
                             now_us: now.as_micros(),
                         });
                     }
-                    self.update_rtt(now - echo, Duration::ZERO);
+                    let sample = self.rtt_sample(now, echo);
+                    self.update_rtt(sample, Duration::ZERO);
                     // Measured before any queue of ours: delay-based controllers take it as
                     // the propagation delay (Linux: the SYN-ACK's RTT enters tp->rtt_min).
-                    self.cc.on_rtt_sample(now, now - echo);
+                    self.cc.on_rtt_sample(now, sample);
                     self.stats.rtt_samples += 1;
                     self.peer_max_offset = h.recv_window;
                     self.state = State::Established;
@@ -771,13 +794,7 @@ impl Connection {
         }
     }
 
-    fn on_data(
-        &mut self,
-        now: Time,
-        h: DataHeader,
-        payload: &[u8],
-        ce: bool,
-    ) -> Result<(), PacketError> {
+    fn on_data(&mut self, h: DataHeader, payload: &[u8], ce: bool) -> Result<(), PacketError> {
         if self.state == State::Listening {
             return Err(PacketError::UnexpectedPacket("data", self.state.name()));
         }
@@ -793,7 +810,9 @@ impl Connection {
         let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
         self.stats.packets_received += 1;
         self.stats.bytes_received += new;
-        let arrival = self.ack.on_packet(now, h.packet_number, h.timestamp_us);
+        let arrival = self
+            .ack
+            .on_packet(self.arrived, h.packet_number, h.timestamp_us);
         if new == 0 && (h.len > 0 || arrival == Arrival::Duplicate) {
             self.stats.duplicate_packets += 1;
         }
@@ -869,7 +888,7 @@ impl Connection {
             let echo = Time::from_micros(a.echo_us);
             let max_delay = self.config.max_ack_delay;
             self.update_rtt(
-                now - echo,
+                self.rtt_sample(now, echo),
                 Duration::from_micros(a.ack_delay_us).min(max_delay),
             );
             self.stats.rtt_samples += 1;
@@ -983,6 +1002,16 @@ impl Connection {
     // ----------------------------------------------------------------------------------------
     // Driver side: timers
     // ----------------------------------------------------------------------------------------
+
+    /// The RTT of a packet sent at `echo` whose answer is being handled: from the answer's
+    /// arrival, or from `now` should a stamp conversion have put the arrival before the send.
+    fn rtt_sample(&self, now: Time, echo: Time) -> Duration {
+        if self.arrived >= echo {
+            self.arrived - echo
+        } else {
+            now - echo
+        }
+    }
 
     fn update_rtt(&mut self, sample: Duration, ack_delay: Duration) {
         self.rtt.update(sample, ack_delay);

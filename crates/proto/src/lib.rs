@@ -11,6 +11,7 @@
 //! // network side (the driver)
 //! handle_packet(&mut self, now: Time, datagram: &[u8]) -> Result<(), PacketError>
 //! handle_packet_ecn(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError>
+//! handle_packet_at(&mut self, now: Time, arrived: Time, datagram: &[u8], ce: bool)  // kernel stamp
 //! poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit>   // call until None
 //! poll_timeout(&self) -> Option<Time>                                         // then sleep until
 //! handle_timeout(&mut self, now: Time)                                        // ... and call this

@@ -75,6 +75,50 @@ fn the_controller_gets_the_handshake_rtt() {
     assert_eq!(c.cc().phase(), "fast_convergence");
 }
 
+/// A datagram handled later than it arrived (the driver was busy or preempted): the RTT
+/// sample and the ACK delay count from its arrival, so the wait for the driver is not taken
+/// for delay on the path. The same exchange handled at the arrival times gives the same RTT.
+#[test]
+fn rtt_and_ack_delay_count_from_the_arrival_not_the_handling() {
+    let run = |late: Duration| {
+        let (mut c, mut s) = established(reno(10.0, false), reno(10.0, false));
+        let mut buf = vec![0u8; 2000];
+        let mut ack = vec![0u8; 2000];
+        assert_eq!(c.write(&[7u8; 1448]), 1448);
+        let t = c.poll_transmit(ms(100), &mut buf).unwrap();
+        assert_eq!(t.kind, PacketKind::Data);
+        // Arrives at 150 ms; the receiver gets to it `late` after that and sends its ACK when
+        // its 25 ms delay, counted from the arrival, runs out.
+        s.handle_packet_at(ms(150) + late, ms(150), &buf[..t.len], false)
+            .unwrap();
+        assert_eq!(s.poll_timeout(), Some(ms(175)));
+        let at = (ms(175)).max(ms(150) + late);
+        s.handle_timeout(at);
+        let t = s.poll_transmit(at, &mut ack).unwrap();
+        assert_eq!(t.kind, PacketKind::Ack);
+        // The ACK arrives 50 ms after it left and is handled `late` after that.
+        c.handle_packet_at(
+            at + Duration::from_millis(50) + late,
+            at + Duration::from_millis(50),
+            &ack[..t.len],
+            false,
+        )
+        .unwrap();
+        let st = c.stats();
+        (st.latest_rtt_us, st.srtt_us)
+    };
+    // Sent at 100 ms, the ACK back at 225 ms: 125 ms, of which the receiver's 25 ms ACK delay
+    // is taken off in the smoothed RTT (after the handshake's 100 ms: 7/8·100 + 1/8·100).
+    assert_eq!(run(Duration::ZERO), (125_000, 100_000));
+    // Handled 5 ms late at each end: the same. (Counted from the handling, the sample would
+    // be 130 ms, and the ACK delay 20 ms: a smoothed 100.625 ms.)
+    assert_eq!(run(Duration::from_millis(5)), (125_000, 100_000));
+    // 40 ms late at the receiver: the ACK leaves at 190 ms, 40 ms after the arrival, and only
+    // `max_ack_delay` (25 ms) of it is taken off, as the peer promised no more:
+    // 7/8·100 + 1/8·(140 − 25) = 101.875 ms.
+    assert_eq!(run(Duration::from_millis(40)), (140_000, 101_875));
+}
+
 #[test]
 fn lost_handshakes_are_resent_with_backoff() {
     let mut c = Connection::new(reno(10.0, false), Side::Client, ms(0)).unwrap();

@@ -400,7 +400,7 @@ fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
         "-".into()
     };
     format!(
-        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  srtt {:.1} ms  retr {}",
+        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  in flight {}  pacing {}  srtt {:.1} ms  retr {}",
         p.elapsed.as_secs_f64(),
         bytes(p.done),
         bytes(p.total),
@@ -411,6 +411,8 @@ fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
         bits_per_s(avg),
         eta,
         bytes(p.stats.cwnd_bytes),
+        bytes(p.stats.bytes_in_flight),
+        bits_per_s(p.stats.pacing_rate as f64 * 8.0),
         p.stats.srtt_us as f64 / 1000.0,
         p.stats.packets_retransmitted,
     )
