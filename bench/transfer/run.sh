@@ -7,7 +7,7 @@
 #
 #   sudo bench/transfer/run.sh [--size-mb N] [--files K] [--only LIST] [--timeout S]
 #                              [--md FILE] [--bin PATH] [--rate R] [--delay D] [--loss P]
-#                              [--queue-packets Q] [--busy-poll] [--plain]
+#                              [--queue-packets Q] [--busy-poll] [--coalesce D] [--plain]
 #
 # --size-mb: total size of the file set (default 2048: 2 GiB), split into --files files
 # (default 4) of incompressible bytes. --only: a comma-separated subset of the runs
@@ -15,6 +15,9 @@
 # --timeout: seconds one run may take before it is reported as timed out (default 3600).
 # --plain: longhaul's runs unauthenticated and unencrypted (`--insecure` at both ends), to tell
 # the seal's cost from the transport's.
+# --coalesce D: the emulator's `--coalesce` (default 20us): consecutive wire packets of one
+# super-packet whose releases lie within D reach the receiving host together, as one GRO
+# super-packet, as a receiving NIC's interrupt moderation and GRO would hand them over.
 # --busy-poll: the emulator forwards with one busy-polling thread on a CPU of its own
 # (`longhaul emu --busy-poll`), releases punctual to microseconds; the ends share the other CPUs.
 #
@@ -41,6 +44,7 @@ delay=90ms
 loss=0.1%
 queue=4000
 busy_poll=()
+coalesce=()
 insecure=()
 
 tag=bench/transfer
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --loss) loss="$2"; shift 2 ;;
     --queue-packets) queue="$2"; shift 2 ;;
     --busy-poll) busy_poll=(--busy-poll); shift ;;
+    --coalesce) coalesce=(--coalesce "$2"); shift 2 ;;
     --plain) insecure=(--insecure); shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
@@ -125,7 +130,7 @@ set_names=("$src"/part*.bin)
 
 # The emulated path.
 "$bin" emu pair --rate "$rate" --delay "$delay" --loss "$loss" --queue-packets "$queue" \
-  ${busy_poll[@]+"${busy_poll[@]}"} --duration 86400s >"$scratch/emu.out" 2>"$scratch/emu.err" &
+  ${busy_poll[@]+"${busy_poll[@]}"} ${coalesce[@]+"${coalesce[@]}"} --duration 86400s >"$scratch/emu.out" 2>"$scratch/emu.err" &
 emu_pid=$!
 ready=0
 for _ in $(seq 1 300); do
@@ -309,7 +314,7 @@ for r in $runs; do
   esac
 done
 
-header="$files files, $((per_file * files)) MiB ($total_bytes bytes) in all; $rate, $delay each way, $loss random loss, $queue-packet queue (longhaul emu pair ${busy_poll[*]:-}); $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r), $(ssh -V 2>&1)"
+header="$files files, $((per_file * files)) MiB ($total_bytes bytes) in all; $rate, $delay each way, $loss random loss, $queue-packet queue (longhaul emu pair ${busy_poll[*]:-} ${coalesce[*]:-}); $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r), $(ssh -V 2>&1)"
 {
   echo "$header"
   echo
