@@ -550,8 +550,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         on(gso),
         on(gro)
     );
-    // Linux doubles the request for bookkeeping and caps it at net.core.rmem_max.
-    if r.recv_buffer() < longhaul_net::socket::SOCKET_BUFFER {
+    // Linux doubles what it grants for bookkeeping, and caps the request at
+    // net.core.rmem_max unless the process may override it (root).
+    if r.recv_buffer() < 2 * longhaul_net::socket::SOCKET_BUFFER {
         eprintln!(
             "note: the socket receive buffer is {} (net.core.rmem_max caps it); a receiver busy \
              writing to disk drops what does not fit, which the sender takes as loss. Raise it: \
