@@ -44,6 +44,10 @@ pub struct RunOptions {
     /// Turn the emulator's TUN offloads off: the hosts hand over one wire packet per read
     /// instead of TCP super-packets (`longhaul emu --no-offload`).
     pub no_offload: bool,
+    /// The emulator's `--coalesce`: consecutive wire packets of one super-packet leaving the
+    /// bottleneck within this many ns reach the receiving host together, as a receiving NIC's
+    /// interrupt moderation and GRO hand them over. `None`: the emulator's default (20 µs).
+    pub coalesce_ns: Option<u64>,
     /// Per-namespace sysctls set in both hosts' namespaces after the lab's own tuning
     /// (`net.ipv4.tcp_pacing_ca_ratio` = `150`), as `ip netns exec NS sysctl -w` would.
     pub sysctls: Vec<Sysctl>,
@@ -128,6 +132,8 @@ pub struct RawOutcome {
     pub silences: Option<crate::silences::Silences>,
     /// The `--sysctl`s set in both namespaces.
     pub sysctls: Vec<Sysctl>,
+    /// The emulator's coalescing window in effect (ns).
+    pub coalesce_ns: u64,
     pub notes: Vec<String>,
 }
 
@@ -205,6 +211,10 @@ fn run_with_controls(
     options.event_log = Some(log_path.to_path_buf());
     options.busy_poll = opts.busy_poll;
     options.offload = !opts.no_offload;
+    if let Some(ns) = opts.coalesce_ns {
+        options.coalesce_ns = ns;
+    }
+    let coalesce_ns = options.coalesce_ns;
     let emu = Emulator::start(Mode::Pair, options)?;
     // With a polling forwarder the endpoints keep off its CPU.
     let host_cpus = emu.host_cpus().map(<[usize]>::to_vec);
@@ -419,6 +429,7 @@ fn run_with_controls(
         sender_counters,
         silences,
         sysctls: opts.sysctls.clone(),
+        coalesce_ns,
         notes: Vec::new(),
     })
 }

@@ -167,6 +167,10 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         format!("{:.1}", e.timer_wakeup_latency_ns as f64 / 1e3),
     );
     meta.insert(
+        "emu_coalesce_us".into(),
+        format!("{:.1}", raw.coalesce_ns as f64 / 1e3),
+    );
+    meta.insert(
         "emu_tun_tx_dropped".into(),
         format!("a={} b={}", e.tun_tx_dropped[0], e.tun_tx_dropped[1]),
     );

@@ -176,9 +176,11 @@ fn fast_fills_the_link_with_alpha_packets_queued() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let plan = short("fast", &[]);
     // A `--sysctl` set to the kernel's own default (no change in behaviour) reaches both
-    // namespaces (a failed write fails the run) and is recorded.
+    // namespaces (a failed write fails the run) and is recorded. So is a coalescing window
+    // shorter than one packet's 120 µs at 100 Mb/s (no run of packets fits in it: no change).
     let opts = RunOptions {
         sysctls: vec!["net.ipv4.tcp_pacing_ca_ratio=120".parse().unwrap()],
+        coalesce_ns: Some(100_000),
         ..RunOptions::default()
     };
     let o = run_with(&plan, &opts);
@@ -188,6 +190,10 @@ fn fast_fills_the_link_with_alpha_packets_queued() {
     assert_eq!(
         o.summary.meta.get("sysctl").map(String::as_str),
         Some("net.ipv4.tcp_pacing_ca_ratio=120")
+    );
+    assert_eq!(
+        o.summary.meta.get("emu_coalesce_us").map(String::as_str),
+        Some("100.0")
     );
     // A bulk sender has data outstanding the whole run, and neither the receiver's window nor
     // the send buffer (both sized for BDP + queue) held it back for long.

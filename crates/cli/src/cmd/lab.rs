@@ -60,10 +60,22 @@ pub struct LabArgs {
     /// instead of TCP super-packets (`longhaul emu --no-offload`).
     #[arg(long)]
     pub no_offload: bool,
+    /// The emulator's coalescing window (`longhaul emu --coalesce`, default 20us): consecutive
+    /// wire packets of one super-packet that leave the bottleneck within it reach the receiving
+    /// host together, as a receiving NIC's interrupt moderation and GRO would hand them over;
+    /// none is more than this late. Recorded in the result's meta (`emu_coalesce_us`).
+    #[arg(long, value_name = "DURATION", conflicts_with = "no_offload", value_parser = coalesce_ns)]
+    pub coalesce: Option<u64>,
     /// Set a network-namespace sysctl in both hosts' namespaces after the lab's own tuning, e.g.
     /// `--sysctl net.ipv4.tcp_pacing_ca_ratio=150`; repeatable, recorded in the result's meta.
     #[arg(long, value_name = "KEY=VALUE")]
     pub sysctl: Vec<longhaul_lab::Sysctl>,
+}
+
+/// `--coalesce`: a duration (`100us`) in nanoseconds.
+fn coalesce_ns(s: &str) -> Result<u64> {
+    let d = crate::units::parse_duration(s)?;
+    Ok(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 pub fn run(args: LabArgs) -> Result<()> {
@@ -149,6 +161,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             verbose: !args.quiet,
             busy_poll: args.busy_poll,
             no_offload: args.no_offload,
+            coalesce_ns: args.coalesce,
             sysctls: args.sysctl.clone(),
         };
         if !args.quiet && !label.is_empty() {
