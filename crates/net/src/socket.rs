@@ -105,11 +105,9 @@ impl Clock {
     /// the two clocks need no common origin; a lag that is negative or over a second (the wall
     /// clock was stepped in between) is not believed, and the datagram counts as arriving now.
     fn stamped(&self, stamp: Option<TimeSpec>) -> Time {
-        let now = self.read();
-        let Some(ts) = stamp else { return now };
-        let Ok(wall) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
-            return now;
-        };
+        let Some(ts) = stamp else { return self.read() };
+        let (now, wall) = self.read_both();
+        let Some(wall) = wall else { return now };
         let stamped = Duration::new(
             ts.tv_sec().max(0) as u64,
             ts.tv_nsec().clamp(0, 999_999_999) as u32,
@@ -121,7 +119,33 @@ impl Clock {
             _ => now,
         }
     }
+
+    /// This clock and the wall clock read together. A thread preempted between the two
+    /// readings would put every stamp converted with them early by as long as it waited, and
+    /// an RTT sample short by as much (a preempted sender beside a real-time emulator measured
+    /// a 50 ms path's minimum at 48.9 ms); so the wall clock is read between two readings of
+    /// this one, again if they lie more than [`PAIR_WIDTH`] apart, and paired with the later
+    /// one: a stamp may come out late by the pair's width, never early.
+    fn read_both(&self) -> (Time, Option<Duration>) {
+        let mut pair = (self.read(), None);
+        for _ in 0..3 {
+            let before = self.read();
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok();
+            let after = self.read();
+            pair = (after, wall);
+            if after - before <= PAIR_WIDTH {
+                break;
+            }
+        }
+        pair
+    }
 }
+
+/// Widest pair of clock readings `Clock::read_both` accepts at once (a vDSO clock read takes
+/// tens of ns; a pair wider than this had the thread preempted in between).
+const PAIR_WIDTH: Duration = Duration::from_micros(20);
 
 /// When a datagram arrived, on the connection's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
