@@ -27,6 +27,11 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     parse_duration_in_file(s)
 }
 
+/// A duration in nanoseconds, as the emulator's options take it (saturating past 584 years).
+pub fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
 /// A duration as a file writes it, where a bare number is seconds.
 pub fn parse_duration_in_file(s: &str) -> Result<Duration> {
     units::parse_duration(s)

@@ -314,9 +314,6 @@ pub struct FloodResult {
     /// Packets the receiver read (not those its socket dropped).
     pub received: u64,
     pub received_bytes: u64,
-    /// Kernel receive timestamps of the first and last packet (CLOCK_REALTIME ns).
-    pub first_ns: u64,
-    pub last_ns: u64,
     /// Kernel receive timestamp of every packet read, in arrival order.
     pub arrivals_ns: Vec<u64>,
     /// For every packet read, the socket's drop count when it was queued (SO_RXQ_OVFL). A
@@ -397,8 +394,6 @@ pub fn udp_flood(
             sent: 0,
             received: 0,
             received_bytes: 0,
-            first_ns: 0,
-            last_ns: 0,
             arrivals_ns: Vec::with_capacity(1 << 16),
             socket_drops_at: Vec::with_capacity(1 << 16),
             socket_drops: 0,
@@ -408,10 +403,8 @@ pub fn udp_flood(
         s.set_read_timeout(Some(quiet + Duration::from_secs(2)))?;
         while let Ok(got) = recv_timestamped(&s, &mut buf) {
             if r.received == 0 {
-                r.first_ns = got.at_ns;
                 s.set_read_timeout(Some(quiet))?;
             }
-            r.last_ns = got.at_ns;
             r.arrivals_ns.push(got.at_ns);
             r.socket_drops_at.push(got.socket_drops);
             r.received += 1;
@@ -590,16 +583,7 @@ mod tests {
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         // The kernel doubles the value and has a floor of a few KiB: room for a handful of
         // 1000-byte datagrams (each charged its truesize, over 2 KiB on loopback).
-        unsafe {
-            let v: i32 = 16 << 10;
-            libc::setsockopt(
-                std::os::fd::AsRawFd::as_raw_fd(&rx),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUF,
-                (&v as *const i32).cast(),
-                std::mem::size_of::<i32>() as libc::socklen_t,
-            );
-        }
+        nix::sys::socket::setsockopt(&rx, nix::sys::socket::sockopt::RcvBuf, &(16 << 10)).unwrap();
         nix::sys::socket::setsockopt(&rx, nix::sys::socket::sockopt::RxqOvfl, &1).unwrap();
         nix::sys::socket::setsockopt(&rx, nix::sys::socket::sockopt::ReceiveTimestampns, &true)
             .unwrap();

@@ -127,19 +127,18 @@ impl Clock {
     /// this one, again if they lie more than [`PAIR_WIDTH`] apart, and paired with the later
     /// one: a stamp may come out late by the pair's width, never early.
     fn read_both(&self) -> (Time, Option<Duration>) {
-        let mut pair = (self.read(), None);
-        for _ in 0..3 {
+        let mut tries = 0;
+        loop {
             let before = self.read();
             let wall = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok();
             let after = self.read();
-            pair = (after, wall);
-            if after - before <= PAIR_WIDTH {
-                break;
+            tries += 1;
+            if after - before <= PAIR_WIDTH || tries == 3 {
+                return (after, wall);
             }
         }
-        pair
     }
 }
 

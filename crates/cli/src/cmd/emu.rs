@@ -16,7 +16,7 @@
 //! emulator's own `[link]` shorthand is read by `longhaul_emu::settings`, which documents it.
 
 use crate::signals::{block_termination_signals, wait_signal};
-use crate::units::{parse_duration, parse_rate_bps};
+use crate::units::{nanos, parse_duration, parse_rate_bps};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
@@ -415,10 +415,6 @@ fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
     Ok(s.link_config()?)
 }
 
-fn ns(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
-}
-
 fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
     let mut o = Options::new(link);
     o.event_log = out.log.clone();
@@ -427,7 +423,7 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
         o.realtime_priority = 0;
     }
     if let Some(s) = &out.spin {
-        o.spin_ns = Some(ns(parse_duration(s).context("--spin")?));
+        o.spin_ns = Some(nanos(parse_duration(s).context("--spin")?));
     }
     if let Some(cpu) = out.forwarder_cpu {
         let online = longhaul_emu::sys::clock::allowed_cpus();
@@ -444,7 +440,7 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
         if out.no_offload {
             bail!("--coalesce applies to offloaded super-packets; drop it or --no-offload");
         }
-        o.coalesce_ns = ns(parse_duration(s).context("--coalesce")?);
+        o.coalesce_ns = nanos(parse_duration(s).context("--coalesce")?);
     }
     o.busy_poll = out.busy_poll;
     Ok(o)

@@ -74,8 +74,7 @@ pub struct LabArgs {
 
 /// `--coalesce`: a duration (`100us`) in nanoseconds.
 fn coalesce_ns(s: &str) -> Result<u64> {
-    let d = crate::units::parse_duration(s)?;
-    Ok(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    crate::units::parse_duration(s).map(crate::units::nanos)
 }
 
 pub fn run(args: LabArgs) -> Result<()> {
