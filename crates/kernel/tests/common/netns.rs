@@ -402,6 +402,16 @@ impl Transfer {
     /// ACK repaired it; and it keeps a cut to the same ssthresh as the previous one (a flow in
     /// a steady loss cycle hits the same window every time).
     pub fn loss_decreases(&self) -> Vec<(u32, u32)> {
+        self.loss_episodes()
+            .into_iter()
+            .map(|e| (e.cwnd_before, e.ssthresh))
+            .collect()
+    }
+
+    /// [`Transfer::loss_decreases`] with, for each, how long before the first sample of the
+    /// reduction the "cwnd before" was taken: the window can have grown in that time, and on
+    /// a busy host the sampler sleeps longer than its period.
+    pub fn loss_episodes(&self) -> Vec<LossEpisode> {
         let s = &self.samples;
         let mut out = Vec::new();
         let mut k = 1;
@@ -410,13 +420,18 @@ impl Transfer {
                 k += 1;
                 continue;
             }
-            let before = s[k - 1].1.snd_cwnd;
+            let (before, sampled_at) = (s[k - 1].1.snd_cwnd, s[k - 1].0);
+            let gap = s[k].0.saturating_sub(sampled_at);
             let mut values = Vec::new();
             while k < s.len() && s[k].1.ca_state >= 2 {
                 values.push(s[k].1.snd_ssthresh);
                 k += 1;
             }
-            out.push((before, mode(&values)));
+            out.push(LossEpisode {
+                cwnd_before: before,
+                ssthresh: mode(&values),
+                sample_gap: gap,
+            });
         }
         out
     }
@@ -431,6 +446,18 @@ impl Transfer {
             .collect();
         median(&mut q)
     }
+}
+
+/// One reduction a loss started, as the sender's samples show it.
+#[derive(Debug, Clone, Copy)]
+pub struct LossEpisode {
+    /// cwnd in the last sample in Open or Disorder.
+    pub cwnd_before: u32,
+    /// The ssthresh most samples of the reduction show.
+    pub ssthresh: u32,
+    /// Time from that last sample to the first one in the reduction: the loss happened
+    /// within it.
+    pub sample_gap: Duration,
 }
 
 /// The most frequent value (the first seen among equals).
