@@ -52,7 +52,7 @@ enum Command {
     /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
     Tune(cmd::tune::TuneArgs),
     /// Send a file to a `longhaul recv` over longhaul's own transport on UDP (any controller,
-    /// no kernel change); verified end to end by SHA-256 (over the file's 1 MiB chunks).
+    /// no kernel change); verified end to end by BLAKE3 (over the file's 1 MiB chunks).
     Send(cmd::transfer::SendArgs),
     /// Receive files from `longhaul send` into a directory.
     Recv(cmd::transfer::RecvArgs),

@@ -604,7 +604,7 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
         if goodput > 60e6 { "met" } else { "NOT met" }
     );
     assert!(goodput > 33e6, "goodput {goodput}: {v}");
-    assert_eq!(v["files"][0]["sha256_list"].as_str().unwrap().len(), 64);
+    assert_eq!(v["files"][0]["blake3_list"].as_str().unwrap().len(), 64);
     assert_eq!(v["bytes_sent"].as_u64(), Some(40_000_000));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(emu.pid() as i32, libc::SIGTERM) };

@@ -184,7 +184,7 @@ fn resume_and_check(src: &Path, dst: &Path, data: &[u8], at_least: u64) {
     h.end();
     let want = longhaul_net::framing::hex(&h.digest());
     assert_eq!(
-        v["files"][0]["sha256_list"].as_str(),
+        v["files"][0]["blake3_list"].as_str(),
         Some(want.as_str()),
         "{v}"
     );

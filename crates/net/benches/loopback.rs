@@ -7,7 +7,7 @@
 //!
 //! Loopback has no propagation delay, so the controller's behaviour (FAST here) is not what is
 //! measured: the cost per byte of the driver, the kernel's UDP path, sealing and opening, the
-//! file's hashing (SHA-256 on both ends) and the receiver's writes to disk is.
+//! file's hashing (BLAKE3 on both ends) and the receiver's writes to disk is.
 
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;

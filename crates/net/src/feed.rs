@@ -1,6 +1,6 @@
 //! The sender's file reading and hashing, on a thread of its own.
 //!
-//! Reading a file from the page cache and hashing it with SHA-256 cost the sender's loop about
+//! Reading a file from the page cache and hashing it (then with SHA-256) cost the sender's loop about
 //! a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on the
 //! connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the rest
 //! of one file in chunks on one thread and hashes them on another (the two cost about the

@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! sender → receiver                         receiver → sender
-//! "LHT3" HELLO ENTRY… MANIFEST_END    ──►
-//!                                     ◄──   "LHT3" PLAN… PLAN_END        (one per entry)
+//! "LHT4" HELLO ENTRY… MANIFEST_END    ──►
+//!                                     ◄──   "LHT4" PLAN… PLAN_END        (one per entry)
 //! FILE(id, from_chunk) bytes digest … ──►
 //! END                                 ◄──   DONE(id)… BYE             (one per FILE; FATAL to stop)
 //! ```
@@ -16,14 +16,15 @@
 //! earlier, cut transfer, with the digest of that prefix's chunk digests, which the sender
 //! checks against its own file), skip it (already there), or refuse it (with the reason). Then
 //! each file to send follows as a `FILE` message, its bytes from the resume point, and the
-//! file's digest (`hashlist`: SHA-256 over its 1 MiB chunks' SHA-256 digests); the receiver
+//! file's digest (`hashlist`: BLAKE3 over its 1 MiB chunks' BLAKE3 digests); the receiver
 //! answers each with `DONE` once the file is verified, on disk and under its name, or with why
 //! not. `FATAL` (a full disk, say) ends the session; what was received is kept for a later
 //! resume.
 //!
 //! Each stream starts with [`MAGIC`], whose last byte is the protocol's version: version 2
-//! sent SHA-256 of the file's bytes where version 3 sends the chunk list's digest, so two
-//! versions would disagree on every file. A peer of another version is told so
+//! sent SHA-256 of the file's bytes, version 3 SHA-256 over the chunks' SHA-256 digests, and
+//! version 4 the same list built with BLAKE3, so two versions would disagree on every file
+//! (and on every resume point). A peer of another version is told so
 //! ([`FramingError::Version`]) before any file byte moves, rather than meeting a digest
 //! mismatch at the end.
 //!
@@ -37,7 +38,7 @@ use crate::path::{check_relative, PathError, Printable};
 use thiserror::Error;
 
 /// "LHT" and the protocol's version.
-pub const MAGIC: &[u8; 4] = b"LHT3";
+pub const MAGIC: &[u8; 4] = b"LHT4";
 /// The magic without its version byte.
 const MAGIC_NAME: &[u8; 3] = b"LHT";
 pub const DIGEST_LEN: usize = 32;
@@ -445,7 +446,7 @@ fn version_name(v: u8) -> String {
     }
 }
 
-/// Lowercase hex, as `sha256sum` prints.
+/// Lowercase hex, as `b3sum` and `sha256sum` print.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -572,13 +573,16 @@ mod tests {
         }
     }
 
-    /// A peer of protocol version 2 (which sent SHA-256 of the bytes, not of the chunk list)
+    /// A peer of an older protocol (3: SHA-256 over the chunk list; 2: SHA-256 of the bytes)
     /// is told the versions differ, in whatever pieces its magic arrives; other bytes are not
     /// a longhaul transfer at all.
     #[test]
     fn a_peer_of_another_version_gets_a_clear_error_not_a_digest_mismatch() {
-        for cut in 1..=4 {
-            let mut old = b"LHT2".to_vec();
+        for (magic, cut) in [b"LHT2", b"LHT3"]
+            .into_iter()
+            .flat_map(|m| (1..=4).map(move |c| (m, c)))
+        {
+            let mut old = magic.to_vec();
             Message::Hello {
                 resume: true,
                 entries: 1,
@@ -593,15 +597,15 @@ mod tests {
                     break;
                 }
             }
-            assert_eq!(got, Err(FramingError::Version(b'2')), "cut {cut}");
+            assert_eq!(got, Err(FramingError::Version(magic[3])), "cut {cut}");
         }
-        let msg = FramingError::Version(b'2').to_string();
+        let msg = FramingError::Version(b'3').to_string();
         assert!(
-            msg.contains("protocol 2 and this build 3") && msg.contains("same longhaul release"),
+            msg.contains("protocol 3 and this build 4") && msg.contains("same longhaul release"),
             "{msg}"
         );
         assert!(FramingError::Version(0xff).to_string().contains("0xff"));
-        for other in [&b"LHX3"[..], b"XHT3", b"lht3"] {
+        for other in [&b"LHX4"[..], b"XHT4", b"lht4"] {
             let mut r = MessageReader::default();
             r.push(other);
             assert_eq!(r.next_message(), Err(FramingError::Magic), "{other:?}");

@@ -1,4 +1,4 @@
-//! The resume journal: which chunks of a part file are on disk, with each chunk's SHA-256.
+//! The resume journal: which chunks of a part file are on disk, with each chunk's BLAKE3 digest.
 //!
 //! A receiver writes a file's bytes in stream order, so what it holds of a cut transfer is
 //! always a prefix. Every so often (see `store`) it flushes the part file to disk
@@ -10,9 +10,12 @@
 //! file's digest, the same construction over all its chunks, remains the final check.
 //!
 //! ```text
-//! "LHJ1"  size:u64  mtime_s:i64  mtime_ns:u32  chunk_log2:u8  path_len:u16  path
-//! sha256(chunk 0)  sha256(chunk 1)  …                     (32 bytes each, in order)
+//! "LHJ2"  size:u64  mtime_s:i64  mtime_ns:u32  chunk_log2:u8  path_len:u16  path
+//! blake3(chunk 0)  blake3(chunk 1)  …                     (32 bytes each, in order)
 //! ```
+//!
+//! Version 1 ("LHJ1") held SHA-256 digests (transfer protocol 3); such a journal does not
+//! match the header and is not used: its part file is stale and the transfer starts over.
 //!
 //! A torn last record (a crash during the append) is ignored; a header that does not match the
 //! announced file (another size or mtime: the source changed) makes the journal and its part
@@ -24,7 +27,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-const MAGIC: &[u8; 4] = b"LHJ1";
+const MAGIC: &[u8; 4] = b"LHJ2";
 
 /// What the journal is about: the announced file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,5 +163,22 @@ mod tests {
         changed.size += 1;
         assert!(Journal::open(&p, &changed).is_none());
         assert!(Journal::open(&dir.path().join("missing"), &header()).is_none());
+    }
+
+    /// A journal of version 1 (SHA-256 digests) about the same file is not used: its digests
+    /// could never match a version 2 sender's, so the transfer starts over.
+    #[test]
+    fn a_journal_of_the_sha256_version_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::create(&p, &header()).unwrap();
+        j.append(&[[1; 32]]).unwrap();
+        drop(j);
+        let mut raw = std::fs::read(&p).unwrap();
+        assert_eq!(&raw[..4], b"LHJ2");
+        assert!(Journal::open(&p, &header()).is_some());
+        raw[3] = b'1';
+        std::fs::write(&p, &raw).unwrap();
+        assert!(Journal::open(&p, &header()).is_none());
     }
 }

@@ -11,7 +11,7 @@
 //! - [`framing`]: the transfer protocol on the connection's two streams: a manifest of
 //!   entries, the receiver's plan for each (send from a resume point, skip, refuse), each
 //!   file's bytes and digest, and the receiver's verdicts.
-//! - [`hashlist`]: a file's digest, SHA-256 over its 1 MiB chunks' SHA-256 digests, which
+//! - [`hashlist`]: a file's digest, BLAKE3 over its 1 MiB chunks' BLAKE3 digests, which
 //!   serves both the resume journal and the final check with one pass over the bytes.
 //! - [`manifest`]: the sender's walk of the paths given (files, directories, links).
 //! - [`path`]: which relative paths a receiver accepts, and names escaped for printing.

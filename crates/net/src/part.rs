@@ -1,4 +1,4 @@
-//! The receiver's writes of one file — part file, SHA-256 of each chunk, checkpoints into the
+//! The receiver's writes of one file — part file, BLAKE3 digest of each chunk, checkpoints into the
 //! journal — on threads of their own.
 //!
 //! These took half or more of the receiver's CPU on loopback (bench/README.md, "Where a

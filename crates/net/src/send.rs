@@ -96,8 +96,8 @@ pub struct FileReport {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Stored and verified; the file's digest (`hashlist`: SHA-256 over its 1 MiB chunks'
-    /// SHA-256 digests) in hex.
+    /// Stored and verified; the file's digest (`hashlist`: BLAKE3 over its 1 MiB chunks'
+    /// BLAKE3 digests) in hex.
     Stored(String),
     /// Not sent, and nothing wrong (already there; a directory or link now in place).
     Skipped(String),

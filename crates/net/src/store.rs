@@ -407,7 +407,7 @@ impl Incoming {
         if ours != *theirs {
             this.discard();
             return Err(format!(
-                "digest mismatch (SHA-256 list of 1 MiB chunks) for {shown}: received data \
+                "digest mismatch (BLAKE3 list of 1 MiB chunks) for {shown}: received data \
                  hashes to {}, the sender's file to {}",
                 crate::framing::hex(&ours),
                 crate::framing::hex(theirs)

@@ -14,7 +14,6 @@ use longhaul_proto::secure::{Identity, PeerPolicy, Security};
 use longhaul_proto::{Config, Connection, Side, Time};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -66,17 +65,14 @@ fn random_file(dir: &Path, name: &str, len: usize, seed: u64) -> (PathBuf, Vec<u
     (path, data)
 }
 
-/// The file's digest as documented (`hashlist`), written out: SHA-256 over the SHA-256 of
-/// each 1 MiB chunk, in hex.
+/// The file's digest as documented (`hashlist`), written out: BLAKE3 over the BLAKE3 of each
+/// 1 MiB chunk, in hex.
 fn digest_hex(data: &[u8]) -> String {
     let mut list = Vec::new();
     for chunk in data.chunks(CHUNK_SIZE as usize) {
-        list.extend_from_slice(&Sha256::digest(chunk));
+        list.extend_from_slice(blake3::hash(chunk).as_bytes());
     }
-    Sha256::digest(&list)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    blake3::hash(&list).to_hex().to_string()
 }
 
 /// A receiver serving `count` transfers on a thread; its results come back on join.
@@ -863,9 +859,9 @@ fn a_receiver_that_vanishes_mid_transfer_is_reported_as_such() {
     assert!(!msg.contains("firewall"), "{msg}");
 }
 
-/// A sender of protocol version 2 (which sent SHA-256 of the bytes where this one sends the
-/// chunk list's digest): the receiver stops it at the magic, before any file byte, with a
-/// message naming both versions, and stores nothing.
+/// A sender of protocol version 3 (which sent SHA-256 over the chunk list where this one sends
+/// BLAKE3): the receiver stops it at the magic, before any file byte, with a message naming
+/// both versions, and stores nothing.
 #[test]
 fn a_sender_of_the_old_protocol_is_told_the_versions_differ_and_nothing_is_stored() {
     use longhaul_net::framing::{Entry, Kind, Message};
@@ -878,7 +874,7 @@ fn a_sender_of_the_old_protocol_is_told_the_versions_differ_and_nothing_is_store
     let t0 = Instant::now();
     let now = || Time::from_nanos(t0.elapsed().as_nanos() as u64);
     let mut conn = Connection::new(plain("reno"), Side::Client, now()).unwrap();
-    let mut stream = b"LHT2".to_vec();
+    let mut stream = b"LHT3".to_vec();
     Message::Hello {
         resume: true,
         entries: 1,
@@ -915,12 +911,12 @@ fn a_sender_of_the_old_protocol_is_told_the_versions_differ_and_nothing_is_store
     let got = rx.join().unwrap();
     let why = got[0].error.as_deref().unwrap_or_default();
     assert!(
-        why.contains("protocol 2 and this build 3") && why.contains("same longhaul release"),
+        why.contains("protocol 3 and this build 4") && why.contains("same longhaul release"),
         "{:?}",
         got[0]
     );
     assert!(got[0].files.is_empty());
     // The receiver's own stream names its version first.
-    assert!(heard.starts_with(b"LHT3"), "{heard:?}");
+    assert!(heard.starts_with(b"LHT4"), "{heard:?}");
     assert!(others(dst.path(), &[]).is_empty());
 }

@@ -422,11 +422,11 @@ fn print_summary(report: &SendReport) {
     for f in &report.files {
         let what = match &f.outcome {
             Outcome::Stored(hex) if f.resumed > 0 => format!(
-                "stored ({} moved, {} resumed) SHA-256 list {hex}",
+                "stored ({} moved, {} resumed) BLAKE3 list {hex}",
                 bytes(f.sent),
                 bytes(f.resumed)
             ),
-            Outcome::Stored(hex) => format!("stored ({}) SHA-256 list {hex}", bytes(f.sent)),
+            Outcome::Stored(hex) => format!("stored ({}) BLAKE3 list {hex}", bytes(f.sent)),
             Outcome::Skipped(why) => format!("skipped: {why}"),
             Outcome::Failed(why) => format!("FAILED: {why}"),
         };
@@ -471,9 +471,9 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
             serde_json::json!({
                 "path": f.path, "size": f.size, "sent": f.sent, "resumed": f.resumed,
                 "status": status,
-                // Not SHA-256 of the bytes: of the file's 1 MiB chunks' SHA-256 digests
+                // Not BLAKE3 of the bytes: of the file's 1 MiB chunks' BLAKE3 digests
                 // (crates/net/src/hashlist.rs), hence its own name.
-                "sha256_list": if status == "stored" { Some(&detail) } else { None },
+                "blake3_list": if status == "stored" { Some(&detail) } else { None },
                 "reason": if status == "stored" { None } else { Some(&detail) },
             })
         })
@@ -569,7 +569,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     let ended = r.serve(&stop, count, |e| match e {
         Event::File(peer, f) => match &f.result {
             Ok(sha) => eprintln!(
-                "{peer}: stored {} ({}{}); SHA-256 list {sha}",
+                "{peer}: stored {} ({}{}); BLAKE3 list {sha}",
                 Printable::from(f.path.as_str()),
                 bytes(f.bytes),
                 if f.resumed > 0 {
