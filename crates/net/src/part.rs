@@ -76,9 +76,19 @@ impl Piece {
 
     /// Append what fits of `data`; returns how much did.
     pub fn extend(&mut self, data: &[u8]) -> usize {
-        let n = (PIECE - self.len).min(data.len());
+        self.fill_with(data.len(), |spare| {
+            spare.copy_from_slice(&data[..spare.len()]);
+            spare.len()
+        })
+    }
+
+    /// Let `fill` write up to `max` bytes straight into the piece's free space (the receiver
+    /// reads the connection's stream into it, one copy fewer than reading into a buffer and
+    /// extending); it returns how many it wrote, which are appended.
+    pub fn fill_with(&mut self, max: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> usize {
+        let room = (PIECE - self.len).min(max);
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut self.blocks);
-        buf[self.len..self.len + n].copy_from_slice(&data[..n]);
+        let n = fill(&mut buf[self.len..self.len + room]).min(room);
         self.len += n;
         n
     }

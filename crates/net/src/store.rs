@@ -368,16 +368,31 @@ impl Incoming {
     /// error is one the disk gave for earlier bytes, or these.
     pub fn write(&mut self, mut data: &[u8]) -> Result<(), Fatal> {
         while !data.is_empty() {
-            let writer = self.writer.as_mut().expect("not drained");
-            let fill = self.fill.get_or_insert_with(|| writer.buffer());
-            let n = fill.extend(data);
-            self.written += n as u64;
+            let n = self.write_with(data.len(), |spare| {
+                spare.copy_from_slice(&data[..spare.len()]);
+                spare.len()
+            })?;
             data = &data[n..];
-            if fill.len() == PIECE || self.written == self.entry.size() {
-                writer.write(self.fill.take().expect("filled"))?;
-            }
         }
         Ok(())
+    }
+
+    /// Let `fill` write up to `max` file bytes (and at most `remaining()`) straight into the
+    /// piece being filled; returns how many it wrote. A full piece goes to the writer.
+    pub fn write_with(
+        &mut self,
+        max: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Result<usize, Fatal> {
+        let max = max.min(self.remaining().min(usize::MAX as u64) as usize);
+        let writer = self.writer.as_mut().expect("not drained");
+        let piece = self.fill.get_or_insert_with(|| writer.buffer());
+        let n = piece.fill_with(max, fill);
+        self.written += n as u64;
+        if piece.len() == PIECE || (n > 0 && self.written == self.entry.size()) {
+            writer.write(self.fill.take().expect("filled"))?;
+        }
+        Ok(n)
     }
 
     /// Everything taken, written: the part file with its digests.
