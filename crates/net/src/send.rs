@@ -285,9 +285,11 @@ struct Sender {
     items: Vec<Item>,
     reports: Vec<FileReport>,
     reader: MessageReader,
-    /// Bytes for the stream not yet accepted by the connection: `out[at..]`.
+    /// Bytes for the stream not yet accepted by the connection: `out[at..]`, then `piece`.
     out: Vec<u8>,
     at: usize,
+    /// File bytes the feed read, handed to the connection whole (not copied) once it has room.
+    piece: Option<Vec<u8>>,
     /// Stream bytes handed to the connection, and how many of them were file bytes.
     stream_written: u64,
     file_written: u64,
@@ -337,6 +339,7 @@ impl Sender {
             reader: MessageReader::default(),
             out,
             at: 0,
+            piece: None,
             stream_written: 0,
             file_written: 0,
             resume: options.resume,
@@ -441,6 +444,18 @@ impl Sender {
             }
             self.out.clear();
             self.at = 0;
+            if let Some(piece) = self.piece.take() {
+                match self.conn.write_owned(piece) {
+                    Ok(n) => {
+                        self.stream_written += n as u64;
+                        self.last_write = Instant::now();
+                    }
+                    Err(piece) => {
+                        self.piece = Some(piece);
+                        return Ok(None);
+                    }
+                }
+            }
             if self.current.is_none() {
                 match self.jobs.pop_front() {
                     Some(job) => self.start(job)?,
@@ -522,10 +537,12 @@ impl Sender {
                     return Err(file_err(&self.items[cur.id as usize], e))
                 }
                 Next::Piece(Piece::Bytes(buf)) => {
-                    // The emptied buffer goes back to be filled again.
-                    let spent = std::mem::replace(&mut self.out, buf);
-                    feed.recycle(spent);
-                    let n = self.out.len() as u64;
+                    // Buffers the connection is done with go back to be filled again.
+                    while let Some(spent) = self.conn.take_spent() {
+                        feed.recycle(spent);
+                    }
+                    let n = buf.len() as u64;
+                    self.piece = Some(buf);
                     cur.read += n;
                     self.file_written += n;
                     self.reports[cur.id as usize].sent += n;

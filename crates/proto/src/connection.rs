@@ -258,6 +258,21 @@ impl Connection {
         self.stream.write(data)
     }
 
+    /// Queue `buf` for sending without copying it (real mode): taken whole if the send buffer
+    /// has room for any of it, else handed back. Once every byte in it is acknowledged it is
+    /// offered back by [`Connection::take_spent`], for the application to fill again.
+    pub fn write_owned(&mut self, buf: Vec<u8>) -> Result<usize, Vec<u8>> {
+        if self.state == State::Closed {
+            return Err(buf);
+        }
+        self.stream.write_owned(buf)
+    }
+
+    /// A buffer given to [`Connection::write_owned`] whose bytes are all acknowledged.
+    pub fn take_spent(&mut self) -> Option<Vec<u8>> {
+        self.stream.take_spent()
+    }
+
     /// Queue `n` bytes of synthetic data; returns how many fit in the send buffer.
     pub fn write_synthetic(&mut self, n: u64) -> u64 {
         if self.state == State::Closed {

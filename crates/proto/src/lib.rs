@@ -84,7 +84,7 @@
 //!
 //! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
 //! anti-replay, key schedule), [`sent`] (in-flight records), `stream`
-//! (send buffer and chunks), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
+//! (the sent stream's chunks), `send_buffer` (its bytes, copied or handed over whole), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
 //! [`pacer`], [`rate`] (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
 //! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`]. The simulator's
 //! TCP model (`crates/sim/src/transport/model.rs`) builds its sender from `sent`, `loss`, `rtt`,
@@ -102,6 +102,7 @@ mod reassembly;
 mod recv;
 pub mod rtt;
 pub mod secure;
+mod send_buffer;
 pub mod sent;
 pub mod stats;
 mod stream;

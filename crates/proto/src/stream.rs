@@ -10,8 +10,10 @@
 //! O(1) amortised per chunk.
 //!
 //! In synthetic mode the stream holds only counts: the application "writes" a number of bytes
-//! and no byte is ever stored or copied.
+//! and no byte is ever stored or copied. In real mode the bytes are in a [`SendBuffer`], which
+//! also takes whole buffers from the application without copying them.
 
+use crate::send_buffer::SendBuffer;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +38,7 @@ impl Chunk {
 pub struct SendStream {
     synthetic: bool,
     /// Real mode: the bytes from `acked` to `written`.
-    bytes: VecDeque<u8>,
+    bytes: SendBuffer,
     /// Every byte below this offset is acknowledged (the front of the buffer).
     acked: u64,
     /// End of the data the application wrote.
@@ -56,7 +58,7 @@ impl SendStream {
     pub fn new(synthetic: bool, capacity: u64) -> SendStream {
         SendStream {
             synthetic,
-            bytes: VecDeque::new(),
+            bytes: SendBuffer::new(),
             acked: 0,
             written: 0,
             chunked: 0,
@@ -82,9 +84,28 @@ impl SendStream {
             return 0;
         }
         let n = (self.free_space().min(data.len() as u64)) as usize;
-        self.bytes.extend(&data[..n]);
+        self.bytes.push_copy(&data[..n]);
         self.written += n as u64;
         n
+    }
+
+    /// Real mode: take `buf` whole, without copying it, if the buffer has room for any of it
+    /// (so it may exceed its capacity by less than one such buffer, and a buffer larger than
+    /// the capacity still goes); else hand it back. Once acknowledged it comes back through
+    /// [`SendStream::take_spent`].
+    pub fn write_owned(&mut self, buf: Vec<u8>) -> Result<usize, Vec<u8>> {
+        if self.synthetic || self.free_space() == 0 {
+            return Err(buf);
+        }
+        let n = buf.len();
+        self.bytes.push_owned(buf);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    /// A buffer given to [`SendStream::write_owned`] whose bytes are all acknowledged.
+    pub fn take_spent(&mut self) -> Option<Vec<u8>> {
+        self.bytes.take_spent()
     }
 
     /// Synthetic mode: account for `n` more bytes, as many as fit; returns the count taken.
@@ -179,18 +200,7 @@ impl SendStream {
     /// Copy chunk `c`'s bytes into `out` (real mode).
     pub fn copy_chunk(&self, c: &Chunk, out: &mut [u8]) {
         let start = (c.offset - self.acked) as usize;
-        let len = c.len as usize;
-        let (a, b) = self.bytes.as_slices();
-        if start + len <= a.len() {
-            out[..len].copy_from_slice(&a[start..start + len]);
-        } else if start >= a.len() {
-            let s = start - a.len();
-            out[..len].copy_from_slice(&b[s..s + len]);
-        } else {
-            let first = a.len() - start;
-            out[..first].copy_from_slice(&a[start..]);
-            out[first..len].copy_from_slice(&b[..len - first]);
-        }
+        self.bytes.copy_out(start, &mut out[..c.len as usize]);
     }
 
     /// A packet carrying chunk `id` was acknowledged.
@@ -238,7 +248,8 @@ impl SendStream {
         let end = c.end();
         if !self.synthetic {
             let n = (end - self.acked) as usize;
-            self.bytes.drain(..n);
+            self.bytes.release(n);
+            debug_assert_eq!(self.bytes.len() as u64, self.written - end);
         }
         self.acked = end;
         self.chunk_base += 1;
