@@ -7,14 +7,17 @@
 # on the machine weighs on every tool alike.
 #
 #   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
-#                    [--dir DIR] [--md FILE]
+#                    [--dir DIR] [--md FILE] [--discard]
 #
 # --size-mb: the file (default 1024; incompressible bytes, read once so it is in the page cache).
 # --bin: the longhaul to measure (default target/ci/longhaul). --base: another longhaul binary
 # measured alike (rows "base plain", "base aes"), e.g. the build before a change.
 # --only: a comma-separated subset of longhaul-plain, longhaul-aes, base-plain, base-aes, udt,
 # iperf3, scp. --dir: where the receivers write the file (default: a temporary directory under
-# /tmp, a real file on disk). --md: also write the table as markdown.
+# /tmp, a real file on disk). --md: also write the table as markdown. --discard: every receiver
+# drops what it receives instead of writing a file (longhaul recv --discard, which still checks
+# the file's digest; UDT4 and scp into /dev/null; iperf3's server without -F), to measure the
+# transports without the receiving disk; the received bytes are then not compared.
 #
 # Needs g++ and libudt-dev, iperf3, and for scp openssh-server (scripts/packages.txt); sshd
 # is started on 127.0.0.1 with keys of the script's own, once per scp round, and its time
@@ -30,6 +33,7 @@ rounds=3
 only=""
 dir=""
 md=""
+discard=0
 tag=bench/udt
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --only) only="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
     --md) md="$2"; shift 2 ;;
+    --discard) discard=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -128,6 +133,7 @@ wait_port() {
 # time(1) writes "elapsed user system maxrss" for each end.
 one() { # RUN
   local run=$1 out="$dir/received.bin" rx_pid t0 t1 lh
+  [ $discard -eq 0 ] || out=/dev/null
   rm -rf "${dir:?}"/* "$dir"/.longhaul-partial
   port=$((port + 1))
   local tm=(/usr/bin/time -f "%e %U %S %M")
@@ -135,8 +141,9 @@ one() { # RUN
     longhaul-* | base-*)
       lh="$bin"; [[ $run == base-* ]] && lh="$base"
       local sec=(); [[ $run == *-plain ]] && sec=(--insecure)
+      local into=(-d "$dir"); [ $discard -eq 0 ] || into=(--discard)
       LONGHAUL_HOME="$scratch/rx-home" "${tm[@]}" -o "$scratch/rx.time" "$lh" recv --once \
-        -B 127.0.0.1 -p $port -d "$dir" "${sec[@]}" >"$scratch/rx.log" 2>&1 &
+        -B 127.0.0.1 -p $port "${into[@]}" "${sec[@]}" >"$scratch/rx.log" 2>&1 &
       rx_pid=$!
       wait_port $port
       t0=$(date +%s.%N)
@@ -153,7 +160,8 @@ one() { # RUN
         die "udt: send failed: $(cat "$scratch/tx.log")"
       ;;
     iperf3)
-      "${tm[@]}" -o "$scratch/rx.time" iperf3 -s -1 -B 127.0.0.1 -p $port -F "$out" \
+      local to_file=(-F "$out"); [ $discard -eq 0 ] || to_file=()
+      "${tm[@]}" -o "$scratch/rx.time" iperf3 -s -1 -B 127.0.0.1 -p $port "${to_file[@]}" \
         >"$scratch/rx.log" 2>&1 &
       rx_pid=$!
       wait_port $port
@@ -184,7 +192,9 @@ one() { # RUN
   pids=()
   local got
   got=$(stat -c %s "$out" 2>/dev/null || echo 0)
-  if [ "$run" = iperf3 ]; then
+  if [ $discard -eq 1 ]; then
+    : # Nothing kept to compare; longhaul's receiver checked the digest, the others exited 0.
+  elif [ "$run" = iperf3 ]; then
     # iperf3's server may stop writing before the last megabytes are read from the socket, and
     # it checks nothing: the client's byte count stands, the file is not compared.
     (( got > size * 9 / 10 )) || die "iperf3: received $got bytes of $size"
@@ -229,7 +239,8 @@ for run in $runs; do
     "$cpg" "$(echo "${max_rx[$run]} / 1024" | bc -l)" "$(echo "${max_tx[$run]} / 1024" | bc -l)" \
     "$rr" "$cr")
 done
-summary="$size_mb MiB over 127.0.0.1, best of $rounds interleaved rounds; load average $load0 → $load1"
+into="a file on disk"; [ $discard -eq 0 ] || into="nothing (receivers discard)"
+summary="$size_mb MiB over 127.0.0.1 into $into, best of $rounds interleaved rounds; load average $load0 → $load1"
 echo "$summary"
 echo "$table"
 if [ -n "$md" ]; then

@@ -155,6 +155,29 @@ fn wait_for_part(dst: &Path, bytes: u64) -> u64 {
     }
 }
 
+/// `send -J` reported the first file's digest as `data`'s; returns it in hex.
+fn assert_reported_digest(v: &serde_json::Value, data: &[u8]) -> String {
+    let mut h = longhaul_net::hashlist::FileHasher::new();
+    h.update(data, |_| {});
+    h.end();
+    let want = longhaul_net::framing::hex(&h.digest());
+    assert_eq!(
+        v["files"][0]["blake3_list"].as_str(),
+        Some(want.as_str()),
+        "{v}"
+    );
+    want
+}
+
+/// Wait for a process started with its stderr piped; asserts it succeeded, returns stderr.
+fn exit_and_stderr(p: &mut Proc) -> String {
+    use std::io::Read;
+    assert!(p.0.wait().unwrap().success());
+    let mut err = String::new();
+    p.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    err
+}
+
 fn sigkill(p: &Proc) {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(p.0.id() as i32, libc::SIGKILL) };
@@ -179,15 +202,7 @@ fn resume_and_check(src: &Path, dst: &Path, data: &[u8], at_least: u64) {
     assert!(resumed >= at_least, "resumed {resumed} < {at_least}: {v}");
     assert_eq!(std::fs::read(dst.join("data.bin")).unwrap(), data);
     // The digest reported is the whole file's, resumed prefix included.
-    let mut h = longhaul_net::hashlist::FileHasher::new();
-    h.update(data, |_| {});
-    h.end();
-    let want = longhaul_net::framing::hex(&h.digest());
-    assert_eq!(
-        v["files"][0]["blake3_list"].as_str(),
-        Some(want.as_str()),
-        "{v}"
-    );
+    assert_reported_digest(&v, data);
     assert_eq!(part_len(dst), 0, "the staging area is emptied");
 }
 
@@ -379,14 +394,7 @@ fn insecure_mode_is_explicit_and_warns_on_both_ends() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("WARNING: --insecure"), "{err}");
-    assert!(rx.0.wait().unwrap().success());
-    let mut rx_err = String::new();
-    use std::io::Read;
-    rx.0.stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut rx_err)
-        .unwrap();
+    let rx_err = exit_and_stderr(&mut rx);
     assert!(rx_err.contains("WARNING: --insecure"), "{rx_err}");
     assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
 }
@@ -434,4 +442,48 @@ fn out_of_range_settings_are_refused_with_the_range() {
         assert!(!out.status.success(), "{flag} {value}");
         assert!(err.contains(says), "{flag} {value}: {err}");
     }
+}
+
+/// `recv --discard` as a user runs it: the file crosses, is checked against the sender's
+/// digest, and nothing is written (the receiver runs in an empty working directory, which
+/// stays empty); `--discard` with a directory to store into is refused.
+#[test]
+fn recv_discard_verifies_and_writes_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 3 * CHUNK as usize + 5, 77);
+    let cwd = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut rx = Proc(
+        Command::new(bin())
+            .env("LONGHAUL_HOME", &homes().rx)
+            .current_dir(cwd.path())
+            .args([
+                "recv",
+                "--discard",
+                "-B",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .args(["-n", "1", "--idle-timeout", "2s"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let v = json(&send_cmd(&file, port, &[]).output().unwrap());
+    let err = exit_and_stderr(&mut rx);
+    let want = assert_reported_digest(&v, &data);
+    assert!(err.contains("verified and discarded"), "{err}");
+    assert!(err.contains(&want), "{err}");
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0);
+
+    let refused = Command::new(bin())
+        .args(["recv", "--discard", "-d"])
+        .arg(src.path())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("cannot be used with"), "{why}");
 }

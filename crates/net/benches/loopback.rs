@@ -83,6 +83,7 @@ fn transfer(
         config: config(mode, &keys.rx, PeerPolicy::AllowList(allowed.into())),
         dir: dst.path().to_path_buf(),
         overwrite: false,
+        discard: false,
         max_size: u64::MAX,
         limits: Limits {
             max_sessions: 1,

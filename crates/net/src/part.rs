@@ -109,7 +109,8 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// A part file being written, with its journal and digests.
 pub struct PartFile {
     pub part: File,
-    journal: Journal,
+    /// `None` for a discarding receiver's file (nothing to resume, so nothing to flush).
+    journal: Option<Journal>,
     /// The file's path as the sender named it (for messages) and size.
     path: String,
     size: u64,
@@ -130,7 +131,7 @@ impl PartFile {
     /// that (a chunk boundary, or the end of the file).
     pub fn new(
         part: File,
-        journal: Journal,
+        journal: Option<Journal>,
         path: &str,
         size: u64,
         written: u64,
@@ -213,8 +214,10 @@ impl PartFile {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.part.sync_data()?;
-        self.journal.append(&self.pending)?;
+        if let Some(journal) = &mut self.journal {
+            self.part.sync_data()?;
+            journal.append(&self.pending)?;
+        }
         self.pending.clear();
         Ok(())
     }
@@ -355,7 +358,14 @@ mod tests {
         let (pp, jp) = (dir.path().join("p"), dir.path().join("j"));
         let part = File::create(&pp).unwrap();
         let journal = Journal::create(&jp, &header(data.len() as u64)).unwrap();
-        let file = PartFile::new(part, journal, "f", data.len() as u64, 0, FileHasher::new());
+        let file = PartFile::new(
+            part,
+            Some(journal),
+            "f",
+            data.len() as u64,
+            0,
+            FileHasher::new(),
+        );
         let mut w = Writer::start(file).unwrap();
         let mut rest = data;
         for &c in cuts.iter().cycle() {
@@ -422,7 +432,14 @@ mod tests {
             .open("/dev/full")
             .unwrap();
         let journal = Journal::create(&dir.path().join("j"), &header(10 * PIECE as u64)).unwrap();
-        let file = PartFile::new(full, journal, "f", 10 * PIECE as u64, 0, FileHasher::new());
+        let file = PartFile::new(
+            full,
+            Some(journal),
+            "f",
+            10 * PIECE as u64,
+            0,
+            FileHasher::new(),
+        );
         let mut w = Writer::start(file).unwrap();
         let mut err = None;
         for _ in 0..10 {

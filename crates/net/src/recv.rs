@@ -33,6 +33,9 @@ pub struct RecvOptions {
     pub dir: PathBuf,
     /// Replace existing files that differ (same size and mtime are skipped regardless).
     pub overwrite: bool,
+    /// Keep nothing: receive and verify each file, then drop it (`dir` is not used). For
+    /// measuring a path and the transport without a disk.
+    pub discard: bool,
     /// Refuse files larger than this.
     pub max_size: u64,
     /// Sessions at once, per source address, and when to demand retry tokens.
@@ -427,12 +430,16 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn bind(addr: SocketAddr, options: RecvOptions) -> Result<Receiver, NetError> {
-        if !options.dir.is_dir() {
+        if !options.discard && !options.dir.is_dir() {
             return Err(NetError::NotADirectory(options.dir.display().to_string()));
         }
         options.config.validate()?;
-        let store = Store::open(&options.dir, options.overwrite)
-            .map_err(|e| NetError::File(options.dir.display().to_string(), e))?;
+        let store = if options.discard {
+            Store::discarding()
+        } else {
+            Store::open(&options.dir, options.overwrite)
+                .map_err(|e| NetError::File(options.dir.display().to_string(), e))?
+        };
         let max_datagram = options.config.max_datagram_size();
         let port = UdpPort::bind(addr, max_datagram, options.offload).map_err(NetError::Socket)?;
         let local = port.socket().local_addr().map_err(NetError::Socket)?;

@@ -34,6 +34,8 @@ pub struct Store {
     root: PathBuf,
     staging: PathBuf,
     overwrite: bool,
+    /// Nothing is kept: files are received and verified, then dropped (`recv --discard`).
+    discard: bool,
     /// Part files some session is writing now.
     busy: HashSet<String>,
 }
@@ -59,8 +61,23 @@ impl Store {
             root: root.to_path_buf(),
             staging,
             overwrite,
+            discard: false,
             busy: HashSet::new(),
         })
+    }
+
+    /// A store that keeps nothing and touches no file system: each file is received, hashed
+    /// and checked against the sender's digest, then dropped; directories and links are not
+    /// created. It measures a path and the transport without a disk, as `bbcp` to /dev/null
+    /// or an iperf3 server does (`recv --discard`).
+    pub fn discarding() -> Store {
+        Store {
+            root: PathBuf::from("/dev/null"),
+            staging: PathBuf::new(),
+            overwrite: false,
+            discard: true,
+            busy: HashSet::new(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -82,6 +99,9 @@ impl Store {
         sender: &str,
         resume: bool,
     ) -> Result<(Action, Option<Planned>), String> {
+        if self.discard {
+            return self.plan_discarded(entry, sender);
+        }
         let dest = self.parent_ready(&entry.path)?;
         let shown = Printable::from(entry.path.as_str());
         let existing = std::fs::symlink_metadata(&dest).ok();
@@ -154,8 +174,38 @@ impl Store {
         }
     }
 
+    /// A discarding store's plan: every file from its first byte, nothing else.
+    fn plan_discarded(
+        &mut self,
+        entry: &Entry,
+        sender: &str,
+    ) -> Result<(Action, Option<Planned>), String> {
+        match &entry.kind {
+            Kind::Dir => Ok((Action::Skip("discarded (recv --discard)".into()), None)),
+            Kind::Symlink { .. } => Ok((Action::Skip("discarded (recv --discard)".into()), None)),
+            Kind::File { .. } => {
+                let key = part_key(sender, &entry.path);
+                if !self.busy.insert(key.clone()) {
+                    return Err(format!(
+                        "{} is being received from this sender already",
+                        Printable::from(entry.path.as_str())
+                    ));
+                }
+                let planned = Planned::discarded(key, entry);
+                let action = Action::Send {
+                    from_chunk: 0,
+                    prefix: [0; DIGEST_LEN],
+                };
+                Ok((action, Some(planned)))
+            }
+        }
+    }
+
     /// Give a directory its sender's mode and mtime once its contents are in.
     pub fn finish_dir(&self, entry: &Entry) {
+        if self.discard {
+            return;
+        }
         let path = self.root.join(&entry.path);
         if let Ok(m) = std::fs::symlink_metadata(&path) {
             if m.is_dir() {
@@ -226,6 +276,8 @@ pub struct Planned {
     /// Chunks the journal vouches for, and the digest of their digests.
     offered: u64,
     prefix: [u8; DIGEST_LEN],
+    /// A discarding store's: no part file, no journal, no destination.
+    sink: bool,
 }
 
 impl Planned {
@@ -260,6 +312,26 @@ impl Planned {
             header,
             offered,
             prefix,
+            sink: false,
+        }
+    }
+
+    /// A file a discarding store receives: hashed and checked, written nowhere.
+    fn discarded(key: String, entry: &Entry) -> Planned {
+        Planned {
+            key,
+            entry: entry.clone(),
+            dest: PathBuf::new(),
+            part_path: PathBuf::new(),
+            journal_path: PathBuf::new(),
+            header: JournalHeader {
+                path: entry.path.clone(),
+                size: entry.size(),
+                mtime: entry.mtime,
+            },
+            offered: 0,
+            prefix: [0; DIGEST_LEN],
+            sink: true,
         }
     }
 
@@ -283,6 +355,9 @@ impl Planned {
                 "the sender resumes {shown} at chunk {from_chunk}, but the receiver offered {}",
                 self.offered
             )));
+        }
+        if self.sink {
+            return self.begin_discarded();
         }
         let mut part = OpenOptions::new()
             .read(true)
@@ -320,14 +395,18 @@ impl Planned {
         part.seek(SeekFrom::Start(start)).map_err(io)?;
         let file = PartFile::new(
             part,
-            journal,
+            Some(journal),
             &self.entry.path,
             self.entry.size(),
             start,
             hasher,
         );
         let writer = Writer::start(file).map_err(io)?;
-        Ok(Incoming {
+        Ok(self.incoming(writer, start))
+    }
+
+    fn incoming(self, writer: Writer, start: u64) -> Incoming {
+        Incoming {
             key: self.key,
             entry: self.entry,
             dest: self.dest,
@@ -337,7 +416,28 @@ impl Planned {
             fill: None,
             written: start,
             resumed: start,
-        })
+            sink: self.sink,
+        }
+    }
+
+    /// The bytes go to /dev/null through the same hashing and writing threads, so the
+    /// receiver's work is a real one's less the disk; there is no journal to keep.
+    fn begin_discarded(self) -> Result<Incoming, Fatal> {
+        let io = |e: io::Error| Fatal(format!("cannot open /dev/null to discard into: {e}"));
+        let sink = OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .map_err(io)?;
+        let file = PartFile::new(
+            sink,
+            None,
+            &self.entry.path,
+            self.entry.size(),
+            0,
+            FileHasher::new(),
+        );
+        let writer = Writer::start(file).map_err(io)?;
+        Ok(self.incoming(writer, 0))
     }
 }
 
@@ -356,6 +456,8 @@ pub struct Incoming {
     pub written: u64,
     /// Bytes this session skipped because the receiver held them.
     pub resumed: u64,
+    /// Discarded, not stored: no part file, journal or destination to touch.
+    sink: bool,
 }
 
 impl Incoming {
@@ -419,6 +521,9 @@ impl Incoming {
         };
         let ours = file.hasher.digest();
         let part = file.part;
+        if this.sink && ours == *theirs {
+            return Ok(ours);
+        }
         if ours != *theirs {
             this.discard();
             return Err(format!(
@@ -464,6 +569,9 @@ impl Incoming {
 
     /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
     fn discard(&self) {
+        if self.sink {
+            return;
+        }
         let _ = std::fs::remove_file(&self.part_path);
         let _ = std::fs::remove_file(&self.journal_path);
     }
@@ -725,6 +833,42 @@ mod tests {
         assert!(inc.finish(&mut s, &[0; 32]).is_err());
         assert!(!t.path().join("f").exists());
         assert!(staging_is_empty(t.path()));
+    }
+
+    /// A discarding store checks every file against the sender's digest and creates nothing:
+    /// no file, directory or link, no part file or journal, and /dev/null stays what it is.
+    #[test]
+    fn a_discarding_store_verifies_and_keeps_nothing() {
+        use std::os::unix::fs::FileTypeExt;
+        let mut s = Store::discarding();
+        let data = pattern(3 * CHUNK_SIZE as usize + 77, 7);
+        let e = file("discarded-dir/f", data.len() as u64);
+        assert_eq!(receive(&mut s, &e, &data).unwrap(), file_digest(&data));
+        let mut bad = data.clone();
+        bad[CHUNK_SIZE as usize + 5] ^= 1;
+        let why = receive_as(&mut s, &e, &bad, &data).unwrap_err();
+        assert!(why.contains("digest mismatch"), "{why}");
+        // Nothing to skip or resume: the same file is asked for again, whole.
+        let (action, _) = s.plan(&e, "k", true);
+        assert!(
+            matches!(action, Action::Send { from_chunk: 0, .. }),
+            "{action:?}"
+        );
+        let dir = Entry {
+            kind: Kind::Dir,
+            ..file("discarded-dir", 0)
+        };
+        let link = Entry {
+            kind: Kind::Symlink { target: "f".into() },
+            ..file("discarded-link", 0)
+        };
+        assert!(matches!(s.plan(&dir, "k", true).0, Action::Skip(_)));
+        assert!(matches!(s.plan(&link, "k", true).0, Action::Skip(_)));
+        s.finish_dir(&dir);
+        assert!(!Path::new("discarded-dir").exists());
+        assert!(std::fs::symlink_metadata("discarded-link").is_err());
+        let null = std::fs::metadata("/dev/null").unwrap();
+        assert!(null.file_type().is_char_device());
     }
 
     #[test]

@@ -86,10 +86,21 @@ fn receiver_with(
     overwrite: bool,
     count: usize,
 ) -> (SocketAddr, JoinHandle<Vec<Received>>) {
+    receiver_of(config, dir, overwrite, false, count)
+}
+
+fn receiver_of(
+    config: Config,
+    dir: &Path,
+    overwrite: bool,
+    discard: bool,
+    count: usize,
+) -> (SocketAddr, JoinHandle<Vec<Received>>) {
     let opts = RecvOptions {
         config,
         dir: dir.to_path_buf(),
         overwrite,
+        discard,
         max_size: 1 << 40,
         limits: Limits {
             max_sessions: 4,
@@ -919,4 +930,39 @@ fn a_sender_of_the_old_protocol_is_told_the_versions_differ_and_nothing_is_store
     // The receiver's own stream names its version first.
     assert!(heard.starts_with(b"LHT4"), "{heard:?}");
     assert!(others(dst.path(), &[]).is_empty());
+}
+
+/// A discarding receiver (`recv --discard`) takes a whole tree, checks every file against
+/// the sender's digest, and keeps nothing: its directory (given, and unused) stays empty, and
+/// the sender hears each file verified with the digest it computed itself.
+#[test]
+fn a_discarding_receiver_verifies_every_file_and_keeps_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let (_, big) = random_file(&root, "big.bin", 3 * CHUNK_SIZE as usize + 4321, 11);
+    let (_, small) = random_file(&root.join("sub"), "small.bin", 999, 12);
+    std::os::unix::fs::symlink("big.bin", root.join("link")).unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (addr, rx) = receiver_of(server_config(), dst.path(), false, true, 1);
+    let report = send(&root, addr, "fast").unwrap();
+    let got = rx.join().unwrap();
+    assert!(got[0].error.is_none(), "{:?}", got[0]);
+    let verified: Vec<(&str, &String)> = got[0]
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.result.as_ref().expect("verified")))
+        .collect();
+    assert_eq!(verified.len(), 2, "{verified:?}");
+    for (path, data) in [("tree/big.bin", &big), ("tree/sub/small.bin", &small)] {
+        let i = report.files.iter().position(|f| f.path == path).unwrap();
+        assert_eq!(stored_hex(&report, i), digest_hex(data), "{path}");
+        assert!(verified.contains(&(path, &digest_hex(data))), "{path}");
+    }
+    assert_eq!(std::fs::read_dir(dst.path()).unwrap().count(), 0);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
 }

@@ -167,6 +167,11 @@ pub struct RecvArgs {
     /// Replace existing files (default: refuse them; the sender is told why).
     #[arg(long)]
     pub overwrite: bool,
+    /// Keep nothing: receive each file, check it against the sender's digest, and drop it
+    /// (as bbcp to /dev/null, or an iperf3 server): measures the path and the transport
+    /// without the receiver's disk. Directories and links are not created.
+    #[arg(long, conflicts_with_all = ["dir", "overwrite"])]
+    pub discard: bool,
     /// Refuse files larger than this.
     #[arg(long, default_value = "16384G", value_parser = parse_size)]
     pub max_size: u64,
@@ -514,6 +519,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         config,
         dir: a.dir.clone(),
         overwrite: a.overwrite,
+        discard: a.discard,
         max_size: a.max_size,
         limits: Limits {
             max_sessions: a.max_sessions,
@@ -543,9 +549,13 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     }
     let (gso, gro) = r.offloads();
     let on = |b: bool| if b { "on" } else { "off" };
+    let into = if a.discard {
+        "nowhere (--discard: verified, then dropped)".to_string()
+    } else {
+        r.dir().display().to_string()
+    };
     eprintln!(
-        "receiving into {} on UDP {} (GSO {}, GRO {})",
-        r.dir().display(),
+        "receiving into {into} on UDP {} (GSO {}, GRO {})",
         r.local_addr(),
         on(gso),
         on(gro)
@@ -566,10 +576,15 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         remote::announce(r.local_addr().port(), own_key)?;
     }
     let mut failures = 0;
+    let stored = if a.discard {
+        "verified and discarded"
+    } else {
+        "stored"
+    };
     let ended = r.serve(&stop, count, |e| match e {
         Event::File(peer, f) => match &f.result {
             Ok(sha) => eprintln!(
-                "{peer}: stored {} ({}{}); BLAKE3 list {sha}",
+                "{peer}: {stored} {} ({}{}); BLAKE3 list {sha}",
                 Printable::from(f.path.as_str()),
                 bytes(f.bytes),
                 if f.resumed > 0 {
