@@ -3,12 +3,14 @@
 //! Reading a file from the page cache and hashing it (then with SHA-256) cost the sender's loop about
 //! a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on the
 //! connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the rest
-//! of one file in chunks on one thread and hashes them on another (the two cost about the
-//! same) into the file's digest (`hashlist`), each handing them on through a bounded queue of
-//! at most [`DEPTH`] chunks; the chunks
-//! come back through a third queue to be filled again, so the memory held is
-//! `(2 × DEPTH + 2) × chunk` whatever the file's size. The connection's thread never blocks on
-//! it: [`Feed::next`] takes what is ready.
+//! of one file in chunks on a thread of its own and hashes each chunk there, right after
+//! reading it, into the file's digest (`hashlist`): while the chunk is still in that core's
+//! cache, BLAKE3 costs about half what it cost on a second thread that met the chunk cold
+//! (bench/README.md, "One thread reads and hashes"). Chunks are handed on through a bounded
+//! queue of at most [`DEPTH`] and come back through a second queue to be filled again, so
+//! the memory held is `(2 × DEPTH + 2) × chunk` plus what the connection holds, whatever the
+//! file's size. The connection's thread never blocks on it: [`Feed::next`] takes what is
+//! ready.
 
 use crate::hashlist::FileHasher;
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
@@ -42,7 +44,7 @@ pub struct Feed {
     pieces: Option<Receiver<Piece>>,
     /// Chunks the connection is done with, for the thread to fill again.
     spent: Sender<Vec<u8>>,
-    /// The reading thread, then the hashing thread.
+    /// The reading and hashing thread.
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -50,19 +52,15 @@ impl Feed {
     /// Read `left` more bytes of `file` from its current offset in chunks of `chunk`, adding
     /// them to `hasher` (which holds the chunks before the offset, a chunk boundary).
     pub fn start(file: File, hasher: FileHasher, left: u64, chunk: usize) -> io::Result<Feed> {
-        let (read_tx, read_rx) = bounded(DEPTH);
         let (piece_tx, pieces) = bounded(DEPTH);
         let (spent, spent_rx) = bounded(2 * DEPTH + 2);
         let reader = std::thread::Builder::new()
             .name("longhaul-read".into())
-            .spawn(move || read_ahead(file, left, chunk, read_tx, spent_rx))?;
-        let hash = std::thread::Builder::new()
-            .name("longhaul-hash".into())
-            .spawn(move || hash_on(hasher, read_rx, piece_tx))?;
+            .spawn(move || read_ahead(file, left, chunk, hasher, piece_tx, spent_rx))?;
         Ok(Feed {
             pieces: Some(pieces),
             spent,
-            threads: vec![reader, hash],
+            threads: vec![reader],
         })
     }
 
@@ -94,19 +92,12 @@ impl Drop for Feed {
     }
 }
 
-/// What the reading thread hands to the hashing thread: a chunk, the end (whether the file
-/// shrank), or an error.
-enum Readout {
-    Chunk(Vec<u8>),
-    End(bool),
-    Failed(io::Error),
-}
-
 fn read_ahead(
     mut file: File,
     mut left: u64,
     chunk: usize,
-    out: Sender<Readout>,
+    mut hasher: FileHasher,
+    out: Sender<Piece>,
     spent: Receiver<Vec<u8>>,
 ) {
     let mut short = false;
@@ -119,40 +110,24 @@ fn read_ahead(
         match (&mut file).take(n as u64).read_to_end(&mut buf) {
             Ok(got) => short |= got < n,
             Err(e) => {
-                let _ = out.send(Readout::Failed(e));
+                let _ = out.send(Piece::Failed(e));
                 return;
             }
         }
         // Zeros in place of bytes the file no longer has.
         buf.resize(n, 0);
         left -= n as u64;
-        if out.send(Readout::Chunk(buf)).is_err() {
+        // Hashed here, while the bytes just read are still in this core's cache.
+        hasher.update(&buf, |_| {});
+        if out.send(Piece::Bytes(buf)).is_err() {
             return;
         }
     }
-    let _ = out.send(Readout::End(short));
-}
-
-fn hash_on(mut hasher: FileHasher, input: Receiver<Readout>, out: Sender<Piece>) {
-    for r in input {
-        let piece = match r {
-            Readout::Chunk(buf) => {
-                hasher.update(&buf, |_| {});
-                Piece::Bytes(buf)
-            }
-            Readout::End(short) => {
-                hasher.end();
-                Piece::End {
-                    digest: hasher.digest(),
-                    short,
-                }
-            }
-            Readout::Failed(e) => Piece::Failed(e),
-        };
-        if out.send(piece).is_err() {
-            return;
-        }
-    }
+    hasher.end();
+    let _ = out.send(Piece::End {
+        digest: hasher.digest(),
+        short,
+    });
 }
 
 /// Fill `buf` from `f`; returns the bytes read, the rest of `buf` zeroed (end of file).
