@@ -640,12 +640,7 @@ mod fuzz {
             r.push(MAGIC);
             for piece in bytes.chunks(cut) {
                 r.push(piece);
-                loop {
-                    match r.next_message() {
-                        Ok(Some(_)) => {}
-                        Ok(None) | Err(_) => break,
-                    }
-                }
+                while let Ok(Some(_)) = r.next_message() {}
                 prop_assert!(r.buffered() <= bytes.len());
             }
         }

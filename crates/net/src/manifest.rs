@@ -161,7 +161,7 @@ mod tests {
         std::fs::write(root.join("b/x.dat"), b"12345").unwrap();
         std::fs::write(root.join("a.txt"), b"hi").unwrap();
         symlink("a.txt", root.join("l")).unwrap();
-        let items = collect(&[root.clone()], None, false).unwrap();
+        let items = collect(std::slice::from_ref(&root), None, false).unwrap();
         let paths: Vec<_> = items.iter().map(|i| i.entry.path.as_str()).collect();
         assert_eq!(paths, ["run", "run/a.txt", "run/b", "run/b/x.dat", "run/l"]);
         assert_eq!(items[3].entry.kind, Kind::File { size: 5 });
@@ -188,7 +188,7 @@ mod tests {
         assert!(matches!(err, Err(NetError::Usage(_))));
         let f = t.path().join("f");
         std::fs::write(&f, b"").unwrap();
-        assert!(collect(&[f.clone()], Some("../up"), false).is_err());
+        assert!(collect(std::slice::from_ref(&f), Some("../up"), false).is_err());
         assert!(collect(&[f], Some("fine"), false).is_ok());
     }
 }

@@ -396,7 +396,14 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
         config,
         ..options("fast")
     };
-    let err = send_paths(&[path.clone()], addr, opts, &AtomicBool::new(false), |_| {}).unwrap_err();
+    let err = send_paths(
+        std::slice::from_ref(&path),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |_| {},
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("does not authorize"), "{err}");
     assert!(
         others(dst.path(), &[]).is_empty(),
@@ -422,7 +429,14 @@ fn a_sender_expecting_another_key_sends_nothing() {
         config,
         ..options("fast")
     };
-    let err = send_paths(&[path.clone()], addr, opts, &AtomicBool::new(false), |_| {}).unwrap_err();
+    let err = send_paths(
+        std::slice::from_ref(&path),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |_| {},
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("impostor"), "{err}");
     send(&path, addr, "fast").unwrap();
     let got = rx.join().unwrap();
@@ -549,13 +563,19 @@ fn an_interrupted_transfer_resumes_and_moves_only_what_was_missing() {
     let relay = slow_relay(addr);
     let stop = AtomicBool::new(false);
     let mut reports = 0;
-    let err = send_paths(&[path.clone()], relay.addr, options("fast"), &stop, |p| {
-        reports += 1;
-        assert!(p.done < p.total);
-        if reports == 3 {
-            stop.store(true, Ordering::Relaxed);
-        }
-    })
+    let err = send_paths(
+        std::slice::from_ref(&path),
+        relay.addr,
+        options("fast"),
+        &stop,
+        |p| {
+            reports += 1;
+            assert!(p.done < p.total);
+            if reports == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    )
     .unwrap_err();
     assert!(matches!(err, NetError::Interrupted), "{err}");
     drop(relay);
@@ -615,7 +635,14 @@ fn no_resume_starts_over_and_a_changed_source_is_not_resumed() {
         resume: false,
         ..options("fast")
     };
-    let report = send_paths(&[path.clone()], addr, opts, &AtomicBool::new(false), |_| {}).unwrap();
+    let report = send_paths(
+        std::slice::from_ref(&path),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |_| {},
+    )
+    .unwrap();
     rx.join().unwrap();
     assert_eq!(report.files[0].resumed, 0);
     assert_eq!(report.files[0].sent, 30_000_000);
@@ -774,7 +801,7 @@ fn a_closed_port_and_bad_names_get_clear_errors() {
     // A name that is not a relative path is refused before anything is sent.
     for name in ["../escape", "a\nb", &"x".repeat(256)] {
         let bad = send_paths(
-            &[path.clone()],
+            std::slice::from_ref(&path),
             free,
             SendOptions {
                 name: Some(name.to_string()),

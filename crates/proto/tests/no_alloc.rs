@@ -82,7 +82,7 @@ impl Path {
                 };
                 if t.kind == PacketKind::Data {
                     self.count += 1;
-                    if loss_every > 0 && self.count.is_multiple_of(loss_every) {
+                    if loss_every > 0 && self.count % loss_every == 0 {
                         continue;
                     }
                 }
