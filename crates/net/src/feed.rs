@@ -45,7 +45,7 @@ pub struct Feed {
     /// Chunks the connection is done with, for the thread to fill again.
     spent: Sender<Vec<u8>>,
     /// The reading and hashing thread.
-    threads: Vec<JoinHandle<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Feed {
@@ -60,7 +60,7 @@ impl Feed {
         Ok(Feed {
             pieces: Some(pieces),
             spent,
-            threads: vec![reader],
+            thread: Some(reader),
         })
     }
 
@@ -84,9 +84,9 @@ impl Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        // The threads stop at their next hand-over once the queue is gone.
+        // The thread stops at its next hand-over once the queue is gone.
         drop(self.pieces.take());
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }

@@ -74,7 +74,9 @@ impl Piece {
         self.len == 0
     }
 
-    /// Append what fits of `data`; returns how much did.
+    /// Append what fits of `data`; returns how much did. (The receiver fills pieces through
+    /// `Incoming::write_with`; tests fill them from slices.)
+    #[cfg(test)]
     pub fn extend(&mut self, data: &[u8]) -> usize {
         self.fill_with(data.len(), |spare| {
             spare.copy_from_slice(&data[..spare.len()]);

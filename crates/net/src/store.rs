@@ -181,8 +181,9 @@ impl Store {
         sender: &str,
     ) -> Result<(Action, Option<Planned>), String> {
         match &entry.kind {
-            Kind::Dir => Ok((Action::Skip("discarded (recv --discard)".into()), None)),
-            Kind::Symlink { .. } => Ok((Action::Skip("discarded (recv --discard)".into()), None)),
+            Kind::Dir | Kind::Symlink { .. } => {
+                Ok((Action::Skip("discarded (recv --discard)".into()), None))
+            }
             Kind::File { .. } => {
                 let key = part_key(sender, &entry.path);
                 if !self.busy.insert(key.clone()) {

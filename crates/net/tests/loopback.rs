@@ -139,10 +139,14 @@ fn options(cc: &str) -> SendOptions {
 }
 
 fn send(path: &Path, to: SocketAddr, cc: &str) -> Result<SendReport, NetError> {
+    send_with(path, to, options(cc))
+}
+
+fn send_with(path: &Path, to: SocketAddr, opts: SendOptions) -> Result<SendReport, NetError> {
     send_paths(
         &[path.to_path_buf()],
         to,
-        options(cc),
+        opts,
         &AtomicBool::new(false),
         |_| {},
     )
@@ -396,14 +400,7 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
         config,
         ..options("fast")
     };
-    let err = send_paths(
-        std::slice::from_ref(&path),
-        addr,
-        opts,
-        &AtomicBool::new(false),
-        |_| {},
-    )
-    .unwrap_err();
+    let err = send_with(&path, addr, opts).unwrap_err();
     assert!(err.to_string().contains("does not authorize"), "{err}");
     assert!(
         others(dst.path(), &[]).is_empty(),
@@ -429,14 +426,7 @@ fn a_sender_expecting_another_key_sends_nothing() {
         config,
         ..options("fast")
     };
-    let err = send_paths(
-        std::slice::from_ref(&path),
-        addr,
-        opts,
-        &AtomicBool::new(false),
-        |_| {},
-    )
-    .unwrap_err();
+    let err = send_with(&path, addr, opts).unwrap_err();
     assert!(err.to_string().contains("impostor"), "{err}");
     send(&path, addr, "fast").unwrap();
     let got = rx.join().unwrap();
@@ -635,14 +625,7 @@ fn no_resume_starts_over_and_a_changed_source_is_not_resumed() {
         resume: false,
         ..options("fast")
     };
-    let report = send_paths(
-        std::slice::from_ref(&path),
-        addr,
-        opts,
-        &AtomicBool::new(false),
-        |_| {},
-    )
-    .unwrap();
+    let report = send_with(&path, addr, opts).unwrap();
     rx.join().unwrap();
     assert_eq!(report.files[0].resumed, 0);
     assert_eq!(report.files[0].sent, 30_000_000);
