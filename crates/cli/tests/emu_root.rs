@@ -606,6 +606,26 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
     assert!(goodput > 33e6, "goodput {goodput}: {v}");
     assert_eq!(v["files"][0]["blake3_list"].as_str().unwrap().len(), 64);
     assert_eq!(v["bytes_sent"].as_u64(), Some(40_000_000));
+    // The sender's time by state covers the transfer from the handshake to the last byte
+    // sent: all but a few round trips of it (the handshake, the receiver's verdict).
+    let seconds = v["seconds"].as_f64().unwrap();
+    let times = v["send_time_s"].as_object().unwrap();
+    let states: Vec<&str> = times.keys().map(String::as_str).collect();
+    for state in [
+        "sending",
+        "window",
+        "pacing",
+        "late",
+        "receiver_window",
+        "no_data",
+    ] {
+        assert!(states.contains(&state), "{state} missing: {v}");
+    }
+    let counted: f64 = times.values().map(|t| t.as_f64().unwrap()).sum();
+    assert!(
+        (0.5 * seconds..=seconds).contains(&counted),
+        "{counted} s counted in a {seconds} s transfer: {v}"
+    );
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(emu.pid() as i32, libc::SIGTERM) };
     let (status, err) = emu.wait(Duration::from_secs(15));

@@ -42,6 +42,7 @@
 
 use crate::config::Config;
 use crate::error::{ConfigError, PacketError};
+use crate::limits::{SendClock, SendState};
 use crate::loss::detect_lost;
 use crate::pacer::{Pacer, DEFAULT_BURST};
 use crate::packet::{
@@ -167,6 +168,8 @@ pub struct Connection {
     probe_pending: bool,
     /// When the pacer next releases a packet, if it is what holds data back.
     pacing_release: Option<Time>,
+    /// Time spent sending and held back, by reason.
+    send_clock: SendClock,
     close_pending: Option<CloseCode>,
     close_reason: Option<CloseReason>,
     last_received: Time,
@@ -232,6 +235,7 @@ impl Connection {
             app_limited_notified: false,
             probe_pending: false,
             pacing_release: None,
+            send_clock: SendClock::default(),
             close_pending: None,
             close_reason: None,
             last_received: now,
@@ -417,6 +421,7 @@ impl Connection {
         s.pacing_rate = self.pacing_rate().unwrap_or(0);
         s.bytes_in_flight = self.sent.bytes_in_flight;
         s.packets_in_flight = self.sent.packets_in_flight;
+        s.send_times = self.send_clock.times();
         s
     }
 
@@ -1433,6 +1438,14 @@ impl Connection {
             || self.stream.has_retransmissions()
             || self.stream.has_new_data(limit);
         if !has_work {
+            if self.stream.all_sent() || self.stream.written() == 0 {
+                // Nothing was ever given to send, or all of it went: not a sender's wait.
+                self.send_clock.stop(now);
+            } else if self.stream.flow_blocked(limit) {
+                self.send_clock.enter(now, SendState::ReceiverWindow, None);
+            } else {
+                self.send_clock.enter(now, SendState::NoData, None);
+            }
             if !self.app_limited_notified {
                 self.app_limited_notified = true;
                 self.window_used = false;
@@ -1449,16 +1462,22 @@ impl Connection {
         let window = self.bytes_of(cwnd).max(mss);
         if !self.probe_pending && self.sent.bytes_in_flight + mss > window {
             self.validate_window(true);
+            self.send_clock.enter(now, SendState::Window, None);
             return None;
         }
         let rate = self.pacing_rate_at(cwnd);
         let full = self.config.max_datagram_size() as u64;
         if let Some(rate) = rate {
-            let at = self
-                .pacer
-                .release_time(now, full, rate, self.burst_bytes(rate, full));
+            let burst = self.burst_bytes(rate, full);
+            let at = self.pacer.release_time(now, full, rate, burst);
             if at > now {
                 self.pacing_release = Some(at);
+                // A driver back later than `at` sends the packets it owes as one burst, up to
+                // the bucket's size; only past that is the rate lost.
+                let bucket =
+                    Duration::from_nanos(burst.saturating_mul(1_000_000_000) / rate.max(1));
+                self.send_clock
+                    .enter(now, SendState::Pacing, Some(at + bucket));
                 return None;
             }
         }
@@ -1541,6 +1560,7 @@ impl Connection {
         }
         let full = self.sent.bytes_in_flight + mss > window;
         self.validate_window(full);
+        self.send_clock.enter(now, SendState::Sending, None);
         self.last_ack_eliciting_sent = Some(now);
         self.app_limited_notified = false;
         self.stats.packets_sent += 1;

@@ -93,6 +93,7 @@
 pub mod config;
 pub mod connection;
 pub mod error;
+pub mod limits;
 pub mod loss;
 pub mod pacer;
 pub mod packet;
@@ -110,6 +111,7 @@ mod stream;
 pub use config::{Config, HOST_BURST_TIME, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
+pub use limits::{SendState, SendTimes};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
 pub use secure::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};

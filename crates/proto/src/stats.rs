@@ -1,5 +1,7 @@
 //! Counters and current estimates, as `ss -i` shows them for a TCP socket.
 
+use crate::limits::SendTimes;
+
 /// A snapshot of a connection's counters and state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
@@ -55,4 +57,7 @@ pub struct Stats {
     pub pacing_rate: u64,
     pub bytes_in_flight: u64,
     pub packets_in_flight: u64,
+    /// Time the sender spent sending and in each state that held it back
+    /// ([`crate::limits`]).
+    pub send_times: SendTimes,
 }

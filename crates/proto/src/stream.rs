@@ -132,6 +132,11 @@ impl SendStream {
         self.written
     }
 
+    /// The whole stream, fin included, has been sent at least once.
+    pub fn all_sent(&self) -> bool {
+        self.finished && self.fin_chunked
+    }
+
     /// End of the data sent so far (cut into chunks).
     pub fn sent_end(&self) -> u64 {
         self.chunked

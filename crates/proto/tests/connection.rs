@@ -233,6 +233,86 @@ fn burst_time_sizes_the_burst_by_the_rate() {
     assert_eq!(next, ms(100) + Duration::from_micros(500));
 }
 
+/// The sender's time by state (`Stats::send_times`, Linux's `tcp_chrono`): with the numbers of
+/// the pacing test above (a 10-packet bucket, one packet per 500 µs after it).
+#[test]
+fn the_sender_s_time_is_charged_to_what_held_it_back() {
+    let (mut c, _) = established(reno(100.0, true), reno(100.0, true));
+    let mut buf = vec![0u8; 2000];
+    // Nothing written yet: not counted.
+    assert!(c.poll_transmit(ms(100), &mut buf).is_none());
+    assert_eq!(c.stats().send_times.total_ns(), 0);
+    c.write_synthetic(40 * 1448);
+    while c.poll_transmit(ms(100), &mut buf).is_some() {}
+    let release = c.poll_timeout().unwrap();
+    assert_eq!(release, ms(100) + Duration::from_micros(500));
+    // The driver comes back 1 ms after the release, well inside the bucket (10 packets,
+    // 5 ms at this rate): all of that wait is pacing, and the packets owed leave at once.
+    let back = release + Duration::from_millis(1);
+    let owed = std::iter::from_fn(|| c.poll_transmit(back, &mut buf)).count();
+    assert_eq!(owed, 3);
+    let t = c.stats().send_times;
+    assert_eq!(t.pacing_ns, 1_500_000);
+    assert_eq!(t.late_ns, 0);
+    // Now 20 ms late: the bucket (5 ms) overflowed after 5.5 ms; the rest is late.
+    let release = c.poll_timeout().unwrap();
+    assert_eq!(release, back + Duration::from_micros(500));
+    let back2 = release + Duration::from_millis(20);
+    assert!(c.poll_transmit(back2, &mut buf).is_some());
+    let t = c.stats().send_times;
+    assert_eq!(t.pacing_ns, 1_500_000 + 5_500_000);
+    assert_eq!(t.late_ns, 15_000_000);
+    // Everything written has left once the window closes: the 100-packet window is not full,
+    // so the stream runs dry; with the fin not yet written that is a wait for data.
+    let mut now = back2;
+    while c.stats().packets_in_flight < 40 {
+        now = now.max(c.poll_timeout().unwrap());
+        while c.poll_transmit(now, &mut buf).is_some() {}
+    }
+    // The last packet left at `now`, and the stream was found empty at the same instant.
+    assert_eq!(c.stats().send_times.no_data_ns, 0);
+    let later = now + Duration::from_millis(7);
+    assert!(c.poll_transmit(later, &mut buf).is_none());
+    c.write_synthetic(1448);
+    assert_eq!(c.stats().send_times.no_data_ns, 7_000_000);
+    assert!(c
+        .poll_transmit(later + Duration::from_millis(3), &mut buf)
+        .is_some());
+    let t = c.stats().send_times;
+    assert_eq!(t.no_data_ns, 10_000_000);
+    assert_eq!(
+        t.total_ns(),
+        (later + Duration::from_millis(3)).as_nanos() - ms(100).as_nanos(),
+        "the states' times add up to the span: {t:?}"
+    );
+}
+
+/// A window that is full is the window's time; a receive window that is full is the
+/// receiver's.
+#[test]
+fn a_full_window_and_a_full_receive_window_are_told_apart() {
+    let (mut c, _) = established(reno(4.0, true), reno(4.0, true));
+    let mut buf = vec![0u8; 2000];
+    c.write_synthetic(100 * 1448);
+    while c.poll_transmit(ms(100), &mut buf).is_some() {}
+    assert_eq!(c.stats().packets_in_flight, 4);
+    assert!(c.poll_transmit(ms(150), &mut buf).is_none());
+    let t = c.stats().send_times;
+    assert_eq!(t.window_ns, 50_000_000);
+
+    let small = Config {
+        recv_window: 3 * 1448,
+        ..reno(10.0, true)
+    };
+    let (mut c, _) = established(reno(10.0, true), small);
+    c.write_synthetic(100 * 1448);
+    while c.poll_transmit(ms(100), &mut buf).is_some() {}
+    assert_eq!(c.stats().packets_in_flight, 3);
+    assert!(c.poll_transmit(ms(130), &mut buf).is_none());
+    let t = c.stats().send_times;
+    assert_eq!((t.receiver_window_ns, t.window_ns), (30_000_000, 0));
+}
+
 #[test]
 fn data_beyond_the_receive_window_is_rejected_with_the_limit() {
     let server = Config {

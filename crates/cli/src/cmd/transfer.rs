@@ -15,7 +15,7 @@ use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::{PeerPolicy, Security};
-use longhaul_proto::Config;
+use longhaul_proto::{Config, SendState, SendTimes};
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -262,7 +262,7 @@ pub fn send(a: SendArgs) -> Result<()> {
                 .unwrap_or_default()
         );
     }
-    let mut last = (Duration::ZERO, 0u64);
+    let mut last = (Duration::ZERO, 0u64, SendTimes::default());
     let json = a.json;
     let report = send_paths(
         &paths,
@@ -393,10 +393,11 @@ fn own_key_pair(t: &TransportArgs, role: &str) -> Result<KeyPair> {
 }
 
 /// One progress line: moved and total, current and average rate, ETA, the connection's state.
-fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
+fn progress_line(p: &Progress, last: &mut (Duration, u64, SendTimes)) -> String {
     let dt = (p.elapsed - last.0).as_secs_f64().max(1e-9);
     let rate = p.done.saturating_sub(last.1) as f64 * 8.0 / dt;
-    *last = (p.elapsed, p.done);
+    let held = held_by(&p.stats.send_times.since(&last.2));
+    *last = (p.elapsed, p.done, p.stats.send_times);
     let avg = p.done as f64 * 8.0 / p.elapsed.as_secs_f64().max(1e-9);
     let pct = 100.0 * p.done as f64 / p.total.max(1) as f64;
     let eta = if avg > 0.0 && p.total > p.done {
@@ -405,7 +406,7 @@ fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
         "-".into()
     };
     format!(
-        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  in flight {}  pacing {}  srtt {:.1} ms  retr {}",
+        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  in flight {}  pacing {}  srtt {:.1} ms  retr {}  held by {}",
         p.elapsed.as_secs_f64(),
         bytes(p.done),
         bytes(p.total),
@@ -420,7 +421,37 @@ fn progress_line(p: &Progress, last: &mut (Duration, u64)) -> String {
         bits_per_s(p.stats.pacing_rate as f64 * 8.0),
         p.stats.srtt_us as f64 / 1000.0,
         p.stats.packets_retransmitted,
+        held,
     )
+}
+
+/// What held the sender back most over `t`, with its share: `window 63%` (`-` when nothing
+/// was counted).
+fn held_by(t: &SendTimes) -> String {
+    if t.total_ns() == 0 {
+        return "-".into();
+    }
+    let (state, share) = t
+        .shares()
+        .into_iter()
+        .filter(|(s, _)| *s != SendState::Sending)
+        .fold((SendState::Sending, -1.0), |best, x| {
+            if x.1 > best.1 {
+                x
+            } else {
+                best
+            }
+        });
+    format!("{} {:.0}%", state.name(), share * 100.0)
+}
+
+/// Every sending state's share, for the summary: `sending 12%, window 40%, …`.
+fn send_time_shares(t: &SendTimes) -> String {
+    t.shares()
+        .iter()
+        .map(|(s, share)| format!("{} {:.0}%", s.name(), share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn print_summary(report: &SendReport) {
@@ -460,6 +491,9 @@ fn print_summary(report: &SendReport) {
         s.min_rtt_us as f64 / 1000.0,
         s.srtt_us as f64 / 1000.0,
     );
+    if s.send_times.total_ns() > 0 {
+        eprintln!("sender's time: {}", send_time_shares(&s.send_times));
+    }
 }
 
 fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
@@ -505,6 +539,14 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         "send_calls": r.socket.send_calls,
         "min_rtt_ms": s.min_rtt_us as f64 / 1000.0,
         "srtt_ms": s.srtt_us as f64 / 1000.0,
+        // Seconds the sender spent sending and held back, by reason (crates/proto/src/limits.rs).
+        "send_time_s": serde_json::Value::Object(
+            s.send_times
+                .entries()
+                .iter()
+                .map(|(state, ns)| (state.name().to_string(), serde_json::json!(*ns as f64 / 1e9)))
+                .collect()
+        ),
     })
 }
 
