@@ -28,7 +28,7 @@ use crate::hashlist::FileHasher;
 use crate::journal::Journal;
 use crate::store::{disk_error, Fatal};
 use bytemuck::{Pod, Zeroable};
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -307,6 +307,26 @@ impl Writer {
         }
     }
 
+    /// Queue `buf` if the queue has room; otherwise give it back (`Ok(Some(buf))`) rather than
+    /// wait, so the connection's thread can go on receiving and acknowledging while the disk
+    /// catches up. An error is the thread's, as for [`Writer::write`].
+    pub fn try_write(&mut self, buf: Piece) -> Result<Option<Piece>, Fatal> {
+        let Some(pieces) = self.pieces.as_ref() else {
+            return Err(Fatal("the part file's writer already failed".into()));
+        };
+        match pieces.try_send(buf) {
+            Ok(()) => Ok(None),
+            Err(TrySendError::Full(buf)) => Ok(Some(buf)),
+            Err(TrySendError::Disconnected(_)) => {
+                self.pieces = None;
+                match self.join() {
+                    Some((_, Err(e))) => Err(e),
+                    _ => Err(Fatal("the part file's writer stopped".into())),
+                }
+            }
+        }
+    }
+
     /// Wait until everything queued is written; the part file, or why it is not whole.
     pub fn finish(mut self) -> Result<PartFile, Fatal> {
         self.pieces = None;
@@ -422,6 +442,62 @@ mod tests {
         let (got, _, _, direct) = write_through(&data, &[PIECE]);
         assert!(got == data);
         assert_eq!(direct, probe.is_ok(), "probe: {probe:?}");
+    }
+
+    /// A disk that stops taking bytes (here a socket nobody reads; a pipe would take O_DIRECT
+    /// as packet mode): `try_write` gives the piece
+    /// back once the queues are full instead of waiting, and takes it again once the disk
+    /// moves; every byte arrives, in order.
+    #[test]
+    fn a_stalled_disk_hands_the_piece_back_instead_of_waiting() {
+        let (mut rd, wr) = std::os::unix::net::UnixStream::pair().unwrap();
+        let wr = File::from(std::os::fd::OwnedFd::from(wr));
+        let total = 16 * PIECE;
+        let file = PartFile::new(wr, None, "f", total as u64, 0, FileHasher::new());
+        let mut w = Writer::start(file).unwrap();
+        let data = bytes(total);
+        let mut queued = 0;
+        let mut returned = None;
+        while queued < 16 {
+            let mut p = w.buffer();
+            p.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
+            match w.try_write(p).unwrap() {
+                None => queued += 1,
+                Some(p) => {
+                    returned = Some(p);
+                    break;
+                }
+            }
+        }
+        // Two queues of 4, a piece on each thread, and the socket's buffer (under a piece).
+        let mut piece = returned.expect("a full queue gives the piece back");
+        assert!((8..=11).contains(&queued), "{queued} pieces taken by a stalled disk");
+        assert_eq!(piece.bytes(), &data[queued * PIECE..(queued + 1) * PIECE]);
+        // The disk moves again.
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            std::io::Read::read_to_end(&mut rd, &mut got).unwrap();
+            got
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            match w.try_write(piece).unwrap() {
+                None => queued += 1,
+                Some(p) => {
+                    assert!(Instant::now() < deadline, "the writer never took a piece again");
+                    std::thread::sleep(Duration::from_millis(1));
+                    piece = p;
+                    continue;
+                }
+            }
+            if queued == 16 {
+                break;
+            }
+            piece = w.buffer();
+            piece.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
+        }
+        drop(w.finish().unwrap());
+        assert!(reader.join().unwrap() == data, "bytes lost or out of order");
     }
 
     /// A disk that fails every write: the error reaches the connection's side as the disk's

@@ -468,9 +468,11 @@ impl Incoming {
     }
 
     /// Append file bytes (at most `remaining()`). They are written on the writer's thread; an
-    /// error is one the disk gave for earlier bytes, or these.
+    /// error is one the disk gave for earlier bytes, or these. Waits while the writer's queue
+    /// is full.
     pub fn write(&mut self, mut data: &[u8]) -> Result<(), Fatal> {
         while !data.is_empty() {
+            self.hand_over(true)?;
             let n = self.write_with(data.len(), |spare| {
                 spare.copy_from_slice(&data[..spare.len()]);
                 spare.len()
@@ -481,21 +483,49 @@ impl Incoming {
     }
 
     /// Let `fill` write up to `max` file bytes (and at most `remaining()`) straight into the
-    /// piece being filled; returns how many it wrote. A full piece goes to the writer.
+    /// piece being filled; returns how many it wrote. A full piece goes to the writer. Never
+    /// waits for the disk: while a full piece waits for room in the writer's queue
+    /// ([`Incoming::waiting_for_disk`]) nothing is taken and the result is 0, so the caller
+    /// leaves the bytes in the connection, whose receive window then closes.
     pub fn write_with(
         &mut self,
         max: usize,
         fill: impl FnOnce(&mut [u8]) -> usize,
     ) -> Result<usize, Fatal> {
+        if !self.hand_over(false)? {
+            return Ok(0);
+        }
         let max = max.min(self.remaining().min(usize::MAX as u64) as usize);
         let writer = self.writer.as_mut().expect("not drained");
         let piece = self.fill.get_or_insert_with(|| writer.buffer());
         let n = piece.fill_with(max, fill);
         self.written += n as u64;
-        if piece.len() == PIECE || (n > 0 && self.written == self.entry.size()) {
-            writer.write(self.fill.take().expect("filled"))?;
-        }
+        self.hand_over(false)?;
         Ok(n)
+    }
+
+    /// A full piece (or the file's last) is filled and waits for room in the writer's queue.
+    pub fn waiting_for_disk(&self) -> bool {
+        self.fill.as_ref().is_some_and(|p| {
+            p.len() == PIECE || (!p.is_empty() && self.written == self.entry.size())
+        })
+    }
+
+    /// Queue the piece being filled if it is complete, waiting for room when `wait`. Returns
+    /// whether nothing complete is left waiting.
+    fn hand_over(&mut self, wait: bool) -> Result<bool, Fatal> {
+        if !self.waiting_for_disk() {
+            return Ok(true);
+        }
+        let writer = self.writer.as_mut().expect("not drained");
+        let piece = self.fill.take().expect("complete");
+        if wait {
+            writer.write(piece)?;
+        } else if let Some(piece) = writer.try_write(piece)? {
+            self.fill = Some(piece);
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     /// Everything taken, written: the part file with its digests.
