@@ -471,7 +471,10 @@ mod tests {
         }
         // Two queues of 4, a piece on each thread, and the socket's buffer (under a piece).
         let mut piece = returned.expect("a full queue gives the piece back");
-        assert!((8..=11).contains(&queued), "{queued} pieces taken by a stalled disk");
+        assert!(
+            (8..=11).contains(&queued),
+            "{queued} pieces taken by a stalled disk"
+        );
         assert_eq!(piece.bytes(), &data[queued * PIECE..(queued + 1) * PIECE]);
         // The disk moves again.
         let reader = std::thread::spawn(move || {
@@ -484,7 +487,10 @@ mod tests {
             match w.try_write(piece).unwrap() {
                 None => queued += 1,
                 Some(p) => {
-                    assert!(Instant::now() < deadline, "the writer never took a piece again");
+                    assert!(
+                        Instant::now() < deadline,
+                        "the writer never took a piece again"
+                    );
                     std::thread::sleep(Duration::from_millis(1));
                     piece = p;
                     continue;
