@@ -100,10 +100,7 @@ cleanup() {
   set +e
   [ -n "$recv_pid" ] && kill "$recv_pid" 2>/dev/null && wait "$recv_pid" 2>/dev/null
   [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
-  if [ -n "$emu_pid" ]; then
-    kill -TERM "$emu_pid" 2>/dev/null
-    wait "$emu_pid" 2>/dev/null
-  fi
+  stop_emu
   sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed_before" >/dev/null
   [ "$fast_loaded_here" -eq 1 ] && "$bin" kernel unload fast >/dev/null 2>&1
   if [ $rc -eq 0 ]; then
@@ -129,21 +126,8 @@ done
 set_names=("$src"/part*.bin)
 
 # The emulated path.
-"$bin" emu pair --rate "$rate" --delay "$delay" --loss "$loss" --queue-packets "$queue" \
-  ${busy_poll[@]+"${busy_poll[@]}"} ${coalesce[@]+"${coalesce[@]}"} --duration 86400s >"$scratch/emu.out" 2>"$scratch/emu.err" &
-emu_pid=$!
-ready=0
-for _ in $(seq 1 300); do
-  kill -0 "$emu_pid" 2>/dev/null || die "the emulator exited: $(cat "$scratch/emu.err")"
-  if addrs="$("$bin" emu exec --id "$emu_pid" a -- sh -c 'echo $LONGHAUL_EMU_A $LONGHAUL_EMU_B' 2>/dev/null)"; then
-    ready=1
-    break
-  fi
-  sleep 0.1
-done
-[ $ready -eq 1 ] || die "the emulator was not ready after 30 s: $(cat "$scratch/emu.err")"
-sleep 0.5 # the state file is written before the devices
-read -r addr_a addr_b <<<"$addrs"
+start_emu "$bin" "$scratch" --rate "$rate" --delay "$delay" --loss "$loss" --queue-packets "$queue" \
+  ${busy_poll[@]+"${busy_poll[@]}"} ${coalesce[@]+"${coalesce[@]}"}
 on_a() { "$bin" emu exec --id "$emu_pid" a -- "$@"; }
 on_b() { "$bin" emu exec --id "$emu_pid" b -- "$@"; }
 

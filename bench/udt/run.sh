@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# One file over loopback, in the same run, by longhaul send (plain and encrypted), UDT4
-# (Debian's libudt-dev, through the small peer in udtfile.cc, built here), kernel TCP (iperf3
-# -F) and scp (when sshd is installed). Prints, for each, the best of the rounds: Gb/s, CPU
-# seconds per GB (both ends' user + system time), each end's peak memory (getrusage maxrss, as
-# GNU time reports it), and the ratios to longhaul plain. Rounds are interleaved, so other load
-# on the machine weighs on every tool alike.
+# One file over loopback (or through the emulator, --emu), in the same run, by longhaul send
+# (plain and encrypted), UDT4 (Debian's libudt-dev, through the small peer in udtfile.cc, built
+# here), kernel TCP (iperf3 -F, CUBIC) and scp (when sshd is installed). Prints, for each, the
+# best of the rounds: Gb/s, CPU seconds per GB (both ends' user + system time), each end's peak
+# memory (getrusage maxrss, as GNU time reports it), and the ratios to longhaul plain. Rounds
+# are interleaved, so other load on the machine weighs on every tool alike.
 #
 #   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
-#                    [--dir DIR] [--md FILE] [--discard]
+#                    [--dir DIR] [--md FILE] [--discard] [--emu 'EMU ARGS']
 #
 # --size-mb: the file (default 1024; incompressible bytes, read once so it is in the page cache).
 # --bin: the longhaul to measure (default target/ci/longhaul). --base: another longhaul binary
@@ -18,10 +18,16 @@
 # drops what it receives instead of writing a file (longhaul recv --discard, which still checks
 # the file's digest; UDT4 and scp into /dev/null; iperf3's server without -F), to measure the
 # transports without the receiving disk; the received bytes are then not compared.
+# --emu: instead of loopback, every transfer crosses `longhaul emu pair EMU ARGS` (needs root):
+# each receiver runs on host A, each sender on host B, e.g. --emu '--rate 1gbit --delay 90ms
+# --loss 0.1% --queue-packets 4000 --busy-poll' for seed 000's path. The emulator's own CPU is
+# not counted. iperf3 and scp use the kernel's CUBIC (iperf3 -C cubic; scp the namespace's
+# default, cubic unless changed) and UDT4 its own congestion control; longhaul uses its
+# default, FAST. Choose --size-mb for the slowest tool on a lossy path.
 #
 # Needs g++ and libudt-dev, iperf3, and for scp openssh-server (scripts/packages.txt); sshd
-# is started on 127.0.0.1 with keys of the script's own, once per scp round, and its time
-# covers the receiving side.
+# is started on the receiving host with keys of the script's own, once per scp round, and its
+# time covers the receiving side.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +40,7 @@ only=""
 dir=""
 md=""
 discard=0
+emu_args=""
 tag=bench/udt
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
@@ -48,6 +55,7 @@ while [ $# -gt 0 ]; do
     --dir) dir="$2"; shift 2 ;;
     --md) md="$2"; shift 2 ;;
     --discard) discard=1; shift ;;
+    --emu) emu_args="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -60,9 +68,11 @@ command -v iperf3 >/dev/null || die "iperf3 is missing: apt-get install iperf3"
 
 scratch="$(mktemp -d /tmp/longhaul-udt.XXXXXX)"
 pids=()
+emu_pid=""
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  stop_emu
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -93,6 +103,22 @@ size=$((size_mb << 20))
 
 make_keys "$bin" "$scratch/rx-home" "$scratch/tx-home"
 
+# Where the ends run: both on loopback, or the receiver on the emulator's host A and the sender
+# on host B. `rx` and `tx` prefix each end's command.
+rx=()
+tx=()
+host=127.0.0.1
+path="127.0.0.1"
+if [ -n "$emu_args" ]; then
+  [ "$(id -u)" -eq 0 ] || die "--emu needs root (network namespaces, TUN devices)"
+  read -r -a emu_words <<<"$emu_args"
+  start_emu "$bin" "$scratch" "${emu_words[@]}"
+  rx=("$bin" emu exec --id "$emu_pid" a --)
+  tx=("$bin" emu exec --id "$emu_pid" b --)
+  host=$addr_a
+  path="longhaul emu pair $emu_args"
+fi
+
 if [[ " $runs " == *" scp "* ]]; then
   sshdir="$scratch/ssh"
   mkdir -p "$sshdir" /run/sshd
@@ -101,7 +127,7 @@ if [[ " $runs " == *" scp "* ]]; then
   cp "$sshdir/client.pub" "$sshdir/authorized_keys"
   cat >"$sshdir/sshd_config" <<EOF
 Port 2299
-ListenAddress 127.0.0.1
+ListenAddress $host
 HostKey $sshdir/host
 PidFile $sshdir/sshd.pid
 AuthorizedKeysFile $sshdir/authorized_keys
@@ -123,7 +149,7 @@ port=5390
 wait_port() {
   local _
   for _ in $(seq 1 100); do
-    ss -Htuln "sport = :$1" | grep -q . && return 0
+    ${rx[@]+"${rx[@]}"} ss -Htuln "sport = :$1" | grep -q . && return 0
     sleep 0.1
   done
   die "nothing listens on port $1"
@@ -142,48 +168,56 @@ one() { # RUN
       lh="$bin"; [[ $run == base-* ]] && lh="$base"
       local sec=(); [[ $run == *-plain ]] && sec=(--insecure)
       local into=(-d "$dir"); [ $discard -eq 0 ] || into=(--discard)
-      LONGHAUL_HOME="$scratch/rx-home" "${tm[@]}" -o "$scratch/rx.time" "$lh" recv --once \
-        -B 127.0.0.1 -p $port "${into[@]}" "${sec[@]}" >"$scratch/rx.log" 2>&1 &
-      rx_pid=$!
-      wait_port $port
-      t0=$(date +%s.%N)
-      LONGHAUL_HOME="$scratch/tx-home" "${tm[@]}" -o "$scratch/tx.time" "$lh" send "${sec[@]}" \
-        --name received.bin -i 1h "$src" 127.0.0.1:$port >"$scratch/tx.log" 2>&1 ||
-        die "$run: send failed: $(tail -3 "$scratch/tx.log")"
-      ;;
-    udt)
-      "${tm[@]}" -o "$scratch/rx.time" "$udt" recv $port "$out" >"$scratch/rx.log" 2>&1 &
-      rx_pid=$!
-      wait_port $port
-      t0=$(date +%s.%N)
-      "${tm[@]}" -o "$scratch/tx.time" "$udt" send 127.0.0.1 $port "$src" >"$scratch/tx.log" 2>&1 ||
-        die "udt: send failed: $(cat "$scratch/tx.log")"
-      ;;
-    iperf3)
-      local to_file=(-F "$out"); [ $discard -eq 0 ] || to_file=()
-      "${tm[@]}" -o "$scratch/rx.time" iperf3 -s -1 -B 127.0.0.1 -p $port "${to_file[@]}" \
+      LONGHAUL_HOME="$scratch/rx-home" ${rx[@]+"${rx[@]}"} "${tm[@]}" -o "$scratch/rx.time" \
+        "$lh" recv --once -B "$host" -p $port "${into[@]}" ${sec[@]+"${sec[@]}"} \
         >"$scratch/rx.log" 2>&1 &
       rx_pid=$!
       wait_port $port
       t0=$(date +%s.%N)
-      "${tm[@]}" -o "$scratch/tx.time" iperf3 -c 127.0.0.1 -p $port -F "$src" -n $size \
-        >"$scratch/tx.log" 2>&1 || die "iperf3: client failed: $(tail -3 "$scratch/tx.log")"
+      LONGHAUL_HOME="$scratch/tx-home" ${tx[@]+"${tx[@]}"} "${tm[@]}" -o "$scratch/tx.time" \
+        "$lh" send ${sec[@]+"${sec[@]}"} --name received.bin -i 1h "$src" "$host:$port" \
+        >"$scratch/tx.log" 2>&1 ||
+        die "$run: send failed: $(tail -3 "$scratch/tx.log")"
+      ;;
+    udt)
+      ${rx[@]+"${rx[@]}"} "${tm[@]}" -o "$scratch/rx.time" "$udt" recv $port "$out" "$host" \
+        >"$scratch/rx.log" 2>&1 &
+      rx_pid=$!
+      wait_port $port
+      t0=$(date +%s.%N)
+      ${tx[@]+"${tx[@]}"} "${tm[@]}" -o "$scratch/tx.time" "$udt" send "$host" $port "$src" \
+        >"$scratch/tx.log" 2>&1 ||
+        die "udt: send failed: $(cat "$scratch/tx.log")"
+      ;;
+    iperf3)
+      local to_file=(-F "$out"); [ $discard -eq 0 ] || to_file=()
+      ${rx[@]+"${rx[@]}"} "${tm[@]}" -o "$scratch/rx.time" iperf3 -s -1 -B "$host" -p $port \
+        ${to_file[@]+"${to_file[@]}"} >"$scratch/rx.log" 2>&1 &
+      rx_pid=$!
+      wait_port $port
+      t0=$(date +%s.%N)
+      ${tx[@]+"${tx[@]}"} "${tm[@]}" -o "$scratch/tx.time" iperf3 -c "$host" -p $port -C cubic \
+        -F "$src" -n $size >"$scratch/tx.log" 2>&1 || die "iperf3: client failed: $(tail -3 "$scratch/tx.log")"
       ;;
     scp)
-      rm -f "$sshdir/sshd.pid"
-      "${tm[@]}" -o "$scratch/rx.time" /usr/sbin/sshd -D -e -f "$sshdir/sshd_config" \
-        2>"$scratch/rx.log" &
+      ${rx[@]+"${rx[@]}"} "${tm[@]}" -o "$scratch/rx.time" /usr/sbin/sshd -D -e \
+        -f "$sshdir/sshd_config" 2>"$scratch/rx.log" &
       rx_pid=$!
       wait_port 2299
       t0=$(date +%s.%N)
-      "${tm[@]}" -o "$scratch/tx.time" scp -q "${ssh_opts[@]}" "$src" "root@127.0.0.1:$out" \
-        >"$scratch/tx.log" 2>&1 || die "scp failed: $(cat "$scratch/tx.log")"
+      ${tx[@]+"${tx[@]}"} "${tm[@]}" -o "$scratch/tx.time" scp -q "${ssh_opts[@]}" "$src" \
+        "root@$host:$out" >"$scratch/tx.log" 2>&1 || die "scp failed: $(cat "$scratch/tx.log")"
       ;;
   esac
   pids=("$rx_pid")
   if [ "$run" = scp ]; then
     t1=$(date +%s.%N)
-    kill "$(cat "$sshdir/sshd.pid")" 2>/dev/null || true
+    # The sshd process named by its config (its pid file holds the pid in the emulator's pid
+    # namespace, and time and emu exec carry the same words in their command lines).
+    local p
+    for p in $(pgrep -f -- "-f $sshdir/sshd_config" || true); do
+      [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && kill -TERM "$p" 2>/dev/null || true
+    done
     wait "$rx_pid" 2>/dev/null || true
   else
     wait "$rx_pid" || die "$run: the receiver failed: $(tail -3 "$scratch/rx.log")"
@@ -240,7 +274,7 @@ for run in $runs; do
     "$rr" "$cr")
 done
 into="a file on disk"; [ $discard -eq 0 ] || into="nothing (receivers discard)"
-summary="$size_mb MiB over 127.0.0.1 into $into, best of $rounds interleaved rounds; load average $load0 → $load1"
+summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds; load average $load0 → $load1"
 echo "$summary"
 echo "$table"
 if [ -n "$md" ]; then

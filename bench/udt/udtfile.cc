@@ -2,7 +2,8 @@
 // Debian's libudt-dev: the library's own file calls (sendfile2/recvfile2) with its default
 // congestion control, as UDT's sendfile/recvfile applications move files.
 //
-//   udtfile recv PORT OUT   receive one file, written to OUT; prints its size
+//   udtfile recv PORT OUT [ADDR]   receive one file, written to OUT; prints its size. Listens
+//                                  on ADDR (an IPv4 address; default 127.0.0.1)
 //   udtfile send HOST PORT FILE
 //
 // The sender first sends the file's size (8 bytes) so the receiver knows when it is done.
@@ -32,13 +33,16 @@ static void tune(UDTSOCKET s) {
     UDT::setsockopt(s, 0, UDP_RCVBUF, &udp, sizeof udp);
 }
 
-static int do_recv(const char* port, const char* out) {
+static int do_recv(const char* port, const char* out, const char* addr) {
     UDTSOCKET srv = UDT::socket(AF_INET, SOCK_STREAM, 0);
     tune(srv);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(std::atoi(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (inet_pton(AF_INET, addr, &a.sin_addr) != 1) {
+        std::fprintf(stderr, "udtfile: %s is not an IPv4 address\n", addr);
+        return 2;
+    }
     if (UDT::bind(srv, (sockaddr*)&a, sizeof a) == UDT::ERROR) return fail("bind");
     if (UDT::listen(srv, 1) == UDT::ERROR) return fail("listen");
     std::printf("ready\n");
@@ -89,9 +93,9 @@ static int do_send(const char* host, const char* port, const char* path) {
 }
 
 int main(int argc, char** argv) {
-    if (argc == 4 && !std::strcmp(argv[1], "recv")) {
+    if ((argc == 4 || argc == 5) && !std::strcmp(argv[1], "recv")) {
         UDT::startup();
-        int r = do_recv(argv[2], argv[3]);
+        int r = do_recv(argv[2], argv[3], argc == 5 ? argv[4] : "127.0.0.1");
         UDT::cleanup();
         return r;
     }
@@ -101,6 +105,6 @@ int main(int argc, char** argv) {
         UDT::cleanup();
         return r;
     }
-    std::fprintf(stderr, "usage: udtfile recv PORT OUT | udtfile send HOST PORT FILE\n");
+    std::fprintf(stderr, "usage: udtfile recv PORT OUT [ADDR] | udtfile send HOST PORT FILE\n");
     return 2;
 }
