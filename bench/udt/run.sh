@@ -21,9 +21,11 @@
 # --emu: instead of loopback, every transfer crosses `longhaul emu pair EMU ARGS` (needs root):
 # each receiver runs on host A, each sender on host B, e.g. --emu '--rate 1gbit --delay 90ms
 # --loss 0.1% --queue-packets 4000 --busy-poll' for seed 000's path. The emulator's own CPU is
-# not counted. iperf3 and scp use the kernel's CUBIC (iperf3 -C cubic; scp the namespace's
-# default, cubic unless changed) and UDT4 its own congestion control; longhaul uses its
-# default, FAST. Choose --size-mb for the slowest tool on a lossy path.
+# not counted. iperf3 and scp use the kernel's CUBIC (iperf3 -C cubic; for scp it is made the
+# namespaces' default) with TCP buffers raised to 64 MiB in both namespaces (scp is still held
+# by ssh's own channel window), UDT4 its own congestion control; longhaul uses its default,
+# FAST. Choose --size-mb for the slowest tool on a lossy path. On loopback scp uses the host's
+# default control, which the summary names.
 #
 # Needs g++ and libudt-dev, iperf3, and for scp openssh-server (scripts/packages.txt); sshd
 # is started on the receiving host with keys of the script's own, once per scp round, and its
@@ -69,10 +71,13 @@ command -v iperf3 >/dev/null || die "iperf3 is missing: apt-get install iperf3"
 scratch="$(mktemp -d /tmp/longhaul-udt.XXXXXX)"
 pids=()
 emu_pid=""
+allowed_before=""
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   stop_emu
+  [ -z "$allowed_before" ] ||
+    sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed_before" || true
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -117,7 +122,25 @@ if [ -n "$emu_args" ]; then
   tx=("$bin" emu exec --id "$emu_pid" b --)
   host=$addr_a
   path="longhaul emu pair $emu_args"
+  # Kernel TCP as a long fat path's user tunes it (and as `longhaul lab` runs it): buffers up
+  # to 64 MiB, longhaul's window, instead of the 6 MiB default that caps a 180-ms path at about
+  # 150 Mb/s. Per namespace, so the host's settings are untouched.
+  # scp's connection takes the namespace's default control: CUBIC, as iperf3's. A namespace
+  # may only pick a control the host allows, so cubic is allowed for the run (restored on exit).
+  allowed_before=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+  if [[ " $allowed_before " != *" cubic "* ]]; then
+    sysctl -q -w net.ipv4.tcp_allowed_congestion_control="$allowed_before cubic" ||
+      die "cannot allow cubic in net.ipv4.tcp_allowed_congestion_control"
+  fi
+  for side in a b; do
+    "$bin" emu exec --id "$emu_pid" "$side" -- sysctl -q -w \
+      net.ipv4.tcp_rmem="4096 131072 67108864" net.ipv4.tcp_wmem="4096 16384 67108864" \
+      net.ipv4.tcp_congestion_control=cubic ||
+      die "cannot set tcp_rmem, tcp_wmem and tcp_congestion_control on host $side"
+  done
 fi
+# What scp's TCP connection uses (named in the summary).
+scp_cc=$(${tx[@]+"${tx[@]}"} sysctl -n net.ipv4.tcp_congestion_control)
 
 if [[ " $runs " == *" scp "* ]]; then
   sshdir="$scratch/ssh"
@@ -274,7 +297,7 @@ for run in $runs; do
     "$rr" "$cr")
 done
 into="a file on disk"; [ $discard -eq 0 ] || into="nothing (receivers discard)"
-summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds; load average $load0 → $load1"
+summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds (iperf3 with cubic, scp with $scp_cc); load average $load0 → $load1"
 echo "$summary"
 echo "$table"
 if [ -n "$md" ]; then
