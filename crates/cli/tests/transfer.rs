@@ -394,6 +394,36 @@ fn insecure_mode_is_explicit_and_warns_on_both_ends() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("WARNING: --insecure"), "{err}");
+    // The text summary says what held the sender back: every state, shares of one whole.
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("sender's time: "))
+        .unwrap_or_else(|| panic!("no sender's time in: {err}"));
+    let shares: Vec<(&str, u32)> = line
+        .split(", ")
+        .map(|s| {
+            let (name, pct) = s.rsplit_once(' ').unwrap();
+            (name, pct.trim_end_matches('%').parse().unwrap())
+        })
+        .collect();
+    let names: Vec<&str> = shares.iter().map(|s| s.0).collect();
+    assert_eq!(
+        names,
+        [
+            "sending",
+            "window",
+            "pacing",
+            "late",
+            "receiver_window",
+            "no_data"
+        ],
+        "{line}"
+    );
+    let sum: u32 = shares.iter().map(|s| s.1).sum();
+    assert!(
+        (97..=103).contains(&sum),
+        "shares add up to {sum} %: {line}"
+    );
     let rx_err = exit_and_stderr(&mut rx);
     assert!(rx_err.contains("WARNING: --insecure"), "{rx_err}");
     assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
