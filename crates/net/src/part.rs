@@ -458,14 +458,31 @@ mod tests {
         let data = bytes(total);
         let mut queued = 0;
         let mut returned = None;
+        // Offer pieces until the writer has refused for 300 ms on end: by then its threads
+        // have taken all they can (a busy machine may run them late), and the rest is refused
+        // rather than waited for.
+        let mut refused_since: Option<Instant> = None;
         while queued < 16 {
-            let mut p = w.buffer();
-            p.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
+            let p = match returned.take() {
+                Some(p) => p,
+                None => {
+                    let mut p = w.buffer();
+                    p.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
+                    p
+                }
+            };
             match w.try_write(p).unwrap() {
-                None => queued += 1,
-                Some(p) => {
-                    returned = Some(p);
-                    break;
+                None => {
+                    queued += 1;
+                    refused_since = None;
+                }
+                Some(back) => {
+                    returned = Some(back);
+                    let since = *refused_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_millis(300) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
                 }
             }
         }
