@@ -299,11 +299,15 @@ impl Writer {
         if pieces.send(buf).is_ok() {
             return Ok(());
         }
-        // The thread ended early: it failed.
+        Err(self.stopped())
+    }
+
+    /// The thread ended early, so it failed: why.
+    fn stopped(&mut self) -> Fatal {
         self.pieces = None;
         match self.join() {
-            Some((_, Err(e))) => Err(e),
-            _ => Err(Fatal("the part file's writer stopped".into())),
+            Some((_, Err(e))) => e,
+            _ => Fatal("the part file's writer stopped".into()),
         }
     }
 
@@ -317,13 +321,7 @@ impl Writer {
         match pieces.try_send(buf) {
             Ok(()) => Ok(None),
             Err(TrySendError::Full(buf)) => Ok(Some(buf)),
-            Err(TrySendError::Disconnected(_)) => {
-                self.pieces = None;
-                match self.join() {
-                    Some((_, Err(e))) => Err(e),
-                    _ => Err(Fatal("the part file's writer stopped".into())),
-                }
-            }
+            Err(TrySendError::Disconnected(_)) => Err(self.stopped()),
         }
     }
 

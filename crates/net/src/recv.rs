@@ -524,12 +524,10 @@ impl Receiver {
                 }
                 // Nothing tells this thread when the writer takes a piece: look again soon.
                 let disk = s.waiting_for_disk().then(|| now + DISK_RETRY);
-                for t in [s.conn.poll_timeout(), disk] {
-                    deadline = match (deadline, t) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                }
+                deadline = [deadline, s.conn.poll_timeout(), disk]
+                    .into_iter()
+                    .flatten()
+                    .min();
             }
             // A sender that said HELLO from a new address replaces its older sessions: they
             // are from a process that died or a path that changed, and hold its part files.

@@ -1474,10 +1474,9 @@ impl Connection {
                 self.pacing_release = Some(at);
                 // A driver back later than `at` sends the packets it owes as one burst, up to
                 // the bucket's size; only past that is the rate lost.
-                let bucket =
-                    Duration::from_nanos(burst.saturating_mul(1_000_000_000) / rate.max(1));
+                let overflow = at + Pacer::time_for(burst, rate);
                 self.send_clock
-                    .enter(now, SendState::Pacing, Some(at + bucket));
+                    .enter(now, SendState::Pacing, Some(overflow));
                 return None;
             }
         }

@@ -38,69 +38,17 @@ pub enum SendState {
     NoData,
 }
 
-/// Nanoseconds spent in each [`SendState`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SendTimes {
-    pub sending_ns: u64,
-    pub window_ns: u64,
-    pub pacing_ns: u64,
-    pub late_ns: u64,
-    pub receiver_window_ns: u64,
-    pub no_data_ns: u64,
-}
-
-impl SendTimes {
-    /// All states' time together: the span observed.
-    pub fn total_ns(&self) -> u64 {
-        self.sending_ns
-            + self.window_ns
-            + self.pacing_ns
-            + self.late_ns
-            + self.receiver_window_ns
-            + self.no_data_ns
-    }
-
-    fn slot(&mut self, state: SendState) -> &mut u64 {
-        match state {
-            SendState::Sending => &mut self.sending_ns,
-            SendState::Window => &mut self.window_ns,
-            SendState::Pacing => &mut self.pacing_ns,
-            SendState::Late => &mut self.late_ns,
-            SendState::ReceiverWindow => &mut self.receiver_window_ns,
-            SendState::NoData => &mut self.no_data_ns,
-        }
-    }
-
-    /// Each state with its nanoseconds, in declaration order.
-    pub fn entries(&self) -> [(SendState, u64); 6] {
-        [
-            (SendState::Sending, self.sending_ns),
-            (SendState::Window, self.window_ns),
-            (SendState::Pacing, self.pacing_ns),
-            (SendState::Late, self.late_ns),
-            (SendState::ReceiverWindow, self.receiver_window_ns),
-            (SendState::NoData, self.no_data_ns),
-        ]
-    }
-
-    /// Each state with its share of the total (0 to 1), in declaration order.
-    pub fn shares(&self) -> [(SendState, f64); 6] {
-        let total = self.total_ns().max(1) as f64;
-        self.entries().map(|(s, ns)| (s, ns as f64 / total))
-    }
-
-    /// The time in each state since an earlier snapshot `before`.
-    pub fn since(&self, before: &SendTimes) -> SendTimes {
-        let mut out = *self;
-        for (state, ns) in before.entries() {
-            let slot = out.slot(state);
-            *slot = slot.saturating_sub(ns);
-        }
-        out
-    }
-}
-
 impl SendState {
+    /// Every state, in the order reports list them.
+    pub const ALL: [SendState; 6] = [
+        SendState::Sending,
+        SendState::Window,
+        SendState::Pacing,
+        SendState::Late,
+        SendState::ReceiverWindow,
+        SendState::NoData,
+    ];
+
     /// The name used in reports and JSON.
     pub fn name(self) -> &'static str {
         match self {
@@ -114,13 +62,53 @@ impl SendState {
     }
 }
 
+/// Nanoseconds spent in each [`SendState`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendTimes {
+    /// Indexed by `SendState as usize`.
+    ns: [u64; 6],
+}
+
+impl SendTimes {
+    /// Nanoseconds spent in `state`.
+    pub fn get(&self, state: SendState) -> u64 {
+        self.ns[state as usize]
+    }
+
+    /// All states' time together: the span observed.
+    pub fn total_ns(&self) -> u64 {
+        self.ns.iter().sum()
+    }
+
+    /// Each state with its nanoseconds, in [`SendState::ALL`]'s order.
+    pub fn entries(&self) -> [(SendState, u64); 6] {
+        SendState::ALL.map(|s| (s, self.get(s)))
+    }
+
+    /// Each state with its share of the total (0 to 1), in [`SendState::ALL`]'s order.
+    pub fn shares(&self) -> [(SendState, f64); 6] {
+        let total = self.total_ns().max(1) as f64;
+        self.entries().map(|(s, ns)| (s, ns as f64 / total))
+    }
+
+    /// The time in each state since an earlier snapshot `before`.
+    pub fn since(&self, before: &SendTimes) -> SendTimes {
+        SendTimes {
+            ns: std::array::from_fn(|i| self.ns[i].saturating_sub(before.ns[i])),
+        }
+    }
+
+    fn add(&mut self, state: SendState, from: Time, to: Time) {
+        self.ns[state as usize] += duration_nanos(to.saturating_since(from));
+    }
+}
+
 /// The clock: the state entered last, since when, and, if it was the pacer that held data
 /// back, the instant after which its bucket overflows (to split its wait into `pacing` and
 /// `late`).
 #[derive(Clone, Debug, Default)]
 pub struct SendClock {
-    current: Option<(SendState, Time)>,
-    release: Option<Time>,
+    current: Option<(SendState, Time, Option<Time>)>,
     times: SendTimes,
 }
 
@@ -129,22 +117,19 @@ impl SendClock {
     /// when `state` is [`SendState::Pacing`], the instant after which waiting loses rate: the
     /// pacer's release time plus the time its bucket takes to fill.
     pub fn enter(&mut self, now: Time, state: SendState, release: Option<Time>) {
-        if let Some((previous, since)) = self.current {
-            let mut since = since;
-            if previous == SendState::Pacing {
-                if let Some(at) = self.release.filter(|at| *at < now) {
-                    *self.times.slot(SendState::Pacing) +=
-                        duration_nanos(at.saturating_since(since));
-                    since = since.max(at);
-                    *self.times.slot(SendState::Late) +=
-                        duration_nanos(now.saturating_since(since));
-                    since = now;
+        if let Some((previous, since, overflow)) = self.current {
+            // A pacing wait past the bucket's overflow is late from there on.
+            let until = match overflow {
+                Some(at) if previous == SendState::Pacing && at < now => {
+                    let from = since.max(at);
+                    self.times.add(SendState::Late, from, now);
+                    from
                 }
-            }
-            *self.times.slot(previous) += duration_nanos(now.saturating_since(since));
+                _ => now,
+            };
+            self.times.add(previous, since, until);
         }
-        self.current = Some((state, now));
-        self.release = release;
+        self.current = Some((state, now, release));
     }
 
     /// Stop counting at `now` (the stream is done, or the connection closed).
@@ -178,9 +163,9 @@ mod tests {
         c.enter(ms(15), SendState::Sending, None);
         c.stop(ms(16));
         let t = c.times();
-        assert_eq!(t.sending_ns, 3_000_000);
-        assert_eq!(t.window_ns, 8_000_000);
-        assert_eq!(t.no_data_ns, 5_000_000);
+        assert_eq!(t.get(SendState::Sending), 3_000_000);
+        assert_eq!(t.get(SendState::Window), 8_000_000);
+        assert_eq!(t.get(SendState::NoData), 5_000_000);
         assert_eq!(t.total_ns(), 16_000_000);
     }
 
@@ -195,9 +180,9 @@ mod tests {
         c.enter(ms(9), SendState::Sending, None);
         c.stop(ms(10));
         let t = c.times();
-        assert_eq!(t.pacing_ns, 3_000_000);
-        assert_eq!(t.late_ns, 4_000_000);
-        assert_eq!(t.sending_ns, 2_000_000);
+        assert_eq!(t.get(SendState::Pacing), 3_000_000);
+        assert_eq!(t.get(SendState::Late), 4_000_000);
+        assert_eq!(t.get(SendState::Sending), 2_000_000);
         assert_eq!(t.total_ns(), 9_000_000);
     }
 
@@ -215,7 +200,11 @@ mod tests {
         c.stop(ms(9));
         let delta = c.times().since(&before);
         assert_eq!(
-            (delta.late_ns, delta.window_ns, delta.total_ns()),
+            (
+                delta.get(SendState::Late),
+                delta.get(SendState::Window),
+                delta.total_ns()
+            ),
             (3_000_000, 0, 3_000_000)
         );
     }

@@ -49,6 +49,13 @@ impl Pacer {
         }
     }
 
+    /// How long `bytes` take at `rate` bytes/s, rounded up to the nanosecond: how long a
+    /// bucket of `bytes` takes to fill.
+    pub fn time_for(bytes: u64, rate: u64) -> std::time::Duration {
+        let ns = Self::ps_for(bytes, rate).div_ceil(PS_PER_NS);
+        std::time::Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
     /// Refill: the bucket never holds more than `burst_bytes`.
     fn refill(&mut self, now: Time, rate: u64, burst_bytes: u64) {
         let now_ps = now.as_nanos() as u128 * PS_PER_NS;

@@ -4,7 +4,7 @@
 
 use longhaul_cc::{CcSpec, Setup};
 use longhaul_proto::packet::{self, AckFields, AckRange, DataHeader};
-use longhaul_proto::{Config, Connection, PacketError, PacketKind, Side, Time};
+use longhaul_proto::{Config, Connection, PacketError, PacketKind, SendState, Side, Time};
 use std::time::Duration;
 
 fn reno(initial_cwnd: f64, synthetic: bool) -> Config {
@@ -252,16 +252,16 @@ fn the_sender_s_time_is_charged_to_what_held_it_back() {
     let owed = std::iter::from_fn(|| c.poll_transmit(back, &mut buf)).count();
     assert_eq!(owed, 3);
     let t = c.stats().send_times;
-    assert_eq!(t.pacing_ns, 1_500_000);
-    assert_eq!(t.late_ns, 0);
+    assert_eq!(t.get(SendState::Pacing), 1_500_000);
+    assert_eq!(t.get(SendState::Late), 0);
     // Now 20 ms late: the bucket (5 ms) overflowed after 5.5 ms; the rest is late.
     let release = c.poll_timeout().unwrap();
     assert_eq!(release, back + Duration::from_micros(500));
     let back2 = release + Duration::from_millis(20);
     assert!(c.poll_transmit(back2, &mut buf).is_some());
     let t = c.stats().send_times;
-    assert_eq!(t.pacing_ns, 1_500_000 + 5_500_000);
-    assert_eq!(t.late_ns, 15_000_000);
+    assert_eq!(t.get(SendState::Pacing), 1_500_000 + 5_500_000);
+    assert_eq!(t.get(SendState::Late), 15_000_000);
     // Everything written has left once the window closes: the 100-packet window is not full,
     // so the stream runs dry; with the fin not yet written that is a wait for data.
     let mut now = back2;
@@ -270,16 +270,16 @@ fn the_sender_s_time_is_charged_to_what_held_it_back() {
         while c.poll_transmit(now, &mut buf).is_some() {}
     }
     // The last packet left at `now`, and the stream was found empty at the same instant.
-    assert_eq!(c.stats().send_times.no_data_ns, 0);
+    assert_eq!(c.stats().send_times.get(SendState::NoData), 0);
     let later = now + Duration::from_millis(7);
     assert!(c.poll_transmit(later, &mut buf).is_none());
     c.write_synthetic(1448);
-    assert_eq!(c.stats().send_times.no_data_ns, 7_000_000);
+    assert_eq!(c.stats().send_times.get(SendState::NoData), 7_000_000);
     assert!(c
         .poll_transmit(later + Duration::from_millis(3), &mut buf)
         .is_some());
     let t = c.stats().send_times;
-    assert_eq!(t.no_data_ns, 10_000_000);
+    assert_eq!(t.get(SendState::NoData), 10_000_000);
     assert_eq!(
         t.total_ns(),
         (later + Duration::from_millis(3)).as_nanos() - ms(100).as_nanos(),
@@ -298,7 +298,7 @@ fn a_full_window_and_a_full_receive_window_are_told_apart() {
     assert_eq!(c.stats().packets_in_flight, 4);
     assert!(c.poll_transmit(ms(150), &mut buf).is_none());
     let t = c.stats().send_times;
-    assert_eq!(t.window_ns, 50_000_000);
+    assert_eq!(t.get(SendState::Window), 50_000_000);
 
     let small = Config {
         recv_window: 3 * 1448,
@@ -310,7 +310,10 @@ fn a_full_window_and_a_full_receive_window_are_told_apart() {
     assert_eq!(c.stats().packets_in_flight, 3);
     assert!(c.poll_transmit(ms(130), &mut buf).is_none());
     let t = c.stats().send_times;
-    assert_eq!((t.receiver_window_ns, t.window_ns), (30_000_000, 0));
+    assert_eq!(
+        (t.get(SendState::ReceiverWindow), t.get(SendState::Window)),
+        (30_000_000, 0)
+    );
 }
 
 #[test]

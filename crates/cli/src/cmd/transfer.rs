@@ -435,13 +435,8 @@ fn held_by(t: &SendTimes) -> String {
         .shares()
         .into_iter()
         .filter(|(s, _)| *s != SendState::Sending)
-        .fold((SendState::Sending, -1.0), |best, x| {
-            if x.1 > best.1 {
-                x
-            } else {
-                best
-            }
-        });
+        .reduce(|best, x| if x.1 > best.1 { x } else { best })
+        .expect("five states besides sending");
     format!("{} {:.0}%", state.name(), share * 100.0)
 }
 
