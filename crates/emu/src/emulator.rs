@@ -143,6 +143,10 @@ pub struct Summary {
     /// Packets the hosts' TUN devices dropped before the emulator read them (kernel tx_dropped):
     /// side a, side b. Non-zero means the emulator fell behind; these are not path losses.
     pub tun_tx_dropped: [u64; 2],
+    /// Packets the hosts' TUN devices dropped on the way in, after the emulator wrote them (kernel
+    /// rx_dropped: the receiving host's stack refused them, e.g. a full backlog): side a, side b.
+    /// The emulator counted these as delivered; they are lost in the host, not on the path.
+    pub tun_rx_dropped: [u64; 2],
     /// Measured timerfd oversleep of this machine and the spin window used (ns).
     pub timer_wakeup_latency_ns: u64,
     pub spin_ns: u64,
@@ -248,17 +252,18 @@ fn tun_in(ns: &str, offload: bool) -> Result<Tun, SysError> {
     netns::run_in(ns, move || Tun::create(TUN_NAME, offload))?
 }
 
-/// tx_dropped of a device (0 if unknown).
-fn tx_dropped(ns: Option<&str>, dev: &str) -> u64 {
+/// A device's kernel drop counters, `(tx_dropped, rx_dropped)` ((0, 0) if unknown).
+fn dropped(ns: Option<&str>, dev: &str) -> (u64, u64) {
     let mut c = Command::new("ip");
     if let Some(n) = ns {
         c.args(["-n", n]);
     }
     let Ok(o) = c.args(["-s", "-j", "link", "show", "dev", dev]).output() else {
-        return 0;
+        return (0, 0);
     };
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    v[0]["stats64"]["tx"]["dropped"].as_u64().unwrap_or(0)
+    let count = |way: &str| v[0]["stats64"][way]["dropped"].as_u64().unwrap_or(0);
+    (count("tx"), count("rx"))
 }
 
 impl Emulator {
@@ -600,14 +605,16 @@ impl Emulator {
             .filter_map(|h| h.join().ok())
             .flatten()
             .collect();
-        let tun_tx_dropped = [
-            tx_dropped(self.state.side_a.as_deref(), TUN_NAME),
+        let tun = [
+            dropped(self.state.side_a.as_deref(), TUN_NAME),
             match (&self.state.side_b, &self.outer_tun) {
-                (Some(ns), _) => tx_dropped(Some(ns), TUN_NAME),
-                (None, Some(dev)) => tx_dropped(None, dev),
-                _ => 0,
+                (Some(ns), _) => dropped(Some(ns), TUN_NAME),
+                (None, Some(dev)) => dropped(None, dev),
+                _ => (0, 0),
             },
         ];
+        let tun_tx_dropped = tun.map(|(tx, _)| tx);
+        let tun_rx_dropped = tun.map(|(_, rx)| rx);
         self.flush_observers();
         let event_log = self
             .log
@@ -626,6 +633,7 @@ impl Emulator {
             link: self.link.clone(),
             directions,
             tun_tx_dropped,
+            tun_rx_dropped,
             timer_wakeup_latency_ns: self.wakeup_ns,
             spin_ns: self.spin_ns,
             busy_poll: self.busy_poll,

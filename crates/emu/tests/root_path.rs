@@ -359,15 +359,26 @@ fn rate_check_with(
         if err.abs() < 0.01 { "met" } else { "NOT met" }
     );
     // Every packet is accounted for: what the emulator delivered the host read or its socket
-    // dropped (a reader starved of CPU overflows it; the kernel counts those, SO_RXQ_OVFL), and
-    // everything the emulator read and did not deliver was dropped by the queue.
+    // dropped (a reader starved of CPU overflows it; the kernel counts those, SO_RXQ_OVFL), or
+    // the receiving host's stack refused (TUN rx_dropped), or the emulator failed to write or
+    // still held at exit; and everything the emulator read and did not deliver was dropped by
+    // the queue.
+    let io = s.directions[0].io;
+    let host_refused = s.tun_rx_dropped[1];
     assert_eq!(
-        r.received + r.socket_drops,
+        r.received + r.socket_drops + host_refused + io.write_errors + io.in_flight_at_exit,
         c.delivered_packets,
-        "read {} + socket drops {} ≠ {c:?}",
+        "read {} + socket drops {} + host refused {host_refused} + {io:?} ≠ {c:?}",
         r.received,
         r.socket_drops
     );
+    if host_refused + io.write_errors + io.in_flight_at_exit > 0 {
+        eprintln!(
+            "of {} delivered packets, the receiving host refused {host_refused}, {} writes failed \
+             and {} were still in the delay line at exit",
+            c.delivered_packets, io.write_errors, io.in_flight_at_exit
+        );
+    }
     if r.socket_drops > 0 {
         eprintln!(
             "the receiving host's socket dropped {} of {} delivered packets (counted in the rate)",

@@ -174,6 +174,10 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         "emu_tun_tx_dropped".into(),
         format!("a={} b={}", e.tun_tx_dropped[0], e.tun_tx_dropped[1]),
     );
+    meta.insert(
+        "emu_tun_rx_dropped".into(),
+        format!("a={} b={}", e.tun_rx_dropped[0], e.tun_rx_dropped[1]),
+    );
     for d in &e.directions {
         let tag = d.direction.replace('>', "_to_");
         meta.insert(

@@ -576,6 +576,13 @@ fn print_summary(s: &Summary) {
             s.tun_tx_dropped[0], s.tun_tx_dropped[1]
         );
     }
+    if s.tun_rx_dropped.iter().any(|&x| x > 0) {
+        eprintln!(
+            "warning: the hosts' stacks refused {} (a) and {} (b) packets the emulator delivered \
+             (TUN rx_dropped: a host fell behind; these are not path losses)",
+            s.tun_rx_dropped[0], s.tun_rx_dropped[1]
+        );
+    }
 }
 
 fn pair(a: PairArgs) -> Result<i32> {
