@@ -31,6 +31,7 @@
 //! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
 
 pub mod admission;
+pub mod direct;
 pub mod feed;
 pub mod framing;
 pub mod hashlist;

@@ -21,20 +21,18 @@
 //! the bytes go from the piece to the disk without a copy into the page cache. On the
 //! development VM a buffered write of a fresh file ran at 94 MB/s against 574 MB/s direct
 //! (`dd`, 1 GiB), the copy into newly allocated cache pages being the cost (bench/README.md).
-//! Direct writes need the buffer, the offset and the length aligned to the device's block:
-//! pieces are [`ALIGN`]-aligned storage and whole chunks fall on aligned offsets; the last
+//! Direct writes need the buffer, the offset and the length aligned to the device's block
+//! (`direct`): pieces are aligned storage and whole chunks fall on aligned offsets; the last
 //! piece of a file (or a file system that refuses `O_DIRECT`) is written through the cache.
 
+use crate::direct::{aligned, set_direct, AlignedBuf};
 use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
 use crate::hashlist::FileHasher;
 use crate::journal::Journal;
 use crate::store::{disk_error, Fatal};
-use bytemuck::{Pod, Zeroable};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use std::fs::File;
 use std::io::{self, IoSlice, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -49,18 +47,9 @@ pub const DEPTH: usize = 8;
 const BATCH: usize = 4;
 /// Bytes handed over at a time (a chunk: pieces start on chunk boundaries).
 pub const PIECE: usize = CHUNK_SIZE as usize;
-/// Alignment of direct writes' buffers, offsets and lengths: the largest logical block size in
-/// common use (512 and 4096 are).
-pub const ALIGN: usize = 4096;
-
-/// Storage aligned for direct writes.
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C, align(4096))]
-struct Block([u8; ALIGN]);
-
 /// Up to [`PIECE`] bytes of the file in aligned storage.
 pub struct Piece {
-    blocks: Vec<Block>,
+    buf: AlignedBuf,
     len: usize,
     /// Digests of the chunks these bytes complete (set by the hashing thread).
     digests: Vec<[u8; DIGEST_LEN]>,
@@ -69,7 +58,7 @@ pub struct Piece {
 impl Piece {
     fn new() -> Piece {
         Piece {
-            blocks: vec![Block([0; ALIGN]); PIECE / ALIGN],
+            buf: AlignedBuf::new(PIECE),
             len: 0,
             digests: Vec::new(),
         }
@@ -98,14 +87,14 @@ impl Piece {
     /// extending); it returns how many it wrote, which are appended.
     pub fn fill_with(&mut self, max: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> usize {
         let room = (PIECE - self.len).min(max);
-        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut self.blocks);
+        let buf = self.buf.as_mut_slice();
         let n = fill(&mut buf[self.len..self.len + room]).min(room);
         self.len += n;
         n
     }
 
     pub fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.blocks)[..self.len]
+        &self.buf.as_slice()[..self.len]
     }
 }
 
@@ -159,7 +148,7 @@ impl PartFile {
             last_checkpoint: Instant::now(),
             direct: false,
         };
-        file.direct = written % ALIGN as u64 == 0 && file.set_direct(true);
+        file.direct = aligned(written) && file.set_direct(true);
         file
     }
 
@@ -170,12 +159,7 @@ impl PartFile {
 
     /// Set or clear `O_DIRECT`; false if the file system refused.
     fn set_direct(&mut self, on: bool) -> bool {
-        let Ok(bits) = fcntl(self.part.as_raw_fd(), FcntlArg::F_GETFL) else {
-            return false;
-        };
-        let mut flags = OFlag::from_bits_truncate(bits);
-        flags.set(OFlag::O_DIRECT, on);
-        let ok = fcntl(self.part.as_raw_fd(), FcntlArg::F_SETFL(flags)).is_ok();
+        let ok = set_direct(&self.part, on);
         self.direct = on && ok;
         ok
     }
@@ -184,12 +168,11 @@ impl PartFile {
     /// else through the cache from then on (a direct write the file system refuses is made
     /// again through the cache). Several pieces go in one `writev`, one request to the device.
     fn put(&mut self, pieces: &[&[u8]]) -> io::Result<()> {
-        let aligned = |x: usize| x % ALIGN == 0;
         if self.direct
-            && !(aligned(self.written as usize)
+            && !(aligned(self.written)
                 && pieces
                     .iter()
-                    .all(|p| aligned(p.len()) && aligned(p.as_ptr() as usize)))
+                    .all(|p| aligned(p.len() as u64) && aligned(p.as_ptr() as u64)))
         {
             self.set_direct(false);
         }
@@ -279,7 +262,7 @@ impl Writer {
                 for mut piece in rx {
                     piece.digests.clear();
                     let done = &mut piece.digests;
-                    let bytes = &bytemuck::cast_slice(&piece.blocks)[..piece.len];
+                    let bytes = &piece.buf.as_slice()[..piece.len];
                     hasher.update(bytes, |d| done.push(d));
                     at += piece.len as u64;
                     if at == size {

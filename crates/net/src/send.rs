@@ -91,6 +91,9 @@ pub struct FileReport {
     pub sent: u64,
     /// Bytes the receiver already held from a cut transfer (verified, not moved again).
     pub resumed: u64,
+    /// Of the bytes sent, those read from the disk around the page cache, which did not hold
+    /// them (`feed`).
+    pub read_direct: u64,
     pub outcome: Outcome,
 }
 
@@ -329,6 +332,7 @@ impl Sender {
                 size: it.entry.size(),
                 sent: 0,
                 resumed: 0,
+                read_direct: 0,
                 outcome: Outcome::Failed("no plan from the receiver".into()),
             })
             .collect();
@@ -548,8 +552,13 @@ impl Sender {
                     self.reports[cur.id as usize].sent += n;
                     continue;
                 }
-                Next::Piece(Piece::End { digest, short }) => {
+                Next::Piece(Piece::End {
+                    digest,
+                    short,
+                    direct,
+                }) => {
                     cur.short |= short;
+                    self.reports[cur.id as usize].read_direct += direct;
                     digest
                 }
             };

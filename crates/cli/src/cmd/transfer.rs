@@ -504,7 +504,7 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
             };
             serde_json::json!({
                 "path": f.path, "size": f.size, "sent": f.sent, "resumed": f.resumed,
-                "status": status,
+                "read_direct": f.read_direct, "status": status,
                 // Not BLAKE3 of the bytes: of the file's 1 MiB chunks' BLAKE3 digests
                 // (crates/net/src/hashlist.rs), hence its own name.
                 "blake3_list": if status == "stored" { Some(&detail) } else { None },
