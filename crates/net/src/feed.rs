@@ -1,15 +1,18 @@
-//! The sender's file reading and hashing, on a thread of its own.
+//! The sender's file reading and hashing, on threads of their own.
 //!
-//! Reading a file from the page cache and hashing it (then with SHA-256) cost the sender's loop about
-//! a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on the
-//! connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the rest
-//! of one file in chunks on a thread of its own and hashes each chunk there, right after
-//! reading it, into the file's digest (`hashlist`): while the chunk is still in that core's
-//! cache, BLAKE3 costs about half what it cost on a second thread that met the chunk cold
-//! (bench/README.md, "One thread reads and hashes"). Chunks are handed on through a bounded
-//! queue of at most [`DEPTH`] and come back through a second queue to be filled again, so
-//! the memory held is `(2 × DEPTH + 2) × chunk` plus what the connection holds, whatever the
-//! file's size. The connection's thread never blocks on it: [`Feed::next`] takes what is
+//! Reading a file from the page cache and hashing it (then with SHA-256) cost the sender's loop
+//! about a third of its CPU (bench/README.md, "Where a loopback transfer's time goes"); done on
+//! the connection's thread, no datagram is sent or ACK read meanwhile. A [`Feed`] reads the
+//! rest of one file in chunks ([`CHUNK_SIZE`], the digest's unit) on [`LANES`] threads of its
+//! own, each taking every `LANES`-th chunk, and each hashes its chunk right after reading it:
+//! while the chunk is still in that core's cache, BLAKE3 costs about half what it cost on a
+//! second thread that met the chunk cold (bench/README.md, "One thread reads and hashes").
+//! [`Feed::poll`] takes the chunks lane by lane, so in the file's order, and adds their digests
+//! to the file's (`hashlist`). While one thread waits for the disk the other hashes, so a file
+//! the page cache does not hold is read as fast as the disk gives it rather than at the
+//! disk's rate less the hashing time. Each lane queues at most [`LANE_DEPTH`] chunks; chunks
+//! come back through another queue to be filled again, so the memory held is bounded whatever
+//! the file's size. The connection's thread never blocks on it: [`Feed::poll`] takes what is
 //! ready.
 //!
 //! A chunk the page cache holds is read from it (a copy); one it does not hold is read from
@@ -18,18 +21,25 @@
 //! what its other work had in it. The kernel's `cachestat` says which; where it cannot (Linux
 //! < 6.5), or the file system refuses direct reads, every chunk goes through the cache.
 
-use crate::direct::{aligned, all_cached, set_direct, AlignedBuf, ALIGN};
-use crate::hashlist::FileHasher;
+use crate::direct::{aligned, all_cached, AlignedBuf, ALIGN};
+use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
+use crate::hashlist::{chunk_digest, FileHasher};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Chunks read ahead of the connection.
-pub const DEPTH: usize = 4;
+/// Threads reading (and hashing) the file, each every `LANES`-th chunk.
+pub const LANES: usize = 2;
+/// Chunks each lane reads ahead of the connection.
+pub const LANE_DEPTH: usize = 2;
+/// Bytes of a chunk.
+const CHUNK: usize = CHUNK_SIZE as usize;
 
-/// What the thread hands over.
+/// What [`Feed::poll`] hands over.
 pub enum Piece {
     /// The next bytes of the file (zeros in place of any the file no longer has).
     Bytes(Vec<u8>),
@@ -44,43 +54,127 @@ pub enum Piece {
     Failed(io::Error),
 }
 
-/// What [`Feed::next`] found.
+/// What [`Feed::poll`] found.
 pub enum Next {
     Piece(Piece),
-    /// Nothing ready yet: the thread is reading.
+    /// Nothing ready yet: the threads are reading.
     Empty,
 }
 
-/// One file's remaining bytes, read and hashed ahead on a thread.
+/// What a lane sends: one chunk and its digest, or why it stopped.
+enum Ready {
+    Chunk {
+        bytes: Vec<u8>,
+        digest: [u8; DIGEST_LEN],
+        short: bool,
+        direct: bool,
+    },
+    Failed(io::Error),
+}
+
+/// One file's remaining bytes, read and hashed ahead on threads.
 pub struct Feed {
-    pieces: Option<Receiver<Piece>>,
-    /// Chunks the connection is done with, for the thread to fill again.
+    /// Lane `i` of `n` sends chunks `i`, `i + n`, … of the rest.
+    lanes: Vec<Receiver<Ready>>,
+    /// Chunks the connection is done with, for the threads to fill again.
     spent: Sender<Vec<u8>>,
-    /// The reading and hashing thread.
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
+    /// The file's digest: the chunks before the start, then each chunk handed over.
+    hasher: FileHasher,
+    /// Chunks handed over, and in all.
+    handed: u64,
+    chunks: u64,
+    short: bool,
+    direct: u64,
 }
 
 impl Feed {
-    /// Read `left` more bytes of `file` from its current offset in chunks of `chunk`, adding
-    /// them to `hasher` (which holds the chunks before the offset, a chunk boundary).
-    pub fn start(file: File, hasher: FileHasher, left: u64, chunk: usize) -> io::Result<Feed> {
-        let (piece_tx, pieces) = bounded(DEPTH);
-        let (spent, spent_rx) = bounded(2 * DEPTH + 2);
-        let reader = std::thread::Builder::new()
-            .name("longhaul-read".into())
-            .spawn(move || read_ahead(file, left, chunk, hasher, piece_tx, spent_rx))?;
+    /// Read the `left` bytes of `file` after its current offset (a chunk boundary), adding
+    /// their chunks to `hasher` (which holds the chunks before the offset).
+    pub fn start(mut file: File, hasher: FileHasher, left: u64) -> io::Result<Feed> {
+        let start = file.stream_position()?;
+        if start % CHUNK_SIZE != 0 {
+            return Err(io::Error::other(format!(
+                "reading from {start}, which is not a chunk boundary"
+            )));
+        }
+        let source = Arc::new(Source::new(file));
+        let chunks = left.div_ceil(CHUNK_SIZE);
+        let (spent, spent_rx) = bounded(2 * LANES * LANE_DEPTH + 2);
+        // A file of one chunk (most small files) needs one thread.
+        let used = (chunks as usize).clamp(1, LANES);
+        let mut lanes = Vec::with_capacity(used);
+        let mut threads = Vec::with_capacity(used);
+        for lane in 0..used {
+            let (tx, rx) = bounded(LANE_DEPTH);
+            let (source, spent_rx) = (source.clone(), spent_rx.clone());
+            let chunk_ids = (lane as u64..chunks).step_by(used);
+            let thread = std::thread::Builder::new()
+                .name("longhaul-read".into())
+                .spawn(move || {
+                    let mut scratch = None;
+                    for id in chunk_ids {
+                        let at = start + id * CHUNK_SIZE;
+                        let n = (left - id * CHUNK_SIZE).min(CHUNK_SIZE) as usize;
+                        let buf = spent_rx.try_recv().unwrap_or_default();
+                        let read = match source.read(at, n, buf, &mut scratch) {
+                            Ok((bytes, got, direct)) => Ready::Chunk {
+                                // Hashed here, while the bytes just read are in this core's
+                                // cache.
+                                digest: chunk_digest(&bytes),
+                                bytes,
+                                short: got < n,
+                                direct,
+                            },
+                            Err(e) => Ready::Failed(e),
+                        };
+                        let failed = matches!(read, Ready::Failed(_));
+                        if tx.send(read).is_err() || failed {
+                            return;
+                        }
+                    }
+                })?;
+            lanes.push(rx);
+            threads.push(thread);
+        }
         Ok(Feed {
-            pieces: Some(pieces),
+            lanes,
             spent,
-            thread: Some(reader),
+            threads,
+            hasher,
+            handed: 0,
+            chunks,
+            short: false,
+            direct: 0,
         })
     }
 
-    /// The next piece, if the thread has one ready.
-    pub fn next(&self) -> Next {
-        let pieces = self.pieces.as_ref().expect("open until dropped");
-        match pieces.try_recv() {
-            Ok(p) => Next::Piece(p),
+    /// The next piece, if the threads have it ready.
+    pub fn poll(&mut self) -> Next {
+        if self.handed == self.chunks {
+            return Next::Piece(Piece::End {
+                digest: self.hasher.digest(),
+                short: self.short,
+                direct: self.direct,
+            });
+        }
+        let lane = &self.lanes[(self.handed % self.lanes.len() as u64) as usize];
+        match lane.try_recv() {
+            Ok(Ready::Chunk {
+                bytes,
+                digest,
+                short,
+                direct,
+            }) => {
+                self.hasher.push_chunk(&digest);
+                self.handed += 1;
+                self.short |= short;
+                if direct {
+                    self.direct += bytes.len() as u64;
+                }
+                Next::Piece(Piece::Bytes(bytes))
+            }
+            Ok(Ready::Failed(e)) => Next::Piece(Piece::Failed(e)),
             Err(TryRecvError::Empty) => Next::Empty,
             Err(TryRecvError::Disconnected) => Next::Piece(Piece::Failed(io::Error::other(
                 "the file reading thread stopped",
@@ -88,7 +182,7 @@ impl Feed {
         }
     }
 
-    /// Give a chunk back to be filled again (dropped if the thread has enough).
+    /// Give a chunk back to be filled again (dropped if the threads have enough).
     pub fn recycle(&self, buf: Vec<u8>) {
         let _ = self.spent.try_send(buf);
     }
@@ -96,155 +190,113 @@ impl Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        // The thread stops at its next hand-over once the queue is gone.
-        drop(self.pieces.take());
-        if let Some(t) = self.thread.take() {
+        // Each thread stops at its next hand-over once its queue is gone.
+        self.lanes.clear();
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
 }
 
-fn read_ahead(
-    file: File,
-    mut left: u64,
-    chunk: usize,
-    mut hasher: FileHasher,
-    out: Sender<Piece>,
-    spent: Receiver<Vec<u8>>,
-) {
-    let mut short = false;
-    let mut reader = match ChunkReader::new(file, chunk) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = out.send(Piece::Failed(e));
-            return;
-        }
-    };
-    while left > 0 {
-        let n = left.min(chunk as u64) as usize;
-        let mut buf = spent.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.reserve_exact(n);
-        match reader.read(&mut buf, n) {
-            Ok(got) => short |= got < n,
-            Err(e) => {
-                let _ = out.send(Piece::Failed(e));
-                return;
-            }
-        }
-        // Zeros in place of bytes the file no longer has.
-        buf.resize(n, 0);
-        left -= n as u64;
-        // Hashed here, while the bytes just read are still in this core's cache.
-        hasher.update(&buf, |_| {});
-        if out.send(Piece::Bytes(buf)).is_err() {
-            return;
-        }
-    }
-    hasher.end();
-    let _ = out.send(Piece::End {
-        digest: hasher.digest(),
-        short,
-        direct: reader.direct_bytes,
-    });
+/// The file, open twice: through the page cache, and (where the file system takes it) around
+/// it with `O_DIRECT`. Both are read at explicit offsets, so the lanes share them.
+struct Source {
+    cached: File,
+    direct: Option<File>,
+    /// The kernel answers `cachestat` (else every read goes through the cache).
+    knows_cache: std::sync::atomic::AtomicBool,
 }
 
-/// Reads a file's chunks in order, each from the page cache if it is all there, else around
-/// it with `O_DIRECT`.
-struct ChunkReader {
-    file: File,
-    /// Offset of the next byte to read.
-    at: u64,
-    /// Aligned storage for direct reads; `None` when they cannot be used (an unaligned start
-    /// or chunk size, a file system that refused them, a kernel without `cachestat`).
-    scratch: Option<AlignedBuf>,
-    /// Bytes read directly.
-    direct_bytes: u64,
+impl Source {
+    fn new(cached: File) -> Source {
+        // The same open file again, by its descriptor (not its name, which may have been
+        // replaced since); `O_DIRECT` belongs to an open file, so the lanes' buffered reads
+        // on the other one are unaffected.
+        let direct = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(format!("/proc/self/fd/{}", cached.as_raw_fd()))
+            .ok();
+        Source {
+            cached,
+            direct,
+            knows_cache: true.into(),
+        }
+    }
+
+    /// Read `n` (at most a chunk) bytes at `at` into `buf` (a spent chunk, or a new one);
+    /// returns the bytes (zeros after the end of a file that shrank), how many the file had,
+    /// and whether they were read directly. `scratch` is the lane's aligned storage.
+    fn read(
+        &self,
+        at: u64,
+        n: usize,
+        mut buf: Vec<u8>,
+        scratch: &mut Option<AlignedBuf>,
+    ) -> io::Result<(Vec<u8>, usize, bool)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(direct) = &self.direct {
+            if self.knows_cache.load(Relaxed) {
+                match all_cached(&self.cached, at, n as u64) {
+                    Some(false) if aligned(at) => {
+                        let space = scratch.get_or_insert_with(|| AlignedBuf::new(CHUNK));
+                        let got = read_direct(direct, at, n, space.as_mut_slice())?;
+                        buf.clear();
+                        buf.extend_from_slice(&space.as_slice()[..got]);
+                        buf.resize(n, 0);
+                        return Ok((buf, got, true));
+                    }
+                    Some(_) => {}
+                    None => self.knows_cache.store(false, Relaxed),
+                }
+            }
+        }
+        // A recycled chunk's bytes are initialised already: no zeroing before the read.
+        if buf.len() < n {
+            buf.resize(n, 0);
+        }
+        buf.truncate(n);
+        let got = read_at_full(&self.cached, at, &mut buf)?;
+        buf[got..].fill(0);
+        Ok((buf, got, false))
+    }
 }
 
-impl ChunkReader {
-    fn new(mut file: File, chunk: usize) -> io::Result<ChunkReader> {
-        let at = file.stream_position()?;
-        let scratch = (aligned(at) && aligned(chunk as u64)).then(|| AlignedBuf::new(chunk));
-        Ok(ChunkReader {
-            file,
-            at,
-            scratch,
-            direct_bytes: 0,
-        })
-    }
-
-    /// Append up to `n` (at most a chunk) next bytes of the file to `buf`; fewer only at its
-    /// end. Returns how many.
-    fn read(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
-        if self.scratch.is_some() {
-            match all_cached(&self.file, self.at, n as u64) {
-                Some(false) => {
-                    if let Some(got) = self.read_direct(buf, n)? {
-                        self.direct_bytes += got as u64;
-                        return Ok(got);
-                    }
+/// Read `n` bytes at `at` (aligned) with `O_DIRECT` into `space` (aligned, at least `n`
+/// rounded up to whole blocks); returns how many the file had.
+fn read_direct(file: &File, at: u64, n: usize, space: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < n {
+        // Whole blocks: a read past the end of the file stops there.
+        let want = (n - got).next_multiple_of(ALIGN);
+        match file.read_at(&mut space[got..got + want], at + got as u64) {
+            Ok(0) => break,
+            Ok(k) => {
+                got += k;
+                // Only the end of the file leaves a read short of whole blocks.
+                if !aligned(k as u64) {
+                    break;
                 }
-                Some(true) => {}
-                None => self.scratch = None,
             }
-        }
-        // Into the buffer's spare capacity: no zeroing before each read.
-        let got = (&mut self.file).take(n as u64).read_to_end(buf)?;
-        self.at += got as u64;
-        Ok(got)
-    }
-
-    /// Read with `O_DIRECT` into the aligned storage, then append to `buf`; `None` (and no
-    /// more direct reads) if the file system refuses them.
-    fn read_direct(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<Option<usize>> {
-        let Some(scratch) = self.scratch.as_mut() else {
-            return Ok(None);
-        };
-        if !set_direct(&self.file, true) {
-            self.scratch = None;
-            return Ok(None);
-        }
-        let space = scratch.as_mut_slice();
-        let mut got = 0;
-        let result = loop {
-            if got >= n {
-                break Ok(());
-            }
-            // Whole blocks: a read past the end of the file stops there.
-            let want = (n - got).next_multiple_of(ALIGN);
-            match self
-                .file
-                .read_at(&mut space[got..got + want], self.at + got as u64)
-            {
-                Ok(0) => break Ok(()),
-                Ok(k) => {
-                    got += k;
-                    // Only the end of the file leaves a read short of whole blocks.
-                    if !aligned(k as u64) {
-                        break Ok(());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
-        set_direct(&self.file, false);
-        match result {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && got == 0 => {
-                self.scratch = None;
-                return Ok(None);
-            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
-            Ok(()) => {}
         }
-        let got = got.min(n);
-        buf.extend_from_slice(&space[..got]);
-        self.at += got as u64;
-        // The buffered reads go on from here.
-        self.file.seek(SeekFrom::Start(self.at))?;
-        Ok(Some(got))
     }
+    Ok(got.min(n))
+}
+
+/// Fill `buf` from `f` at `at`; returns the bytes read (fewer at the end of the file).
+fn read_at_full(f: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// Fill `buf` from `f`; returns the bytes read, the rest of `buf` zeroed (end of file).
@@ -265,23 +317,24 @@ pub fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::direct::set_direct;
     use crate::framing::CHUNK_SIZE;
     use crate::hashlist::chunk_digest;
     use std::io::Write;
     use std::time::{Duration, Instant};
 
-    fn collect(feed: &Feed) -> (Vec<u8>, [u8; 32], bool) {
+    fn collect(feed: &mut Feed) -> (Vec<u8>, [u8; 32], bool) {
         let (bytes, digest, short, _) = collect_counting(feed);
         (bytes, digest, short)
     }
 
     /// The bytes, digest, whether short, and how many bytes were read directly.
-    fn collect_counting(feed: &Feed) -> (Vec<u8>, [u8; 32], bool, u64) {
+    fn collect_counting(feed: &mut Feed) -> (Vec<u8>, [u8; 32], bool, u64) {
         let mut bytes = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             assert!(Instant::now() < deadline, "the feed stalled");
-            match feed.next() {
+            match feed.poll() {
                 Next::Piece(Piece::Bytes(b)) => {
                     bytes.extend_from_slice(&b);
                     feed.recycle(b);
@@ -324,8 +377,8 @@ mod tests {
         f.seek(std::io::SeekFrom::Start(c as u64)).unwrap();
         let mut h = FileHasher::new();
         h.push_chunk(&chunk_digest(&data[..c]));
-        let feed = Feed::start(f, h, (data.len() - c) as u64, 65_536).unwrap();
-        let (bytes, digest, short) = collect(&feed);
+        let mut feed = Feed::start(f, h, (data.len() - c) as u64).unwrap();
+        let (bytes, digest, short) = collect(&mut feed);
         assert_eq!(bytes.len(), data.len() - c);
         assert!(bytes == data[c..], "bytes differ");
         assert_eq!(digest, whole_digest(&data));
@@ -343,8 +396,8 @@ mod tests {
         named.write_all(&data).unwrap();
         let read = |expect_direct: Option<u64>| {
             let f = File::open(named.path()).unwrap();
-            let feed = Feed::start(f, FileHasher::new(), data.len() as u64, c).unwrap();
-            let (bytes, digest, short, direct) = collect_counting(&feed);
+            let mut feed = Feed::start(f, FileHasher::new(), data.len() as u64).unwrap();
+            let (bytes, digest, short, direct) = collect_counting(&mut feed);
             assert!(bytes == data && !short, "bytes differ");
             assert_eq!(digest, whole_digest(&data));
             if let Some(d) = expect_direct {
@@ -382,21 +435,22 @@ mod tests {
         f.write_all(&[9u8; 1000]).unwrap();
         use std::io::Seek;
         f.rewind().unwrap();
-        let feed = Feed::start(f, FileHasher::new(), 5000, 4096).unwrap();
-        let (bytes, _, short) = collect(&feed);
+        let mut feed = Feed::start(f, FileHasher::new(), 5000).unwrap();
+        let (bytes, _, short) = collect(&mut feed);
         assert_eq!(bytes.len(), 5000);
         assert!(bytes[..1000].iter().all(|&b| b == 9) && bytes[1000..].iter().all(|&b| b == 0));
         assert!(short);
     }
 
-    /// Dropping a feed mid-file ends its thread (the queue is full: the thread is blocked).
+    /// Dropping a feed mid-file ends its threads (their queues are full: they are blocked).
     #[test]
-    fn dropping_a_feed_ends_its_thread() {
+    fn dropping_a_feed_ends_its_threads() {
         let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&vec![1u8; 1 << 20]).unwrap();
+        let size = 4 * LANES * LANE_DEPTH * CHUNK;
+        f.write_all(&vec![1u8; size]).unwrap();
         use std::io::Seek;
         f.rewind().unwrap();
-        let feed = Feed::start(f, FileHasher::new(), 1 << 20, 4096).unwrap();
+        let feed = Feed::start(f, FileHasher::new(), size as u64).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let t0 = Instant::now();
         drop(feed);

@@ -524,18 +524,18 @@ impl Sender {
                 let file = cur
                     .file
                     .try_clone()
-                    .and_then(|f| Feed::start(f, cur.hasher.clone(), left, READ_CHUNK))
+                    .and_then(|f| Feed::start(f, cur.hasher.clone(), left))
                     .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
                 cur.feed = Some(file);
             }
-            let feed = cur.feed.as_ref().expect("started");
+            let feed = cur.feed.as_mut().expect("started");
             if cur.read < cur.size {
                 if let Some(wait) = rate_wait(self.rate_limit, self.data_started, self.file_written)
                 {
                     return Ok(Some(wait));
                 }
             }
-            let mut digest = match feed.next() {
+            let mut digest = match feed.poll() {
                 Next::Empty => return Ok(Some(Instant::now() + FEED_RETRY)),
                 Next::Piece(Piece::Failed(e)) => {
                     return Err(file_err(&self.items[cur.id as usize], e))
