@@ -29,6 +29,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -203,8 +204,9 @@ impl Drop for Feed {
 struct Source {
     cached: File,
     direct: Option<File>,
-    /// The kernel answers `cachestat` (else every read goes through the cache).
-    knows_cache: std::sync::atomic::AtomicBool,
+    /// Direct reads are worth trying: the kernel answers `cachestat`, and the file system has
+    /// not refused a direct read (else every read goes through the cache).
+    try_direct: AtomicBool,
 }
 
 impl Source {
@@ -218,9 +220,9 @@ impl Source {
             .open(format!("/proc/self/fd/{}", cached.as_raw_fd()))
             .ok();
         Source {
+            try_direct: direct.is_some().into(),
             cached,
             direct,
-            knows_cache: true.into(),
         }
     }
 
@@ -234,21 +236,27 @@ impl Source {
         mut buf: Vec<u8>,
         scratch: &mut Option<AlignedBuf>,
     ) -> io::Result<(Vec<u8>, usize, bool)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        if let Some(direct) = &self.direct {
-            if self.knows_cache.load(Relaxed) {
-                match all_cached(&self.cached, at, n as u64) {
-                    Some(false) if aligned(at) => {
-                        let space = scratch.get_or_insert_with(|| AlignedBuf::new(CHUNK));
-                        let got = read_direct(direct, at, n, space.as_mut_slice())?;
-                        buf.clear();
-                        buf.extend_from_slice(&space.as_slice()[..got]);
-                        buf.resize(n, 0);
-                        return Ok((buf, got, true));
+        if let (Some(direct), true) = (&self.direct, self.try_direct.load(Relaxed)) {
+            match all_cached(&self.cached, at, n as u64) {
+                Some(false) if aligned(at) => {
+                    let space = scratch.get_or_insert_with(|| AlignedBuf::new(CHUNK));
+                    match read_direct(direct, at, n, space.as_mut_slice()) {
+                        Ok(got) => {
+                            buf.clear();
+                            buf.extend_from_slice(&space.as_slice()[..got]);
+                            buf.resize(n, 0);
+                            return Ok((buf, got, true));
+                        }
+                        // The file system took `O_DIRECT` at open but not this read: through
+                        // the cache from now on.
+                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                            self.try_direct.store(false, Relaxed)
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Some(_) => {}
-                    None => self.knows_cache.store(false, Relaxed),
                 }
+                Some(_) => {}
+                None => self.try_direct.store(false, Relaxed),
             }
         }
         // A recycled chunk's bytes are initialised already: no zeroing before the read.
