@@ -112,12 +112,10 @@ pub fn all_cached(file: &File, offset: u64, len: u64) -> Option<bool> {
 }
 
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
+    use nix::unistd::{sysconf, SysconfVar};
+    match sysconf(SysconfVar::PAGE_SIZE) {
+        Ok(Some(p)) if p > 0 => p as u64,
+        _ => 4096,
     }
 }
 

@@ -26,7 +26,7 @@ use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
 use crate::hashlist::{chunk_digest, FileHasher};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek};
+use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -90,10 +90,9 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// Read the `left` bytes of `file` after its current offset (a chunk boundary), adding
-    /// their chunks to `hasher` (which holds the chunks before the offset).
-    pub fn start(mut file: File, hasher: FileHasher, left: u64) -> io::Result<Feed> {
-        let start = file.stream_position()?;
+    /// Read the `left` bytes of `file` from `start` (a chunk boundary), adding their chunks
+    /// to `hasher` (which holds the chunks before `start`).
+    pub fn start(file: File, hasher: FileHasher, start: u64, left: u64) -> io::Result<Feed> {
         if start % CHUNK_SIZE != 0 {
             return Err(io::Error::other(format!(
                 "reading from {start}, which is not a chunk boundary"
@@ -265,7 +264,6 @@ impl Source {
         }
         buf.truncate(n);
         let got = read_at_full(&self.cached, at, &mut buf)?;
-        buf[got..].fill(0);
         Ok((buf, got, false))
     }
 }
@@ -293,25 +291,12 @@ fn read_direct(file: &File, at: u64, n: usize, space: &mut [u8]) -> io::Result<u
     Ok(got.min(n))
 }
 
-/// Fill `buf` from `f` at `at`; returns the bytes read (fewer at the end of the file).
-fn read_at_full(f: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
+/// Fill `buf` from `f` at `at`; returns the bytes read (fewer at the end of the file), the
+/// rest of `buf` zeroed.
+pub fn read_at_full(f: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match f.read_at(&mut buf[got..], at + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
-/// Fill `buf` from `f`; returns the bytes read, the rest of `buf` zeroed (end of file).
-pub fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read(&mut buf[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -381,11 +366,9 @@ mod tests {
         let data = three_chunks_and(1_003);
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&data).unwrap();
-        use std::io::Seek;
-        f.seek(std::io::SeekFrom::Start(c as u64)).unwrap();
         let mut h = FileHasher::new();
         h.push_chunk(&chunk_digest(&data[..c]));
-        let mut feed = Feed::start(f, h, (data.len() - c) as u64).unwrap();
+        let mut feed = Feed::start(f, h, c as u64, (data.len() - c) as u64).unwrap();
         let (bytes, digest, short) = collect(&mut feed);
         assert_eq!(bytes.len(), data.len() - c);
         assert!(bytes == data[c..], "bytes differ");
@@ -404,7 +387,7 @@ mod tests {
         named.write_all(&data).unwrap();
         let read = |expect_direct: Option<u64>| {
             let f = File::open(named.path()).unwrap();
-            let mut feed = Feed::start(f, FileHasher::new(), data.len() as u64).unwrap();
+            let mut feed = Feed::start(f, FileHasher::new(), 0, data.len() as u64).unwrap();
             let (bytes, digest, short, direct) = collect_counting(&mut feed);
             assert!(bytes == data && !short, "bytes differ");
             assert_eq!(digest, whole_digest(&data));
@@ -441,9 +424,7 @@ mod tests {
     fn a_file_that_shrank_is_padded_and_reported() {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&[9u8; 1000]).unwrap();
-        use std::io::Seek;
-        f.rewind().unwrap();
-        let mut feed = Feed::start(f, FileHasher::new(), 5000).unwrap();
+        let mut feed = Feed::start(f, FileHasher::new(), 0, 5000).unwrap();
         let (bytes, _, short) = collect(&mut feed);
         assert_eq!(bytes.len(), 5000);
         assert!(bytes[..1000].iter().all(|&b| b == 9) && bytes[1000..].iter().all(|&b| b == 0));
@@ -456,9 +437,7 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         let size = 4 * LANES * LANE_DEPTH * CHUNK;
         f.write_all(&vec![1u8; size]).unwrap();
-        use std::io::Seek;
-        f.rewind().unwrap();
-        let feed = Feed::start(f, FileHasher::new(), size as u64).unwrap();
+        let feed = Feed::start(f, FileHasher::new(), 0, size as u64).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let t0 = Instant::now();
         drop(feed);

@@ -388,7 +388,6 @@ mod tests {
     use super::*;
     use crate::hashlist::{chunk_digest, list_digest};
     use crate::journal::JournalHeader;
-    use std::os::unix::fs::OpenOptionsExt;
 
     fn header(size: u64) -> JournalHeader {
         JournalHeader {
@@ -452,26 +451,21 @@ mod tests {
         }
     }
 
-    /// Whether the file system under `dir` takes O_DIRECT: a file opened with it.
-    fn direct_probe(dir: &std::path::Path) -> io::Result<File> {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(dir.join("probe"))
+    /// Whether the file system under `dir` takes O_DIRECT (on a file of its own).
+    fn takes_direct(dir: &std::path::Path) -> bool {
+        set_direct(&File::create(dir.join("probe")).unwrap(), true)
     }
 
-    /// Where the file system takes O_DIRECT (a probe opened with it), a file of whole aligned
+    /// Where the file system takes O_DIRECT (a probe file), a file of whole aligned
     /// pieces is written directly to the end.
     #[test]
     fn aligned_pieces_are_written_directly_where_the_file_system_allows() {
         let dir = tempfile::tempdir().unwrap();
-        let probe = direct_probe(dir.path());
+        let takes = takes_direct(dir.path());
         let data = bytes(2 * PIECE);
         let (got, _, _, direct) = write_through(&data, &[PIECE]);
         assert!(got == data);
-        assert_eq!(direct, probe.is_ok(), "probe: {probe:?}");
+        assert_eq!(direct, takes);
     }
 
     /// Several pieces in one write (the writing thread's batch): aligned ones stay direct
@@ -481,7 +475,7 @@ mod tests {
     fn a_batch_of_pieces_is_written_as_one_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let (pp, jp) = (dir.path().join("p"), dir.path().join("j"));
-        let probe = direct_probe(dir.path());
+        let takes = takes_direct(dir.path());
         let data = bytes(5 * PIECE + 777);
         let size = data.len() as u64;
         let journal = Journal::create(&jp, &header(size)).unwrap();
@@ -506,7 +500,7 @@ mod tests {
         file.write(&first, &[digest(0), digest(1), digest(2)])
             .unwrap();
         assert_eq!(file.written, 3 * PIECE as u64);
-        assert_eq!(file.is_direct(), probe.is_ok(), "probe: {probe:?}");
+        assert_eq!(file.is_direct(), takes);
         let rest: Vec<&[u8]> = pieces[3..].iter().map(Piece::bytes).collect();
         file.write(&rest, &[digest(3), digest(4), digest(5)])
             .unwrap();

@@ -14,7 +14,7 @@
 //! prefix's chunk digests are also the start of the file's digest (`hashlist`), so no byte is
 //! hashed twice.
 
-use crate::feed::{read_full, Feed, Next, Piece};
+use crate::feed::{read_at_full, Feed, Next, Piece};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
 use crate::hashlist::{chunk_digest, FileHasher};
 use crate::manifest::{self, Item};
@@ -29,8 +29,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// File bytes read per refill of the connection's send buffer.
-const READ_CHUNK: usize = 1 << 20;
 /// Prefix bytes hashed per turn of the loop while verifying a resume point.
 const VERIFY_PER_TURN: u64 = 16 << 20;
 /// A keepalive goes out this often while nothing else does (verifying a long prefix).
@@ -486,7 +484,7 @@ impl Sender {
                     let n = CHUNK_SIZE.min(cur.size - cur.read) as usize;
                     let buf = &mut self.verify_buf;
                     buf.resize(n, 0);
-                    let got = read_full(&mut cur.file, buf)
+                    let got = read_at_full(&cur.file, cur.read, buf)
                         .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
                     if got < n {
                         cur.short = true;
@@ -502,10 +500,6 @@ impl Sender {
                     // The file changed since the cut transfer: start over.
                     cur.hasher = FileHasher::new();
                     cur.read = 0;
-                    use std::io::Seek;
-                    cur.file
-                        .rewind()
-                        .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
                 }
                 let resumed = from * CHUNK_SIZE;
                 let r = &mut self.reports[cur.id as usize];
@@ -524,7 +518,7 @@ impl Sender {
                 let file = cur
                     .file
                     .try_clone()
-                    .and_then(|f| Feed::start(f, cur.hasher.clone(), left))
+                    .and_then(|f| Feed::start(f, cur.hasher.clone(), cur.read, left))
                     .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
                 cur.feed = Some(file);
             }
@@ -624,10 +618,11 @@ impl Sender {
 fn rate_wait(limit: Option<u64>, since: Option<Instant>, written: u64) -> Option<Instant> {
     let rate = limit? as f64 / 8.0;
     let t0 = since?;
-    // A small burst allowance (10 ms at the rate, at least one read) keeps the limit from
-    // costing throughput at its own level.
-    let allowed = rate * t0.elapsed().as_secs_f64() + (rate * 0.01).max(READ_CHUNK as f64);
-    let excess = written as f64 + READ_CHUNK as f64 - allowed;
+    // A small burst allowance (10 ms at the rate, at least one chunk, what the feed hands over
+    // at a time) keeps the limit from costing throughput at its own level.
+    let chunk = CHUNK_SIZE as f64;
+    let allowed = rate * t0.elapsed().as_secs_f64() + (rate * 0.01).max(chunk);
+    let excess = written as f64 + chunk - allowed;
     if excess <= 0.0 {
         None
     } else {
