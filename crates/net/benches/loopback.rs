@@ -114,6 +114,8 @@ fn transfer(
             interval: Duration::from_secs(3600),
             connect_timeout: Duration::from_secs(5),
             offload,
+            // One axis at a time: `longhaul send --send-thread` is measured by bench/udt/run.sh.
+            send_thread: Some(false),
             on_peer_key: None,
         },
         &AtomicBool::new(false),

@@ -20,6 +20,8 @@
 //! - [`feed`] and [`part`]: the file's bytes read and hashed (sender), written, hashed and
 //!   journaled (receiver) on a thread of their own, through bounded queues, so the
 //!   connection's thread only moves datagrams.
+//! - [`send_thread`]: sealing and sending on a thread of their own, so that a sender's
+//!   connection thread only decides what to send.
 //! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
@@ -42,6 +44,7 @@ pub mod part;
 pub mod path;
 pub mod recv;
 pub mod send;
+pub mod send_thread;
 pub mod socket;
 pub mod store;
 

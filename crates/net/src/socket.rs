@@ -18,6 +18,10 @@
 //! refuses (an old kernel, a device without checksum offload), the port falls back to one
 //! datagram per call.
 //!
+//! **A sending thread.** With [`UdpPort::start_send_thread`], `flush` builds the same batches
+//! with their seals pending and hands them to [`crate::send_thread`], which seals and sends
+//! them on another core; what it met (a full socket, an error) comes back at the next `flush`.
+//!
 //! **Arrival times.** An ACK's arrival time is half of an RTT sample, and RTT is FAST's and
 //! Vegas's congestion signal: a loop that reads a datagram a few milliseconds after it arrived
 //! (busy hashing the file, preempted on a loaded host) would report queueing that is not on the
@@ -32,6 +36,7 @@
 //! through the emulated 1 Gb/s × 180 ms path, the floor moved 9 % of a receiver's arrivals, by
 //! 2.1 ms on average and up to 18.5 ms, and 15 % of a sender's, by 0.7 ms.
 
+use crate::send_thread::{Batch, Outcome, Report, SendThread};
 use longhaul_proto::{Connection, PacketKind, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
@@ -196,6 +201,8 @@ pub struct UdpPort {
     batch_pns: Vec<u64>,
     /// Ancillary-data space for a GRO read.
     cmsg: Vec<u8>,
+    /// Where `flush` hands its batches when sealing and sending run on a thread of their own.
+    send_thread: Option<SendThread>,
     pub stats: SocketStats,
 }
 
@@ -240,6 +247,7 @@ impl UdpPort {
             batch: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
             batch_pns: Vec::with_capacity(MAX_SEGMENTS),
             cmsg: nix::cmsg_space!(i32, TimeSpec),
+            send_thread: None,
             stats: SocketStats::default(),
         })
     }
@@ -253,15 +261,44 @@ impl UdpPort {
         (self.gso.is_some(), self.gro)
     }
 
+    /// From now on, seal and send on a thread of its own ([`crate::send_thread`]); for a
+    /// connected socket with one connection.
+    pub fn start_send_thread(&mut self) -> io::Result<()> {
+        let sock = self.sock.try_clone()?;
+        self.send_thread = Some(SendThread::start(sock, None, self.gso)?);
+        Ok(())
+    }
+
+    /// Whether a sending thread seals and sends.
+    pub fn has_send_thread(&self) -> bool {
+        self.send_thread.is_some()
+    }
+
+    /// Wait until the sending thread (if one runs) has sent everything handed to it, and take
+    /// its last reports into the counters; sends after this are the loop's own again.
+    pub fn stop_send_thread(&mut self, conn: &mut Connection, now: Time) -> io::Result<()> {
+        let Some(mut thread) = self.send_thread.take() else {
+            return Ok(());
+        };
+        thread.finish();
+        self.take_reports(&mut thread, conn, now).map(|_| ())
+    }
+
     /// Send what `conn` has ready to `peer` (`None`: a connected socket). Stops early when the
     /// socket is full; other send errors are returned (a connected socket reports the peer's
-    /// ICMP port-unreachable as `ConnectionRefused`).
+    /// ICMP port-unreachable as `ConnectionRefused`). With a sending thread, the errors and
+    /// full sockets it met since the last call are what this one reports.
     pub fn flush(
         &mut self,
         peer: Option<SocketAddr>,
         conn: &mut Connection,
         now: Time,
     ) -> io::Result<()> {
+        if let Some(mut thread) = self.send_thread.take() {
+            let result = self.flush_to_thread(&mut thread, conn, now);
+            self.send_thread = Some(thread);
+            return result;
+        }
         self.stats.blocked = false;
         let max = conn.config().max_datagram_size();
         let mut count = 0;
@@ -295,6 +332,101 @@ impl UdpPort {
         Ok(())
     }
 
+    /// `flush` through the sending thread: the same batches, built here with their seals
+    /// pending and sealed and sent there.
+    fn flush_to_thread(
+        &mut self,
+        thread: &mut SendThread,
+        conn: &mut Connection,
+        now: Time,
+    ) -> io::Result<()> {
+        // A batch found the socket full: wait for it to drain, as when sending here.
+        self.stats.blocked = self.take_reports(thread, conn, now)?;
+        if self.stats.blocked {
+            return Ok(());
+        }
+        let max = conn.config().max_datagram_size();
+        let mut batch = thread.batch();
+        loop {
+            let at = batch.bytes.len();
+            batch.bytes.resize(at + max, 0);
+            let Some((t, seal)) = conn.poll_transmit_unsealed(now, &mut batch.bytes[at..]) else {
+                batch.bytes.truncate(at);
+                break;
+            };
+            batch.bytes.truncate(at + t.len);
+            batch.seals.extend(seal.map(|s| (at, s)));
+            if t.kind == PacketKind::Data {
+                batch.pns.extend(t.packet_number);
+            }
+            if batch.count == 0 {
+                batch.segment = t.len;
+            }
+            batch.count += 1;
+            // A batch grows while its datagrams are full-sized segments; a shorter one ends it.
+            let segment = self.gso.is_some_and(|s| t.len == s);
+            let room = batch.bytes.len() + max <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
+            if !(segment && room) {
+                let next = thread.batch();
+                thread.send(std::mem::replace(&mut batch, next))?;
+            }
+        }
+        if batch.count > 0 {
+            thread.send(batch)?;
+        } else {
+            thread.reuse(batch);
+        }
+        Ok(())
+    }
+
+    /// Take the sending thread's reports into the counters ([`UdpPort::account`]). Returns
+    /// whether a batch found the socket full; an error the thread met is returned.
+    fn take_reports(
+        &mut self,
+        thread: &mut SendThread,
+        conn: &mut Connection,
+        now: Time,
+    ) -> io::Result<bool> {
+        let mut full = false;
+        while let Some(mut r) = thread.report() {
+            let batch = std::mem::take(&mut r.batch);
+            let counted = self.account(&batch, r, conn, now);
+            thread.reuse(batch);
+            full |= counted?;
+        }
+        Ok(full)
+    }
+
+    /// One report of the sending thread about `batch`: counted as sent, or its data packets
+    /// handed back to the connection as local drops (returns true), or its error returned.
+    fn account(
+        &mut self,
+        batch: &Batch,
+        r: Report,
+        conn: &mut Connection,
+        now: Time,
+    ) -> io::Result<bool> {
+        self.stats.send_calls += r.calls;
+        if r.gso.is_none() {
+            self.gso = None;
+        }
+        let count = batch.count as u64;
+        match r.outcome {
+            Outcome::Sent => {
+                self.stats.datagrams_sent += count;
+                Ok(false)
+            }
+            Outcome::Full => {
+                for &pn in &batch.pns {
+                    conn.on_local_drop(now, pn);
+                }
+                self.stats.local_drops += count;
+                Ok(true)
+            }
+            Outcome::Failed(e) => Err(e),
+        }
+    }
+
     /// Send `self.batch` (`count` datagrams); returns false when the socket was full.
     fn send_batch(
         &mut self,
@@ -325,32 +457,17 @@ impl UdpPort {
     }
 
     fn send_raw(&mut self, peer: Option<SocketAddr>, count: usize) -> io::Result<()> {
-        let send = |sock: &UdpSocket, bytes: &[u8]| match peer {
-            Some(p) => sock.send_to(bytes, p),
-            None => sock.send(bytes),
-        };
-        self.stats.send_calls += 1;
-        match send(&self.sock, &self.batch) {
-            Ok(_) => Ok(()),
-            // The route cannot segment (no checksum offload: EIO) or the kernel refuses the
-            // size: one datagram per call from now on.
-            Err(e)
-                if count > 1
-                    && matches!(
-                        e.raw_os_error().map(Errno::from_raw),
-                        Some(Errno::EIO | Errno::EINVAL | Errno::EOPNOTSUPP)
-                    ) =>
-            {
-                let seg = self.gso.take().expect("a batch of several is a GSO batch");
-                let _ = setsockopt(&self.sock, sockopt::UdpGsoSegment, &0);
-                for d in self.batch.chunks(seg) {
-                    self.stats.send_calls += 1;
-                    send(&self.sock, d)?;
-                }
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        // A batch of several is a batch of GSO segments (`flush`).
+        let segment = self.gso.unwrap_or(self.batch.len());
+        send_datagrams(
+            &self.sock,
+            peer,
+            &self.batch,
+            segment,
+            count,
+            &mut self.gso,
+            &mut self.stats.send_calls,
+        )
     }
 
     /// Read up to a batch of datagrams ([`RECV_BATCH`] reads or [`RECV_BATCH_BYTES`], whichever
@@ -469,7 +586,54 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
 /// What one read returned: length, source, GRO segment size, arrival stamp.
 type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
 
-fn is_full(e: &io::Error) -> bool {
+/// Send `count` datagrams lying back to back in `bytes`, each `segment` bytes but the last, to
+/// `peer` (`None`: a connected socket): one GSO send when `gso` is set (the socket's segment
+/// size, equal to `segment`), else one datagram per call. Where the route cannot segment (no
+/// checksum offload: EIO) or the kernel refuses the size, GSO is switched off (`gso` cleared)
+/// and the datagrams go one per call. `calls` counts the system calls.
+pub(crate) fn send_datagrams(
+    sock: &UdpSocket,
+    peer: Option<SocketAddr>,
+    bytes: &[u8],
+    segment: usize,
+    count: usize,
+    gso: &mut Option<usize>,
+    calls: &mut u64,
+) -> io::Result<()> {
+    let send = |bytes: &[u8]| match peer {
+        Some(p) => sock.send_to(bytes, p),
+        None => sock.send(bytes),
+    };
+    let one_by_one = |calls: &mut u64| {
+        for d in bytes.chunks(segment.max(1)) {
+            *calls += 1;
+            send(d)?;
+        }
+        Ok(())
+    };
+    if count > 1 && gso.is_none() {
+        return one_by_one(calls);
+    }
+    *calls += 1;
+    match send(bytes) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if count > 1
+                && matches!(
+                    e.raw_os_error().map(Errno::from_raw),
+                    Some(Errno::EIO | Errno::EINVAL | Errno::EOPNOTSUPP)
+                ) =>
+        {
+            *gso = None;
+            let _ = setsockopt(sock, sockopt::UdpGsoSegment, &0);
+            one_by_one(calls)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The socket or the device queue behind it is full: the datagrams did not leave.
+pub(crate) fn is_full(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(Errno::ENOBUFS as i32)
 }
 
@@ -485,6 +649,63 @@ pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sending thread's reports: a batch that found the socket full goes back to the
+    /// connection as local drops (a congestion signal, its data queued again), as when the
+    /// loop sends itself; a sent batch is counted; an error comes back as the error.
+    #[test]
+    fn the_sending_threads_reports_count_and_a_full_socket_is_a_local_drop() {
+        use longhaul_cc::CcSpec;
+        use longhaul_proto::{Config, Side};
+        let config = Config::new(CcSpec::default_for("reno").unwrap());
+        let now = Time::from_millis(1);
+        let mut c = Connection::new(config.clone(), Side::Client, now).unwrap();
+        let mut s = Connection::new(config, Side::Server, now).unwrap();
+        let mut buf = vec![0u8; 65_536];
+        for _ in 0..4 {
+            while let Some(t) = c.poll_transmit(now, &mut buf) {
+                let _ = s.handle_packet(now, &buf[..t.len]);
+            }
+            while let Some(t) = s.poll_transmit(now, &mut buf) {
+                let _ = c.handle_packet(now, &buf[..t.len]);
+            }
+        }
+        assert!(c.is_established());
+        c.write(&[7u8; 8_000]);
+        let mut batch = Batch::default();
+        while let Some(t) = c.poll_transmit(now, &mut buf) {
+            if t.kind == PacketKind::Data {
+                batch.pns.extend(t.packet_number);
+                batch.count += 1;
+            }
+        }
+        assert!(batch.count >= 5, "{} data packets", batch.count);
+        let report = |outcome| Report {
+            batch: Batch::default(),
+            outcome,
+            calls: 1,
+            gso: None,
+        };
+        let mut port = UdpPort::bind("127.0.0.1:0".parse().unwrap(), 1500, false).unwrap();
+        let events = c.stats().congestion_events;
+        let full = port.account(&batch, report(Outcome::Full), &mut c, now);
+        assert!(full.unwrap());
+        assert_eq!(port.stats.local_drops, batch.count as u64);
+        assert_eq!(port.stats.datagrams_sent, 0);
+        assert_eq!(c.stats().congestion_events, events + 1);
+        let again = c
+            .poll_transmit(now, &mut buf)
+            .expect("the dropped data goes again");
+        assert!(again.retransmission, "{again:?}");
+
+        let sent = port.account(&batch, report(Outcome::Sent), &mut c, now);
+        assert!(!sent.unwrap());
+        assert_eq!(port.stats.datagrams_sent, batch.count as u64);
+        assert_eq!(port.stats.send_calls, 2);
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        let failed = port.account(&batch, report(Outcome::Failed(refused)), &mut c, now);
+        assert_eq!(failed.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
+    }
 
     /// A datagram read 30 ms after it arrived carries its arrival time, not the read's.
     #[test]

@@ -15,8 +15,10 @@
 //! and the client's key is accepted); the client resends FINISH on its retransmission timer
 //! until a sealed datagram from the server shows it arrived. Every later datagram is sealed on
 //! its way out of `poll_transmit` (the plain packet is written after room for the seal's header
-//! and sealed in place) and opened before `process_decoded` sees it. `finish` ends the local stream (the last data
-//! packet carries a fin); `close` sends a close packet and ends the connection at once.
+//! and sealed in place; `poll_transmit_unsealed` leaves the sealing to the driver, which may do
+//! it on another thread) and opened before `process_decoded` sees it. `finish` ends the local
+//! stream (the last data packet carries a fin); `close` sends a close packet and ends the
+//! connection at once.
 //!
 //! Sending, per `poll_transmit`: a pending close, then a handshake, then an ACK if the ACK
 //! policy says one is due, then data — a queued retransmission before new data — while a full
@@ -54,7 +56,7 @@ use crate::reassembly::Reassembly;
 use crate::recv::{AckState, Arrival};
 use crate::rtt::RttEstimator;
 use crate::secure::session::{InitOutcome, Session};
-use crate::secure::{Cipher, PublicKey};
+use crate::secure::{Cipher, PendingSeal, PublicKey};
 use crate::sent::{PacketState, SentPacket, SentPackets};
 use crate::stats::Stats;
 use crate::stream::SendStream;
@@ -1253,6 +1255,21 @@ impl Connection {
         self.transmit(now, buf, true).map(|(t, _)| t)
     }
 
+    /// [`Connection::poll_transmit`] for a driver that seals on another thread: with security
+    /// on, a sealed datagram's bytes in `buf` are its plain packet (after room for the seal's
+    /// header, with room for the tag after it) and the returned [`PendingSeal`] turns them
+    /// into the datagram of `Transmit::len` bytes. The seal must be applied before the bytes
+    /// leave; seals may be applied in any order and on any thread. Handshake datagrams, and
+    /// every datagram with security off, are complete as returned (no seal).
+    pub fn poll_transmit_unsealed(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+    ) -> Option<(Transmit, Option<PendingSeal>)> {
+        self.transmit_unsealed(now, buf, true)
+            .map(|(t, _, seal)| (t, seal))
+    }
+
     /// [`Connection::poll_transmit`] for a driver that carries data headers itself (the
     /// simulator): in synthetic mode a data packet's header is returned as a struct instead of
     /// being encoded (its `Transmit::len` is 0, its `wire_len` counts the header all the same),
@@ -1275,8 +1292,25 @@ impl Connection {
         buf: &mut [u8],
         encode_data: bool,
     ) -> Option<(Transmit, Option<DataHeader>)> {
+        let (t, header, seal) = self.transmit_unsealed(now, buf, encode_data)?;
+        if let Some(seal) = seal {
+            let len = seal.apply(buf).expect("the buffer has room for the seal");
+            debug_assert_eq!(len, t.len);
+        }
+        Some((t, header))
+    }
+
+    /// The next datagram, and with security on its seal, not yet applied.
+    fn transmit_unsealed(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        encode_data: bool,
+    ) -> Option<(Transmit, Option<DataHeader>, Option<PendingSeal>)> {
         if self.secure.is_none() {
-            return self.transmit_plain(now, buf, encode_data);
+            return self
+                .transmit_plain(now, buf, encode_data)
+                .map(|(t, h)| (t, h, None));
         }
         if let Some(len) = self.poll_handshake_message(now, buf) {
             let t = self.count(Transmit {
@@ -1286,7 +1320,7 @@ impl Connection {
                 packet_number: None,
                 retransmission: false,
             });
-            return Some((t, None));
+            return Some((t, None, None));
         }
         if !self.session().can_seal() {
             // Before the keys nothing can be sent that the peer could authenticate: a close
@@ -1296,23 +1330,24 @@ impl Connection {
             }
             return None;
         }
-        // The plain packet is written where the seal's header leaves room, then sealed in place.
+        // The plain packet is written where the seal's header leaves room, to be sealed in
+        // place (the seal number, the nonce, is taken now, in the order of sending).
         let end = buf.len().checked_sub(SEAL_TAG_LEN)?;
         if end <= SEAL_HEADER_LEN {
             return None;
         }
         let (mut t, header) = self.transmit_plain(now, &mut buf[SEAL_HEADER_LEN..end], true)?;
-        let (len, updated) = self
+        let (seal, updated) = self
             .session()
-            .seal(buf, t.len)
-            .expect("the buffer has room for the seal");
+            .seal_later(t.len)
+            .expect("the keys exist (can_seal)");
         if updated {
             self.stats.key_updates += 1;
         }
-        t.len = len;
+        t.len = seal.len();
         t.wire_len += SEAL_OVERHEAD;
         self.stats.wire_bytes_sent += SEAL_OVERHEAD as u64;
-        Some((t, header))
+        Some((t, header, Some(seal)))
     }
 
     /// Security on: the next handshake message to send, if one is due: the client's INIT (new,

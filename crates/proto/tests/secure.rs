@@ -797,3 +797,68 @@ fn config_accounts_for_the_seal() {
     huge.mss = packet::MAX_PAYLOAD;
     assert!(Connection::new(huge, Side::Client, Time::ZERO).is_err());
 }
+
+/// A driver may seal on another thread (`poll_transmit_unsealed`): seals applied there, in
+/// reverse order and across key updates, open at the peer, which gets every byte; a datagram
+/// whose seal was not applied is refused.
+#[test]
+fn seals_applied_later_on_another_thread_open_at_the_peer() {
+    let (ci, si) = (identity(7), identity(8));
+    let limits = KeyLimits {
+        packets_per_key: 5,
+        failed_opens: 1 << 20,
+    };
+    let cipher = Cipher::preferred();
+    let now = Time::from_millis(1);
+    let mut c = endpoint(
+        with_limits(secure(&ci, PeerPolicy::Any, cipher), limits),
+        Side::Client,
+        now,
+    );
+    let mut s = endpoint(
+        with_limits(secure(&si, PeerPolicy::Any, cipher), limits),
+        Side::Server,
+        now,
+    );
+    pump(&mut c, &mut s, now);
+    assert!(c.is_established() && s.is_established());
+
+    // The initial window's worth: ten datagrams, two generations of keys.
+    let data = random_bytes(10 * 1400, 9);
+    assert_eq!(c.write(&data), data.len());
+    let max = c.config().max_datagram_size();
+    let mut datagrams = Vec::new();
+    let mut buf = vec![0u8; max];
+    while let Some((t, seal)) = c.poll_transmit_unsealed(now, &mut buf) {
+        let seal = seal.expect("every datagram after the handshake is sealed");
+        assert_eq!(seal.len(), t.len);
+        datagrams.push((buf[..t.len].to_vec(), seal));
+    }
+    assert!(datagrams.len() >= 10, "{} datagrams", datagrams.len());
+    assert!(c.stats().key_updates >= 1, "{:?}", c.stats());
+
+    // Unsealed bytes are refused, and counted as a failure to open.
+    let before = s.stats().auth_failures + s.stats().packets_rejected;
+    assert!(s.handle_packet(now, &datagrams[0].0).is_err());
+    assert!(s.stats().auth_failures + s.stats().packets_rejected > before);
+
+    let sealed = std::thread::spawn(move || {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        for (mut bytes, seal) in datagrams.into_iter().rev() {
+            let n = seal.apply(&mut bytes).expect("room for the seal");
+            bytes.truncate(n);
+            out.push(bytes);
+        }
+        out.reverse();
+        out
+    })
+    .join()
+    .unwrap();
+    for d in &sealed {
+        s.handle_packet(now, d).expect("a sealed datagram opens");
+    }
+    let mut got = vec![0u8; data.len() + 1];
+    assert_eq!(s.read(&mut got), data.len());
+    assert_eq!(&got[..data.len()], &data[..]);
+    assert_eq!(s.stats().peer_key_updates, c.stats().key_updates);
+}

@@ -55,6 +55,25 @@ pub struct TransportArgs {
     pub identity: Option<PathBuf>,
 }
 
+/// A choice the program can make by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    Auto,
+    On,
+    Off,
+}
+
+impl OnOff {
+    /// `None` for `auto`.
+    pub fn choice(self) -> Option<bool> {
+        match self {
+            OnOff::Auto => None,
+            OnOff::On => Some(true),
+            OnOff::Off => Some(false),
+        }
+    }
+}
+
 /// Printed whenever security is off.
 const INSECURE_WARNING: &str = "WARNING: --insecure: no authentication, no encryption. Anyone \
     who can reach the receiver may store files in its directory, and anyone on the path may \
@@ -144,6 +163,10 @@ pub struct SendArgs {
     /// Give up when the receiver has not answered the handshake for this long.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
+    /// Seal and send datagrams on a thread of their own, so that a sender with cores to spare
+    /// moves more than one core's worth: `auto` does where the host has at least 4 cores.
+    #[arg(long, value_enum, default_value_t = OnOff::Auto)]
+    pub send_thread: OnOff,
     /// Print the result as JSON on stdout instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
@@ -276,6 +299,7 @@ pub fn send(a: SendArgs) -> Result<()> {
             interval: a.interval,
             connect_timeout: a.connect_timeout,
             offload: !a.transport.no_offload,
+            send_thread: a.send_thread.choice(),
             on_peer_key,
         },
         &stop,
@@ -530,6 +554,7 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         "rto_count": s.rto_count,
         "socket_drops": r.socket.local_drops,
         "gso": r.offloads.0,
+        "send_thread": r.send_thread,
         "datagrams_sent": r.socket.datagrams_sent,
         "send_calls": r.socket.send_calls,
         "min_rtt_ms": s.min_rtt_us as f64 / 1000.0,

@@ -25,6 +25,7 @@
 
 use super::seal::{Cipher, OpenFailed, PacketKey};
 use ring::hkdf;
+use std::sync::Arc;
 
 /// How many generations ahead of its own a receiver follows a sender.
 pub const MAX_KEY_SKIP: u8 = 4;
@@ -80,7 +81,9 @@ impl std::fmt::Debug for Secret {
 pub struct SendKeys {
     cipher: Cipher,
     secret: Secret,
-    key: PacketKey,
+    /// Shared with the seals not yet applied (`super::PendingSeal`), which may be on another
+    /// thread when the key moves on.
+    key: Arc<PacketKey>,
     generation: u64,
     sealed_with_key: u64,
     packets_per_key: u64,
@@ -90,7 +93,7 @@ impl SendKeys {
     pub fn new(cipher: Cipher, secret: Secret, packets_per_key: u64) -> SendKeys {
         SendKeys {
             cipher,
-            key: secret.key(cipher),
+            key: Arc::new(secret.key(cipher)),
             secret,
             generation: 0,
             sealed_with_key: 0,
@@ -100,11 +103,17 @@ impl SendKeys {
 
     /// The key for the next datagram and its key phase; moves to the next key first if the
     /// current one has sealed its limit (`updated` then says so).
-    pub fn next_key(&mut self) -> (&PacketKey, u8, bool) {
+    pub fn next_key(&mut self) -> (&Arc<PacketKey>, u8, bool) {
         let mut updated = false;
         if self.sealed_with_key >= self.packets_per_key {
             self.secret = self.secret.next();
-            self.key = self.secret.key(self.cipher);
+            let key = self.secret.key(self.cipher);
+            match Arc::get_mut(&mut self.key) {
+                // No pending seal holds the old key: its allocation is reused (a connection
+                // that seals as it writes allocates nothing per key update).
+                Some(old) => *old = key,
+                None => self.key = Arc::new(key),
+            }
             self.generation += 1;
             self.sealed_with_key = 0;
             updated = true;

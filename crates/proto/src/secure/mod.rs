@@ -107,7 +107,7 @@ pub mod replay;
 pub mod seal;
 pub(crate) mod session;
 
-pub use seal::{Cipher, KeyLimits};
+pub use seal::{Cipher, KeyLimits, PendingSeal};
 
 use snow::resolvers::{CryptoResolver, DefaultResolver};
 use std::collections::HashSet;

@@ -20,6 +20,7 @@
 
 use crate::packet::{self, SEAL_HEADER_LEN, SEAL_TAG_LEN};
 use ring::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
+use std::sync::Arc;
 
 /// An AEAD suite for the datagrams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -195,6 +196,59 @@ impl PacketKey {
             .open_in_place(nonce(seal_number), Aad::from(&header[..]), body)
             .map(|plain| plain.len())
             .map_err(|_| OpenFailed)
+    }
+}
+
+/// A datagram's seal, decided but not yet applied: the key, key phase and seal number are
+/// fixed when the connection writes the packet (seal numbers are the nonces and must follow
+/// the order the connection hands them out), the encryption itself may run later and on
+/// another thread (`Connection::poll_transmit_unsealed`), which is how a driver takes the AEAD
+/// work off the connection's thread.
+///
+/// The datagram's bytes are the plain packet until [`PendingSeal::apply`] runs: they must not
+/// leave the host before it does. Dropping a pending seal sends nothing; its seal number is
+/// simply never used (the receiver's replay window does not need numbers without gaps).
+#[must_use = "the datagram is plain until the seal is applied"]
+#[derive(Debug)]
+pub struct PendingSeal {
+    key: Arc<PacketKey>,
+    key_phase: u8,
+    seal_number: u64,
+    inner: usize,
+}
+
+impl PendingSeal {
+    pub(crate) fn new(
+        key: Arc<PacketKey>,
+        key_phase: u8,
+        seal_number: u64,
+        inner: usize,
+    ) -> PendingSeal {
+        PendingSeal {
+            key,
+            key_phase,
+            seal_number,
+            inner,
+        }
+    }
+
+    /// The sealed datagram's length.
+    pub fn len(&self) -> usize {
+        SEAL_HEADER_LEN + self.inner + SEAL_TAG_LEN
+    }
+
+    /// Never empty: a sealed datagram has at least its header and tag.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Seal the datagram in place: `datagram` starts with the room for the seal's header,
+    /// holds the plain packet after it and room for the tag (at least [`PendingSeal::len`]
+    /// bytes, as the connection wrote it). Returns the sealed length, or `None` when
+    /// `datagram` is too short (nothing is then sealed).
+    pub fn apply(self, datagram: &mut [u8]) -> Option<usize> {
+        self.key
+            .seal(self.key_phase, self.seal_number, datagram, self.inner)
     }
 }
 

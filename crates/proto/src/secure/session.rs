@@ -1,17 +1,19 @@
 //! One connection's secure layer: how far the handshake has come, the keys, the replay window.
 //!
 //! The connection asks this module for the handshake datagrams to send, hands it the ones that
-//! arrive, and passes every datagram after the handshake through [`Session::seal`] and
+//! arrive, and passes every datagram after the handshake through [`Session::seal_later`] and
 //! [`Session::open`]. The transport's decisions (when to resend, what a refused peer means for
 //! the connection) stay in the connection; this module only says what happened.
 
 use super::handshake::{self, ClientHello, Noise, ServerHello};
 use super::keys::{OpenError, Opened, RecvKeys, Secret, SendKeys};
 use super::replay::{Replay, ReplayWindow};
+use super::seal::PendingSeal;
 use super::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};
 use crate::connection::Side;
 use crate::error::{ConfigError, PacketError};
 use crate::packet::{self, HandshakeMessage, MAX_TOKEN_LEN, RETRY_ECHO_LEN};
+use std::sync::Arc;
 
 /// The largest datagram a sealed packet may be opened from (the largest UDP payload).
 const MAX_DATAGRAM: usize = 65_535;
@@ -395,15 +397,15 @@ impl Session {
         self.noise = None;
     }
 
-    /// Seal the plain packet at `buf[SEAL_HEADER_LEN..][..inner]` (see
-    /// [`super::seal::PacketKey::seal`]). Returns the datagram's length and whether the send
-    /// key was updated for it.
-    pub fn seal(&mut self, buf: &mut [u8], inner: usize) -> Option<(usize, bool)> {
+    /// The seal of the next datagram, whose plain packet lies at `buf[SEAL_HEADER_LEN..][..inner]`
+    /// of the buffer it is applied to (see [`PendingSeal`] and
+    /// [`super::seal::PacketKey::seal`]); and whether the send key was updated for it.
+    pub fn seal_later(&mut self, inner: usize) -> Option<(PendingSeal, bool)> {
         let seal_number = self.next_seal;
         let (key, phase, updated) = self.send.as_mut()?.next_key();
-        let n = key.seal(phase, seal_number, buf, inner)?;
+        let pending = PendingSeal::new(Arc::clone(key), phase, seal_number, inner);
         self.next_seal += 1;
-        Some((n, updated))
+        Some((pending, updated))
     }
 
     /// Open a sealed datagram into `scratch` (grown to the datagram's size if needed). On

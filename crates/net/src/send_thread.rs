@@ -1,0 +1,194 @@
+//! The sending thread: seals and sends the datagrams the connection's thread writes.
+//!
+//! At 10 Gb/s a sealed transfer's sender spends about as much time in AES-GCM and in the
+//! kernel's `send` as in everything else the connection does (bench/README.md, "Where a
+//! sealed run's CPU goes"). Both are work on bytes that are already decided: the connection
+//! fixes each datagram's packet number, its seal number and its key when it writes it
+//! (`Connection::poll_transmit_unsealed`), so the encryption and the system call can run on
+//! another core while the connection goes on with the next batch and with the ACKs.
+//!
+//! The connection's thread fills a [`Batch`] (datagrams back to back, each with its pending
+//! seal) and hands it over through a bounded queue ([`QUEUE`] batches: at most 4 × 64 KB wait);
+//! when the queue is full, handing over waits for the sending thread, which never waits on the
+//! socket, so the wait is one batch's work at most. The sending thread applies every seal,
+//! then sends the batch (one GSO send, or one datagram per call where the kernel refuses) and
+//! hands the batch back, emptied for reuse, with what happened: sent, dropped because the
+//! socket was full (the connection's thread then reports the batch's data packets as local
+//! drops, as it does when it sends itself), or an error such as a refused port. No datagram
+//! leaves before its seal is applied: the thread seals a whole batch before its first send.
+//!
+//! Order is kept: one queue, one thread, batches sent in the order written; the CLOSE a
+//! closing connection writes last goes out last. Dropping the [`SendThread`] closes the queue;
+//! the thread sends what is queued and ends, and the drop waits for it.
+
+use crate::socket::send_datagrams;
+use longhaul_proto::PendingSeal;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+/// Batches that may wait for the sending thread.
+pub const QUEUE: usize = 4;
+
+/// Datagrams to send together: back to back in `bytes`, all `segment` bytes long but the last.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub bytes: Vec<u8>,
+    pub segment: usize,
+    pub count: usize,
+    /// Each sealed datagram's offset in `bytes` and its seal.
+    pub seals: Vec<(usize, PendingSeal)>,
+    /// The data packet numbers in the batch, for local drops.
+    pub pns: Vec<u64>,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.segment = 0;
+        self.count = 0;
+        self.seals.clear();
+        self.pns.clear();
+    }
+
+    /// Apply every pending seal (in place; lengths do not change).
+    fn seal(&mut self) {
+        for (at, seal) in self.seals.drain(..) {
+            let len = seal.len();
+            let sealed = seal.apply(&mut self.bytes[at..at + len]);
+            debug_assert_eq!(sealed, Some(len), "the connection wrote room for the seal");
+        }
+    }
+}
+
+/// What became of a batch.
+#[derive(Debug)]
+pub enum Outcome {
+    Sent,
+    /// The socket (or the device queue behind it) was full: nothing of it left.
+    Full,
+    Failed(io::Error),
+}
+
+/// A batch handed back.
+#[derive(Debug)]
+pub struct Report {
+    /// The batch, its bytes and seals gone; its `count` and `pns` still say what it held.
+    pub batch: Batch,
+    pub outcome: Outcome,
+    /// System calls it took.
+    pub calls: u64,
+    /// The GSO segment size in force after it (`None`: the kernel refused GSO, the thread
+    /// sends one datagram per call from now on).
+    pub gso: Option<usize>,
+}
+
+/// The handle the connection's thread keeps.
+pub struct SendThread {
+    queue: Option<SyncSender<Batch>>,
+    reports: Receiver<Report>,
+    /// Batches back from the thread, for reuse.
+    spare: Vec<Batch>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SendThread {
+    /// Start sending on `sock` (a clone of the connection's socket) to `peer` (`None`: the
+    /// socket is connected), with GSO segments of `gso` bytes if set.
+    pub fn start(
+        sock: UdpSocket,
+        peer: Option<SocketAddr>,
+        gso: Option<usize>,
+    ) -> io::Result<SendThread> {
+        let (queue, batches) = mpsc::sync_channel::<Batch>(QUEUE);
+        let (report, reports) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("longhaul-send".into())
+            .spawn(move || {
+                let mut gso = gso;
+                for mut batch in batches {
+                    batch.seal();
+                    let mut calls = 0;
+                    let sent = send_datagrams(
+                        &sock,
+                        peer,
+                        &batch.bytes,
+                        batch.segment,
+                        batch.count,
+                        &mut gso,
+                        &mut calls,
+                    );
+                    let outcome = match sent {
+                        Ok(()) => Outcome::Sent,
+                        Err(e) if crate::socket::is_full(&e) => Outcome::Full,
+                        Err(e) => Outcome::Failed(e),
+                    };
+                    batch.bytes.clear();
+                    if report
+                        .send(Report {
+                            batch,
+                            outcome,
+                            calls,
+                            gso,
+                        })
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            })?;
+        Ok(SendThread {
+            queue: Some(queue),
+            reports,
+            spare: Vec::new(),
+            thread: Some(thread),
+        })
+    }
+
+    /// An empty batch to fill (reused when one has come back).
+    pub fn batch(&mut self) -> Batch {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Queue `batch`; waits while [`QUEUE`] batches are waiting already.
+    pub fn send(&mut self, batch: Batch) -> io::Result<()> {
+        self.queue
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the sending thread was finished"))?
+            .send(batch)
+            .map_err(|_| io::Error::other("the sending thread has stopped"))
+    }
+
+    /// The next report of a batch the thread has finished, if any. The caller clears and
+    /// returns the batch with [`SendThread::reuse`].
+    pub fn report(&mut self) -> Option<Report> {
+        self.reports.try_recv().ok()
+    }
+
+    pub fn reuse(&mut self, mut batch: Batch) {
+        batch.clear();
+        // Enough to fill the queue and the batch being built; more were only a burst's.
+        if self.spare.len() < QUEUE + 2 {
+            self.spare.push(batch);
+        }
+    }
+}
+
+impl SendThread {
+    /// Close the queue and wait until the thread has sent everything queued; the reports not
+    /// yet taken remain to be taken with [`SendThread::report`].
+    pub fn finish(&mut self) {
+        // The thread sends what is queued, then finds the queue closed and ends.
+        self.queue = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SendThread {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
