@@ -56,7 +56,7 @@ use crate::reassembly::Reassembly;
 use crate::recv::{AckState, Arrival};
 use crate::rtt::RttEstimator;
 use crate::secure::session::{InitOutcome, Session};
-use crate::secure::{Cipher, PendingSeal, PublicKey};
+use crate::secure::{Cipher, OpenedDatagram, Opener, PendingSeal, PublicKey};
 use crate::sent::{PacketState, SentPacket, SentPackets};
 use crate::stats::Stats;
 use crate::stream::SendStream;
@@ -531,6 +531,91 @@ impl Connection {
         }
     }
 
+    /// A copy of the receive keys, to open this connection's sealed datagrams on another
+    /// thread ([`crate::secure::opener`]); `None` with security off or before the keys exist.
+    pub fn opener(&self) -> Option<Opener> {
+        let (keys, epoch) = self.secure.as_deref()?.held_keys()?;
+        Some(Opener::new(keys, epoch))
+    }
+
+    /// Which state of the receive keys an [`Opener`] taken now would be of: a copy with another
+    /// epoch is out of date.
+    pub fn opener_epoch(&self) -> Option<u64> {
+        self.secure.as_deref()?.recv_epoch()
+    }
+
+    /// A datagram an [`Opener`] opened (in place, in `datagram`): taken as if this connection
+    /// had opened it, which it checks (the key's generation, the replay window) before the
+    /// packet inside counts. `arrived` and `ce` as for [`Connection::handle_packet_at`].
+    pub fn handle_opened(
+        &mut self,
+        now: Time,
+        arrived: Time,
+        opened: OpenedDatagram,
+        datagram: &[u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        self.arrived = arrived.min(now);
+        let result = if self.state == State::Closed {
+            Err(PacketError::Closed)
+        } else if self.secure.is_none() {
+            Err(PacketError::Unsealed("opened datagram"))
+        } else {
+            match self
+                .session()
+                .accept_opened(opened.generation, opened.seal_number)
+            {
+                Ok(updates) => {
+                    self.stats.peer_key_updates += updates as u64;
+                    self.process_opened(now, opened.plain(datagram), ce)
+                }
+                Err(e) => Err(self.open_refused(e)),
+            }
+        };
+        if result.is_err() {
+            self.stats.packets_rejected += 1;
+        }
+        result
+    }
+
+    /// A datagram an [`Opener`] could not authenticate: counted as this connection counts
+    /// its own failures (towards the integrity limit).
+    pub fn handle_open_failed(&mut self) {
+        self.stats.packets_rejected += 1;
+        if self.secure.is_some() {
+            self.session().open_failed();
+            let _ = self.open_refused(PacketError::AuthenticationFailed);
+        }
+    }
+
+    /// The plain packet of a sealed datagram that authenticated and was accepted.
+    fn process_opened(&mut self, now: Time, plain: &[u8], ce: bool) -> Result<(), PacketError> {
+        match packet::decode(plain) {
+            Ok(Packet::Handshake(_)) => Err(PacketError::UnexpectedPacket(
+                "plain handshake",
+                "sealed datagram",
+            )),
+            Ok(p) => self.process_decoded(now, p, ce),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A sealed datagram refused: counted by reason; too many failures close the connection.
+    fn open_refused(&mut self, e: PacketError) -> PacketError {
+        match e {
+            PacketError::AuthenticationFailed | PacketError::UnknownKeyPhase { .. } => {
+                self.stats.auth_failures += 1
+            }
+            PacketError::Replayed(_) => self.stats.replays += 1,
+            PacketError::TooOld { .. } => self.stats.too_old += 1,
+            _ => {}
+        }
+        if self.session().integrity_exceeded() {
+            self.close_with(CloseCode::IntegrityLimit);
+        }
+        e
+    }
+
     /// A sealed datagram: opened (replay window, then key, then tag) before anything in it
     /// counts; then the plain packet inside is processed as with security off.
     fn on_sealed(
@@ -548,29 +633,9 @@ impl Connection {
         let result = match opened {
             Ok((n, updates)) => {
                 self.stats.peer_key_updates += updates as u64;
-                match packet::decode(&scratch[SEAL_HEADER_LEN..SEAL_HEADER_LEN + n]) {
-                    Ok(Packet::Handshake(_)) => Err(PacketError::UnexpectedPacket(
-                        "plain handshake",
-                        "sealed datagram",
-                    )),
-                    Ok(p) => self.process_decoded(now, p, ce),
-                    Err(e) => Err(e),
-                }
+                self.process_opened(now, &scratch[SEAL_HEADER_LEN..SEAL_HEADER_LEN + n], ce)
             }
-            Err(e) => {
-                match e {
-                    PacketError::AuthenticationFailed | PacketError::UnknownKeyPhase { .. } => {
-                        self.stats.auth_failures += 1
-                    }
-                    PacketError::Replayed(_) => self.stats.replays += 1,
-                    PacketError::TooOld { .. } => self.stats.too_old += 1,
-                    _ => {}
-                }
-                if self.session().integrity_exceeded() {
-                    self.close_with(CloseCode::IntegrityLimit);
-                }
-                Err(e)
-            }
+            Err(e) => Err(self.open_refused(e)),
         };
         self.scratch = scratch;
         result

@@ -114,5 +114,8 @@ pub use error::{ConfigError, PacketError};
 pub use limits::{SendState, SendTimes};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
-pub use secure::{Cipher, Identity, KeyLimits, PeerPolicy, PendingSeal, PublicKey, Security};
+pub use secure::{
+    Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
+    PublicKey, Security,
+};
 pub use stats::Stats;

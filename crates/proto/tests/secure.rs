@@ -862,3 +862,101 @@ fn seals_applied_later_on_another_thread_open_at_the_peer() {
     assert_eq!(&got[..data.len()], &data[..]);
     assert_eq!(s.stats().peer_key_updates, c.stats().key_updates);
 }
+
+/// A driver may open on another thread (`Connection::opener`): what opens there is taken as if
+/// the connection had opened it, and the data arrives exact; what the copy of the keys cannot
+/// open (a newer key than it holds) is passed on and the connection opens it; a replay of an
+/// opened datagram, and a forged one, are refused and counted as the connection's own.
+#[test]
+fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
+    use longhaul_proto::OpenAttempt;
+    let (ci, si) = (identity(9), identity(10));
+    let limits = KeyLimits {
+        packets_per_key: 2,
+        failed_opens: 1 << 20,
+    };
+    let cipher = Cipher::preferred();
+    let now = Time::from_millis(1);
+    let mut c = endpoint(
+        with_limits(secure(&ci, PeerPolicy::Any, cipher), limits),
+        Side::Client,
+        now,
+    );
+    let mut s = endpoint(
+        with_limits(secure(&si, PeerPolicy::Any, cipher), limits),
+        Side::Server,
+        now,
+    );
+    pump(&mut c, &mut s, now);
+    let opener = s.opener().expect("keys exist after the handshake");
+    assert_eq!(s.opener_epoch(), Some(opener.epoch()));
+
+    let data = random_bytes(10 * 1400, 11);
+    assert_eq!(c.write(&data), data.len());
+    let mut buf = vec![0u8; 65_536];
+    let mut sealed = Vec::new();
+    while let Some(t) = c.poll_transmit(now, &mut buf) {
+        sealed.push(buf[..t.len].to_vec());
+    }
+    assert!(sealed.len() >= 10, "{} datagrams", sealed.len());
+    let pristine = sealed.last().unwrap().clone();
+    let copy = opener.clone();
+    let attempts: Vec<(Vec<u8>, OpenAttempt)> = std::thread::spawn(move || {
+        sealed
+            .into_iter()
+            .map(|mut d| {
+                let a = copy.open(&mut d);
+                (d, a)
+            })
+            .collect()
+    })
+    .join()
+    .unwrap();
+    let (mut opened, mut passed) = (0, 0);
+    let mut first_opened = None;
+    for (d, a) in &attempts {
+        match a {
+            OpenAttempt::Opened(o) => {
+                s.handle_opened(now, now, *o, d, false)
+                    .expect("an opened datagram is taken");
+                opened += 1;
+                first_opened.get_or_insert((d.clone(), *o));
+            }
+            OpenAttempt::Pass => {
+                s.handle_packet(now, d).expect("the connection opens it");
+                passed += 1;
+            }
+            OpenAttempt::Failed => panic!("a genuine datagram failed to open"),
+        }
+    }
+    // Two generations held (current and next), five or more used by the sender.
+    assert!(
+        opened >= 2 && passed >= 2,
+        "{opened} opened, {passed} passed"
+    );
+    assert_ne!(s.opener_epoch(), Some(opener.epoch()), "the keys moved on");
+    let mut got = vec![0u8; data.len() + 1];
+    assert_eq!(s.read(&mut got), data.len());
+    assert_eq!(&got[..data.len()], &data[..]);
+    assert_eq!(s.stats().peer_key_updates, c.stats().key_updates);
+
+    // The same datagram again is a replay, however it was opened.
+    let (d, o) = first_opened.unwrap();
+    let replays = s.stats().replays;
+    assert!(s.handle_opened(now, now, o, &d, false).is_err());
+    assert_eq!(s.stats().replays, replays + 1);
+    // A forged datagram fails where it is opened and counts here.
+    // (The newest datagram: sealed under the key the receiver is at now, which it holds.)
+    let mut forged = pristine;
+    let fresh = s.opener().unwrap();
+    let n = forged.len();
+    forged[n - 1] ^= 1;
+    assert_eq!(fresh.open(&mut forged), OpenAttempt::Failed);
+    let failures = s.stats().auth_failures;
+    s.handle_open_failed();
+    assert_eq!(s.stats().auth_failures, failures + 1);
+    // Bytes that are not a sealed datagram are passed on untouched.
+    let mut plain = vec![1u8, 2, 3];
+    assert_eq!(fresh.open(&mut plain), OpenAttempt::Pass);
+    assert_eq!(plain, [1, 2, 3]);
+}

@@ -145,19 +145,74 @@ pub enum OpenError {
     Failed,
 }
 
+/// The keys a receiver holds at one moment: its current generation's, the next one's (derived
+/// in advance) and, for a while after an update, the previous one's. Opening with them changes
+/// nothing, so a copy ([`RecvKeys::held`]) can open datagrams on another thread; whether an
+/// opened datagram is then accepted is the receiver's decision ([`RecvKeys::accept`]).
+#[derive(Clone, Debug)]
+pub struct HeldKeys {
+    generation: u64,
+    current: Arc<PacketKey>,
+    next: Arc<PacketKey>,
+    /// The previous generation's key, while datagrams sealed under it may still arrive.
+    previous: Option<Arc<PacketKey>>,
+    /// The first seal number opened under the current generation.
+    first_of_current: u64,
+}
+
+impl HeldKeys {
+    /// Open the sealed datagram in `buf` in place with the key its phase names, if held:
+    /// the current, the next, or the previous (for a seal number from before the current
+    /// generation began). Returns the plain length and the key's generation.
+    pub fn open(
+        &self,
+        phase: u8,
+        seal_number: u64,
+        buf: &mut [u8],
+    ) -> Result<(usize, u64), OpenError> {
+        let ahead = phase.wrapping_sub(self.generation as u8);
+        let (key, generation) = match ahead {
+            0 => (&self.current, self.generation),
+            1 => (&self.next, self.generation + 1),
+            u8::MAX => match &self.previous {
+                Some(k) if seal_number < self.first_of_current => (k, self.generation - 1),
+                _ => return Err(self.unknown(phase)),
+            },
+            _ => return Err(self.unknown(phase)),
+        };
+        key.open(seal_number, buf)
+            .map(|n| (n, generation))
+            .map_err(|OpenFailed| OpenError::Failed)
+    }
+
+    fn unknown(&self, phase: u8) -> OpenError {
+        OpenError::UnknownPhase {
+            phase,
+            current: self.generation as u8,
+        }
+    }
+}
+
+/// `key` in `slot`'s allocation if nothing else holds it, else in a new one.
+fn reuse(slot: Option<Arc<PacketKey>>, key: PacketKey) -> Arc<PacketKey> {
+    if let Some(mut shared) = slot {
+        if let Some(k) = Arc::get_mut(&mut shared) {
+            *k = key;
+            return shared;
+        }
+    }
+    Arc::new(key)
+}
+
 /// The receiving direction's keys.
 #[derive(Debug)]
 pub struct RecvKeys {
     cipher: Cipher,
-    generation: u64,
-    current: PacketKey,
-    /// The next generation's secret and key, derived in advance.
+    held: HeldKeys,
+    /// The next generation's secret.
     next_secret: Secret,
-    next: PacketKey,
-    /// The previous generation's key, while datagrams sealed under it may still arrive.
-    previous: Option<PacketKey>,
-    /// The first seal number opened under the current generation.
-    first_of_current: u64,
+    /// Counts every change of `held`, so that a copy can tell it is out of date.
+    epoch: u64,
 }
 
 impl RecvKeys {
@@ -165,112 +220,134 @@ impl RecvKeys {
         let next_secret = secret.next();
         RecvKeys {
             cipher,
-            generation: 0,
-            current: secret.key(cipher),
-            next: next_secret.key(cipher),
+            held: HeldKeys {
+                generation: 0,
+                current: Arc::new(secret.key(cipher)),
+                next: Arc::new(next_secret.key(cipher)),
+                previous: None,
+                first_of_current: 0,
+            },
             next_secret,
-            previous: None,
-            first_of_current: 0,
+            epoch: 0,
         }
     }
 
     pub fn generation(&self) -> u64 {
-        self.generation
+        self.held.generation
     }
 
-    /// Open `buf` (a whole sealed datagram) with the key its phase names; see
-    /// [`PacketKey::open`]. A datagram that authenticates under a newer key moves the receiver
-    /// to that generation.
+    /// The keys held now, to open datagrams elsewhere; and the epoch they belong to.
+    pub fn held(&self) -> (HeldKeys, u64) {
+        (self.held.clone(), self.epoch)
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Open a sealed datagram in place with the key its phase names; a datagram that
+    /// authenticates under a newer generation moves the receiver to it.
     pub fn open(
         &mut self,
         phase: u8,
         seal_number: u64,
         buf: &mut [u8],
     ) -> Result<(usize, Opened), OpenError> {
-        let ahead = phase.wrapping_sub(self.generation as u8);
-        match ahead {
-            0 => self
-                .current
+        let ahead = phase.wrapping_sub(self.held.generation as u8);
+        if (2..=MAX_KEY_SKIP).contains(&ahead) {
+            // Several generations ahead: derived for this datagram, kept only if it opens.
+            let mut secret = self.next_secret.next();
+            for _ in 2..ahead {
+                secret = secret.next();
+            }
+            let key = secret.key(self.cipher);
+            let n = key
                 .open(seal_number, buf)
-                .map(|n| (n, Opened::Current))
-                .map_err(|OpenFailed| OpenError::Failed),
-            u8::MAX => match &self.previous {
-                Some(k) if seal_number < self.first_of_current => k
-                    .open(seal_number, buf)
-                    .map(|n| (n, Opened::Current))
-                    .map_err(|OpenFailed| OpenError::Failed),
-                _ => Err(OpenError::UnknownPhase {
-                    phase,
-                    current: self.generation as u8,
-                }),
-            },
-            1 => {
-                let n = self
-                    .next
-                    .open(seal_number, buf)
-                    .map_err(|OpenFailed| OpenError::Failed)?;
-                self.advance(1, None, seal_number);
-                Ok((n, Opened::Updated(1)))
-            }
-            k if k <= MAX_KEY_SKIP => {
-                // Derive the generations in between; nothing is kept unless the datagram opens.
-                let mut secret = self.next_secret.next();
-                for _ in 2..k {
-                    secret = secret.next();
-                }
-                let key = secret.key(self.cipher);
-                let n = key
-                    .open(seal_number, buf)
-                    .map_err(|OpenFailed| OpenError::Failed)?;
-                self.advance(k, Some((secret, key)), seal_number);
-                Ok((n, Opened::Updated(k)))
-            }
-            _ => Err(OpenError::UnknownPhase {
-                phase,
-                current: self.generation as u8,
-            }),
+                .map_err(|OpenFailed| OpenError::Failed)?;
+            self.jump(ahead, secret, key, seal_number);
+            return Ok((n, Opened::Updated(ahead)));
         }
+        let (n, generation) = self.held.open(phase, seal_number, buf)?;
+        let how = self
+            .accept(generation, seal_number)
+            .expect("a held key's generation is accepted");
+        Ok((n, how))
     }
 
-    /// Move `k` generations forward; `derived` is the new generation's secret and key when
-    /// `k > 1` (for `k = 1` it is the prepared next one).
-    fn advance(&mut self, k: u8, derived: Option<(Secret, PacketKey)>, seal_number: u64) {
-        let (secret, key) = match derived {
-            Some(sk) => sk,
-            None => {
-                let secret = self.next_secret.next();
-                let key = secret.key(self.cipher);
-                let old_next_secret = std::mem::replace(&mut self.next_secret, secret);
-                let old_next = std::mem::replace(&mut self.next, key);
-                // The new current generation is the old "next"; its own next is the fresh one.
-                let old_current = std::mem::replace(&mut self.current, old_next);
-                self.previous = Some(old_current);
-                self.generation += 1;
-                self.first_of_current = seal_number;
-                drop(old_next_secret);
-                return;
-            }
+    /// A datagram numbered `seal_number` authenticated under generation `generation`'s key
+    /// (here, or elsewhere with keys held at some earlier epoch): whether this receiver takes
+    /// it now, moving to that generation if it is newer. Refused: a generation behind the
+    /// previous one, or the previous one once it has expired or for a seal number from after
+    /// the current one began, or one further ahead than [`MAX_KEY_SKIP`].
+    pub fn accept(&mut self, generation: u64, seal_number: u64) -> Result<Opened, OpenError> {
+        let current = self.held.generation;
+        let unknown = OpenError::UnknownPhase {
+            phase: generation as u8,
+            current: current as u8,
         };
-        // Skipped ahead: the previous generation's key is unknown here (its datagrams were all
-        // lost or are still on the way; those are refused and their data resent).
-        self.next_secret = secret.next();
-        self.next = self.next_secret.key(self.cipher);
-        self.current = key;
-        self.previous = None;
-        self.generation += k as u64;
-        self.first_of_current = seal_number;
+        if generation == current {
+            return Ok(Opened::Current);
+        }
+        if generation + 1 == current {
+            return match self.held.previous {
+                Some(_) if seal_number < self.held.first_of_current => Ok(Opened::Current),
+                _ => Err(unknown),
+            };
+        }
+        if generation < current || generation - current > MAX_KEY_SKIP as u64 {
+            return Err(unknown);
+        }
+        let ahead = (generation - current) as u8;
+        if ahead == 1 {
+            self.step(seal_number);
+        } else {
+            let mut secret = self.next_secret.next();
+            for _ in 2..ahead {
+                secret = secret.next();
+            }
+            let key = secret.key(self.cipher);
+            self.jump(ahead, secret, key, seal_number);
+        }
+        Ok(Opened::Updated(ahead))
     }
 
-    /// Forget the previous generation's key once the replay window no longer admits anything
-    /// sealed under it (`oldest` is the oldest seal number the window still accepts).
+    /// To the next generation: its key was derived in advance; the current becomes previous.
+    fn step(&mut self, seal_number: u64) {
+        let secret = self.next_secret.next();
+        // The previous key's allocation takes the new next key, unless a copy of the held
+        // keys still uses it.
+        let next = reuse(self.held.previous.take(), secret.key(self.cipher));
+        drop(std::mem::replace(&mut self.next_secret, secret));
+        let old_next = std::mem::replace(&mut self.held.next, next);
+        let old_current = std::mem::replace(&mut self.held.current, old_next);
+        self.held.previous = Some(old_current);
+        self.held.generation += 1;
+        self.held.first_of_current = seal_number;
+        self.epoch += 1;
+    }
+
+    /// `k` ≥ 2 generations ahead, to `secret` and its `key`: nothing between is kept.
+    fn jump(&mut self, k: u8, secret: Secret, key: PacketKey, seal_number: u64) {
+        self.next_secret = secret.next();
+        self.held.next = Arc::new(self.next_secret.key(self.cipher));
+        self.held.current = Arc::new(key);
+        self.held.previous = None;
+        self.held.generation += k as u64;
+        self.held.first_of_current = seal_number;
+        self.epoch += 1;
+    }
+
+    /// Drop the previous key once the anti-replay window has moved past the first seal number
+    /// of the current generation (`oldest`: the window's oldest acceptable number).
     pub fn expire_previous(&mut self, oldest: u64) {
-        if self.previous.is_some() && oldest > self.first_of_current {
-            self.previous = None;
+        if self.held.previous.is_some() && oldest > self.held.first_of_current {
+            self.held.previous = None;
+            self.epoch += 1;
         }
     }
 
     pub fn has_previous(&self) -> bool {
-        self.previous.is_some()
+        self.held.previous.is_some()
     }
 }
 
@@ -328,6 +405,30 @@ mod tests {
         forged[2] = 4;
         assert_eq!(open(&mut rx, &forged), Err(OpenError::Failed));
         assert_eq!(rx.generation(), 3);
+    }
+
+    /// What a datagram opened elsewhere may do: the generations `accept` takes are exactly
+    /// those `open` would have used, judged at the time of accepting.
+    #[test]
+    fn accept_takes_the_generations_open_would_have_used() {
+        let mut rx = RecvKeys::new(Cipher::ChaCha20Poly1305, Secret::new([2; 32]));
+        let (copy, epoch) = rx.held();
+        assert_eq!(rx.accept(0, 0), Ok(Opened::Current));
+        assert_eq!(rx.accept(1, 10), Ok(Opened::Updated(1)));
+        assert!(rx.epoch() > epoch, "stepping moves the epoch");
+        // The previous generation, for numbers from before the step only.
+        assert_eq!(rx.accept(0, 9), Ok(Opened::Current));
+        assert!(rx.accept(0, 11).is_err());
+        // Once expired, never again.
+        rx.expire_previous(11);
+        assert!(rx.accept(0, 9).is_err());
+        // Too far ahead is refused; up to MAX_KEY_SKIP is followed.
+        assert!(rx.accept(1 + MAX_KEY_SKIP as u64 + 1, 20).is_err());
+        assert_eq!(rx.accept(4, 20), Ok(Opened::Updated(3)));
+        assert!(rx.accept(2, 19).is_err(), "two behind");
+        // A copy of the keys taken before is out of date, and its keys open what they opened.
+        assert_eq!(copy.generation, 0);
+        assert_eq!(rx.generation(), 4);
     }
 
     #[test]

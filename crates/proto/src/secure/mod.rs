@@ -103,10 +103,12 @@
 
 pub mod handshake;
 pub mod keys;
+pub mod opener;
 pub mod replay;
 pub mod seal;
 pub(crate) mod session;
 
+pub use opener::{OpenAttempt, OpenedDatagram, Opener};
 pub use seal::{Cipher, KeyLimits, PendingSeal};
 
 use snow::resolvers::{CryptoResolver, DefaultResolver};

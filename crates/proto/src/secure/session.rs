@@ -6,7 +6,7 @@
 //! the connection) stay in the connection; this module only says what happened.
 
 use super::handshake::{self, ClientHello, Noise, ServerHello};
-use super::keys::{OpenError, Opened, RecvKeys, Secret, SendKeys};
+use super::keys::{HeldKeys, OpenError, Opened, RecvKeys, Secret, SendKeys};
 use super::replay::{Replay, ReplayWindow};
 use super::seal::PendingSeal;
 use super::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};
@@ -16,7 +16,7 @@ use crate::packet::{self, HandshakeMessage, MAX_TOKEN_LEN, RETRY_ECHO_LEN};
 use std::sync::Arc;
 
 /// The largest datagram a sealed packet may be opened from (the largest UDP payload).
-const MAX_DATAGRAM: usize = 65_535;
+pub(crate) const MAX_DATAGRAM: usize = 65_535;
 /// Room for any handshake payload.
 const PAYLOAD_BUF: usize = 256;
 
@@ -406,6 +406,55 @@ impl Session {
         let pending = PendingSeal::new(Arc::clone(key), phase, seal_number, inner);
         self.next_seal += 1;
         Some((pending, updated))
+    }
+
+    /// The receive keys held now and their epoch, for opening datagrams on another thread
+    /// (`None` before the keys exist).
+    pub fn held_keys(&self) -> Option<(HeldKeys, u64)> {
+        self.recv.as_ref().map(RecvKeys::held)
+    }
+
+    /// The epoch of the receive keys held now (`None` before the keys exist).
+    pub fn recv_epoch(&self) -> Option<u64> {
+        self.recv.as_ref().map(RecvKeys::epoch)
+    }
+
+    /// A datagram opened elsewhere (with [`HeldKeys::open`]) authenticated under generation
+    /// `generation`: the same checks as [`Session::open`] makes around its own opening, in the
+    /// order that is possible after the fact (the key's generation against what this end takes
+    /// now, then the replay window). Returns how many generations the receiver moved forward.
+    pub fn accept_opened(&mut self, generation: u64, seal_number: u64) -> Result<u8, PacketError> {
+        let Some(recv) = self.recv.as_mut() else {
+            return Err(PacketError::NoKeysYet);
+        };
+        match self.replay.check(seal_number) {
+            Ok(()) => {}
+            Err(Replay::Duplicate) => return Err(PacketError::Replayed(seal_number)),
+            Err(Replay::TooOld { oldest }) => {
+                return Err(PacketError::TooOld {
+                    seal_number,
+                    oldest,
+                })
+            }
+        }
+        let how = recv.accept(generation, seal_number).map_err(|e| match e {
+            OpenError::UnknownPhase { phase, current } => {
+                PacketError::UnknownKeyPhase { phase, current }
+            }
+            OpenError::Failed => PacketError::AuthenticationFailed,
+        })?;
+        self.replay.mark(seal_number);
+        recv.expire_previous(self.replay.oldest());
+        self.confirmed = true;
+        Ok(match how {
+            Opened::Current => 0,
+            Opened::Updated(k) => k,
+        })
+    }
+
+    /// A datagram opened elsewhere did not authenticate: counted towards the integrity limit.
+    pub fn open_failed(&mut self) {
+        self.failed_opens += 1;
     }
 
     /// Open a sealed datagram into `scratch` (grown to the datagram's size if needed). On
