@@ -90,6 +90,7 @@ fn transfer(
             ..Limits::default()
         },
         offload,
+        recv_thread: Some(false),
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
     let addr = r.local_addr();

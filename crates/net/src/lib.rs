@@ -24,6 +24,8 @@
 //!   connection thread only decides what to send.
 //! - [`send`]: `longhaul send PATH… HOST[:PORT]` — files and trees over one connection.
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
+//! - [`recv_thread`]: reading the socket and opening sealed datagrams on a thread of their
+//!   own, so that a receiver's loop only acts on them.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
@@ -43,6 +45,7 @@ pub mod manifest;
 pub mod part;
 pub mod path;
 pub mod recv;
+pub mod recv_thread;
 pub mod send;
 pub mod send_thread;
 pub mod socket;
@@ -51,6 +54,16 @@ pub mod store;
 use std::net::SocketAddr;
 use std::time::Duration;
 use thiserror::Error;
+
+/// Whether the socket's work (sealing and sending, reading and opening) runs on threads of its
+/// own unless told: where the host has at least 4 cores. A sender then keeps four threads busy
+/// (its connection's, the sending thread, two reading the file), a receiver three or more (its
+/// loop, the receiving thread, hashing and writing). On the 2-vCPU test machine, where both
+/// ends of a loopback transfer share the two cores, handing datagrams between threads cost
+/// more than it saved (bench/README.md, "The socket's work on threads of its own").
+pub fn io_threads_by_default() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 4)
+}
 
 /// The UDP port `longhaul recv` listens on by default.
 pub const DEFAULT_PORT: u16 = 5301;

@@ -13,15 +13,17 @@ use crate::framing::{
     Action, Entry, FramingError, Kind, Message, MessageReader, DIGEST_LEN, MAGIC,
 };
 use crate::path::Printable;
-use crate::socket::{self, Clock, UdpPort};
+use crate::recv_thread::Openers;
+use crate::socket::{self, Arrival, Clock, UdpPort};
 use crate::store::{Incoming, Planned, Store};
 use crate::NetError;
 use longhaul_proto::packet::{encode_retry, handshake_token};
-use longhaul_proto::{Config, Connection, Side, Stats, Time};
+use longhaul_proto::{Config, Connection, OpenAttempt, Side, Stats, Time};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The sender identity under which unauthenticated transfers keep their part files.
@@ -47,6 +49,10 @@ pub struct RecvOptions {
     pub limits: Limits,
     /// Use UDP segmentation offload and receive coalescing where the kernel has them.
     pub offload: bool,
+    /// Read the socket and open sealed datagrams on a thread of their own
+    /// ([`crate::recv_thread`]); `None`: where the host has the cores for it
+    /// ([`crate::io_threads_by_default`]).
+    pub recv_thread: Option<bool>,
 }
 
 /// One file's outcome.
@@ -125,6 +131,8 @@ struct Session {
     /// HELLO arrived from an authenticated sender: stop until the receiver has ended that
     /// sender's older sessions (a restarted sender resumes files an old one still holds).
     hello_pending: bool,
+    /// The epoch of the keys last given to the receiving thread (`Connection::opener_epoch`).
+    published_epoch: Option<u64>,
 }
 
 impl Session {
@@ -157,6 +165,7 @@ impl Session {
             reported: 0,
             last_heard: Instant::now(),
             hello_pending: false,
+            published_epoch: None,
         }
     }
 
@@ -452,7 +461,14 @@ impl Receiver {
                 .map_err(|e| NetError::File(options.dir.display().to_string(), e))?
         };
         let max_datagram = options.config.max_datagram_size();
-        let port = UdpPort::bind(addr, max_datagram, options.offload).map_err(NetError::Socket)?;
+        let mut port =
+            UdpPort::bind(addr, max_datagram, options.offload).map_err(NetError::Socket)?;
+        if options
+            .recv_thread
+            .unwrap_or_else(crate::io_threads_by_default)
+        {
+            port.start_recv_thread().map_err(NetError::Socket)?;
+        }
         let local = port.socket().local_addr().map_err(NetError::Socket)?;
         Ok(Receiver {
             port,
@@ -480,6 +496,11 @@ impl Receiver {
         self.port.offloads()
     }
 
+    /// Whether a receiving thread reads the socket and opens datagrams.
+    pub fn has_recv_thread(&self) -> bool {
+        self.port.openers().is_some()
+    }
+
     pub fn dir(&self) -> &Path {
         self.store.root()
     }
@@ -495,10 +516,12 @@ impl Receiver {
         let mut inbuf = vec![0u8; 65_536];
         let mut app = vec![0u8; 1 << 20];
         let mut ended = 0;
+        let openers = self.port.openers().cloned();
         while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| ended < l) {
-            self.receive(&mut inbuf)?;
+            let more = self.receive(&mut inbuf)?;
             let now = self.clock.now();
-            let mut deadline: Option<Time> = None;
+            // The receiving thread has more read: take it after this turn, without sleeping.
+            let mut deadline: Option<Time> = more.then_some(now);
             let mut closed = Vec::new();
             let mut hellos = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
@@ -506,6 +529,16 @@ impl Receiver {
                     s.conn.handle_timeout(now);
                 }
                 s.advance(&self.options, &mut self.store, &mut app);
+                // The receiving thread opens with the keys of the moment.
+                if let Some(table) = &openers {
+                    let epoch = s.conn.opener_epoch();
+                    if epoch != s.published_epoch {
+                        if let Some(o) = s.conn.opener() {
+                            table.publish(*peer, o);
+                        }
+                        s.published_epoch = epoch;
+                    }
+                }
                 if s.hello_pending {
                     hellos.push((*peer, s.sender.clone()));
                 }
@@ -544,6 +577,9 @@ impl Receiver {
             }
             for peer in closed {
                 let mut s = self.sessions.remove(&peer).expect("listed");
+                if let Some(table) = &openers {
+                    table.remove(&peer);
+                }
                 s.suspend_all(&mut self.store);
                 if !matches!(s.phase, Phase::Over) && s.report.error.is_none() {
                     s.report.error = Some(match s.conn.close_reason() {
@@ -572,83 +608,140 @@ impl Receiver {
                 .wait(socket::earliest(deadline, Some(tick)))
                 .map_err(NetError::Socket)?;
         }
-        for (_, mut s) in self.sessions.drain() {
+        for (peer, mut s) in self.sessions.drain() {
             s.suspend_all(&mut self.store);
+            if let Some(table) = &openers {
+                table.remove(&peer);
+            }
         }
         Ok(ended)
     }
 
-    fn receive(&mut self, inbuf: &mut [u8]) -> Result<(), NetError> {
-        let (sessions, options, clock, tokens) =
-            (&mut self.sessions, &self.options, &self.clock, &self.tokens);
-        let store = &mut self.store;
-        let secure = options.config.security.is_on();
-        let mut retries: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
-        let result = self.port.receive(inbuf, clock, |from, d, at| {
-            // ACK delays count from the datagram's own arrival (see `socket`).
-            let now = at.now;
-            if let Some(s) = sessions.get_mut(&from) {
-                if s.conn.handle_packet_at(now, at.stamped, d, false).is_ok() {
-                    s.last_heard = Instant::now();
-                }
-                return;
-            }
-            // Only an INIT (or, without security, a plain handshake) may open a session.
-            let token = if secure {
-                match handshake_token(d) {
-                    Some(t) => t,
-                    None => return,
-                }
-            } else {
-                &[][..]
-            };
-            let slots: Vec<Slot> = sessions
-                .iter()
-                .map(|(p, s)| Slot {
-                    peer: *p,
-                    established: s.conn.is_established(),
-                    idle: s.last_heard.elapsed(),
+    /// Read what arrived (or take what the receiving thread read) and hand it to the
+    /// sessions; returns whether the receiving thread may have more waiting.
+    fn receive(&mut self, inbuf: &mut [u8]) -> Result<bool, NetError> {
+        let mut door = Door {
+            sessions: &mut self.sessions,
+            options: &self.options,
+            tokens: &self.tokens,
+            store: &mut self.store,
+            secure: self.options.config.security.is_on(),
+            retries: Vec::new(),
+            openers: self.port.openers().cloned(),
+        };
+        let clock = &self.clock;
+        let mut more = false;
+        let result = if self.port.openers().is_some() {
+            self.port
+                .receive_batch(clock, |from, d, at, attempt| match attempt {
+                    OpenAttempt::Pass => door.datagram(from, d, at),
+                    OpenAttempt::Opened(o) => {
+                        if let Some(s) = door.sessions.get_mut(&from) {
+                            if s.conn
+                                .handle_opened(at.now, at.stamped, o, d, false)
+                                .is_ok()
+                            {
+                                s.last_heard = Instant::now();
+                            }
+                        }
+                    }
+                    OpenAttempt::Failed => {
+                        if let Some(s) = door.sessions.get_mut(&from) {
+                            s.conn.handle_open_failed();
+                        }
+                    }
                 })
-                .collect();
-            let mut limits = options.limits.clone();
-            if !secure {
-                // The plain handshake has no token to carry.
-                limits.retry_above = usize::MAX;
-            }
-            match admission::decide(&limits, tokens, &slots, from, token) {
-                Decision::Drop => {}
-                Decision::Retry => {
-                    let mut buf = [0u8; 256];
-                    if let Some(n) = encode_retry(d, &tokens.make(from), &mut buf) {
-                        retries.push((from, buf[..n].to_vec()));
-                    }
-                }
-                Decision::Admit { evict } => {
-                    let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now)
-                    else {
-                        return;
-                    };
-                    // Only a valid handshake opens a session: stray datagrams cost no state.
-                    if conn.handle_packet_at(now, at.stamped, d, false).is_err() || conn.is_closed()
-                    {
-                        return;
-                    }
-                    if let Some(old) = evict.and_then(|p| sessions.remove(&p)) {
-                        let mut old = old;
-                        old.suspend_all(store);
-                    }
-                    sessions.insert(from, Session::new(conn, from));
-                }
-            }
-        });
+                .map(|taken| more = taken)
+        } else {
+            self.port
+                .receive(inbuf, clock, |from, d, at| door.datagram(from, d, at))
+        };
+        let retries = std::mem::take(&mut door.retries);
         for (to, retry) in retries {
             let _ = self.port.socket().send_to(&retry, to);
         }
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(more),
             // An ICMP error for an unconnected socket names no peer we could act on.
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(false),
             Err(e) => Err(NetError::Socket(e)),
+        }
+    }
+}
+
+/// Where a datagram not already opened goes: to its session, or, for an INIT (a plain
+/// handshake without security), through admission to a new one.
+struct Door<'a> {
+    sessions: &'a mut HashMap<SocketAddr, Session>,
+    options: &'a RecvOptions,
+    tokens: &'a Tokens,
+    store: &'a mut Store,
+    secure: bool,
+    /// RETRY datagrams to send once the reading is done.
+    retries: Vec<(SocketAddr, Vec<u8>)>,
+    /// The receiving thread's table of keys, which must forget an evicted session.
+    openers: Option<Arc<Openers>>,
+}
+
+impl Door<'_> {
+    fn datagram(&mut self, from: SocketAddr, d: &[u8], at: Arrival) {
+        let (sessions, options, tokens, secure) =
+            (&mut *self.sessions, self.options, self.tokens, self.secure);
+        // ACK delays count from the datagram's own arrival (see `socket`).
+        let now = at.now;
+        if let Some(s) = sessions.get_mut(&from) {
+            if s.conn.handle_packet_at(now, at.stamped, d, false).is_ok() {
+                s.last_heard = Instant::now();
+            }
+            return;
+        }
+        // Only an INIT (or, without security, a plain handshake) may open a session.
+        let token = if secure {
+            match handshake_token(d) {
+                Some(t) => t,
+                None => return,
+            }
+        } else {
+            &[][..]
+        };
+        let slots: Vec<Slot> = sessions
+            .iter()
+            .map(|(p, s)| Slot {
+                peer: *p,
+                established: s.conn.is_established(),
+                idle: s.last_heard.elapsed(),
+            })
+            .collect();
+        let mut limits = options.limits.clone();
+        if !secure {
+            // The plain handshake has no token to carry.
+            limits.retry_above = usize::MAX;
+        }
+        match admission::decide(&limits, tokens, &slots, from, token) {
+            Decision::Drop => {}
+            Decision::Retry => {
+                let mut buf = [0u8; 256];
+                if let Some(n) = encode_retry(d, &tokens.make(from), &mut buf) {
+                    self.retries.push((from, buf[..n].to_vec()));
+                }
+            }
+            Decision::Admit { evict } => {
+                let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now)
+                else {
+                    return;
+                };
+                // Only a valid handshake opens a session: stray datagrams cost no state.
+                if conn.handle_packet_at(now, at.stamped, d, false).is_err() || conn.is_closed() {
+                    return;
+                }
+                if let Some((peer, mut old)) = evict.and_then(|p| sessions.remove_entry(&p)) {
+                    old.suspend_all(self.store);
+                    if let Some(o) = &self.openers {
+                        o.remove(&peer);
+                    }
+                }
+                sessions.insert(from, Session::new(conn, from));
+            }
         }
     }
 }

@@ -54,7 +54,7 @@ pub struct SendOptions {
     /// Use UDP segmentation offload where the kernel has it (see [`crate::socket`]).
     pub offload: bool,
     /// Seal and send datagrams on a thread of their own ([`crate::send_thread`]); `None`:
-    /// where the host has the cores for it ([`send_thread_by_default`]).
+    /// where the host has the cores for it ([`crate::io_threads_by_default`]).
     pub send_thread: Option<bool>,
     /// Called once with the receiver's authenticated key when the handshake completes, before
     /// any file byte is sent (trust on first use records it here); an error ends the transfer.
@@ -172,16 +172,6 @@ struct Current {
     feed: Option<Feed>,
 }
 
-/// Whether a sender seals and sends on a thread of its own unless told: where the host has at
-/// least 4 cores. The sender then keeps four threads busy (the connection's, the sending
-/// thread, two reading the file); on the 2-vCPU test machine, where the receiver shares the
-/// same two cores, handing the datagrams over cost more than it saved: a sealed 3 GiB loopback
-/// transfer went from 7.3–9.3 to 6.1–8.2 Gb/s (bench/README.md, "Sealing and sending on a
-/// thread of their own").
-pub fn send_thread_by_default() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 4)
-}
-
 /// Send `paths` to the receiver at `peer`; `progress` is called every `options.interval` and
 /// `stop` (Ctrl-C) closes the connection and returns [`NetError::Interrupted`].
 pub fn send_paths(
@@ -201,7 +191,9 @@ pub fn send_paths(
     let mut port = UdpPort::bind(local, max_datagram, options.offload).map_err(NetError::Socket)?;
     // Connected: datagrams from anyone else are filtered out, and a closed port is reported.
     port.socket().connect(peer).map_err(NetError::Socket)?;
-    let send_thread = options.send_thread.unwrap_or_else(send_thread_by_default);
+    let send_thread = options
+        .send_thread
+        .unwrap_or_else(crate::io_threads_by_default);
     if send_thread {
         port.start_send_thread().map_err(NetError::Socket)?;
     }

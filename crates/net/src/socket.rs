@@ -36,8 +36,9 @@
 //! through the emulated 1 Gb/s × 180 ms path, the floor moved 9 % of a receiver's arrivals, by
 //! 2.1 ms on average and up to 18.5 ms, and 15 % of a sender's, by 0.7 ms.
 
+use crate::recv_thread::{Openers, RecvThread};
 use crate::send_thread::{Batch, Outcome, Report, SendThread};
-use longhaul_proto::{Connection, PacketKind, Time};
+use longhaul_proto::{Connection, OpenAttempt, PacketKind, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::socket::{
@@ -47,7 +48,9 @@ use nix::sys::time::TimeSpec;
 use std::cell::Cell;
 use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
+use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Socket buffers to ask for: what the receive buffer must absorb is what arrives between two
@@ -61,16 +64,16 @@ pub const MAX_SEGMENTS: usize = 64;
 /// Largest GSO send (the IP packet's 16-bit length, less headers).
 const MAX_GSO_BYTES: usize = 65_000;
 /// Largest buffer a GRO read can fill.
-const MAX_GRO_BYTES: usize = 65_535;
+pub(crate) const MAX_GRO_BYTES: usize = 65_535;
 
 /// Datagrams (or GRO buffers) read per turn of the loop before the connection gets to send.
-const RECV_BATCH: usize = 256;
+pub(crate) const RECV_BATCH: usize = 256;
 /// Bytes read per turn of the loop, at most (and a datagram more): what a turn stores in the
 /// connection's reassembly pages is then still in the core's 2 MiB L2 cache when the
 /// application reads it out, and the ACKs for it leave sooner. Unbounded, a turn on loopback
 /// read up to 16 MiB (256 GRO buffers), and copying the pages out took three times as long
 /// as copying them in (bench/README.md, "A turn of the receive loop reads at most 512 KiB").
-const RECV_BATCH_BYTES: usize = 512 << 10;
+pub(crate) const RECV_BATCH_BYTES: usize = 512 << 10;
 
 /// Nanoseconds since the driver started: the connection's clock. It never runs backwards for
 /// the connection: a datagram's arrival time (`arrival`) is no earlier than the latest time
@@ -190,19 +193,18 @@ pub struct UdpPort {
     sock: UdpSocket,
     /// The GSO segment size in force (the connection's largest datagram), if GSO is on.
     gso: Option<usize>,
-    gro: bool,
-    /// The kernel stamps arrivals (`SO_TIMESTAMPNS`).
-    timestamps: bool,
+    /// How datagrams are read (GRO, arrival stamps).
+    reader: Reader,
     /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
     pub recv_buffer: usize,
     /// Outgoing datagrams of the batch being built, back to back.
     batch: Vec<u8>,
     /// The data packet numbers in `batch`, for local drops.
     batch_pns: Vec<u64>,
-    /// Ancillary-data space for a GRO read.
-    cmsg: Vec<u8>,
     /// Where `flush` hands its batches when sealing and sending run on a thread of their own.
     send_thread: Option<SendThread>,
+    /// What reads the socket (and opens datagrams) when that runs on a thread of its own.
+    recv_thread: Option<RecvThread>,
     pub stats: SocketStats,
 }
 
@@ -241,13 +243,12 @@ impl UdpPort {
         Ok(UdpPort {
             sock,
             gso,
-            gro,
-            timestamps,
+            reader: Reader::new(gro, timestamps),
             recv_buffer,
             batch: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
             batch_pns: Vec::with_capacity(MAX_SEGMENTS),
-            cmsg: nix::cmsg_space!(i32, TimeSpec),
             send_thread: None,
+            recv_thread: None,
             stats: SocketStats::default(),
         })
     }
@@ -258,7 +259,7 @@ impl UdpPort {
 
     /// Whether sends are segmented by the kernel (GSO) and reads coalesced (GRO).
     pub fn offloads(&self) -> (bool, bool) {
-        (self.gso.is_some(), self.gro)
+        (self.gso.is_some(), self.reader.gro)
     }
 
     /// From now on, seal and send on a thread of its own ([`crate::send_thread`]); for a
@@ -267,6 +268,47 @@ impl UdpPort {
         let sock = self.sock.try_clone()?;
         self.send_thread = Some(SendThread::start(sock, None, self.gso)?);
         Ok(())
+    }
+
+    /// From now on, read the socket (and open sealed datagrams) on a thread of its own
+    /// ([`crate::recv_thread`]); `receive_batch` then takes what it read.
+    pub fn start_recv_thread(&mut self) -> io::Result<()> {
+        let sock = self.sock.try_clone()?;
+        self.recv_thread = Some(RecvThread::start(sock, self.reader.clone())?);
+        Ok(())
+    }
+
+    /// Where the sessions' receive keys go for the receiving thread, if one runs.
+    pub fn openers(&self) -> Option<&Arc<Openers>> {
+        self.recv_thread.as_ref().map(|t| &t.openers)
+    }
+
+    /// Take one batch the receiving thread read, if one is waiting: `deliver` gets each
+    /// datagram with its source, its arrival time on `clock` and what opening it gave. Returns
+    /// whether there was a batch (more may wait); a read error the thread met is returned.
+    pub fn receive_batch(
+        &mut self,
+        clock: &Clock,
+        mut deliver: impl FnMut(SocketAddr, &[u8], Arrival, OpenAttempt),
+    ) -> io::Result<bool> {
+        let Some(thread) = self.recv_thread.as_mut() else {
+            return Ok(false);
+        };
+        let Some(mut batch) = thread.take() else {
+            return Ok(false);
+        };
+        self.stats.recv_calls += batch.calls;
+        for d in &batch.datagrams {
+            self.stats.datagrams_received += 1;
+            let at = clock.arrival(Some(d.stamp));
+            deliver(d.from, &batch.bytes[d.range.clone()], at, d.attempt);
+        }
+        let error = batch.error.take();
+        thread.reuse(batch);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(true),
+        }
     }
 
     /// Whether a sending thread seals and sends.
@@ -488,27 +530,15 @@ impl UdpPort {
             if taken >= RECV_BATCH_BYTES {
                 return Ok(());
             }
-            let got = if self.gro || self.timestamps {
-                self.recv_msg(buf)
-            } else {
-                self.sock
-                    .recv_from(buf)
-                    .map(|(n, from)| (n, from, None, None))
-            };
+            let got = self.reader.read(&self.sock, buf);
             match got {
                 Ok((n, from, segment, stamp)) => {
                     self.stats.recv_calls += 1;
                     taken += n;
                     let at = clock.arrival(stamp);
-                    let seg = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
-                    for d in buf[..n].chunks(seg) {
+                    for d in split(n, segment) {
                         self.stats.datagrams_received += 1;
-                        deliver(from, d, at);
-                    }
-                    if n == 0 {
-                        // An empty datagram is still one.
-                        self.stats.datagrams_received += 1;
-                        deliver(from, &[], at);
+                        deliver(from, &buf[d], at);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -520,12 +550,67 @@ impl UdpPort {
         Ok(())
     }
 
-    /// One `recvmsg`: the datagram (or GRO run), its source, the GRO segment size if the kernel
+    /// Sleep until the socket is readable (or writable, when the last send found it full), or
+    /// until `deadline`. Returns at once when the deadline has passed; a signal ends the wait.
+    pub fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let timeout = match deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(());
+                }
+                Some(TimeSpec::from_duration(left))
+            }
+            None => None,
+        };
+        // With a receiving thread, its signal says a datagram arrived.
+        let mut events = match self.recv_thread {
+            Some(_) => PollFlags::empty(),
+            None => PollFlags::POLLIN,
+        };
+        if self.stats.blocked {
+            events |= PollFlags::POLLOUT;
+        }
+        let mut fds = vec![PollFd::new(self.sock.as_fd(), events)];
+        if let Some(t) = &self.recv_thread {
+            fds.push(PollFd::new(t.wake_fd(), PollFlags::POLLIN));
+        }
+        match ppoll(&mut fds, timeout, None) {
+            Ok(_) | Err(Errno::EINTR) => Ok(()),
+            Err(e) => Err(io::Error::from(e)),
+        }
+    }
+}
+
+/// How a socket's datagrams are read: with GRO runs and the kernel's arrival stamps where the
+/// socket has them. The loop's port holds one; a receiving thread its own.
+#[derive(Clone)]
+pub(crate) struct Reader {
+    pub(crate) gro: bool,
+    /// The kernel stamps arrivals (`SO_TIMESTAMPNS`).
+    pub(crate) timestamps: bool,
+    /// Ancillary-data space for a GRO read.
+    cmsg: Vec<u8>,
+}
+
+impl Reader {
+    fn new(gro: bool, timestamps: bool) -> Reader {
+        Reader {
+            gro,
+            timestamps,
+            cmsg: nix::cmsg_space!(i32, TimeSpec),
+        }
+    }
+
+    /// One read: the datagram (or GRO run), its source, the GRO segment size if the kernel
     /// coalesced, and the kernel's arrival stamp.
-    fn recv_msg(&mut self, buf: &mut [u8]) -> io::Result<Received> {
+    pub(crate) fn read(&mut self, sock: &UdpSocket, buf: &mut [u8]) -> io::Result<Received> {
+        if !(self.gro || self.timestamps) {
+            return sock.recv_from(buf).map(|(n, from)| (n, from, None, None));
+        }
         let mut iov = [IoSliceMut::new(buf)];
         let msg = recvmsg::<SockaddrStorage>(
-            self.sock.as_raw_fd(),
+            sock.as_raw_fd(),
             &mut iov,
             Some(&mut self.cmsg),
             MsgFlags::MSG_DONTWAIT,
@@ -548,30 +633,14 @@ impl UdpPort {
             .ok_or_else(|| io::Error::other("a datagram without a source address"))?;
         Ok((msg.bytes, from, segment, stamp))
     }
+}
 
-    /// Sleep until the socket is readable (or writable, when the last send found it full), or
-    /// until `deadline`. Returns at once when the deadline has passed; a signal ends the wait.
-    pub fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
-        let timeout = match deadline {
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(());
-                }
-                Some(TimeSpec::from_duration(left))
-            }
-            None => None,
-        };
-        let mut events = PollFlags::POLLIN;
-        if self.stats.blocked {
-            events |= PollFlags::POLLOUT;
-        }
-        let mut fds = [PollFd::new(self.sock.as_fd(), events)];
-        match ppoll(&mut fds, timeout, None) {
-            Ok(_) | Err(Errno::EINTR) => Ok(()),
-            Err(e) => Err(io::Error::from(e)),
-        }
-    }
+/// The datagrams in a read of `n` bytes: runs of `segment` bytes (a GRO read; the last may be
+/// shorter), or the whole read. An empty datagram is still one.
+pub(crate) fn split(n: usize, segment: Option<usize>) -> impl Iterator<Item = Range<usize>> {
+    let seg = segment.filter(|&s| s > 0).unwrap_or(n.max(1));
+    let count = n.div_ceil(seg).max(1);
+    (0..count).map(move |i| i * seg..((i + 1) * seg).min(n))
 }
 
 fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
@@ -584,7 +653,7 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
 }
 
 /// What one read returned: length, source, GRO segment size, arrival stamp.
-type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
+pub(crate) type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
 
 /// Send `count` datagrams lying back to back in `bytes`, each `segment` bytes but the last, to
 /// `peer` (`None`: a connected socket): one GSO send when `gso` is set (the socket's segment
@@ -711,7 +780,7 @@ mod tests {
     #[test]
     fn a_late_read_reports_the_kernel_arrival_time_within_the_floor() {
         let mut port = UdpPort::bind("127.0.0.1:0".parse().unwrap(), 1472, true).unwrap();
-        assert!(port.timestamps, "SO_TIMESTAMPNS refused");
+        assert!(port.reader.timestamps, "SO_TIMESTAMPNS refused");
         let to = port.socket().local_addr().unwrap();
         let clock = Clock::start();
         let peer = UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -198,6 +198,11 @@ pub struct RecvArgs {
     /// Refuse files larger than this.
     #[arg(long, default_value = "16384G", value_parser = parse_size)]
     pub max_size: u64,
+    /// Read the socket and open sealed datagrams on a thread of their own, so that a receiver
+    /// with cores to spare moves more than one core's worth: `auto` does where the host has
+    /// at least 4 cores.
+    #[arg(long, value_enum, default_value_t = OnOff::Auto)]
+    pub recv_thread: OnOff,
     /// Exit after this many transfers have ended (default: serve until interrupted). Only
     /// senders that spoke the transfer protocol count; stray datagrams do not.
     #[arg(short = 'n', long = "count")]
@@ -589,6 +594,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             ..Limits::default()
         },
         offload: !a.transport.no_offload,
+        recv_thread: a.recv_thread.choice(),
     };
     // Each session holds at most its window of out-of-order data.
     eprintln!(
@@ -617,10 +623,11 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         r.dir().display().to_string()
     };
     eprintln!(
-        "receiving into {into} on UDP {} (GSO {}, GRO {})",
+        "receiving into {into} on UDP {} (GSO {}, GRO {}, receiving thread {})",
         r.local_addr(),
         on(gso),
-        on(gro)
+        on(gro),
+        on(r.has_recv_thread())
     );
     // Linux doubles what it grants for bookkeeping, and caps the request at
     // net.core.rmem_max unless the process may override it (root).
