@@ -274,7 +274,7 @@ impl UdpPort {
     /// ([`crate::recv_thread`]); `receive_batch` then takes what it read.
     pub fn start_recv_thread(&mut self) -> io::Result<()> {
         let sock = self.sock.try_clone()?;
-        self.recv_thread = Some(RecvThread::start(sock, self.reader.clone())?);
+        self.recv_thread = Some(RecvThread::start(sock, self.reader.another())?);
         Ok(())
     }
 
@@ -583,8 +583,9 @@ impl UdpPort {
 }
 
 /// How a socket's datagrams are read: with GRO runs and the kernel's arrival stamps where the
-/// socket has them. The loop's port holds one; a receiving thread its own.
-#[derive(Clone)]
+/// socket has them. The loop's port holds one; a receiving thread its own ([`Reader::another`]:
+/// not a clone, whose ancillary-data space would have no capacity, so that the kernel would cut
+/// off the GRO segment size and a run of datagrams would read as one).
 pub(crate) struct Reader {
     pub(crate) gro: bool,
     /// The kernel stamps arrivals (`SO_TIMESTAMPNS`).
@@ -600,6 +601,11 @@ impl Reader {
             timestamps,
             cmsg: nix::cmsg_space!(i32, TimeSpec),
         }
+    }
+
+    /// A reader of the same socket, with its own ancillary-data space.
+    pub(crate) fn another(&self) -> Reader {
+        Reader::new(self.gro, self.timestamps)
     }
 
     /// One read: the datagram (or GRO run), its source, the GRO segment size if the kernel
