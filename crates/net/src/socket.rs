@@ -622,6 +622,12 @@ impl Reader {
             MsgFlags::MSG_DONTWAIT,
         )
         .map_err(io::Error::from)?;
+        if self.gro && msg.flags.contains(MsgFlags::MSG_CTRUNC) {
+            // Without its segment size a coalesced run would read as one datagram.
+            return Err(io::Error::other(
+                "the kernel cut off a read's ancillary data (the GRO segment size)",
+            ));
+        }
         let (mut segment, mut stamp) = (None, None);
         if let Ok(cmsgs) = msg.cmsgs() {
             for c in cmsgs {
