@@ -193,6 +193,11 @@ impl Session {
 
     /// Release every part file this session holds, journaling what reached the disk.
     fn suspend_all(&mut self, store: &mut Store) {
+        if let Some(b) = self.body.as_mut() {
+            // What the lent piece took is the file's too. (A disk error here is the
+            // suspension's to report: the piece is kept either way.)
+            let _ = b.inc.take_back(&mut self.conn);
+        }
         if let Some(b) = self.body.take() {
             b.inc.suspend(store);
         }
@@ -203,6 +208,12 @@ impl Session {
 
     /// Move received bytes along: messages, file bodies, verdicts.
     fn advance(&mut self, opts: &RecvOptions, store: &mut Store, buf: &mut [u8]) {
+        // The piece lent to the connection comes back with what it took since the last turn.
+        if let Some(b) = self.body.as_mut() {
+            if let Err(e) = b.inc.take_back(&mut self.conn) {
+                self.fatal(store, e.0);
+            }
+        }
         // Messages left buffered when the session paused at HELLO.
         self.feed(opts, store, &[]);
         loop {
@@ -228,12 +239,31 @@ impl Session {
             self.feed(opts, store, &buf[..n]);
         }
         self.flush_out();
+        self.lend_piece(store);
         if matches!(self.phase, Phase::Over) && self.out.is_empty() {
             self.conn.finish();
         }
         if self.conn.is_recv_finished() && !matches!(self.phase, Phase::Over) {
             let why = "the sender ended the stream in the middle of the transfer".to_string();
             self.fatal(store, why);
+        }
+    }
+
+    /// In a file's body with everything that arrived read: lend the piece being filled to
+    /// the connection, so that the file's next bytes go into it straight from their packets
+    /// (taken back at the start of the next turn).
+    fn lend_piece(&mut self, store: &mut Store) {
+        if !matches!(self.phase, Phase::Files) || self.hello_pending {
+            return;
+        }
+        let Some(b) = self.body.as_mut() else {
+            return;
+        };
+        if self.reader.buffered() > 0 || self.conn.readable() > 0 {
+            return;
+        }
+        if let Err(e) = b.inc.lend(&mut self.conn) {
+            self.fatal(store, e.0);
         }
     }
 

@@ -21,7 +21,9 @@ use crate::hashlist::{chunk_digest, FileHasher};
 use crate::journal::{Journal, JournalHeader};
 use crate::part::{PartFile, Piece, Writer, PIECE};
 use crate::path::{link_stays_inside, Printable, STAGING_DIR};
+use longhaul_proto::{Connection, Sink};
 use sha2::{Digest, Sha256};
+use std::any::Any;
 use std::collections::HashSet;
 use std::fs::{File, FileTimes, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -461,6 +463,34 @@ pub struct Incoming {
     sink: bool,
 }
 
+/// A piece on loan to the connection: the file's next bytes go into it from their packets.
+struct LentPiece {
+    piece: Piece,
+    /// File bytes it may still take (the rest of the file).
+    limit: usize,
+    /// File bytes it took.
+    taken: usize,
+}
+
+impl Sink for LentPiece {
+    fn room(&self) -> usize {
+        (PIECE - self.piece.len()).min(self.limit - self.taken)
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        let n = self.piece.fill_with(bytes.len(), |spare| {
+            spare.copy_from_slice(&bytes[..spare.len()]);
+            spare.len()
+        });
+        debug_assert_eq!(n, bytes.len(), "the connection puts at most room()");
+        self.taken += n;
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
 impl Incoming {
     /// Bytes of the file still to come.
     pub fn remaining(&self) -> u64 {
@@ -502,6 +532,42 @@ impl Incoming {
         self.written += n as u64;
         self.hand_over(false)?;
         Ok(n)
+    }
+
+    /// Lend the piece being filled to `conn` for the file's next bytes, which then go into it
+    /// straight from their packets while they arrive in order (`Connection::lend`: one copy
+    /// in user space instead of two). Not while a full piece waits for the disk, or when no
+    /// byte of the file is left to come. Until [`Incoming::take_back`], the bytes the piece
+    /// takes are not counted in `written`.
+    pub fn lend(&mut self, conn: &mut Connection) -> Result<(), Fatal> {
+        let limit = self.remaining().min(usize::MAX as u64) as usize;
+        if limit == 0 || !self.hand_over(false)? {
+            return Ok(());
+        }
+        let writer = self.writer.as_mut().expect("not drained");
+        let piece = self.fill.take().unwrap_or_else(|| writer.buffer());
+        let earlier = conn.lend(Box::new(LentPiece {
+            piece,
+            limit,
+            taken: 0,
+        }));
+        debug_assert!(earlier.is_none(), "one piece lent at a time");
+        Ok(())
+    }
+
+    /// The piece back from `conn`, with the bytes it took (a full one goes to the writer).
+    pub fn take_back(&mut self, conn: &mut Connection) -> Result<(), Fatal> {
+        let Some(sink) = conn.take_lent() else {
+            return Ok(());
+        };
+        let lent = sink
+            .into_any()
+            .downcast::<LentPiece>()
+            .expect("a receiver's connection holds only the pieces it lent");
+        self.written += lent.taken as u64;
+        self.fill = Some(lent.piece);
+        self.hand_over(false)?;
+        Ok(())
     }
 
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.

@@ -52,7 +52,7 @@ use crate::packet::{
     SEAL_HEADER_LEN, SEAL_OVERHEAD, SEAL_TAG_LEN,
 };
 use crate::rate::DeliveryRate;
-use crate::reassembly::Reassembly;
+use crate::reassembly::{Reassembly, Sink};
 use crate::recv::{AckState, Arrival};
 use crate::rtt::RttEstimator;
 use crate::secure::session::{InitOutcome, Session};
@@ -297,6 +297,19 @@ impl Connection {
         let n = self.recv.read(out);
         self.after_read(n as u64);
         n
+    }
+
+    /// Lend `sink` for the next bytes of the stream: while everything that arrived has been
+    /// read, data arriving in order is copied from its packet straight into the sink (as much
+    /// as it has room for) and counts as read, saving the copy into the receive buffer and out
+    /// again (real mode). Returns a sink lent before, if any.
+    pub fn lend(&mut self, sink: Box<dyn Sink>) -> Option<Box<dyn Sink>> {
+        self.recv.lend(sink)
+    }
+
+    /// The lent sink back, with what it took.
+    pub fn take_lent(&mut self) -> Option<Box<dyn Sink>> {
+        self.recv.take_lent()
     }
 
     /// Consume every received in-order byte (synthetic mode); returns the count.
@@ -897,6 +910,10 @@ impl Connection {
         let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
         self.stats.packets_received += 1;
         self.stats.bytes_received += new;
+        // Bytes that went straight into a lent sink were read as they arrived.
+        let direct = self.recv.take_direct();
+        self.stats.bytes_delivered_direct += direct;
+        self.after_read(direct);
         let arrival = self
             .ack
             .on_packet(self.arrived, h.packet_number, h.timestamp_us);

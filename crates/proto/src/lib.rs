@@ -114,6 +114,7 @@ pub use error::{ConfigError, PacketError};
 pub use limits::{SendState, SendTimes};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
+pub use reassembly::Sink;
 pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
     PublicKey, Security,

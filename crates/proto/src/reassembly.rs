@@ -11,6 +11,15 @@
 //! limit. In real mode the bytes live in a [`PagedBuffer`]: memory follows the data actually
 //! held (never more than the window plus a page per out-of-order range), not the distance to
 //! the highest offset received, so a packet at the window's far edge costs one page.
+//!
+//! **A lent sink.** The application may lend a [`Sink`] for the bytes it will read next
+//! ([`Reassembly::lend`]): while every byte that has arrived is read (`read == frontier`), data
+//! arriving in order is copied from the packet straight into the sink and counts as read at
+//! once, instead of being copied into the pages and out again. Anything else — data beyond a
+//! hole, the part of a packet the sink has no room for, bytes the application has not read
+//! yet — takes the pages as before, so the order of the bytes the application sees is the
+//! stream's. (The receiver of a file lends the piece its writer takes next: one copy of each
+//! byte in user space instead of two.)
 
 use crate::error::PacketError;
 use crate::pages::PagedBuffer;
@@ -22,7 +31,16 @@ use std::collections::VecDeque;
 /// packet that would open one more is rejected (not acknowledged), and is sent again later.
 pub const MAX_RANGES: usize = 1 << 16;
 
-#[derive(Debug)]
+/// Where in-order bytes may go straight from a packet (see the module's header).
+pub trait Sink: Send {
+    /// Bytes it takes still.
+    fn room(&self) -> usize;
+    /// Append `bytes` (at most `room()`).
+    fn put(&mut self, bytes: &[u8]);
+    /// The lender's own type back ([`std::any::Any`] to downcast).
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
 pub struct Reassembly {
     synthetic: bool,
     /// Real mode: the bytes received and not yet read, by stream offset.
@@ -35,6 +53,23 @@ pub struct Reassembly {
     highest: u64,
     fin: Option<u64>,
     window: u64,
+    /// The application's sink for in-order bytes, while lent.
+    lent: Option<Box<dyn Sink>>,
+    /// Bytes put into the sink since the last `take_direct`.
+    direct: u64,
+}
+
+impl std::fmt::Debug for Reassembly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reassembly")
+            .field("read", &self.read)
+            .field("frontier", &self.frontier)
+            .field("ranges", &self.ranges.len())
+            .field("highest", &self.highest)
+            .field("fin", &self.fin)
+            .field("lent", &self.lent.is_some())
+            .finish()
+    }
 }
 
 impl Reassembly {
@@ -48,7 +83,25 @@ impl Reassembly {
             highest: 0,
             fin: None,
             window,
+            lent: None,
+            direct: 0,
         }
+    }
+
+    /// Lend `sink` for the next in-order bytes (real mode; see the module's header). A sink
+    /// lent before is given back first.
+    pub fn lend(&mut self, sink: Box<dyn Sink>) -> Option<Box<dyn Sink>> {
+        self.lent.replace(sink)
+    }
+
+    /// The sink back, with what it took.
+    pub fn take_lent(&mut self) -> Option<Box<dyn Sink>> {
+        self.lent.take()
+    }
+
+    /// Bytes that went into the sink since the last call: read by the application.
+    pub fn take_direct(&mut self) -> u64 {
+        std::mem::take(&mut self.direct)
     }
 
     /// The flow-control limit to advertise.
@@ -122,19 +175,40 @@ impl Reassembly {
             return Ok(0);
         }
         self.highest = self.highest.max(end);
-        if !self.synthetic {
-            self.buf.write(start, &payload[(start - offset) as usize..]);
-        }
-        if start == self.frontier {
-            // In order (the common case): no range to record, just move the frontier.
-            let before = self.received_above_frontier(start, end);
-            self.frontier = end;
-            self.merge_front();
-            return Ok(end - start - before);
-        }
         let before = self.received_above_frontier(start, end);
-        self.insert_range(start, end);
-        self.merge_front();
+        let mut at = start;
+        if start == self.frontier && self.read == self.frontier && !self.synthetic {
+            if let Some(sink) = self.lent.as_mut() {
+                // Straight into the application's sink, read as it arrives.
+                let k = ((end - at).min(usize::MAX as u64) as usize).min(sink.room());
+                if k > 0 {
+                    let from = (at - offset) as usize;
+                    sink.put(&payload[from..from + k]);
+                    at += k as u64;
+                    self.direct += k as u64;
+                    self.read = at;
+                    self.frontier = at;
+                    // Held ranges the sink's bytes reached are in order now (their bytes in
+                    // the pages, from `read` on).
+                    self.merge_front();
+                    self.buf.release(self.read);
+                }
+            }
+        }
+        // The rest (or all of it) through the pages.
+        let rest = at.max(self.frontier);
+        if rest < end {
+            if !self.synthetic {
+                self.buf.write(rest, &payload[(rest - offset) as usize..]);
+            }
+            if rest == self.frontier {
+                // In order (the common case): no range to record, just move the frontier.
+                self.frontier = end;
+            } else {
+                self.insert_range(rest, end);
+            }
+            self.merge_front();
+        }
         Ok(end - start - before)
     }
 
@@ -222,6 +296,103 @@ impl Reassembly {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that takes up to `cap` bytes.
+    struct Capped {
+        data: Vec<u8>,
+        cap: usize,
+    }
+
+    impl Sink for Capped {
+        fn room(&self) -> usize {
+            self.cap - self.data.len()
+        }
+        fn put(&mut self, bytes: &[u8]) {
+            assert!(bytes.len() <= self.room());
+            self.data.extend_from_slice(bytes);
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+            self
+        }
+    }
+
+    fn lent(r: &mut Reassembly) -> Vec<u8> {
+        let sink = r.take_lent().expect("lent");
+        sink.into_any().downcast::<Capped>().unwrap().data
+    }
+
+    /// Against a stream read through the pages alone: every arrival order, with a sink lent
+    /// and taken back between packets, gives the application the same bytes in the same
+    /// order, and the counts of new and directly delivered bytes add up.
+    #[test]
+    fn a_lent_sink_sees_the_stream_in_order_whatever_the_arrival_order() {
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let stream: Vec<u8> = (0..4000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut rng = SmallRng::seed_from_u64(5);
+        for round in 0..200 {
+            let mut r = Reassembly::new(false, 1 << 20);
+            // Packets of 1..=300 bytes, sent in a shuffled order with duplicates.
+            let mut packets = Vec::new();
+            let mut at = 0;
+            while at < stream.len() {
+                let len = rng.gen_range(1..=300).min(stream.len() - at);
+                packets.push((at, len));
+                at += len;
+            }
+            for i in 0..packets.len() {
+                let j = rng.gen_range(i.saturating_sub(4)..=(i + 4).min(packets.len() - 1));
+                packets.swap(i, j);
+            }
+            let dups: Vec<_> = (0..packets.len() / 10)
+                .map(|_| packets[rng.gen_range(0..packets.len())])
+                .collect();
+            packets.extend(dups);
+            let mut got = Vec::new();
+            let (mut new, mut direct) = (0, 0);
+            for (k, &(off, len)) in packets.iter().enumerate() {
+                if rng.gen_bool(0.7) && r.lent.is_none() {
+                    let cap = rng.gen_range(0..600);
+                    r.lend(Box::new(Capped {
+                        data: Vec::new(),
+                        cap,
+                    }));
+                }
+                let fin = off + len == stream.len();
+                new += r
+                    .insert(off as u64, len as u64, &stream[off..off + len], fin)
+                    .unwrap();
+                direct += r.take_direct();
+                // Now and then the application takes its sink back and reads the pages.
+                if k % 3 == 0 {
+                    if r.lent.is_some() {
+                        got.extend(lent(&mut r));
+                    }
+                    let mut out = vec![0u8; 512];
+                    let n = r.read(&mut out);
+                    got.extend_from_slice(&out[..n]);
+                }
+            }
+            if r.lent.is_some() {
+                got.extend(lent(&mut r));
+            }
+            let mut out = vec![0u8; stream.len()];
+            let n = r.read(&mut out);
+            got.extend_from_slice(&out[..n]);
+            let first_wrong = got.iter().zip(&stream).position(|(a, b)| a != b);
+            assert!(
+                got == stream,
+                "round {round}: {} bytes of {}, first wrong at {first_wrong:?}",
+                got.len(),
+                stream.len()
+            );
+            assert_eq!(new, stream.len() as u64);
+            assert!(r.is_finished(), "round {round}");
+            if round == 0 {
+                assert!(direct > 0, "nothing went straight into the sink");
+            }
+        }
+    }
 
     #[test]
     fn reassembles_out_of_order_and_counts_duplicates() {
