@@ -32,7 +32,8 @@
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
 //! Not here (yet): ECN marks from the socket (the connection can take them:
-//! `handle_packet_ecn`), a thread per core for several transfers at 10 Gb/s and beyond.
+//! `handle_packet_ecn`), one transfer striped over several connections (`-P N`, as bbcp and
+//! GridFTP), and a thread per session for a receiver of many senders at once.
 
 pub mod admission;
 pub mod direct;
