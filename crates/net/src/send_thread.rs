@@ -52,13 +52,20 @@ impl Batch {
         self.pns.clear();
     }
 
-    /// Apply every pending seal (in place; lengths do not change).
-    fn seal(&mut self) {
+    /// Apply every pending seal (in place; lengths do not change). False if one could not be
+    /// applied (the connection wrote no room for it: a defect), and then nothing of the batch
+    /// may leave.
+    fn seal(&mut self) -> bool {
+        let mut all = true;
         for (at, seal) in self.seals.drain(..) {
             let len = seal.len();
-            let sealed = seal.apply(&mut self.bytes[at..at + len]);
-            debug_assert_eq!(sealed, Some(len), "the connection wrote room for the seal");
+            let sealed = self
+                .bytes
+                .get_mut(at..at + len)
+                .and_then(|datagram| seal.apply(datagram));
+            all &= sealed == Some(len);
         }
+        all
     }
 }
 
@@ -108,17 +115,22 @@ impl SendThread {
             .spawn(move || {
                 let mut gso = gso;
                 for mut batch in batches {
-                    batch.seal();
                     let mut calls = 0;
-                    let sent = send_datagrams(
-                        &sock,
-                        peer,
-                        &batch.bytes,
-                        batch.segment,
-                        batch.count,
-                        &mut gso,
-                        &mut calls,
-                    );
+                    let sent = if batch.seal() {
+                        send_datagrams(
+                            &sock,
+                            peer,
+                            &batch.bytes,
+                            batch.segment,
+                            batch.count,
+                            &mut gso,
+                            &mut calls,
+                        )
+                    } else {
+                        Err(io::Error::other(
+                            "a datagram could not be sealed; none was sent",
+                        ))
+                    };
                     let outcome = match sent {
                         Ok(()) => Outcome::Sent,
                         Err(e) if crate::socket::is_full(&e) => Outcome::Full,
