@@ -105,8 +105,16 @@ impl PagedBuffer {
         if self.pages.is_empty() {
             self.first = page;
         }
-        // A write below `first` cannot happen for a well-behaved caller; clamp rather than panic.
-        let i = page.saturating_sub(self.first) as usize;
+        // A write below the first page held: data that arrived out of order started the pages
+        // above a hole the stream's reader has not passed yet (with nothing held below it, as
+        // when the bytes before went to the application directly), and the hole is filling.
+        if page < self.first {
+            for _ in page..self.first {
+                self.pages.push_front(None);
+            }
+            self.first = page;
+        }
+        let i = (page - self.first) as usize;
         if self.pages.len() <= i {
             self.pages.resize_with(i + 1, || None);
         }
@@ -140,6 +148,24 @@ mod tests {
         let mut out = [0u8; 1400];
         b.read((1 << 32) - 1400, &mut out);
         assert!(out.iter().all(|&x| x == 7));
+    }
+
+    /// Everything read, then data beyond a hole two pages on, then the hole: each byte reads
+    /// back where it was written.
+    #[test]
+    fn a_hole_below_the_first_page_held_fills_in_place() {
+        let mut b = PagedBuffer::new();
+        b.write(0, &[1u8; 100]);
+        b.release(PAGE as u64);
+        let far = 3 * PAGE as u64 + 10;
+        b.write(far, &[3u8; 50]);
+        b.write(PAGE as u64 + 5, &[2u8; 70]);
+        let mut out = [0u8; 70];
+        b.read(PAGE as u64 + 5, &mut out);
+        assert!(out.iter().all(|&x| x == 2), "{out:?}");
+        let mut out = [0u8; 50];
+        b.read(far, &mut out);
+        assert!(out.iter().all(|&x| x == 3), "{out:?}");
     }
 
     #[test]

@@ -328,20 +328,21 @@ mod tests {
     fn a_lent_sink_sees_the_stream_in_order_whatever_the_arrival_order() {
         use rand::rngs::SmallRng;
         use rand::{Rng, SeedableRng};
-        let stream: Vec<u8> = (0..4000u32).map(|i| (i * 7 % 251) as u8).collect();
+        // Several of the buffer's 64 KiB pages, in packets of up to 3000 bytes.
+        let stream: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let mut rng = SmallRng::seed_from_u64(5);
-        for round in 0..200 {
+        for round in 0..40 {
             let mut r = Reassembly::new(false, 1 << 20);
             // Packets of 1..=300 bytes, sent in a shuffled order with duplicates.
             let mut packets = Vec::new();
             let mut at = 0;
             while at < stream.len() {
-                let len = rng.gen_range(1..=300).min(stream.len() - at);
+                let len = rng.gen_range(1..=3000).min(stream.len() - at);
                 packets.push((at, len));
                 at += len;
             }
             for i in 0..packets.len() {
-                let j = rng.gen_range(i.saturating_sub(4)..=(i + 4).min(packets.len() - 1));
+                let j = rng.gen_range(i.saturating_sub(60)..=(i + 60).min(packets.len() - 1));
                 packets.swap(i, j);
             }
             let dups: Vec<_> = (0..packets.len() / 10)
@@ -352,7 +353,7 @@ mod tests {
             let (mut new, mut direct) = (0, 0);
             for (k, &(off, len)) in packets.iter().enumerate() {
                 if rng.gen_bool(0.7) && r.lent.is_none() {
-                    let cap = rng.gen_range(0..600);
+                    let cap = rng.gen_range(0..6000);
                     r.lend(Box::new(Capped {
                         data: Vec::new(),
                         cap,
@@ -368,7 +369,7 @@ mod tests {
                     if r.lent.is_some() {
                         got.extend(lent(&mut r));
                     }
-                    let mut out = vec![0u8; 512];
+                    let mut out = vec![0u8; 5000];
                     let n = r.read(&mut out);
                     got.extend_from_slice(&out[..n]);
                 }
