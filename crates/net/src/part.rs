@@ -73,8 +73,7 @@ impl Piece {
     }
 
     /// Append what fits of `data`; returns how much did. (The receiver fills pieces through
-    /// `Incoming::write_with`; tests fill them from slices.)
-    #[cfg(test)]
+    /// `Incoming::write_with`, and a lent piece from packets; tests fill them from slices.)
     pub fn extend(&mut self, data: &[u8]) -> usize {
         self.fill_with(data.len(), |spare| {
             spare.copy_from_slice(&data[..spare.len()]);

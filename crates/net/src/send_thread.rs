@@ -69,6 +69,40 @@ impl Batch {
     }
 }
 
+impl Batch {
+    /// Seal the batch and send it to `peer` (`None`: a connected socket), GSO segments of
+    /// `gso` bytes if set (cleared where the kernel refuses). What the sending thread does
+    /// with each batch, and the connection's thread with its own when no sending thread runs.
+    /// Returns what became of it and the system calls it took.
+    pub(crate) fn transmit(
+        &mut self,
+        sock: &UdpSocket,
+        peer: Option<SocketAddr>,
+        gso: &mut Option<usize>,
+    ) -> (Outcome, u64) {
+        let mut calls = 0;
+        if !self.seal() {
+            let e = io::Error::other("a datagram could not be sealed; none was sent");
+            return (Outcome::Failed(e), calls);
+        }
+        let sent = send_datagrams(
+            sock,
+            peer,
+            &self.bytes,
+            self.segment,
+            self.count,
+            gso,
+            &mut calls,
+        );
+        let outcome = match sent {
+            Ok(()) => Outcome::Sent,
+            Err(e) if crate::socket::is_full(&e) => Outcome::Full,
+            Err(e) => Outcome::Failed(e),
+        };
+        (outcome, calls)
+    }
+}
+
 /// What became of a batch.
 #[derive(Debug)]
 pub enum Outcome {
@@ -115,27 +149,7 @@ impl SendThread {
             .spawn(move || {
                 let mut gso = gso;
                 for mut batch in batches {
-                    let mut calls = 0;
-                    let sent = if batch.seal() {
-                        send_datagrams(
-                            &sock,
-                            peer,
-                            &batch.bytes,
-                            batch.segment,
-                            batch.count,
-                            &mut gso,
-                            &mut calls,
-                        )
-                    } else {
-                        Err(io::Error::other(
-                            "a datagram could not be sealed; none was sent",
-                        ))
-                    };
-                    let outcome = match sent {
-                        Ok(()) => Outcome::Sent,
-                        Err(e) if crate::socket::is_full(&e) => Outcome::Full,
-                        Err(e) => Outcome::Failed(e),
-                    };
+                    let (outcome, calls) = batch.transmit(&sock, peer, &mut gso);
                     batch.bytes.clear();
                     if report
                         .send(Report {

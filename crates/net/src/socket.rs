@@ -37,7 +37,7 @@
 //! 2.1 ms on average and up to 18.5 ms, and 15 % of a sender's, by 0.7 ms.
 
 use crate::recv_thread::{Openers, RecvThread};
-use crate::send_thread::{Batch, Outcome, Report, SendThread};
+use crate::send_thread::{Batch, Outcome, SendThread};
 use longhaul_proto::{Connection, OpenAttempt, PacketKind, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
@@ -197,10 +197,8 @@ pub struct UdpPort {
     reader: Reader,
     /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
     pub recv_buffer: usize,
-    /// Outgoing datagrams of the batch being built, back to back.
-    batch: Vec<u8>,
-    /// The data packet numbers in `batch`, for local drops.
-    batch_pns: Vec<u64>,
+    /// The batch being built and sent here when no sending thread runs.
+    batch: Batch,
     /// Where `flush` hands its batches when sealing and sending run on a thread of their own.
     send_thread: Option<SendThread>,
     /// What reads the socket (and opens datagrams) when that runs on a thread of its own.
@@ -245,8 +243,11 @@ impl UdpPort {
             gso,
             reader: Reader::new(gro, timestamps),
             recv_buffer,
-            batch: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
-            batch_pns: Vec::with_capacity(MAX_SEGMENTS),
+            batch: Batch {
+                bytes: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
+                pns: Vec::with_capacity(MAX_SEGMENTS),
+                ..Batch::default()
+            },
             send_thread: None,
             recv_thread: None,
             stats: SocketStats::default(),
@@ -336,59 +337,36 @@ impl UdpPort {
         conn: &mut Connection,
         now: Time,
     ) -> io::Result<()> {
-        if let Some(mut thread) = self.send_thread.take() {
-            let result = self.flush_to_thread(&mut thread, conn, now);
-            self.send_thread = Some(thread);
-            return result;
-        }
-        self.stats.blocked = false;
-        let max = conn.config().max_datagram_size();
-        let mut count = 0;
-        self.batch.clear();
-        self.batch_pns.clear();
-        loop {
-            let at = self.batch.len();
-            self.batch.resize(at + max, 0);
-            let Some(t) = conn.poll_transmit(now, &mut self.batch[at..]) else {
-                self.batch.truncate(at);
-                break;
-            };
-            self.batch.truncate(at + t.len);
-            if t.kind == PacketKind::Data {
-                self.batch_pns.extend(t.packet_number);
-            }
-            count += 1;
-            // A batch grows while its datagrams are full-sized segments; a shorter one ends it.
-            let segment = self.gso.is_some_and(|s| t.len == s);
-            let room = self.batch.len() + max <= MAX_GSO_BYTES && count < MAX_SEGMENTS;
-            if !(segment && room) {
-                if !self.send_batch(peer, conn, now, count)? {
-                    return Ok(());
-                }
-                count = 0;
-            }
-        }
-        if count > 0 {
-            self.send_batch(peer, conn, now, count)?;
-        }
-        Ok(())
+        let mut thread = self.send_thread.take();
+        let result = self.flush_via(peer, thread.as_mut(), conn, now);
+        self.send_thread = thread;
+        result
     }
 
-    /// `flush` through the sending thread: the same batches, built here with their seals
-    /// pending and sealed and sent there.
-    fn flush_to_thread(
+    /// `flush`, the batches sent here or handed to the sending thread, which seals and sends
+    /// them there.
+    fn flush_via(
         &mut self,
-        thread: &mut SendThread,
+        peer: Option<SocketAddr>,
+        mut thread: Option<&mut SendThread>,
         conn: &mut Connection,
         now: Time,
     ) -> io::Result<()> {
-        // A batch found the socket full: wait for it to drain, as when sending here.
-        self.stats.blocked = self.take_reports(thread, conn, now)?;
+        // A batch found the socket full (on the sending thread, since the last call): wait
+        // for it to drain, as when it is found full here.
+        self.stats.blocked = match thread.as_deref_mut() {
+            Some(t) => self.take_reports(t, conn, now)?,
+            None => false,
+        };
         if self.stats.blocked {
             return Ok(());
         }
         let max = conn.config().max_datagram_size();
-        let mut batch = thread.batch();
+        let mut batch = match thread.as_deref_mut() {
+            Some(t) => t.batch(),
+            None => std::mem::take(&mut self.batch),
+        };
+        let mut result: io::Result<bool> = Ok(true);
         loop {
             let at = batch.bytes.len();
             batch.bytes.resize(at + max, 0);
@@ -409,16 +387,45 @@ impl UdpPort {
             let segment = self.gso.is_some_and(|s| t.len == s);
             let room = batch.bytes.len() + max <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
             if !(segment && room) {
-                let next = thread.batch();
-                thread.send(std::mem::replace(&mut batch, next))?;
+                result = self.dispatch(peer, thread.as_deref_mut(), &mut batch, conn, now);
+                if !matches!(result, Ok(true)) {
+                    break;
+                }
             }
         }
-        if batch.count > 0 {
-            thread.send(batch)?;
-        } else {
-            thread.reuse(batch);
+        if batch.count > 0 && matches!(result, Ok(true)) {
+            result = self.dispatch(peer, thread.as_deref_mut(), &mut batch, conn, now);
         }
-        Ok(())
+        match thread {
+            Some(t) => t.reuse(batch),
+            None => {
+                batch.clear();
+                self.batch = batch;
+            }
+        }
+        result.map(|_| ())
+    }
+
+    /// Send `batch` here, or hand it to the sending thread (`batch` is then a fresh one).
+    /// Returns whether to go on: false when it found the socket full here.
+    fn dispatch(
+        &mut self,
+        peer: Option<SocketAddr>,
+        thread: Option<&mut SendThread>,
+        batch: &mut Batch,
+        conn: &mut Connection,
+        now: Time,
+    ) -> io::Result<bool> {
+        if let Some(t) = thread {
+            let next = t.batch();
+            t.send(std::mem::replace(batch, next))?;
+            return Ok(true);
+        }
+        let (outcome, calls) = batch.transmit(&self.sock, peer, &mut self.gso);
+        let full = self.account(batch, outcome, calls, conn, now);
+        batch.clear();
+        self.stats.blocked = matches!(full, Ok(true));
+        full.map(|full| !full)
     }
 
     /// Take the sending thread's reports into the counters ([`UdpPort::account`]). Returns
@@ -430,30 +437,31 @@ impl UdpPort {
         now: Time,
     ) -> io::Result<bool> {
         let mut full = false;
-        while let Some(mut r) = thread.report() {
-            let batch = std::mem::take(&mut r.batch);
-            let counted = self.account(&batch, r, conn, now);
-            thread.reuse(batch);
+        while let Some(r) = thread.report() {
+            if r.gso.is_none() {
+                self.gso = None;
+            }
+            let counted = self.account(&r.batch, r.outcome, r.calls, conn, now);
+            thread.reuse(r.batch);
             full |= counted?;
         }
         Ok(full)
     }
 
-    /// One report of the sending thread about `batch`: counted as sent, or its data packets
-    /// handed back to the connection as local drops (returns true), or its error returned.
+    /// What became of `batch` (sent here or by the sending thread, in `calls` system calls):
+    /// counted as sent, or its data packets handed back to the connection as local drops
+    /// (returns true), or its error returned.
     fn account(
         &mut self,
         batch: &Batch,
-        r: Report,
+        outcome: Outcome,
+        calls: u64,
         conn: &mut Connection,
         now: Time,
     ) -> io::Result<bool> {
-        self.stats.send_calls += r.calls;
-        if r.gso.is_none() {
-            self.gso = None;
-        }
+        self.stats.send_calls += calls;
         let count = batch.count as u64;
-        match r.outcome {
+        match outcome {
             Outcome::Sent => {
                 self.stats.datagrams_sent += count;
                 Ok(false)
@@ -467,49 +475,6 @@ impl UdpPort {
             }
             Outcome::Failed(e) => Err(e),
         }
-    }
-
-    /// Send `self.batch` (`count` datagrams); returns false when the socket was full.
-    fn send_batch(
-        &mut self,
-        peer: Option<SocketAddr>,
-        conn: &mut Connection,
-        now: Time,
-        count: usize,
-    ) -> io::Result<bool> {
-        let sent = self.send_raw(peer, count);
-        let result = match sent {
-            Ok(()) => {
-                self.stats.datagrams_sent += count as u64;
-                Ok(true)
-            }
-            Err(e) if is_full(&e) => {
-                for &pn in &self.batch_pns {
-                    conn.on_local_drop(now, pn);
-                }
-                self.stats.local_drops += count as u64;
-                self.stats.blocked = true;
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        };
-        self.batch.clear();
-        self.batch_pns.clear();
-        result
-    }
-
-    fn send_raw(&mut self, peer: Option<SocketAddr>, count: usize) -> io::Result<()> {
-        // A batch of several is a batch of GSO segments (`flush`).
-        let segment = self.gso.unwrap_or(self.batch.len());
-        send_datagrams(
-            &self.sock,
-            peer,
-            &self.batch,
-            segment,
-            count,
-            &mut self.gso,
-            &mut self.stats.send_calls,
-        )
     }
 
     /// Read up to a batch of datagrams ([`RECV_BATCH`] reads or [`RECV_BATCH_BYTES`], whichever
@@ -571,11 +536,16 @@ impl UdpPort {
         if self.stats.blocked {
             events |= PollFlags::POLLOUT;
         }
-        let mut fds = vec![PollFd::new(self.sock.as_fd(), events)];
-        if let Some(t) = &self.recv_thread {
-            fds.push(PollFd::new(t.wake_fd(), PollFlags::POLLIN));
-        }
-        match ppoll(&mut fds, timeout, None) {
+        // (Without a receiving thread the second entry is the socket again, not polled.)
+        let (wake, n) = match &self.recv_thread {
+            Some(t) => (t.wake_fd(), 2),
+            None => (self.sock.as_fd(), 1),
+        };
+        let mut fds = [
+            PollFd::new(self.sock.as_fd(), events),
+            PollFd::new(wake, PollFlags::POLLIN),
+        ];
+        match ppoll(&mut fds[..n], timeout, None) {
             Ok(_) | Err(Errno::EINTR) => Ok(()),
             Err(e) => Err(io::Error::from(e)),
         }
@@ -761,15 +731,9 @@ mod tests {
             }
         }
         assert!(batch.count >= 5, "{} data packets", batch.count);
-        let report = |outcome| Report {
-            batch: Batch::default(),
-            outcome,
-            calls: 1,
-            gso: None,
-        };
         let mut port = UdpPort::bind("127.0.0.1:0".parse().unwrap(), 1500, false).unwrap();
         let events = c.stats().congestion_events;
-        let full = port.account(&batch, report(Outcome::Full), &mut c, now);
+        let full = port.account(&batch, Outcome::Full, 1, &mut c, now);
         assert!(full.unwrap());
         assert_eq!(port.stats.local_drops, batch.count as u64);
         assert_eq!(port.stats.datagrams_sent, 0);
@@ -779,12 +743,12 @@ mod tests {
             .expect("the dropped data goes again");
         assert!(again.retransmission, "{again:?}");
 
-        let sent = port.account(&batch, report(Outcome::Sent), &mut c, now);
+        let sent = port.account(&batch, Outcome::Sent, 1, &mut c, now);
         assert!(!sent.unwrap());
         assert_eq!(port.stats.datagrams_sent, batch.count as u64);
         assert_eq!(port.stats.send_calls, 2);
         let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
-        let failed = port.account(&batch, report(Outcome::Failed(refused)), &mut c, now);
+        let failed = port.account(&batch, Outcome::Failed(refused), 1, &mut c, now);
         assert_eq!(failed.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
     }
 

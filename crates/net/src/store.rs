@@ -478,10 +478,7 @@ impl Sink for LentPiece {
     }
 
     fn put(&mut self, bytes: &[u8]) {
-        let n = self.piece.fill_with(bytes.len(), |spare| {
-            spare.copy_from_slice(&bytes[..spare.len()]);
-            spare.len()
-        });
+        let n = self.piece.extend(bytes);
         debug_assert_eq!(n, bytes.len(), "the connection puts at most room()");
         self.taken += n;
     }

@@ -485,8 +485,18 @@ impl Connection {
         datagram: &[u8],
         ce: bool,
     ) -> Result<(), PacketError> {
+        self.arriving(now, arrived, |c| c.process(now, datagram, ce))
+    }
+
+    /// Handle one arrival at `arrived` with `handle`; a rejected one is counted.
+    fn arriving(
+        &mut self,
+        now: Time,
+        arrived: Time,
+        handle: impl FnOnce(&mut Self) -> Result<(), PacketError>,
+    ) -> Result<(), PacketError> {
         self.arrived = arrived.min(now);
-        let result = self.process(now, datagram, ce);
+        let result = handle(self);
         if result.is_err() {
             self.stats.packets_rejected += 1;
         }
@@ -568,27 +578,24 @@ impl Connection {
         datagram: &[u8],
         ce: bool,
     ) -> Result<(), PacketError> {
-        self.arrived = arrived.min(now);
-        let result = if self.state == State::Closed {
-            Err(PacketError::Closed)
-        } else if self.secure.is_none() {
-            Err(PacketError::Unsealed("opened datagram"))
-        } else {
-            match self
+        self.arriving(now, arrived, |c| {
+            if c.state == State::Closed {
+                return Err(PacketError::Closed);
+            }
+            if c.secure.is_none() {
+                return Err(PacketError::Unsealed("opened datagram"));
+            }
+            match c
                 .session()
                 .accept_opened(opened.generation, opened.seal_number)
             {
                 Ok(updates) => {
-                    self.stats.peer_key_updates += updates as u64;
-                    self.process_opened(now, opened.plain(datagram), ce)
+                    c.stats.peer_key_updates += updates as u64;
+                    c.process_opened(now, opened.plain(datagram), ce)
                 }
-                Err(e) => Err(self.open_refused(e)),
+                Err(e) => Err(c.open_refused(e)),
             }
-        };
-        if result.is_err() {
-            self.stats.packets_rejected += 1;
-        }
-        result
+        })
     }
 
     /// A datagram an [`Opener`] could not authenticate: counted as this connection counts

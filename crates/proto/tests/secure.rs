@@ -798,29 +798,32 @@ fn config_accounts_for_the_seal() {
     assert!(Connection::new(huge, Side::Client, Time::ZERO).is_err());
 }
 
+/// A client (identity `seed`) and a server (`seed + 1`) with this machine's cipher, keys
+/// updated every `packets_per_key` datagrams, after their handshake.
+fn established_with_key_limit(
+    seed: u8,
+    packets_per_key: u64,
+    now: Time,
+) -> (Connection, Connection) {
+    let limits = KeyLimits {
+        packets_per_key,
+        failed_opens: 1 << 20,
+    };
+    let cipher = Cipher::preferred();
+    let config = |id: &Identity| with_limits(secure(id, PeerPolicy::Any, cipher), limits);
+    let mut c = endpoint(config(&identity(seed)), Side::Client, now);
+    let mut s = endpoint(config(&identity(seed + 1)), Side::Server, now);
+    pump(&mut c, &mut s, now);
+    (c, s)
+}
+
 /// A driver may seal on another thread (`poll_transmit_unsealed`): seals applied there, in
 /// reverse order and across key updates, open at the peer, which gets every byte; a datagram
 /// whose seal was not applied is refused.
 #[test]
 fn seals_applied_later_on_another_thread_open_at_the_peer() {
-    let (ci, si) = (identity(7), identity(8));
-    let limits = KeyLimits {
-        packets_per_key: 5,
-        failed_opens: 1 << 20,
-    };
-    let cipher = Cipher::preferred();
     let now = Time::from_millis(1);
-    let mut c = endpoint(
-        with_limits(secure(&ci, PeerPolicy::Any, cipher), limits),
-        Side::Client,
-        now,
-    );
-    let mut s = endpoint(
-        with_limits(secure(&si, PeerPolicy::Any, cipher), limits),
-        Side::Server,
-        now,
-    );
-    pump(&mut c, &mut s, now);
+    let (mut c, mut s) = established_with_key_limit(7, 5, now);
     assert!(c.is_established() && s.is_established());
 
     // The initial window's worth: ten datagrams, two generations of keys.
@@ -870,24 +873,8 @@ fn seals_applied_later_on_another_thread_open_at_the_peer() {
 #[test]
 fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
     use longhaul_proto::OpenAttempt;
-    let (ci, si) = (identity(9), identity(10));
-    let limits = KeyLimits {
-        packets_per_key: 2,
-        failed_opens: 1 << 20,
-    };
-    let cipher = Cipher::preferred();
     let now = Time::from_millis(1);
-    let mut c = endpoint(
-        with_limits(secure(&ci, PeerPolicy::Any, cipher), limits),
-        Side::Client,
-        now,
-    );
-    let mut s = endpoint(
-        with_limits(secure(&si, PeerPolicy::Any, cipher), limits),
-        Side::Server,
-        now,
-    );
-    pump(&mut c, &mut s, now);
+    let (mut c, mut s) = established_with_key_limit(9, 2, now);
     let opener = s.opener().expect("keys exist after the handshake");
     assert_eq!(s.opener_epoch(), Some(opener.epoch()));
 

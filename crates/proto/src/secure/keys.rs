@@ -256,11 +256,7 @@ impl RecvKeys {
         let ahead = phase.wrapping_sub(self.held.generation as u8);
         if (2..=MAX_KEY_SKIP).contains(&ahead) {
             // Several generations ahead: derived for this datagram, kept only if it opens.
-            let mut secret = self.next_secret.next();
-            for _ in 2..ahead {
-                secret = secret.next();
-            }
-            let key = secret.key(self.cipher);
+            let (secret, key) = self.ahead(ahead);
             let n = key
                 .open(seal_number, buf)
                 .map_err(|OpenFailed| OpenError::Failed)?;
@@ -301,11 +297,7 @@ impl RecvKeys {
         if ahead == 1 {
             self.step(seal_number);
         } else {
-            let mut secret = self.next_secret.next();
-            for _ in 2..ahead {
-                secret = secret.next();
-            }
-            let key = secret.key(self.cipher);
+            let (secret, key) = self.ahead(ahead);
             self.jump(ahead, secret, key, seal_number);
         }
         Ok(Opened::Updated(ahead))
@@ -324,6 +316,16 @@ impl RecvKeys {
         self.held.generation += 1;
         self.held.first_of_current = seal_number;
         self.epoch += 1;
+    }
+
+    /// The secret and key `k` ≥ 2 generations ahead of the current one.
+    fn ahead(&self, k: u8) -> (Secret, PacketKey) {
+        let mut secret = self.next_secret.next();
+        for _ in 2..k {
+            secret = secret.next();
+        }
+        let key = secret.key(self.cipher);
+        (secret, key)
     }
 
     /// `k` ≥ 2 generations ahead, to `secret` and its `key`: nothing between is kept.

@@ -424,32 +424,15 @@ impl Session {
     /// order that is possible after the fact (the key's generation against what this end takes
     /// now, then the replay window). Returns how many generations the receiver moved forward.
     pub fn accept_opened(&mut self, generation: u64, seal_number: u64) -> Result<u8, PacketError> {
-        let Some(recv) = self.recv.as_mut() else {
+        if self.recv.is_none() {
             return Err(PacketError::NoKeysYet);
-        };
-        match self.replay.check(seal_number) {
-            Ok(()) => {}
-            Err(Replay::Duplicate) => return Err(PacketError::Replayed(seal_number)),
-            Err(Replay::TooOld { oldest }) => {
-                return Err(PacketError::TooOld {
-                    seal_number,
-                    oldest,
-                })
-            }
         }
-        let how = recv.accept(generation, seal_number).map_err(|e| match e {
-            OpenError::UnknownPhase { phase, current } => {
-                PacketError::UnknownKeyPhase { phase, current }
-            }
-            OpenError::Failed => PacketError::AuthenticationFailed,
-        })?;
-        self.replay.mark(seal_number);
-        recv.expire_previous(self.replay.oldest());
-        self.confirmed = true;
-        Ok(match how {
-            Opened::Current => 0,
-            Opened::Updated(k) => k,
-        })
+        self.check_replay(seal_number)?;
+        let recv = self.recv.as_mut().expect("checked above");
+        let how = recv
+            .accept(generation, seal_number)
+            .map_err(|e| self.refused(e))?;
+        Ok(self.opened(seal_number, how))
     }
 
     /// A datagram opened elsewhere did not authenticate: counted towards the integrity limit.
@@ -467,19 +450,10 @@ impl Session {
         seal_number: u64,
         scratch: &mut Vec<u8>,
     ) -> Result<(usize, u8), PacketError> {
-        let Some(recv) = self.recv.as_mut() else {
+        if self.recv.is_none() {
             return Err(PacketError::NoKeysYet);
-        };
-        match self.replay.check(seal_number) {
-            Ok(()) => {}
-            Err(Replay::Duplicate) => return Err(PacketError::Replayed(seal_number)),
-            Err(Replay::TooOld { oldest }) => {
-                return Err(PacketError::TooOld {
-                    seal_number,
-                    oldest,
-                })
-            }
         }
+        self.check_replay(seal_number)?;
         if datagram.len() > MAX_DATAGRAM {
             return Err(PacketError::TrailingBytes(datagram.len() - MAX_DATAGRAM));
         }
@@ -488,25 +462,47 @@ impl Session {
         }
         let buf = &mut scratch[..datagram.len()];
         buf.copy_from_slice(datagram);
+        let recv = self.recv.as_mut().expect("checked above");
         match recv.open(key_phase, seal_number, buf) {
-            Ok((n, how)) => {
-                self.replay.mark(seal_number);
-                recv.expire_previous(self.replay.oldest());
-                self.confirmed = true;
-                Ok((
-                    n,
-                    match how {
-                        Opened::Current => 0,
-                        Opened::Updated(k) => k,
-                    },
-                ))
+            Ok((n, how)) => Ok((n, self.opened(seal_number, how))),
+            Err(e) => Err(self.refused(e)),
+        }
+    }
+
+    /// The anti-replay window's verdict on `seal_number`, before it counts.
+    fn check_replay(&self, seal_number: u64) -> Result<(), PacketError> {
+        self.replay.check(seal_number).map_err(|r| match r {
+            Replay::Duplicate => PacketError::Replayed(seal_number),
+            Replay::TooOld { oldest } => PacketError::TooOld {
+                seal_number,
+                oldest,
+            },
+        })
+    }
+
+    /// A datagram authenticated and was taken: its number is seen, the previous key may
+    /// expire, the peer has the keys. Returns the generations the receiver moved forward.
+    fn opened(&mut self, seal_number: u64, how: Opened) -> u8 {
+        self.replay.mark(seal_number);
+        if let Some(recv) = self.recv.as_mut() {
+            recv.expire_previous(self.replay.oldest());
+        }
+        self.confirmed = true;
+        match how {
+            Opened::Current => 0,
+            Opened::Updated(k) => k,
+        }
+    }
+
+    /// A datagram refused by the keys; a failed authentication counts towards the limit.
+    fn refused(&mut self, e: OpenError) -> PacketError {
+        match e {
+            OpenError::UnknownPhase { phase, current } => {
+                PacketError::UnknownKeyPhase { phase, current }
             }
-            Err(OpenError::UnknownPhase { phase, current }) => {
-                Err(PacketError::UnknownKeyPhase { phase, current })
-            }
-            Err(OpenError::Failed) => {
+            OpenError::Failed => {
                 self.failed_opens += 1;
-                Err(PacketError::AuthenticationFailed)
+                PacketError::AuthenticationFailed
             }
         }
     }
