@@ -1,69 +1,37 @@
-//! Check where results will go before a long run starts, so that an unwritable `--json` file
-//! or `--report` directory is reported at once rather than after hours of simulation.
+//! Output paths of the commands: checked before a long run starts, so that an unwritable
+//! `--json` file or `--report` directory is reported at once rather than after hours of
+//! simulation, and written by `longhaul_output`'s rules (atomic for a file, in place for a
+//! device, FIFO or descriptor, `-` for standard output).
 
 use anyhow::{Context, Result};
-use std::fs::OpenOptions;
 use std::path::Path;
 
-/// Check that `path` can be written: open it for appending (which neither truncates an
-/// existing file nor changes its contents) and, if it did not exist, remove it again so a run
-/// that later fails leaves nothing behind. `-` (standard output) is always writable.
+pub use longhaul_output::is_stdout;
+
+/// Check that `path` can be written, without writing it or leaving anything behind.
 pub fn check_file(path: &Path, flag: &str) -> Result<()> {
-    if is_stdout(path) {
-        return Ok(());
-    }
-    let existed = path.exists();
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .with_context(|| {
-            format!(
-                "{flag} {}: cannot write there (checked before the run, so no results are lost); \
-                 choose another path",
-                path.display()
-            )
-        })?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
+    longhaul_output::check(path).with_context(|| {
+        format!(
+            "{flag} {} (checked before the run, so no results are lost)",
+            path.display()
+        )
+    })
 }
 
 /// Write `text` (with a trailing newline) to `path`; `-` is standard output, for every flag
-/// that takes an output file. A file is written through a temporary file and a rename, so a
-/// crash never leaves half a result in place of a good one.
+/// that takes an output file.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
     let mut text = text.to_string();
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if is_stdout(path) {
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .context("writing to standard output")?;
-        return Ok(());
-    }
-    longhaul_metrics::summary::write_atomically(path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+    Ok(longhaul_output::write(path, text.as_bytes())?)
 }
 
-/// Whether an output path means standard output (`-`).
-pub fn is_stdout(path: &Path) -> bool {
-    path == Path::new("-")
-}
-
-/// Create the report directory and check that a file can be written in it.
+/// Create the report directory and check that files can be written in it.
 pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "{flag} {}: cannot create the directory (checked before the run); choose another",
-            dir.display()
-        )
-    })?;
-    check_file(&dir.join("summary.json"), flag)
+    longhaul_output::create_dir(dir)
+        .with_context(|| format!("{flag} {} (checked before the run)", dir.display()))
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub fn convert_dir(dir: &Path) -> Result<Vec<PathBuf>> {
             std::fs::read_to_string(&svg).with_context(|| format!("reading {}", svg.display()))?;
         let png = svg.with_extension("png");
         let bytes = svg_to_png(&text, &fonts, 2.0).with_context(|| svg.display().to_string())?;
-        std::fs::write(&png, bytes).with_context(|| format!("writing {}", png.display()))?;
+        longhaul_output::write(&png, &bytes)?;
         written.push(png);
     }
     Ok(written)

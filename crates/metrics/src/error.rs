@@ -17,12 +17,8 @@ pub enum MetricsError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{0}")]
+    Output(#[from] longhaul_output::Error),
     #[error("{path} is not a longhaul result summary: {message} at line {line}, column {column}")]
     Parse {
         path: PathBuf,

@@ -401,10 +401,10 @@ impl Summary {
         Ok(s)
     }
 
-    /// Write the JSON to `path` (through a temporary file and a rename, so a crash never leaves a
-    /// half-written result in place of a good one).
+    /// Write the JSON to `path` by the rules of `longhaul_output::write` (atomically for a file,
+    /// in place for a device, FIFO or descriptor).
     pub fn write(&self, path: &Path) -> Result<(), MetricsError> {
-        write_atomically(path, self.to_json()?.as_bytes())
+        Ok(longhaul_output::write(path, self.to_json()?.as_bytes())?)
     }
 
     /// Where and why packets were dropped in this run. Flows and links describe the same drops
@@ -512,21 +512,4 @@ fn parse_error(origin: &Path, e: &serde_json::Error) -> MetricsError {
         line: e.line(),
         column: e.column(),
     }
-}
-
-/// Write `bytes` to `path` via `path.tmp` + rename: readers see the old file or the whole new
-/// one, never a part, even if the writer is killed.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), MetricsError> {
-    let werr = |source| MetricsError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(werr)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        werr(e)
-    })
 }

@@ -98,6 +98,12 @@ pub enum KeyError {
     },
     #[error("{} is not a regular file", path.display())]
     NotAFile { path: PathBuf },
+    #[error(
+        "{} is a symbolic link, device, FIFO or socket; a key is written only as a regular file, \
+         never through a link or into a device: remove it or choose another path",
+        path.display()
+    )]
+    NotRegular { path: PathBuf },
     #[error("{} is larger than {MAX_FILE} bytes: not a longhaul key or trust file", path.display())]
     TooLarge { path: PathBuf },
     #[error("no private key at {}: create one with `longhaul keygen`", path.display())]
@@ -385,12 +391,15 @@ pub fn write_keypair(
     }
     let pub_path = public_key_path(path);
     create_parent(path)?;
-    if !force {
-        // Both checked first, so that a refusal leaves no half of a new pair behind.
-        for p in [path, &pub_path] {
-            if p.symlink_metadata().is_ok() {
-                return Err(KeyError::Exists { path: p.into() });
-            }
+    // Both checked first, so that a refusal leaves no half of a new pair behind.
+    for p in [path, &pub_path] {
+        match p.symlink_metadata() {
+            Ok(_) if !force => return Err(KeyError::Exists { path: p.into() }),
+            // Renaming over a link or a device would replace it (a forced key written over
+            // /dev/null would replace /dev/null); writing through it would put a secret where
+            // the link points. Neither is asked for.
+            Ok(m) if !m.is_file() => return Err(KeyError::NotRegular { path: p.into() }),
+            _ => {}
         }
     }
     let encoded = Zeroizing::new(STANDARD.encode(pair.private));

@@ -232,12 +232,12 @@ pub fn write_reports(
         }
         if let Some(page) = crate::experiment(r.name).and_then(|e| e.page) {
             let path = dir.join(format!("{}.html", r.name));
-            longhaul_metrics::summary::write_atomically(&path, page(r)?.as_bytes())?;
+            longhaul_output::write(&path, page(r)?.as_bytes()).map_err(MetricsError::from)?;
             paths.push(path);
         }
     }
     let index = dir.join("index.html");
-    longhaul_metrics::summary::write_atomically(&index, index_page(results).as_bytes())?;
+    longhaul_output::write(&index, index_page(results).as_bytes()).map_err(MetricsError::from)?;
     paths.push(index);
     Ok(paths)
 }

@@ -63,6 +63,8 @@ pub enum SweepError {
     #[error("{0}")]
     Metrics(#[from] longhaul_metrics::MetricsError),
     #[error("{0}")]
+    Output(#[from] longhaul_output::Error),
+    #[error("{0}")]
     Submit(String),
 }
 

@@ -17,7 +17,7 @@
 use crate::error::{Result, SweepError};
 use crate::plan::{Run, Stamp};
 use crate::spec::display;
-use longhaul_metrics::summary::{write_atomically, Summary};
+use longhaul_metrics::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,24 +89,12 @@ impl SweepDir {
         })?;
         let path = root.join("sweep.json");
         if !path.exists() {
-            let tmp = root.join(format!(".sweep.json.{}.tmp", std::process::id()));
             let text = serde_json::to_string_pretty(stamp).expect("a stamp always encodes") + "\n";
-            let werr = |source| SweepError::Write {
-                path: path.clone(),
-                source,
-            };
-            std::fs::write(&tmp, text).map_err(werr)?;
-            let linked = std::fs::hard_link(&tmp, &path);
-            let _ = std::fs::remove_file(&tmp);
-            match linked {
-                Ok(()) => {
-                    if let Some(text) = sweep_text {
-                        write(&root.join("sweep.toml"), text.as_bytes())?;
-                    }
+            // Another process may make it first: then compare with theirs below.
+            if longhaul_output::create_new(&path, text.as_bytes())? {
+                if let Some(text) = sweep_text {
+                    write(&root.join("sweep.toml"), text.as_bytes())?;
                 }
-                // Another process made it first: compare with theirs below.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(werr(e)),
             }
         }
         let found = read_stamp(root)?;
@@ -207,7 +195,7 @@ impl SweepDir {
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomically(path, bytes).map_err(SweepError::from)
+    Ok(longhaul_output::write(path, bytes)?)
 }
 
 fn read_stamp(root: &Path) -> Result<Stamp> {

@@ -251,8 +251,7 @@ fn write_vectors(a: VectorArgs) -> Result<()> {
                 differ.push(path.display().to_string());
             }
         } else {
-            std::fs::write(&path, &text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            longhaul_output::write(&path, text.as_bytes())?;
             println!("{:<40} {:>6} steps  {}", path.display(), steps, spec);
         }
     }

@@ -55,9 +55,9 @@ fn overlay(files: &[&PathBuf], dir: &Path, png: bool) -> Result<()> {
         runs.push((f.display().to_string(), s));
     }
     let refs: Vec<(&str, &Summary)> = runs.iter().map(|(l, s)| (l.as_str(), s)).collect();
-    std::fs::create_dir_all(dir).with_context(|| format!("--report {}", dir.display()))?;
+    longhaul_output::create_dir(dir).with_context(|| format!("--report {}", dir.display()))?;
     let html = longhaul_metrics::report::overlay_report(&refs)?;
-    longhaul_metrics::summary::write_atomically(&dir.join("report.html"), html.as_bytes())?;
+    longhaul_output::write(&dir.join("report.html"), html.as_bytes())?;
     longhaul_metrics::report::write_figures(&refs, &dir.join("figures"))?;
     if png {
         crate::png::convert_dir(&dir.join("figures"))?;

@@ -265,11 +265,10 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
             ));
         }
     }
-    std::fs::write(dir.join("drops.csv"), csv).context("writing drops.csv")?;
-    std::fs::write(
-        dir.join("emulator.json"),
-        serde_json::to_string_pretty(&o.raw.emulator)? + "\n",
-    )
-    .context("writing emulator.json")?;
+    longhaul_output::write(&dir.join("drops.csv"), csv.as_bytes())?;
+    longhaul_output::write(
+        &dir.join("emulator.json"),
+        (serde_json::to_string_pretty(&o.raw.emulator)? + "\n").as_bytes(),
+    )?;
     Ok(())
 }

@@ -122,7 +122,7 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
             d.time_s, d.link, d.direction, flow, d.reason
         ));
     }
-    std::fs::write(dir.join("drops.csv"), csv).context("writing drops.csv")?;
+    longhaul_output::write(&dir.join("drops.csv"), csv.as_bytes())?;
     let mut details = serde_json::json!({
         "ports": o.ports,
         "cross_traffic": o.cross_traffic,
@@ -133,11 +133,10 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     if !o.host_stalls.is_empty() {
         details["host_stalls"] = serde_json::json!(o.host_stalls);
     }
-    std::fs::write(
-        dir.join("details.json"),
-        serde_json::to_string_pretty(&details)?,
-    )
-    .context("writing details.json")?;
+    longhaul_output::write(
+        &dir.join("details.json"),
+        serde_json::to_string_pretty(&details)?.as_bytes(),
+    )?;
     Ok(())
 }
 

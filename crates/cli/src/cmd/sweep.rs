@@ -256,7 +256,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let logs = out.join("slurm");
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
     let path = logs.join("sweep.sbatch");
-    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    longhaul_output::write(&path, text.as_bytes())?;
     let shape = ArrayShape::new(plan.runs, a.array_limit, a.chunk);
     let what = format!(
         "{} runs ({finished} finished) as {} task{} of {} run{}",
@@ -275,7 +275,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         return Ok(());
     }
     let id = submit(&path)?;
-    std::fs::write(logs.join("job-id"), format!("{id}\n")).ok();
+    longhaul_output::write(&logs.join("job-id"), format!("{id}\n").as_bytes()).ok();
     println!(
         "submitted Slurm job {id}: {what}; follow it with `squeue -j {id}`, then \
          `longhaul sweep collect {}`",

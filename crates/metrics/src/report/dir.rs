@@ -3,16 +3,14 @@
 use super::figures::{figures, Run};
 use super::{html_report, summary_table};
 use crate::error::MetricsError;
-use crate::summary::{write_atomically, Summary};
+use crate::summary::Summary;
+use longhaul_output::{create_dir, write};
 use std::path::{Path, PathBuf};
 
 /// Write `summary.json`, `summary.txt` (the terminal table) and `report.html` into `dir`,
 /// creating it if needed. Returns the paths written, in that order.
 pub fn write_report_dir(s: &Summary, dir: &Path) -> Result<Vec<PathBuf>, MetricsError> {
-    std::fs::create_dir_all(dir).map_err(|source| MetricsError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    create_dir(dir)?;
     let files = [
         (dir.join("summary.json"), s.to_json()?),
         (dir.join("summary.txt"), summary_table(s)),
@@ -20,7 +18,7 @@ pub fn write_report_dir(s: &Summary, dir: &Path) -> Result<Vec<PathBuf>, Metrics
     ];
     let mut written = Vec::new();
     for (path, text) in files {
-        write_atomically(&path, text.as_bytes())?;
+        write(&path, text.as_bytes())?;
         written.push(path);
     }
     Ok(written)
@@ -29,15 +27,12 @@ pub fn write_report_dir(s: &Summary, dir: &Path) -> Result<Vec<PathBuf>, Metrics
 /// Export each drawn figure as `dir/<slug>.svg` for a paper (figures that lack their series are
 /// skipped). Returns the paths written.
 pub fn write_figures(runs: &[Run], dir: &Path) -> Result<Vec<PathBuf>, MetricsError> {
-    std::fs::create_dir_all(dir).map_err(|source| MetricsError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    create_dir(dir)?;
     let mut written = Vec::new();
     for f in figures(runs)? {
         if let Some(svg) = f.svg {
             let path = dir.join(format!("{}.svg", f.slug));
-            write_atomically(&path, svg.as_bytes())?;
+            write(&path, svg.as_bytes())?;
             written.push(path);
         }
     }

@@ -316,9 +316,9 @@ pub fn figures_html(h: &mut String, figs: &[Figure]) {
     }
 }
 
-/// Write the HTML report to `path` (atomically, like the JSON).
+/// Write the HTML report to `path` (by `longhaul_output::write`'s rules, like the JSON).
 pub fn write_html_report(s: &Summary, path: &Path) -> Result<(), MetricsError> {
-    crate::summary::write_atomically(path, html_report(s)?.as_bytes())
+    Ok(longhaul_output::write(path, html_report(s)?.as_bytes())?)
 }
 
 #[cfg(test)]

@@ -179,6 +179,26 @@ fn never_overwrites_without_force() {
     assert!(matches!(e, KeyError::Exists { .. }), "{e:?}");
     assert!(!lone.exists());
 
+    // Even with force, a link or a FIFO in the way is refused and left as it was.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("linked");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let e = write_keypair(&link, &second, None, true).unwrap_err();
+    assert!(matches!(e, KeyError::NotRegular { .. }), "{e:?}");
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let fifo = elsewhere.path().join("fifo");
+    nix::unistd::mkfifo(&public_key_path(&fifo), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let e = write_keypair(&fifo, &second, None, true).unwrap_err();
+    assert!(
+        e.to_string().contains("remove it or choose another path"),
+        "{e}"
+    );
+    assert!(!fifo.exists(), "nothing written before the refusal");
+    assert_eq!(before.0, fs::read(&path).unwrap());
+
     // With force, the pair is replaced, still owner-only, and no temporary file is left.
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
     write_keypair(&path, &second, Some("new"), true).unwrap();
