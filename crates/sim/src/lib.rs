@@ -28,7 +28,6 @@ mod bufpool;
 pub mod cross;
 pub mod engine;
 pub mod events;
-pub mod histogram;
 pub mod packet;
 pub mod port;
 pub mod red;

@@ -19,10 +19,10 @@
 //! Queue limits count waiting packets (or bytes), not the one being transmitted, as Linux's
 //! `txqueuelen` and ns-3's `DropTailQueue` do.
 
-use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
 use crate::red::{Red, RedVerdict};
 use crate::ring::Ring;
+use longhaul_metrics::online::DelayAccumulator;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -70,7 +70,7 @@ pub struct PortStats {
     pub drops_loss: u64,
     pub ecn_marks: u64,
     /// Waiting time in the queue of every accepted packet, ns.
-    pub queue_delay: Histogram,
+    pub queue_delay: DelayAccumulator,
     pub max_backlog_packets: u64,
 }
 
@@ -308,7 +308,7 @@ impl Port {
                 self.stats.max_backlog_packets = n;
             }
         }
-        self.stats.queue_delay.record(start - now);
+        self.stats.queue_delay.record_ns(start - now);
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
         self.stats.payload_out += pkt.payload as u64;

@@ -16,7 +16,9 @@ pub enum Distance {
     /// Every flow crosses the same path: the aggregate throughput × its distance (undefined
     /// when the distance is unknown).
     Common(Option<f64>),
-    /// Flows cross different distances: the sum of the flows' own b·m/s.
+    /// Flows cross different distances: each flow's bits × its distance, summed, over the
+    /// run's span (not each flow's b·m/s over its own active time, whose sum exceeds what the
+    /// path can carry when flows take turns); undefined if a flow lacks its bytes or distance.
     PerFlow,
 }
 
@@ -75,7 +77,14 @@ pub fn aggregate(flows: &[FlowSummary], c: AggregateCounts) -> Aggregate {
         cov: cov(&c.interval_bps).unwrap_or(f64::NAN),
         bmps: match c.distance {
             Distance::Common(km) => km.map_or(f64::NAN, |km| bmps(tput, km)),
-            Distance::PerFlow => flows.iter().fold(0.0, |sum, f| sum + f.bmps),
+            Distance::PerFlow => {
+                flows
+                    .iter()
+                    .fold(0.0, |sum, f| match (f.bytes_delivered, f.distance_km) {
+                        (Some(bytes), Some(km)) => sum + bmps(throughput_bps(bytes, c.span_s), km),
+                        _ => f64::NAN,
+                    })
+            }
         },
         bytes_delivered: Some(c.bytes_delivered),
         capacity_bps,
@@ -107,6 +116,32 @@ mod tests {
             distance,
             series: None,
         }
+    }
+
+    #[test]
+    fn flows_taking_turns_never_exceed_capacity_times_distance() {
+        // A 100 Mb/s path of 1,000 km: flow 1 fills it for the first 1.5 s, flow 2 for the
+        // last 1.5 s. Each flow's own rate is the capacity, but together they carried one
+        // capacity's worth of bits over the 3-s span: 10^14 b·m/s, not twice that.
+        let half = 18_750_000;
+        let mut first = counts(1, half);
+        (first.active_s, first.stop_s) = (1.5, Some(1.5));
+        let mut second = counts(2, half);
+        (second.active_s, second.start_s) = (1.5, Some(1.5));
+        let flows = [flow_summary(first), flow_summary(second)];
+        assert!((flows[0].bmps - 1e14).abs() < 1.0, "{}", flows[0].bmps);
+        let agg = aggregate(
+            &flows,
+            AggregateCounts {
+                bytes_delivered: 2 * half,
+                ..run(vec![link("l", 100e6, 2 * half)], Distance::PerFlow)
+            },
+        );
+        assert!((agg.bmps - 1e14).abs() < 1.0, "{}", agg.bmps);
+        let mut unknown = flows.clone();
+        unknown[1].distance_km = None;
+        let agg = aggregate(&unknown, run(Vec::new(), Distance::PerFlow));
+        assert!(agg.bmps.is_nan());
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl Engine<'_> {
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
             let h = s.rtt();
-            let min_rtt = h.min().unwrap_or(0) as f64;
+            let min_rtt = h.min_ns().unwrap_or(0) as f64;
             flows.push(flow_summary(FlowCounts {
                 id: cf.id,
                 cc: cf.cc.algorithm.to_string(),
@@ -68,7 +68,7 @@ impl Engine<'_> {
                 capacity: Some(limits[i].capacity),
                 distance_km: Some(cf.path.iter().map(|&l| sc.links[l].distance_km).sum()),
                 min_rtt_ms: min_rtt / 1e6,
-                queueing_delay_ms: Some(h.stats_ms_above(min_rtt)),
+                queueing_delay_ms: h.queueing_stats_ms(),
                 packets_sent: Some(snap.packets_sent),
                 packets_lost: Some(f.dropped),
                 retransmits: snap.retransmits,

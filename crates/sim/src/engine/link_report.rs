@@ -70,7 +70,7 @@ impl Engine<'_> {
                     capacity_bps: cap,
                     utilization: throughput::utilization(payload_bps, cap, l.mtu),
                     drops: st.drops(),
-                    queue_delay_ms: q.stats_ms_above(0.0).into(),
+                    queue_delay_ms: sojourn_ms(q),
                     mtu: Some(l.mtu),
                     delay_ms: Some(l.delay.0 as f64 / 1e6),
                     distance_km: Some(l.distance_km),
@@ -121,7 +121,7 @@ impl Engine<'_> {
                 capacity_bps: rate,
                 utilization: throughput::utilization(payload_bps, rate, mtu),
                 drops: st.drops() + host_drops,
-                queue_delay_ms: q.stats_ms_above(0.0).into(),
+                queue_delay_ms: sojourn_ms(q),
                 mtu: Some(mtu),
                 delay_ms: Some(p.delay_ns as f64 / 1e6),
                 distance_km: None,
@@ -133,4 +133,21 @@ impl Engine<'_> {
         }
         links
     }
+}
+
+/// A queue's sojourn-time statistics in milliseconds (its minimum is zero, not the smallest
+/// sample); a queue that never held a packet reads 0 throughout.
+fn sojourn_ms(
+    q: &longhaul_metrics::online::DelayAccumulator,
+) -> longhaul_metrics::summary::LinkDelay {
+    q.rtt_stats_ms()
+        .unwrap_or(longhaul_metrics::delay::DelayStats {
+            count: 0,
+            mean: 0.0,
+            p50: 0.0,
+            p95: 0.0,
+            p99: 0.0,
+            max: 0.0,
+        })
+        .into()
 }

@@ -8,8 +8,8 @@
 pub mod model;
 pub mod proto;
 
-use crate::histogram::Histogram;
 use crate::packet::Packet;
+use longhaul_metrics::online::DelayAccumulator;
 
 /// One end of a connection, driven by the simulator.
 pub trait Endpoint {
@@ -53,7 +53,7 @@ pub trait FlowSender: Endpoint {
     fn on_local_drop(&mut self, now: u64, pkt: &Packet);
     fn snapshot(&self) -> SenderSnapshot;
     /// Every RTT sample the sender took, ns.
-    fn rtt(&self) -> &Histogram;
+    fn rtt(&self) -> &DelayAccumulator;
 }
 
 /// A receiving endpoint: its application's delivered bytes.
@@ -116,7 +116,7 @@ impl FlowSender for AnySender {
     fn snapshot(&self) -> SenderSnapshot {
         dispatch!(self, e => e.snapshot())
     }
-    fn rtt(&self) -> &Histogram {
+    fn rtt(&self) -> &DelayAccumulator {
         dispatch!(self, e => e.rtt())
     }
 }

@@ -76,10 +76,10 @@
 //!   retransmission; the receiver discards the duplicate).
 
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
-use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
 use crate::ring::Ring;
 use longhaul_cc::{AckEvent, CongestionControl, EcnEvent, LossEvent, RtoEvent, SentEvent, Time};
+use longhaul_metrics::online::DelayAccumulator;
 use longhaul_proto::loss::detect_lost;
 use longhaul_proto::pacer::Pacer;
 use longhaul_proto::rate::DeliveryRate;
@@ -159,7 +159,7 @@ pub struct ModelSender {
     app_limited: bool,
     started: bool,
     /// Every RTT sample, ns.
-    pub rtt: Histogram,
+    pub rtt: DelayAccumulator,
     packets_sent: u64,
     retransmits: u64,
     packets_lost: u64,
@@ -213,7 +213,7 @@ impl ModelSender {
             rate: DeliveryRate::default(),
             app_limited: false,
             started: false,
-            rtt: Histogram::default(),
+            rtt: DelayAccumulator::default(),
             packets_sent: 0,
             retransmits: 0,
             packets_lost: 0,
@@ -265,7 +265,7 @@ impl ModelSender {
     }
 
     fn on_rtt_sample(&mut self, rtt: u64) {
-        self.rtt.record(rtt);
+        self.rtt.record_ns(rtt);
         // The model's receiver reports no ACK delay: its ACKs leave at once (Linux 2.4's held
         // ones are sent as if they had).
         self.rtt_est
@@ -573,7 +573,7 @@ impl FlowSender for ModelSender {
         self.snapshot_now()
     }
 
-    fn rtt(&self) -> &Histogram {
+    fn rtt(&self) -> &DelayAccumulator {
         &self.rtt
     }
 }

@@ -24,8 +24,8 @@
 //! its byte budget, then calls `finish`; the receiving application reads everything at once.
 
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
-use crate::histogram::Histogram;
 use crate::packet::{Ecn, Packet};
+use longhaul_metrics::online::DelayAccumulator;
 use longhaul_proto::packet::DataHeader;
 use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
 
@@ -104,7 +104,7 @@ pub struct ProtoSender {
     samples_seen: u64,
     /// The data packet number `poll_transmit` last returned, if it returned a data packet.
     last_data_pn: Option<u64>,
-    rtt: Histogram,
+    rtt: DelayAccumulator,
     /// Set when the connection could not be created (the reason is kept for the report).
     pub error: Option<String>,
 }
@@ -122,7 +122,7 @@ impl ProtoSender {
             ecn,
             samples_seen: 0,
             last_data_pn: None,
-            rtt: Histogram::default(),
+            rtt: DelayAccumulator::default(),
             error: None,
         }
     }
@@ -152,7 +152,7 @@ impl Endpoint for ProtoSender {
         let (samples, latest) = c.rtt_samples();
         if samples > self.samples_seen {
             self.samples_seen = samples;
-            self.rtt.record(latest.as_micros() as u64 * 1000);
+            self.rtt.record_ns(latest.as_micros() as u64 * 1000);
         }
     }
 
@@ -224,7 +224,7 @@ impl FlowSender for ProtoSender {
         }
     }
 
-    fn rtt(&self) -> &Histogram {
+    fn rtt(&self) -> &DelayAccumulator {
         &self.rtt
     }
 }
