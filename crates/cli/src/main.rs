@@ -65,9 +65,37 @@ enum Command {
     Man(cmd::man::ManArgs),
 }
 
+impl Command {
+    /// Commands whose work is computing and printing: no sockets, children or partial files
+    /// that a write to a closed pipe must not abandon (see
+    /// [`signals::end_quietly_on_closed_pipe`]).
+    fn only_prints(&self) -> bool {
+        match self {
+            Command::Cc(_)
+            | Command::Compare(_)
+            | Command::Reproduce(_)
+            | Command::Sim(_)
+            | Command::Sweep(_)
+            | Command::Completions(_)
+            | Command::Man(_) => true,
+            #[cfg(feature = "kernel")]
+            Command::Lab(a) => a.list,
+            #[cfg(feature = "kernel")]
+            Command::Kernel(k) => matches!(
+                k,
+                cmd::kernel::KernelCommand::Algorithms | cmd::kernel::KernelCommand::List { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     signals::stop_on_sigint();
+    if cli.command.only_prints() {
+        signals::end_quietly_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Cc(c) => cmd::cc::run(c),
         Command::Compare(a) => cmd::compare::run(a),

@@ -25,6 +25,15 @@ pub fn stop_on_sigint() {
     unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
 }
 
+/// Lets a closed pipe end a command that only prints, as it ends `ls | head -1`: quietly, by
+/// SIGPIPE, instead of a panic in `println!` (Rust ignores SIGPIPE, so the write fails and the
+/// print macros panic). Only for commands that hold no sockets, children or files to clean up:
+/// for those, a write to a closed pipe stays an error they handle.
+pub fn end_quietly_on_closed_pipe() {
+    // SAFETY: restores the default action of one signal; no handler is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 pub fn block_termination_signals() {
     let set = termination_set();
     // SAFETY: valid set; threads spawned afterwards inherit the mask.
