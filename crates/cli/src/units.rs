@@ -1,4 +1,4 @@
-//! The units users type on the command line: rates (`1gbit`, `100mbit`, `10G`), durations
+//! The units users type on the command line: rates (`1gbit`, `100mbit`, `2.5Gb/s`), durations
 //! (`180ms`, `1.5s`), sizes (`32M`, `64KiB`). The grammar is the scenario file's
 //! (`longhaul_sim::units`: tc's bit-based decimal rate prefixes, iperf's 1024-based sizes), so a
 //! value means the same on the command line and in a scenario; this module only adapts the

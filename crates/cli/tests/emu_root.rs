@@ -791,3 +791,24 @@ fn shell_command_and_its_children_end_on_sigterm() {
     let left = all_end_within(&pids, Duration::from_secs(5));
     assert!(left.is_empty(), "{left:?} of {pids:?} outlived `emu shell`");
 }
+
+#[test]
+fn shell_prints_the_path_it_built_in_tcs_units() {
+    if !root_or_skip("shell_prints_the_path_it_built_in_tcs_units") {
+        return;
+    }
+    let _g = lock();
+    // `1Gbps` is tc's gigaBYTE per second: the printed path says 8 Gb/s before anything runs.
+    let out = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args([
+            "emu", "shell", "--rate", "1Gbps", "--delay", "5ms", "--", "true",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("path a→b: 8.00 Gb/s, delay 5 ms") && err.contains("path b→a: 8.00 Gb/s"),
+        "{err}"
+    );
+}

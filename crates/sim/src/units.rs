@@ -54,9 +54,10 @@ tbps (tc's spelling: bps is BYTES per second), B/s, kB/s, MB/s, GB/s, TB/s; a ba
 bit/s in a scenario file";
 
 /// Parse a rate in tc's units exactly (`tc(8)`: `kbit` is 1000 bit/s, `kbps` is 1000 BYTES/s,
-/// `kibit` 1024 bit/s), and the unambiguous SI forms (`Mb/s` bits, `MB/s` bytes). Forms that
-/// people read both ways — a bare prefix (`1G`, `800m`) or a capitalised `Mbps` (bits to most
-/// readers, bytes to tc) — are refused with the list of accepted forms. A plain number is bit/s.
+/// `kibit` 1024 bit/s), without regard to case as tc compares them (`1Gbps` = `1gbps` = 8 Gb/s:
+/// tc's `bps` is BYTES per second, whatever most readers take `Mbps` for), and the SI forms,
+/// where the case of `b`/`B` says bits or bytes (`Mb/s`, `MB/s`). A bare prefix (`1G`, `800m`)
+/// is refused with the list of accepted forms. A plain number is bit/s.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let t = s.trim();
     let (num, unit) = split_number(t);
@@ -84,11 +85,10 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         };
         Some(bits * m)
     };
-    // tc compares its bit units without regard to case (`1Gbit` = `1gbit`); its byte units
-    // only in tc's own lower case, since `Mbps` means megabits to most readers.
-    let bit_unit = unit.to_ascii_lowercase();
-    let unit = if bit_unit.ends_with("bit") {
-        bit_unit.as_str()
+    // tc compares its units without regard to case (`1Gbit` = `1gbit`, `1Gbps` = `1gbps`).
+    let tc_unit = unit.to_ascii_lowercase();
+    let unit = if tc_unit.ends_with("bit") || tc_unit.ends_with("bps") {
+        tc_unit.as_str()
     } else {
         unit
     };
@@ -321,6 +321,9 @@ mod tests {
             ("1Gbit", 1e9),
             ("1kibit", 1024.0),
             ("1gbps", 8e9),
+            ("1Gbps", 8e9),
+            ("10Mbps", 8e7),
+            ("1GBPS", 8e9),
             ("125mbps", 1e9),
             ("1bps", 8.0),
             ("1Gb/s", 1e9),
@@ -331,15 +334,7 @@ mod tests {
         ] {
             assert_eq!(parse_rate(text).unwrap(), Rate(bps), "{text}");
         }
-        for ambiguous in [
-            "1G",
-            "800m",
-            "1Gbps",
-            "10Mbps",
-            "1gb/s",
-            "1mb/s",
-            "1 furlong",
-        ] {
+        for ambiguous in ["1G", "800m", "1gb/s", "1mb/s", "1 furlong"] {
             let e = parse_rate(ambiguous).unwrap_err();
             assert!(
                 e.contains("ambiguous") && e.contains("kbps") && e.contains("MB/s"),

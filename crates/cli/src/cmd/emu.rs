@@ -585,8 +585,45 @@ fn print_summary(s: &Summary) {
     }
 }
 
+/// One direction of the path as it was built, so that a unit read otherwise than meant
+/// (`--rate 1gbps` is 8 Gb/s, as tc reads it) shows before anything runs.
+fn direction_line(d: &longhaul_emu::config::DirectionConfig) -> String {
+    use longhaul_emu::config::RateConfig;
+    let rate = match &d.rate {
+        RateConfig::Unlimited => "no rate limit".to_string(),
+        RateConfig::Constant { bps } => longhaul_metrics::units::format_rate(*bps as f64),
+        RateConfig::Trace { path, .. } => format!("trace {path}"),
+    };
+    let mut line = format!("{rate}, delay {} ms", d.delay.delay_ns as f64 / 1e6);
+    if d.delay.jitter_ns > 0 {
+        line += &format!(" ± {} ms", d.delay.jitter_ns as f64 / 1e6);
+    }
+    match (d.queue.packets, d.queue.bytes) {
+        (Some(p), _) => line += &format!(", queue {p} packets"),
+        (None, Some(b)) => line += &format!(", queue {b} bytes"),
+        (None, None) => line += ", queue unlimited",
+    }
+    if d.red.is_some() {
+        line += ", RED";
+    }
+    if !matches!(d.loss, longhaul_emu::model::loss::LossConfig::None) {
+        line += &format!(", loss {:?}", d.loss);
+    }
+    if !d.cross.is_empty() {
+        line += &format!(", {} cross-traffic source(s)", d.cross.len());
+    }
+    line
+}
+
+/// Print the path the emulator is about to build, both directions.
+fn print_path(cfg: &LinkConfig) {
+    eprintln!("longhaul emu: path a→b: {}", direction_line(&cfg.a_to_b));
+    eprintln!("longhaul emu: path b→a: {}", direction_line(&cfg.b_to_a));
+}
+
 fn pair(a: PairArgs) -> Result<i32> {
     let cfg = link_config(&a.link)?;
+    print_path(&cfg);
     let opts = options(cfg, &a.out)?;
     block_termination_signals();
     let emu = Emulator::start(Mode::Pair, opts)?;
@@ -624,6 +661,7 @@ fn exit_code(code: Option<i32>) -> i32 {
 
 fn shell(a: ShellArgs) -> Result<i32> {
     let cfg = link_config(&a.link)?;
+    print_path(&cfg);
     let opts = options(cfg, &a.out)?;
     let command = if a.command.is_empty() {
         vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]

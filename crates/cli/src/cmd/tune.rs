@@ -8,7 +8,7 @@ use longhaul_perf::tune::{self, HostRoots, PathSpec};
 
 #[derive(Args)]
 pub struct TuneArgs {
-    /// Bottleneck rate of the path: 1gbit, 10G, 100gbit.
+    /// Bottleneck rate of the path: 1gbit, 10gbit, 100gbit.
     #[arg(long, value_parser = parse_rate_bps)]
     pub rate: f64,
     /// Round-trip time of the path: 180ms, 0.085s.
