@@ -155,6 +155,8 @@ fn per_second(series: &FlowSeries, interval_ns: u64) -> Vec<f64> {
     series
         .throughput_bps
         .chunks_exact(k)
+        // Only the seconds the flow was active throughout (a gap is a NaN).
+        .filter(|c| c.iter().all(|x| x.is_finite()))
         .map(|c| c.iter().sum::<f64>() / k as f64)
         .collect()
 }

@@ -22,6 +22,24 @@ impl Engine<'_> {
                     .as_ref()
                     .map_or_else(|| f.delivered(), |s| s.delivered[i]);
                 let s = &mut self.flow_series[i];
+                let cf = &self.checked.flows[i];
+                if cf.start >= now || cf.stop <= now - dt {
+                    // Not started by the interval's end, or stopped before it began: nothing
+                    // was measured (a gap, JSON `null`), not a flow sending at zero.
+                    s.t.push(t);
+                    for v in [
+                        &mut s.throughput_bps,
+                        &mut s.cwnd_pkts,
+                        &mut s.rtt_ms,
+                        &mut s.inflight_pkts,
+                        &mut s.lost_pkts,
+                        &mut s.retransmits,
+                    ] {
+                        v.push(f64::NAN);
+                    }
+                    f.delivered_at_sample = d;
+                    continue;
+                }
                 let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
                 s.t.push(t);
                 s.throughput_bps
