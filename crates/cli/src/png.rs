@@ -27,13 +27,35 @@ pub fn svg_to_png(svg: &str, fonts: &usvg::fontdb::Database, scale: f32) -> Resu
     pixmap.encode_png().context("encoding the PNG")
 }
 
-/// The system's fonts; an error saying what to install when there are none.
+/// Sans-serif families tried for the figures' generic "sans-serif", in order: fontdb maps the
+/// generic name to Arial, which Linux systems rarely have, and text in a family it cannot find
+/// is silently left out.
+const SANS_FAMILIES: &[&str] = &[
+    "DejaVu Sans",
+    "Liberation Sans",
+    "Noto Sans",
+    "FreeSans",
+    "Arial",
+    "Helvetica",
+];
+
+/// The system's fonts with "sans-serif" mapped to one that is installed; an error saying what
+/// to install when there is none.
 pub fn system_fonts() -> Result<usvg::fontdb::Database> {
     let mut db = usvg::fontdb::Database::new();
     db.load_system_fonts();
-    if db.is_empty() {
-        bail!("--png: no fonts found on this system to draw the figures' text; install one (e.g. the Debian package fonts-dejavu-core) or use the SVG figures");
-    }
+    let installed = |name: &str| {
+        db.faces()
+            .any(|f| f.families.iter().any(|(family, _)| family == name))
+    };
+    let Some(sans) = SANS_FAMILIES.iter().copied().find(|n| installed(n)) else {
+        bail!(
+            "--png: none of the sans-serif fonts {} is installed to draw the figures' text; \
+             install one (e.g. the Debian package fonts-dejavu-core) or use the SVG figures",
+            SANS_FAMILIES.join(", ")
+        );
+    };
+    db.set_sans_serif_family(sans);
     Ok(db)
 }
 
@@ -64,6 +86,38 @@ mod tests {
     use longhaul_metrics::example::example_summary;
     use longhaul_metrics::report::figures::figures;
     use longhaul_metrics::report::plot::color;
+
+    /// Dark pixels of `svg` rasterized.
+    fn dark_pixels(svg: &str, fonts: &usvg::fontdb::Database) -> usize {
+        let png = svg_to_png(svg, fonts, 1.0).unwrap();
+        let img = tiny_skia::Pixmap::decode_png(&png).unwrap();
+        img.pixels()
+            .iter()
+            .filter(|p| p.alpha() > 128 && p.red() < 100 && p.green() < 100 && p.blue() < 100)
+            .count()
+    }
+
+    #[test]
+    fn labels_are_drawn_in_the_generic_sans_serif_family() {
+        // Fonts are part of the machine's setup (scripts/packages.txt): a missing one fails.
+        let fonts = system_fonts().expect("a sans-serif font (scripts/setup.sh installs one)");
+        let text = r#"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40">
+            <text x="10" y="30" font-family="sans-serif" font-size="24">Mb/s 123</text></svg>"#;
+        let drawn = dark_pixels(text, &fonts);
+        assert!(drawn > 150, "the label drew {drawn} dark pixels");
+        // The figures name the same family for every label.
+        let s = example_summary();
+        let figs = figures(&[("", &s)]).unwrap();
+        let svg = figs[0].svg.as_ref().unwrap();
+        assert!(
+            svg.contains("sans-serif"),
+            "the figures' font family changed"
+        );
+        // Without a usable mapping (fontdb's default, Arial) nothing would be drawn.
+        let mut unmapped = fonts.clone();
+        unmapped.set_sans_serif_family("No Such Family");
+        assert_eq!(dark_pixels(text, &unmapped), 0);
+    }
 
     #[test]
     fn figures_rasterize_with_their_lines_and_text() {

@@ -224,6 +224,16 @@ pub struct FlowSeries {
         deserialize_with = "vec_f64_or_null"
     )]
     pub throughput_bps: Vec<f64>,
+    /// Payload delivered in order to the application in the interval, b/s (where the driver
+    /// tells it apart from `throughput_bps`, what the path carried: after a loss recovery the
+    /// bytes held behind the hole are delivered at once, so a goodput bin can exceed the
+    /// capacity and a throughput bin cannot).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "vec_f64_or_null"
+    )]
+    pub goodput_bps: Vec<f64>,
     /// Congestion window, packets.
     #[serde(
         default,

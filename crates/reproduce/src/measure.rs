@@ -18,13 +18,16 @@ pub fn mean_after(t: &[f64], v: &[f64], from_s: f64) -> f64 {
     }
 }
 
-/// A flow's mean throughput (b/s) from `from_s` to the end. With `from_s` = 0 this is the
-/// summary's own throughput (payload delivered ÷ duration), which includes slow start.
+/// A flow's mean throughput (b/s, payload delivered to the application) from `from_s` to the
+/// end. With `from_s` = 0 this is the summary's own throughput (payload delivered ÷ duration),
+/// which includes slow start.
 pub fn flow_throughput_after(flow: &FlowSummary, from_s: f64) -> f64 {
     if from_s <= 0.0 {
         return flow.throughput_bps;
     }
     match &flow.series {
+        // In-order delivery where the series has it (the simulator's), else what was carried.
+        Some(s) if !s.goodput_bps.is_empty() => mean_after(&s.t, &s.goodput_bps, from_s),
         Some(s) => mean_after(&s.t, &s.throughput_bps, from_s),
         None => f64::NAN,
     }

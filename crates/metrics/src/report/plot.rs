@@ -279,7 +279,7 @@ pub fn line_chart_marked(
             true,
         );
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", caption_size(title)))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -360,7 +360,7 @@ pub fn tradeoff_chart(
         let (x0, x1) = range(points.iter().map(|p| p.x), true);
         let (y0, y1) = range(points.iter().map(|p| p.y), true);
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", caption_size(title)))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -425,7 +425,7 @@ pub fn scatter_chart(
         let (x0, x1) = range(points.iter().map(|p| p.x), true);
         let (y0, y1) = range(points.iter().map(|p| p.y), true);
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", caption_size(title)))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -463,6 +463,17 @@ pub fn scatter_chart(
         root.present().map_err(|e| err(title, e))?;
     }
     Ok(svg)
+}
+
+/// The title's font size: 18 px, smaller for a long title so that it fits the figure's width
+/// (plotters centres a caption and clips what overflows; 60 characters fit at 18 px).
+fn caption_size(title: &str) -> u32 {
+    let chars = title.chars().count().max(1) as u32;
+    if chars <= 60 {
+        18
+    } else {
+        (18 * 60 / chars).max(11)
+    }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl<'a> Engine<'a> {
             flow_series: Vec::new(),
             port_series: Vec::new(),
             aggregate_series: AggregateSeries::default(),
-            delivered_at_sample: 0,
+            arrived_at_sample: 0,
             drops: Vec::new(),
             drops_unlogged: 0,
             per_second: Vec::new(),

@@ -112,6 +112,9 @@ impl Engine<'_> {
             return;
         }
         let side = if pkt.dir == Dir::Forward { 1 } else { 0 };
+        if side == 1 {
+            self.flows[fi].arrived += u64::from(pkt.payload);
+        }
         self.deliver(fi, side, pkt);
     }
 

@@ -121,6 +121,10 @@ struct Flow {
     /// Where and why this flow's data packets were dropped.
     ledger: LossLedger,
     delivered_at_sample: u64,
+    /// Payload bytes that reached the receiving host, retransmissions included: what the path
+    /// carried for this flow, the series' throughput (in-order delivery is its goodput).
+    arrived: u64,
+    arrived_at_sample: u64,
     /// The sender's cumulative losses and retransmissions at the last sample.
     lost_at_sample: u64,
     retransmits_at_sample: u64,
@@ -146,6 +150,8 @@ impl Flow {
             dropped: 0,
             ledger: LossLedger::new(),
             delivered_at_sample: 0,
+            arrived: 0,
+            arrived_at_sample: 0,
             lost_at_sample: 0,
             retransmits_at_sample: 0,
             final_delivered: 0,
@@ -188,7 +194,7 @@ pub struct Engine<'a> {
     /// (host) queues; `None` for ports that never hold a queue (unrated access delays).
     port_series: Vec<Option<(LinkSeries, u64)>>,
     aggregate_series: AggregateSeries,
-    delivered_at_sample: u64,
+    arrived_at_sample: u64,
     drops: Vec<DropRecord>,
     drops_unlogged: u64,
     per_second: Vec<u64>,

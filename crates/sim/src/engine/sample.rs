@@ -21,6 +21,7 @@ impl Engine<'_> {
                 let d = far
                     .as_ref()
                     .map_or_else(|| f.delivered(), |s| s.delivered[i]);
+                let arrived = far.as_ref().map_or(f.arrived, |s| s.arrived[i]);
                 let s = &mut self.flow_series[i];
                 let cf = &self.checked.flows[i];
                 if cf.start >= now || cf.stop <= now - dt {
@@ -29,6 +30,7 @@ impl Engine<'_> {
                     s.t.push(t);
                     for v in [
                         &mut s.throughput_bps,
+                        &mut s.goodput_bps,
                         &mut s.cwnd_pkts,
                         &mut s.rtt_ms,
                         &mut s.inflight_pkts,
@@ -38,12 +40,18 @@ impl Engine<'_> {
                         v.push(f64::NAN);
                     }
                     f.delivered_at_sample = d;
+                    f.arrived_at_sample = arrived;
                     continue;
                 }
                 let snap = f.sender.as_ref().map(|s| s.snapshot()).unwrap_or_default();
                 s.t.push(t);
+                // What the path carried in the interval; in-order delivery separately, since
+                // the bytes a recovery releases at once would put a bin above the capacity.
                 s.throughput_bps
+                    .push((arrived - f.arrived_at_sample) as f64 * per_s);
+                s.goodput_bps
                     .push((d - f.delivered_at_sample) as f64 * per_s);
+                f.arrived_at_sample = arrived;
                 f.delivered_at_sample = d;
                 s.cwnd_pkts.push(snap.cwnd);
                 // No RTT sample yet is a gap (NaN, JSON `null`), not a zero-millisecond RTT.
@@ -82,19 +90,29 @@ impl Engine<'_> {
                 q.throughput_bps.push((sent - *at_sample) as f64 * per_s);
                 *at_sample = sent;
             }
+            // The aggregate bins what the path carried, as each flow's series does.
             let d = match &far {
-                Some(s) => s.total_delivered(&self.flows),
-                None => self.total_delivered(),
+                Some(s) => s.total_arrived(&self.flows),
+                None => self.total_arrived(),
             };
             self.aggregate_series.t.push(t);
             self.aggregate_series
                 .throughput_bps
-                .push((d - self.delivered_at_sample) as f64 * per_s);
-            self.delivered_at_sample = d;
+                .push((d - self.arrived_at_sample) as f64 * per_s);
+            self.arrived_at_sample = d;
         }
         if now + dt <= self.end {
             self.events.push(now + dt, Ev::Sample);
         }
+    }
+
+    /// Payload bytes that have reached the scenario flows' receiving hosts.
+    pub(super) fn total_arrived(&self) -> u64 {
+        self.flows
+            .iter()
+            .filter(|f| f.id.is_some())
+            .map(|f| f.arrived)
+            .sum()
     }
 
     pub(super) fn total_delivered(&self) -> u64 {

@@ -109,6 +109,8 @@ enum Msg {
 pub(super) struct Snapshot {
     /// Payload bytes each flow's receiver has delivered.
     pub delivered: Vec<u64>,
+    /// Payload bytes that have reached each flow's receiving host.
+    pub arrived: Vec<u64>,
     /// The far part's port (the ACK port of the cut) and its counters, as `on_sample` reads
     /// them.
     pub port: u32,
@@ -118,6 +120,15 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
+    pub fn total_arrived(&self, flows: &[Flow]) -> u64 {
+        flows
+            .iter()
+            .zip(&self.arrived)
+            .filter(|(f, _)| f.id.is_some())
+            .map(|(_, a)| a)
+            .sum()
+    }
+
     pub fn total_delivered(&self, flows: &[Flow]) -> u64 {
         flows
             .iter()
@@ -446,6 +457,7 @@ impl<'a> Engine<'a> {
         let (_, unsent) = p.unsent(now);
         let snapshot = Snapshot {
             delivered: self.flows.iter().map(|f| f.delivered()).collect(),
+            arrived: self.flows.iter().map(|f| f.arrived).collect(),
             port,
             sent_payload: p.stats.payload_out - unsent,
             waiting_packets: p.waiting_packets(now),
