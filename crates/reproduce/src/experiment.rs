@@ -124,8 +124,11 @@ pub struct ExperimentResult {
     pub claims: Vec<Claim>,
     /// What [`Experiment::notes`] printed (empty without).
     pub notes: String,
-    /// Wall-clock seconds the experiment's simulations took (summed over runs).
+    /// Seconds the experiment's simulations took, summed over its runs (which run in parallel:
+    /// more than the wall-clock time on several cores).
     pub wall_s: f64,
+    /// Wall-clock seconds from the experiment's start to its claims.
+    pub elapsed_s: f64,
 }
 
 /// Why an experiment could not run.
@@ -176,6 +179,7 @@ pub fn run_experiment(
     threads: usize,
     report: &(dyn Fn(Event<'_>) + Sync),
 ) -> Result<ExperimentResult, RunError> {
+    let began = Instant::now();
     let runs = (experiment.runs)(plan);
     // Check every scenario before simulating anything, so a bad override fails at once.
     let mut checked = Vec::with_capacity(runs.len());
@@ -277,6 +281,7 @@ pub fn run_experiment(
         claims,
         notes,
         wall_s,
+        elapsed_s: began.elapsed().as_secs_f64(),
     })
 }
 

@@ -79,12 +79,13 @@ fn kind_table(claims: &[&Claim]) -> String {
 /// then the experiment's notes (tables beside the claims).
 pub fn claims_table(result: &ExperimentResult) -> String {
     let mut out = format!(
-        "== {} — {} ({}; {} run{}, {:.1} s wall-clock in all)\n",
+        "== {} — {} ({}; {} run{} in {:.1} s wall-clock, {:.1} s summed over runs)\n",
         result.name,
         result.title,
         result.source,
         result.runs.len(),
         if result.runs.len() == 1 { "" } else { "s" },
+        result.elapsed_s,
         result.wall_s
     );
     let of = |kind: ClaimKind| -> Vec<&Claim> {
@@ -120,11 +121,14 @@ pub fn count(results: &[ExperimentResult], kind: ClaimKind) -> (usize, usize) {
 pub fn totals(results: &[ExperimentResult]) -> String {
     let (held, seeds) = count(results, ClaimKind::Seed);
     let (checks_held, checks) = count(results, ClaimKind::Check);
-    let wall: f64 = results.iter().map(|r| r.wall_s).sum();
+    // Experiments run one after another, their runs in parallel: the wall-clock time is the
+    // sum of the experiments', the simulation time the sum of the runs'.
+    let wall: f64 = results.iter().map(|r| r.elapsed_s).sum();
+    let simulated: f64 = results.iter().map(|r| r.wall_s).sum();
     format!(
         "{held} of {seeds} seed claims hold across {} experiment{} ({checks_held} of {checks} own \
-         checks; runs took {wall:.1} s wall-clock in all); docs/reproduce.md explains each \
-         disagreement",
+         checks; {wall:.1} s wall-clock, {simulated:.1} s summed over parallel runs); \
+         docs/reproduce.md explains each disagreement",
         results.len(),
         if results.len() == 1 { "" } else { "s" },
     )

@@ -40,6 +40,7 @@ fn index_links_every_run_with_its_claims() {
         claims,
         notes: String::new(),
         wall_s: 1.0,
+        elapsed_s: 1.0,
     };
     let dir = std::env::temp_dir().join(format!("longhaul-index-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

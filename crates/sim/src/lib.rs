@@ -35,6 +35,7 @@ pub mod ring;
 pub mod scenario;
 pub mod stall;
 pub mod summary;
+pub mod trace;
 pub mod transport;
 pub mod units;
 
@@ -63,6 +64,18 @@ pub fn run_on(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, SimError> {
     Ok(engine::Engine::new(checked)?.run_on(threads, SplitWhen::Worthwhile, progress))
+}
+
+/// `run` on one thread, keeping every packet's events ([`trace::Trace`], in
+/// `Outcome::trace`): for checking the summary against a reference computation. Memory grows
+/// with the packets.
+pub fn run_traced(
+    checked: &Checked,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, SimError> {
+    let mut engine = engine::Engine::new(checked)?;
+    engine.keep_trace();
+    Ok(engine.run(progress))
 }
 
 /// Split the run across two threads whenever its network allows it, worthwhile or not: for

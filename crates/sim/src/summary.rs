@@ -102,4 +102,7 @@ pub struct Outcome {
     /// so it is not serialized).
     #[serde(skip)]
     pub threads: usize,
+    /// Every packet's events, from `run_traced` only.
+    #[serde(skip)]
+    pub trace: Option<crate::trace::Trace>,
 }

@@ -42,9 +42,22 @@ fn inactive_flows_are_gaps_and_jain_counts_active_flows_only() {
         .enumerate()
     {
         let se = series(i);
+        // After its application stops, a flow sends what its buffer holds: its intervals hold
+        // values while it delivers, then stay gaps; it had drained by the run's end.
+        let drained = se
+            .goodput_bps
+            .iter()
+            .zip(&se.t)
+            .position(|(g, &t)| t >= to - 1e-9 && !g.is_finite())
+            .unwrap_or(se.t.len());
+        let drained_at = se.t.get(drained).copied().unwrap_or(12.0);
+        if to < 12.0 {
+            assert!(drained < se.t.len(), "flow {i} still sending at the end");
+            assert!(drained_at < to + 1.0, "flow {i} drained at {drained_at} s");
+        }
         for (k, &t) in se.t.iter().enumerate() {
             // The interval [t, t + 0.1) overlaps the flow's life or it is a gap.
-            let active = t + 0.1 > from + 1e-9 && t < to - 1e-9;
+            let active = t + 0.1 > from + 1e-9 && t < drained_at - 1e-9;
             for (name, v) in [
                 ("throughput", se.throughput_bps[k]),
                 ("cwnd", se.cwnd_pkts[k]),
@@ -53,7 +66,7 @@ fn inactive_flows_are_gaps_and_jain_counts_active_flows_only() {
                 assert_eq!(
                     v.is_finite(),
                     active,
-                    "flow {i} {name} at {t:.1} s: {v} (active {from}..{to} s)"
+                    "flow {i} {name} at {t:.1} s: {v} (active {from}..{drained_at} s)"
                 );
             }
         }

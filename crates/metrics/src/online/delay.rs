@@ -24,6 +24,9 @@ pub const DEFAULT_PRECISION_BITS: u32 = 10;
 pub struct DelayAccumulator {
     hist: LogHistogram,
     stats: RunningStats,
+    /// Every sample, when asked for ([`DelayAccumulator::keep_samples`]): what a reference
+    /// computation checks the histogram against.
+    samples: Option<Vec<u64>>,
 }
 
 impl Default for DelayAccumulator {
@@ -37,6 +40,7 @@ impl DelayAccumulator {
         Self {
             hist: LogHistogram::new(DEFAULT_PRECISION_BITS).expect("default precision is valid"),
             stats: RunningStats::new(),
+            samples: None,
         }
     }
 
@@ -46,6 +50,7 @@ impl DelayAccumulator {
         Ok(Self {
             hist: LogHistogram::new(bits)?,
             stats: RunningStats::new(),
+            samples: None,
         })
     }
 
@@ -54,10 +59,24 @@ impl DelayAccumulator {
         self.hist.memory_bytes()
     }
 
+    /// Also keep every sample from now on (memory grows with the samples: for checking the
+    /// statistics against an exact computation, not for long runs).
+    pub fn keep_samples(&mut self) {
+        self.samples.get_or_insert_with(Vec::new);
+    }
+
+    /// Every sample recorded since [`DelayAccumulator::keep_samples`], in order.
+    pub fn samples(&self) -> Option<&[u64]> {
+        self.samples.as_deref()
+    }
+
     /// Record one RTT (or sojourn time) in nanoseconds.
     pub fn record_ns(&mut self, rtt_ns: u64) {
         self.hist.record(rtt_ns);
         self.stats.push(rtt_ns as f64);
+        if let Some(s) = &mut self.samples {
+            s.push(rtt_ns);
+        }
     }
 
     /// Record one RTT in seconds (negative or non-finite samples are ignored).

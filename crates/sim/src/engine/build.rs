@@ -41,6 +41,7 @@ impl<'a> Engine<'a> {
             port_series: Vec::new(),
             aggregate_series: AggregateSeries::default(),
             arrived_at_sample: 0,
+            trace: None,
             drops: Vec::new(),
             drops_unlogged: 0,
             per_second: Vec::new(),

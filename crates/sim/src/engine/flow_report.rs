@@ -55,6 +55,13 @@ impl Engine<'_> {
             let f = &self.flows[i];
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
+            // A flow whose application stopped early is active until its last byte arrived
+            // (the send buffer drains after the stop); one that writes to the end, to the end.
+            let last = if cf.stop < self.end {
+                cf.stop.max(f.last_delivery).min(self.end)
+            } else {
+                self.end
+            };
             let h = s.rtt();
             let min_rtt = h.min_ns().unwrap_or(0) as f64;
             flows.push(flow_summary(FlowCounts {
@@ -62,9 +69,9 @@ impl Engine<'_> {
                 cc: cf.cc.algorithm.to_string(),
                 params: Some(cf.cc.to_string()),
                 bytes_delivered: f.delivered(),
-                active_s: (cf.stop.min(self.end) - cf.start) as f64 / 1e9,
+                active_s: (last - cf.start) as f64 / 1e9,
                 start_s: Some(cf.start as f64 / 1e9),
-                stop_s: Some(cf.stop.min(self.end) as f64 / 1e9),
+                stop_s: Some(last as f64 / 1e9),
                 capacity: Some(limits[i].capacity),
                 distance_km: Some(cf.path.iter().map(|&l| sc.links[l].distance_km).sum()),
                 min_rtt_ms: min_rtt / 1e6,

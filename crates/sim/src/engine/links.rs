@@ -114,6 +114,9 @@ impl Engine<'_> {
         let side = if pkt.dir == Dir::Forward { 1 } else { 0 };
         if side == 1 {
             self.flows[fi].arrived += u64::from(pkt.payload);
+            if let Some(t) = self.trace.as_mut().and_then(|t| t.arrivals.get_mut(fi)) {
+                t.push((self.now, u32::from(pkt.payload)));
+            }
         }
         self.deliver(fi, side, pkt);
     }
@@ -143,7 +146,17 @@ impl Engine<'_> {
                 }
                 _ => {
                     if let Some(r) = f.receiver.as_mut() {
-                        r.handle_packet(now, &pkt, bytes)
+                        let before = r.delivered_bytes();
+                        r.handle_packet(now, &pkt, bytes);
+                        let after = r.delivered_bytes();
+                        if after > before {
+                            f.last_delivery = now;
+                            if let Some(t) =
+                                self.trace.as_mut().and_then(|t| t.deliveries.get_mut(fi))
+                            {
+                                t.push((now, after - before));
+                            }
+                        }
                     }
                 }
             }

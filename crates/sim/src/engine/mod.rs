@@ -125,6 +125,9 @@ struct Flow {
     /// carried for this flow, the series' throughput (in-order delivery is its goodput).
     arrived: u64,
     arrived_at_sample: u64,
+    /// When the receiver last delivered payload in order: a flow whose application stopped
+    /// writing goes on until its send buffer has drained.
+    last_delivery: u64,
     /// The sender's cumulative losses and retransmissions at the last sample.
     lost_at_sample: u64,
     retransmits_at_sample: u64,
@@ -152,6 +155,7 @@ impl Flow {
             delivered_at_sample: 0,
             arrived: 0,
             arrived_at_sample: 0,
+            last_delivery: 0,
             lost_at_sample: 0,
             retransmits_at_sample: 0,
             final_delivered: 0,
@@ -195,6 +199,8 @@ pub struct Engine<'a> {
     port_series: Vec<Option<(LinkSeries, u64)>>,
     aggregate_series: AggregateSeries,
     arrived_at_sample: u64,
+    /// Raw events, when the run keeps them (`keep_trace`).
+    trace: Option<Box<crate::trace::Trace>>,
     drops: Vec<DropRecord>,
     drops_unlogged: u64,
     per_second: Vec<u64>,

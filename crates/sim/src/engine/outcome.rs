@@ -5,6 +5,55 @@ use super::*;
 
 impl Engine<'_> {
     /// Everything the run measured; the engine's series move into the outcome.
+    /// Keep every packet's events from now on (`crate::run_traced`): arrivals and deliveries
+    /// per scenario flow, and the raw samples of each scenario sender's RTTs and each link's
+    /// queue.
+    pub fn keep_trace(&mut self) {
+        let n = self.checked.flows.len();
+        self.trace = Some(Box::new(crate::trace::Trace {
+            arrivals: vec![Vec::new(); n],
+            deliveries: vec![Vec::new(); n],
+            ..Default::default()
+        }));
+        for i in 0..n {
+            if let Some(s) = self.flows[i].sender.as_mut() {
+                s.rtt_mut().keep_samples();
+            }
+        }
+        for &(f, r) in &self.link_ports {
+            self.ports[f as usize].stats.queue_delay.keep_samples();
+            self.ports[r as usize].stats.queue_delay.keep_samples();
+        }
+    }
+
+    /// The trace kept since `keep_trace`, with the senders' and links' raw samples.
+    fn take_trace(&mut self) -> Option<crate::trace::Trace> {
+        let mut t = *self.trace.take()?;
+        let samples = |d: &longhaul_metrics::online::DelayAccumulator| {
+            d.samples().map(<[u64]>::to_vec).unwrap_or_default()
+        };
+        t.rtt_ns = (0..self.checked.flows.len())
+            .map(|i| {
+                self.flows[i]
+                    .sender
+                    .as_ref()
+                    .map(|s| samples(s.rtt()))
+                    .unwrap_or_default()
+            })
+            .collect();
+        t.link_sojourn_ns = self
+            .link_ports
+            .iter()
+            .map(|&(f, r)| {
+                [
+                    samples(&self.ports[f as usize].stats.queue_delay),
+                    samples(&self.ports[r as usize].stats.queue_delay),
+                ]
+            })
+            .collect();
+        Some(t)
+    }
+
     pub(super) fn finish(mut self) -> Outcome {
         let sc = &self.checked.scenario;
         let run_s = self.end as f64 / 1e9;
@@ -102,6 +151,7 @@ impl Engine<'_> {
             events: self.event_count,
             packet_hops: self.packet_count,
             threads: 1,
+            trace: self.take_trace(),
         }
     }
 }

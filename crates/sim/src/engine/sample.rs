@@ -24,9 +24,11 @@ impl Engine<'_> {
                 let arrived = far.as_ref().map_or(f.arrived, |s| s.arrived[i]);
                 let s = &mut self.flow_series[i];
                 let cf = &self.checked.flows[i];
-                if cf.start >= now || cf.stop <= now - dt {
-                    // Not started by the interval's end, or stopped before it began: nothing
-                    // was measured (a gap, JSON `null`), not a flow sending at zero.
+                let drained = cf.stop <= now - dt && f.last_delivery <= now - dt;
+                if cf.start >= now || drained {
+                    // Not started by the interval's end, or its application had stopped and
+                    // nothing was delivered in it: nothing was measured (a gap, JSON `null`),
+                    // not a flow sending at zero.
                     s.t.push(t);
                     for v in [
                         &mut s.throughput_bps,

@@ -54,6 +54,7 @@ pub trait FlowSender: Endpoint {
     fn snapshot(&self) -> SenderSnapshot;
     /// Every RTT sample the sender took, ns.
     fn rtt(&self) -> &DelayAccumulator;
+    fn rtt_mut(&mut self) -> &mut DelayAccumulator;
 }
 
 /// A receiving endpoint: its application's delivered bytes.
@@ -118,6 +119,9 @@ impl FlowSender for AnySender {
     }
     fn rtt(&self) -> &DelayAccumulator {
         dispatch!(self, e => e.rtt())
+    }
+    fn rtt_mut(&mut self) -> &mut DelayAccumulator {
+        dispatch!(self, e => e.rtt_mut())
     }
 }
 

@@ -576,6 +576,9 @@ impl FlowSender for ModelSender {
     fn rtt(&self) -> &DelayAccumulator {
         &self.rtt
     }
+    fn rtt_mut(&mut self) -> &mut DelayAccumulator {
+        &mut self.rtt
+    }
 }
 
 impl FlowReceiver for ModelReceiver {

@@ -20,14 +20,19 @@
 //! payload per packet is `MTU − 57` (1443 bytes at 1500) — a little less than TCP's 1460,
 //! which shows in utilization figures computed net of 40-byte headers.
 //!
-//! The application keeps the send buffer full (a bulk transfer) until the flow's `stop` time or
-//! its byte budget, then calls `finish`; the receiving application reads everything at once.
+//! The application keeps the send buffer filled two congestion windows ahead (a bulk transfer on
+//! an autotuned socket) until the flow's `stop` time or its byte budget, then calls `finish`;
+//! the receiving application reads everything at once.
 
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::packet::{Ecn, Packet};
 use longhaul_metrics::online::DelayAccumulator;
 use longhaul_proto::packet::DataHeader;
 use longhaul_proto::{Config, Connection, PacketKind, Side, Time};
+
+/// Packets the application writes ahead beyond two congestion windows (so that a window of a
+/// few packets still leaves the pacer something to send).
+const APP_AHEAD_PACKETS: u64 = 16;
 
 /// IPv4 (20) + UDP (8) header bytes around every datagram.
 pub const IP_UDP_OVERHEAD: u32 = 28;
@@ -99,6 +104,8 @@ pub struct ProtoSender {
     /// Bytes the application has yet to write.
     remaining: u64,
     finished: bool,
+    /// The largest congestion window seen, bytes: how far ahead the application writes.
+    largest_window: u64,
     ecn: bool,
     /// RTT samples the connection had taken when last looked at.
     samples_seen: u64,
@@ -119,6 +126,7 @@ impl ProtoSender {
             stop,
             remaining: bytes.unwrap_or(u64::MAX / 2),
             finished: false,
+            largest_window: 0,
             ecn,
             samples_seen: 0,
             last_data_pn: None,
@@ -136,7 +144,17 @@ impl ProtoSender {
             c.finish();
             self.finished = true;
         } else {
-            self.remaining -= c.write_synthetic(self.remaining);
+            // Write as an application does into an autotuned socket buffer: twice the largest
+            // window so far ahead of what is acknowledged (and a few packets; Linux grows
+            // the buffer with the window and never shrinks it, so a recovery's smaller window
+            // does not starve the sender), never the whole 64-MiB send buffer, so that after
+            // `stop` the flow ends within a few round trips.
+            let mss = u64::from(c.config().mss);
+            let window = (c.cc().cwnd().max(0.0) * mss as f64) as u64;
+            self.largest_window = self.largest_window.max(window);
+            let ahead = 2 * self.largest_window + APP_AHEAD_PACKETS * mss;
+            let room = ahead.saturating_sub(c.send_buffered());
+            self.remaining -= c.write_synthetic(self.remaining.min(room));
         }
     }
 
@@ -226,6 +244,9 @@ impl FlowSender for ProtoSender {
 
     fn rtt(&self) -> &DelayAccumulator {
         &self.rtt
+    }
+    fn rtt_mut(&mut self) -> &mut DelayAccumulator {
+        &mut self.rtt
     }
 }
 
