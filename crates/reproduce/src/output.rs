@@ -160,26 +160,52 @@ pub fn index_page(results: &[ExperimentResult]) -> String {
     use longhaul_metrics::report::{escape_html as esc, html_page, html_table};
     let all: Vec<&Claim> = results.iter().flat_map(|r| &r.claims).collect();
     let held = all.iter().filter(|c| c.holds).count();
+    let plan = results
+        .iter()
+        .flat_map(|r| &r.summaries)
+        .find_map(|s| s.meta.get("plan"))
+        .map_or("default", String::as_str);
     let mut h = format!(
-        "<h1>longhaul reproduce</h1>\n<p>{held} of {} claims hold across {} experiment{}.</p>\n",
+        "<h1>longhaul reproduce</h1>\n<p>{held} of {} claims hold across {} experiment{}.</p>\n\
+         <p>{}</p>\n<p>Plan: {}{}</p>\n",
         all.len(),
         results.len(),
-        if results.len() == 1 { "" } else { "s" }
+        if results.len() == 1 { "" } else { "s" },
+        esc(&totals(results)),
+        esc(plan),
+        if plan == "full" {
+            " (the papers' durations)."
+        } else {
+            ": runs are shortened from the papers' durations, as each experiment says below; \
+             `--full` runs them whole."
+        }
     );
     for r in results {
         h.push_str(&format!(
-            "<h2 id=\"{}\">{} — {}</h2>\n<p>{}</p>\n<p>runs:",
+            "<h2 id=\"{}\">{} — {}</h2>\n<p>{}; {} run{} in {:.1} s wall-clock, {:.1} s summed \
+             over runs</p>\n",
             esc(r.name),
             esc(r.name),
             esc(r.title),
-            esc(r.source)
+            esc(r.source),
+            r.runs.len(),
+            if r.runs.len() == 1 { "" } else { "s" },
+            r.elapsed_s,
+            r.wall_s
         ));
-        for run in &r.runs {
+        if plan != "full" {
+            if let Some(e) = crate::experiment(r.name) {
+                h.push_str(&format!("<p>Shortened: {}</p>\n", esc(e.shortened)));
+            }
+        }
+        h.push_str("<p>runs (simulated seconds):");
+        for (run, s) in r.runs.iter().zip(&r.summaries) {
             let file = format!("{}-{}.html", r.name, run.label);
             h.push_str(&format!(
-                " <a href=\"{}\">{}</a>",
+                " <a href=\"{}\">{}</a> ({})",
                 esc(&file),
-                esc(&run.label)
+                esc(&run.label),
+                short(s.duration_s)
             ));
         }
         if crate::experiment(r.name).and_then(|e| e.page).is_some() {
@@ -208,15 +234,49 @@ pub fn index_page(results: &[ExperimentResult]) -> String {
                     } else {
                         "<span class=\"no\">no</span>".into()
                     },
+                    match c.kind {
+                        ClaimKind::Seed => "seed".into(),
+                        ClaimKind::Check => "own check".into(),
+                    },
+                    esc(c.tolerance.as_deref().unwrap_or("")),
                 ]
             })
             .collect();
         html_table(
             &mut h,
-            &["claim", "paper", "measured", "unit", "holds if", "holds"],
+            &[
+                "claim",
+                "paper",
+                "measured",
+                "unit",
+                "holds if",
+                "holds",
+                "kind",
+                "tolerance from",
+            ],
             &rows,
             1,
         );
+        if !r.notes.is_empty() {
+            h.push_str(&format!(
+                "<h3>Beside the claims</h3>\n<pre>{}</pre>\n",
+                esc(&r.notes)
+            ));
+        }
+    }
+    // The build and machine are the same for every run; each run's report has its own command.
+    if let Some(p) = results
+        .iter()
+        .flat_map(|r| &r.summaries)
+        .find_map(|s| s.provenance.as_ref())
+    {
+        let rows: Vec<(String, String)> = p
+            .rows()
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with("scenario"))
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        longhaul_metrics::report::provenance_section(&mut h, &rows);
     }
     html_page("reproduce", &h)
 }

@@ -38,9 +38,9 @@ fn index_links_every_run_with_its_claims() {
         ],
         summaries: vec![example_summary(), example_summary()],
         claims,
-        notes: String::new(),
-        wall_s: 1.0,
-        elapsed_s: 1.0,
+        notes: "cross traffic | Lion | TCP\n300 | 377 | 179\n".into(),
+        wall_s: 4.0,
+        elapsed_s: 2.5,
     };
     let dir = std::env::temp_dir().join(format!("longhaul-index-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -66,5 +66,16 @@ fn index_links_every_run_with_its_claims() {
     assert!(html.contains("10-flow &lt;fairness&gt;"), "escaped");
     assert!(html.contains("<span class=\"no\">no</span>"));
     assert!(html.contains("within 10 %"));
+    // Everything the terminal shows: each claim's kind and where its tolerance comes from, the
+    // notes beside the claims, what the default plan shortened, and the true wall-clock time.
+    assert!(
+        html.contains(">seed</td><td class=\"n\">the run's length</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<pre>cross traffic | Lion | TCP\n300 | 377 | 179\n</pre>"));
+    assert!(html.contains("Shortened: "));
+    assert!(html.contains("runs are shortened from the papers' durations"));
+    assert!(html.contains("2 runs in 2.5 s wall-clock, 4.0 s summed over runs"));
+    assert!(html.contains("2.5 s wall-clock, 4.0 s summed over parallel runs"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
