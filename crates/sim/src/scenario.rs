@@ -63,7 +63,9 @@
 //! responsive = false            # true: each transfer is a flow with `cc` (default reno)
 //!
 //! [output]
-//! interval = "100ms"            # time-series sampling interval
+//! interval = "100ms"            # time-series sampling interval (default: the first of 100 ms,
+//!                               # 200 ms, 250 ms, 500 ms, 1 s, 2 s, 5 s, 10 s at least as long
+//!                               # as the longest flow's RTT, so a bin spans a round trip)
 //! drop_log = true               # record every drop (time, link, flow, reason)
 //! drop_log_limit = 100000       # at most this many records (later drops are only counted)
 //! ```
@@ -383,8 +385,26 @@ pub struct OutputSpec {
     pub drop_log_limit: usize,
 }
 
+/// `output.interval` when the file gives none: chosen in `check` from the flows' RTTs.
+pub const AUTO_INTERVAL: Nanos = Nanos(u64::MAX);
+
+/// The intervals chosen from when none is given: they divide a second (so per-second figures
+/// such as the CoV stay defined) or are whole seconds.
+const AUTO_INTERVALS_MS: &[u64] = &[100, 200, 250, 500, 1000, 2000, 5000, 10_000];
+
 fn default_interval() -> Nanos {
-    Nanos(100_000_000)
+    AUTO_INTERVAL
+}
+
+/// The first of [`AUTO_INTERVALS_MS`] at least as long as `rtt_ns`: a bin shorter than a
+/// round trip samples a window-based sender's once-per-RTT bursts and aliases into bands.
+pub fn interval_for_rtt(rtt_ns: u64) -> Nanos {
+    let ms = AUTO_INTERVALS_MS
+        .iter()
+        .copied()
+        .find(|&ms| ms * 1_000_000 >= rtt_ns)
+        .unwrap_or(*AUTO_INTERVALS_MS.last().expect("a list of intervals"));
+    Nanos(ms * 1_000_000)
 }
 fn yes() -> bool {
     true
@@ -505,7 +525,7 @@ impl Scenario {
     }
 
     /// Apply defaults and check every cross-reference and range.
-    pub fn check(self, file: &str, default_name: &str) -> Result<Checked, ScenarioError> {
+    pub fn check(mut self, file: &str, default_name: &str) -> Result<Checked, ScenarioError> {
         let err = |field: String, message: String| ScenarioError::Field {
             file: file.to_string(),
             field,
@@ -843,6 +863,17 @@ impl Scenario {
                 start: c.start.0,
                 stop,
             });
+        }
+        if self.output.interval == AUTO_INTERVAL {
+            let longest_rtt = flows
+                .iter()
+                .map(|f: &CheckedFlow| {
+                    let path: u64 = f.path.iter().map(|&l| 2 * self.links[l].delay.0).sum();
+                    path + self.flows[f.spec].extra_rtt.0
+                })
+                .max()
+                .unwrap_or(0);
+            self.output.interval = interval_for_rtt(longest_rtt);
         }
         if self.output.interval.0 == 0 {
             return Err(err("output.interval".into(), "must be positive".into()));

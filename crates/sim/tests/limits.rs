@@ -72,7 +72,8 @@ fn the_estimate_counts_the_path_queues_flows_and_samples() {
     // 1 Gb/s × 180 ms / 12,000 bits = 15,000 packets, plus 1000 packets each way.
     assert!((e.packets - 17_000.0).abs() < 1e-6, "{e:?}");
     assert_eq!(e.flows, 1);
-    assert_eq!(e.samples, 101, "10 s at 100 ms, and the sample at 0");
+    // No interval in the file: the first of the defaults at least the 180-ms RTT, 200 ms.
+    assert_eq!(e.samples, 51, "10 s at 200 ms, and the sample at 0");
     assert!(
         e.bytes > e.packets * PACKET_BYTES as f64 && e.bytes < 30e6,
         "{e:?}"

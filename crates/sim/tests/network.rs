@@ -553,6 +553,8 @@ kind = "dumbbell"
 bottleneck = "l"
 [[flows]]
 cc = "reno"
+[output]
+interval = "100ms"
 "#);
     let s = o.summary.flows[0].series.as_ref().expect("a series");
     assert!(s.rtt_ms[0].is_nan(), "first interval: {:?}", &s.rtt_ms[..3]);

@@ -145,3 +145,37 @@ fn a_throughput_bin_never_exceeds_the_capacity_but_goodput_bins_may() {
     );
     assert!(sum(&se.throughput_bps) >= delivered - mss);
 }
+
+#[test]
+fn without_an_interval_a_bin_spans_the_longest_round_trip() {
+    // 2 × 90 ms of path plus 40 ms of extra RTT: 220 ms, so 250-ms bins.
+    let text = r#"
+duration = "5s"
+[[links]]
+name = "l"
+rate = "50mbit"
+delay = "90ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+[[flows]]
+cc = "reno"
+extra_rtt = "40ms"
+"#;
+    let c = Scenario::parse(text, "s.toml", "s", &[]).unwrap();
+    assert_eq!(c.scenario.output.interval.0, 250_000_000);
+    let o = run(&c, &mut |_| {}).unwrap();
+    let t = &o.summary.flows[0].series.as_ref().unwrap().t;
+    assert_eq!(&t[..3], &[0.0, 0.25, 0.5]);
+    // A short path keeps 100 ms; a file's own interval always wins.
+    let short = text
+        .replace("\"90ms\"", "\"10ms\"")
+        .replace("\"40ms\"", "\"0ms\"");
+    let c = Scenario::parse(&short, "s.toml", "s", &[]).unwrap();
+    assert_eq!(c.scenario.output.interval.0, 100_000_000);
+    let set = ["output.interval=\"50ms\"".to_string()];
+    let c = Scenario::parse(text, "s.toml", "s", &set).unwrap();
+    assert_eq!(c.scenario.output.interval.0, 50_000_000);
+}

@@ -26,6 +26,10 @@ pub struct SimArgs {
     /// Shorthand for `--set seed=N`.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Time-series interval, shorthand for `--set output.interval=D` (default: the scenario's,
+    /// else the first of 100 ms, 200 ms, 250 ms, 500 ms, 1 s … at least the longest RTT).
+    #[arg(long, value_name = "D")]
+    pub interval: Option<String>,
     /// Write the result summary as JSON to this file (`-` for stdout).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
@@ -53,6 +57,10 @@ pub fn run(args: SimArgs) -> Result<()> {
     }
     if let Some(s) = args.seed {
         sets.push(format!("seed={s}"));
+    }
+    if let Some(d) = &args.interval {
+        parse_duration(d).context("--interval")?;
+        sets.push(format!("output.interval=\"{d}\""));
     }
     let checked = Scenario::load(&args.file, &sets)?;
     if let Some(path) = &args.json {
