@@ -14,7 +14,9 @@
 //!   180 ms used 250–400 bytes per packet of that bound (sent records, pooled header buffers,
 //!   delay-line slots, and deques that double as they grow); [`PACKET_BYTES`] rounds it up.
 //! * **flows**: 10,000 and 40,000 flows cost 27–30 KiB each besides their samples
-//!   ([`FLOW_BYTES`]).
+//!   ([`FLOW_BYTES`]), plus their RTT histogram, which allocates buckets up to the largest
+//!   sample: 8 KiB per power of two of nanoseconds above 2^10 (156 KiB at 180 ms), counted
+//!   here for RTTs up to four times the longest round trip (queueing).
 //! * **samples**: each flow keeps a sample of its series per `output.interval` (49 bytes each
 //!   measured, [`FLOW_SAMPLE_BYTES`]); each link direction keeps its queue series.
 //!
@@ -41,6 +43,8 @@ pub struct Estimate {
     /// Packets the network can hold at once (links' rate × longest RTT, plus queues).
     pub packets: f64,
     pub flows: u64,
+    /// Bytes per flow besides its samples: its state and its RTT histogram.
+    pub flow_bytes: u64,
     /// Samples each series keeps.
     pub samples: u64,
     /// All of it, in bytes.
@@ -77,6 +81,11 @@ pub fn estimate(checked: &Checked) -> Estimate {
         }
     }
     let flows = checked.flows.len() as u64;
+    let flow_bytes = FLOW_BYTES + {
+        let mut d = longhaul_metrics::online::DelayAccumulator::new();
+        d.record_ns((4.0 * rtt * 1e9).min(u64::MAX as f64) as u64);
+        d.memory_bytes() as u64
+    };
     let samples = s.duration.0 / s.output.interval.0.max(1) + 1;
     let directions = 2 * s.links.len() as u64;
     let drop_log = if s.output.drop_log {
@@ -85,12 +94,13 @@ pub fn estimate(checked: &Checked) -> Estimate {
         0.0
     };
     let bytes = packets * PACKET_BYTES as f64
-        + (flows * FLOW_BYTES) as f64
+        + (flows * flow_bytes) as f64
         + samples as f64 * (flows * FLOW_SAMPLE_BYTES + directions * LINK_SAMPLE_BYTES) as f64
         + drop_log;
     Estimate {
         packets,
         flows,
+        flow_bytes,
         samples,
         bytes,
     }
@@ -125,7 +135,7 @@ pub fn check(checked: &Checked, limit: u64) -> Result<(), SimError> {
             human(limit as f64),
             e.packets,
             e.flows,
-            FLOW_BYTES >> 10,
+            e.flow_bytes >> 10,
             e.samples,
         ),
     })
