@@ -6,6 +6,10 @@ use crate::secure::Security;
 use longhaul_cc::{CcSpec, Setup};
 use std::time::Duration;
 
+/// The receive window a connection advertises unless configured otherwise (64 MiB, a tuned
+/// host's `tcp_rmem` maximum): more than a 1 Gb/s × 500 ms path holds.
+pub const DEFAULT_RECV_WINDOW: u64 = 64 << 20;
+
 /// Bytes of IPv4 and UDP header in front of every datagram on a real network.
 pub const IP_UDP_OVERHEAD: usize = 28;
 
@@ -65,7 +69,7 @@ impl Config {
             setup: Setup::default(),
             ack_every: 2,
             max_ack_delay: Duration::from_millis(25),
-            recv_window: 64 << 20,
+            recv_window: DEFAULT_RECV_WINDOW,
             send_buffer: 64 << 20,
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_millis(200),

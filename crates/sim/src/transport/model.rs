@@ -80,6 +80,7 @@ use crate::packet::{Ecn, Packet};
 use crate::ring::Ring;
 use longhaul_cc::{AckEvent, CongestionControl, EcnEvent, LossEvent, RtoEvent, SentEvent, Time};
 use longhaul_metrics::online::DelayAccumulator;
+use longhaul_proto::config::DEFAULT_RECV_WINDOW as RECEIVE_WINDOW;
 use longhaul_proto::loss::detect_lost;
 use longhaul_proto::pacer::Pacer;
 use longhaul_proto::rate::DeliveryRate;
@@ -397,6 +398,11 @@ impl Endpoint for ModelSender {
         let window = self.cwnd_bytes().max(mss);
         if self.in_flight() + mss > window {
             self.validate_window(true);
+            return None;
+        }
+        // The receiver's window, as longhaul's transport advertises it: a controller whose
+        // window runs away sends no more than a real host would have in flight.
+        if self.in_flight() + mss > RECEIVE_WINDOW {
             return None;
         }
         if !self.has_data(now) {
