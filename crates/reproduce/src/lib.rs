@@ -26,11 +26,13 @@
 //!   ([`experiments::reno_climb`]);
 //! * `scalable-recovery` — seed 003: Scalable's rate-independent recovery
 //!   ([`experiments::scalable`]);
-//! * `lion-burst`, `lion-contest` — seed 002 ([`experiments::lion`]);
+//! * `lion-contest` — seed 002 Fig. 5: Lion against stock TCP for 5 s ([`experiments::lion`]);
 //! * `lion-mbs` — seed 002 Figs. 2–4: loss against burst size at a fixed rate, and a window
 //!   ([`experiments::lion_mbs`]);
 //! * `lion-matched` — Lion against window-based senders at matched throughput
 //!   ([`experiments::lion_matched`]);
+//! * `lion-buffers` — Lion against Reno, CUBIC and BBR over buffers of 2–200 % of the BDP, as a
+//!   sweep read from `scenarios/sweeps/lion-buffers.toml` ([`experiments::lion_buffers`]);
 //! * `response` — seeds 000–001's contrast as a sweep: 8 controllers against random loss beside
 //!   their response functions ([`theory`]), runs read from `scenarios/sweeps/response.toml`
 //!   ([`experiments::response`]).
@@ -52,9 +54,9 @@ pub const EXPERIMENTS: &[&Experiment] = &[
     &experiments::equilibrium::EXPERIMENT,
     &experiments::reno_climb::EXPERIMENT,
     &experiments::scalable::EXPERIMENT,
-    &experiments::lion::BURST,
     &experiments::lion_mbs::EXPERIMENT,
     &experiments::lion_matched::EXPERIMENT,
+    &experiments::lion_buffers::EXPERIMENT,
     &experiments::lion::CONTEST,
     &experiments::response::EXPERIMENT,
 ];

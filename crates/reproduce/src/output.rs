@@ -4,7 +4,7 @@
 
 use crate::claim::short;
 use crate::experiment::{Experiment, ExperimentResult};
-use longhaul_metrics::report::{write_html_report, Align, Table};
+use longhaul_metrics::report::{escape_html, write_html_report, Align, Table};
 use longhaul_metrics::summary::{Claim, ClaimKind, PaperValue, Summary};
 use longhaul_metrics::MetricsError;
 use std::path::{Path, PathBuf};
@@ -108,6 +108,27 @@ pub fn claims_table(result: &ExperimentResult) -> String {
 }
 
 /// How many claims of `kind` hold, and how many there are.
+/// An experiment page's claims as an HTML table: claim, paper, measured, holds.
+pub fn claims_html(claims: &[Claim]) -> String {
+    let mut out = String::from(
+        "<table><tr><th>claim</th><th>paper</th><th>measured</th><th>holds</th></tr>",
+    );
+    for c in claims {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape_html(&c.claim),
+            escape_html(&match &c.paper {
+                PaperValue::Number(x) => short(*x),
+                PaperValue::Text(t) => t.clone(),
+            }),
+            short(c.measured),
+            if c.holds { "yes" } else { "NO" }
+        ));
+    }
+    out.push_str("</table>\n");
+    out
+}
+
 pub fn count(results: &[ExperimentResult], kind: ClaimKind) -> (usize, usize) {
     let all: Vec<&Claim> = results
         .iter()

@@ -28,6 +28,7 @@ pub const BUILTINS: &[Builtin] = &[
     builtin!("seed000-85ms"),
     builtin!("seed000-response"),
     builtin!("fast-equilibrium"),
+    builtin!("seed002-buffers"),
     builtin!("seed002-burst"),
     builtin!("seed002-contest"),
     builtin!("seed002-mbs"),

@@ -207,7 +207,57 @@ fn table1_notes_show_every_controller_on_the_contrast_rows() {
     assert_eq!(claims.len(), 10 + 4);
 }
 
-/// The 5-s contest: Lion 327 Mb/s ± 2.4 %, stock TCP 175 Mb/s ± 2.4 %, Lion ÷ TCP ≥ 1.
+/// The control of the contest: stock TCP against stock TCP must stay below the paper's margin,
+/// which Lion's ratio must reach; stock TCP's own throughput is a check (it holds by the cross
+/// traffic's calibration), not a seed claim.
+#[test]
+fn lion_contest_control_must_miss_the_margin_lion_must_reach() {
+    use longhaul_metrics::summary::ClaimKind;
+    use longhaul_reproduce::experiments::lion::{CONTEST_CONTROL, CONTEST_RATIO_MIN};
+    let e = experiment("lion-contest").unwrap();
+    let runs = (e.runs)(&Plan::DEFAULT);
+    assert_eq!(runs.last().unwrap().label, CONTEST_CONTROL);
+    assert!(runs
+        .last()
+        .unwrap()
+        .overrides
+        .iter()
+        .any(|o| o == "flows.0.cc=\"reno\""));
+    assert!(
+        (CONTEST_RATIO_MIN - 1.78).abs() < 0.01,
+        "{CONTEST_RATIO_MIN}"
+    );
+    let contest = synthetic(&[("lion", 330e6), ("reno", 175e6)], 5.0);
+    let other = || synthetic(&[("lion", 330e6), ("reno", 175e6)], 5.0);
+    let with_control = |first: f64, second: f64| {
+        let mut all = vec![contest.clone(), other(), other(), other()];
+        all.push(synthetic(&[("reno", first), ("reno", second)], 5.0));
+        (e.claims)(&Plan::DEFAULT, &all)
+    };
+    let c = with_control(250e6, 245e6);
+    assert_eq!(c.len(), 4);
+    assert_eq!(
+        c[1].kind,
+        ClaimKind::Check,
+        "stock TCP's throughput is a check"
+    );
+    assert!(c[2].holds, "Lion 330 ÷ 175 reaches the margin");
+    assert!(c[3].holds, "equal Renos stay below the margin");
+    let c = with_control(400e6, 150e6);
+    assert!(
+        !c[3].holds,
+        "a control at 2.7× would not tell Lion from Reno"
+    );
+    // Lion above stock TCP, but below the paper's margin: the ratio claim fails.
+    let c = (e.claims)(
+        &Plan::DEFAULT,
+        &[synthetic(&[("lion", 300e6), ("reno", 200e6)], 5.0)],
+    );
+    assert!(!c[2].holds);
+}
+
+/// The 5-s contest: Lion 327 Mb/s ± 2.4 %, stock TCP 175 Mb/s ± 2.4 %, Lion ÷ TCP at least the
+/// paper's margin.
 #[test]
 fn lion_contest_claims_at_the_tolerance_edge() {
     use longhaul_reproduce::experiments::lion::CONTEST_TOLERANCE;
@@ -314,7 +364,8 @@ fn wording_quotes_the_faq_and_says_wall_clock() {
 fn lion_contest_prints_its_claims_at_every_cross_rate() {
     use longhaul_reproduce::experiments::lion::{CONTEST_CROSS_MBPS, CONTEST_SWEEP_MBPS};
     let e = experiment("lion-contest").unwrap();
-    assert_eq!((e.runs)(&Plan::DEFAULT).len(), 1 + CONTEST_SWEEP_MBPS.len());
+    // The contest, the other cross rates, and the control (Reno in Lion's place).
+    assert_eq!((e.runs)(&Plan::DEFAULT).len(), 2 + CONTEST_SWEEP_MBPS.len());
     // Runs in order: 300 (used), then 0, 150, 450 Mb/s.
     let summaries: Vec<Summary> = [
         (327e6, 175e6),
@@ -345,4 +396,67 @@ fn lion_contest_prints_its_claims_at_every_cross_rate() {
     assert!(row("450").contains("0.75 NO"), "{notes}");
     // Rows sorted by cross rate.
     assert!(notes.find("150").unwrap() < notes.find("300 (used)").unwrap());
+}
+
+/// lion-buffers: per transport and cross traffic, the count of buffers where Lion loses no more
+/// than the better window-based sender at ≥ 90 % of the faster one's rate, and the same count
+/// for BBR, the control, which must miss at least one.
+#[test]
+fn lion_buffers_counts_cells_and_its_control_must_miss_one() {
+    use longhaul_reproduce::experiments::lion_buffers::{grid, CONTROL_CC};
+    let e = experiment("lion-buffers").unwrap();
+    let points = grid(&Plan::DEFAULT).unwrap();
+    assert_eq!((e.runs)(&Plan::DEFAULT).len(), points.len());
+    let with_loss = |cc: &str, bps: f64, lost: u64| {
+        let mut s = synthetic(&[(cc, bps)], 30.0);
+        s.flows[0].packets_sent = Some(100_000);
+        s.flows[0].packets_lost = Some(lost);
+        s
+    };
+    // Lion: 80 Mb/s, 1 loss; Reno 60 Mb/s, 5; CUBIC 70 Mb/s, 3; BBR 80 Mb/s, 2 except on the
+    // deepest buffer of every group, where it loses nothing.
+    let summaries: Vec<Summary> = points
+        .iter()
+        .map(|p| match p.cc.as_str() {
+            "lion" => with_loss("lion", 80e6, 1),
+            "reno" => with_loss("reno", 60e6, 5),
+            "cubic" => with_loss("cubic", 70e6, 3),
+            _ => with_loss(
+                CONTROL_CC,
+                80e6,
+                if p.buffer_packets == 667 { 0 } else { 5 },
+            ),
+        })
+        .collect();
+    let c = (e.claims)(&Plan::DEFAULT, &summaries);
+    assert_eq!(c.len(), 8);
+    for pair in c.chunks(2) {
+        assert_eq!(pair[0].measured, 5.0);
+        assert!(pair[0].holds, "{}", pair[0].claim);
+        assert_eq!(pair[1].measured, 1.0);
+        assert!(pair[1].holds, "the control missed four buffers");
+    }
+    // Lion slower than 90 % of CUBIC's 70 Mb/s in one buffer: that group misses it.
+    let mut slow = summaries.clone();
+    slow[0] = with_loss("lion", 62e6, 0);
+    let c = (e.claims)(&Plan::DEFAULT, &slow);
+    assert_eq!(c[0].measured, 4.0);
+    assert!(
+        !c[0].holds && c[0].claim.contains("missed: 2.1 %"),
+        "{}",
+        c[0].claim
+    );
+    // A control that holds everywhere fails its claim.
+    let all: Vec<Summary> = points
+        .iter()
+        .zip(&summaries)
+        .map(|(p, s)| {
+            if p.cc == CONTROL_CC {
+                with_loss(CONTROL_CC, 80e6, 0)
+            } else {
+                s.clone()
+            }
+        })
+        .collect();
+    assert!(!(e.claims)(&Plan::DEFAULT, &all)[1].holds);
 }

@@ -4,8 +4,8 @@
 //! transmission "not only has poor throughput, but also reduces available network bandwidth to
 //! other traffic" (Fig. 4 and §II).
 //!
-//! **Why.** `lion-burst` compares Lion with one Reno flow, which collapses on the 1.2 ms buffer
-//! and sends a sixteenth of Lion's rate; a loss rate means nothing beside a rate that different.
+//! **Why.** One Reno flow collapses on the 1.2 ms buffer and sends a sixteenth of Lion's rate; a
+//! loss rate means nothing beside a rate that different.
 //! Here every sender runs in the same `scenarios/seed002-burst.toml` (the same cross traffic: its
 //! sources do not react and the seed is fixed), and Lion is compared with the window-based runs
 //! that deliver at least [`MATCH`] of its throughput: BBR with 1, 2 and 4 flows, and the fixed

@@ -2,6 +2,7 @@
 
 pub mod equilibrium;
 pub mod lion;
+pub mod lion_buffers;
 pub mod lion_matched;
 pub mod lion_mbs;
 pub mod reno_climb;

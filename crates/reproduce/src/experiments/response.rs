@@ -669,25 +669,12 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
          dashed: the response functions (crates/reproduce/src/theory.rs), capped at the card's \
          {} Mb/s of payload. A point whose runs expect fewer than 20 losses in their measured \
          halves (by default p ≤ 1e-6, 20-s runs) shows how far the controller got in that time, \
-         not its response: only where the function reaches the path is it a claim.</p>\n{svg}\n<table><tr><th>claim</th><th>paper</th><th>measured</th>\
-         <th>holds</th></tr>",
+         not its response: only where the function reaches the path is it a claim.</p>\n{svg}\n",
         escape_html(result.title),
         result.runs.len(),
         short(CAPACITY_BPS / 1e6)
     );
-    for c in &result.claims {
-        body.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape_html(&c.claim),
-            escape_html(&match &c.paper {
-                longhaul_metrics::summary::PaperValue::Number(x) => short(*x),
-                longhaul_metrics::summary::PaperValue::Text(t) => t.clone(),
-            }),
-            short(c.measured),
-            if c.holds { "yes" } else { "NO" }
-        ));
-    }
-    body.push_str("</table>\n");
+    body.push_str(&crate::output::claims_html(&result.claims));
     Ok(html_page("response", &body))
 }
 
