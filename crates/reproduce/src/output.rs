@@ -110,9 +110,8 @@ pub fn claims_table(result: &ExperimentResult) -> String {
 /// How many claims of `kind` hold, and how many there are.
 /// An experiment page's claims as an HTML table: claim, paper, measured, holds.
 pub fn claims_html(claims: &[Claim]) -> String {
-    let mut out = String::from(
-        "<table><tr><th>claim</th><th>paper</th><th>measured</th><th>holds</th></tr>",
-    );
+    let mut out =
+        String::from("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>holds</th></tr>");
     for c in claims {
         out.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
