@@ -6,7 +6,7 @@ use longhaul_reproduce::{Plan, EXPERIMENTS};
 
 #[test]
 fn every_builtin_scenario_parses_and_validates() {
-    assert_eq!(BUILTINS.len(), 9);
+    assert_eq!(BUILTINS.len(), 10);
     for b in BUILTINS {
         let checked = b.load(&[]).unwrap_or_else(|e| panic!("{}: {e}", b.path()));
         assert_eq!(
