@@ -287,7 +287,8 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
          \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
     )
     .unwrap();
-    let (slurm_out, local_out) = (work.join("slurm-out"), work.join("local-out"));
+    // A space in the results directory: the script's directives must carry it.
+    let (slurm_out, local_out) = (work.join("slurm out"), work.join("local-out"));
 
     let started = Instant::now();
     let submit = Command::new(env!("CARGO_BIN_EXE_longhaul"))

@@ -26,6 +26,8 @@ pub struct SlurmOptions {
     pub max_running: Option<u64>,
     /// The `longhaul` binary the tasks run: on the shared filesystem.
     pub longhaul: PathBuf,
+    /// The plan was accepted with `--allow-large`: the tasks must accept it too.
+    pub allow_large: bool,
 }
 
 /// How a sweep maps onto an array: `tasks` tasks of `chunk` runs (the last may be shorter).
@@ -51,6 +53,60 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// A value written after an `#SBATCH` option: one line, no control characters, and for
+/// options whose values Slurm takes as single words (partition, time), no spaces or quotes.
+fn directive_word(option: &str, value: &str) -> Result<String> {
+    if value.is_empty()
+        || value
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '\\' || c == '\'')
+    {
+        return Err(SweepError::Submit(format!(
+            "{option} {value:?}: a Slurm {} is one word without spaces, quotes or control \
+             characters",
+            option.trim_start_matches('-')
+        )));
+    }
+    Ok(value.to_string())
+}
+
+/// A path in an `#SBATCH` directive: double-quoted when it has spaces (sbatch reads directive
+/// values as shell-like words); refused with control characters, double quotes or
+/// backslashes, which no quoting carries through sbatch's directive parser.
+fn directive_path(option: &str, path: &Path) -> Result<String> {
+    let text = path.display().to_string();
+    if text
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        return Err(SweepError::Submit(format!(
+            "{option} {text:?}: Slurm cannot take a path with control characters, double quotes \
+             or backslashes in a directive; choose another --out"
+        )));
+    }
+    Ok(if text.chars().any(char::is_whitespace) {
+        format!("\"{text}\"")
+    } else {
+        text
+    })
+}
+
+/// The job's name: the sweep's, with everything but letters, digits, `.`, `-` and `_` replaced
+/// by `_` (a sweep's `name` is free text; a job name is one word on a directive line).
+fn job_name(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("longhaul-{clean}")
+}
+
 /// The sbatch script. `sweep_file` and `out` should be absolute (tasks start elsewhere).
 pub fn script(
     name: &str,
@@ -70,10 +126,28 @@ pub fn script(
             runs.div_ceil(opts.array_limit.max(1))
         )));
     }
-    let job = format!(
-        "longhaul-{}",
-        name.replace(|c: char| c.is_whitespace(), "_")
-    );
+    if opts.cpus_per_task == 0 {
+        return Err(SweepError::Submit(
+            "--cpus-per-task 0: a task needs at least one CPU".into(),
+        ));
+    }
+    if opts.max_running == Some(0) {
+        return Err(SweepError::Submit(
+            "--max-running 0: at least one task must be allowed to run".into(),
+        ));
+    }
+    let partition = opts
+        .partition
+        .as_deref()
+        .map(|p| directive_word("--partition", p))
+        .transpose()?;
+    let time = opts
+        .time
+        .as_deref()
+        .map(|t| directive_word("--time", t))
+        .transpose()?;
+    let logs = directive_path("--out", &out.join("slurm").join("%A_%a.out"))?;
+    let job = job_name(name);
     let mut s = String::from("#!/bin/bash\n");
     s.push_str(&format!(
         "# {runs} runs of sweep `{name}` as {} array task{} of {} run{} each (the last may be \
@@ -92,30 +166,28 @@ pub fn script(
         "#SBATCH --array=0-{}{throttle}\n",
         shape.tasks - 1
     ));
-    s.push_str(&format!(
-        "#SBATCH --cpus-per-task={}\n",
-        opts.cpus_per_task.max(1)
-    ));
-    if let Some(p) = &opts.partition {
+    s.push_str(&format!("#SBATCH --cpus-per-task={}\n", opts.cpus_per_task));
+    if let Some(p) = &partition {
         s.push_str(&format!("#SBATCH --partition={p}\n"));
     }
-    if let Some(t) = &opts.time {
+    if let Some(t) = &time {
         s.push_str(&format!("#SBATCH --time={t}\n"));
     }
     // %A: the array's job id, %a: the task id. sbatch does not expand variables here.
-    let logs = out.join("slurm");
-    s.push_str(&format!(
-        "#SBATCH --output={}\n",
-        logs.join("%A_%a.out").display()
-    ));
+    s.push_str(&format!("#SBATCH --output={logs}\n"));
     s.push_str("set -euo pipefail\n");
     s.push_str(&format!(
         "exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\" --chunk {} \
-         --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"\n",
+         --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"{}\n",
         quote(&opts.longhaul.display().to_string()),
         quote(&sweep_file.display().to_string()),
         quote(&out.display().to_string()),
-        shape.chunk
+        shape.chunk,
+        if opts.allow_large {
+            " --allow-large"
+        } else {
+            ""
+        }
     ));
     Ok(s)
 }
@@ -165,6 +237,7 @@ mod tests {
             chunk: None,
             max_running: None,
             longhaul: "/opt/longhaul/bin/longhaul".into(),
+            allow_large: false,
         }
     }
 
@@ -229,5 +302,71 @@ mod tests {
         o.chunk = Some(1);
         let e = script("g", 25, Path::new("/g"), Path::new("/o"), &o).unwrap_err();
         assert!(e.to_string().contains("raise --chunk to at least 4"), "{e}");
+    }
+
+    #[test]
+    fn values_that_would_break_or_extend_the_script_are_refused() {
+        let f = Path::new("/s/sweep.toml");
+        let out = Path::new("/r/out");
+        let with = |change: &dyn Fn(&mut SlurmOptions)| {
+            let mut o = opts();
+            change(&mut o);
+            script("grid", 4, f, out, &o)
+        };
+        let injected = with(&|o| o.partition = Some("a b\n#SBATCH --wrap=evil".into()));
+        assert!(
+            injected
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("--partition")),
+            "{injected:?}"
+        );
+        assert!(with(&|o| o.time = Some("10:00\n".into())).is_err());
+        assert!(with(&|o| o.time = Some("1 day".into())).is_err());
+        let zero = with(&|o| o.cpus_per_task = 0).unwrap_err().to_string();
+        assert!(zero.contains("--cpus-per-task 0"), "{zero}");
+        let zero = with(&|o| o.max_running = Some(0)).unwrap_err().to_string();
+        assert!(zero.contains("--max-running 0"), "{zero}");
+        let quote = script("grid", 4, f, Path::new("/r/a\"b"), &opts()).unwrap_err();
+        assert!(
+            quote.to_string().contains("choose another --out"),
+            "{quote}"
+        );
+        let newline = script("grid", 4, f, Path::new("/r/a\nb"), &opts());
+        assert!(newline.is_err());
+    }
+
+    #[test]
+    fn names_and_paths_with_spaces_stay_on_their_directive_lines() {
+        let s = script(
+            "my grid\n#SBATCH --wrap=evil",
+            4,
+            Path::new("/s/sweep.toml"),
+            Path::new("/r/my results"),
+            &opts(),
+        )
+        .unwrap();
+        let directives: Vec<&str> = s.lines().filter(|l| l.starts_with("#SBATCH")).collect();
+        assert!(
+            directives.contains(&"#SBATCH --job-name=longhaul-my_grid__SBATCH_--wrap_evil"),
+            "{s}"
+        );
+        assert!(
+            directives.contains(&"#SBATCH --output=\"/r/my results/slurm/%A_%a.out\""),
+            "{s}"
+        );
+        assert!(!s.contains("--wrap=evil\n"), "{s}");
+        assert!(s.contains("--out '/r/my results'"), "{s}");
+        assert!(!s.contains("--allow-large"));
+        let mut o = opts();
+        o.allow_large = true;
+        let s = script(
+            "grid",
+            4,
+            Path::new("/s/sweep.toml"),
+            Path::new("/r/out"),
+            &o,
+        )
+        .unwrap();
+        assert!(s.lines().last().unwrap().ends_with(" --allow-large"), "{s}");
     }
 }

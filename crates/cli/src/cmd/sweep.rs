@@ -251,6 +251,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         chunk: a.chunk,
         max_running: a.max_running,
         longhaul,
+        allow_large: a.allow_large,
     };
     let text = script(&plan.file.name, plan.runs, &sweep_file, &out, &opts)?;
     let logs = out.join("slurm");
