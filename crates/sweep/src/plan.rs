@@ -11,7 +11,7 @@
 //! before any run starts: a bad value fails the plan naming its axis, not run 4711 an hour in.
 
 use crate::error::{Result, SweepError};
-use crate::spec::{assignment, display, literal, Axis, SweepFile};
+use crate::spec::{assignment, decode, display, literal, Axis, SweepFile};
 use longhaul_sim::Scenario;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -87,12 +87,7 @@ impl Plan {
     pub fn new(file: SweepFile, allow_large: bool) -> Result<Plan> {
         let base = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
         let scenario_paths: Vec<PathBuf> = file.scenarios.iter().map(|s| base.join(s)).collect();
-        let dims: Vec<Vec<Axis>> = file
-            .zips
-            .iter()
-            .cloned()
-            .chain(file.axes.iter().map(|a| vec![a.clone()]))
-            .collect();
+        let dims = file.dims();
         let mut runs = scenario_paths.len() as u128;
         for d in &dims {
             runs = runs.saturating_mul(d[0].values.len() as u128);
@@ -171,13 +166,7 @@ impl Plan {
                 last: self.runs.saturating_sub(1),
             });
         }
-        let mut rest = index;
-        let mut picks = vec![0; self.dims.len()];
-        for (d, dim) in self.dims.iter().enumerate().rev() {
-            let n = dim[0].values.len();
-            picks[d] = rest % n;
-            rest /= n;
-        }
+        let (picks, rest) = decode(&self.dims, index);
         let s = rest as usize;
         let mut axes = Vec::new();
         if self.scenario_paths.len() > 1 {

@@ -83,7 +83,30 @@ impl Values {
     }
 }
 
+/// Mixed-radix decoding of run `index` over `dims` (outermost first, the last varying
+/// fastest): each dimension's position, and the quotient left for the scenario files.
+pub fn decode(dims: &[Vec<Axis>], index: u64) -> (Vec<u64>, u64) {
+    let mut rest = index;
+    let mut picks = vec![0; dims.len()];
+    for (d, dim) in dims.iter().enumerate().rev() {
+        let n = dim[0].values.len();
+        picks[d] = rest % n;
+        rest /= n;
+    }
+    (picks, rest)
+}
+
 impl SweepFile {
+    /// The dimensions after the scenario, outermost first: each `[[zip]]` group, then each
+    /// axis (`docs/sweep.md`'s index order).
+    pub fn dims(&self) -> Vec<Vec<Axis>> {
+        self.zips
+            .iter()
+            .cloned()
+            .chain(self.axes.iter().map(|a| vec![a.clone()]))
+            .collect()
+    }
+
     /// Read and check a sweep file (its scenario files are checked by `Plan::new`).
     pub fn load(path: &Path) -> Result<SweepFile> {
         let text = std::fs::read_to_string(path).map_err(|source| SweepError::Read {

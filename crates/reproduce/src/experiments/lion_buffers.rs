@@ -33,7 +33,7 @@ use longhaul_metrics::report::plot::{line_chart, Line};
 use longhaul_metrics::report::{escape_html, html_page, Align, Table};
 use longhaul_metrics::summary::{Claim, Summary};
 use longhaul_metrics::MetricsError;
-use longhaul_sweep::spec::{assignment, SweepFile};
+use longhaul_sweep::spec::{assignment, decode, SweepFile};
 use std::path::Path;
 
 pub const SOURCE: &str = "seed 002, §§II–III and Fig. 4";
@@ -69,27 +69,20 @@ pub struct Point {
     pub overrides: Vec<String>,
 }
 
-/// The sweep file's runs in its index order (`[axes]` in file order, the last fastest), each
-/// with the file's overrides and the plan's duration.
+/// The sweep file's runs in its index order (`longhaul_sweep::spec::decode`), each with the
+/// file's overrides and the plan's duration.
 pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
     let (path, text) = SWEEP;
     let file = SweepFile::parse(text, Path::new(path)).map_err(|e| e.to_string())?;
     if file.scenarios.len() != 1 || !file.scenarios[0].ends_with(&format!("/{SCENARIO}.toml")) {
         return Err(format!("{path}: expected the one scenario `{SCENARIO}`"));
     }
-    if !file.zips.is_empty() {
-        return Err(format!("{path}: expected axes only"));
-    }
-    let total: u64 = file.axes.iter().map(|a| a.values.len()).product();
+    let dims = file.dims();
+    let total: u64 = dims.iter().map(|d| d[0].values.len()).product();
     let secs = plan.secs(30.0, 120.0).max(2.0);
     let mut out = Vec::new();
     for index in 0..total {
-        let mut rest = index;
-        let mut picks = vec![0u64; file.axes.len()];
-        for (d, axis) in file.axes.iter().enumerate().rev() {
-            picks[d] = rest % axis.values.len();
-            rest /= axis.values.len();
-        }
+        let (picks, _) = decode(&dims, index);
         let mut overrides: Vec<String> = file
             .set
             .iter()
@@ -103,24 +96,26 @@ pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
             cc: String::new(),
             overrides: Vec::new(),
         };
-        for (axis, &i) in file.axes.iter().zip(&picks) {
-            let v = axis.values.get(i);
-            match axis.name.as_str() {
-                "transport" => point.transport = v.as_str().unwrap_or_default().to_string(),
-                "flows.0.cc" => point.cc = v.as_str().unwrap_or_default().to_string(),
-                "links.0.queue.packets" => point.buffer_packets = v.as_integer().unwrap_or(0),
-                "cross_traffic" => {
-                    point.cross = v
-                        .as_array()
-                        .and_then(|a| a.first())
-                        .and_then(|t| t.get("kind"))
-                        .and_then(|k| k.as_str())
-                        .unwrap_or("none")
-                        .to_string()
+        for (dim, &i) in dims.iter().zip(&picks) {
+            for axis in dim {
+                let v = axis.values.get(i);
+                match axis.name.as_str() {
+                    "transport" => point.transport = v.as_str().unwrap_or_default().to_string(),
+                    "flows.0.cc" => point.cc = v.as_str().unwrap_or_default().to_string(),
+                    "links.0.queue.packets" => point.buffer_packets = v.as_integer().unwrap_or(0),
+                    "cross_traffic" => {
+                        point.cross = v
+                            .as_array()
+                            .and_then(|a| a.first())
+                            .and_then(|t| t.get("kind"))
+                            .and_then(|k| k.as_str())
+                            .unwrap_or("none")
+                            .to_string()
+                    }
+                    _ => {}
                 }
-                _ => {}
+                overrides.push(assignment(&axis.name, &v));
             }
-            overrides.push(assignment(&axis.name, &v));
         }
         if point.cc.is_empty() || point.transport.is_empty() || point.buffer_packets <= 0 {
             return Err(format!(

@@ -43,7 +43,7 @@ use longhaul_metrics::report::plot::{line_chart, Line};
 use longhaul_metrics::report::{escape_html, html_page};
 use longhaul_metrics::summary::{Claim, Summary};
 use longhaul_metrics::MetricsError;
-use longhaul_sweep::spec::{assignment, SweepFile};
+use longhaul_sweep::spec::{assignment, decode, SweepFile};
 use std::path::Path;
 
 pub const SOURCE: &str = "seeds 000–001; Mathis et al. 1997, RFC 3649, seed 003, RFC 9438 §5.1";
@@ -170,24 +170,13 @@ pub fn grid(plan: &Plan) -> Result<Vec<Point>, String> {
     if file.scenarios.len() != 1 || !file.scenarios[0].ends_with(&format!("/{SCENARIO}.toml")) {
         return Err(format!("{path}: expected the one scenario `{SCENARIO}`"));
     }
-    let dims: Vec<_> = file
-        .zips
-        .iter()
-        .cloned()
-        .chain(file.axes.iter().map(|a| vec![a.clone()]))
-        .collect();
+    let dims = file.dims();
     let total: u64 = dims.iter().map(|d| d[0].values.len()).product();
     let fixed: Vec<String> = file.set.iter().map(|(k, v)| assignment(k, v)).collect();
     let scale = if plan.full { 1.0 } else { plan.time_scale };
     let mut out = Vec::new();
     for index in 0..total {
-        let mut rest = index;
-        let mut picks = vec![0; dims.len()];
-        for (d, dim) in dims.iter().enumerate().rev() {
-            let n = dim[0].values.len();
-            picks[d] = rest % n;
-            rest /= n;
-        }
+        let (picks, _) = decode(&dims, index);
         let mut overrides = fixed.clone();
         let (mut cc, mut loss, mut seed, mut duration) = (None, 0.0, 1, None);
         for (dim, &i) in dims.iter().zip(&picks) {
