@@ -218,12 +218,17 @@ pub struct LionState {
     pub srtt_q3: u32,
     pub q_prev: u32,
     pub round_end: u32,
-    pub random_losses: u32,
-    pub init_cwnd: u32,
+    pub q_eff: u32,
+    pub peak_prev: u32,
+    pub train: u32,
+    pub r_last_us: u32,
+    pub random_losses: u16,
+    pub init_cwnd: u16,
+    pub r_lost: u16,
     pub yield_round: u16,
     pub phase: u8,
-    pub has_q_prev: u8,
     pub r_flags: u8,
+    pub flags: u8,
 }
 
 impl LionState {
@@ -327,7 +332,13 @@ extern "C" {
         mss: u32,
         clamp: u32,
     );
-    fn lh_native_lion_loss(l: *mut LionState, p: *const LionParams, mss: u32, clamp: u32);
+    fn lh_native_lion_loss(
+        l: *mut LionState,
+        p: *const LionParams,
+        lost: u32,
+        mss: u32,
+        clamp: u32,
+    );
     fn lh_native_lion_rto(l: *mut LionState, p: *const LionParams, mss: u32, clamp: u32);
     fn lh_native_lion_cwnd(l: *const LionState, p: *const LionParams, mss: u32, clamp: u32) -> u32;
     fn lh_native_lion_burst(l: *const LionState) -> u32;
@@ -445,8 +456,8 @@ pub fn lion_ack(l: &mut LionState, p: &LionParams, a: &LionAck, mss: u32, clamp:
         )
     }
 }
-pub fn lion_loss(l: &mut LionState, p: &LionParams, mss: u32, clamp: u32) {
-    unsafe { lh_native_lion_loss(l, p, mss, clamp) }
+pub fn lion_loss(l: &mut LionState, p: &LionParams, lost: u32, mss: u32, clamp: u32) {
+    unsafe { lh_native_lion_loss(l, p, lost, mss, clamp) }
 }
 pub fn lion_rto(l: &mut LionState, p: &LionParams, mss: u32, clamp: u32) {
     unsafe { lh_native_lion_rto(l, p, mss, clamp) }

@@ -228,7 +228,13 @@ fn step(state: &mut State, w: &mut Window, ev: &Value, mss: u64) {
                 unreachable!()
             };
             if ev["type"] == "loss" || ev["first_in_window"].as_bool().unwrap_or(true) {
-                native::lion_loss(l, p, mss as u32, w.clamp);
+                // An ECN echo is the reference's on_ecn: a loss of no packets.
+                let lost = if ev["type"] == "loss" {
+                    ev["lost_packets"].as_u64().unwrap_or(0) as u32
+                } else {
+                    0
+                };
+                native::lion_loss(l, p, lost, mss as u32, w.clamp);
             }
             lion_window(p, l, w, mss);
         }
@@ -301,7 +307,7 @@ fn lion_check(l: &LionState, step: &Value, at: &str) {
             LION_WORST_RATE.with(|w| w.set(w.get().max((rate - r).abs() / r)));
             assert!(
                 (rate - r).abs() <= 0.005 * r + 2.0,
-                "{at}: kernel pacing rate {rate} B/s, reference {r} B/s"
+                "{at}: kernel pacing rate {rate} B/s, reference {r} B/s; state {l:?}"
             )
         }
         None => assert_eq!(l.rate, 0, "{at}: the reference has no rate yet"),

@@ -123,7 +123,7 @@ void BPF_PROG(lh_lion_cong_control_op, struct sock *sk, __u32 ack, int flag,
 			    rs->is_app_limited, lh_is_cwnd_limited(tp),
 			    (__u64)rs->acked_sacked * mss, mss, clamp);
 	if (rs->losses > 0)
-		lh_lion_loss(l, &p, mss, clamp);
+		lh_lion_loss(l, &p, rs->losses, mss, clamp);
 	lh_lion_apply(sk, l, &p, mss, clamp);
 }
 

@@ -85,10 +85,10 @@ void lh_native_lion_ack(struct lh_lion *l, const struct lh_lion_params *p, __u32
 	lh_lion_ack(l, p, ack, snd_nxt, now_us, rtt_us, delivered, interval_us, app_limited,
 		    cwnd_limited, acked_bytes, mss, clamp);
 }
-void lh_native_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, __u32 mss,
-			 __u32 clamp)
+void lh_native_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, __u32 lost,
+			 __u32 mss, __u32 clamp)
 {
-	lh_lion_loss(l, p, mss, clamp);
+	lh_lion_loss(l, p, lost, mss, clamp);
 }
 void lh_native_lion_rto(struct lh_lion *l, const struct lh_lion_params *p, __u32 mss, __u32 clamp)
 {

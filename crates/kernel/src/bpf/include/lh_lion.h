@@ -6,16 +6,22 @@
  * reference, crates/cc/src/algorithms/lion.rs; this header is that state machine in integers,
  * rule for rule:
  *  - once per round trip (a round ends when data sent after it began is acknowledged) the
- *    standing queue q = round's smallest RTT − smallest RTT ever, the burst queue (largest −
- *    smallest RTT of the round), the delivered rate (largest delivery-rate sample of the round,
- *    else acknowledged bytes over the round) and the available bandwidth drive four phases:
- *    startup (rate and MBS double per clear round), drop_avoidance (probe 5 % above abw, drain
- *    to d·base/(base+q) when the queue grows, table yield to new traffic), yield (watch the
- *    newcomer for yield_rounds) and balance (raise 10 % per round to the fair share, which
- *    becomes a floor);
- *  - a loss after queueing cuts the rate to max(min(rate, abw)·loss_decrease, floor) and the
- *    MBS by mbs_decrease, once per round; any other loss is random: the rate stays, the MBS
- *    shrinks once per round; losses while yielding or balancing change nothing;
+ *    standing queue q = round's smallest RTT − smallest RTT ever, the peak queue (largest RTT −
+ *    smallest ever), the burst queue (largest − smallest RTT of the round), the delivered rate
+ *    (largest delivery-rate sample of the round, else acknowledged bytes over the round) and
+ *    the available bandwidth drive four phases: startup (rate and MBS double per clear round,
+ *    the rate up to half the initial window's train capacity), drop_avoidance (probe a step
+ *    from the rate, or from abw when the path has not delivered the rate; step back on a
+ *    warning; drain to d·base/(base+q) on a standing queue; table yield to new traffic),
+ *    yield (watch the newcomer for yield_rounds) and balance (raise 10 % per round to the
+ *    fair share, which becomes a floor);
+ *  - the effective queue q_eff, learned at a congestion loss, sets the thresholds (a quarter
+ *    and an eighth of it), the warning level (0.35 of it), the burst cap and the probe step;
+ *  - a loss is congestion if a standing queue or the warning level preceded it, or 4 losses
+ *    and 2 % of the round's packets were lost: then (once per round) q_eff is learned, the
+ *    rate cut to max(min(rate, abw)·loss_decrease, floor) and the MBS capped; any other loss
+ *    (and any before the first round ends) is random: the rate stays, the MBS shrinks once per
+ *    round; losses while yielding or balancing change nothing;
  *  - a retransmission timeout halves the rate, restarts the MBS and forgets floor, capacity
  *    and the last round's queue;
  *  - cwnd is only a safety cap, cwnd_gain · rate · srtt (at least 4 packets); the rate stays
@@ -35,10 +41,9 @@
  *  - rounds are counted in sequence space (snd_una passing the snd_nxt recorded when the
  *    round began), as FAST's; the reference counts packet numbers.
  *  - the per-round sample counters are flags: the reference only ever tests them for zero.
- *  - drop_avoidance returns to abw only when the rate is more than 2^-10 below it, else it
- *    probes: the kernel's delivery-rate samples have whole-µs intervals (one part in 10^4 of
- *    a 10 ms sample), so a rate delivered in full can measure a hair above itself, which the
- *    reference (nanoseconds) would read as "probe" and a literal port as "return to abw".
+ *  - the fixed shares are integer fractions (the warning level 7/20 of q_eff, the step 1/16
+ *    of it, the loss share 1/50); the train's rate is kept in units of 64 B/s; random_losses,
+ *    r_lost and init_cwnd are 16 bits (saturating): the state must fit icsk_ca_priv.
  *  - the kernel cannot send bursts of exactly the MBS: see lion.bpf.c for what bounds a burst.
  */
 #ifndef LH_LION_H
@@ -54,6 +59,22 @@
 #define LH_LION_MIN_PIPE 4
 /* No RTT sample in the round yet. */
 #define LH_LION_NO_RTT 0xffffffffU
+/* The smallest queueing delay taken as a signal, µs. */
+#define LH_LION_MIN_QUEUE_SIGNAL 20
+/* Startup doubles up to half the train's capacity. */
+#define LH_LION_STARTUP_TRAIN_DIV 2
+/* The warning level: 7/20 (0.35) of the effective queue. */
+#define LH_LION_WARN_NUM 7
+#define LH_LION_WARN_DEN 20
+/* A probe step queues at most 1/16 of the effective queue per round. */
+#define LH_LION_STEP_DIV 16
+/* A round with at least 4 losses and at least 1/50 of its packets lost is congestion. */
+#define LH_LION_RANDOM_LOSS_BURST 4
+#define LH_LION_RANDOM_LOSS_DIV 50
+/* The train's rate is kept in units of 64 bytes/s. */
+#define LH_LION_TRAIN_SHIFT 6
+/* No warning level (the effective queue is not known). */
+#define LH_LION_NO_LEVEL 0xffffffffU
 
 struct lh_lion_params {
 	__u32 queue_threshold_us; /* queueing delay above which a queue exists */
@@ -85,6 +106,12 @@ struct lh_lion_params {
 #define LH_LION_R_REDUCED 8     /* a congestion loss already cut the rate */
 #define LH_LION_R_BURST_CUT 16  /* a random loss already shrank the burst */
 
+/* Connection flags. */
+#define LH_LION_F_HAS_Q_PREV 1   /* q_prev and peak_prev hold a completed round's */
+#define LH_LION_F_SETTLED 2      /* a round has completed: the base RTT is measured */
+#define LH_LION_F_TRAIN 4        /* the initial window's train was measured */
+#define LH_LION_F_CUT 8          /* the rate was cut since the last round ended */
+
 struct lh_lion {
 	__u64 rate;     /* pacing rate, bytes/s; 0 until the first RTT sample */
 	__u64 abw;      /* available-bandwidth estimate, bytes/s */
@@ -100,12 +127,17 @@ struct lh_lion {
 	__u32 srtt_q3;      /* EWMA (1/8) of the samples, µs·8; 0 before the first */
 	__u32 q_prev;       /* queueing delay of the last completed round, µs */
 	__u32 round_end;    /* ACKing beyond this sequence ends the round */
-	__u32 random_losses;
-	__u32 init_cwnd;    /* packets per first RTT */
+	__u32 q_eff;        /* effective queue, µs; 0 until a congestion loss */
+	__u32 peak_prev;    /* largest queueing delay of the last completed round, µs */
+	__u32 train;        /* the initial window's train, bytes/s >> LH_LION_TRAIN_SHIFT */
+	__u32 r_last_us;    /* round: when its last ACK came (low 32 bits of the µs clock) */
+	__u16 random_losses; /* saturating */
+	__u16 init_cwnd;    /* packets per first RTT */
+	__u16 r_lost;       /* round: packets declared lost (saturating) */
 	__u16 yield_round;  /* rounds spent in yield */
 	__u8 phase;         /* LH_LION_* */
-	__u8 has_q_prev;
 	__u8 r_flags;       /* LH_LION_R_* */
+	__u8 flags;         /* LH_LION_F_* */
 };
 
 /*
@@ -139,6 +171,8 @@ LH_INLINE void lh_lion_new_round(struct lh_lion *l, __u64 now_us)
 	l->r_min_rtt = LH_LION_NO_RTT;
 	l->r_max_rtt = 0;
 	l->r_acked = 0;
+	l->r_last_us = (__u32)now_us;
+	l->r_lost = 0;
 	l->r_flags = 0;
 }
 
@@ -153,10 +187,13 @@ LH_INLINE void lh_lion_init(struct lh_lion *l, const struct lh_lion_params *p, _
 	l->base_rtt = 0;
 	l->srtt_q3 = 0;
 	l->q_prev = 0;
-	l->has_q_prev = 0;
+	l->q_eff = 0;
+	l->peak_prev = 0;
+	l->train = 0;
+	l->flags = 0;
 	l->round_end = snd_nxt;
 	l->random_losses = 0;
-	l->init_cwnd = init_cwnd ? init_cwnd : 1;
+	l->init_cwnd = init_cwnd == 0 ? 1 : init_cwnd > 0xffff ? 0xffff : (__u16)init_cwnd;
 	l->yield_round = 0;
 	l->phase = LH_LION_STARTUP;
 	lh_lion_new_round(l, now_us);
@@ -179,10 +216,86 @@ LH_INLINE void lh_lion_set_rate(struct lh_lion *l, __u64 rate, __u32 mss, __u32 
 	l->rate = rate;
 }
 
-/* Grow the burst to `to`, never beyond mbs_max nor one base RTT at the pacing rate. */
+/* The bottleneck's rate as far as we know it: the largest delivered rate or the train's. */
+LH_INLINE __u64 lh_lion_path_rate(const struct lh_lion *l)
+{
+	__u64 t = (__u64)l->train << LH_LION_TRAIN_SHIFT;
+
+	return l->capacity > t ? l->capacity : t;
+}
+
+/* x/div clamped to [LH_LION_MIN_QUEUE_SIGNAL, cap]: the learned thresholds. */
+LH_INLINE __u32 lh_lion_learned(__u32 x, __u32 div, __u32 cap)
+{
+	__u32 t = x / div;
+
+	if (t < LH_LION_MIN_QUEUE_SIGNAL)
+		t = LH_LION_MIN_QUEUE_SIGNAL;
+	return t > cap ? cap : t;
+}
+
+/* Standing queueing delay that counts as a queue, µs. */
+LH_INLINE __u32 lh_lion_queue_thr(const struct lh_lion *l, const struct lh_lion_params *p)
+{
+	return l->q_eff ? lh_lion_learned(l->q_eff, 4, p->queue_threshold_us)
+			: p->queue_threshold_us;
+}
+
+/* Growth of the standing queue per round that counts as rising, µs. */
+LH_INLINE __u32 lh_lion_rise_thr(const struct lh_lion *l, const struct lh_lion_params *p)
+{
+	return l->q_eff ? lh_lion_learned(l->q_eff, 8, p->rise_threshold_us)
+			: p->rise_threshold_us;
+}
+
+/* Queueing delay that warns of losses to come, µs (LH_LION_NO_LEVEL before q_eff). */
+LH_INLINE __u32 lh_lion_warn_thr(const struct lh_lion *l)
+{
+	__u64 w;
+
+	if (!l->q_eff)
+		return LH_LION_NO_LEVEL;
+	w = (__u64)l->q_eff * LH_LION_WARN_NUM / LH_LION_WARN_DEN;
+	return w < LH_LION_MIN_QUEUE_SIGNAL ? LH_LION_MIN_QUEUE_SIGNAL : (__u32)w;
+}
+
+/* The queueing delay one of our bursts causes at the bottleneck, µs (0: rate unknown). */
+LH_INLINE __u32 lh_lion_own_burst_us(const struct lh_lion *l, __u32 mss)
+{
+	__u64 c = lh_lion_path_rate(l), us;
+
+	if (c == 0)
+		return 0;
+	us = lh_lion_mul_div(((__u64)l->mbs_q10 * mss) >> LH_Q10_SHIFT, LH_USEC_PER_SEC, c);
+	return us > 0xfffffffeULL ? 0xfffffffeU : (__u32)us;
+}
+
+/* The largest burst the queue takes without worry, packets Q10 (~0: no cap). */
+LH_INLINE __u64 lh_lion_mbs_cap_q10(const struct lh_lion *l, const struct lh_lion_params *p,
+				    __u32 mss)
+{
+	__u64 c = lh_lion_path_rate(l), bytes, q10;
+
+	if (c == 0 || mss == 0)
+		return ~0ULL;
+	if (l->q_eff) {
+		bytes = lh_lion_mul_div(c, (__u64)l->q_eff * LH_LION_WARN_NUM,
+					2ULL * LH_LION_WARN_DEN * LH_USEC_PER_SEC);
+		q10 = lh_lion_mul_div(bytes, LH_Q10_ONE, mss);
+		return q10 < LH_Q10_ONE ? LH_Q10_ONE : q10;
+	}
+	bytes = lh_lion_mul_div(c, p->queue_threshold_us, 2ULL * LH_USEC_PER_SEC);
+	q10 = lh_lion_mul_div(bytes, LH_Q10_ONE, mss);
+	return q10 < p->mbs_initial_q10 ? p->mbs_initial_q10 : q10;
+}
+
+/* Grow the burst to `to`, never beyond mbs_max, the queue's cap nor one base RTT at the pacing
+ * rate; at least one packet. */
 LH_INLINE void lh_lion_grow_mbs(struct lh_lion *l, const struct lh_lion_params *p, __u64 to_q10,
 				__u32 mss)
 {
+	__u64 cap = lh_lion_mbs_cap_q10(l, p, mss);
+
 	if (l->base_rtt && mss) {
 		__u64 pipe = lh_lion_mul_div(l->rate, l->base_rtt, LH_USEC_PER_SEC);
 		__u64 pipe_q10 = lh_lion_mul_div(pipe, LH_Q10_ONE, mss);
@@ -194,7 +307,9 @@ LH_INLINE void lh_lion_grow_mbs(struct lh_lion *l, const struct lh_lion_params *
 	}
 	if (to_q10 > p->mbs_max_q10)
 		to_q10 = p->mbs_max_q10;
-	l->mbs_q10 = (__u32)to_q10;
+	if (to_q10 > cap)
+		to_q10 = cap;
+	l->mbs_q10 = to_q10 < LH_Q10_ONE ? LH_Q10_ONE : (__u32)to_q10;
 }
 
 LH_INLINE void lh_lion_shrink_mbs(struct lh_lion *l, const struct lh_lion_params *p)
@@ -202,6 +317,57 @@ LH_INLINE void lh_lion_shrink_mbs(struct lh_lion *l, const struct lh_lion_params
 	__u64 m = lh_lion_scale(l->mbs_q10, p->mbs_decrease_q16);
 
 	l->mbs_q10 = m < LH_Q10_ONE ? LH_Q10_ONE : (__u32)m;
+}
+
+/* The rate one clear round adds, bytes/s: probe_gain of the rate, at least a packet per base
+ * RTT, and once q_eff is known at most what queues 1/16 of it in one round. */
+LH_INLINE __u64 lh_lion_probe_step(const struct lh_lion *l, const struct lh_lion_params *p,
+				   __u32 mss)
+{
+	__u64 step = lh_lion_scale(l->rate, p->probe_gain_q16), one;
+
+	if (!l->base_rtt)
+		return step;
+	if (l->q_eff) {
+		__u64 cap = lh_lion_mul_div(lh_lion_path_rate(l), l->q_eff,
+					    (__u64)LH_LION_STEP_DIV * l->base_rtt);
+
+		if (cap < step)
+			step = cap;
+	}
+	one = lh_lion_mul_div(mss, LH_USEC_PER_SEC, l->base_rtt);
+	return step > one ? step : one;
+}
+
+/* Lower the rate to factor of min(rate, abw) (not below the floor), take that as abw, mark the
+ * cut and shrink the burst. */
+LH_INLINE void lh_lion_back_off(struct lh_lion *l, const struct lh_lion_params *p,
+				__u32 factor_q16, __u32 mss, __u32 clamp)
+{
+	__u64 from = l->abw > 0 && l->abw < l->rate ? l->abw : l->rate;
+
+	from = lh_lion_scale(from, factor_q16);
+	lh_lion_set_rate(l, from > l->floor ? from : l->floor, mss, clamp);
+	l->abw = l->rate;
+	l->flags |= LH_LION_F_CUT;
+	lh_lion_shrink_mbs(l, p);
+}
+
+/* The initial window's train: bytes after the round's first ACK over their spread, if at least
+ * two packets within a quarter of the RTT; else 0. */
+LH_INLINE void lh_lion_measure_train(struct lh_lion *l, __u32 mss)
+{
+	__u32 span = l->r_last_us - l->r_start_us;
+	__u64 t = 0;
+
+	/* Nothing to measure yet (the handshake's round, or a train cut short): the next round
+	 * tries. */
+	if ((__u64)l->r_acked < 2ULL * mss)
+		return;
+	if (span > 0 && 4ULL * span <= l->r_min_rtt)
+		t = lh_lion_mul_div(l->r_acked, LH_USEC_PER_SEC, span) >> LH_LION_TRAIN_SHIFT;
+	l->train = t > 0xffffffffULL ? 0xffffffffU : (__u32)t;
+	l->flags |= LH_LION_F_TRAIN;
 }
 
 /* One step of the shuffle table's decade search: no loop on the per-ACK path. */
@@ -250,15 +416,36 @@ LH_INLINE __u64 lh_lion_yield_amount(const struct lh_lion *l, const struct lh_li
 			       16ULL << LH_Q16_SHIFT);
 }
 
-/* Whether the last round, or the current one so far, showed a queue. */
+/* Whether the last round, or the current one so far, showed a standing queue. */
 LH_INLINE int lh_lion_queue_seen(const struct lh_lion *l, const struct lh_lion_params *p)
 {
-	__u32 thr = p->queue_threshold_us;
+	__u32 thr = lh_lion_queue_thr(l, p);
 
-	if (l->has_q_prev && l->q_prev > thr)
+	if ((l->flags & LH_LION_F_HAS_Q_PREV) && l->q_prev > thr)
 		return 1;
 	return l->r_min_rtt != LH_LION_NO_RTT && l->base_rtt && l->r_min_rtt > l->base_rtt &&
 	       l->r_min_rtt - l->base_rtt > thr;
+}
+
+/* The largest queueing delay of the last round and the current one so far, µs. */
+LH_INLINE __u32 lh_lion_recent_peak(const struct lh_lion *l)
+{
+	__u32 now = l->r_max_rtt > l->base_rtt ? l->r_max_rtt - l->base_rtt : 0;
+
+	return now > l->peak_prev ? now : l->peak_prev;
+}
+
+/* Whether a loss now is congestion: a standing queue, a queue at the warning level (before
+ * q_eff: beyond one of our bursts), or more losses in the round than random loss explains. */
+LH_INLINE int lh_lion_loss_is_congestion(const struct lh_lion *l, const struct lh_lion_params *p,
+					 __u32 mss)
+{
+	__u64 level = l->q_eff ? lh_lion_warn_thr(l)
+			       : (__u64)lh_lion_own_burst_us(l, mss) + LH_LION_MIN_QUEUE_SIGNAL;
+	int many = l->r_lost >= LH_LION_RANDOM_LOSS_BURST &&
+		   (__u64)l->r_lost * LH_LION_RANDOM_LOSS_DIV * mss >= l->r_acked;
+
+	return lh_lion_queue_seen(l, p) || lh_lion_recent_peak(l) >= level || many;
 }
 
 /* The sender did not use its rate in this round (every rate sample application-limited, or
@@ -274,13 +461,14 @@ LH_INLINE int lh_lion_app_limited(const struct lh_lion *l)
 LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params *p,
 				 __u64 now_us, __u32 mss, __u32 clamp)
 {
-	__u64 base = l->base_rtt, delivered, drain, fair, cd_keep;
-	__u32 q, secs_us, thr = p->queue_threshold_us;
-	int queued, burst_queue, rising, squeezed, app;
+	__u64 base = l->base_rtt, delivered, drain, fair, cd_keep, warn_at, own;
+	__u32 q, peak, secs_us, thr, rise_thr, burst_thr;
+	int queued, warned, burst_queue, rising, squeezed, app, stale;
 
 	if (l->r_min_rtt == LH_LION_NO_RTT)
 		return;
 	q = l->r_min_rtt > l->base_rtt ? l->r_min_rtt - l->base_rtt : 0;
+	peak = l->r_max_rtt > l->base_rtt ? l->r_max_rtt - l->base_rtt : 0;
 	secs_us = (__u32)now_us - l->r_start_us;
 	if (l->r_max_rate > 0)
 		delivered = l->r_max_rate;
@@ -290,54 +478,91 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		delivered = 0;
 	if (delivered > LH_LION_RATE_MAX)
 		delivered = LH_LION_RATE_MAX;
+	if (!(l->flags & LH_LION_F_TRAIN))
+		lh_lion_measure_train(l, mss);
+	l->flags |= LH_LION_F_SETTLED;
+	thr = lh_lion_queue_thr(l, p);
+	rise_thr = lh_lion_rise_thr(l, p);
+	own = lh_lion_own_burst_us(l, mss);
+	warn_at = l->q_eff ? (__u64)lh_lion_warn_thr(l) + own : ~0ULL;
 	queued = q > thr;
-	/* Queueing that builds and drains within the round: our bursts overflow what the path
-	 * absorbs at once. */
-	burst_queue = l->r_max_rtt > l->r_min_rtt && l->r_max_rtt - l->r_min_rtt > thr;
-	rising = queued && l->has_q_prev && q > l->q_prev &&
-		 q - l->q_prev > p->rise_threshold_us;
+	/* The queue reached the warning level at some moment of the round. */
+	warned = peak >= warn_at;
+	/* Queueing that builds and drains within the round beyond what one of our bursts
+	 * explains. */
+	burst_thr = own > thr ? (__u32)own : thr;
+	burst_queue = l->r_max_rtt > l->r_min_rtt && l->r_max_rtt - l->r_min_rtt > burst_thr;
+	rising = queued && (l->flags & LH_LION_F_HAS_Q_PREV) && q > l->q_prev &&
+		 q - l->q_prev > rise_thr;
 	cd_keep = LH_Q16_ONE - (p->compete_drop_q16 < LH_Q16_ONE ? p->compete_drop_q16 : 0);
 	squeezed = (delivered << LH_Q16_SHIFT) < cd_keep * l->rate;
 	drain = lh_lion_mul_div(delivered, base, base + q);
 	app = lh_lion_app_limited(l);
+	/* A round right after a cut still delivers what was sent before it. */
+	stale = l->flags & LH_LION_F_CUT;
+	l->flags &= ~LH_LION_F_CUT;
 	if (delivered > l->capacity)
 		l->capacity = delivered;
-	if (queued || delivered > l->abw)
+	if (queued)
+		l->abw = delivered;
+	else if (!stale && delivered > l->abw)
 		l->abw = delivered;
 	fair = lh_lion_scale(l->capacity, p->balance_share_q16);
 
 	switch (l->phase) {
 	case LH_LION_STARTUP:
-		if (!queued) {
-			if (!app) {
-				lh_lion_set_rate(l, lh_lion_scale(l->rate, p->startup_gain_q16), mss,
-						 clamp);
-				if (burst_queue)
-					lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
-				else
-					lh_lion_grow_mbs(l, p, 2ULL * l->mbs_q10, mss);
-			}
-		} else {
+		if (queued) {
 			l->phase = LH_LION_DROP_AVOIDANCE;
 			lh_lion_set_rate(l, drain, mss, clamp);
+		} else if (warned) {
+			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
+		} else if (!app) {
+			/* Double, but only up to half the train's capacity. */
+			__u64 target = l->train ? ((__u64)l->train << LH_LION_TRAIN_SHIFT) /
+							  LH_LION_STARTUP_TRAIN_DIV
+						: ~0ULL;
+			__u64 doubled = lh_lion_scale(l->rate, p->startup_gain_q16);
+
+			if (doubled >= target) {
+				l->phase = LH_LION_DROP_AVOIDANCE;
+				lh_lion_set_rate(l, l->rate > target ? l->rate : target, mss, clamp);
+			} else {
+				lh_lion_set_rate(l, doubled, mss, clamp);
+			}
+			if (burst_queue)
+				lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
+			else
+				lh_lion_grow_mbs(l, p, 2ULL * l->mbs_q10, mss);
 		}
 		break;
 	case LH_LION_DROP_AVOIDANCE:
-		if (!queued) {
+		if (!queued && !warned) {
 			if (!app) {
-				/* Back to the available bandwidth after a drain, then probe above. An
-				 * abw within 2^-10 above the rate is the rate: whole-µs sample
-				 * intervals measure a rate only that well. */
-				__u64 next = l->rate < l->abw - (l->abw >> 10)
-						     ? l->abw
-						     : l->rate + lh_lion_scale(l->rate, p->probe_gain_q16);
+				/* Back to the available bandwidth after a drain, else probe from our
+				 * rate if the path delivered it, from abw if not. An abw within 2^-10
+				 * above the rate is the rate: whole-µs sample intervals measure a
+				 * rate only that well. */
+				__u64 next, from = l->rate;
 
+				if (l->rate < l->abw - (l->abw >> 10)) {
+					next = l->abw;
+				} else {
+					if ((delivered << LH_Q16_SHIFT) <
+						    (__u64)(LH_Q16_ONE - p->probe_gain_q16) * l->rate &&
+					    l->abw < l->rate)
+						from = l->abw;
+					next = from + lh_lion_probe_step(l, p, mss);
+				}
 				lh_lion_set_rate(l, next, mss, clamp);
 			}
 			if (burst_queue)
 				lh_lion_shrink_mbs(l, p);
 			else if (!app)
 				lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
+		} else if (!queued) {
+			/* Warned: step back before the queue overflows. */
+			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
 		} else if (l->floor > 0 && (delivered << LH_Q16_SHIFT) < cd_keep * fair) {
 			/* The known aggressive competitor pushed us below our share again. */
 			l->phase = LH_LION_BALANCE;
@@ -351,7 +576,8 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		} else if (rising) {
 			lh_lion_set_rate(l, drain > l->floor ? drain : l->floor, mss, clamp);
 		} else {
-			__u64 held = l->rate < delivered ? l->rate : delivered;
+			/* A queue stands: send what is delivered, less what drains it. */
+			__u64 held = l->rate < drain ? l->rate : drain;
 
 			lh_lion_set_rate(l, held > l->floor ? held : l->floor, mss, clamp);
 		}
@@ -387,7 +613,8 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		break;
 	}
 	l->q_prev = q;
-	l->has_q_prev = 1;
+	l->peak_prev = peak;
+	l->flags |= LH_LION_F_HAS_Q_PREV;
 }
 
 /*
@@ -422,7 +649,9 @@ LH_INLINE void lh_lion_ack(struct lh_lion *l, const struct lh_lion_params *p, __
 			   __u32 mss, __u32 clamp)
 {
 	/* An ACK of data sent after the round began closes it and opens the next one. */
-	if (lh_after(ack, l->round_end)) {
+	int opens = lh_after(ack, l->round_end);
+
+	if (opens) {
 		lh_lion_end_round(l, p, now_us, mss, clamp);
 		l->round_end = lh_after(snd_nxt, ack) ? snd_nxt : ack;
 		lh_lion_new_round(l, now_us);
@@ -457,22 +686,37 @@ LH_INLINE void lh_lion_ack(struct lh_lion *l, const struct lh_lion_params *p, __
 	}
 	if (cwnd_limited)
 		l->r_flags |= LH_LION_R_CWND_LIMITED;
-	acked_bytes += l->r_acked;
-	l->r_acked = acked_bytes > 0xffffffffULL ? 0xffffffffU : (__u32)acked_bytes;
+	/* The opening ACK's data left before the round began. The initial window's train ends
+	 * at the first gap of more than an eighth of the RTT, or with the first round. */
+	if (!opens) {
+		__u32 gap = (__u32)now_us - l->r_last_us;
+
+		if (!(l->flags & LH_LION_F_TRAIN) && l->base_rtt && 8ULL * gap > l->base_rtt)
+			lh_lion_measure_train(l, mss);
+		acked_bytes += l->r_acked;
+		l->r_acked = acked_bytes > 0xffffffffULL ? 0xffffffffU : (__u32)acked_bytes;
+		l->r_last_us = (__u32)now_us;
+	}
 }
 
-/* A loss (the kernel: an ACK that marked packets lost). */
-LH_INLINE void lh_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, __u32 mss,
-			    __u32 clamp)
+/* A loss of `lost` packets (the kernel: an ACK that marked packets lost; 0 for an ECN echo). */
+LH_INLINE void lh_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, __u32 lost,
+			    __u32 mss, __u32 clamp)
 {
-	__u64 from;
+	__u64 cap;
+	__u32 n;
 
 	/* While yielding or balancing the rate was just set on purpose. */
 	if (l->phase == LH_LION_YIELD || l->phase == LH_LION_BALANCE)
 		return;
-	if (!lh_lion_queue_seen(l, p)) {
+	n = (__u32)l->r_lost + lost;
+	l->r_lost = n > 0xffff || n < lost ? 0xffff : (__u16)n;
+	/* Before the first round ends the base RTT is not known, and a loss in the initial
+	 * window's train says the burst, not the rate, was too large. */
+	if (!(l->flags & LH_LION_F_SETTLED) || !lh_lion_loss_is_congestion(l, p, mss)) {
 		/* Random to the rate; the burst that met the cross traffic's shrinks, once a round. */
-		l->random_losses++;
+		if (l->random_losses < 0xffff)
+			l->random_losses++;
 		if (!(l->r_flags & LH_LION_R_BURST_CUT)) {
 			l->r_flags |= LH_LION_R_BURST_CUT;
 			lh_lion_shrink_mbs(l, p);
@@ -482,10 +726,14 @@ LH_INLINE void lh_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, _
 	if (l->r_flags & LH_LION_R_REDUCED)
 		return;
 	l->r_flags |= LH_LION_R_REDUCED;
-	from = l->abw > 0 && l->abw < l->rate ? l->abw : l->rate;
-	from = lh_lion_scale(from, p->loss_decrease_q16);
-	lh_lion_set_rate(l, from > l->floor ? from : l->floor, mss, clamp);
-	lh_lion_shrink_mbs(l, p);
+	/* The queue had reached the buffer's end: that is the effective queue. */
+	l->q_eff = lh_lion_recent_peak(l);
+	if (l->q_eff < LH_LION_MIN_QUEUE_SIGNAL)
+		l->q_eff = LH_LION_MIN_QUEUE_SIGNAL;
+	lh_lion_back_off(l, p, p->loss_decrease_q16, mss, clamp);
+	cap = lh_lion_mbs_cap_q10(l, p, mss);
+	if (l->mbs_q10 > cap)
+		l->mbs_q10 = cap < LH_Q10_ONE ? LH_Q10_ONE : (__u32)cap;
 	if (l->phase == LH_LION_STARTUP)
 		l->phase = LH_LION_DROP_AVOIDANCE;
 }
@@ -500,14 +748,17 @@ LH_INLINE void lh_lion_rto(struct lh_lion *l, const struct lh_lion_params *p, __
 	l->phase = LH_LION_STARTUP;
 	l->floor = 0;
 	l->capacity = 0;
-	l->has_q_prev = 0;
+	l->flags &= ~LH_LION_F_HAS_Q_PREV;
 }
 
-/* The burst size in whole packets, rounded (at least 1). */
+/* The burst size in whole packets, rounded (at least 1); before the first rate the initial
+ * window leaves as one train. */
 LH_INLINE __u32 lh_lion_burst(const struct lh_lion *l)
 {
 	__u32 b = (l->mbs_q10 + (LH_Q10_ONE >> 1)) >> LH_Q10_SHIFT;
 
+	if (l->rate == 0 && b < l->init_cwnd)
+		b = l->init_cwnd;
 	return b ? b : 1;
 }
 
