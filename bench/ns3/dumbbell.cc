@@ -5,7 +5,8 @@
 // bottleneck rate and 1 µs, a bottleneck of RATE and one-way DELAY (RTT/2 minus the access
 // delays), and a FIFO queue of one bandwidth-delay product at the bottleneck (the traffic-control
 // layer's default FqCoDel is replaced by a FifoQueueDisc of that size). Socket buffers are
-// 4 × BDP and MinRto 200 ms, as in the measurement in notes/simulation.md §4.3.
+// 4 × BDP and MinRto 200 ms, the settings of the ns-3 measurement in bench/README.md
+// ("Simulator benchmarks").
 //
 // Prints one line of key=value pairs: simulated seconds, CPU seconds (std::clock), executed
 // events, delivered payload bytes and packets, goodput. bench/ns3/run.sh builds and runs it;

@@ -1,4 +1,4 @@
-//! The exit-status scheme README.md documents: 0 for work done, 1 for an error (printed as
+//! The exit-status scheme docs/cli.md documents: 0 for work done, 1 for an error (printed as
 //! `longhaul: …`), 2 for a command line that does not parse (`error: …` and a usage line).
 
 use std::process::Command;

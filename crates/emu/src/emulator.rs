@@ -38,7 +38,7 @@ use std::time::Instant;
 /// Instances started by this process so far (names must differ between them).
 static NEXT_INSTANCE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-/// Default `Options::coalesce_ns`: the release-lateness budget (20 µs), i.e. 16 wire
+/// Default `Options::coalesce_ns`: the release-lateness budget (20 µs), i.e. 16 wire
 /// packets of 1500 B at 10 Gb/s, or a whole 64 KB super-packet above 26 Gb/s.
 pub const DEFAULT_COALESCE_NS: u64 = 20_000;
 

@@ -168,7 +168,7 @@ fn delay_90ms_gives_a_180ms_median_rtt_with_pinned_forwarders() {
     let (_p95, p50) = delay_check(Some(last_cpu()));
     // With the probe threads on the forwarders' CPU no wake-up crosses CPUs, and what is left is
     // the emulator's own error: release lateness plus the read after a local wake-up, 10–50 µs
-    // per direction at the median (README "Timing"). The goal, ±0.2 ms at p99, is
+    // per direction at the median (README "Timing"). The goal, ±0.2 ms at p99, is
     // reported above with p95 and max: it is met on most runs, but on this shared 2-core VM a
     // few probes in 300 meet a stall of 0.5–3 ms that no setting here removes, and at load
     // averages near 9 that reaches the p95. The median's goal, within 0.1 ms (measured 28–63
@@ -442,7 +442,7 @@ fn rate_1gbit_never_exceeds_the_setting_and_reports_the_1_percent_goal() {
     }
     let _g = lock();
     let (err, _, _) = rate_check_with(1_000_000_000, 1.1, 1.5, 1000, false);
-    // The goal is ±1 % (reported above). The upper bound holds on every run: the
+    // The goal is ±1 % (reported above). The upper bound holds on every run: the
     // serialiser is byte-accurate, and a stall only makes releases late, never the path faster.
     // The lower bound is loose for a stated reason: on this 2-core VM the forwarder (most of a
     // CPU at 1 Gb/s) and the 1.1 Gb/s sender share the CPUs with the hosts' stacks and other

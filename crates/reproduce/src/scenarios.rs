@@ -1,6 +1,6 @@
 //! The built-in scenario files, embedded in the binary so `longhaul reproduce` runs from any
 //! directory. They are ordinary scenario files (the schema of `longhaul_sim::scenario`): a user
-//! can run any one with `longhaul sim scenarios/NAME.toml`, and each holds the paper's full-scale,
+//! can run any one with `longhaul sim scenarios/<name>.toml`, and each holds the paper's full-scale,
 //! full-length run; `reproduce` shortens or varies them with `--set`-style overrides.
 
 use longhaul_sim::{Checked, Scenario, ScenarioError};

@@ -1,6 +1,6 @@
 //! Verdicts under test: `longhaul reproduce` at its default durations must give every claim the
-//! verdict and the value checked in as `testdata/reproduce-expected.json`, so a change that moves
-//! a figure updates that file in the same commit.
+//! verdict and the value checked in as `crates/reproduce/testdata/reproduce-expected.json`, so
+//! a change that moves a figure updates that file in the same commit.
 //!
 //! Regenerate the file (after checking that the new figures are right, and saying so in
 //! docs/reproduce.md):

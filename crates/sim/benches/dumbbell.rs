@@ -2,7 +2,8 @@
 //!
 //! 1. **Dumbbell vs ns-3.** One Reno flow over 100 Mb/s × 100 ms with a BDP of drop-tail
 //!    buffer, 30 s simulated, in longhaul-sim (proto transport and model transport) and — if
-//!    `bench/ns3/dumbbell` has been built by `bench/ns3/run.sh` — in ns-3 on the same scenario.
+//!    `bench/ns3/run.sh` has built the ns-3 program (`bench/ns3/dumbbell.cc`) — in ns-3 on the
+//!    same scenario.
 //!    Reports CPU seconds, data packets per CPU second and the ratio ns-3 CPU ÷ ours.
 //! 2. **Seed 000's one-hour run.** One FAST flow, 1 Gb/s × 180 ms, 1500-byte packets
 //!    (`scenarios/seed000-fast-1flow.toml`): runs 20 s and 60 s on one thread and split across

@@ -326,7 +326,7 @@ fn stalls_lower_fasts_utilization() {
 /// With `period_min` MI runs once, the estimate ignores what the stalls add to some samples,
 /// and the flow holds α packets queued (2.4 ms at 1 Gb/s) without a drop. Asserted: no
 /// retransmission with the option and some without, the option's mean queueing delay within
-/// twice α·MSS/rate (issue goal), and its utilization ahead.
+/// twice α·MSS/rate (the goal), and its utilization ahead.
 #[test]
 fn period_min_keeps_fast_in_equilibrium_at_the_labs_buffer() {
     let path = concat!(

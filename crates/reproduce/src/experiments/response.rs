@@ -72,7 +72,7 @@ pub const PAYLOAD_BYTES: f64 = 1443.0;
 pub const CAPACITY_BPS: f64 = PACKETS_PER_S * PAYLOAD_BYTES * 8.0;
 
 /// Expected losses in a run's measured half below which a loss rate cannot test a response
-/// function (the rule: at least 20 losses).
+/// function (at least 20 losses).
 pub const MIN_LOSSES: f64 = 20.0;
 /// Every run lasts at least this long: 20 s by default, 60 s `--full`.
 pub const FLOOR_S: f64 = 20.0;
