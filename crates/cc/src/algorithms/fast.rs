@@ -108,8 +108,7 @@
 //! rather than a doubling. The first period that finds a queue stops it. Below the window the
 //! last loss halved it grows at MI's pace instead (that window was carried a moment ago; a
 //! timeout forgets it): on seed 000's 180-ms path with random loss 1e-5 the climb alone
-//! refilled too slowly between losses (65 % of the link, against the papers' FAST's 74 %),
-//! with it 78 % (`reproduce`'s `response` runs, 20 s).
+//! refills too slowly between losses (docs/reproduce.md, `response`).
 //!
 //! Option `pace`: ask the transport to pace at Linux's rule with FAST's own RTT (200 % of
 //! cwnd/avgRTT in MI, 120 % after; seed 001's "burstiness control"), so a window leaves spread
@@ -123,8 +122,9 @@
 //! (`w_old·q/avgRTT`, the backlog the window law uses). At a small window a queueing delay
 //! says little: 1 ms of delay under a 50-packet window on a 180-ms path is a third of a packet
 //! of ours, and a host's stall, or a delayed ACK that lands alone in an update period, fakes
-//! it. In the lab such readings ended MI within the first second at 40–90 packets in three of
-//! five runs, and `climb` then took 7–8 s to the BDP. A queue the flow makes itself holds
+//! it: in the lab such readings ended MI within the first second at a few dozen packets, and
+//! `climb` then took seconds to reach the BDP (docs/lab.md, "FAST at 1 Gb/s × 180 ms"). A
+//! queue the flow makes itself holds
 //! thousands of its packets when MI's 2× bursts first overflow the link at half the BDP, and
 //! a queue other flows hold ends MI once `w_old·q/avgRTT` reaches 4 (at 2.4 ms of queue on a
 //! 180-ms path, 300 packets), so the rule costs little where the threshold is right. On a slow

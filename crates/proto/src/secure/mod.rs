@@ -87,17 +87,11 @@
 //!
 //! ## Which cipher by default
 //!
-//! Measured (`cargo bench -p longhaul-proto --bench seal`, seal + open of a 1400-byte datagram,
-//! one core of the 2-vCPU development VM, an AMD EPYC with AES-NI, VAES and AVX2, under a load
-//! average near 6 from other builds, so the absolute figures are pessimistic):
-//!
-//! ```text
-//! AES-256-GCM         1.15 µs   0.57-0.71 M datagrams/s   6.4-8.0 Gb/s of payload
-//! ChaCha20-Poly1305   4.3 µs    0.28-0.34 M datagrams/s   3.2-3.8 Gb/s of payload
-//! ```
-//!
-//! AES-256-GCM is about twice as fast where the CPU has AES instructions, so
-//! [`Cipher::preferred`] picks it there and ChaCha20-Poly1305 elsewhere (`bench/README.md`).
+//! Sealing and opening a datagram costs AES-256-GCM a fraction of what it costs
+//! ChaCha20-Poly1305 where the CPU has AES instructions, and more where it has none
+//! (`cargo bench -p longhaul-proto --bench seal`; the measurement is in `bench/README.md`, "The
+//! secure transport's cost"), so [`Cipher::preferred`] picks AES-256-GCM there and
+//! ChaCha20-Poly1305 elsewhere.
 //! A whole connection pair moving 1448-byte packets (`per_packet` bench) went from 1.01 µs per
 //! packet plain to 2.64 µs sealed in the same run.
 
