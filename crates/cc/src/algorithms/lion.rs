@@ -615,27 +615,26 @@ impl Lion {
         self.capacity.max(self.train)
     }
 
-    /// Standing queueing delay that counts as a queue, seconds: `queue_threshold`, or a
-    /// quarter of the effective queue once a congestion loss taught it.
-    fn queue_thr(&self) -> f64 {
+    /// A threshold that follows the effective queue once a congestion loss taught it: `q_eff`
+    /// divided by `div`, within [`MIN_QUEUE_SIGNAL`, `fixed`]; `fixed` before.
+    fn learned(&self, div: f64, fixed: f64) -> f64 {
         if self.q_eff > 0.0 {
-            (self.q_eff / 4.0)
-                .max(MIN_QUEUE_SIGNAL)
-                .min(self.cfg.queue_threshold)
+            (self.q_eff / div).max(MIN_QUEUE_SIGNAL).min(fixed)
         } else {
-            self.cfg.queue_threshold
+            fixed
         }
     }
 
-    /// Growth of the standing queue per round that counts as rising, seconds.
+    /// Standing queueing delay that counts as a queue, seconds: `queue_threshold`, or a
+    /// quarter of the effective queue.
+    fn queue_thr(&self) -> f64 {
+        self.learned(4.0, self.cfg.queue_threshold)
+    }
+
+    /// Growth of the standing queue per round that counts as rising, seconds: `rise_threshold`,
+    /// or an eighth of the effective queue.
     fn rise_thr(&self) -> f64 {
-        if self.q_eff > 0.0 {
-            (self.q_eff / 8.0)
-                .max(MIN_QUEUE_SIGNAL)
-                .min(self.cfg.rise_threshold)
-        } else {
-            self.cfg.rise_threshold
-        }
+        self.learned(8.0, self.cfg.rise_threshold)
     }
 
     /// Queueing delay, reached at any moment of a round, that warns of losses to come:
@@ -769,10 +768,11 @@ impl Lion {
         let queued = q > thr;
         // The queue reached the warning level at some moment of the round: one more step, or
         // a burst of the cross traffic, would overflow it.
-        let warned = peak >= warn + self.own_burst_delay();
+        let own = self.own_burst_delay();
+        let warned = peak >= warn + own;
         // Queueing that builds and drains within the round: our bursts overflow what the path
         // absorbs at once.
-        let burst_queue = r.max_rtt - r.min_rtt > thr.max(self.own_burst_delay());
+        let burst_queue = r.max_rtt - r.min_rtt > thr.max(own);
         let rising = queued && self.q_prev.is_some_and(|p| q - p > rise_thr);
         let squeezed = delivered < (1.0 - cfg.compete_drop) * self.rate;
         let drain = delivered * base / (base + q);
@@ -1116,41 +1116,64 @@ mod tests {
             }
         }
 
-        /// One round trip: 50 ACKs spread over `rtt`, each with a delivery-rate sample of
-        /// `delivered` bytes/s and an RTT sample of `rtt`, plus `jitter` on every other ACK (the
-        /// transient queue of a burst). A last ACK, without samples, acknowledges the first
-        /// packet sent in the round, so Lion evaluates the round before this returns.
-        fn round_jitter(&mut self, cc: &mut Lion, rtt: f64, jitter: f64, delivered: f64) {
-            const ACKS: u64 = 50;
-            let start = self.now;
-            for i in 1..=ACKS {
-                self.delivered += MSS;
-                let closing = i == ACKS;
-                let sample = RateSample {
+        /// An ACK of one more packet, `largest` of the packet numbers, at `now`.
+        fn ack(
+            &mut self,
+            now: Time,
+            rtt: Option<f64>,
+            largest: u64,
+            next: u64,
+            delivered: Option<f64>,
+        ) -> AckEvent {
+            self.delivered += MSS;
+            AckEvent {
+                now,
+                acked_packets: 1,
+                acked_bytes: MSS,
+                rtt: rtt.map(Duration::from_secs_f64),
+                prior_bytes_in_flight: 0,
+                bytes_in_flight: 0,
+                in_flight_at_send: 0,
+                largest_acked: largest,
+                next_packet: next,
+                rate: delivered.map(|d| RateSample {
                     delivered: self.delivered,
                     prior_delivered: self.delivered.saturating_sub(10 * MSS),
-                    interval: Duration::from_secs_f64(10.0 * MSS as f64 / delivered),
+                    interval: Duration::from_secs_f64(10.0 * MSS as f64 / d),
                     is_app_limited: self.app_limited,
-                };
+                }),
+                in_recovery: false,
+                cwnd_limited: true,
+            }
+        }
+
+        /// The first `count` of a round's 50 ACKs, spread over `rtt`, each with a
+        /// delivery-rate sample of `delivered` bytes/s and an RTT sample of `rtt`, plus
+        /// `jitter` on every other ACK (the transient queue of a burst). The 50th, without
+        /// samples, acknowledges the first packet sent in the round, so Lion evaluates the
+        /// round before it returns.
+        fn acks(&mut self, cc: &mut Lion, rtt: f64, jitter: f64, delivered: f64, count: u64) {
+            const ACKS: u64 = 50;
+            for i in 1..=count.min(ACKS) {
+                let closing = i == ACKS;
                 let this_rtt = rtt + if i % 2 == 0 { jitter } else { 0.0 };
-                let ev = AckEvent {
-                    now: start + Duration::from_secs_f64(rtt * i as f64 / ACKS as f64),
-                    acked_packets: 1,
-                    acked_bytes: MSS,
-                    rtt: (!closing).then(|| Duration::from_secs_f64(this_rtt)),
-                    prior_bytes_in_flight: 0,
-                    bytes_in_flight: 0,
-                    in_flight_at_send: 0,
-                    largest_acked: self.pn + i,
-                    next_packet: self.pn + if closing { 2 * ACKS } else { ACKS },
-                    rate: (!closing).then_some(sample),
-                    in_recovery: false,
-                    cwnd_limited: true,
+                let now = self.now + Duration::from_secs_f64(rtt * i as f64 / ACKS as f64);
+                let next = self.pn + if closing { 2 * ACKS } else { ACKS };
+                let (rtt, rate) = if closing {
+                    (None, None)
+                } else {
+                    (Some(this_rtt), Some(delivered))
                 };
+                let ev = self.ack(now, rtt, self.pn + i, next, rate);
                 cc.on_ack(&ev);
             }
-            self.now = start + Duration::from_secs_f64(rtt);
-            self.pn += ACKS;
+        }
+
+        /// One round trip: the 50 ACKs of [`Path::acks`]; time and packet numbers move on.
+        fn round_jitter(&mut self, cc: &mut Lion, rtt: f64, jitter: f64, delivered: f64) {
+            self.acks(cc, rtt, jitter, delivered, 50);
+            self.now += Duration::from_secs_f64(rtt);
+            self.pn += 50;
         }
 
         fn round(&mut self, cc: &mut Lion, rtt: f64, delivered: f64) {
@@ -1163,21 +1186,8 @@ mod tests {
         fn train(&mut self, cc: &mut Lion, rtt: f64, packets: u64, link: f64) {
             let start = self.now;
             for i in 1..=packets {
-                self.delivered += MSS;
-                let ev = AckEvent {
-                    now: start + Duration::from_secs_f64(rtt + (i - 1) as f64 * MSS as f64 / link),
-                    acked_packets: 1,
-                    acked_bytes: MSS,
-                    rtt: Some(Duration::from_secs_f64(rtt)),
-                    prior_bytes_in_flight: 0,
-                    bytes_in_flight: 0,
-                    in_flight_at_send: 0,
-                    largest_acked: self.pn + i,
-                    next_packet: self.pn + packets + 1,
-                    rate: None,
-                    in_recovery: false,
-                    cwnd_limited: true,
-                };
+                let now = start + Duration::from_secs_f64(rtt + (i - 1) as f64 * MSS as f64 / link);
+                let ev = self.ack(now, Some(rtt), self.pn + i, self.pn + packets + 1, None);
                 cc.on_ack(&ev);
             }
             self.now = start + Duration::from_secs_f64(rtt + packets as f64 * MSS as f64 / link);
@@ -1186,30 +1196,7 @@ mod tests {
 
         /// The first 25 of a round's 50 ACKs, without samples of queueing.
         fn half_round(&mut self, cc: &mut Lion, rtt: f64, delivered: f64) {
-            let start = self.now;
-            for i in 1..=25u64 {
-                self.delivered += MSS;
-                let ev = AckEvent {
-                    now: start + Duration::from_secs_f64(rtt * i as f64 / 50.0),
-                    acked_packets: 1,
-                    acked_bytes: MSS,
-                    rtt: Some(Duration::from_secs_f64(rtt)),
-                    prior_bytes_in_flight: 0,
-                    bytes_in_flight: 0,
-                    in_flight_at_send: 0,
-                    largest_acked: self.pn + i,
-                    next_packet: self.pn + 50,
-                    rate: Some(RateSample {
-                        delivered: self.delivered,
-                        prior_delivered: self.delivered.saturating_sub(10 * MSS),
-                        interval: Duration::from_secs_f64(10.0 * MSS as f64 / delivered),
-                        is_app_limited: false,
-                    }),
-                    in_recovery: false,
-                    cwnd_limited: true,
-                };
-                cc.on_ack(&ev);
-            }
+            self.acks(cc, rtt, 0.0, delivered, 25);
         }
     }
 
