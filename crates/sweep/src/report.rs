@@ -17,7 +17,7 @@ use crate::error::Result;
 use longhaul_metrics::provenance::{merged_rows, Provenance};
 use longhaul_metrics::report::plot::{line_chart, scatter_chart, Line, Point};
 use longhaul_metrics::report::{
-    escape_html as esc, html_page, html_table, num, provenance_section, Align, Table,
+    escape_html as esc, html_page, html_table, num, pct, provenance_section, Align, Table,
 };
 use longhaul_metrics::summary::FlowSummary;
 use longhaul_metrics::units::to_mbps;
@@ -182,6 +182,16 @@ pub fn by_controller(c: &Collected) -> Vec<ControllerStats> {
         .collect()
 }
 
+/// "mean ± sd" of a metric: percentages with two significant digits (a loss rate of 0.0031 %
+/// is not "0.00"), other metrics with two decimals.
+fn mean_sd_text(metric: &Metric, (mean, sd): (f64, f64)) -> String {
+    if metric.1.ends_with("(%)") {
+        format!("{} ± {}", pct(mean), pct(sd))
+    } else {
+        format!("{} ± {}", num(mean, 2), num(sd, 2))
+    }
+}
+
 /// `by_controller` as a terminal table.
 pub fn controller_table(c: &Collected) -> String {
     let mut t = Table::new(&[Align::Left]);
@@ -190,11 +200,7 @@ pub fn controller_table(c: &Collected) -> String {
     t.header(&head);
     for ControllerStats { cc, flows, stats } in by_controller(c) {
         let mut row = vec![cc, flows.to_string()];
-        row.extend(
-            stats
-                .iter()
-                .map(|&(m, sd)| format!("{} ± {}", num(m, 2), num(sd, 2))),
-        );
+        row.extend(stats.iter().zip(&METRICS).map(|(&s, m)| mean_sd_text(m, s)));
         t.row(row);
     }
     t.render()
@@ -225,11 +231,7 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
         .into_iter()
         .map(|ControllerStats { cc, flows, stats }| {
             let mut row = vec![esc(&cc), flows.to_string()];
-            row.extend(
-                stats
-                    .iter()
-                    .map(|&(m, sd)| format!("{} ± {}", num(m, 2), num(sd, 2))),
-            );
+            row.extend(stats.iter().zip(&METRICS).map(|(&s, m)| mean_sd_text(m, s)));
             row
         })
         .collect();
@@ -471,6 +473,19 @@ mod page_tests {
         let page = html(&c, "grid").unwrap();
         assert!(page.contains("<code>longhaul sweep run g.toml</code>"));
         assert!(!page.contains("— runs"));
+    }
+
+    #[test]
+    fn small_loss_rates_print_with_significant_digits() {
+        let mut c = collected();
+        for r in &mut c.records {
+            for f in &mut r.summary.flows {
+                f.loss_rate = 3.1e-5;
+            }
+        }
+        let table = controller_table(&c);
+        assert!(table.contains("0.0031 ± 0"), "{table}");
+        assert!(html(&c, "grid").unwrap().contains("0.0031 ± 0"));
     }
 
     #[test]

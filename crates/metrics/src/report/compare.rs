@@ -5,7 +5,7 @@
 //! row with "-" on the other side. Each row shows both values in display units (Mb/s, %, ms,
 //! 10^15 b·m/s), the difference B − A, and the relative difference (B − A)/|A| in percent.
 
-use super::table::{num, Align, Table};
+use super::table::{num, pct, Align, Table};
 use crate::summary::{FlowSummary, LinkSummary, Summary};
 use crate::units::{bmps_to_e15, to_mbps};
 
@@ -191,19 +191,30 @@ impl Comparison {
                 0
             } else if r.metric.starts_with("Jain") || r.metric.starts_with("CoV") {
                 3
-            } else if r.metric.starts_with("loss") {
-                4
             } else {
                 2
             };
-            let side = |v: Option<f64>| v.map_or("-".to_string(), |x| num(x, decimals));
+            let loss = r.metric.starts_with("loss");
+            let side = |v: Option<f64>| {
+                v.map_or("-".to_string(), |x| {
+                    if loss {
+                        pct(x)
+                    } else {
+                        num(x, decimals)
+                    }
+                })
+            };
+            let diff = |d: f64| match (loss, d > 0.0) {
+                (true, true) => format!("+{}", pct(d)),
+                (true, false) => pct(d),
+                (false, _) => format!("{d:+.decimals$}"),
+            };
             t.row(vec![
                 item.to_string(),
                 r.metric.clone(),
                 side(r.a),
                 side(r.b),
-                r.difference()
-                    .map_or("-".to_string(), |d| format!("{d:+.decimals$}")),
+                r.difference().map_or("-".to_string(), diff),
                 r.relative_pct()
                     .map_or("-".to_string(), |p| format!("{p:+.1} %")),
             ]);

@@ -4,7 +4,7 @@
 //! none of its own.
 
 use super::figures::{figures, Figure};
-use super::table::{num, opt_num};
+use super::table::{num, opt_num, pct};
 use crate::error::MetricsError;
 use crate::summary::Summary;
 use crate::units::{bmps_to_e15, format_bmps_lsr, to_mbps};
@@ -137,7 +137,7 @@ fn section(h: &mut String, s: &Summary) -> Result<(), MetricsError> {
                 num(f.queueing_delay_ms.mean, 2),
                 num(f.queueing_delay_ms.p95, 2),
                 opt_num(f.queueing_delay_ms.p99, 2),
-                num(100.0 * f.loss_rate, 4),
+                pct(100.0 * f.loss_rate),
                 f.retransmits.to_string(),
                 num(bmps_to_e15(f.bmps), 2),
             ]

@@ -105,6 +105,20 @@ pub fn num(x: f64, decimals: usize) -> String {
     }
 }
 
+/// A percentage (already × 100) with at least two significant digits and two decimals: "3.07",
+/// "0.50", "0.0031", "0.0000012"; zero as "0", "-" if it is not finite. Loss rates of 1e-5 %
+/// stay readable where a fixed number of decimals prints "0.00".
+pub fn pct(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let decimals = (1 - x.abs().log10().floor() as i64).max(2) as usize;
+    format!("{x:.decimals$}")
+}
+
 pub(crate) fn opt_num(x: Option<f64>, decimals: usize) -> String {
     x.map_or("-".to_string(), |x| num(x, decimals))
 }
@@ -145,7 +159,7 @@ pub fn summary_table(s: &Summary) -> String {
             num(f.min_rtt_ms, 1),
             num(f.queueing_delay_ms.mean, 2),
             num(f.queueing_delay_ms.p95, 2),
-            num(100.0 * f.loss_rate, 4),
+            pct(100.0 * f.loss_rate),
             f.retransmits.to_string(),
             num(bmps_to_e15(f.bmps), 2),
         ]);
@@ -221,6 +235,23 @@ pub fn summary_table(s: &Summary) -> String {
 mod tests {
     use super::*;
     use crate::example::example_summary;
+
+    #[test]
+    fn percentages_keep_two_significant_digits() {
+        assert_eq!(pct(0.0), "0");
+        assert_eq!(pct(0.0031), "0.0031");
+        assert_eq!(pct(0.000_001_234), "0.0000012");
+        assert_eq!(pct(0.5), "0.50");
+        assert_eq!(pct(3.0712), "3.07");
+        assert_eq!(pct(100.0), "100.00");
+        assert_eq!(pct(-0.0031), "-0.0031");
+        assert_eq!(pct(f64::NAN), "-");
+        // The summary table prints a 1e-5 % loss rate, which four decimals print as 0.0000.
+        let mut s = crate::example::example_summary();
+        s.flows[0].loss_rate = 3.1e-7;
+        let t = summary_table(&s);
+        assert!(t.contains(" 0.000031 "), "{t}");
+    }
 
     #[test]
     fn columns_align() {
