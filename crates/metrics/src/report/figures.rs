@@ -9,15 +9,20 @@
 //! * queue length per link in packets and in milliseconds (bytes × 8 ÷ the link's capacity);
 //! * Jain's index over time across the flows active in each interval (two or more flows);
 //! * throughput against queueing delay in Pantheon's style (Yan et al., "Pantheon: the training
-//!   ground for Internet congestion-control research", USENIX ATC 2018, Figure 3): one color and
-//!   glyph per controller, the delay axis inverted, a small point per flow per time window (a
-//!   tenth of the run) and a large one for the flow's whole run. Pantheon plots the 95th
+//!   ground for Internet congestion-control research", USENIX ATC 2018, Figure 3): one glyph
+//!   per controller and one color and legend entry per flow, the delay axis inverted, a small
+//!   point per flow per time window (a tenth of the run) and a large one for the flow's whole
+//!   run. Pantheon plots the 95th
 //!   percentile of one-way delay; this plots the mean queueing delay of the window and the
 //!   flow's p95, from RTT samples.
 //!
+//! A flow has one color in every figure: the color of its place among the flows of all runs.
+//!
 //! An RTT of 0 or less is no sample (a flow that has not measured one yet) and is left out.
 
-use super::plot::{line_chart, line_chart_marked, tradeoff_chart, Glyph, Line, Marks, Point};
+use super::plot::{
+    chart_with_marks, tradeoff_chart, ChartOptions, Cloud, ColorKey, Glyph, Line, LineStyle, Marks,
+};
 use super::table::num;
 use crate::error::MetricsError;
 use crate::fairness::jain_index;
@@ -88,20 +93,60 @@ pub fn cdf(values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Per-flow lines of every run, skipping flows without the series.
-fn flow_lines(runs: &[Run], pick: impl Fn(&FlowSummary) -> Option<Vec<(f64, f64)>>) -> Vec<Line> {
+/// Every flow of every run with its place among them (its color in every figure).
+fn all_flows<'a>(runs: &'a [Run]) -> impl Iterator<Item = (usize, &'a str, &'a FlowSummary)> {
     runs.iter()
-        .flat_map(|(label, s)| {
-            let pick = &pick;
-            s.flows.iter().filter_map(move |f| {
-                pick(f).filter(|p| !p.is_empty()).map(|points| Line {
-                    name: flow_name(label, f),
+        .flat_map(|(label, s)| s.flows.iter().map(move |f| (*label, f)))
+        .enumerate()
+        .map(|(i, (label, f))| (i, label, f))
+}
+
+/// Lines colored by their flows' places.
+struct FlowLines {
+    lines: Vec<Line>,
+    options: ChartOptions,
+}
+
+impl FlowLines {
+    fn push(&mut self, place: usize, line: Line) {
+        self.lines.push(line);
+        self.options.styles.push(LineStyle {
+            color: place,
+            glyph: None,
+        });
+    }
+}
+
+/// Per-flow lines of every run, skipping flows without the series.
+fn flow_lines(runs: &[Run], pick: impl Fn(&FlowSummary) -> Option<Vec<(f64, f64)>>) -> FlowLines {
+    let mut out = FlowLines {
+        lines: Vec::new(),
+        options: ChartOptions::default(),
+    };
+    for (place, label, f) in all_flows(runs) {
+        if let Some(points) = pick(f).filter(|p| !p.is_empty()) {
+            let name = flow_name(label, f);
+            out.push(
+                place,
+                Line {
+                    name,
                     points,
                     spread: Vec::new(),
-                })
-            })
-        })
-        .collect()
+                },
+            );
+        }
+    }
+    out
+}
+
+impl From<Vec<Line>> for FlowLines {
+    /// Lines that are not flows' (aggregates, links): line i in color i.
+    fn from(lines: Vec<Line>) -> FlowLines {
+        FlowLines {
+            lines,
+            options: ChartOptions::default(),
+        }
+    }
 }
 
 fn figure(
@@ -122,14 +167,15 @@ fn lines_figure(
     slug: &'static str,
     title: String,
     y: &str,
-    lines: Vec<Line>,
+    lines: impl Into<FlowLines>,
     missing: &'static str,
 ) -> Result<Figure, MetricsError> {
+    let FlowLines { lines, options } = lines.into();
     figure(slug, title, missing, |t| {
         if lines.is_empty() {
             Ok(None)
         } else {
-            line_chart(t, "time (s)", y, &lines).map(Some)
+            chart_with_marks(t, "time (s)", y, &lines, &[], &options).map(Some)
         }
     })
 }
@@ -211,7 +257,7 @@ pub fn figures(runs: &[Run]) -> Result<Vec<Figure>, MetricsError> {
         qdelay,
         "no RTT series recorded",
     )?);
-    for (slug, title, x, lines) in [
+    for (slug, title, x, FlowLines { lines, options }) in [
         ("rtt-cdf", "CDF of RTT per flow", "RTT (ms)", rtt_cdf),
         (
             "queueing-delay-cdf",
@@ -224,7 +270,8 @@ pub fn figures(runs: &[Run]) -> Result<Vec<Figure>, MetricsError> {
             if lines.is_empty() {
                 Ok(None)
             } else {
-                line_chart(t, x, "fraction of samples ≤ x", &lines).map(Some)
+                let y = "fraction of samples ≤ x";
+                chart_with_marks(t, x, y, &lines, &[], &options).map(Some)
             }
         })?);
     }
@@ -263,21 +310,21 @@ pub fn figures(runs: &[Run]) -> Result<Vec<Figure>, MetricsError> {
         "fewer than two flows with throughput series",
     )?);
 
-    let points = tradeoff_points(runs);
+    let clouds = tradeoff_clouds(runs);
     out.push(figure(
         "throughput-delay",
         "Throughput vs queueing delay (small: per flow and tenth of the run; large: whole run, p95)"
             .into(),
         "no flow has both a throughput and a queueing delay",
         |t| {
-            if points.is_empty() {
+            if clouds.is_empty() {
                 Ok(None)
             } else {
                 tradeoff_chart(
                     t,
                     "queueing delay (ms), less is better →",
                     "throughput (Mb/s)",
-                    &points,
+                    &clouds,
                 )
                 .map(Some)
             }
@@ -288,44 +335,47 @@ pub fn figures(runs: &[Run]) -> Result<Vec<Figure>, MetricsError> {
 
 /// cwnd per flow, with glyphs at the intervals with losses and retransmissions.
 fn cwnd_figure(runs: &[Run]) -> Result<Figure, MetricsError> {
-    let mut lines = Vec::new();
+    let mut lines = FlowLines::from(Vec::new());
     let mut marks = Vec::new();
-    for (label, s) in runs {
-        for f in &s.flows {
-            let Some(se) = &f.series else { continue };
-            let Some(points) = zip(&se.t, &se.cwnd_pkts, 1.0) else {
+    for (place, label, f) in all_flows(runs) {
+        let Some(se) = &f.series else { continue };
+        let Some(points) = zip(&se.t, &se.cwnd_pkts, 1.0) else {
+            continue;
+        };
+        let i = lines.lines.len();
+        for (what, glyph, counts) in [
+            ("losses", Glyph::Cross, &se.lost_pkts),
+            ("retransmissions", Glyph::Triangle, &se.retransmits),
+        ] {
+            if counts.len() != points.len() {
                 continue;
-            };
-            let i = lines.len();
-            for (what, glyph, counts) in [
-                ("losses", Glyph::Cross, &se.lost_pkts),
-                ("retransmissions", Glyph::Triangle, &se.retransmits),
-            ] {
-                if counts.len() != points.len() {
-                    continue;
-                }
-                let at: Vec<(f64, f64)> = points
-                    .iter()
-                    .zip(counts)
-                    .filter(|(_, &n)| n > 0.0)
-                    .map(|(&p, _)| p)
-                    .collect();
-                if !at.is_empty() {
-                    marks.push(Marks {
-                        name: format!("{} {what}", flow_name(label, f)),
-                        line: i,
-                        glyph,
-                        points: at,
-                    });
-                }
             }
-            lines.push(Line {
-                name: flow_name(label, f),
+            let at: Vec<(f64, f64)> = points
+                .iter()
+                .zip(counts)
+                .filter(|(_, &n)| n > 0.0)
+                .map(|(&p, _)| p)
+                .collect();
+            if !at.is_empty() {
+                marks.push(Marks {
+                    name: format!("{} {what}", flow_name(label, f)),
+                    line: i,
+                    glyph,
+                    points: at,
+                });
+            }
+        }
+        let name = flow_name(label, f);
+        lines.push(
+            place,
+            Line {
+                name,
                 points,
                 spread: Vec::new(),
-            });
-        }
+            },
+        );
     }
+    let FlowLines { lines, options } = lines;
     figure(
         "cwnd",
         "Congestion window (× losses, ▲ retransmissions)".into(),
@@ -334,7 +384,8 @@ fn cwnd_figure(runs: &[Run]) -> Result<Figure, MetricsError> {
             if lines.is_empty() {
                 Ok(None)
             } else {
-                line_chart_marked(t, "time (s)", "cwnd (packets)", &lines, &marks).map(Some)
+                chart_with_marks(t, "time (s)", "cwnd (packets)", &lines, &marks, &options)
+                    .map(Some)
             }
         },
     )
@@ -415,48 +466,55 @@ pub fn jain_series(s: &Summary) -> Option<Vec<(f64, f64)>> {
     points.iter().any(|p| p.1.is_finite()).then_some(points)
 }
 
-/// Pantheon-style points: per flow and tenth of the run, the mean queueing delay and mean
-/// throughput of the window; and per flow its p95 queueing delay and throughput (labelled).
-pub fn tradeoff_points(runs: &[Run]) -> Vec<Point> {
+/// Pantheon-style clouds, one per flow: per tenth of the run, the mean queueing delay and mean
+/// throughput of the window (small); the flow's p95 queueing delay and throughput (large). A
+/// flow's color is its place among all flows, its glyph its controller's.
+pub fn tradeoff_clouds(runs: &[Run]) -> Vec<Cloud> {
+    let controllers = ColorKey::new(
+        runs.iter()
+            .flat_map(|(_, s)| s.flows.iter().map(|f| f.cc.as_str())),
+    );
     let mut out = Vec::new();
-    for (label, s) in runs {
-        for f in &s.flows {
-            let group = name(label, f.cc.clone());
-            if let (Some(se), Some(q)) = (&f.series, qdelay_points(f)) {
-                if se.throughput_bps.len() == se.t.len() && !se.t.is_empty() {
-                    let n = se.t.len();
-                    let per = n.div_ceil(10).max(1);
-                    for w in 0..n.div_ceil(per) {
-                        let r = w * per..((w + 1) * per).min(n);
-                        let mean = |v: &mut dyn Iterator<Item = f64>| {
-                            let v: Vec<f64> = v.filter(|x| x.is_finite()).collect();
-                            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-                        };
-                        let x = mean(&mut q[r.clone()].iter().map(|p| p.1));
-                        let y = mean(&mut se.throughput_bps[r].iter().copied());
-                        if let (Some(x), Some(y)) = (x, y) {
-                            out.push(Point {
-                                group: group.clone(),
-                                label: String::new(),
-                                x,
-                                y: to_mbps(y),
-                            });
-                        }
-                    }
-                }
-            }
-            let (x, y) = (f.queueing_delay_ms.p95, to_mbps(f.throughput_bps));
-            if x.is_finite() && y.is_finite() {
-                out.push(Point {
-                    group,
-                    label: flow_name(label, f),
-                    x,
-                    y,
-                });
-            }
+    for (place, label, f) in all_flows(runs) {
+        let (x, y) = (f.queueing_delay_ms.p95, to_mbps(f.throughput_bps));
+        let whole = (x.is_finite() && y.is_finite()).then_some((x, y));
+        let cloud = Cloud {
+            name: flow_name(label, f),
+            color: place,
+            glyph: Glyph::ALL[controllers.index(&f.cc) % Glyph::ALL.len()],
+            small: window_points(f),
+            large: whole.into_iter().collect(),
+        };
+        if !cloud.small.is_empty() || !cloud.large.is_empty() {
+            out.push(cloud);
         }
     }
     out
+}
+
+/// A flow's (mean queueing delay, mean throughput in Mb/s) per tenth of its series; a window
+/// without both has no point.
+fn window_points(f: &FlowSummary) -> Vec<(f64, f64)> {
+    let (Some(se), Some(q)) = (&f.series, qdelay_points(f)) else {
+        return Vec::new();
+    };
+    if se.throughput_bps.len() != se.t.len() || se.t.is_empty() {
+        return Vec::new();
+    }
+    let mean = |v: &mut dyn Iterator<Item = f64>| {
+        let v: Vec<f64> = v.filter(|x| x.is_finite()).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let n = se.t.len();
+    let per = n.div_ceil(10).max(1);
+    (0..n.div_ceil(per))
+        .filter_map(|w| {
+            let r = w * per..((w + 1) * per).min(n);
+            let x = mean(&mut q[r.clone()].iter().map(|p| p.1))?;
+            let y = mean(&mut se.throughput_bps[r].iter().copied())?;
+            Some((x, to_mbps(y)))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -659,39 +717,34 @@ mod tests {
         assert!(svg_of(&figs, "aggregate").contains("\naggregate\n"));
     }
 
+    /// `fill="#RRGGBB"` of palette color `i`.
+    fn fill(i: usize) -> String {
+        let c = super::super::plot::color(i);
+        format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+    }
+
     #[test]
     fn throughput_delay_plot_inverts_delay_and_draws_a_point_per_window() {
         let s = example_summary();
-        let points = tradeoff_points(&[("", &s)]);
-        // Ten windows and the whole run per flow.
-        for f in &s.flows {
-            let mine: Vec<&Point> = points
-                .iter()
-                .filter(|p| {
-                    p.label.contains(&format!("flow {}", f.id))
-                        || (p.label.is_empty() && p.group == f.cc)
-                })
-                .collect();
-            assert!(mine
-                .iter()
-                .any(|p| p.x == f.queueing_delay_ms.p95 && p.y == to_mbps(f.throughput_bps)));
+        let clouds = tradeoff_clouds(&[("", &s)]);
+        // One cloud per flow: its whole run as the large point.
+        assert_eq!(clouds.len(), s.flows.len());
+        for (c, f) in clouds.iter().zip(&s.flows) {
+            assert_eq!(c.name, format!("flow {} ({})", f.id, f.cc));
+            assert_eq!(
+                c.large,
+                vec![(f.queueing_delay_ms.p95, to_mbps(f.throughput_bps))]
+            );
         }
         // A window with neither an RTT nor a throughput sample has no point: flow 2 starts at
-        // 2 s, so FAST has 10 + 9 and Reno 10.
-        let windows = |cc: &str| {
-            points
-                .iter()
-                .filter(|p| p.label.is_empty() && p.group == cc)
-                .count()
-        };
-        assert_eq!((windows("fast"), windows("reno")), (19, 10));
+        // 2 s, so it has 9 windows and the others 10.
+        let windows: Vec<usize> = clouds.iter().map(|c| c.small.len()).collect();
+        assert_eq!(windows, [10, 9, 10]);
         // A window's point is its mean throughput: flow 3 (Reno) over the first tenth.
         let se = s.flows[2].series.as_ref().unwrap();
         let per = se.t.len().div_ceil(10);
         let first: f64 = se.throughput_bps[..per].iter().sum::<f64>() / per as f64;
-        assert!(points.iter().any(|p| p.group == "reno"
-            && p.label.is_empty()
-            && (p.y - to_mbps(first)).abs() < 1e-9));
+        assert!((clouds[2].small[0].1 - to_mbps(first)).abs() < 1e-9);
         let svg = svg_of(&figures(&[("", &s)]).unwrap(), "throughput-delay");
         // The delay axis runs from high at the left to 0 at the right.
         let ticks: Vec<(i32, f64)> = texts(&svg)
@@ -702,11 +755,42 @@ mod tests {
         let zero = ticks.iter().find(|t| t.1 == 0.0).unwrap();
         let far = ticks.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
         assert!(zero.0 > far.0, "{ticks:?}");
-        // One glyph per controller: FAST circles, Reno triangles; each named once in the legend.
-        assert_eq!(svg.matches("\nfast\n").count(), 1);
-        assert_eq!(svg.matches("\nreno\n").count(), 1);
-        assert_eq!(svg.matches("<circle").count(), 19 + 2 + 1);
+        // One glyph per controller: FAST's two flows circles, Reno's flow triangles; each flow
+        // named once in the legend with its own key.
+        for f in &s.flows {
+            let name = format!("\nflow {} ({})\n", f.id, f.cc);
+            assert_eq!(svg.matches(&name).count(), 1, "{name}");
+        }
+        assert_eq!(svg.matches("<circle").count(), (10 + 1 + 1) + (9 + 1 + 1));
         assert_eq!(svg.matches("<polygon").count(), 10 + 1 + 1);
+    }
+
+    /// Two flows of one controller: each its own color and legend entry in the throughput vs
+    /// delay plot, and the color each has in the other figures.
+    #[test]
+    fn flows_of_one_controller_are_told_apart_and_keep_their_color() {
+        let mut s = example_summary();
+        for f in &mut s.flows {
+            f.cc = "cubic".into();
+        }
+        let figs = figures(&[("", &s)]).unwrap();
+        let td = svg_of(&figs, "throughput-delay");
+        let tput = svg_of(&figs, "throughput");
+        let lines = data_lines(&tput);
+        assert_eq!(lines.len(), 3);
+        for (i, f) in s.flows.iter().enumerate() {
+            assert!(td.contains(&format!("\nflow {} (cubic)\n", f.id)));
+            // The large point, the windows and the legend key carry the flow's color, which is
+            // the color of its throughput line.
+            let solid = td
+                .lines()
+                .filter(|l| l.starts_with("<circle") && l.contains(&fill(i)))
+                .count();
+            assert!(solid >= 2, "flow {}: {solid} solid glyphs", f.id);
+            let c = &fill(i)["fill=\"".len()..fill(i).len() - 1];
+            assert_eq!(lines[i].0, c, "flow {}", f.id);
+        }
+        assert!(!td.contains("\ncubic\n"));
     }
 
     #[test]
@@ -721,7 +805,12 @@ mod tests {
         let agg = svg_of(&figs, "aggregate");
         assert_eq!(data_lines(&agg).len(), 2);
         let td = svg_of(&figs, "throughput-delay");
-        for g in ["sim: fast", "lab: fast", "sim: reno", "lab: reno"] {
+        for g in [
+            "sim: flow 1 (fast)",
+            "lab: flow 1 (fast)",
+            "sim: flow 3 (reno)",
+            "lab: flow 3 (reno)",
+        ] {
             assert!(td.contains(&format!("\n{g}\n")), "{g}");
         }
     }

@@ -359,8 +359,9 @@ mod tests {
             urls,
             html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
-        // Every flow appears in a legend and the trade-off plot's legend names algorithms.
-        assert!(html.contains("flow 3 (reno)") && html.contains("\nfast\n"));
+        // A flow is named in the legend of every per-flow figure: throughput, cwnd, RTT,
+        // queueing delay, their two CDFs, and the trade-off plot.
+        assert_eq!(html.matches("\nflow 3 (reno)\n").count(), 7);
     }
 
     #[test]
