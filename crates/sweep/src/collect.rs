@@ -17,6 +17,9 @@ use longhaul_metrics::summary::{FlowSummary, LinkSummary, Summary};
 pub struct Collected {
     /// Axis names in column order.
     pub axes: Vec<String>,
+    /// The axes by dimension, outermost first: the axes of a `[[zip]]` group vary together,
+    /// as one dimension; any other axis is a dimension of its own.
+    pub dims: Vec<Vec<String>>,
     pub runs: u64,
     /// Finished runs, by index.
     pub records: Vec<RunRecord>,
@@ -63,6 +66,12 @@ pub fn collect(dir: &SweepDir) -> Result<Collected> {
     }
     Ok(Collected {
         axes: dir.stamp.axes.clone(),
+        dims: dir
+            .stamp
+            .dims
+            .iter()
+            .map(|d| d.iter().map(|a| a.name.clone()).collect())
+            .collect(),
         runs: dir.stamp.runs,
         records,
         missing,

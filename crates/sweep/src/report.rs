@@ -1,10 +1,16 @@
 //! `report.html` of a sweep: how each controller's results move along each axis.
 //!
-//! * For every axis with numeric values (numbers, durations such as `"40ms"`, rates such as
-//!   `"100mbit"`), other than `seed`: throughput, utilization, p95 queueing delay and loss rate
-//!   against it, one line per controller (and per value of the remaining axes), each point the
-//!   mean over seeds and flows with an error bar of one standard deviation. An axis spanning
-//!   three decades or more (loss rates) is drawn on log10, with 0 one decade left of the rest.
+//! * For every dimension with numeric values (numbers, durations such as `"40ms"`, rates such
+//!   as `"100mbit"`), other than `seed`: throughput, utilization, p95 queueing delay and loss
+//!   rate against it, one line per controller (and per value of the remaining dimensions), each
+//!   point the mean over seeds and flows with an error bar of one standard deviation, cut at
+//!   what the quantity can be (0, and 100 % for utilization and loss). A `[[zip]]` group is one
+//!   dimension: drawn against its first numeric axis that tells its positions apart within a
+//!   line, the others named in the axis title. An axis whose positive values span two decades,
+//!   or one with 0 among them (loss rates), is drawn on a log scale with 0 one decade below
+//!   the smallest positive value.
+//! * A controller has one color in every figure (its place among the sorted controller names);
+//!   its lines for different values of the other dimensions carry different glyphs.
 //! * Throughput against p95 queueing delay, Pantheon style: every flow of every run as a small
 //!   point, each controller's mean as a labelled one.
 //! * Provenance: the runs' command lines, builds, kernels, CPUs and scenario files, each value
@@ -15,12 +21,15 @@
 use crate::collect::{axis_text, Collected};
 use crate::error::Result;
 use longhaul_metrics::provenance::{merged_rows, Provenance};
-use longhaul_metrics::report::plot::{line_chart, scatter_chart, Line, Point};
+use longhaul_metrics::report::plot::{
+    line_chart_with, scatter_chart, ChartOptions, ColorKey, Glyph, Line, LineStyle, Point, XAxis,
+};
 use longhaul_metrics::report::{
     escape_html as esc, html_page, html_table, num, pct, provenance_section, Align, Table,
 };
 use longhaul_metrics::summary::FlowSummary;
 use longhaul_metrics::units::to_mbps;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// One flow of one run: the unit the plots average.
@@ -29,17 +38,39 @@ struct Sample<'a> {
     flow: &'a FlowSummary,
 }
 
-type Metric = (&'static str, &'static str, fn(&FlowSummary) -> f64);
+/// A plotted quantity: title, axis title, its value for a flow, and the values it can take.
+type Metric = (
+    &'static str,
+    &'static str,
+    fn(&FlowSummary) -> f64,
+    (f64, f64),
+);
 
 const METRICS: [Metric; 4] = [
-    ("Throughput", "throughput (Mb/s)", |f| {
-        to_mbps(f.throughput_bps)
-    }),
-    ("Utilization", "utilization (%)", |f| 100.0 * f.utilization),
-    ("p95 queueing delay", "p95 queueing delay (ms)", |f| {
-        f.queueing_delay_ms.p95
-    }),
-    ("Loss rate", "loss rate (%)", |f| 100.0 * f.loss_rate),
+    (
+        "Throughput",
+        "throughput (Mb/s)",
+        |f| to_mbps(f.throughput_bps),
+        (0.0, f64::INFINITY),
+    ),
+    (
+        "Utilization",
+        "utilization (%)",
+        |f| 100.0 * f.utilization,
+        (0.0, 100.0),
+    ),
+    (
+        "p95 queueing delay",
+        "p95 queueing delay (ms)",
+        |f| f.queueing_delay_ms.p95,
+        (0.0, f64::INFINITY),
+    ),
+    (
+        "Loss rate",
+        "loss rate (%)",
+        |f| 100.0 * f.loss_rate,
+        (0.0, 100.0),
+    ),
 ];
 
 /// A unit and how to read an axis value in it.
@@ -61,12 +92,12 @@ pub struct ControllerStats {
 struct Scale {
     /// Unit for the axis title ("ms", "Mb/s", or none).
     unit: &'static str,
-    /// log10, with this x for zero.
-    log_zero: Option<f64>,
+    axis: XAxis,
 }
 
 impl Scale {
-    /// A numeric reading for every value of the axis, or `None` (categorical).
+    /// A numeric reading for every value of the axis, or `None` (categorical). Positive values
+    /// spanning two decades, or one decade with 0 among them, are read on a log scale.
     fn of(values: &[&serde_json::Value]) -> Option<(Scale, Vec<f64>)> {
         let readers: [Reader; 3] = [
             ("", |v| v.as_f64()),
@@ -84,35 +115,54 @@ impl Scale {
         for (unit, read) in readers {
             let xs: Option<Vec<f64>> = values.iter().map(|v| read(v)).collect();
             let Some(xs) = xs else { continue };
-            let positive = xs.iter().copied().filter(|&x| x > 0.0);
-            let (lo, hi) = positive.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
-                (lo.min(x), hi.max(x))
-            });
-            let log_zero = (xs.iter().all(|&x| x >= 0.0) && lo.is_finite() && hi / lo >= 1e3)
-                .then(|| lo.log10().floor() - 1.0);
-            return Some((Scale { unit, log_zero }, xs));
+            return Some((
+                Scale {
+                    unit,
+                    axis: axis_for(&xs),
+                },
+                xs,
+            ));
         }
         None
     }
 
-    fn x(&self, v: f64) -> f64 {
-        match self.log_zero {
-            Some(z) if v <= 0.0 => z,
-            Some(_) => v.log10(),
-            None => v,
+    /// The axis title: the axis, its unit, the log scale and where 0 is drawn, and the axes
+    /// zipped with it.
+    fn title(&self, axis: &str, zipped: &[&str]) -> String {
+        let mut t = axis.to_string();
+        if !self.unit.is_empty() {
+            let _ = write!(t, " ({})", self.unit);
         }
+        if let XAxis::Log { zero } = self.axis {
+            let _ = write!(t, ", log scale, 0 drawn at 1e{zero}");
+        }
+        if !zipped.is_empty() {
+            let _ = write!(t, "; zipped with {}", zipped.join(", "));
+        }
+        t
     }
+}
 
-    fn title(&self, axis: &str) -> String {
-        let unit = if self.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", self.unit)
-        };
-        match self.log_zero {
-            Some(z) => format!("log10 {axis}{unit}; 0 drawn at {z}"),
-            None => format!("{axis}{unit}"),
+/// Log10 when the values are ≥ 0 and the positive ones span two decades, or one decade with
+/// 0 among them; 0 then sits one decade below the smallest positive value.
+fn axis_for(xs: &[f64]) -> XAxis {
+    let positive = xs.iter().copied().filter(|&x| x > 0.0);
+    let (lo, hi) = positive.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    let has_zero = xs.contains(&0.0);
+    let decades = if lo.is_finite() {
+        (hi / lo).log10()
+    } else {
+        0.0
+    };
+    let log = xs.iter().all(|&x| x >= 0.0) && (decades >= 2.0 || (has_zero && decades >= 1.0));
+    if log {
+        XAxis::Log {
+            zero: lo.log10().floor() - 1.0,
         }
+    } else {
+        XAxis::Linear
     }
 }
 
@@ -131,13 +181,13 @@ fn mean_sd(xs: &[f64]) -> (f64, f64) {
     (mean, sd)
 }
 
-/// The line a sample belongs to on a plot against `x_axis`: its controller, and the values of
-/// the axes that are neither the x axis nor seeds (an axis whose value is the controller's name
-/// adds nothing).
-fn line_name(s: &Sample, axes: &[String], x_axis: &str) -> String {
+/// The line a sample belongs to on a plot against dimension `dim`: its controller, and the
+/// values of the axes that are neither in `dim` nor seeds (an axis whose value is the
+/// controller's name adds nothing).
+fn line_name(s: &Sample, axes: &[String], dim: &[String]) -> String {
     let mut name = s.flow.cc.clone();
     for a in axes {
-        if a == x_axis || a == "seed" {
+        if dim.contains(a) || a == "seed" {
             continue;
         }
         let v = axis_text(s.axes.get(a));
@@ -171,7 +221,7 @@ pub fn by_controller(c: &Collected) -> Vec<ControllerStats> {
             let of: Vec<&Sample> = samples.iter().filter(|s| s.flow.cc == *cc).collect();
             let stats = METRICS
                 .iter()
-                .map(|(_, _, get)| mean_sd(&of.iter().map(|s| get(s.flow)).collect::<Vec<_>>()))
+                .map(|(_, _, get, _)| mean_sd(&of.iter().map(|s| get(s.flow)).collect::<Vec<_>>()))
                 .collect();
             ControllerStats {
                 cc: cc.to_string(),
@@ -204,6 +254,104 @@ pub fn controller_table(c: &Collected) -> String {
         t.row(row);
     }
     t.render()
+}
+
+/// What a dimension is drawn against: its first numeric axis (not `seed`) with two or more
+/// values that, in a `[[zip]]` group, tells the group's positions apart within every line;
+/// the axis, its scale and each sample's value.
+fn dim_x<'a>(
+    samples: &[Sample],
+    axes: &[String],
+    dim: &'a [String],
+) -> Option<(&'a str, Scale, Vec<f64>)> {
+    dim.iter().filter(|a| *a != "seed").find_map(|axis| {
+        let values: Option<Vec<&serde_json::Value>> =
+            samples.iter().map(|s| s.axes.get(axis)).collect();
+        let (scale, xs) = Scale::of(&values?)?;
+        let mut distinct = xs.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        (distinct.len() >= 2 && separates(samples, axes, dim, &xs)).then_some((
+            axis.as_str(),
+            scale,
+            xs,
+        ))
+    })
+}
+
+/// Whether, within each line, samples at the same x sit at the same position of the dimension
+/// (the same values of all its axes), so that a line drawn against x visits each position once.
+fn separates(samples: &[Sample], axes: &[String], dim: &[String], xs: &[f64]) -> bool {
+    let mut at: HashMap<(String, u64), String> = HashMap::new();
+    samples.iter().zip(xs).all(|(s, x)| {
+        let position: Vec<String> = dim.iter().map(|a| axis_text(s.axes.get(a))).collect();
+        let position = position.join("\u{1f}");
+        let key = (line_name(s, axes, dim), x.to_bits());
+        at.entry(key).or_insert_with(|| position.clone()) == &position
+    })
+}
+
+/// The lines of one metric against a dimension (each point the mean and sd of the samples at
+/// one x), with their styles: the controller's color, and a glyph per line when the controller
+/// has several lines.
+fn metric_lines(
+    samples: &[Sample],
+    axes: &[String],
+    dim: &[String],
+    xs: &[f64],
+    metric: &Metric,
+    colors: &ColorKey,
+) -> (Vec<Line>, Vec<LineStyle>) {
+    // line -> x -> samples, in first-met order.
+    let mut lines: Vec<(String, &str, Points)> = Vec::new();
+    for (s, &x) in samples.iter().zip(xs) {
+        let key = line_name(s, axes, dim);
+        let at = match lines.iter().position(|l| l.0 == key) {
+            Some(i) => i,
+            None => {
+                lines.push((key, s.flow.cc.as_str(), Vec::new()));
+                lines.len() - 1
+            }
+        };
+        let pts = &mut lines[at].2;
+        let y = (metric.2)(s.flow);
+        match pts.iter_mut().find(|p| p.0 == x) {
+            Some(p) => p.1.push(y),
+            None => pts.push((x, vec![y])),
+        }
+    }
+    let styles = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (_, cc, _))| {
+            let same = |l: &&(String, &str, Points)| l.1 == *cc;
+            let several = lines.iter().filter(same).count() > 1;
+            let k = lines[..i].iter().filter(same).count();
+            LineStyle {
+                color: colors.index(cc),
+                glyph: several.then(|| Glyph::ALL[k % Glyph::ALL.len()]),
+            }
+        })
+        .collect();
+    let lines = lines
+        .into_iter()
+        .map(|(name, _, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let stats: Vec<(f64, f64, f64)> = pts
+                .iter()
+                .map(|(x, ys)| {
+                    let (m, sd) = mean_sd(ys);
+                    (*x, m, sd)
+                })
+                .collect();
+            Line {
+                name,
+                points: stats.iter().map(|p| (p.0, p.1)).collect(),
+                spread: stats.iter().map(|p| p.2).collect(),
+            }
+        })
+        .collect();
+    (lines, styles)
 }
 
 /// The report page.
@@ -241,59 +389,26 @@ pub fn html(c: &Collected, title: &str) -> Result<String> {
     html_table(&mut h, &head, &rows, 1);
 
     h.push_str("<h2>Plots</h2>\n");
-    for axis in &c.axes {
-        if axis == "seed" {
-            continue;
-        }
-        let values: Vec<&serde_json::Value> =
-            samples.iter().filter_map(|s| s.axes.get(axis)).collect();
-        let Some((scale, xs)) = Scale::of(&values) else {
+    let colors = ColorKey::new(samples.iter().map(|s| s.flow.cc.as_str()));
+    for dim in &c.dims {
+        let Some((axis, scale, xs)) = dim_x(&samples, &c.axes, dim) else {
             continue;
         };
-        let mut distinct = xs.clone();
-        distinct.sort_by(f64::total_cmp);
-        distinct.dedup();
-        if distinct.len() < 2 {
-            continue;
-        }
-        for (name, y_desc, get) in METRICS {
-            // line -> x -> samples, in first-met order.
-            let mut lines: Vec<(String, Points)> = Vec::new();
-            for (s, &x) in samples.iter().zip(&xs) {
-                let key = line_name(s, &c.axes, axis);
-                let at = match lines.iter().position(|l| l.0 == key) {
-                    Some(i) => i,
-                    None => {
-                        lines.push((key, Vec::new()));
-                        lines.len() - 1
-                    }
-                };
-                let pts = &mut lines[at].1;
-                match pts.iter_mut().find(|p| p.0 == x) {
-                    Some(p) => p.1.push(get(s.flow)),
-                    None => pts.push((x, vec![get(s.flow)])),
-                }
-            }
-            let lines: Vec<Line> = lines
-                .into_iter()
-                .map(|(name, mut pts)| {
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let stats: Vec<(f64, f64, f64)> = pts
-                        .iter()
-                        .map(|(x, ys)| {
-                            let (m, sd) = mean_sd(ys);
-                            (scale.x(*x), m, sd)
-                        })
-                        .collect();
-                    Line {
-                        name,
-                        points: stats.iter().map(|p| (p.0, p.1)).collect(),
-                        spread: stats.iter().map(|p| p.2).collect(),
-                    }
-                })
-                .collect();
-            let title = format!("{name} vs {axis} (mean ± sd over seeds and flows)");
-            let svg = line_chart(&title, &scale.title(axis), y_desc, &lines)?;
+        let zipped: Vec<&str> = dim
+            .iter()
+            .map(String::as_str)
+            .filter(|a| *a != axis)
+            .collect();
+        for metric in &METRICS {
+            let (lines, styles) = metric_lines(&samples, &c.axes, dim, &xs, metric, &colors);
+            let options = ChartOptions {
+                styles,
+                x_axis: scale.axis,
+                y_bounds: metric.3,
+            };
+            let title = format!("{} vs {axis} (mean ± sd over seeds and flows)", metric.0);
+            let x_desc = scale.title(axis, &zipped);
+            let svg = line_chart_with(&title, &x_desc, metric.1, &lines, &options)?;
             let _ = writeln!(h, "<figure><figcaption><b>{}</b></figcaption>", esc(&title));
             h.push_str(&svg);
             h.push_str("</figure>\n");
@@ -356,23 +471,37 @@ mod tests {
     #[test]
     fn axes_read_as_numbers_durations_or_rates_and_loss_on_log10() {
         let j = |v: serde_json::Value| v;
+        let read = |v: &[serde_json::Value]| Scale::of(&v.iter().collect::<Vec<_>>());
         let loss = [j(0.into()), j(1e-8.into()), j(1e-6.into()), j(1e-4.into())];
-        let (s, xs) = Scale::of(&loss.iter().collect::<Vec<_>>()).unwrap();
-        assert_eq!(s.log_zero, Some(-9.0));
+        let (s, xs) = read(&loss).unwrap();
+        assert_eq!(s.axis, XAxis::Log { zero: -9.0 });
         assert_eq!(
-            xs.iter().map(|&x| s.x(x)).collect::<Vec<_>>(),
+            xs.iter().map(|&x| s.axis.position(x)).collect::<Vec<_>>(),
             [-9.0, -8.0, -6.0, -4.0]
         );
-        assert_eq!(s.title("links.0.loss"), "log10 links.0.loss; 0 drawn at -9");
-        let delay = [j("10ms".into()), j("1.5s".into())];
-        let (s, xs) = Scale::of(&delay.iter().collect::<Vec<_>>()).unwrap();
-        assert_eq!((s.unit, xs), ("ms", vec![10.0, 1500.0]));
-        assert_eq!(s.title("links.0.delay"), "links.0.delay (ms)");
+        assert_eq!(
+            s.title("links.0.loss", &[]),
+            "links.0.loss, log scale, 0 drawn at 1e-9"
+        );
+        // small-grid's loss rates: one decade and 0.
+        let (s, _) = read(&[j(0.into()), j(1e-5.into()), j(1e-4.into())]).unwrap();
+        assert_eq!(s.axis, XAxis::Log { zero: -6.0 });
+        let delay = [j("10ms".into()), j("40ms".into()), j("160ms".into())];
+        let (s, xs) = read(&delay).unwrap();
+        assert_eq!(
+            (s.unit, s.axis, xs),
+            ("ms", XAxis::Linear, vec![10.0, 40.0, 160.0])
+        );
+        assert_eq!(
+            s.title("links.0.delay", &["duration"]),
+            "links.0.delay (ms); zipped with duration"
+        );
+        let (s, _) = read(&[j("10ms".into()), j("1.5s".into())]).unwrap();
+        assert_eq!(s.axis, XAxis::Log { zero: 0.0 });
         let rate = [j("100mbit".into()), j("1gbit".into())];
-        let (s, xs) = Scale::of(&rate.iter().collect::<Vec<_>>()).unwrap();
+        let (s, xs) = read(&rate).unwrap();
         assert_eq!((s.unit, xs), ("Mb/s", vec![100.0, 1000.0]));
-        let cc = [j("reno".into()), j("fast".into())];
-        assert!(Scale::of(&cc.iter().collect::<Vec<_>>()).is_none());
+        assert!(read(&[j("reno".into()), j("fast".into())]).is_none());
     }
 
     #[test]
@@ -422,6 +551,7 @@ mod page_tests {
         }
         Collected {
             axes: vec!["links.0.loss".into(), "seed".into()],
+            dims: vec![vec!["links.0.loss".into()], vec!["seed".into()]],
             runs: 7,
             records,
             missing: vec![(6, Some("boom <here>".into()))],
@@ -475,6 +605,188 @@ mod page_tests {
         assert!(!page.contains("— runs"));
     }
 
+    /// The SVG of the figure titled `title`.
+    fn figure<'a>(page: &'a str, title: &str) -> &'a str {
+        let at = page.find(&format!("<b>{title}</b>")).expect(title);
+        let svg = &page[at..];
+        &svg[svg.find("<svg").unwrap()..svg.find("</svg>").unwrap()]
+    }
+
+    /// Colors of the data lines (stroke width 2, left of the legend) of an SVG, in order.
+    fn line_colors(svg: &str) -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+            .filter(|l| {
+                let pts = l.split("points=\"").nth(1).unwrap();
+                let x0: i32 = pts.split(',').next().unwrap().parse().unwrap();
+                x0 < 860 - 190
+            })
+            .map(|l| l.split("stroke=\"").nth(1).unwrap()[..7].to_string())
+            .collect()
+    }
+
+    /// Runs of a `[[zip]]` group (controller, loss rate, run length) × seed, as
+    /// scenarios/sweeps/response.toml has.
+    fn zipped() -> Collected {
+        let mut records = Vec::new();
+        let positions = [
+            ("reno", 0.0, "20s"),
+            ("reno", 1e-6, "20s"),
+            ("reno", 1e-4, "588s"),
+            ("cubic", 0.0, "20s"),
+            ("cubic", 1e-6, "30s"),
+            ("cubic", 1e-4, "248s"),
+        ];
+        for (index, (cc, loss, duration)) in positions.iter().enumerate() {
+            for seed in [1, 2] {
+                let mut s = example_summary();
+                s.flows.truncate(1);
+                s.flows[0].cc = cc.to_string();
+                let axes = [
+                    ("flows.0.cc".to_string(), serde_json::json!(cc)),
+                    ("links.0.loss".to_string(), serde_json::json!(loss)),
+                    ("duration".to_string(), serde_json::json!(duration)),
+                    ("seed".to_string(), serde_json::json!(seed)),
+                ]
+                .into_iter()
+                .collect();
+                records.push(RunRecord {
+                    sweep: RunInfo {
+                        index: 2 * index as u64 + seed - 1,
+                        scenario: "s.toml".into(),
+                        axes,
+                        sets: vec![],
+                    },
+                    summary: s,
+                });
+            }
+        }
+        let zip = ["flows.0.cc", "links.0.loss", "duration"].map(String::from);
+        Collected {
+            axes: zip.iter().cloned().chain(["seed".to_string()]).collect(),
+            dims: vec![zip.to_vec(), vec!["seed".into()]],
+            runs: 12,
+            records,
+            missing: vec![],
+        }
+    }
+
+    #[test]
+    fn a_zip_group_is_one_dimension_with_a_line_per_controller() {
+        let page = html(&zipped(), "response").unwrap();
+        // Four metrics against the loss rate (the zip's first numeric axis), none against the
+        // run length, which moves with it; then the scatter.
+        assert_eq!(page.matches("<svg").count(), 5);
+        assert!(!page.contains("vs duration"));
+        let svg = figure(
+            &page,
+            "Throughput vs links.0.loss (mean ± sd over seeds and flows)",
+        );
+        assert_eq!(line_colors(svg).len(), 2, "one line per controller");
+        assert!(svg.contains("\nreno\n") && svg.contains("\ncubic\n"));
+        assert!(!svg.contains("duration="), "a zipped axis split the lines");
+        assert!(svg.contains("zipped with flows.0.cc, duration"));
+    }
+
+    #[test]
+    fn a_controller_has_one_color_in_every_figure() {
+        let c = collected();
+        let page = html(&c, "grid").unwrap();
+        // Lines are met reno first; the scatter sorts its groups (fast first).
+        let colors = ColorKey::new(["reno", "fast"]);
+        let hex = |cc: &str| {
+            let c = longhaul_metrics::report::plot::color(colors.index(cc));
+            format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+        };
+        for (name, ..) in METRICS {
+            let title = format!("{name} vs links.0.loss (mean ± sd over seeds and flows)");
+            assert_eq!(
+                line_colors(figure(&page, &title)),
+                [hex("reno"), hex("fast")]
+            );
+        }
+        let scatter = figure(
+            &page,
+            "Throughput vs p95 queueing delay: each flow of each run, and each controller's mean",
+        );
+        // Each controller's labelled mean: the circle drawn with its name.
+        let lines: Vec<&str> = scatter.lines().collect();
+        for cc in ["reno", "fast"] {
+            let label = lines.iter().position(|l| *l == cc).expect(cc);
+            let circle = lines[..label]
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("<circle"))
+                .unwrap();
+            assert!(
+                circle.contains(&format!("fill=\"{}\"", hex(cc))),
+                "{cc}: {circle}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_bars_stop_at_zero_delay() {
+        let mut c = collected();
+        // p95 delays of 1 and 100 ms over the seeds: a mean of 50.5 ± 70 ms, whose bar would
+        // reach −19.5 ms.
+        for r in &mut c.records {
+            let seed = r.sweep.axes["seed"].as_i64().unwrap();
+            for f in &mut r.summary.flows {
+                f.queueing_delay_ms.p95 = if seed == 1 { 1.0 } else { 100.0 };
+            }
+        }
+        let page = html(&c, "grid").unwrap();
+        let svg = figure(
+            &page,
+            "p95 queueing delay vs links.0.loss (mean ± sd over seeds and flows)",
+        );
+        // Every bar ends at or above the y axis's lowest tick (0), and no tick is negative.
+        let points = |l: &str| -> Vec<(i32, i32)> {
+            let pts = l
+                .split("points=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            pts.split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        };
+        let thin: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"1\""))
+            .collect();
+        let zero_tick = thin
+            .iter()
+            .filter(|l| l.contains("stroke=\"#000000\""))
+            .map(|l| points(l))
+            .filter(|p| p.len() == 2 && p[0].1 == p[1].1 && p[1].0 - p[0].0 == 5 && p[1].0 < 100)
+            .map(|p| p[0].1)
+            .max()
+            .unwrap();
+        let bar_bottom = thin
+            .iter()
+            .filter(|l| !l.contains("stroke=\"#000000\""))
+            .flat_map(|l| points(l))
+            .map(|p| p.1)
+            .max()
+            .unwrap();
+        assert!(
+            bar_bottom <= zero_tick,
+            "a bar reaches {bar_bottom} px, 0 is at {zero_tick} px"
+        );
+        let negative = svg
+            .lines()
+            .filter(|l| l.starts_with('-') && l[1..].parse::<f64>().is_ok())
+            .count();
+        assert_eq!(negative, 0, "the delay axis reaches below 0:\n{svg}");
+    }
+
     #[test]
     fn small_loss_rates_print_with_significant_digits() {
         let mut c = collected();
@@ -495,7 +807,7 @@ mod page_tests {
         // Four metrics against the loss axis (seed is averaged over), then the scatter.
         assert_eq!(page.matches("<svg").count(), 5);
         assert!(page.contains("Throughput vs links.0.loss (mean ± sd over seeds and flows)"));
-        assert!(page.contains("log10 links.0.loss; 0 drawn at -8"));
+        assert!(page.contains("links.0.loss, log scale, 0 drawn at 1e-8"));
         assert!(page.contains("boom &lt;here&gt;") && page.contains("6 of 7 runs (failed 1: 6)"));
         assert!(!page.contains("NaN"));
         // The per-controller table: reno's mean throughput over the six runs.
