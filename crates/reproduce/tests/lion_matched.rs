@@ -1,8 +1,9 @@
-//! `lion-matched`: Lion is held against the window-based run that delivers at least 90 % of its
-//! throughput with the least loss, and against the fastest one when none does.
+//! `lion-matched`: Lion, and BBR as the control, are each held against the window of the
+//! ladder whose throughput is closest to theirs, if within 10 % on either side.
 
 use longhaul_metrics::example::example_summary;
-use longhaul_metrics::summary::Summary;
+use longhaul_metrics::summary::{Claim, Summary};
+use longhaul_reproduce::experiments::lion_matched::ladder;
 use longhaul_reproduce::{experiment, Plan};
 
 /// A one-flow run delivering `mbps` with `loss` of its 1,000,000 packets dropped.
@@ -17,36 +18,67 @@ fn run(mbps: f64, loss: f64) -> Summary {
     s
 }
 
-/// Lion, BBR ×1/×2/×4, windows at 600/700/800, Reno ×32, CUBIC ×64, the smooth sender.
-fn claims(lion: (f64, f64), bbr1: (f64, f64)) -> Vec<longhaul_metrics::summary::Claim> {
+/// Lion, BBR ×1, Reno ×32, CUBIC ×64, then the ladder: each window delivers `window(offered)`
+/// (Mb/s, loss).
+fn claims(lion: (f64, f64), bbr: (f64, f64), window: impl Fn(f64) -> (f64, f64)) -> Vec<Claim> {
     let e = experiment("lion-matched").unwrap();
-    let runs = vec![
+    let mut runs = vec![
         run(lion.0, lion.1),
-        run(bbr1.0, bbr1.1),
-        run(500.0, 0.08),
-        run(520.0, 0.09),
-        run(450.0, 0.18),
-        run(480.0, 0.20),
-        run(500.0, 0.25),
-        run(78.0, 0.018),
-        run(103.0, 0.037),
-        run(574.0, 0.088),
+        run(bbr.0, bbr.1),
+        run(75.0, 0.02),
+        run(98.0, 0.034),
     ];
+    runs.extend(ladder().into_iter().map(|r| {
+        let (mbps, loss) = window(r / 1e6);
+        run(mbps, loss)
+    }));
     (e.claims)(&Plan::DEFAULT, &runs)
 }
 
 #[test]
-fn lion_meets_the_least_lossy_matched_run() {
-    // BBR ×1 at 90 % of Lion's 600 Mb/s is matched; the others (≤ 520) are not.
-    let c = claims((600.0, 0.10), (540.0, 0.099));
-    assert!((c[0].measured - 0.10 / 0.099).abs() < 1e-9, "{c:#?}");
-    assert!(!c[0].holds);
-    assert!(c[0].claim.contains("bbr-x1"));
-    // 1 Mb/s short of 90 %: no run is matched, the fastest (BBR ×1) stands in.
-    let c = claims((600.0, 0.10), (539.0, 0.12));
-    assert!(c[0].claim.contains("none delivers"), "{}", c[0].claim);
+fn each_sender_meets_the_window_closest_to_its_rate() {
+    // Windows deliver what they are offered and lose 0.2 %; Lion at 35 Mb/s loses 0.1 %, BBR at
+    // 600 Mb/s 1 %.
+    let c = claims((35.0, 0.001), (600.0, 0.01), |m| (m, 0.002));
+    assert!((c[0].measured - 0.5).abs() < 1e-9, "{c:#?}");
     assert!(c[0].holds);
-    // Reno ×32 and CUBIC ×64 reach 103 ÷ 600 of Lion's throughput.
-    assert!((c[1].measured - 103.0 / 600.0).abs() < 1e-9);
-    assert!(c[1].holds);
+    // The closest rung to 35 Mb/s is offered 35.2 Mb/s (10 · 1.15⁹).
+    assert!(c[0].claim.contains("window-35 "), "{}", c[0].claim);
+    assert!((c[1].measured - 5.0).abs() < 1e-9, "{c:#?}");
+    assert!(c[1].holds, "the control fails the test: its row holds");
+    // Reno ×32 and CUBIC ×64 reach 98 ÷ 35 of Lion's throughput: the own check fails.
+    assert!((c[2].measured - 98.0 / 35.0).abs() < 1e-9);
+    assert!(!c[2].holds);
+}
+
+#[test]
+fn a_faster_window_matches_too_and_a_far_one_does_not() {
+    // Windows deliver 8 % more than offered: still within 10 %, and lose more than Lion.
+    let c = claims((35.0, 0.001), (600.0, 0.01), |m| (1.08 * m, 0.004));
+    assert!(c[0].holds, "{c:#?}");
+    // A window far faster than Lion is no match, however little it loses.
+    let c = claims((35.0, 0.001), (600.0, 0.01), |m| {
+        (m, if m > 100.0 { 0.0001 } else { 0.002 })
+    });
+    assert!((c[0].measured - 0.5).abs() < 1e-9, "{c:#?}");
+    // A ladder that stops short of the sender's rate leaves it unmatched: BBR at 600 Mb/s
+    // against windows that never deliver more than 300 Mb/s.
+    let c = claims((35.0, 0.001), (600.0, 0.01), |m| (m.min(300.0), 0.002));
+    assert!(c[1].measured.is_nan(), "{c:#?}");
+    assert!(!c[1].holds);
+    assert!(
+        c[1].claim.contains("no window within 10 %"),
+        "{}",
+        c[1].claim
+    );
+}
+
+#[test]
+fn the_ladder_spans_10_mbps_to_1_gbps_in_steps_of_15_percent() {
+    let l = ladder();
+    assert_eq!(l.first(), Some(&10e6));
+    assert!(*l.last().unwrap() <= 1e9 && *l.last().unwrap() * 1.15 > 1e9);
+    for w in l.windows(2) {
+        assert!((w[1] / w[0] - 1.15).abs() < 1e-6, "{w:?}");
+    }
 }

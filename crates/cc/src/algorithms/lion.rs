@@ -79,11 +79,16 @@
 //!   queue clearing means the newcomer settled for what was yielded (another Lion) →
 //!   `drop_avoidance`. A queue still growing, or `d` still `compete_drop` below our rate, means the
 //!   newcomer "grabs the yielded bandwidth and keeps growing" (seed: Linux TCP) → `balance`.
+//!   A queue that stands through more than `2 · yield_rounds` drop-avoidance rounds, while we
+//!   drain and deliver less than our fair share, says the same of a competitor that was there
+//!   from the start: a delay-based one would have let it go, and traffic that does not react
+//!   cannot hold a queue we keep draining.
 //! - `balance`: Lion concludes the competitor does not share by delay. Its fair share,
-//!   `balance_share · capacity` (one competitor), becomes a floor for the rest of the connection
-//!   (no further yields, no backing off below it), and the rate rises by `balance_gain` per
-//!   round, up to `capacity`, ignoring delay and loss, until the delivered rate reaches the fair
-//!   share — "balance the bandwidth by gradually increasing the burst pacing". Back in
+//!   `balance_share ·` the path's rate (the train's or the most ever delivered; one
+//!   competitor), becomes a floor for the rest of the connection (no further yields, no
+//!   backing off below it), and the rate rises by `balance_gain` per round, up to the path's
+//!   rate, ignoring delay and loss, until the delivered rate reaches the fair share —
+//!   "balance the bandwidth by gradually increasing the burst pacing". Back in
 //!   `drop_avoidance`, delivering less than `(1 − compete_drop)` of the fair share re-enters
 //!   `balance`.
 //!
@@ -165,10 +170,11 @@
 //! modelled. `capacity` is the all-time maximum delivered rate, not a windowed one. The
 //! effective queue is learned from losses, not probed with bursts of growing size as Netest
 //! does (that is `longhaul probe`'s job): a connection learns it once it has lost, and a path
-//! that never loses keeps the fixed thresholds. Against a loss-based competitor that fills the
-//! buffer from the start (`reproduce lion-contest`), the losses its slow start causes are
-//! congestion to Lion, which backs off; the yield/balance rules only engage once a newcomer's
-//! queue keeps growing.
+//! that never loses keeps the fixed thresholds. Against a loss-based competitor that starts with
+//! it (`reproduce lion-contest`), the losses of the two slow starts are congestion to Lion,
+//! which backs off; balancing engages only once the competitor's queue has stood for
+//! `2 · yield_rounds` rounds, and a competitor that leaves the link short of full (no queue)
+//! is met by probing alone.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
@@ -199,6 +205,11 @@ const STEP_SHARE: f64 = 1.0 / 16.0;
 /// samples have whole-µs intervals (one part in 10^4 of a 10 ms sample), so a rate delivered
 /// in full can measure a hair above itself.
 const SAME_RATE: f64 = 1.0 / 1024.0;
+
+/// A queue standing through more than this many times `yield_rounds` drop-avoidance rounds,
+/// while we drain and deliver less than our fair share, is a competitor that does not share by
+/// delay: twice the watch a yield gets.
+const STANDING_ROUNDS_FACTOR: u32 = 2;
 
 /// A round with at least this many losses, and at least `RANDOM_LOSS_SHARE` of its packets
 /// lost, overflows the buffer whatever the delays said: random loss that heavy is not what
@@ -527,6 +538,8 @@ pub struct Lion {
     train_measured: bool,
     /// The rate was cut (a warning or a congestion loss) since the last round ended.
     cut: bool,
+    /// Consecutive drop-avoidance rounds with a standing queue.
+    standing: u32,
     round_end: u64,
     round: RoundStats,
     cwnd: f64,
@@ -553,6 +566,7 @@ impl Lion {
             settled: false,
             train_measured: false,
             cut: false,
+            standing: 0,
             round_end: 0,
             round: RoundStats::new(Time::ZERO),
             cwnd: setup.clamp_cwnd(setup.initial_cwnd),
@@ -788,7 +802,12 @@ impl Lion {
             self.abw.max(delivered)
         };
 
-        let fair = cfg.balance_share * self.capacity;
+        let fair = cfg.balance_share * self.path_rate();
+        self.standing = if queued && self.phase == Phase::DropAvoidance {
+            self.standing.saturating_add(1)
+        } else {
+            0
+        };
         match self.phase {
             Phase::Startup => {
                 if queued {
@@ -848,6 +867,15 @@ impl Lion {
                 } else if self.floor > 0.0 && delivered < (1.0 - cfg.compete_drop) * fair {
                     // The known aggressive competitor pushed us below our share again.
                     self.phase = Phase::Balance;
+                } else if self.standing > STANDING_ROUNDS_FACTOR * cfg.yield_rounds
+                    && self.floor == 0.0
+                    && delivered < fair
+                    && !r.app_limited()
+                {
+                    // We drained for many rounds and the queue still stands: a competitor
+                    // keeps it full and does not share by delay.
+                    self.floor = fair;
+                    self.phase = Phase::Balance;
                 } else if rising && squeezed && !r.app_limited() && self.floor == 0.0 {
                     let y = self.yield_amount();
                     self.set_rate(self.rate - y);
@@ -883,7 +911,7 @@ impl Lion {
                 if delivered >= fair {
                     self.phase = Phase::DropAvoidance;
                 } else {
-                    let raised = (self.rate * (1.0 + cfg.balance_gain)).min(self.capacity);
+                    let raised = (self.rate * (1.0 + cfg.balance_gain)).min(self.path_rate());
                     self.set_rate(raised.max(self.rate));
                     self.grow_mbs(self.mbs + cfg.mbs_step);
                 }
@@ -1591,7 +1619,7 @@ mod tests {
         newcomer_arrives(&mut cc, &mut link);
         assert_eq!(cc.phase(), "yield");
         let yielded = rate(&cc);
-        let fair = 0.5 * cc.capacity;
+        let fair = 0.5 * cc.path_rate();
         // The newcomer grabs the room and doubles every round up to the link rate, halving
         // when the buffer overflows (a loss-based flow in slow start).
         let mut cross = 500.0 * MBPS;
@@ -1615,7 +1643,7 @@ mod tests {
                 .unwrap();
         // While balancing the rate rises by 10 % per round, up to the capacity seen.
         for pair in trace[start..end].windows(2) {
-            let expect = (pair[0].1 * 1.1).min(cc.capacity);
+            let expect = (pair[0].1 * 1.1).min(cc.path_rate());
             assert!((pair[1].1 - expect).abs() < 2.0, "{trace:?}");
         }
         assert!(end - start >= 2, "{trace:?}");
@@ -1624,6 +1652,30 @@ mod tests {
         assert!(trace[end - 1].2 < fair && trace[end].2 >= fair, "{trace:?}");
         assert_eq!(cc.floor, fair);
         assert!(trace[end..].iter().all(|t| t.1 >= fair - 1.0), "{trace:?}");
+    }
+
+    #[test]
+    fn a_competitor_that_holds_the_queue_from_the_start_is_balanced() {
+        let (mut cc, mut link) = settled();
+        wait_for_empty_queue(&mut cc, &mut link);
+        // A loss-based flow in congestion avoidance: it sends what keeps 4 ms queued, whatever
+        // Lion does; Lion's draining only hands it the room.
+        let target = 0.004 * link.capacity;
+        let mut phases = vec![];
+        for _ in 0..40 {
+            let ours = cc.pacing_rate().unwrap() as f64;
+            let rtt = link.base + link.queue_delay();
+            let cross = (link.capacity - ours + (target - link.queue) / rtt).max(0.0);
+            link.round(&mut cc, cross);
+            phases.push(cc.phase());
+        }
+        let first = phases.iter().position(|p| *p == "balance");
+        // More than 2 · yield_rounds rounds of standing queue first, then balancing to the
+        // fair share, which is kept.
+        assert!(first.is_some_and(|i| i > 8), "{phases:?}");
+        let fair = 0.5 * cc.path_rate();
+        assert_eq!(cc.floor, fair);
+        assert!(rate(&cc) >= fair - 1.0, "{} Mb/s", rate(&cc) / MBPS);
     }
 
     #[test]

@@ -14,7 +14,8 @@
  *    from the rate, or from abw when the path has not delivered the rate; step back on a
  *    warning; drain to d·base/(base+q) on a standing queue; table yield to new traffic),
  *    yield (watch the newcomer for yield_rounds) and balance (raise 10 % per round to the
- *    fair share, which becomes a floor);
+ *    fair share of the path's rate, which becomes a floor), entered from yield or after a
+ *    queue stood through more than 2 · yield_rounds drop-avoidance rounds;
  *  - the effective queue q_eff, learned at a congestion loss, sets the thresholds (a quarter
  *    and an eighth of it), the warning level (0.35 of it), the burst cap and the probe step;
  *  - a loss is congestion if a standing queue or the warning level preceded it, or 4 losses
@@ -41,6 +42,8 @@
  *  - rounds are counted in sequence space (snd_una passing the snd_nxt recorded when the
  *    round began), as FAST's; the reference counts packet numbers.
  *  - the per-round sample counters are flags: the reference only ever tests them for zero.
+ *  - yield_round counts the rounds of yield, and in drop_avoidance those with a standing
+ *    queue (the reference's two counters; each is zeroed on entering its phase).
  *  - the fixed shares are integer fractions (the warning level 7/20 of q_eff, the step 1/16
  *    of it, the loss share 1/50); the train's rate is kept in units of 64 B/s; random_losses,
  *    r_lost and init_cwnd are 16 bits (saturating): the state must fit icsk_ca_priv.
@@ -61,6 +64,8 @@
 #define LH_LION_NO_RTT 0xffffffffU
 /* The smallest queueing delay taken as a signal, µs. */
 #define LH_LION_MIN_QUEUE_SIGNAL 20
+/* A queue standing this many times yield_rounds drop-avoidance rounds is a competitor's. */
+#define LH_LION_STANDING_FACTOR 2
 /* Startup doubles up to half the train's capacity. */
 #define LH_LION_STARTUP_TRAIN_DIV 2
 /* The warning level: 7/20 (0.35) of the effective queue. */
@@ -134,7 +139,7 @@ struct lh_lion {
 	__u16 random_losses; /* saturating */
 	__u16 init_cwnd;    /* packets per first RTT */
 	__u16 r_lost;       /* round: packets declared lost (saturating) */
-	__u16 yield_round;  /* rounds spent in yield */
+	__u16 yield_round;  /* yield: rounds spent in it; drop_avoidance: rounds a queue stood */
 	__u8 phase;         /* LH_LION_* */
 	__u8 r_flags;       /* LH_LION_R_* */
 	__u8 flags;         /* LH_LION_F_* */
@@ -457,6 +462,13 @@ LH_INLINE int lh_lion_app_limited(const struct lh_lion *l)
 	return !(l->r_flags & LH_LION_R_CWND_LIMITED);
 }
 
+/* Enter a phase: its round counter starts at 0. */
+LH_INLINE void lh_lion_enter(struct lh_lion *l, __u8 phase)
+{
+	l->phase = phase;
+	l->yield_round = 0;
+}
+
 /* The once-per-round decisions of the state machine. */
 LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params *p,
 				 __u64 now_us, __u32 mss, __u32 clamp)
@@ -507,15 +519,17 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		l->abw = delivered;
 	else if (!stale && delivered > l->abw)
 		l->abw = delivered;
-	fair = lh_lion_scale(l->capacity, p->balance_share_q16);
+	fair = lh_lion_scale(lh_lion_path_rate(l), p->balance_share_q16);
+	if (l->phase == LH_LION_DROP_AVOIDANCE)
+		l->yield_round = queued ? (l->yield_round == 0xffff ? 0xffff : l->yield_round + 1) : 0;
 
 	switch (l->phase) {
 	case LH_LION_STARTUP:
 		if (queued) {
-			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 			lh_lion_set_rate(l, drain, mss, clamp);
 		} else if (warned) {
-			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
 		} else if (!app) {
 			/* Double, but only up to half the train's capacity. */
@@ -525,7 +539,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			__u64 doubled = lh_lion_scale(l->rate, p->startup_gain_q16);
 
 			if (doubled >= target) {
-				l->phase = LH_LION_DROP_AVOIDANCE;
+				lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 				lh_lion_set_rate(l, l->rate > target ? l->rate : target, mss, clamp);
 			} else {
 				lh_lion_set_rate(l, doubled, mss, clamp);
@@ -565,14 +579,19 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
 		} else if (l->floor > 0 && (delivered << LH_Q16_SHIFT) < cd_keep * fair) {
 			/* The known aggressive competitor pushed us below our share again. */
-			l->phase = LH_LION_BALANCE;
+			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if (rising && squeezed && !app && l->floor == 0) {
 			__u64 y = lh_lion_yield_amount(l, p);
 
 			lh_lion_set_rate(l, l->rate > y ? l->rate - y : 0, mss, clamp);
 			lh_lion_shrink_mbs(l, p);
-			l->phase = LH_LION_YIELD;
-			l->yield_round = 0;
+			lh_lion_enter(l, LH_LION_YIELD);
+		} else if ((__u32)l->yield_round > LH_LION_STANDING_FACTOR * p->yield_rounds &&
+			   l->floor == 0 && delivered < fair && !app) {
+			/* We drained for many rounds and the queue still stands: a competitor keeps
+			 * it full and does not share by delay. */
+			l->floor = fair;
+			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if (rising) {
 			lh_lion_set_rate(l, drain > l->floor ? drain : l->floor, mss, clamp);
 		} else {
@@ -589,24 +608,24 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			/* This round still carried the queue built before the yield took effect. */
 			l->yield_round = 1;
 		} else if (!queued) {
-			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 		} else if (rising || squeezed) {
 			l->floor = fair;
-			l->phase = LH_LION_BALANCE;
+			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if ((__u32)l->yield_round >= p->yield_rounds) {
-			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 		} else {
 			l->yield_round++;
 		}
 		break;
 	default: /* LH_LION_BALANCE */
 		if (delivered >= fair) {
-			l->phase = LH_LION_DROP_AVOIDANCE;
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 		} else {
 			__u64 raised = l->rate + lh_lion_scale(l->rate, p->balance_gain_q16);
 
-			if (raised > l->capacity)
-				raised = l->capacity;
+			if (raised > lh_lion_path_rate(l))
+				raised = lh_lion_path_rate(l);
 			lh_lion_set_rate(l, raised > l->rate ? raised : l->rate, mss, clamp);
 			lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
 		}
@@ -735,7 +754,7 @@ LH_INLINE void lh_lion_loss(struct lh_lion *l, const struct lh_lion_params *p, _
 	if (l->mbs_q10 > cap)
 		l->mbs_q10 = cap < LH_Q10_ONE ? LH_Q10_ONE : (__u32)cap;
 	if (l->phase == LH_LION_STARTUP)
-		l->phase = LH_LION_DROP_AVOIDANCE;
+		lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 }
 
 /* A retransmission timeout. */
