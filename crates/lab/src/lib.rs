@@ -12,7 +12,7 @@
 //!
 //! * [`plan`]: scenario → one emulated bottleneck (and the fields it refuses);
 //! * [`congestion`]: load/unload of the congestion controls;
-//! * [`run`]: the run itself, with cleanup on every exit path;
+//! * [`run`](mod@run): the run itself, with cleanup on every exit path;
 //! * [`queue_log`]: the emulator's event log → queue series and drop log;
 //! * [`silences`]: silences in the traffic offered to the bottleneck, and which host they came
 //!   from (the ACK clock repeats a host's stall every round trip);

@@ -44,7 +44,7 @@ pub const DEPTH: usize = 8;
 /// waits out the device's latency alone, so taking what queued behind it together keeps the
 /// disk busy (bench/README.md, "Queued pieces go to the disk in one write"). 4 MiB matched
 /// `dd`'s best block size on the development VM.
-const BATCH: usize = 4;
+pub const BATCH: usize = 4;
 /// Bytes handed over at a time (a chunk: pieces start on chunk boundaries).
 pub const PIECE: usize = CHUNK_SIZE as usize;
 /// Up to [`PIECE`] bytes of the file in aligned storage.

@@ -67,13 +67,13 @@ const MAX_GSO_BYTES: usize = 65_000;
 pub(crate) const MAX_GRO_BYTES: usize = 65_535;
 
 /// Datagrams (or GRO buffers) read per turn of the loop before the connection gets to send.
-pub(crate) const RECV_BATCH: usize = 256;
+pub const RECV_BATCH: usize = 256;
 /// Bytes read per turn of the loop, at most (and a datagram more): what a turn stores in the
 /// connection's reassembly pages is then still in the core's 2 MiB L2 cache when the
 /// application reads it out, and the ACKs for it leave sooner. Unbounded, a turn on loopback
 /// read up to 16 MiB (256 GRO buffers), and copying the pages out took three times as long
 /// as copying them in (bench/README.md, "A turn of the receive loop reads at most 512 KiB").
-pub(crate) const RECV_BATCH_BYTES: usize = 512 << 10;
+pub const RECV_BATCH_BYTES: usize = 512 << 10;
 
 /// Nanoseconds since the driver started: the connection's clock. It never runs backwards for
 /// the connection: a datagram's arrival time (`arrival`) is no earlier than the latest time

@@ -17,7 +17,7 @@
 //! Renaming replaces a regular file's inode, so hard links to the old file keep the old
 //! contents; that is the price of never exposing a partial file.
 //!
-//! [`check`] answers, before a long run, whether [`write`] will be able to write a path, without
+//! [`check`] answers, before a long run, whether [`write`](fn@write) will be able to write a path, without
 //! writing it (and without opening a FIFO, which would wait for a reader).
 
 use std::ffi::OsString;
@@ -187,7 +187,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
-/// Whether [`write`] can write `path`, checked without writing it: an existing target must be
+/// Whether [`write`](fn@write) can write `path`, checked without writing it: an existing target must be
 /// writable, and a file must be creatable in a regular file's directory. The checks leave
 /// nothing behind.
 pub fn check(path: &Path) -> Result<(), Error> {
@@ -203,7 +203,7 @@ pub fn check(path: &Path) -> Result<(), Error> {
     }
 }
 
-/// Create `dir` (and its parents) for files written with [`write`], and check that a file can
+/// Create `dir` (and its parents) for files written with [`write`](fn@write), and check that a file can
 /// be created in it.
 pub fn create_dir(dir: &Path) -> Result<(), Error> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;

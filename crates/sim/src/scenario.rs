@@ -390,7 +390,7 @@ pub const AUTO_INTERVAL: Nanos = Nanos(u64::MAX);
 
 /// The intervals chosen from when none is given: they divide a second (so per-second figures
 /// such as the CoV stay defined) or are whole seconds.
-const AUTO_INTERVALS_MS: &[u64] = &[100, 200, 250, 500, 1000, 2000, 5000, 10_000];
+pub const AUTO_INTERVALS_MS: &[u64] = &[100, 200, 250, 500, 1000, 2000, 5000, 10_000];
 
 fn default_interval() -> Nanos {
     AUTO_INTERVAL

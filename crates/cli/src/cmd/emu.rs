@@ -27,6 +27,9 @@ use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+// The doc comments below are clap's `--help` text, printed as written: brackets and angle
+// brackets in them are usage syntax, not rustdoc links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(Subcommand)]
 pub enum EmuCommand {
     /// Two hosts (namespaces lh<pid>a, lh<pid>b) joined by the emulated path; runs until Ctrl-C,
@@ -48,6 +51,9 @@ pub enum EmuCommand {
 }
 
 /// Path settings shared by `pair` and `shell`.
+// The doc comments below are clap's `--help` text, printed as written: brackets and angle
+// brackets in them are usage syntax, not rustdoc links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(Args, Clone, Default)]
 pub struct LinkArgs {
     /// Scenario file whose link supplies defaults: a simulator scenario (`[[links]]`) or the

@@ -7,6 +7,9 @@ use clap::Args;
 use longhaul_net::keys::{self, KeyPair};
 use std::path::{Path, PathBuf};
 
+// The doc comments below are clap's `--help` text, printed as written: brackets and angle
+// brackets in them are usage syntax, not rustdoc links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(Args)]
 pub struct KeygenArgs {
     /// The private key file; the public key goes beside it, `.pub` added

@@ -127,6 +127,9 @@ fn parse_interval(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
+// The doc comments below are clap's `--help` text, printed as written: brackets and angle
+// brackets in them are usage syntax, not rustdoc links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(Args)]
 pub struct SendArgs {
     /// Files and directories to send, then where `longhaul recv` runs: HOST, HOST:PORT or

@@ -4,7 +4,7 @@
 //! Every per-direction value is `VALUE` (both directions) or `A2B/B2A` ([`per_direction`]). A
 //! simulator scenario (`[[links]]`, docs/scenario.md) is not read here: it is mapped by
 //! `longhaul_lab::plan::emulated_link`, and its result becomes [`Settings::base`]. For
-//! emulator-only settings a file may instead hold the `[link]` shorthand ([`file`]):
+//! emulator-only settings a file may instead hold the `[link]` shorthand ([`file`](mod@file)):
 //!
 //! ```toml
 //! [link]
