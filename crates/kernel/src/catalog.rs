@@ -12,23 +12,34 @@ use std::fmt;
 /// One of the congestion controls in `src/bpf/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Algorithm {
+    /// FAST TCP (`fast.bpf.c`).
     Fast,
+    /// Scalable TCP (`scalable.bpf.c`).
     Scalable,
+    /// HighSpeed TCP, RFC 3649 (`highspeed.bpf.c`).
     HighSpeed,
+    /// TCP Vegas (`vegas.bpf.c`).
     Vegas,
+    /// The Lion pacing controller (`lion.bpf.c`).
     Lion,
 }
 
 /// A load-time parameter.
 #[derive(Debug, Clone, Copy)]
 pub struct ParamSpec {
+    /// The parameter's name, as given in `name=value`.
     pub name: &'static str,
+    /// The value used when none is given.
     pub default: f64,
+    /// The smallest value accepted.
     pub min: f64,
+    /// The largest value accepted.
     pub max: f64,
     /// Only whole numbers (booleans are 0 or 1).
     pub integer: bool,
+    /// The unit the value is given in, for help output.
     pub unit: &'static str,
+    /// One line on what the parameter does.
     pub help: &'static str,
 }
 
@@ -396,6 +407,7 @@ const LION_PARAMS: &[ParamSpec] = &[
 ];
 
 impl Algorithm {
+    /// Every algorithm, in the order they are listed.
     pub const ALL: [Algorithm; 5] = [
         Algorithm::Fast,
         Algorithm::Scalable,
@@ -415,6 +427,7 @@ impl Algorithm {
         }
     }
 
+    /// One line on how the algorithm works, for `longhaul kernel algorithms`.
     pub fn summary(self) -> &'static str {
         match self {
             Algorithm::Fast => "FAST TCP: delay-based, keeps alpha packets queued per flow",
@@ -427,6 +440,7 @@ impl Algorithm {
         }
     }
 
+    /// The algorithm's load-time parameters.
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             Algorithm::Fast => FAST_PARAMS,
@@ -437,6 +451,7 @@ impl Algorithm {
         }
     }
 
+    /// The algorithm called `name`.
     pub fn parse(name: &str) -> Result<Algorithm, KernelError> {
         Algorithm::ALL
             .into_iter()
@@ -504,7 +519,9 @@ const ORDERS: &[Order] = &[
 /// Validated parameter values for one algorithm, in the order of its [`ParamSpec`]s.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamValues {
+    /// The algorithm the values are for.
     pub algorithm: Algorithm,
+    /// Each parameter's name and value, in the order of the algorithm's [`ParamSpec`]s.
     pub values: Vec<(&'static str, f64)>,
 }
 
@@ -606,6 +623,7 @@ impl ParamValues {
         Ok(())
     }
 
+    /// The value of parameter `name`; panics if the algorithm has no such parameter.
     pub fn get(&self, name: &str) -> f64 {
         self.values
             .iter()

@@ -1,7 +1,11 @@
-//! FAST TCP, Scalable TCP, HighSpeed TCP and TCP Vegas as Linux congestion controls, written as
-//! eBPF `struct_ops` programs that any TCP program can use (`sysctl
-//! net.ipv4.tcp_congestion_control`, or `setsockopt(TCP_CONGESTION)`) without rebuilding the
-//! kernel.
+//! longhaul-kernel: FAST TCP, Scalable TCP, HighSpeed TCP, TCP Vegas and Lion as Linux
+//! congestion controls, written as eBPF `struct_ops` programs that any TCP program can use
+//! (`sysctl net.ipv4.tcp_congestion_control`, or `setsockopt(TCP_CONGESTION)`) without
+//! rebuilding the kernel.
+//!
+//! The main types: [`Algorithm`] names a program and its parameters ([`ParamValues`]);
+//! [`load`] registers one under a name and returns what it [`Loaded`]; [`KernelError`] says
+//! what went wrong and what to do about it.
 //!
 //! Layout:
 //! - `src/bpf/include/lh_<algorithm>.h`: each algorithm's arithmetic as pure C functions
@@ -15,6 +19,8 @@
 //!
 //! Kernel requirements: BTF (`/sys/kernel/btf/vmlinux`), `struct_ops` links (Linux 6.4 or later)
 //! and root (CAP_BPF + CAP_NET_ADMIN) to load.
+
+#![warn(missing_docs)]
 
 pub mod catalog;
 pub mod error;

@@ -41,6 +41,7 @@ const NAME_MAX: usize = 15;
 /// What to load.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    /// The parameters to load the programs with.
     pub params: ParamValues,
     /// The registered congestion-control name; the algorithm's name when `None`.
     pub name: Option<String>,
@@ -51,15 +52,17 @@ pub struct LoadOptions {
 pub struct Loaded {
     /// The name sockets select it by.
     pub name: String,
+    /// Which algorithm's programs.
     pub algorithm: Algorithm,
     /// The parameters the loaded programs use, read back from the kernel.
     pub params: Option<ParamValues>,
     /// Listed in tcp_available_congestion_control.
     pub registered: bool,
     /// Windows the programs found left implausible by a callback the kernel skipped, and
-    /// repaired (`lh_repair_if_skipped` in `bpf/include/lh_bpf.h`); `None` for a load made
-    /// before this counter existed.
+    /// repaired (`lh_repair_if_skipped` in `bpf/include/lh_bpf.h`); `None` when the pinned
+    /// programs carry no such counter (a load by an older build).
     pub repairs: Option<u64>,
+    /// Where its programs and maps are pinned (under `/sys/fs/bpf/longhaul/`).
     pub pin_dir: PathBuf,
 }
 

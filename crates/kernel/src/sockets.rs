@@ -27,10 +27,13 @@ use std::path::{Path, PathBuf};
 /// One TCP socket and its congestion control.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SocketCc {
+    /// The socket's local address.
     pub local: IpSocketAddr,
+    /// The peer's address.
     pub remote: IpSocketAddr,
     /// TCP state (include/net/tcp_states.h: 1 ESTABLISHED, 10 LISTEN, ...).
     pub state: u8,
+    /// The congestion control's name, as `ss -i` shows it.
     pub congestion_control: String,
     /// The network namespace: its name under `/run/netns`, `pid N` for one known by a process
     /// only, or `this` for the caller's.

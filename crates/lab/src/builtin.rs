@@ -13,11 +13,15 @@ pub struct Variant {
 /// A built-in experiment.
 #[derive(Debug, Clone)]
 pub struct Builtin {
+    /// The name `longhaul lab NAME` takes.
     pub name: &'static str,
     /// Path in the repository, for messages.
     pub path: &'static str,
+    /// The scenario file's text.
     pub text: &'static str,
+    /// One line on what the experiment shows.
     pub about: &'static str,
+    /// The runs it makes; their results share one table.
     pub variants: Vec<Variant>,
 }
 

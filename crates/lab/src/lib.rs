@@ -20,6 +20,8 @@
 //! * [`summary`]: the result summary;
 //! * [`builtin`]: the built-in experiments under `scenarios/lab/`.
 
+#![warn(missing_docs)]
+
 pub mod builtin;
 pub mod congestion;
 pub mod error;
@@ -40,7 +42,9 @@ use std::time::Duration;
 /// A finished lab run: the summary and what it was built from.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The summary in the simulator's format (mode `lab`).
     pub summary: Summary,
+    /// The measurements the summary was built from.
     pub raw: RawOutcome,
 }
 

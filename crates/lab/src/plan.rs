@@ -65,7 +65,9 @@ pub struct LabFlow {
     pub cc: String,
     /// Parameters that differ from the algorithm's defaults, as `key=value`.
     pub params: Vec<String>,
+    /// When the flow starts, from the experiment's start.
     pub start: Duration,
+    /// When the flow stops, from the experiment's start.
     pub stop: Duration,
     /// Added round-trip time of this flow.
     pub extra_rtt: Duration,
@@ -76,26 +78,37 @@ pub struct LabFlow {
 /// Everything a lab run needs.
 #[derive(Debug, Clone)]
 pub struct LabPlan {
+    /// The scenario's name.
     pub name: String,
+    /// The scenario's seed: the emulator's random loss draws from it.
     pub seed: u64,
+    /// The experiment's length.
     pub duration: Duration,
     /// Series interval (`output.interval`).
     pub interval: Duration,
-    /// Bottleneck link: name, capacity (b/s) each way, MTU, distance.
+    /// The bottleneck link's name in the scenario.
     pub link_name: String,
+    /// Capacity in the data direction, bits per second.
     pub capacity_bps: f64,
+    /// Capacity in the ACK direction, bits per second.
     pub reverse_capacity_bps: f64,
+    /// The link's MTU, bytes.
     pub mtu: u32,
+    /// The link's distance, km.
     pub distance_km: f64,
+    /// The link's propagation delay, one way.
     pub one_way_delay: Duration,
     /// The queue as configured, e.g. "droptail 2000p".
     pub queue: String,
     /// Largest buffer the bottleneck queue can hold, bytes (for socket-buffer sizing).
     pub queue_bytes: u64,
+    /// The emulator's settings for the bottleneck.
     pub emulator: LinkConfig,
+    /// The flows, in file order.
     pub flows: Vec<LabFlow>,
-    /// Log every drop (`output.drop_log`), at most this many.
+    /// Log every drop (`output.drop_log`).
     pub drop_log: bool,
+    /// At most this many drops are logged (`output.drop_log_limit`).
     pub drop_log_limit: usize,
 }
 
@@ -271,6 +284,7 @@ impl LabPlan {
 /// so the lab and the bare emulator read a scenario's link identically.
 #[derive(Debug, Clone)]
 pub struct EmulatedLink {
+    /// The emulator's link settings.
     pub config: LinkConfig,
     /// The data direction's queue as mapped.
     pub queue: MappedQueue,
@@ -390,7 +404,9 @@ pub fn emulated_link(checked: &Checked, li: usize, file: &str) -> Result<Emulate
 /// A scenario queue mapped onto the emulator's droptail limits and RED.
 #[derive(Debug, Clone)]
 pub struct MappedQueue {
+    /// The drop-tail limits in packets and bytes.
     pub limits: QueueLimits,
+    /// RED, when the scenario's queue is RED.
     pub red: Option<RedConfig>,
     /// E.g. "droptail 2000p".
     pub describe: String,

@@ -20,7 +20,9 @@ use std::io::{BufRead, BufReader, Read};
 pub struct DropRecord {
     /// Seconds since the experiment's start.
     pub time_s: f64,
+    /// The dropped packet's size.
     pub bytes: u32,
+    /// Packets in the queue when it was dropped.
     pub queue_packets: u64,
     /// `queue_full`, `random_loss`, `red_early`, `red_forced`.
     pub reason: String,
@@ -29,10 +31,15 @@ pub struct DropRecord {
 /// What the log says about one direction of the bottleneck.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueueLog {
+    /// Each bin's start, seconds since the experiment's start.
     pub t: Vec<f64>,
+    /// Mean queue length in packets over the bin's enqueue and drop events.
     pub queue_pkts: Vec<f64>,
+    /// Mean queue length in bytes over the same events.
     pub queue_bytes: Vec<f64>,
+    /// Bytes admitted to the queue per second of the bin, in bits per second.
     pub throughput_bps: Vec<f64>,
+    /// The drops kept, at most the drop log's limit.
     pub drops: Vec<DropRecord>,
     /// Drops counted but not kept (beyond the limit).
     pub drops_unlogged: u64,

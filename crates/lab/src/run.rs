@@ -58,6 +58,7 @@ pub struct RunOptions {
 pub struct Sysctl {
     /// Dotted name, `net.ipv4.tcp_pacing_ca_ratio`.
     pub key: String,
+    /// The value to write.
     pub value: String,
 }
 
@@ -109,6 +110,7 @@ impl std::fmt::Display for Sysctl {
 /// One flow's measured run, with when it started relative to the experiment.
 #[derive(Debug, Clone)]
 pub struct FlowRun {
+    /// The client's measurement (`longhaul perf`).
     pub run: PerfRun,
     /// Seconds from the experiment's start to the client's test start.
     pub started_s: f64,
@@ -119,12 +121,17 @@ pub struct FlowRun {
 /// Everything a run measured.
 #[derive(Debug, Clone)]
 pub struct RawOutcome {
+    /// Each flow's run, in plan order.
     pub flows: Vec<FlowRun>,
+    /// The emulator's counters at the end.
     pub emulator: longhaul_emu::Summary,
+    /// The data direction's queue, binned (a>b).
     pub forward_log: QueueLog,
+    /// The ACK direction's queue, binned (b>a).
     pub reverse_log: QueueLog,
     /// Seconds from the experiment's start to the last flow's end.
     pub span_s: f64,
+    /// The socket buffer limit set in both namespaces, bytes: the BDP plus the queue, at least 4 MiB.
     pub socket_buffer_max: u64,
     /// The sender namespace's TCP counters at the end (`stack_counters`); empty if unreadable.
     pub sender_counters: std::collections::BTreeMap<String, u64>,
@@ -134,6 +141,7 @@ pub struct RawOutcome {
     pub sysctls: Vec<Sysctl>,
     /// The emulator's coalescing window in effect (ns).
     pub coalesce_ns: u64,
+    /// What the run did beside the plan (modules loaded, stale controls removed).
     pub notes: Vec<String>,
 }
 

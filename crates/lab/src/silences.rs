@@ -51,8 +51,11 @@ pub struct DirectionSilences {
 /// Both directions of the bottleneck, over `span_s` seconds from the epoch.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Silences {
+    /// The span measured, seconds.
     pub span_s: f64,
+    /// The data direction (a>b).
     pub forward: DirectionSilences,
+    /// The ACK direction (b>a).
     pub reverse: DirectionSilences,
 }
 

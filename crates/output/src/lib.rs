@@ -20,6 +20,8 @@
 //! [`check`] answers, before a long run, whether [`write`](fn@write) will be able to write a path, without
 //! writing it (and without opening a FIFO, which would wait for a reader).
 
+#![warn(missing_docs)]
+
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
@@ -98,7 +100,12 @@ pub enum Target {
     Replace(PathBuf),
     /// A device, FIFO, socket or descriptor: opened and written in place. `append` for a
     /// regular file reached through a descriptor.
-    InPlace { path: PathBuf, append: bool },
+    InPlace {
+        /// The path to open: links followed, up to a descriptor.
+        path: PathBuf,
+        /// Open for appending (a regular file behind a descriptor).
+        append: bool,
+    },
 }
 
 /// Whether an output path means standard output: `-`, or one of the names the system gives it

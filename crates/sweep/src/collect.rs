@@ -20,6 +20,7 @@ pub struct Collected {
     /// The axes by dimension, outermost first: the axes of a `[[zip]]` group vary together,
     /// as one dimension; any other axis is a dimension of its own.
     pub dims: Vec<Vec<String>>,
+    /// The plan's number of runs.
     pub runs: u64,
     /// Finished runs, by index.
     pub records: Vec<RunRecord>,

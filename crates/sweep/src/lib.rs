@@ -23,6 +23,8 @@
 //! # Ok::<(), longhaul_sweep::SweepError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod collect;
 pub mod error;
 pub mod plan;

@@ -26,11 +26,13 @@ pub const SCENARIO_AXIS: &str = "scenario";
 /// The expanded sweep.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// The sweep file as parsed.
     pub file: SweepFile,
     /// The scenario files, resolved against the sweep file's directory.
     pub scenario_paths: Vec<PathBuf>,
     /// The dimensions after the scenario, outermost first: each zip group, then each axis.
     pub dims: Vec<Vec<Axis>>,
+    /// The number of runs: the scenarios times each dimension's length.
     pub runs: u64,
     /// What the hash covers, as stored in the results directory.
     pub stamp: Stamp,
@@ -39,9 +41,11 @@ pub struct Plan {
 /// One run: where it comes from and what it overrides.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Run {
+    /// The run's stable index in the plan.
     pub index: u64,
     /// The scenario file as written in the sweep file, and resolved.
     pub scenario: String,
+    /// The scenario file as resolved against the sweep file's directory.
     pub scenario_path: PathBuf,
     /// Axis values in column order (`Plan::axis_names`).
     pub axes: Vec<(String, toml::Value)>,
@@ -54,25 +58,35 @@ pub struct Run {
 /// results without the sweep file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stamp {
+    /// The sweep's name.
     pub name: String,
+    /// The plan's hash: a results directory stamped with another hash is refused.
     pub hash: String,
+    /// The number of runs.
     pub runs: u64,
     /// Column order of the axis values.
     pub axes: Vec<String>,
+    /// Each scenario file as written in the sweep file, with its content's hash.
     pub scenarios: Vec<ScenarioStamp>,
+    /// The fixed `--set` assignments every run applies.
     pub set: Vec<String>,
     /// Each dimension's axes with their values as TOML literals, outermost first.
     pub dims: Vec<Vec<AxisStamp>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A scenario file in the stamp: results are tied to its content.
 pub struct ScenarioStamp {
+    /// The path as written in the sweep file.
     pub file: String,
+    /// The SHA-256 of its content.
     pub sha256: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One axis in the stamp.
 pub struct AxisStamp {
+    /// The axis's key.
     pub name: String,
     /// The values as TOML literals; a range as `"A..B step S"` (it may be huge).
     pub values: Vec<String>,
@@ -84,6 +98,7 @@ impl Plan {
         Self::new(SweepFile::load(path)?, allow_large)
     }
 
+    /// Expand a parsed sweep file into its runs; `allow_large` lifts the `LARGE` limit.
     pub fn new(file: SweepFile, allow_large: bool) -> Result<Plan> {
         let base = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
         let scenario_paths: Vec<PathBuf> = file.scenarios.iter().map(|s| base.join(s)).collect();

@@ -81,6 +81,7 @@ type Points = Vec<(f64, Vec<f64>)>;
 
 /// One controller over the whole sweep.
 pub struct ControllerStats {
+    /// The controller's name.
     pub cc: String,
     /// Flows of this controller, over all runs.
     pub flows: usize,

@@ -14,9 +14,11 @@ use std::process::Command;
 /// What `longhaul sweep submit --slurm` was asked for.
 #[derive(Clone, Debug)]
 pub struct SlurmOptions {
+    /// The partition (`--partition`); Slurm's default when `None`.
     pub partition: Option<String>,
     /// Time limit per task, in Slurm's format (`30`, `1:00:00`, `2-00:00:00`).
     pub time: Option<String>,
+    /// CPUs each task asks for (`--cpus-per-task`).
     pub cpus_per_task: u32,
     /// At most this many array tasks; more runs are cut into blocks.
     pub array_limit: u64,
@@ -33,11 +35,14 @@ pub struct SlurmOptions {
 /// How a sweep maps onto an array: `tasks` tasks of `chunk` runs (the last may be shorter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArrayShape {
+    /// The number of array tasks.
     pub tasks: u64,
+    /// Runs per task.
     pub chunk: u64,
 }
 
 impl ArrayShape {
+    /// The shape for `runs` runs under `array_limit` tasks, with `chunk` runs per task if given.
     pub fn new(runs: u64, array_limit: u64, chunk: Option<u64>) -> ArrayShape {
         let limit = array_limit.max(1);
         let chunk = chunk.unwrap_or_else(|| runs.div_ceil(limit)).max(1);

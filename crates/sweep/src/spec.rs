@@ -37,6 +37,7 @@ const MAX_RANGE: u64 = 1 << 40;
 pub struct SweepFile {
     /// The file as given.
     pub path: PathBuf,
+    /// The sweep's name (`name`), which labels its results.
     pub name: String,
     /// Scenario files as written, relative to the sweep file's directory.
     pub scenarios: Vec<String>,
@@ -51,18 +52,30 @@ pub struct SweepFile {
 /// One varied field: a `--set` path and its values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
+    /// The `--set` path the axis varies, e.g. `flows.cc`.
     pub name: String,
+    /// The values it takes.
     pub values: Values,
 }
 
 /// An axis's values: a list as written, or an inclusive integer range.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Values {
+    /// Values as written in the sweep file.
     List(Vec<toml::Value>),
-    Range { start: i64, step: i64, len: u64 },
+    /// `A..B step S`: from `start`, `len` values `step` apart.
+    Range {
+        /// The first value.
+        start: i64,
+        /// The distance between values.
+        step: i64,
+        /// The number of values.
+        len: u64,
+    },
 }
 
 impl Values {
+    /// How many values there are.
     pub fn len(&self) -> u64 {
         match self {
             Values::List(v) => v.len() as u64,
@@ -70,6 +83,7 @@ impl Values {
         }
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -26,14 +26,17 @@ use std::path::{Path, PathBuf};
 /// `longhaul compare` reads these files as they are) with the run's place in the sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// Where the run sits in the sweep.
     pub sweep: RunInfo,
     #[serde(flatten)]
+    /// The simulator's summary, its fields at the top level of the file.
     pub summary: Summary,
 }
 
 /// Where a run sits in its sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The run's index in the plan.
     pub index: u64,
     /// The scenario file as written in the sweep file.
     pub scenario: String,
@@ -46,11 +49,14 @@ pub struct RunInfo {
 /// A failed run, kept until a retry succeeds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunFailure {
+    /// Where the run sits in the sweep.
     pub sweep: RunInfo,
+    /// The error the run stopped with.
     pub error: String,
 }
 
 impl RunInfo {
+    /// The record of `run`.
     pub fn of(run: &Run) -> RunInfo {
         RunInfo {
             index: run.index,
@@ -73,7 +79,9 @@ fn toml_to_json(v: &toml::Value) -> serde_json::Value {
 
 /// A results directory, checked against a plan or opened as it is.
 pub struct SweepDir {
+    /// The directory.
     pub root: PathBuf,
+    /// The plan it records (`DIR/sweep.json`).
     pub stamp: Stamp,
 }
 
@@ -120,14 +128,17 @@ impl SweepDir {
         })
     }
 
+    /// Where run `index`'s result is stored (`runs/INDEX.json`).
     pub fn result_path(&self, index: u64) -> PathBuf {
         self.root.join("runs").join(format!("{index}.json"))
     }
 
+    /// Where run `index`'s failure is stored (`runs/INDEX.error.json`).
     pub fn failure_path(&self, index: u64) -> PathBuf {
         self.root.join("runs").join(format!("{index}.error.json"))
     }
 
+    /// Whether run `index` has a stored result.
     pub fn is_done(&self, index: u64) -> bool {
         self.result_path(index).exists()
     }
@@ -145,6 +156,7 @@ impl SweepDir {
         Ok(())
     }
 
+    /// Store a failed run's error, kept until a retry succeeds.
     pub fn write_failure(&self, failure: &RunFailure) -> Result<()> {
         let path = self.failure_path(failure.sweep.index);
         let text = serde_json::to_string_pretty(failure).expect("a failure always encodes") + "\n";
