@@ -13,6 +13,10 @@
 //! the whole path is one pass in one thread per direction, and every drop is counted with its
 //! reason.
 //!
+//! The main types: [`LinkConfig`] describes the path in each direction, [`Emulator::start`]
+//! builds it as a pair or shell of namespaces and runs it, and its [`Summary`] counts what
+//! each direction carried, dropped and delayed.
+//!
 //! Layout: `model` is pure and clock-free (unit-tested with explicit times); `config` holds the
 //! typed settings and `settings` reads them as users write them (scenario file, flags); `sys` wraps
 //! the kernel (TUN, namespaces, timers, state files); `forward` is the per-direction I/O loop;

@@ -10,6 +10,10 @@
 //! client in namespace a, TCP_INFO sampled every 100 ms), and writes the same `Summary` as the
 //! simulator (mode `lab`), so `longhaul compare sim.json lab.json` lines them up.
 //!
+//! The main types: a [`LabPlan`] is a scenario mapped onto one emulated bottleneck;
+//! [`run()`](fn@run) runs it and returns an [`Outcome`] (the summary and the [`RawOutcome`] it
+//! is built from); [`LabError`] says what went wrong and what to do about it.
+//!
 //! * [`plan`]: scenario → one emulated bottleneck (and the fields it refuses);
 //! * [`congestion`]: load/unload of the congestion controls;
 //! * [`run`](mod@run): the run itself, with cleanup on every exit path;

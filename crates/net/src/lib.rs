@@ -4,6 +4,10 @@
 //! (`longhaul-proto`, with any controller from `longhaul-cc` — FAST, Scalable, HighSpeed, Lion,
 //! BBR …) that the simulator drives in virtual time, driven here by a UDP socket in real time.
 //!
+//! The main entry points: [`send::send_paths`] sends files and trees with [`send::SendOptions`]
+//! and reports a [`send::SendReport`]; a [`recv::Receiver`] serves any number of senders into a
+//! directory ([`recv::RecvOptions`]); [`socket::UdpPort`] is the socket both drive.
+//!
 //! - [`socket`]: the driver's pieces — a non-blocking socket with large buffers and UDP GSO/GRO,
 //!   sending what the connection has ready (a full socket is a local drop the connection
 //!   resends), reading what arrived, and sleeping until the next datagram or deadline with
@@ -31,7 +35,7 @@
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
-//! Not here (yet): ECN marks from the socket (the connection can take them:
+//! Not here: ECN marks from the socket (the connection can take them:
 //! `handle_packet_ecn`), one transfer striped over several connections (`-P N`, as bbcp and
 //! GridFTP), and a thread per session for a receiver of many senders at once.
 

@@ -17,6 +17,9 @@
 //! Renaming replaces a regular file's inode, so hard links to the old file keep the old
 //! contents; that is the price of never exposing a partial file.
 //!
+//! The main items: [`write`](fn@write) writes a path by the rules above, [`resolve`] says which
+//! rule a path falls under (a [`Target`]), and [`Error`] names the path and what failed.
+//!
 //! [`check`] answers, before a long run, whether [`write`](fn@write) will be able to write a path, without
 //! writing it (and without opening a FIFO, which would wait for a reader).
 

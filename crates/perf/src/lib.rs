@@ -8,6 +8,10 @@
 //!   buffers, txqueuelen, MTU and congestion-control advice of seed 004 and ESnet's fasterdata
 //!   host-tuning pages, checked against the running host, with the exact commands to fix what
 //!   falls short.
+//!
+//! The main types: [`perf::client::ClientConfig`] is what `longhaul perf client` asks for and
+//! [`perf::client::PerfRun`] what it measured; [`tune::PathSpec`] is the path `tune` sizes a
+//! host for and [`tune::TuneReport`] its checks of the host.
 
 pub mod perf;
 pub mod tune;

@@ -9,6 +9,10 @@
 //! flows. It reports the summary of docs/measurements.md, per-flow and per-queue time series and a drop log
 //! naming where and why each packet was lost.
 //!
+//! The main types: a [`Scenario`] is a parsed scenario file, [`Checked`] one that passed its
+//! checks, [`run`] simulates it, and its [`Outcome`] carries the [`Summary`] (with its series), the
+//! per-port counters and the drop log.
+//!
 //! Speed is a design goal (a 1 Gb/s × 180 ms flow for an hour is 300 million packets): links are
 //! virtual FIFO queues plus delay lines, so each packet costs one event per hop and the
 //! pending-event set holds O(links + flows) entries; packets are `Copy` structs passed by value;

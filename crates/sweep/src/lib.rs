@@ -7,6 +7,10 @@
 //! can call: the local runner on all cores, a Slurm array, a Kubernetes Indexed
 //! Job, GNU parallel. Results are one file per run, merged by `collect`.
 //!
+//! The main types: a [`spec::SweepFile`] expands into a [`plan::Plan`] of indexed
+//! [`plan::Run`]s, whose results a [`store::SweepDir`] holds; [`SweepError`] names what went
+//! wrong.
+//!
 //! * [`spec`]: the sweep file (`docs/sweep.md`);
 //! * [`plan`]: its expansion into indexed runs, value checks and the plan's hash;
 //! * [`store`]: the results directory (one atomic file per run, the plan's stamp);
