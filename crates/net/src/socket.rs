@@ -14,7 +14,7 @@
 //! which the kernel (or the NIC) cuts into datagrams; with UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
 //! receiving kernel hands over runs of a flow's datagrams in one buffer with their segment size,
 //! which `receive` cuts apart again. Neither changes what is on the wire, nor the timing of the
-//! datagrams within a burst (they left back to back before too). Where the kernel or the route
+//! datagrams within a burst (they leave back to back either way). Where the kernel or the route
 //! refuses (an old kernel, a device without checksum offload), the port falls back to one
 //! datagram per call.
 //!
@@ -32,9 +32,9 @@
 //! on asynchronously and meanwhile stamps a datagram when it is read.) The connection's `now`
 //! must not run backwards, so a datagram that waited while the loop read the clock for other
 //! work is handled at that later time; its stamp goes with it ([`Arrival`]) and is what its RTT
-//! sample and the ACK delay it starts count from (`Connection::handle_packet_at`). Measured
-//! through the emulated 1 Gb/s × 180 ms path, the floor moved 9 % of a receiver's arrivals, by
-//! 2.1 ms on average and up to 18.5 ms, and 15 % of a sender's, by 0.7 ms.
+//! sample and the ACK delay it starts count from (`Connection::handle_packet_at`). How many
+//! arrivals the clock floor moves, and by how much, through the emulated long path is in
+//! bench/README.md ("The receiving host's cost per packet").
 
 use crate::recv_thread::{Openers, RecvThread};
 use crate::send_thread::{Batch, Outcome, SendThread};

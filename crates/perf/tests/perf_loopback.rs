@@ -340,8 +340,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Against a real `iperf3 -s` the client says what the peer is within its connect timeout
-/// (it used to wait for the test's read timeout, 63 s, and then report a framing error).
+/// Against a real `iperf3 -s` the client says what the peer is within its connect timeout,
+/// rather than waiting for the test's read timeout (63 s) and reporting a framing error.
 #[test]
 fn an_iperf3_server_is_named_within_the_connect_timeout() {
     let port = free_port();

@@ -17,7 +17,7 @@
 //! arriving in order is copied from the packet straight into the sink and counts as read at
 //! once, instead of being copied into the pages and out again. Anything else — data beyond a
 //! hole, the part of a packet the sink has no room for, bytes the application has not read
-//! yet — takes the pages as before, so the order of the bytes the application sees is the
+//! yet — takes the pages, so the order of the bytes the application sees is the
 //! stream's. (The receiver of a file lends the piece its writer takes next: one copy of each
 //! byte in user space instead of two.)
 

@@ -5,9 +5,9 @@
 //! slice (small messages, or an application that reuses its own buffer). [`SendBuffer::push_owned`]
 //! takes a whole buffer without copying it: a file sender that has read a piece of the file
 //! into a `Vec` gives the `Vec` itself, and gets it back through [`SendBuffer::take_spent`] once
-//! every byte in it is acknowledged, to read the next piece into. Before, every file byte was
-//! copied into one ring of bytes, and that copy was a fifth of the user-space copying on a fast
-//! loopback transfer (bench/README.md).
+//! every byte in it is acknowledged, to read the next piece into. Copying every file byte into
+//! one ring of bytes instead costs a fifth of the user-space copying on a fast loopback transfer
+//! (bench/README.md).
 //!
 //! Offsets are relative to the front of the buffer (the oldest unacknowledged byte), as the
 //! stream uses them. Copied bytes go into segments of at most [`COPY_SEGMENT`] bytes, so a

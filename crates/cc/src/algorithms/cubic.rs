@@ -67,8 +67,8 @@
 //!   when the transport paces (`on_transport_pacing`; Linux: `sk_pacing_status`, set by fq or
 //!   internal pacing), because paced slow start (2·cwnd/srtt) spreads a round's packets, and so
 //!   its ACKs, over half an RTT by itself: halving would end slow start at about a fifth of the
-//!   BDP (156 packets of 833 on a 100 Mb/s × 100 ms path, measured in the simulator before this
-//!   rule). Linux's TSO/GRO cushion (`hystart_ack_delay`, at most 1 ms, added before halving)
+//!   BDP (156 packets of 833 on a 100 Mb/s × 100 ms path, measured in the simulator with the
+//!   unpaced threshold). Linux's TSO/GRO cushion (`hystart_ack_delay`, at most 1 ms, added before halving)
 //!   is left out.
 //! * As in the Reno template, the window is set to the new threshold at once on loss; the
 //!   transport's recovery (PRR in Linux) decides what is sent meanwhile.

@@ -128,7 +128,7 @@
 //! thousands of its packets when MI's 2× bursts first overflow the link at half the BDP, and
 //! a queue other flows hold ends MI once `w_old·q/avgRTT` reaches 4 (at 2.4 ms of queue on a
 //! 180-ms path, 300 packets), so the rule costs little where the threshold is right. On a slow
-//! link (10 Mb/s) 4 packets are 4.8 ms of queue, which MI now waits for instead of 0.75 ms.
+//! link (10 Mb/s) 4 packets are 4.8 ms of queue, which MI waits for (0.75 ms without the rule).
 //!
 //! Why they are the default: on a clean simulated path they change no equilibrium (α packets
 //! queued, the same rates and shares) and reach it sooner; on the 1 Gb/s × 180 ms path of

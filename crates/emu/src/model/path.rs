@@ -306,8 +306,8 @@ mod tests {
 
     #[test]
     fn a_flood_into_the_default_queue_waits_at_most_1000_packets() {
-        // 10× the rate for 1 s into a direction given no limit: before the default, all
-        // 100,000 packets queued (9 s of delay at the end); now 1000 wait, the rest drop.
+        // 10× the rate for 1 s into a direction given no limit: without the default, all
+        // 100,000 packets would queue (9 s of delay at the end); with it 1000 wait, the rest drop.
         let cfg = rate_cfg(100_000_000, None).with_default_queue();
         let mut m = PathModel::new(&cfg, 1500, 0);
         let mut worst_wait = 0;

@@ -24,10 +24,10 @@
 //! by all forwarders of the process, as the kernel accounts it. When the CPU's account reaches
 //! `RT_BUDGET_NS`, the thread drops to SCHED_OTHER (at nice −20, the highest normal weight)
 //! until the second ends or it moves to a CPU with budget left. Its real-time use thus has a
-//! duty cycle of at most 80 % per second, with room for other real-time threads. (Windows of
-//! 100 ms with an 80 ms budget, which bound any sliding second more tightly, were measured too:
-//! the 1 Gb/s flood lost 5–20 % of its rate instead of 1–3 %, as the forwarder and the sender
-//! dropped to normal priority ten times a second under a load average of 8.)
+//! duty cycle of at most 80 % per second, with room for other real-time threads. Shorter
+//! windows (100 ms with an 80 ms budget) bound any sliding second more tightly but cost a 1 Gb/s
+//! flood more of its rate, as the forwarder drops to normal priority ten times a second
+//! (bench/README.md, "the emulator's real-time budget").
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::time::TimeSpec;
