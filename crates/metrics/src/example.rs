@@ -210,6 +210,7 @@ pub fn example_summary() -> Summary {
             kind: ClaimKind::Seed,
             rule: Some(Rule::AtLeast { bound: 0.88 }),
             tolerance: None,
+            control: None,
         }],
         meta: [("generator".to_string(), "example".to_string())].into(),
         provenance: None,

@@ -347,6 +347,32 @@ pub struct Claim {
     /// The source of error the rule's tolerance stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<String>,
+    /// The same test on a system that lacks the claimed property.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
+}
+
+/// A claim's control: the same experiment and rule with something that lacks the claimed
+/// property in place of the system under test. A claim is evidence only if its control fails:
+/// a test that any system passes says nothing of the one it is about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Control {
+    /// What ran in its place, as the claim names it ("reno", "BBR ×1").
+    pub who: String,
+    /// Why it lacks the property.
+    pub why: String,
+    #[serde(deserialize_with = "f64_or_null")]
+    pub measured: f64,
+    /// The control's measurement fails the claim's rule. A measurement that is not finite
+    /// gives no verdict and does not fail.
+    pub fails: bool,
+}
+
+impl Claim {
+    /// A seed claim that holds and whose control fails: evidence of the claimed property.
+    pub fn evidenced(&self) -> bool {
+        self.kind == ClaimKind::Seed && self.holds && self.control.as_ref().is_some_and(|c| c.fails)
+    }
 }
 
 /// Whose claim a row is.

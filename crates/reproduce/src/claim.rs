@@ -9,7 +9,7 @@
 
 pub use longhaul_metrics::rule::{short, Rule};
 pub use longhaul_metrics::summary::ClaimKind;
-use longhaul_metrics::summary::{Claim, PaperValue};
+use longhaul_metrics::summary::{Claim, Control, PaperValue};
 
 /// measured ≥ `bound`.
 pub fn at_least(bound: f64) -> Rule {
@@ -82,7 +82,27 @@ impl ClaimSpec {
             kind: self.kind,
             rule: Some(self.rule),
             tolerance: (!self.tolerance.is_empty()).then(|| self.tolerance.clone()),
+            control: None,
         }
+    }
+
+    /// Judge `measured`, and `control` (what ran in the system's place, why it lacks the
+    /// property, its measurement) under the same rule. A seed claim whose control passes too
+    /// is not evidence of the property: it is counted as a check.
+    pub fn evaluate_against(&self, measured: f64, control: (&str, &str, f64)) -> Claim {
+        let (who, why, value) = control;
+        let fails = value.is_finite() && !self.rule.test(value);
+        let mut c = self.evaluate(measured);
+        if value.is_finite() && !fails {
+            c.kind = ClaimKind::Check;
+        }
+        c.control = Some(Control {
+            who: who.to_string(),
+            why: why.to_string(),
+            measured: value,
+            fails,
+        });
+        c
     }
 }
 
@@ -94,4 +114,45 @@ pub fn num(x: f64) -> PaperValue {
 /// The paper gives a range or a statement.
 pub fn text(s: &str) -> PaperValue {
     PaperValue::Text(s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> ClaimSpec {
+        ClaimSpec::new(
+            "utilization",
+            num(95.0),
+            "%",
+            "seed 000",
+            at_least(90.0),
+            "",
+        )
+    }
+
+    #[test]
+    fn a_claim_is_evidence_only_if_its_control_fails() {
+        let c = spec().evaluate_against(98.0, ("reno", "halves on loss", 12.0));
+        assert!(c.holds && c.evidenced());
+        assert_eq!(c.kind, ClaimKind::Seed);
+        let k = c.control.unwrap();
+        assert!(k.fails && k.measured == 12.0 && k.who == "reno");
+    }
+
+    #[test]
+    fn a_claim_whose_control_passes_too_is_a_check() {
+        let c = spec().evaluate_against(98.0, ("reno", "halves on loss", 97.0));
+        assert!(c.holds && !c.evidenced());
+        assert_eq!(c.kind, ClaimKind::Check);
+        assert!(!c.control.unwrap().fails);
+    }
+
+    #[test]
+    fn a_control_without_a_measurement_gives_no_verdict() {
+        let c = spec().evaluate_against(98.0, ("bbr", "no match", f64::NAN));
+        assert_eq!(c.kind, ClaimKind::Seed, "it stays a claim");
+        assert!(!c.evidenced(), "but is no evidence");
+        assert!(!c.control.unwrap().fails);
+    }
 }

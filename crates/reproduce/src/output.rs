@@ -5,7 +5,7 @@
 use crate::claim::short;
 use crate::experiment::{Experiment, ExperimentResult};
 use longhaul_metrics::report::{escape_html, write_html_report, Align, Table};
-use longhaul_metrics::summary::{Claim, ClaimKind, PaperValue, Summary};
+use longhaul_metrics::summary::{Claim, ClaimKind, Control, PaperValue, Summary};
 use longhaul_metrics::MetricsError;
 use std::path::{Path, PathBuf};
 
@@ -38,9 +38,13 @@ fn kind_table(claims: &[&Claim]) -> String {
         Align::Left,
         Align::Left,
         Align::Left,
+        Align::Left,
     ]);
-    t.header(&["claim", "paper", "measured", "unit", "holds if", "holds"]);
+    t.header(&[
+        "claim", "paper", "measured", "unit", "holds if", "holds", "control",
+    ]);
     let mut sources: Vec<&str> = Vec::new();
+    let mut controls: Vec<String> = Vec::new();
     for c in claims {
         let (what, rule) = split_claim(c);
         let mark = match c.tolerance.as_deref() {
@@ -66,13 +70,43 @@ fn kind_table(claims: &[&Claim]) -> String {
             c.unit.clone().unwrap_or_default(),
             format!("{rule}{mark}"),
             if c.holds { "yes" } else { "NO" }.to_string(),
+            match &c.control {
+                Some(k) => {
+                    let note = k.why.clone();
+                    let n = match controls.iter().position(|s| *s == note) {
+                        Some(i) => i + 1,
+                        None => {
+                            controls.push(note);
+                            controls.len()
+                        }
+                    };
+                    format!("{} (c{n})", control_cell(k))
+                }
+                None if c.kind == ClaimKind::Check => "—".to_string(),
+                None => "none yet".to_string(),
+            },
         ]);
     }
     let mut out = t.render();
     for (i, why) in sources.iter().enumerate() {
         out.push_str(&format!("  [{}] tolerance: {why}\n", i + 1));
     }
+    for (i, who) in controls.iter().enumerate() {
+        out.push_str(&format!("  (c{}) control: {who}\n", i + 1));
+    }
     out
+}
+
+/// A control in a table cell: who, its measurement, and whether it fails the claim's rule.
+pub fn control_cell(k: &Control) -> String {
+    let verdict = if !k.measured.is_finite() {
+        "no verdict"
+    } else if k.fails {
+        "fails"
+    } else {
+        "PASSES"
+    };
+    format!("{} {} {verdict}", k.who, short(k.measured))
 }
 
 /// One experiment's claims as tables: the seeds' claims, then the checks the papers never made,
@@ -141,13 +175,19 @@ pub fn count(results: &[ExperimentResult], kind: ClaimKind) -> (usize, usize) {
 pub fn totals(results: &[ExperimentResult]) -> String {
     let (held, seeds) = count(results, ClaimKind::Seed);
     let (checks_held, checks) = count(results, ClaimKind::Check);
+    let claims = || results.iter().flat_map(|r| &r.claims);
+    let evidenced = claims().filter(|c| c.evidenced()).count();
+    let uncontrolled = claims()
+        .filter(|c| c.kind == ClaimKind::Seed && c.control.is_none())
+        .count();
     // Experiments run one after another, their runs in parallel: the wall-clock time is the
     // sum of the experiments', the simulation time the sum of the runs'.
     let wall: f64 = results.iter().map(|r| r.elapsed_s).sum();
     let simulated: f64 = results.iter().map(|r| r.wall_s).sum();
     format!(
-        "{held} of {seeds} seed claims hold across {} experiment{} ({checks_held} of {checks} own \
-         checks; {wall:.1} s wall-clock, {simulated:.1} s summed over parallel runs); \
+        "{held} of {seeds} seed claims hold across {} experiment{}, {evidenced} of them against a \
+         control that fails ({uncontrolled} claims have no control yet; {checks_held} of {checks} \
+         own checks; {wall:.1} s wall-clock, {simulated:.1} s summed over parallel runs); \
          docs/reproduce.md explains each disagreement",
         results.len(),
         if results.len() == 1 { "" } else { "s" },
@@ -259,6 +299,9 @@ pub fn index_page(results: &[ExperimentResult]) -> String {
                         ClaimKind::Check => "own check".into(),
                     },
                     esc(c.tolerance.as_deref().unwrap_or("")),
+                    esc(&c.control.as_ref().map_or("none yet".to_string(), |k| {
+                        format!("{} ({})", control_cell(k), k.why)
+                    })),
                 ]
             })
             .collect();
@@ -273,6 +316,7 @@ pub fn index_page(results: &[ExperimentResult]) -> String {
                 "holds",
                 "kind",
                 "tolerance from",
+                "control",
             ],
             &rows,
             1,

@@ -235,19 +235,21 @@ fn lion_contest_control_must_miss_the_margin_lion_must_reach() {
         (e.claims)(&Plan::DEFAULT, &all)
     };
     let c = with_control(250e6, 245e6);
-    assert_eq!(c.len(), 4);
+    assert_eq!(c.len(), 3);
     assert_eq!(
         c[1].kind,
         ClaimKind::Check,
         "stock TCP's throughput is a check"
     );
     assert!(c[2].holds, "Lion 330 ÷ 175 reaches the margin");
-    assert!(c[3].holds, "equal Renos stay below the margin");
+    let control = c[2].control.as_ref().unwrap();
+    assert!((control.measured - 250.0 / 245.0).abs() < 1e-9);
+    assert!(control.fails, "equal Renos stay below the margin");
+    assert!(c[2].evidenced());
+    // A control at 2.7× passes the test too: the ratio is then no evidence, and a check.
     let c = with_control(400e6, 150e6);
-    assert!(
-        !c[3].holds,
-        "a control at 2.7× would not tell Lion from Reno"
-    );
+    assert!(!c[2].control.as_ref().unwrap().fails);
+    assert!(!c[2].evidenced() && c[2].kind == ClaimKind::Check);
     // Lion above stock TCP, but below the paper's margin: the ratio claim fails.
     let c = (e.claims)(
         &Plan::DEFAULT,
@@ -429,12 +431,14 @@ fn lion_buffers_counts_cells_and_its_control_must_miss_one() {
         })
         .collect();
     let c = (e.claims)(&Plan::DEFAULT, &summaries);
-    assert_eq!(c.len(), 8);
-    for pair in c.chunks(2) {
-        assert_eq!(pair[0].measured, 5.0);
-        assert!(pair[0].holds, "{}", pair[0].claim);
-        assert_eq!(pair[1].measured, 1.0);
-        assert!(pair[1].holds, "the control missed four buffers");
+    assert_eq!(c.len(), 4);
+    for claim in &c {
+        assert_eq!(claim.measured, 5.0);
+        assert!(claim.holds, "{}", claim.claim);
+        let control = claim.control.as_ref().unwrap();
+        assert_eq!(control.measured, 1.0);
+        assert!(control.fails, "the control missed four buffers");
+        assert!(claim.evidenced());
     }
     // Lion slower than 90 % of CUBIC's 70 Mb/s in one buffer: that group misses it.
     let mut slow = summaries.clone();
@@ -458,5 +462,6 @@ fn lion_buffers_counts_cells_and_its_control_must_miss_one() {
             }
         })
         .collect();
-    assert!(!(e.claims)(&Plan::DEFAULT, &all)[1].holds);
+    let c = (e.claims)(&Plan::DEFAULT, &all);
+    assert!(!c[0].control.as_ref().unwrap().fails && !c[0].evidenced());
 }

@@ -27,6 +27,16 @@ struct Expected {
     /// `None` for a measurement that is not finite.
     measured: Option<f64>,
     holds: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    control: Option<ExpectedControl>,
+}
+
+/// A claim's control: who ran in the system's place, its value, and whether it fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ExpectedControl {
+    who: String,
+    measured: Option<f64>,
+    fails: bool,
 }
 
 fn path() -> PathBuf {
@@ -39,6 +49,14 @@ const REGENERATE: &str =
 fn same(a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
         (Some(x), Some(y)) => x.to_bits() == y.to_bits(),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn same_control(a: &Option<ExpectedControl>, b: &Option<ExpectedControl>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x.who == y.who && x.fails == y.fails && same(x.measured, y.measured),
         (None, None) => true,
         _ => false,
     }
@@ -57,6 +75,11 @@ fn every_claim_has_its_checked_in_verdict_and_value() {
                 kind: c.kind,
                 measured: c.measured.is_finite().then_some(c.measured),
                 holds: c.holds,
+                control: c.control.map(|k| ExpectedControl {
+                    who: k.who,
+                    measured: k.measured.is_finite().then_some(k.measured),
+                    fails: k.fails,
+                }),
             });
         }
     }
@@ -86,17 +109,21 @@ fn every_claim_has_its_checked_in_verdict_and_value() {
             || g.kind != w.kind
             || g.holds != w.holds
             || !same(g.measured, w.measured)
+            || !same_control(&g.control, &w.control)
         {
             diffs.push(format!(
-                "#{i} {} `{}`: expected {:?} ({}, {:?}), got {:?} ({}, {:?})",
+                "#{i} {} `{}`: expected {:?} ({}, {:?}, control {:?}), got {:?} ({}, {:?}, \
+                 control {:?})",
                 g.experiment,
                 g.claim,
                 w.measured,
                 if w.holds { "holds" } else { "NO" },
                 w.kind,
+                w.control,
                 g.measured,
                 if g.holds { "holds" } else { "NO" },
-                g.kind
+                g.kind,
+                g.control
             ));
         }
     }

@@ -19,6 +19,7 @@ fn claim(text: &str, paper: f64, measured: f64, holds: bool) -> Claim {
             tolerance: 0.1,
         }),
         tolerance: Some("the run's length".into()),
+        control: None,
     }
 }
 

@@ -130,14 +130,17 @@ fn slide4_runs_are_linux_2_4_on_the_180ms_path_scaled_by_ten_by_default() {
     ];
     for (plan, card, queues, path, buffer, cross, secs) in plans {
         let runs = (e.runs)(&plan);
-        let expect = [
-            (1, queues[0]),
-            (1, queues[1]),
-            (2, queues[0]),
-            (2, queues[1]),
-        ];
-        assert_eq!(runs.len(), expect.len());
-        for (run, (flows, txq)) in runs.iter().zip(expect) {
+        // Reno's runs (the claims), then FAST's on the same hosts and path (their controls).
+        let expect = ["reno", "fast"].into_iter().flat_map(|cc| {
+            [
+                (cc, 1, queues[0]),
+                (cc, 1, queues[1]),
+                (cc, 2, queues[0]),
+                (cc, 2, queues[1]),
+            ]
+        });
+        assert_eq!(runs.len(), 8);
+        for (run, (cc, flows, txq)) in runs.iter().zip(expect) {
             let c = builtin(run.scenario).unwrap().load(&run.overrides).unwrap();
             let sc = &c.scenario;
             assert_eq!(c.flows.len(), flows, "{}", run.label);
@@ -151,7 +154,7 @@ fn slide4_runs_are_linux_2_4_on_the_180ms_path_scaled_by_ten_by_default() {
             assert_eq!(sc.links[0].delay.0, 90_000_000, "{}", run.label);
             assert_eq!(sc.cross_traffic[0].rate.0, cross * 1e6, "{}", run.label);
             assert_eq!(sc.duration.0, (secs * 1e9) as u64, "{}", run.label);
-            assert_eq!(c.flows[0].cc.algorithm.to_string(), "reno");
+            assert_eq!(c.flows[0].cc.algorithm.to_string(), cc, "{}", run.label);
             assert_eq!(sc.flows[0].stack, Stack::Linux24, "{}", run.label);
         }
     }

@@ -103,8 +103,27 @@ fn run_linux24(plan: &Plan) -> Run {
         .set("flows.0.stack", "\"linux-2.4\"")
 }
 
+/// The control: Scalable grows its window by a fixed share per round trip, so its climb takes
+/// the same number of round trips whatever the rate step or the packet size.
+/// It climbs ×5 in ln 5 ÷ ln 1.01 = 162 round trips (29 s); the run leaves it twice that.
+fn run_scalable(plan: &Plan, mtu: u32) -> Run {
+    let climb = (TO_BPS / FROM_BPS).ln() / 1.01f64.ln() * RTT_S;
+    climb_run(plan, mtu, format!("scalable-mtu{mtu}"), 1.0)
+        .set("flows.0.cc", "\"scalable\"")
+        .secs(STREAM_STOP_S + 2.0 * climb + 10.0)
+}
+
+const SCALABLE_WHY: &str = "Scalable grows its window by 1 % per round trip: its climb time \
+                            depends neither on the rate step nor on the packet size";
+
 fn runs(plan: &Plan) -> Vec<Run> {
-    vec![run(plan, 1500), run(plan, 9000), run_linux24(plan)]
+    vec![
+        run(plan, 1500),
+        run(plan, 9000),
+        run_linux24(plan),
+        run_scalable(plan, 1500),
+        run_scalable(plan, 9000),
+    ]
 }
 
 /// The climb time in the paper's units (s for 200→1000 Mb/s) from one run.
@@ -128,6 +147,12 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     let t1500 = measured_climb(plan, &summaries[0], 1500.0);
     let t9000 = measured_climb(plan, &summaries[1], 9000.0);
     let t_linux24 = measured_climb(plan, &summaries[2], 1500.0);
+    let control = |i: usize, mtu: f64| {
+        summaries
+            .get(i)
+            .map_or(f64::NAN, |s| measured_climb(plan, s, mtu))
+    };
+    let (s1500, s9000) = (control(3, 1500.0), control(4, 9000.0));
     let predicted = predicted_climb_s(1500.0);
     vec![
         ClaimSpec::new(
@@ -141,7 +166,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             },
             PAPER_WHY,
         )
-        .evaluate(t_linux24),
+        .evaluate_against(t_linux24, ("scalable", SCALABLE_WHY, s1500)),
         ClaimSpec::new(
             format!(
                 "same climb, one segment per RTT: Δrate·RTT²/(8·MTU) = {} s",
@@ -169,7 +194,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             },
             RATIO_WHY,
         )
-        .evaluate(t1500 / t9000),
+        .evaluate_against(t1500 / t9000, ("scalable", SCALABLE_WHY, s1500 / s9000)),
     ]
 }
 

@@ -539,8 +539,17 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             rule,
             why,
         );
-        out.push(if seed { spec } else { spec.check() }.evaluate(measured));
+        out.push(if seed {
+            // Reno, which halves on every loss, under the same rule.
+            spec.evaluate_against(measured, ("reno", RENO_WHY, reno_measured))
+        } else {
+            spec.check().evaluate(measured)
+        });
     }
+    let reno_at = of("reno")
+        .into_iter()
+        .find(|c| c.loss == reno_measured)
+        .map_or(f64::NAN, Cell::utilization_pct);
     let fast_at = of("fast")
         .into_iter()
         .find(|c| c.loss == reno_measured)
@@ -559,10 +568,13 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             },
             HEADER_TOLERANCE,
         )
-        .evaluate(fast_at),
+        .evaluate_against(fast_at, ("reno", RENO_WHY, reno_at)),
     );
     out
 }
+
+/// Why Reno is the control of the claims about loss-insensitive controllers.
+const RENO_WHY: &str = "Reno halves its window on every loss, random or not";
 
 /// x of a loss rate on the plot: log10 p, with no loss a decade left of the smallest rate.
 fn plot_x(p: f64, smallest: f64) -> f64 {

@@ -164,11 +164,26 @@ fn recovery(s: &Summary) -> f64 {
 
 fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     let cases = cases(plan);
+    let times: Vec<(&Case, f64)> = cases
+        .iter()
+        .zip(summaries)
+        .map(|(c, s)| (*c, recovery(s)))
+        .collect();
+    // The other controller's run at the nearest rate: its recovery time under this one's rule.
+    let other = |c: &Case| {
+        times
+            .iter()
+            .filter(|(o, _)| o.cc != c.cc)
+            .min_by(|(a, _), (b, _)| {
+                let d = |o: &Case| (o.rate_mbps / c.rate_mbps).ln().abs();
+                d(a).total_cmp(&d(b))
+            })
+            .map(|(o, t)| (label(o), *t))
+            .unwrap_or_else(|| ("none".to_string(), f64::NAN))
+    };
     let mut out = Vec::new();
-    let mut scalable = Vec::new();
-    let mut reno = Vec::new();
-    for (c, s) in cases.iter().zip(summaries) {
-        let t = recovery(s);
+    for &(c, t) in &times {
+        let (who, control) = other(c);
         out.push(
             ClaimSpec::new(
                 format!("{} at {}, 200 ms: loss-recovery time", c.cc, label(c)),
@@ -178,19 +193,17 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 time_band(c.cc, c.paper_s),
                 TIME_WHY,
             )
-            .evaluate(t),
+            .evaluate_against(t, (&who, control_why(c.cc), control)),
         );
-        if c.cc == "scalable" {
-            scalable.push(t);
-        } else {
-            reno.push((c.rate_mbps, t));
-        }
     }
-    let (lo, hi) = scalable
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &t| {
-            (lo.min(t), hi.max(t))
-        });
+    let of = |cc: &str| -> Vec<(f64, f64)> {
+        times
+            .iter()
+            .filter(|(c, _)| c.cc == cc)
+            .map(|(c, t)| (c.rate_mbps, *t))
+            .collect()
+    };
+    let (scalable, reno) = (of("scalable"), of("reno"));
     out.push(
         ClaimSpec::new(
             "Scalable: recovery time independent of rate (slowest ÷ fastest)",
@@ -203,14 +216,17 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             },
             SCALABLE_RATIO_WHY,
         )
-        .evaluate(hi / lo),
+        .evaluate_against(
+            spread(&scalable),
+            ("reno", control_why("scalable"), spread(&reno)),
+        ),
     );
-    let at = |r: f64| {
-        reno.iter()
+    let at = |runs: &[(f64, f64)], r: f64| {
+        runs.iter()
             .find(|(m, _)| *m == r)
-            .map(|(_, t)| *t)
-            .unwrap_or(f64::NAN)
+            .map_or(f64::NAN, |(_, t)| *t)
     };
+    // Scalable over the same tenfold step of rate (100 Mb/s to 1 Gb/s).
     out.push(
         ClaimSpec::new(
             "Reno: recovery time ∝ rate (100 Mb/s ÷ 10 Mb/s)",
@@ -220,9 +236,37 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
             reno_ratio_band(),
             RENO_RATIO_WHY,
         )
-        .evaluate(at(100.0) / at(10.0)),
+        .evaluate_against(
+            at(&reno, 100.0) / at(&reno, 10.0),
+            (
+                "scalable, 1 Gb/s ÷ 100 Mb/s",
+                control_why("reno"),
+                at(&scalable, 1000.0) / at(&scalable, 100.0),
+            ),
+        ),
     );
     out
+}
+
+/// Slowest ÷ fastest recovery time of (rate, time) pairs.
+fn spread(runs: &[(f64, f64)]) -> f64 {
+    let (lo, hi) = runs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(_, t)| {
+            (lo.min(t), hi.max(t))
+        });
+    hi / lo
+}
+
+/// Why the other controller is the control of a claim about `cc`.
+fn control_why(cc: &str) -> &'static str {
+    if cc == "scalable" {
+        "Reno grows its window by one packet per round trip, so its recovery time grows with \
+         the rate"
+    } else {
+        "Scalable grows its window by 1 % per round trip, so its recovery time does not depend \
+         on the rate"
+    }
 }
 
 pub const EXPERIMENT: Experiment = Experiment {

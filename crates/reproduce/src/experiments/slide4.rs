@@ -85,16 +85,26 @@ fn mbit(v: f64) -> String {
     format!("\"{}kbit\"", (v * 1000.0).round() as u64)
 }
 
+/// The controllers run on every row: Linux 2.4's Reno (the claims), then FAST (the controls).
+const CONTROLLERS: [&str; 2] = ["reno", "fast"];
+
 fn runs(plan: &Plan) -> Vec<Run> {
     let k = scale(plan);
-    RUNS.iter()
-        .map(|&(r, txq)| {
+    CONTROLLERS
+        .iter()
+        .flat_map(|cc| RUNS.iter().map(move |&(r, txq)| (cc, r, txq)))
+        .map(|(cc, r, txq)| {
             let row = &ROWS[r];
             let queue = ((txq as f64 * k).round() as u64).max(1);
-            Run::new(format!("linux24-{}flow-txq{txq}", row.flows), row.scenario)
+            let label = if *cc == "reno" {
+                format!("linux24-{}flow-txq{txq}", row.flows)
+            } else {
+                format!("{cc}-{}flow-txq{txq}", row.flows)
+            };
+            Run::new(label, row.scenario)
                 .set("transport", "\"model\"")
                 .set("flows.0.count", row.flows)
-                .set("flows.0.cc", "\"reno\"")
+                .set("flows.0.cc", format!("\"{cc}\""))
                 .set("flows.0.stack", "\"linux-2.4\"")
                 .set(
                     "flows.0.access",
@@ -124,8 +134,8 @@ pub fn utilization(plan: &Plan, row: &Row, summary: &Summary) -> f64 {
 }
 
 fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
-    summaries
-        .iter()
+    let (reno, fast) = summaries.split_at(RUNS.len().min(summaries.len()));
+    reno.iter()
         .enumerate()
         .map(|(i, s)| {
             let row = row_of(i);
@@ -143,7 +153,15 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 between(16.0 - TOLERANCE_PP, 48.0 + TOLERANCE_PP),
                 TOLERANCE_WHY,
             )
-            .evaluate(utilization(plan, row, s))
+            .evaluate_against(
+                utilization(plan, row, s),
+                (
+                    "fast",
+                    "FAST on the same hosts and path: it reacts to queueing delay, not to the \
+                     host queue's drops",
+                    fast.get(i).map_or(f64::NAN, |f| utilization(plan, row, f)),
+                ),
+            )
         })
         .collect()
 }

@@ -291,10 +291,23 @@ fn utilization_of(plan: &Plan, row: &Row, summary: Option<&Summary>) -> f64 {
     summary.map_or(f64::NAN, |s| row.measure(plan, s).1)
 }
 
+const RENO_WHY: &str = "Reno halves its window on every loss, random or not, and grows it by \
+                        one packet per round trip";
+const FAST_WHY: &str = "FAST reacts to queueing delay, not to loss: a random loss leaves its \
+                        window";
+
 fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     let mut out = Vec::new();
-    for (row, s) in ROWS.iter().zip(summaries) {
+    // Reno's runs follow FAST's, one per row, in CONTROLLERS order.
+    let reno = |r: usize| {
+        summaries
+            .get(ROWS.len() + r)
+            .map_or((f64::NAN, f64::NAN), |s| ROWS[r].measure(plan, s))
+    };
+    for (r, (row, s)) in ROWS.iter().zip(summaries).enumerate() {
         let (throughput, utilization) = row.measure(plan, s);
+        let (reno_throughput, reno_utilization) = reno(r);
+        let bmps = |x: f64| x * row.distance_km * 1e3 / 1e15;
         let what = format!(
             "FAST, {}, {} ms, {} km",
             flows(row.flows),
@@ -310,7 +323,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 at_least(row.paper_utilization_pct * HEADER_RATIO),
                 HEADER_TOLERANCE,
             )
-            .evaluate(utilization),
+            .evaluate_against(utilization, ("reno", RENO_WHY, reno_utilization)),
         );
         out.push(
             ClaimSpec::new(
@@ -321,7 +334,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 at_least(row.paper_bmps_1e15 * HEADER_RATIO),
                 HEADER_TOLERANCE,
             )
-            .evaluate(throughput * row.distance_km * 1e3 / 1e15),
+            .evaluate_against(bmps(throughput), ("reno", RENO_WHY, bmps(reno_throughput))),
         );
     }
     for (row, fast, reno) in contrast(plan, summaries) {
@@ -340,7 +353,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 at_least(CONTRAST_FAST_PCT * HEADER_RATIO),
                 HEADER_TOLERANCE,
             )
-            .evaluate(fast),
+            .evaluate_against(fast, ("reno", RENO_WHY, reno)),
         );
         out.push(
             ClaimSpec::new(
@@ -351,7 +364,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
                 at_most(CONTRAST_LINUX_MAX_PCT),
                 "none: one-sided; the run's second half still carries the decline from slow start's window, which only raises Reno's figure",
             )
-            .evaluate(reno),
+            .evaluate_against(reno, ("fast", FAST_WHY, fast)),
         );
     }
     out
