@@ -11,15 +11,28 @@
 //!   receives at its address can present it, it costs the receiver no state, and it expires
 //!   after [`TOKEN_LIFETIME`]. The initiator thus pays a round trip before the receiver spends
 //!   anything, and a spoofed flood earns only RETRYs no bigger than its INITs.
-//! - **Per-source limit**: at most [`Limits::per_source`] sessions from one IP address.
+//!   A source that already has a half-open session needs a token too, whatever the load: an
+//!   off-path attacker spoofing a victim's address can leave at most one half-open session in
+//!   its name, and the victim, who receives the RETRY, gets in with the token.
+//! - **Per-source limit**: at most [`Limits::per_source`] sessions from one IP address. An INIT
+//!   with a valid token beyond it evicts that source's half-open session idle the longest (its
+//!   address was just proven: it can only push out its own abandoned handshakes); only a source
+//!   whose sessions are all established is refused.
 //! - **Eviction**: when every session slot is taken, the half-open session idle the longest
 //!   makes room; an established one is never evicted for a newcomer.
+//! - **Expiry**: a session still half-open after [`Limits::handshake_timeout`] of silence is
+//!   dropped by the receiver (see `recv`), so abandoned handshakes free their slots by
+//!   themselves.
 
 use hmac::{Hmac, Mac};
 use rand_core::{OsRng, RngCore};
 use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a half-open session may stay silent: a handshake's three messages take a round
+/// trip and a half, and a lost one is sent again after at most a few seconds of backoff.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a retry token is accepted.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(10);
@@ -36,6 +49,9 @@ pub struct Limits {
     pub per_source: usize,
     /// Demand a retry token once this many sessions are half-open (0: always).
     pub retry_above: usize,
+    /// A session that has not finished its handshake after this long without a datagram from
+    /// its peer is dropped.
+    pub handshake_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -44,6 +60,7 @@ impl Default for Limits {
             max_sessions: 64,
             per_source: 8,
             retry_above: 8,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
         }
     }
 }
@@ -150,12 +167,29 @@ pub fn decide(
         return Decision::Drop;
     }
     let half_open = sessions.iter().filter(|s| !s.established).count();
-    if !validated && half_open >= limits.retry_above {
+    let same_source = |s: &&Slot| s.peer.ip() == peer.ip();
+    let source_half_open = sessions
+        .iter()
+        .filter(same_source)
+        .filter(|s| !s.established)
+        .count();
+    if !validated && (half_open >= limits.retry_above || source_half_open > 0) {
         return Decision::Retry;
     }
-    let from_source = sessions.iter().filter(|s| s.peer.ip() == peer.ip()).count();
+    let from_source = sessions.iter().filter(same_source).count();
     if from_source >= limits.per_source {
-        return Decision::Drop;
+        // Only a proven address may push out its own abandoned handshakes.
+        return match sessions
+            .iter()
+            .filter(same_source)
+            .filter(|s| validated && !s.established)
+            .max_by_key(|s| s.idle)
+        {
+            Some(s) => Decision::Admit {
+                evict: Some(s.peer),
+            },
+            None => Decision::Drop,
+        };
     }
     if sessions.len() < limits.max_sessions {
         return Decision::Admit { evict: None };
@@ -221,6 +255,7 @@ mod tests {
             max_sessions: 3,
             per_source: 2,
             retry_above: 2,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
         };
         let new = addr("198.51.100.7:9");
         // Few half-open sessions: admitted without a round trip.
@@ -264,5 +299,54 @@ mod tests {
             slot("198.51.100.7:2", true, 1),
         ];
         assert_eq!(decide(&limits, &t, &s, new, &t.make(new)), Decision::Drop);
+    }
+
+    #[test]
+    fn abandoned_handshakes_from_one_address_cannot_lock_it_out() {
+        let t = Tokens::new();
+        let limits = Limits::default();
+        let victim = addr("192.0.2.9:5000");
+        // Eight handshakes from the victim's address that never finished (aborted sends, or an
+        // attacker spoofing it).
+        let s: Vec<Slot> = (0..8)
+            .map(|i| slot(&format!("192.0.2.9:{}", 6000 + i), false, i))
+            .collect();
+        // Without a token the victim's next INIT meets a RETRY (no state spent)...
+        assert_eq!(decide(&limits, &t, &s, victim, &[]), Decision::Retry);
+        // ... and with the token it pushes out its own idlest half-open handshake.
+        assert_eq!(
+            decide(&limits, &t, &s, victim, &t.make(victim)),
+            Decision::Admit {
+                evict: Some(addr("192.0.2.9:6007"))
+            }
+        );
+        // Established sessions of that address are never pushed out.
+        let s: Vec<Slot> = (0..8)
+            .map(|i| slot(&format!("192.0.2.9:{}", 6000 + i), true, i))
+            .collect();
+        assert_eq!(
+            decide(&limits, &t, &s, victim, &t.make(victim)),
+            Decision::Drop
+        );
+    }
+
+    #[test]
+    fn a_source_with_a_half_open_session_needs_a_token_whatever_the_load() {
+        let t = Tokens::new();
+        let limits = Limits::default();
+        let victim = addr("192.0.2.9:5000");
+        let other = addr("198.51.100.1:5000");
+        // One half-open session, far below retry_above: its source must still prove its
+        // address, so a spoofer cannot open a second one in its name; other sources need not.
+        let s = [slot("192.0.2.9:6000", false, 0)];
+        assert_eq!(decide(&limits, &t, &s, victim, &[]), Decision::Retry);
+        assert_eq!(
+            decide(&limits, &t, &s, other, &[]),
+            Decision::Admit { evict: None }
+        );
+        assert_eq!(
+            decide(&limits, &t, &s, victim, &t.make(victim)),
+            Decision::Admit { evict: None }
+        );
     }
 }

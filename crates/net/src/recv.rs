@@ -582,7 +582,16 @@ impl Receiver {
                 // The sender closes after reading BYE or FATAL; a vanished one times out.
                 let over =
                     matches!(s.phase, Phase::Over) && s.out.is_empty() && s.conn.is_send_complete();
-                if s.conn.is_closed() || over {
+                // A handshake abandoned half-way holds a slot until it expires.
+                let abandoned = !s.conn.is_established()
+                    && s.last_heard.elapsed() > self.options.limits.handshake_timeout;
+                if abandoned && s.report.error.is_none() {
+                    s.report.error = Some(format!(
+                        "the handshake did not finish within {} s",
+                        self.options.limits.handshake_timeout.as_secs_f64()
+                    ));
+                }
+                if s.conn.is_closed() || over || abandoned {
                     closed.push(*peer);
                 }
                 // Nothing tells this thread when the writer takes a piece: look again soon.

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The test's two identities: the receiver's and the authorized sender's.
 fn identities() -> &'static (Identity, Identity) {
@@ -86,7 +86,15 @@ fn receiver_with(
     overwrite: bool,
     count: usize,
 ) -> (SocketAddr, JoinHandle<Vec<Received>>) {
-    receiver_of(config, dir, overwrite, false, false, count)
+    receiver_of(config, dir, overwrite, false, false, few_slots(), count)
+}
+
+/// The test receivers' admission: few slots, so that eviction is exercised.
+fn few_slots() -> Limits {
+    Limits {
+        max_sessions: 4,
+        ..Limits::default()
+    }
 }
 
 fn receiver_of(
@@ -95,6 +103,7 @@ fn receiver_of(
     overwrite: bool,
     discard: bool,
     recv_thread: bool,
+    limits: Limits,
     count: usize,
 ) -> (SocketAddr, JoinHandle<Vec<Received>>) {
     let opts = RecvOptions {
@@ -103,10 +112,7 @@ fn receiver_of(
         overwrite,
         discard,
         max_size: 1 << 40,
-        limits: Limits {
-            max_sessions: 4,
-            ..Limits::default()
-        },
+        limits,
         offload: true,
         recv_thread: Some(recv_thread),
     };
@@ -844,28 +850,120 @@ fn half_open_handshakes_from_many_addresses_do_not_lock_out_a_real_sender() {
     // 64 handshakes that will never finish, each from its own address (port), refreshed as
     // the probe that found this defect did: every slot would be taken by half-open sessions.
     let stranger = Identity::generate().unwrap();
-    let mut buf = vec![0u8; 65_536];
     let socks: Vec<UdpSocket> = (0..64)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
-    let start_all = |buf: &mut [u8]| {
+    let start_all = || {
         for s in &socks {
-            let mut c = config("fast");
-            c.security = Security::noise(stranger.clone(), PeerPolicy::Any);
-            let mut conn = Connection::new(c, Side::Client, Time::ZERO).unwrap();
-            let t = conn.poll_transmit(Time::ZERO, buf).unwrap();
-            s.send_to(&buf[..t.len], addr).unwrap();
+            s.send_to(&first_handshake(&stranger), addr).unwrap();
         }
     };
-    start_all(&mut buf);
+    start_all();
     std::thread::sleep(Duration::from_millis(200));
-    start_all(&mut buf);
+    start_all();
     let report = send(&path, addr, "fast").unwrap();
     assert_eq!(stored_hex(&report, 0), digest_hex(&data));
     let got = rx.join().unwrap();
     // The receiver answered the flood with RETRYs (no state) once a few were half-open, so
     // the real sender found room; only its session counts.
     assert_eq!(got.iter().filter(|s| s.genuine).count(), 1);
+}
+
+/// Sends one secure INIT from each of `n` fresh sockets on 127.0.0.1 and never answers: the
+/// handshakes of aborted sends, or of an attacker using that address.
+/// Each answers a RETRY with its token, as a real sender does, and then stops (as a send with
+/// the wrong `--peer-key` does): the receiver holds `n` half-open sessions from that address.
+fn abandoned_handshakes(addr: SocketAddr, n: usize) -> Vec<UdpSocket> {
+    let stranger = Identity::generate().unwrap();
+    let mut buf = vec![0u8; 65_536];
+    (0..n)
+        .map(|_| {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut conn = stranger_client(&stranger);
+            let t = conn.poll_transmit(Time::ZERO, &mut buf).unwrap();
+            s.send_to(&buf[..t.len], addr).unwrap();
+            let (len, _) = s.recv_from(&mut buf).unwrap();
+            // A RETRY: send the INIT again with its token. A RESPONSE: stop before FINISH.
+            if conn.handle_packet(Time::ZERO, &buf[..len]).is_ok() && !conn.is_established() {
+                if let Some(t) = conn.poll_transmit(Time::ZERO, &mut buf) {
+                    s.send_to(&buf[..t.len], addr).unwrap();
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// A client of `stranger`'s that accepts any receiver.
+fn stranger_client(stranger: &Identity) -> Connection {
+    let mut c = config("fast");
+    c.security = Security::noise(stranger.clone(), PeerPolicy::Any);
+    Connection::new(c, Side::Client, Time::ZERO).unwrap()
+}
+
+/// The first datagram of a secure handshake by `stranger`.
+fn first_handshake(stranger: &Identity) -> Vec<u8> {
+    let mut buf = vec![0u8; 65_536];
+    let t = stranger_client(stranger)
+        .poll_transmit(Time::ZERO, &mut buf)
+        .unwrap();
+    buf.truncate(t.len);
+    buf
+}
+
+#[test]
+fn abandoned_handshakes_from_the_senders_address_do_not_lock_it_out() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "wanted.bin", 200_000, 19);
+    // The receiver's default limits: 8 sessions per address.
+    let (addr, rx) = receiver_of(
+        server_config(),
+        dst.path(),
+        false,
+        false,
+        false,
+        Limits::default(),
+        1,
+    );
+    let _held = abandoned_handshakes(addr, Limits::default().per_source);
+    std::thread::sleep(Duration::from_millis(100));
+    // The real sender, from the same address, gets in at once: its INIT meets a RETRY, and with
+    // the token it pushes out one of its address's abandoned handshakes.
+    let start = Instant::now();
+    let report = send(&path, addr, "fast").unwrap();
+    let took = start.elapsed();
+    assert_eq!(stored_hex(&report, 0), digest_hex(&data));
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    rx.join().unwrap();
+}
+
+#[test]
+fn half_open_sessions_expire_after_the_handshake_timeout() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "later.bin", 10_000, 20);
+    let limits = Limits {
+        handshake_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let (addr, rx) = receiver_of(server_config(), dst.path(), false, false, false, limits, 1);
+    let n = 3;
+    let _held = abandoned_handshakes(addr, n);
+    std::thread::sleep(Duration::from_millis(800));
+    let report = send(&path, addr, "reno").unwrap();
+    assert_eq!(stored_hex(&report, 0), digest_hex(&data));
+    // Each half-open session ended on its own, before the sender came, reported as such and
+    // not as a sender's.
+    let got = rx.join().unwrap();
+    let expired: Vec<&Received> = got.iter().filter(|s| !s.genuine).collect();
+    assert_eq!(expired.len(), n, "{got:?}");
+    for s in expired {
+        let error = s.error.as_deref().unwrap_or("");
+        assert!(error.contains("handshake did not finish"), "{error}");
+        assert!(s.duration >= Duration::from_millis(300), "{:?}", s.duration);
+    }
 }
 
 #[test]
@@ -975,7 +1073,15 @@ fn a_discarding_receiver_verifies_every_file_and_keeps_nothing() {
     let (_, small) = random_file(&root.join("sub"), "small.bin", 999, 12);
     std::os::unix::fs::symlink("big.bin", root.join("link")).unwrap();
     let dst = tempfile::tempdir().unwrap();
-    let (addr, rx) = receiver_of(server_config(), dst.path(), false, true, false, 1);
+    let (addr, rx) = receiver_of(
+        server_config(),
+        dst.path(),
+        false,
+        true,
+        false,
+        few_slots(),
+        1,
+    );
     let report = send(&root, addr, "fast").unwrap();
     let got = rx.join().unwrap();
     assert!(got[0].error.is_none(), "{:?}", got[0]);
@@ -1109,7 +1215,7 @@ fn with_a_receiving_thread_files_arrive_exact_and_replays_and_forgeries_are_coun
         } else {
             (plain("fast"), plain("reno"))
         };
-        let (addr, rx) = receiver_of(rx_config, dst.path(), false, false, true, 1);
+        let (addr, rx) = receiver_of(rx_config, dst.path(), false, false, true, few_slots(), 1);
         let mut rng = SmallRng::seed_from_u64(13);
         let mut n = 0u64;
         let relay = Relay::start_injecting(addr, move |up, d, out| {

@@ -693,7 +693,13 @@ pub fn recv(a: RecvArgs) -> Result<()> {
                 failures += 1;
             }
         }
-        Event::Session(_) => {}
+        // A handshake that never finished: at most a few per timeout, whoever sends INITs (a
+        // source with one half-open session must prove its address for another).
+        Event::Session(s) => {
+            if let Some(e) = &s.error {
+                eprintln!("{}: {e}", s.peer);
+            }
+        }
     })?;
     if failures > 0 && count.is_some() {
         bail!("{failures} transfer(s) or file(s) failed");
