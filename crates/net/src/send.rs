@@ -168,8 +168,32 @@ struct Current {
     /// Resume verification: the chunks offered and the receiver's digest of them.
     verifying: Option<(u64, [u8; DIGEST_LEN])>,
     short: bool,
+    /// The file as it was when opened: a different stamp at the end means it changed while
+    /// read, and what was sent may mix two versions.
+    opened: Option<Stamp>,
     /// After verification: the rest of the file, read and hashed on its own thread.
     feed: Option<Feed>,
+}
+
+/// What tells that a file changed: its size, modification time and status-change time (a
+/// write moves the first two, most metadata changes the third), as rsync and tar compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(file: &File) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata().ok()?;
+        Some(Stamp {
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
 }
 
 /// Send `paths` to the receiver at `peer`; `progress` is called every `options.interval` and
@@ -321,6 +345,9 @@ struct Sender {
     files_total: usize,
     files_done: usize,
     total_to_send: u64,
+    /// Files whose digest this end voided, and why: the receiver refuses them, and the report
+    /// gives this reason rather than the receiver's digest mismatch.
+    voided: std::collections::HashMap<u32, String>,
 }
 
 impl Sender {
@@ -368,6 +395,7 @@ impl Sender {
             last_write: Instant::now(),
             files_total: 0,
             files_done: 0,
+            voided: Default::default(),
             total_to_send: 0,
         }
     }
@@ -423,9 +451,9 @@ impl Sender {
                         )));
                     };
                     self.files_done += 1;
-                    r.outcome = match result {
-                        Ok(theirs) => Outcome::Stored(framing::hex(&theirs)),
-                        Err(why) => Outcome::Failed(why),
+                    r.outcome = match (result, self.voided.remove(&id)) {
+                        (Ok(theirs), _) => Outcome::Stored(framing::hex(&theirs)),
+                        (Err(_), Some(why)) | (Err(why), None) => Outcome::Failed(why),
                     };
                 }
                 Message::Fatal(why) => return Err(NetError::Refused(why)),
@@ -568,13 +596,18 @@ impl Sender {
                     digest
                 }
             };
-            if cur.short {
+            let changed = cur.opened.is_some_and(|o| Stamp::of(&cur.file) != Some(o));
+            if cur.short || changed {
+                // A digest no data has: the receiver refuses the file and keeps nothing of it.
                 digest = [0; DIGEST_LEN];
                 let path = &self.reports[cur.id as usize].path;
-                eprintln!(
-                    "longhaul: {} shrank while being sent; the receiver will refuse it",
-                    Printable::from(path.as_str())
+                let why = format!(
+                    "{} {} while being sent; not stored (send it again once it is settled)",
+                    Printable::from(path.as_str()),
+                    if cur.short { "shrank" } else { "changed" }
                 );
+                eprintln!("longhaul: {why}");
+                self.voided.insert(cur.id, why);
             }
             self.out.extend_from_slice(&digest);
             self.current = None;
@@ -584,6 +617,7 @@ impl Sender {
     fn start(&mut self, job: Job) -> Result<(), NetError> {
         let item = &self.items[job.id as usize];
         let file = File::open(&job.source).map_err(|e| file_err(item, e))?;
+        let opened = Stamp::of(&file);
         let offered = job.offered.min(job.size.div_ceil(CHUNK_SIZE));
         if self.data_started.is_none() {
             self.data_started = Some(Instant::now());
@@ -596,6 +630,7 @@ impl Sender {
             hasher: FileHasher::new(),
             verifying: Some((offered, job.prefix)),
             short: false,
+            opened,
             feed: None,
         });
         Ok(())

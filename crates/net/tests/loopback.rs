@@ -967,6 +967,45 @@ fn half_open_sessions_expire_after_the_handshake_timeout() {
 }
 
 #[test]
+fn a_file_written_to_while_it_is_sent_is_not_stored() {
+    use std::os::unix::fs::FileExt;
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "moving.bin", 16_000_000, 21);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    // At 64 Mb/s the sender reads the 16 MB over 2 s (a few chunks ahead of what it sends).
+    // Half a second in, another program overwrites a byte near the end (not read yet) and one
+    // at the start (sent): what arrives is neither version.
+    let target = path.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .unwrap();
+        f.write_at(&[0x55], 15_999_000).unwrap();
+        f.write_at(&[0xAA], 10).unwrap();
+    });
+    let opts = SendOptions {
+        rate_limit: Some(64_000_000),
+        ..options("reno")
+    };
+    let report = send_with(&path, addr, opts).unwrap();
+    writer.join().unwrap();
+    match &report.files[0].outcome {
+        Outcome::Failed(why) => assert!(why.contains("changed while being sent"), "{why}"),
+        o => panic!("expected a failure, got {o:?}"),
+    }
+    let got = rx.join().unwrap();
+    assert!(got[0].files[0].result.is_err());
+    assert!(
+        others(dst.path(), &[]).is_empty(),
+        "{:?}",
+        others(dst.path(), &[])
+    );
+}
+
+#[test]
 fn names_up_to_linux_limit_arrive_and_longer_ones_are_refused_before_sending() {
     let src = tempfile::tempdir().unwrap();
     let dst = tempfile::tempdir().unwrap();
