@@ -164,6 +164,12 @@ fn send_with(path: &Path, to: SocketAddr, opts: SendOptions) -> Result<SendRepor
     )
 }
 
+/// Nothing in `dir`: no file, no part file, no journal.
+fn assert_nothing_in(dir: &Path) {
+    let left = others(dir, &[]);
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// Entries in `dir` other than the ones named, and anything in the staging directory (part
 /// files and journals).
 fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
@@ -385,11 +391,7 @@ fn without_security_a_damaged_datagram_is_caught_by_the_digest_and_nothing_is_st
     let got = rx.join().unwrap();
     assert!(got[0].files[0].result.is_err());
     // No file, and no part file to resume from: the data was wrong.
-    assert!(
-        others(dst.path(), &[]).is_empty(),
-        "{:?}",
-        others(dst.path(), &[])
-    );
+    assert_nothing_in(dst.path());
 }
 
 #[test]
@@ -423,11 +425,7 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
     };
     let err = send_with(&path, addr, opts).unwrap_err();
     assert!(err.to_string().contains("does not authorize"), "{err}");
-    assert!(
-        others(dst.path(), &[]).is_empty(),
-        "{:?}",
-        others(dst.path(), &[])
-    );
+    assert_nothing_in(dst.path());
     // The refused session was not a transfer: the receiver still serves the real sender.
     send(&path, addr, "fast").unwrap();
     let got = rx.join().unwrap();
@@ -998,11 +996,7 @@ fn a_file_written_to_while_it_is_sent_is_not_stored() {
     }
     let got = rx.join().unwrap();
     assert!(got[0].files[0].result.is_err());
-    assert!(
-        others(dst.path(), &[]).is_empty(),
-        "{:?}",
-        others(dst.path(), &[])
-    );
+    assert_nothing_in(dst.path());
 }
 
 #[test]
