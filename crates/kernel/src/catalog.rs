@@ -456,7 +456,10 @@ impl Algorithm {
         Algorithm::ALL
             .into_iter()
             .find(|a| a.name() == name)
-            .ok_or_else(|| KernelError::UnknownAlgorithm(name.to_string()))
+            .ok_or_else(|| KernelError::UnknownAlgorithm {
+                name: name.to_string(),
+                available: Algorithm::ALL.map(Algorithm::name).join(", "),
+            })
     }
 }
 
@@ -776,6 +779,15 @@ fn q16(x: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_lists_every_algorithm() {
+        let e = Algorithm::parse("reno").unwrap_err().to_string();
+        for a in Algorithm::ALL {
+            assert!(e.contains(a.name()), "{e}");
+        }
+        assert!(e.contains("`reno`"), "{e}");
+    }
 
     #[test]
     fn defaults_encode_to_the_linux_and_paper_constants() {

@@ -35,8 +35,13 @@ pub enum KernelError {
     },
 
     /// A name that is not one of the eBPF algorithms.
-    #[error("unknown algorithm `{0}` (available: fast, scalable, highspeed, vegas)")]
-    UnknownAlgorithm(String),
+    #[error("unknown algorithm `{name}` (available: {available})")]
+    UnknownAlgorithm {
+        /// The name asked for.
+        name: String,
+        /// The eBPF algorithms' names, comma-separated.
+        available: String,
+    },
 
     /// A parameter that is unknown, out of range or malformed.
     #[error("{algorithm}: {message}")]

@@ -39,7 +39,7 @@ use crate::experiment::{Experiment, ExperimentResult, Plan, Run};
 use crate::experiments::table1::{HEADER_RATIO, HEADER_TOLERANCE, NIC_PAYLOAD_BPS};
 use crate::measure::flow_throughput_after;
 use crate::theory;
-use longhaul_metrics::report::plot::{line_chart, Line};
+use longhaul_metrics::report::plot::{line_chart_with, ChartOptions, Line};
 use longhaul_metrics::report::{escape_html, html_page};
 use longhaul_metrics::summary::{Claim, Summary};
 use longhaul_metrics::MetricsError;
@@ -656,7 +656,12 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
             });
         }
     }
-    let svg = line_chart(
+    // A throughput is never negative: the bars (one standard deviation) stop at 0.
+    let options = ChartOptions {
+        y_bounds: (0.0, f64::INFINITY),
+        ..ChartOptions::default()
+    };
+    let svg = line_chart_with(
         "Throughput against random loss, 1 Gb/s × 180 ms (seed 000's path)",
         &format!(
             "log10 of the loss probability ({} = no loss)",
@@ -664,6 +669,7 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
         ),
         "Mb/s (second half of each run)",
         &lines,
+        &options,
     )?;
     let mut body = format!(
         "<h1>{}</h1><p>{} runs; each point is the mean over seeds, bars one standard deviation; \
