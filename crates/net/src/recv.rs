@@ -136,6 +136,12 @@ struct Session {
 }
 
 impl Session {
+    /// The handshake is done: the connection says so, or the peer already spoke the transfer
+    /// protocol (a server whose FINISH was lost learns of the handshake from the data).
+    fn past_handshake(&self) -> bool {
+        self.conn.is_established() || self.report.genuine
+    }
+
     fn new(conn: Connection, peer: SocketAddr) -> Session {
         let mut out = MAGIC.to_vec();
         out.reserve(4096);
@@ -583,7 +589,7 @@ impl Receiver {
                 let over =
                     matches!(s.phase, Phase::Over) && s.out.is_empty() && s.conn.is_send_complete();
                 // A handshake abandoned half-way holds a slot until it expires.
-                let abandoned = !s.conn.is_established()
+                let abandoned = !s.past_handshake()
                     && s.last_heard.elapsed() > self.options.limits.handshake_timeout;
                 if abandoned && s.report.error.is_none() {
                     s.report.error = Some(format!(
@@ -747,7 +753,7 @@ impl Door<'_> {
             .iter()
             .map(|(p, s)| Slot {
                 peer: *p,
-                established: s.conn.is_established(),
+                established: s.past_handshake(),
                 idle: s.last_heard.elapsed(),
             })
             .collect();
