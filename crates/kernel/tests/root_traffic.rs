@@ -9,11 +9,11 @@ mod common;
 
 use common::netns::{median, Path};
 use common::*;
-use longhaul_emu::sys::steal::StealSnapshot;
+use longhaul_emu::sys::steal::largest_stolen_during;
 use longhaul_kernel::catalog::Algorithm;
 use longhaul_kernel::native;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One transfer at a time: they share two CPU cores, and contention would show up as delay.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -113,13 +113,8 @@ fn fast_keeps_about_alpha_packets_queued() {
             ],
         );
         let path = Path::new(RATE_BPS, queue);
-        let before = (StealSnapshot::now(), Instant::now());
-        let t = path.transfer(&cc.name, Duration::from_secs(4), POLL);
-        let stolen = StealSnapshot::now()
-            .since(&before.0, before.1.elapsed().as_secs_f64())
-            .iter()
-            .map(|c| c.share)
-            .fold(0.0, f64::max);
+        let (t, stolen) =
+            largest_stolen_during(|| path.transfer(&cc.name, Duration::from_secs(4), POLL));
         assert_eq!(t.congestion_control, cc.name);
         assert_eq!(t.received, t.sent);
         let q = t.median_queueing_delay_s(Duration::from_secs(2));

@@ -7,7 +7,7 @@
 //! The path is `scenarios/lab/short.toml`: 100 Mb/s, 50 ms each way (100 ms RTT), 1000-packet
 //! droptail queue, 20 s.
 
-use longhaul_emu::sys::steal::StealSnapshot;
+use longhaul_emu::sys::steal::largest_stolen_during;
 use longhaul_lab::builtin;
 use longhaul_lab::{no_interrupt, plan_from_text, LabError, LabPlan, Outcome, RunOptions};
 use longhaul_metrics::summary::{Mode, Summary};
@@ -255,13 +255,7 @@ fn lion_paces_the_link_full_with_a_short_queue() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let plan = short("lion", &[]);
     assert_eq!(plan.flows[0].cc, "lion");
-    let before = (StealSnapshot::now(), Instant::now());
-    let o = run(&plan);
-    let stolen = StealSnapshot::now()
-        .since(&before.0, before.1.elapsed().as_secs_f64())
-        .iter()
-        .map(|c| c.share)
-        .fold(0.0, f64::max);
+    let (o, stolen) = largest_stolen_during(|| run(&plan));
     print(&o.summary);
     assert_schema(&o.summary);
     let f = &o.summary.flows[0];

@@ -67,6 +67,19 @@ impl StealSnapshot {
     }
 }
 
+/// Runs `f` and returns its result with the largest share of any CPU the hypervisor stole
+/// meanwhile (0 without steal accounting).
+pub fn largest_stolen_during<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let (before, start) = (StealSnapshot::now(), std::time::Instant::now());
+    let out = f();
+    let stolen = StealSnapshot::now()
+        .since(&before, start.elapsed().as_secs_f64())
+        .iter()
+        .map(|c| c.share)
+        .fold(0.0, f64::max);
+    (out, stolen)
+}
+
 /// USER_HZ, the unit of `/proc/stat` (100 on every Linux architecture in practice).
 fn clock_ticks_per_second() -> f64 {
     // SAFETY: sysconf has no pointer arguments.
