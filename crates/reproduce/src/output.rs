@@ -184,11 +184,16 @@ pub fn totals(results: &[ExperimentResult]) -> String {
     // sum of the experiments', the simulation time the sum of the runs'.
     let wall: f64 = results.iter().map(|r| r.elapsed_s).sum();
     let simulated: f64 = results.iter().map(|r| r.wall_s).sum();
+    let without = match uncontrolled {
+        0 => String::new(),
+        1 => "1 claim has no control yet; ".to_string(),
+        n => format!("{n} claims have no control yet; "),
+    };
     format!(
         "{held} of {seeds} seed claims hold across {} experiment{}, {evidenced} of them against a \
-         control that fails ({uncontrolled} claims have no control yet; {checks_held} of {checks} \
-         own checks; {wall:.1} s wall-clock, {simulated:.1} s summed over parallel runs); \
-         docs/reproduce.md explains each disagreement",
+         control that fails ({without}{checks_held} of {checks} own checks; {wall:.1} s \
+         wall-clock, {simulated:.1} s summed over parallel runs); docs/reproduce.md explains each \
+         disagreement",
         results.len(),
         if results.len() == 1 { "" } else { "s" },
     )

@@ -2,7 +2,7 @@
 //! room the queue leaves, and each claim turns at the edge of its stated error.
 
 use longhaul_metrics::example::example_summary;
-use longhaul_metrics::summary::{LinkSeries, Summary};
+use longhaul_metrics::summary::{ClaimKind, LinkSeries, Summary};
 use longhaul_reproduce::experiments::lion_mbs::{
     measured_mbs, BUFFER_PACKETS, BURSTS, NIC_BPS, RATE_BPS, ROUTER_BPS,
 };
@@ -55,7 +55,7 @@ fn claims_turn_at_counting_noise_and_at_the_window() {
     let e = experiment("lion-mbs").unwrap();
     let sent = 1_000_000u64;
     // Queue empty: MBS = 200 / 0.9 = 222 packets, so bursts up to 128 count as ≤ MBS.
-    let curve = |fall: f64, window: f64| {
+    let curve_with_control = |fall: f64, window: f64, control: (f64, f64)| {
         let mut runs: Vec<Summary> = BURSTS
             .iter()
             .enumerate()
@@ -66,10 +66,13 @@ fn claims_turn_at_counting_noise_and_at_the_window() {
         let l = runs[eight].flows[0].loss_rate - fall;
         runs[eight + 1] = run(l, sent, &[0.0]);
         runs.push(run(window, sent, &[0.0]));
+        runs.push(run(control.0, sent, &[0.0]));
+        runs.push(run(control.1, sent, &[0.0]));
         (e.claims)(&Plan::DEFAULT, &runs)
     };
+    let curve = |fall: f64, window: f64| curve_with_control(fall, window, (0.01, 0.01));
     let c = curve(0.0, 0.05);
-    assert_eq!(c.len(), BURSTS.len() + 1);
+    assert_eq!(c.len(), BURSTS.len() + 1, "ten growth rows and two claims");
     assert!(c.iter().all(|c| c.holds), "{c:#?}");
     // The worst loss at bursts ≤ MBS is the 128-packet run's, 1 % + 7 × 0.1 % = 1.7 %.
     let worst = 0.01 + 0.001 * BURSTS.iter().position(|&b| b == 128).unwrap() as f64;
@@ -80,6 +83,22 @@ fn claims_turn_at_counting_noise_and_at_the_window() {
     assert!(!curve(0.0004, 0.05)[3].holds);
     // A window-based sender that loses less than small bursts breaks the second claim.
     assert!(!curve(0.0, worst - 1e-4)[BURSTS.len() - 1].holds);
+    // The last claim, largest ÷ smallest burst (2 % ÷ 1 %), must clear one by twice the ratio's
+    // counting noise, 2·√(1/10,000 + 1/20,000) ≈ 0.0245; the control whose two bursts lose
+    // alike fails it.
+    let last = &c[BURSTS.len()];
+    assert!((last.measured - 2.0).abs() < 1e-9 && last.holds);
+    let control = last.control.as_ref().unwrap();
+    assert!((control.measured - 1.0).abs() < 1e-9 && control.fails);
+    assert_eq!(last.kind, ClaimKind::Seed);
+    // A control whose larger burst loses 2 % more than the smaller one is within its noise
+    // (2·√(1/10,000 + 1/10,200) ≈ 0.028): it fails too. At 5 % more it passes, and the claim is
+    // no longer evidence: it becomes a check.
+    let c = curve_with_control(0.0, 0.05, (0.01, 0.0102));
+    assert!(c[BURSTS.len()].control.as_ref().unwrap().fails);
+    let c = curve_with_control(0.0, 0.05, (0.01, 0.0105));
+    assert!(!c[BURSTS.len()].control.as_ref().unwrap().fails);
+    assert_eq!(c[BURSTS.len()].kind, ClaimKind::Check);
 }
 
 /// The experiment itself, shortened to 3 s a run: the same packets in trains of 1024 lose far
