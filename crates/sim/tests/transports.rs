@@ -41,9 +41,19 @@
 //! deliberate difference, so only their utilization and fairness are compared.
 //!
 //! Against `bottleneck.rs`, which has the model's packet size and its ACK per packet, the same
-//! tolerances apply on the clean path. Its random-loss generator is its own, so on the lossy path
-//! the two are compared over four seeds each: the mean utilizations within the clean path's 2
-//! points plus three standard errors of their difference (the loss process's sampling error).
+//! tolerances apply on the clean path.
+//!
+//! **The lossy path** is compared over eight seeds per transport: the random losses differ
+//! between transports (and `bottleneck.rs` draws them with a generator of its own), so one run
+//! against one run compares two samples of the loss process. The means of utilization, loss and
+//! mean queue are compared with the clean path's allowance for each plus three standard errors
+//! of the difference of the two means, each transport's standard error measured from the
+//! spread between its eight seeds; the window series are pooled over the seeds and compared as
+//! distributions.
+//!
+//! **Controls.** `a_perturbed_controller_on_one_side_is_caught` runs the model with one of the
+//! controller's defining parameters moved and proto unchanged, and requires a disagreement; its
+//! comment lists what these tolerances cannot resolve.
 
 use longhaul_cc::bottleneck::{self, PathConfig};
 use longhaul_cc::{CcSpec, Setup};
@@ -104,8 +114,8 @@ count = {count}
     )
 }
 
-/// What one run measured.
-#[derive(Debug)]
+/// What one run measured, or the means over seeds (`over_seeds`).
+#[derive(Debug, Clone)]
 struct Measured {
     utilization: f64,
     loss: f64,
@@ -114,6 +124,35 @@ struct Measured {
     cwnd: Vec<f64>,
     jain: f64,
     sent: u64,
+    /// Standard errors of the utilization, loss and mean queue over seeds (zero for one run).
+    se: [f64; 3],
+}
+
+/// Seeds per transport on the lossy path.
+const SEEDS: u64 = 8;
+
+/// The means over `SEEDS` seeds, with their standard errors (the between-seed standard
+/// deviation ÷ √seeds); the window series are pooled, so they are compared as distributions.
+fn over_seeds(run: impl Fn(u64) -> Measured) -> Measured {
+    let runs: Vec<Measured> = (1..=SEEDS).map(run).collect();
+    let n = runs.len() as f64;
+    let stat = |f: &dyn Fn(&Measured) -> f64| {
+        let mean = runs.iter().map(f).sum::<f64>() / n;
+        let var = runs.iter().map(|r| (f(r) - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, (var / n).sqrt())
+    };
+    let (utilization, su) = stat(&|r| r.utilization);
+    let (loss, sl) = stat(&|r| r.loss);
+    let (queue_ms, sq) = stat(&|r| r.queue_ms);
+    Measured {
+        utilization,
+        loss,
+        queue_ms,
+        cwnd: runs.iter().flat_map(|r| r.cwnd.iter().copied()).collect(),
+        jain: stat(&|r| r.jain).0,
+        sent: runs.iter().map(|r| r.sent).min().unwrap_or(0),
+        se: [su, sl, sq],
+    }
 }
 
 fn sim(cc: &str, path: Path, transport: &str, seed: u64) -> Measured {
@@ -141,6 +180,7 @@ fn measured(o: &Outcome) -> Measured {
         cwnd,
         jain: s.aggregate.jain,
         sent,
+        se: [0.0; 3],
     }
 }
 
@@ -175,6 +215,7 @@ fn bottleneck_run(cc: &str, path: Path, seed: u64) -> Measured {
         cwnd: samples.iter().map(|s| s.cwnd).collect(),
         jain: 1.0,
         sent: totals.sent_packets,
+        se: [0.0; 3],
     }
 }
 
@@ -201,27 +242,30 @@ fn disagreements(
     in_phase: bool,
 ) -> Vec<String> {
     let flows = path.flows() as f64;
-    let rate_based = cc == "bbr" || cc == "lion";
+    let rate_based = cc.starts_with("bbr") || cc.starts_with("lion");
     let mut out = Vec::new();
     let mut check = |what: &str, ok: bool, detail: String| {
         if !ok {
             out.push(format!("{what}: {detail}"));
         }
     };
+    // Three standard errors of the difference of two means over seeds (zero for single runs).
+    let noise = |i: usize, scale: f64| 3.0 * (a.se[i].powi(2) + (b.se[i] * scale).powi(2)).sqrt();
     let (ua, ub) = (a.utilization, b.utilization * scale);
+    let util_tol = 0.02 + noise(0, scale);
     check(
         "utilization",
-        (ua - ub).abs() <= 0.02,
-        format!("{ua:.4} vs {ub:.4}"),
+        (ua - ub).abs() <= util_tol,
+        format!("{ua:.4} vs {ub:.4} (±{util_tol:.4})"),
     );
     let overshoot = flows * (BDP + BUFFER as f64) / a.sent.min(b.sent) as f64;
-    let loss_tol = 0.25 * a.loss.max(b.loss) + overshoot;
+    let loss_tol = 0.25 * a.loss.max(b.loss) + overshoot + noise(1, 1.0);
     check(
         "loss",
         (a.loss - b.loss).abs() <= loss_tol,
         format!("{:.5} vs {:.5} (±{loss_tol:.5})", a.loss, b.loss),
     );
-    let queue_tol = flows * (1 + DEFAULT_BURST) as f64 * TX_MS;
+    let queue_tol = flows * (1 + DEFAULT_BURST) as f64 * TX_MS + noise(2, 1.0);
     check(
         "mean queue",
         (a.queue_ms - b.queue_ms).abs() <= queue_tol,
@@ -249,14 +293,30 @@ fn disagreements(
 }
 
 fn model_vs_proto(cc: &str, path: Path) {
-    let m = sim(cc, path, "model", 1);
-    let p = sim(cc, path, "proto", 1);
+    model_vs_proto_as(cc, cc, path)
+}
+
+/// The model running `model_cc` against proto running `proto_cc` (the same controller, except
+/// in the one-sided controls below).
+fn model_vs_proto_disagreements(model_cc: &str, proto_cc: &str, path: Path) -> Vec<String> {
+    let (m, p) = if path == Path::Lossy {
+        (
+            over_seeds(|s| sim(model_cc, path, "model", s)),
+            over_seeds(|s| sim(proto_cc, path, "proto", s)),
+        )
+    } else {
+        (
+            sim(model_cc, path, "model", 1),
+            sim(proto_cc, path, "proto", 1),
+        )
+    };
+    let cc = proto_cc;
     eprintln!(
         "{cc} {path:?}: model {:.4} util, {:.5} loss, {:.2} ms queue; proto {:.4}, {:.5}, {:.2} ms",
         m.utilization, m.loss, m.queue_ms, p.utilization, p.loss, p.queue_ms
     );
     let mut bad = disagreements(cc, path, &m, &p, TCP_MSS / PROTO_MSS, false);
-    if cc == "bbr" && path == Path::Shared {
+    if cc.starts_with("bbr") && path == Path::Shared {
         // Two BBR flows: with proto's ACK every second packet their delivery-rate samples are
         // fewer and lower than with the model's ACK per packet, the bandwidth filter's maximum
         // lower, and the standing queue shorter (7 ms against 30). With proto acknowledging
@@ -264,7 +324,15 @@ fn model_vs_proto(cc: &str, path: Path) {
         // difference, not a fault. Utilization and fairness must still agree.
         bad.retain(|d| d.starts_with("utilization") || d.starts_with("Jain"));
     }
-    assert!(bad.is_empty(), "{cc} {path:?}, model vs proto: {bad:?}");
+    bad
+}
+
+fn model_vs_proto_as(model_cc: &str, proto_cc: &str, path: Path) {
+    let bad = model_vs_proto_disagreements(model_cc, proto_cc, path);
+    assert!(
+        bad.is_empty(),
+        "{proto_cc} {path:?}, model vs proto: {bad:?}"
+    );
 }
 
 fn model_vs_bottleneck(cc: &str, path: Path) {
@@ -278,32 +346,13 @@ fn model_vs_bottleneck(cc: &str, path: Path) {
         );
         return;
     }
-    // Independent loss processes: compare the means over seeds.
-    let seeds = 1..=4u64;
-    let stats = |u: Vec<f64>| {
-        let n = u.len() as f64;
-        let mean = u.iter().sum::<f64>() / n;
-        let var = u.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        (mean, var / n)
-    };
-    let (mm, vm) = stats(
-        seeds
-            .clone()
-            .map(|s| sim(cc, path, "model", s).utilization)
-            .collect(),
-    );
-    let (mb, vb) = stats(
-        seeds
-            .map(|s| bottleneck_run(cc, path, s).utilization)
-            .collect(),
-    );
-    // The clean path's allowance for the two loops' own differences, plus sampling error.
-    let tol = 0.02 + 3.0 * (vm + vb).sqrt();
-    eprintln!("{cc} lossy: model {mm:.4}, bottleneck.rs {mb:.4} (±{tol:.4})");
+    // Independent loss processes: compare the means over seeds, every metric.
+    let m = over_seeds(|s| sim(cc, path, "model", s));
+    let b = over_seeds(|s| bottleneck_run(cc, path, s));
+    let bad = disagreements(cc, path, &m, &b, 1.0, false);
     assert!(
-        (mm - mb).abs() <= tol,
-        "{cc} lossy, mean utilization over 4 seeds: model {mm:.4} vs bottleneck.rs {mb:.4} \
-         (±{tol:.4})"
+        bad.is_empty(),
+        "{cc} lossy, means over {SEEDS} seeds, model vs bottleneck.rs: {bad:?}"
     );
 }
 
@@ -349,4 +398,50 @@ controllers! {
     cubic: "cubic",
     bbr: "bbr",
     lion: "lion",
+}
+
+/// The comparisons can fail. Each control runs the model with one defining parameter of the
+/// controller moved by 25–300 % and proto with the defaults, on the paths where that moves a
+/// compared measure past its tolerance; every one must be reported as a disagreement.
+///
+/// What these tolerances do not resolve, measured on the clean path (model perturbed against
+/// proto unperturbed, and the unperturbed pair beside it): Vegas with α/β doubled queues 3.9
+/// packets more (unperturbed 0.9; the allowance is 11, proto's pacing burst and the packet an
+/// ACK every second packet leaves); CUBIC with C + 30 % and Lion with probe_gain + 30 %,
+/// mbs_decrease 0.5 or loss_decrease 0.6 move no measure here beyond the two transports' own
+/// difference (queue within 1 packet of it, window distribution within 0.01 BDP); Scalable with
+/// b + 30 % moves the window distribution by 0.05 BDP, under the 0.1 that the sawtooth's phase
+/// at the end of 30 s accounts for (a 30-s run holds about 3.6 of Reno's 8-s cycles here, so a
+/// partial cycle weighs up to a quarter of the samples). Those parameters are held by the
+/// shared vectors and the controllers' unit tests (bench/mutants/RESULTS.md), not by this
+/// differential test.
+#[test]
+fn a_perturbed_controller_on_one_side_is_caught() {
+    let controls = [
+        (
+            "fast:alpha=65,pace=false",
+            "fast:alpha=50,pace=false",
+            Path::Clean,
+        ),
+        (
+            "fast:alpha=65,pace=false",
+            "fast:alpha=50,pace=false",
+            Path::Shared,
+        ),
+        ("reno:beta=0.65", "reno", Path::Clean),
+        ("cubic:beta=0.8", "cubic", Path::Clean),
+        ("scalable:b=0.25", "scalable", Path::Clean),
+        ("scalable:b=0.25", "scalable", Path::Shared),
+        ("bbr:cwnd_gain=2.6", "bbr", Path::Clean),
+        ("vegas:alpha=8,beta=16", "vegas", Path::Shared),
+    ];
+    let mut missed = Vec::new();
+    for (model_cc, proto_cc, path) in controls {
+        let bad = model_vs_proto_disagreements(model_cc, proto_cc, path);
+        eprintln!("model {model_cc} vs proto {proto_cc}, {path:?}: {bad:?}");
+        if bad.is_empty() {
+            missed.push(format!("{model_cc} vs {proto_cc} ({path:?})"));
+        }
+    }
+    assert!(missed.is_empty(), "not caught: {missed:?}");
 }
