@@ -9,3 +9,6 @@ scripts/check-sim-only.sh
 # --no-fail-fast: one run reports every failing test binary, not only the first. The `ci`
 # profile optimizes like release without its whole-program link (Cargo.toml).
 cargo test --workspace --profile ci --no-fail-fast -- --test-threads=2
+# A fixed sample of the algorithm mutants (bench/mutants/mutants.toml, `sample = true`) must be
+# caught by the shared vectors; the full run is bench/mutants/run.py.
+python3 bench/mutants/run.py --sample --tiers vectors

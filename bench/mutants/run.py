@@ -15,6 +15,8 @@ unmutated time). A mutant that does not compile is "unviable" and left out of th
     bench/mutants/run.py --only ID,ID    chosen mutants (results printed, not written)
     bench/mutants/run.py --skip-tier reproduce
                                          leave out a tier (its six minutes per survivor)
+    bench/mutants/run.py --sample --tiers vectors
+                                         run these tiers instead of each mutant's own
     bench/mutants/run.py --check         only check that every `find` occurs once
 
 The score is caught ÷ (caught + survived).
@@ -252,6 +254,7 @@ def main():
     ap.add_argument("--sample", action="store_true", help="only the mutants marked sample")
     ap.add_argument("--only", help="comma-separated mutant ids")
     ap.add_argument("--skip-tier", action="append", default=[], help="leave out a tier")
+    ap.add_argument("--tiers", help="comma-separated tiers to run instead of each mutant's own")
     ap.add_argument("--check", action="store_true", help="check the finds and stop")
     args = ap.parse_args()
 
@@ -266,6 +269,13 @@ def main():
         if t not in tiers:
             sys.exit(f"--skip-tier: unknown tier {t!r} (tiers: {', '.join(tiers)})")
     skip = set(args.skip_tier)
+    if args.tiers:
+        override = args.tiers.split(",")
+        unknown = [t for t in override if t not in tiers]
+        if unknown:
+            sys.exit(f"--tiers: unknown tiers {unknown} (tiers: {', '.join(tiers)})")
+        for m in mutants:
+            m["tiers"] = override
     chosen = mutants
     if args.sample:
         chosen = [m for m in mutants if m.get("sample")]
@@ -305,7 +315,7 @@ def main():
     for r in results:
         if r["outcome"] == "survived":
             print(f"  survived: {r['id']} ({r['why']})")
-    if not args.sample and not args.only:
+    if not args.sample and not args.only and not args.tiers:
         write_reports(tiers, results, base_times, skip, started)
         print(f"wrote {HERE / 'RESULTS.md'} and results.json")
     if args.sample and survived:
