@@ -81,8 +81,11 @@ impl PathConfig {
 /// The state of the loop at one sampling instant.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Sample {
+    /// When the sample was taken.
     pub t: Time,
+    /// The controller's congestion window, in packets.
     pub cwnd: f64,
+    /// The controller's slow-start threshold, in packets.
     pub ssthresh: f64,
     /// Packets in flight.
     pub in_flight: u64,
@@ -95,18 +98,26 @@ pub struct Sample {
     pub throughput_bps: f64,
     /// The controller's pacing rate in bytes per second, if it sets one.
     pub pacing_rate: Option<u64>,
+    /// The controller's phase name ([`CongestionControl::phase`]).
     pub phase: &'static str,
 }
 
 /// Totals of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Totals {
+    /// Simulated time the run covered, in seconds.
     pub duration_s: f64,
+    /// Packets the sender transmitted, retransmissions included (each is a new packet number).
     pub sent_packets: u64,
+    /// Payload bytes delivered to the receiver.
     pub delivered_bytes: u64,
+    /// Packets dropped because the bottleneck buffer was full.
     pub queue_drops: u64,
+    /// Packets dropped by the random-loss process or an outage.
     pub random_drops: u64,
+    /// Packets the sender declared lost (by the three-packet threshold).
     pub losses_detected: u64,
+    /// Retransmission timeouts that fired.
     pub rtos: u64,
     /// Payload throughput over the run, in bits per second.
     pub throughput_bps: f64,

@@ -14,6 +14,7 @@ use std::time::Duration;
 /// A packet left the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SentEvent {
+    /// When the packet was sent.
     pub now: Time,
     /// The packet's number in the sender's sequence space (monotonic, never reused).
     pub packet_number: u64,
@@ -55,6 +56,7 @@ impl RateSample {
 /// An acknowledgement that newly acknowledged data (cumulatively or by SACK).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AckEvent {
+    /// When the ACK arrived.
     pub now: Time,
     /// Packets newly acknowledged by this ACK (more than one for stretch or delayed ACKs).
     pub acked_packets: u32,
@@ -87,6 +89,7 @@ pub struct AckEvent {
 /// Loss was detected (three duplicate ACKs, SACK holes, or a RACK time threshold).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LossEvent {
+    /// When the loss was detected.
     pub now: Time,
     /// Packets newly declared lost.
     pub lost_packets: u32,
@@ -104,6 +107,7 @@ pub struct LossEvent {
 /// The retransmission timer expired.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RtoEvent {
+    /// When the timer fired.
     pub now: Time,
     /// Bytes in flight when the timer fired.
     pub bytes_in_flight: u64,
@@ -114,6 +118,7 @@ pub struct RtoEvent {
 /// The receiver echoed ECN Congestion Experienced marks.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EcnEvent {
+    /// When the echo arrived.
     pub now: Time,
     /// Packets newly reported as CE-marked.
     pub ce_packets: u32,
@@ -127,15 +132,28 @@ pub struct EcnEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A packet was sent ([`CongestionControl::on_sent`](crate::CongestionControl::on_sent)).
     Sent(SentEvent),
+    /// New data was acknowledged ([`CongestionControl::on_ack`](crate::CongestionControl::on_ack)).
     Ack(AckEvent),
+    /// Packets were declared lost
+    /// ([`CongestionControl::on_loss`](crate::CongestionControl::on_loss)).
     Loss(LossEvent),
+    /// The retransmission timer fired
+    /// ([`CongestionControl::on_rto`](crate::CongestionControl::on_rto)).
     Rto(RtoEvent),
+    /// ECN marks were echoed ([`CongestionControl::on_ecn`](crate::CongestionControl::on_ecn)).
     Ecn(EcnEvent),
-    AppLimited { now: Time },
+    /// The application ran out of data
+    /// ([`CongestionControl::on_app_limited`](crate::CongestionControl::on_app_limited)).
+    AppLimited {
+        /// When the application ran out of data.
+        now: Time,
+    },
 }
 
 impl Event {
+    /// When the event happened.
     pub fn now(&self) -> Time {
         match self {
             Event::Sent(e) => e.now,

@@ -14,6 +14,8 @@
 //! assert_eq!(cc.name(), "reno");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod algorithms;
 pub mod bottleneck;
 pub mod controller;

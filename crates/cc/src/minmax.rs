@@ -13,7 +13,9 @@
 /// One sample: a value and when it was taken.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample<V> {
+    /// When the sample was taken, in the caller's unit (BBR: round trips).
     pub t: u64,
+    /// The sampled value.
     pub v: V,
 }
 

@@ -14,9 +14,19 @@ use thiserror::Error;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamKind {
     /// A real number in `[min, max]`.
-    Float { min: f64, max: f64 },
+    Float {
+        /// The smallest value accepted.
+        min: f64,
+        /// The largest value accepted.
+        max: f64,
+    },
     /// An integer in `[min, max]`.
-    Int { min: i64, max: i64 },
+    Int {
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+    },
     /// `true` or `false`.
     Bool,
     /// One of a fixed set of words.
@@ -27,9 +37,13 @@ pub enum ParamKind {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A real number.
     Float(f64),
+    /// An integer.
     Int(i64),
+    /// A boolean.
     Bool(bool),
+    /// One of the words of a [`ParamKind::Choice`].
     Choice(&'static str),
 }
 
@@ -47,11 +61,15 @@ impl fmt::Display for Value {
 /// One parameter of an algorithm.
 #[derive(Clone, Copy, Debug)]
 pub struct ParamSpec {
+    /// The parameter's key in specs and TOML tables (`alpha`, `update_period`, …).
     pub name: &'static str,
+    /// Its type and the values it accepts.
     pub kind: ParamKind,
+    /// The value used when neither a preset nor the user sets it.
     pub default: Value,
     /// Unit shown to users ("packets", "s", "" for dimensionless).
     pub unit: &'static str,
+    /// One line on what the parameter does, shown by `longhaul cc list` and in errors.
     pub help: &'static str,
 }
 
@@ -70,7 +88,9 @@ impl ParamSpec {
 /// A named set of parameter values (e.g. FAST's `paper` and `ns2`, Scalable's `linux`).
 #[derive(Clone, Copy, Debug)]
 pub struct Preset {
+    /// The preset's name, as given with `preset=NAME`.
     pub name: &'static str,
+    /// One line on where its values come from, shown by `longhaul cc list`.
     pub help: &'static str,
     /// Values that differ from the parameter defaults.
     pub values: &'static [(&'static str, Value)],
@@ -79,37 +99,69 @@ pub struct Preset {
 /// Errors in naming an algorithm or setting its parameters.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ParamError {
+    /// No registered algorithm has this name.
     #[error("unknown congestion control `{name}`; known: {known}")]
-    UnknownAlgorithm { name: String, known: String },
+    UnknownAlgorithm {
+        /// The name as given.
+        name: String,
+        /// The registry's names, comma-separated.
+        known: String,
+    },
+    /// The algorithm has no parameter of this name.
     #[error("`{algorithm}` has no parameter `{name}`; its parameters: {known}")]
     UnknownParam {
+        /// The algorithm's name.
         algorithm: &'static str,
+        /// The parameter name as given.
         name: String,
+        /// The algorithm's parameter names, comma-separated.
         known: String,
     },
+    /// The algorithm has no preset of this name.
     #[error("`{algorithm}` has no preset `{name}`; its presets: {known}")]
     UnknownPreset {
+        /// The algorithm's name.
         algorithm: &'static str,
+        /// The preset name as given.
         name: String,
+        /// The algorithm's preset names, comma-separated.
         known: String,
     },
+    /// A value of the wrong type or outside the parameter's range.
     #[error("`{algorithm}:{name}={value}`: expected {expected}")]
     BadValue {
+        /// The algorithm's name.
         algorithm: &'static str,
+        /// The parameter's name.
         name: &'static str,
+        /// The value as given.
         value: String,
+        /// What the parameter accepts (see [`ParamSpec::allowed`]).
         expected: String,
     },
+    /// A spec string sets the same parameter twice.
     #[error("`{algorithm}`: parameter `{name}` given twice")]
     Duplicate {
+        /// The algorithm's name.
         algorithm: &'static str,
+        /// The parameter given twice.
         name: String,
     },
+    /// The text does not have the form `NAME` or `NAME:key=value,…`.
     #[error("cannot parse `{input}`: {reason} (expected NAME or NAME:key=value,key=value)")]
-    Syntax { input: String, reason: String },
+    Syntax {
+        /// The text (or TOML value) as given.
+        input: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Each value is valid but the combination is not (FAST's `beta` below `alpha`), or the setup
+    /// is invalid.
     #[error("`{algorithm}`: {reason}")]
     Invalid {
+        /// The algorithm's name.
         algorithm: &'static str,
+        /// What is inconsistent.
         reason: String,
     },
 }
@@ -166,14 +218,17 @@ impl Params {
         Ok(p)
     }
 
+    /// The name of the algorithm these values belong to.
     pub fn algorithm(&self) -> &'static str {
         self.algorithm
     }
 
+    /// The preset the defaults were taken from, if one was named.
     pub fn preset(&self) -> Option<&'static str> {
         self.preset
     }
 
+    /// The algorithm's parameter table, in the order the values are kept.
     pub fn specs(&self) -> &'static [ParamSpec] {
         self.specs
     }

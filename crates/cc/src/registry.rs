@@ -17,7 +17,9 @@ pub struct Algorithm {
     pub summary: &'static str,
     /// Where the algorithm comes from (paper, RFC, seed file).
     pub source: &'static str,
+    /// The parameters it accepts, with types, ranges and defaults.
     pub params: &'static [ParamSpec],
+    /// Its named parameter sets (may be empty).
     pub presets: &'static [Preset],
     /// Builds a controller from validated parameters; may reject invalid combinations.
     pub build: BuildFn,
@@ -51,7 +53,9 @@ pub fn find(name: &str) -> Result<&'static Algorithm, ParamError> {
 /// An algorithm with validated parameters: what `fast:alpha=200,gamma=0.5` means.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcSpec {
+    /// The algorithm's registry name.
     pub algorithm: &'static str,
+    /// Its parameter values, validated against the algorithm's table.
     pub params: Params,
 }
 

@@ -18,24 +18,31 @@ impl Time {
     /// A time later than any the drivers produce; useful as "never".
     pub const MAX: Time = Time(u64::MAX);
 
+    /// `ns` nanoseconds after the epoch.
     pub const fn from_nanos(ns: u64) -> Time {
         Time(ns)
     }
+    /// `us` microseconds after the epoch (saturating).
     pub const fn from_micros(us: u64) -> Time {
         Time(us.saturating_mul(1_000))
     }
+    /// `ms` milliseconds after the epoch (saturating).
     pub const fn from_millis(ms: u64) -> Time {
         Time(ms.saturating_mul(1_000_000))
     }
+    /// `s` seconds after the epoch, truncated to whole nanoseconds; negative values give the epoch.
     pub fn from_secs_f64(s: f64) -> Time {
         Time((s * 1e9).max(0.0) as u64)
     }
+    /// Nanoseconds since the epoch.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Whole microseconds since the epoch, truncated.
     pub const fn as_micros(self) -> u64 {
         self.0 / 1_000
     }
+    /// Seconds since the epoch.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
@@ -43,6 +50,7 @@ impl Time {
     pub fn saturating_since(self, earlier: Time) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
+    /// `self - d`, or `None` if that would be before the epoch.
     pub fn checked_sub(self, d: Duration) -> Option<Time> {
         self.0.checked_sub(duration_nanos(d)).map(Time)
     }

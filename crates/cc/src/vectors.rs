@@ -30,45 +30,64 @@ pub const FORMAT: u32 = 1;
 /// One vector file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VectorFile {
+    /// The format version the file was written in ([`FORMAT`]).
     pub format: u32,
+    /// The algorithm's registry name.
     pub algorithm: String,
+    /// The preset the spec names, if any.
     pub preset: Option<String>,
     /// The canonical spec string; parsing it rebuilds the controller.
     pub spec: String,
     /// Every parameter's value, for implementations that do not parse specs.
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// The controller's setup (MSS, initial and bounding windows, seed) for every sequence.
     pub setup: Setup,
+    /// The recorded sequences.
     pub sequences: Vec<Sequence>,
 }
 
 /// One recorded event sequence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sequence {
+    /// The recording's name (`slow_start_and_avoidance`, `random_loss`, `timeout`, `equilibrium`).
     pub name: String,
+    /// One line on the path and what the sequence exercises.
     pub description: String,
     /// The path it was recorded on (for people; replay needs only the events).
     pub path: PathSummary,
+    /// Every recorded event, with the controller's outputs after it.
     pub steps: Vec<Step>,
 }
 
 /// The recording path, in plain units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathSummary {
+    /// Bottleneck rate in bits per second, headers included.
     pub rate_bps: f64,
+    /// Round-trip propagation delay, in milliseconds.
     pub base_rtt_ms: f64,
+    /// Bottleneck buffer, in packets.
     pub buffer_packets: u32,
+    /// Probability that the link loses a packet at random.
     pub random_loss: f64,
+    /// The receiver acknowledges every `ack_every` packets.
     pub ack_every: u32,
 }
 
 /// An event and the controller's outputs after it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
+    /// The event fed to the controller.
     pub event: Event,
+    /// Congestion window after the event, in packets.
     pub cwnd: f64,
+    /// Slow-start threshold after the event, in packets.
     pub ssthresh: f64,
+    /// Pacing rate after the event, in bytes per second (`None`: the transport's default).
     pub pacing_rate: Option<u64>,
+    /// Largest burst after the event, in packets (`None`: the transport decides).
     pub max_burst: Option<u32>,
+    /// Phase name after the event.
     pub phase: String,
 }
 
@@ -219,9 +238,13 @@ pub fn generate(spec: &CcSpec) -> Result<VectorFile, ParamError> {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{sequence} step {step}: expected {expected}, got {got}")]
 pub struct Mismatch {
+    /// The sequence's name (`-` when the spec itself could not be built).
     pub sequence: String,
+    /// The index of the first differing step within the sequence.
     pub step: usize,
+    /// The recorded outputs (or the spec, when it did not build).
     pub expected: String,
+    /// What the replay produced (or the build error).
     pub got: String,
 }
 

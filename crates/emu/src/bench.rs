@@ -18,6 +18,7 @@ use std::time::Duration;
 /// One MTU's throughput comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct ThroughputRow {
+    /// The link MTU in bytes (1500 or 9000).
     pub mtu: u32,
     /// TUN offloads (TCP super-packets) on, for the naive forwarder and the emulator alike.
     pub offload: bool,
@@ -40,7 +41,9 @@ pub struct ThroughputRow {
 /// The benchmark's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
+    /// How long each measured transfer or flood ran, in seconds.
     pub seconds_per_run: f64,
+    /// One row per MTU and offload setting.
     pub throughput: Vec<ThroughputRow>,
     /// Lateness of a→b releases during a TCP transfer through 1 Gb/s, 5 ms, 1000-packet queue,
     /// with offloads (the default) and without, and busy polling with offloads.
@@ -55,10 +58,14 @@ pub struct LatenessRow {
     /// "tcp" (one kernel TCP flow) or "udp" (a UDP flood at 1.1× the rate, the queue
     /// dropping the excess: the releases are the serialiser's, the hosts do little work).
     pub traffic: &'static str,
+    /// TUN offloads (TCP super-packets) on.
     pub offload: bool,
     /// One busy-polling thread for both directions (`Options::busy_poll`).
     pub busy_poll: bool,
+    /// Release lateness of the a→b direction.
     pub lateness: LatenessSummary,
+    /// What the traffic achieved, in bits per second: TCP goodput at the receiver, or the UDP
+    /// flood's delivered IP rate.
     pub throughput_bps: f64,
     /// Share of the run the hypervisor kept the a→b forwarder's CPU from running (the CPU it
     /// ran on most: the pinned one, else the larger of the CPUs' shares).
@@ -195,6 +202,7 @@ fn tcp_through_steal(
 /// Which parts of the benchmark to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Parts {
+    /// The throughput rows (1500 and 9000 bytes MTU, offloads on and off) and the lateness rows.
     All,
     /// Only the 1 Gb/s lateness rows.
     Lateness,

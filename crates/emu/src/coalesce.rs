@@ -18,8 +18,11 @@ use crate::model::Nanos;
 /// A run of consecutive segments, `first..first + count`, released at `at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunk {
+    /// Index of the run's first segment within the super-packet.
     pub first: usize,
+    /// Number of segments in the run.
     pub count: usize,
+    /// Release time of the run: that of its last segment, in ns on the monotonic clock.
     pub at: Nanos,
 }
 
@@ -32,6 +35,7 @@ pub struct Coalescer {
 }
 
 impl Coalescer {
+    /// A builder whose runs span at most `coalesce_ns` nanoseconds of release times.
     pub fn new(coalesce_ns: Nanos) -> Self {
         Self {
             coalesce_ns,

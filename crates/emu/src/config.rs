@@ -20,10 +20,15 @@ pub enum RateConfig {
     /// No rate limit (delay/loss only, like mm-delay).
     Unlimited,
     /// Constant rate in bits per second.
-    Constant { bps: u64 },
+    Constant {
+        /// Bits per second, counting each packet's IP bytes plus the direction's `overhead_bytes`.
+        bps: u64,
+    },
     /// A mahimahi trace; `path` is for reports.
     Trace {
+        /// The trace file as named, for reports.
         path: String,
+        /// The parsed trace.
         #[serde(skip)]
         trace: Trace,
     },
@@ -32,15 +37,23 @@ pub enum RateConfig {
 /// Everything that shapes one direction of the path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DirectionConfig {
+    /// The bottleneck's capacity.
     pub rate: RateConfig,
+    /// Propagation delay, jitter, reordering and duplication after the bottleneck.
     pub delay: DelayConfig,
+    /// Droptail limits of the bottleneck queue.
     pub queue: QueueLimits,
+    /// RED on the bottleneck queue, if any.
     pub red: Option<RedConfig>,
+    /// The random-loss model, applied before the queue.
     pub loss: LossConfig,
+    /// Synthetic cross-traffic sources injected into the bottleneck queue.
     pub cross: Vec<CrossConfig>,
     /// Bytes added to each IP packet when computing serialisation time (e.g. 38 for Ethernet
     /// preamble + header + FCS + gap); 0 = IP bytes only.
     pub overhead_bytes: u32,
+    /// Seed of the direction's random streams (loss, RED, delay, cross traffic), so a run is
+    /// reproducible.
     pub seed: u64,
     /// Extra one-way delay of the flows with these ports, added after the bottleneck (per-flow
     /// RTTs on one shared bottleneck; see `model::port_delay`).
@@ -66,8 +79,11 @@ impl Default for DirectionConfig {
 /// Both directions. "a→b" is the uplink in `shell` mode (from the command to the outside).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkConfig {
+    /// The direction from a to b (the uplink in shell mode).
     pub a_to_b: DirectionConfig,
+    /// The direction from b to a.
     pub b_to_a: DirectionConfig,
+    /// The MTU of both TUN devices, in bytes.
     pub mtu: u32,
 }
 
@@ -88,7 +104,9 @@ impl Default for LinkConfig {
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{direction}: {message}")]
 pub struct ConfigError {
+    /// The direction the problem is in (`a→b`, `b→a` or `link`).
     pub direction: String,
+    /// What is wrong and what to change.
     pub message: String,
 }
 
@@ -183,6 +201,8 @@ impl DirectionConfig {
         }
     }
 
+    /// Checks this direction for a link of `mtu` bytes against the emulator's limits (rate, delay,
+    /// probabilities, loss model); `dir` names the direction in the error.
     pub fn validate(&self, dir: &str, mtu: u32) -> Result<(), ConfigError> {
         if let RateConfig::Constant { bps } = self.rate {
             if bps == 0 || bps > MAX_RATE_BPS {

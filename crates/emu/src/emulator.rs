@@ -45,23 +45,30 @@ pub const DEFAULT_COALESCE_NS: u64 = 20_000;
 /// Name of the TUN device inside each namespace.
 pub const TUN_NAME: &str = "emu0";
 
+/// How the two ends are set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Two hosts, each in a namespace of its own (`lh<pid>a`, `lh<pid>b`).
     Pair,
+    /// One namespace for a command (side a, inside), joined to the initial namespace (side b,
+    /// outside).
     Shell,
 }
 
 /// One end of the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// Side a: namespace `…a` in pair mode, the command's namespace in shell mode.
     A,
+    /// Side b: namespace `…b` in pair mode, the initial namespace in shell mode.
     B,
 }
 
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The path to emulate.
     pub link: LinkConfig,
     /// Per-packet event log file.
     pub event_log: Option<PathBuf>,
@@ -118,15 +125,21 @@ impl Options {
     }
 }
 
+/// What can stop an emulator from starting or stopping cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulatorError {
+    /// The link settings cannot be emulated.
     #[error("invalid link settings: {0}")]
     Config(#[from] ConfigError),
+    /// A system call, `ip` command or root check failed.
     #[error(transparent)]
     Sys(#[from] SysError),
+    /// Other I/O: opening output files, the PID namespace, a probe.
     #[error("{what}: {source}")]
     Io {
+        /// What was being done.
         what: String,
+        /// The underlying error.
         source: std::io::Error,
     },
 }
@@ -134,11 +147,17 @@ pub enum EmulatorError {
 /// The JSON summary written on exit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// How the instance ran.
     pub mode: Mode,
+    /// The emulator's process ID (part of the namespace names).
     pub pid: u32,
+    /// Wall time from start to stop, in seconds.
     pub duration_s: f64,
+    /// The MTU of the TUN devices, in bytes.
     pub mtu: u32,
+    /// The link as it was emulated (default queues filled in).
     pub link: LinkConfig,
+    /// One report per direction.
     pub directions: Vec<DirectionReport>,
     /// Packets the hosts' TUN devices dropped before the emulator read them (kernel tx_dropped):
     /// side a, side b. Non-zero means the emulator fell behind; these are not path losses.
@@ -147,17 +166,21 @@ pub struct Summary {
     /// rx_dropped: the receiving host's stack refused them, e.g. a full backlog): side a, side b.
     /// The emulator counted these as delivered; they are lost in the host, not on the path.
     pub tun_rx_dropped: [u64; 2],
-    /// Measured timerfd oversleep of this machine and the spin window used (ns).
+    /// Measured timerfd oversleep of this machine, in ns.
     pub timer_wakeup_latency_ns: u64,
+    /// How long before each release the forwarder stops sleeping and spins, in ns.
     pub spin_ns: u64,
-    /// One busy-polling thread forwarded both directions (`Options::busy_poll`), on this CPU;
-    /// the hosts' programs were kept on `host_cpus`.
+    /// One busy-polling thread forwarded both directions (`Options::busy_poll`), on
+    /// `forwarder_cpu`; the hosts' programs were kept on `host_cpus`.
     pub busy_poll: bool,
+    /// The CPU the forwarding threads were pinned to (given, or the one busy polling took), if any.
     pub forwarder_cpu: Option<usize>,
+    /// With busy polling, the CPUs the hosts' programs were kept on (all but `forwarder_cpu`).
     pub host_cpus: Option<Vec<usize>>,
     /// Time the hypervisor kept each CPU from running during the run (`sys::steal`): a
     /// release can be no more punctual than its CPU is scheduled.
     pub cpu_steal: Vec<crate::sys::steal::CpuSteal>,
+    /// What this start removed of dead instances (namespaces, state files), one line each.
     pub stale_removed: Vec<String>,
     /// The per-packet event log, if one was asked for: `complete = false` (with the first error)
     /// when a write failed, e.g. on a full disk — the emulator keeps forwarding regardless.
@@ -514,14 +537,17 @@ impl Emulator {
         self.forwarder_cpu
     }
 
+    /// How this instance runs.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The link being emulated (with the default queues filled in).
     pub fn link(&self) -> &LinkConfig {
         &self.link
     }
 
+    /// What this instance created, as recorded in its state file.
     pub fn state(&self) -> &InstanceState {
         &self.state
     }

@@ -37,14 +37,18 @@ const READ_BATCH: usize = 32;
 /// I/O-level counters (things the model does not see).
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct IoCounters {
+    /// Failed reads from the input TUN, and frames it handed over that could not be used (longer
+    /// than the MTU, or a malformed super-packet).
     pub read_errors: u64,
+    /// Writes to the output TUN that failed (the packet is lost in the host).
     pub write_errors: u64,
     /// Packets dropped because the delay line reached its memory cap.
     pub dropped_memory: u64,
     /// Wire packets still in the delay line when the emulator stopped (never delivered).
     pub in_flight_at_exit: u64,
-    /// TCP super-packets read (TUN offloads, `crate::gso`), and the wire packets in them.
+    /// TCP super-packets read (TUN offloads, `crate::gso`).
     pub super_packets: u64,
+    /// Wire packets in those super-packets.
     pub super_packet_segments: u64,
     /// Super-packets that left as more than one packet, or were cut into wire packets for the
     /// event log or pcap files, because their segments' fates or release times differed.
@@ -54,13 +58,18 @@ pub struct IoCounters {
 /// What one direction reports when it stops.
 #[derive(Debug, Clone, Serialize)]
 pub struct DirectionReport {
+    /// The direction's name (`a→b`, `b→a`).
     pub direction: String,
+    /// What the path model did with the packets.
     pub counters: PathCounters,
+    /// What the I/O loop counted besides the model.
     pub io: IoCounters,
+    /// How late packets were written relative to their computed release times.
     pub lateness: LatenessSummary,
     /// Time from arrival to the last bit leaving the bottleneck (queueing + serialisation) of
     /// delivered packets, in ms — docs/measurements.md's `queue_delay_ms`.
     pub queue_delay_ms: QueueDelay,
+    /// Time the direction ran, in seconds.
     pub elapsed_s: f64,
     /// Delivered IP bytes × 8 / elapsed.
     pub throughput_bps: f64,
@@ -73,9 +82,13 @@ pub struct DirectionReport {
 /// Queueing-delay summary in milliseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct QueueDelay {
+    /// Mean, in ms.
     pub mean: f64,
+    /// 95th percentile, in ms.
     pub p95: f64,
+    /// 99th percentile, in ms.
     pub p99: f64,
+    /// Largest, in ms.
     pub max: f64,
 }
 
@@ -98,6 +111,7 @@ impl QueueDelay {
 /// Optional observers for one direction.
 #[derive(Default, Clone)]
 pub struct Observers {
+    /// The per-packet event log shared by both directions.
     pub log: Option<Arc<Mutex<EventLog>>>,
     /// Capture of the input side (packets as its host sent them).
     pub pcap_in: Option<Arc<Mutex<PcapWriter>>>,
@@ -107,19 +121,30 @@ pub struct Observers {
 
 /// Everything one direction's thread needs.
 pub struct Direction {
+    /// The direction's name in logs and reports (`a→b`, `b→a`).
     pub name: String,
+    /// The TUN device packets are read from.
     pub input: Arc<OwnedFd>,
+    /// The TUN device packets are written to.
     pub output: Arc<OwnedFd>,
+    /// The direction's path model.
     pub model: PathModel,
+    /// Capacity from the configuration, in bits per second (`None`: unlimited), for the report's
+    /// utilization.
     pub capacity_bps: Option<f64>,
+    /// The link MTU in bytes: larger frames from the input are counted as read errors.
     pub mtu: u32,
+    /// Memory cap of the delay line, in bytes.
     pub max_buffered_bytes: u64,
+    /// How long before each release the thread stops sleeping and spins, in ns.
     pub spin_ns: u64,
     /// SCHED_FIFO priority for this thread (0 = normal scheduling).
     pub realtime_priority: i32,
     /// CPU to pin this thread to.
     pub cpu: Option<usize>,
+    /// Event log and pcap captures, if any.
     pub observers: Observers,
+    /// Set to end the loop.
     pub stop: Arc<AtomicBool>,
     /// Per-flow extra delay (empty: none).
     pub port_delays: Vec<crate::model::port_delay::PortDelay>,

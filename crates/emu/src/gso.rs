@@ -41,8 +41,11 @@ pub const VNET_HDR_LEN: usize = 10;
 pub const F_NEEDS_CSUM: u8 = 1;
 /// `VIRTIO_NET_HDR_GSO_*`.
 pub const GSO_NONE: u8 = 0;
+/// `VIRTIO_NET_HDR_GSO_TCPV4`: a TCP over IPv4 super-packet (TSO).
 pub const GSO_TCPV4: u8 = 1;
+/// `VIRTIO_NET_HDR_GSO_TCPV6`: a TCP over IPv6 super-packet (TSO).
 pub const GSO_TCPV6: u8 = 4;
+/// `VIRTIO_NET_HDR_GSO_UDP_L4`: a UDP super-packet (USO).
 pub const GSO_UDP_L4: u8 = 5;
 /// Flag bit: the first segment carries CWR (`SKB_GSO_TCP_ECN`).
 pub const GSO_ECN: u8 = 0x80;
@@ -57,11 +60,17 @@ const PROTO_UDP: u64 = 17;
 /// `struct virtio_net_hdr`, fields little-endian (TUN's default; `TUNSETVNETBE` is not used).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VnetHdr {
+    /// `VIRTIO_NET_HDR_F_*` bits ([`F_NEEDS_CSUM`]).
     pub flags: u8,
+    /// `GSO_*` type, possibly with [`GSO_ECN`] set.
     pub gso_type: u8,
+    /// Bytes of the IP and transport headers at the front of the packet.
     pub hdr_len: u16,
+    /// Payload bytes per segment (the MSS) for a super-packet.
     pub gso_size: u16,
+    /// Offset from the start of the IP packet at which checksumming starts.
     pub csum_start: u16,
+    /// Offset from `csum_start` at which the checksum is stored.
     pub csum_offset: u16,
 }
 
@@ -94,10 +103,13 @@ impl VnetHdr {
 /// Why a frame cannot be handled as a super-packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GsoError {
+    /// The frame is too short for the headers it claims.
     #[error("frame shorter than its virtio-net, IP or transport header")]
     Truncated,
+    /// A GSO type other than TCP or UDP.
     #[error("GSO type {0:#x} is neither TCP nor UDP (only TSO and USO are enabled on the device)")]
     UnsupportedType(u8),
+    /// The virtio header's offsets or sizes disagree with the packet's own headers.
     #[error("GSO header does not match the IP packet")]
     Inconsistent,
 }

@@ -25,6 +25,8 @@
 //! shell; `observe` holds the counters, lateness statistics, event log and pcap writer; `naive` is
 //! the baseline forwarder the benchmark compares against.
 
+#![warn(missing_docs)]
+
 pub mod bench;
 pub mod coalesce;
 pub mod config;

@@ -37,11 +37,17 @@ pub struct Lateness {
 /// Lateness summary in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct LatenessSummary {
+    /// Values recorded.
     pub count: u64,
+    /// Median, in ns.
     pub p50_ns: u64,
+    /// 99th percentile, in ns.
     pub p99_ns: u64,
+    /// 99.9th percentile, in ns.
     pub p999_ns: u64,
+    /// Largest, in ns.
     pub max_ns: u64,
+    /// Mean, in ns.
     pub mean_ns: f64,
 }
 
@@ -55,10 +61,12 @@ impl Default for Lateness {
 }
 
 impl Lateness {
+    /// Records one value in ns (0 counts as 1 ns; values beyond the histogram's range saturate).
     pub fn record(&mut self, late_ns: u64) {
         self.hist.saturating_record(late_ns.max(1));
     }
 
+    /// Adds another histogram's values to this one.
     pub fn merge(&mut self, other: &Lateness) {
         let _ = self.hist.add(&other.hist);
     }
@@ -72,6 +80,7 @@ impl Lateness {
         }
     }
 
+    /// Count, quantiles, maximum and mean of the values recorded (all zero when empty).
     pub fn summary(&self) -> LatenessSummary {
         if self.hist.is_empty() {
             return LatenessSummary::default();
@@ -91,6 +100,7 @@ impl Lateness {
 /// short by a full disk or an I/O error is never mistaken for a complete one.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct OutputReport {
+    /// The file's path.
     pub path: String,
     /// Lines (event log) or packets (pcap) handed to the writer.
     pub records: u64,
@@ -159,6 +169,7 @@ pub struct EventLog {
 }
 
 impl EventLog {
+    /// Creates (truncating) the log file at `path` and writes its header line.
     pub fn create(path: &Path) -> io::Result<Self> {
         let mut out = Output::create(path)?;
         writeln!(
@@ -168,6 +179,8 @@ impl EventLog {
         Ok(Self { out })
     }
 
+    /// Appends one event line; a failed write is recorded in the report, not returned, so that the
+    /// emulator keeps forwarding.
     pub fn line(&mut self, args: std::fmt::Arguments) {
         // A full disk must not stop the emulator; the summary reports the log as incomplete.
         self.out.record(|w| {
@@ -181,6 +194,7 @@ impl EventLog {
         self.out.flush()
     }
 
+    /// What became of the log so far.
     pub fn report(&self) -> OutputReport {
         self.out.report.clone()
     }
@@ -196,6 +210,8 @@ const LINKTYPE_RAW: u32 = 101;
 const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
 
 impl PcapWriter {
+    /// Creates (truncating) a pcap file at `path` that keeps at most `snaplen` bytes of each
+    /// packet.
     pub fn create(path: &Path, snaplen: u32) -> io::Result<Self> {
         let mut o = Output::create(path)?;
         let out = &mut o.out;
@@ -228,6 +244,7 @@ impl PcapWriter {
         self.out.flush()
     }
 
+    /// What became of the file so far.
     pub fn report(&self) -> OutputReport {
         self.out.report.clone()
     }

@@ -161,9 +161,13 @@ fn send_timestamped(s: &UdpSocket, pkt: &[u8], to: Option<SocketAddrV4>) -> std:
 /// kernel's when the emulator's write entered the host stack.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProbeTimes {
+    /// When a sent the probe (kernel send stamp), ns since the Unix epoch.
     pub a_tx: u64,
+    /// When b received it, ns since the Unix epoch.
     pub b_rx: u64,
+    /// When b sent the echo back, ns since the Unix epoch.
     pub b_tx: u64,
+    /// When a received the echo, ns since the Unix epoch.
     pub a_rx: u64,
 }
 
@@ -172,9 +176,11 @@ impl ProbeTimes {
     pub fn rtt_ns(&self) -> u64 {
         (self.a_rx.saturating_sub(self.a_tx)).saturating_sub(self.b_tx.saturating_sub(self.b_rx))
     }
+    /// One-way delay a→b in ns (meaningful because both ends share this machine's clock).
     pub fn forward_ns(&self) -> u64 {
         self.b_rx.saturating_sub(self.a_tx)
     }
+    /// One-way delay b→a in ns.
     pub fn reverse_ns(&self) -> u64 {
         self.a_rx.saturating_sub(self.b_tx)
     }
@@ -310,9 +316,11 @@ pub fn udp_probe(
 /// Result of a UDP flood.
 #[derive(Debug, Clone)]
 pub struct FloodResult {
+    /// Packets the sender handed to its socket (including those the host refused with ENOBUFS).
     pub sent: u64,
     /// Packets the receiver read (not those its socket dropped).
     pub received: u64,
+    /// UDP payload bytes the receiver read.
     pub received_bytes: u64,
     /// Kernel receive timestamp of every packet read, in arrival order.
     pub arrivals_ns: Vec<u64>,
@@ -500,11 +508,14 @@ fn set_rcvbuf(s: &UdpSocket, bytes: i32) {
 /// Result of a TCP transfer.
 #[derive(Debug, Clone, Copy)]
 pub struct TcpResult {
+    /// Bytes the receiver read.
     pub bytes: u64,
+    /// Time from accept to end of stream at the receiver, in seconds.
     pub seconds: f64,
 }
 
 impl TcpResult {
+    /// Goodput in bits per second: `bytes × 8 / seconds`.
     pub fn goodput_bps(&self) -> f64 {
         self.bytes as f64 * 8.0 / self.seconds
     }

@@ -15,11 +15,17 @@ use serde::{Deserialize, Serialize};
 /// Summary statistics of a set of delays, in the unit they were given in.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DelayStats {
+    /// Number of finite values summarised.
     pub count: u64,
+    /// Mean.
     pub mean: f64,
+    /// Median (nearest rank).
     pub p50: f64,
+    /// 95th percentile (nearest rank).
     pub p95: f64,
+    /// 99th percentile (nearest rank).
     pub p99: f64,
+    /// Largest value.
     pub max: f64,
 }
 

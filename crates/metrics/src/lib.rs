@@ -15,7 +15,7 @@
 //! [`report`] renders it as a terminal table, JSON, or a self-contained HTML page with SVG plots,
 //! and compares two summaries side by side.
 //!
-//! This crate depends on no other longhaul crate.
+//! Of the other longhaul crates it depends only on `longhaul-output`, which writes its files.
 //!
 //! # Building a summary from a run
 //! A driver counts what it measured and [`assemble`] applies the definitions of
@@ -60,6 +60,8 @@
 //! };
 //! print!("{}", longhaul_metrics::report::summary_table(&summary));
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod assemble;
 pub mod bmps;

@@ -32,8 +32,12 @@ pub fn loss_rate(lost: u64, sent: u64) -> f64 {
 /// One (location, reason) row of a drop ledger, as it appears in the result summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DropCount {
+    /// Where the packet was dropped: a link's name, or `host` and the like for drops outside the
+    /// path.
     pub location: String,
+    /// Why: `queue_full`, `aqm`, `random`, ….
     pub reason: String,
+    /// Packets dropped there for that reason.
     pub packets: u64,
 }
 
@@ -44,6 +48,7 @@ pub struct LossLedger {
 }
 
 impl LossLedger {
+    /// An empty ledger.
     pub fn new() -> Self {
         Self::default()
     }

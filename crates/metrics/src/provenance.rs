@@ -31,6 +31,7 @@ pub struct ScenarioFile {
     pub path: String,
     /// SHA-256 of the file's bytes, lowercase hex.
     pub sha256: String,
+    /// The file's size in bytes.
     pub bytes: u64,
 }
 
@@ -59,12 +60,15 @@ impl ScenarioFile {
 pub struct Provenance {
     /// The program's arguments, the program name first, exactly as received.
     pub command: Vec<String>,
+    /// longhaul's version (the crate version the binary was built as).
     pub version: String,
+    /// The git commit the binary was built from (`unknown` from a source tarball).
     pub commit: String,
     /// The kernel release (`uname -r`).
     pub kernel: String,
     /// The CPU model (`/proc/cpuinfo`'s "model name").
     pub cpu: String,
+    /// The scenario file the run read, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<ScenarioFile>,
 }

@@ -11,13 +11,29 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Rule {
     /// measured ≥ the bound.
-    AtLeast { bound: f64 },
+    AtLeast {
+        /// The smallest value that holds.
+        bound: f64,
+    },
     /// measured ≤ the bound.
-    AtMost { bound: f64 },
+    AtMost {
+        /// The largest value that holds.
+        bound: f64,
+    },
     /// |measured − target| ≤ tolerance × |target|.
-    Within { target: f64, tolerance: f64 },
+    Within {
+        /// The value aimed at.
+        target: f64,
+        /// The largest deviation that holds, as a fraction of `|target|`.
+        tolerance: f64,
+    },
     /// lo ≤ measured ≤ hi.
-    Between { lo: f64, hi: f64 },
+    Between {
+        /// The lower bound, included.
+        lo: f64,
+        /// The upper bound, included.
+        hi: f64,
+    },
 }
 
 impl Rule {

@@ -53,13 +53,20 @@ impl std::fmt::Display for Mode {
 /// One experiment's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// What ran: the scenario's name, or `perf HOST:PORT`.
     pub scenario: String,
+    /// Which driver produced the result.
     pub mode: Mode,
+    /// How long the run lasted, seconds.
     #[serde(deserialize_with = "f64_or_null")]
     pub duration_s: f64,
+    /// The seed of the run's random streams.
     pub seed: u64,
+    /// The links (queues) of the path.
     pub links: Vec<LinkSummary>,
+    /// The flows.
     pub flows: Vec<FlowSummary>,
+    /// All flows together.
     pub aggregate: Aggregate,
     /// `reproduce`: the paper's claims and what this run measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -75,14 +82,19 @@ pub struct Summary {
 /// Queueing (sojourn) delay at a link, milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LinkDelay {
+    /// Mean, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub mean: f64,
+    /// 95th percentile, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub p95: f64,
+    /// 99th percentile, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub p99: f64,
+    /// Median, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50: Option<f64>,
+    /// Largest, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
 }
@@ -102,7 +114,9 @@ impl From<DelayStats> for LinkDelay {
 /// One link (queue) of the path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkSummary {
+    /// The link's name in the scenario.
     pub name: String,
+    /// The link's rate, bits per second.
     #[serde(deserialize_with = "f64_or_null")]
     pub capacity_bps: f64,
     /// Payload throughput through the link ÷ its payload capacity (net of 40-byte headers).
@@ -110,12 +124,15 @@ pub struct LinkSummary {
     pub utilization: f64,
     /// Packets dropped at this link, all reasons.
     pub drops: u64,
+    /// Time packets spent queued at the link (sojourn time), ms.
     pub queue_delay_ms: LinkDelay,
+    /// The link's MTU, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
     /// One-way propagation delay, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<f64>,
+    /// The link's length, km, for b·m/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance_km: Option<f64>,
     /// Queue discipline and limit as configured, e.g. "droptail 1000p".
@@ -124,8 +141,10 @@ pub struct LinkSummary {
     /// Drops by reason (`queue_full`, `aqm`, `random`, ...), summing to `drops`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub drops_by_reason: BTreeMap<String, u64>,
+    /// Packets the link sent on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_forwarded: Option<u64>,
+    /// The link's time series, if recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<LinkSeries>,
 }
@@ -135,18 +154,21 @@ pub struct LinkSummary {
 pub struct LinkSeries {
     /// Interval start, seconds.
     pub t: Vec<f64>,
+    /// Bytes queued in the interval: a sample (`sim`) or the mean over its events (`lab`).
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "vec_f64_or_null"
     )]
     pub queue_bytes: Vec<f64>,
+    /// Packets queued in the interval, sampled as `queue_bytes` is.
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "vec_f64_or_null"
     )]
     pub queue_pkts: Vec<f64>,
+    /// Throughput through the link in the interval, b/s.
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
@@ -158,14 +180,19 @@ pub struct LinkSeries {
 /// Queueing delay of a flow (RTT − min RTT), milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FlowDelay {
+    /// Mean, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub mean: f64,
+    /// 95th percentile, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub p95: f64,
+    /// Median, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50: Option<f64>,
+    /// 99th percentile, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99: Option<f64>,
+    /// Largest, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
 }
@@ -173,34 +200,48 @@ pub struct FlowDelay {
 /// One flow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowSummary {
+    /// The flow's id, as the scenario numbers it.
     pub id: u32,
     /// Congestion control name (`fast`, `reno`, ...).
     pub cc: String,
+    /// Payload bytes delivered ÷ the flow's active time, b/s.
     #[serde(deserialize_with = "f64_or_null")]
     pub throughput_bps: f64,
+    /// Throughput ÷ the payload capacity (net of headers) of what limits the flow, 0–1.
     #[serde(deserialize_with = "f64_or_null")]
     pub utilization: f64,
+    /// The smallest RTT sample, ms.
     #[serde(deserialize_with = "f64_or_null")]
     pub min_rtt_ms: f64,
+    /// RTT − min RTT over the flow's samples, ms.
     pub queueing_delay_ms: FlowDelay,
+    /// Packets lost ÷ packets sent (or retransmitted ÷ sent segments for kernel TCP), 0–1.
     #[serde(deserialize_with = "f64_or_null")]
     pub loss_rate: f64,
+    /// Packets retransmitted.
     pub retransmits: u64,
+    /// Throughput × the path's distance, bit-meters per second.
     #[serde(deserialize_with = "f64_or_null")]
     pub bmps: f64,
     /// Algorithm parameters as given, e.g. "alpha=200,gamma=0.5".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<String>,
+    /// When the flow started, seconds from the start of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_s: Option<f64>,
+    /// When the flow's active time ended, seconds from the start of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// Length of the flow's path, km.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance_km: Option<f64>,
+    /// Payload bytes delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_delivered: Option<u64>,
+    /// Data packets sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_sent: Option<u64>,
+    /// Data packets dropped anywhere on the path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_lost: Option<u64>,
     /// CoV of this flow's 1-s throughput.
@@ -209,6 +250,7 @@ pub struct FlowSummary {
     /// Where and why this flow's packets were dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drops: Vec<DropCount>,
+    /// The flow's time series, if recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<FlowSeries>,
 }
@@ -218,6 +260,7 @@ pub struct FlowSummary {
 pub struct FlowSeries {
     /// Interval start, seconds.
     pub t: Vec<f64>,
+    /// Payload the path carried to the receiving host in the interval, b/s.
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
@@ -274,8 +317,10 @@ pub struct FlowSeries {
 /// All flows together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Aggregate {
+    /// All flows' payload bytes ÷ the run's span, b/s.
     #[serde(deserialize_with = "f64_or_null")]
     pub throughput_bps: f64,
+    /// Throughput through the most loaded bottleneck ÷ its payload capacity, 0–1.
     #[serde(deserialize_with = "f64_or_null")]
     pub utilization: f64,
     /// Jain's index over the flows' throughputs.
@@ -284,8 +329,10 @@ pub struct Aggregate {
     /// CoV of the aggregate throughput over 1-s intervals.
     #[serde(deserialize_with = "f64_or_null")]
     pub cov: f64,
+    /// Bit-meters per second of all flows together.
     #[serde(deserialize_with = "f64_or_null")]
     pub bmps: f64,
+    /// Payload bytes all flows delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_delivered: Option<u64>,
     /// Capacity the utilization was computed against (see crate::throughput on Table 1).
@@ -295,6 +342,7 @@ pub struct Aggregate {
     /// links when those are slower (`"the access links of flows 1, 2"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<String>,
+    /// The aggregate throughput over time, if recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<AggregateSeries>,
 }
@@ -302,7 +350,9 @@ pub struct Aggregate {
 /// The aggregate throughput over time (seed 000's Figure 2).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AggregateSeries {
+    /// Interval start, seconds.
     pub t: Vec<f64>,
+    /// Throughput of all flows in the interval, b/s.
     #[serde(deserialize_with = "vec_f64_or_null")]
     pub throughput_bps: Vec<f64>,
 }
@@ -311,7 +361,9 @@ pub struct AggregateSeries {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PaperValue {
+    /// A number, compared with `measured` by the claim's rule.
     Number(f64),
+    /// A statement that is not a single number ("stable").
     Text(String),
 }
 
@@ -328,11 +380,16 @@ impl std::fmt::Display for PaperValue {
 /// and whether this run bears it out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
+    /// What the paper (or the check) states, in words.
     pub claim: String,
+    /// The paper's figure.
     pub paper: PaperValue,
+    /// What this run measured.
     #[serde(deserialize_with = "f64_or_null")]
     pub measured: f64,
+    /// Whether `measured` satisfies the rule; computed, never set by hand.
     pub holds: bool,
+    /// The unit of `paper` and `measured` (`Mb/s`, `%`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// Where the claim comes from (seed file and table/figure).
@@ -361,6 +418,7 @@ pub struct Control {
     pub who: String,
     /// Why it lacks the property.
     pub why: String,
+    /// What the control measured.
     #[serde(deserialize_with = "f64_or_null")]
     pub measured: f64,
     /// The control's measurement fails the claim's rule. A measurement that is not finite

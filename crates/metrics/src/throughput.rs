@@ -71,7 +71,9 @@ pub fn utilization(throughput_bps: f64, capacity_bps: f64, mtu: u32) -> f64 {
 /// A link's capacity and MTU: what utilization is judged against.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Capacity {
+    /// The link rate, in bits per second on the wire.
     pub rate_bps: f64,
+    /// The MTU in bytes; every packet is taken to carry 40 bytes of TCP/IP headers.
     pub mtu: u32,
 }
 

@@ -71,6 +71,7 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// Tokens under a key drawn from the operating system's random number generator at start.
     pub fn new() -> Tokens {
         let mut key = [0u8; 32];
         OsRng.fill_bytes(&mut key);
@@ -136,7 +137,9 @@ fn now_secs() -> u64 {
 /// One existing session as admission sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
+    /// The peer's address.
     pub peer: SocketAddr,
+    /// The handshake has completed.
     pub established: bool,
     /// Time since it last heard from its peer.
     pub idle: Duration,
@@ -146,7 +149,10 @@ pub struct Slot {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Open a session (after evicting this one, if set).
-    Admit { evict: Option<SocketAddr> },
+    Admit {
+        /// The peer whose half-open session to close first.
+        evict: Option<SocketAddr>,
+    },
     /// Answer with a RETRY carrying a token.
     Retry,
     /// Ignore the datagram.

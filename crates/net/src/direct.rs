@@ -41,10 +41,12 @@ impl AlignedBuf {
         }
     }
 
+    /// The buffer's bytes.
     pub fn as_slice(&self) -> &[u8] {
         bytemuck::cast_slice(&self.blocks)
     }
 
+    /// The buffer's bytes, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         bytemuck::cast_slice_mut(&mut self.blocks)
     }

@@ -47,8 +47,11 @@ pub enum Piece {
     /// All bytes were handed over: the file's digest (`hashlist`), whether it shrank while
     /// read, and how many bytes were read around the page cache (`O_DIRECT`).
     End {
+        /// The file's digest (`hashlist`).
         digest: [u8; 32],
+        /// The file was shorter than announced when read: zeros stand in for the missing bytes.
         short: bool,
+        /// Bytes read with `O_DIRECT`, around the page cache.
         direct: u64,
     },
     /// A read failed; nothing more comes.
@@ -57,6 +60,7 @@ pub enum Piece {
 
 /// What [`Feed::poll`] found.
 pub enum Next {
+    /// The next piece of the file.
     Piece(Piece),
     /// Nothing ready yet: the threads are reading.
     Empty,

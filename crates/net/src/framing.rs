@@ -41,6 +41,7 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 4] = b"LHT4";
 /// The magic without its version byte.
 const MAGIC_NAME: &[u8; 3] = b"LHT";
+/// Bytes of a digest (BLAKE3): a file's, a chunk's, or a resume prefix's.
 pub const DIGEST_LEN: usize = 32;
 /// The largest message body (an entry with a 4095-byte path and a 4095-byte link target fits).
 pub const MAX_MESSAGE: usize = 16 * 1024;
@@ -63,12 +64,15 @@ const DONE: u8 = 0x13;
 const FATAL: u8 = 0x14;
 const BYE: u8 = 0x15;
 
+/// Why a stream's bytes are not a valid message sequence.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum FramingError {
+    /// The stream does not start with `LHT`.
     #[error(
         "not a longhaul transfer (bad magic); is the peer `longhaul send`/`recv` of this version?"
     )]
     Magic,
+    /// The peer's stream starts `LHT` with another version byte.
     #[error(
         "the peer speaks transfer protocol {} and this build {}, which verifies files \
          differently: run the same longhaul release at both ends",
@@ -76,26 +80,40 @@ pub enum FramingError {
         version_name(MAGIC[3])
     )]
     Version(u8),
+    /// A message body ends before the field being read.
     #[error("message {tag:#04x} is truncated")]
-    Truncated { tag: u8 },
+    Truncated {
+        /// The message's tag.
+        tag: u8,
+    },
+    /// A message declares a body longer than [`MAX_MESSAGE`] bytes.
     #[error("message of {0} bytes; at most {MAX_MESSAGE}")]
     TooLong(usize),
+    /// A message tag this version does not know.
     #[error("unknown message {0:#04x}")]
     UnknownTag(u8),
+    /// Bytes left in a message body after its last field: (count, tag).
     #[error("{0} bytes left over in message {1:#04x}")]
     Trailing(usize, u8),
+    /// A path, link target or reason is not UTF-8.
     #[error("text is not UTF-8")]
     Encoding,
+    /// An entry kind or plan action this version does not know.
     #[error("unknown entry kind {0}")]
     Kind(u8),
+    /// An entry's path is not one a receiver accepts.
     #[error(transparent)]
     Path(#[from] PathError),
+    /// A symbolic link entry without a target.
     #[error("symbolic link {0} has an empty target")]
     EmptyTarget(Printable),
+    /// The peer's resume chunk size (as a power of two) differs from [`CHUNK_SIZE`].
     #[error("chunk size 2^{0} is not this build's 2^20")]
     ChunkSize(u8),
+    /// A manifest announces more than [`MAX_ENTRIES`] entries.
     #[error("{0} entries announced; at most {MAX_ENTRIES}")]
     TooManyEntries(u64),
+    /// Any other breach of the protocol, in words.
     #[error("{0}")]
     Protocol(String),
 }
@@ -103,15 +121,26 @@ pub enum FramingError {
 /// What an entry is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
-    File { size: u64 },
+    /// A regular file.
+    File {
+        /// Its length in bytes.
+        size: u64,
+    },
+    /// A directory.
     Dir,
-    Symlink { target: String },
+    /// A symbolic link.
+    Symlink {
+        /// What the link points to, as stored in the link.
+        target: String,
+    },
 }
 
 /// One announced entry: a path relative to the receiving directory and its metadata.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The path relative to the receiving directory, `/`-separated.
     pub path: String,
+    /// File, directory or link.
     pub kind: Kind,
     /// Permission bits (`st_mode & 0o7777`).
     pub mode: u32,
@@ -120,6 +149,7 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The file's size in bytes; 0 for a directory or link.
     pub fn size(&self) -> u64 {
         match self.kind {
             Kind::File { size } => size,
@@ -134,40 +164,61 @@ pub enum Action {
     /// Send the file from chunk `from_chunk`; `prefix` is the digest of the receiver's
     /// verified chunks' digests (zero when `from_chunk` is 0).
     Send {
+        /// The first chunk ([`CHUNK_SIZE`] bytes each) the receiver needs.
         from_chunk: u64,
+        /// The digest of the digests of chunks `0..from_chunk` the receiver holds.
         prefix: [u8; DIGEST_LEN],
     },
     /// Already there (same size and mtime), or a directory or link now in place.
     Skip(String),
+    /// Not accepted, with the reason (too large, a path it will not write, …).
     Refuse(String),
 }
 
+/// One message of either stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Message {
+    /// Sender: the session's first message.
     Hello {
+        /// The sender accepts resuming from what the receiver kept of a cut transfer.
         resume: bool,
+        /// How many `Entry` messages follow.
         entries: u64,
     },
+    /// Sender: one entry of the manifest; entries are numbered from 0 in order.
     Entry(Entry),
+    /// Sender: the manifest is complete.
     ManifestEnd,
     /// Followed by the file's bytes from `from_chunk × CHUNK_SIZE` and its digest (`hashlist`).
     File {
+        /// The entry's number in the manifest.
         id: u32,
+        /// The chunk the bytes start at, as the plan asked.
         from_chunk: u64,
     },
+    /// Sender: no more files follow.
     End,
     /// Nothing: keeps the connection busy while the sender hashes a long resume prefix.
     Keepalive,
+    /// Receiver: what it will do with one entry.
     Plan {
+        /// The entry's number in the manifest.
         id: u32,
+        /// Send, skip or refuse.
         action: Action,
     },
+    /// Receiver: every entry has its plan.
     PlanEnd,
+    /// Receiver: the verdict on one file.
     Done {
+        /// The entry's number in the manifest.
         id: u32,
+        /// The file's digest once it is verified and stored under its name, or why it is not.
         result: Result<[u8; DIGEST_LEN], String>,
     },
+    /// Receiver: the session cannot go on (a full disk, a broken protocol), with the reason.
     Fatal(String),
+    /// Receiver: every verdict is sent; the session is over.
     Bye,
 }
 

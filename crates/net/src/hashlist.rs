@@ -55,6 +55,7 @@ pub struct FileHasher {
 }
 
 impl FileHasher {
+    /// A hasher that has seen no byte.
     pub fn new() -> FileHasher {
         FileHasher::default()
     }

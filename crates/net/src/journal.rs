@@ -32,8 +32,11 @@ const MAGIC: &[u8; 4] = b"LHJ2";
 /// What the journal is about: the announced file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JournalHeader {
+    /// The file's path as the sender named it.
     pub path: String,
+    /// The announced size, bytes.
     pub size: u64,
+    /// The announced modification time: seconds and nanoseconds since the Unix epoch.
     pub mtime: (i64, u32),
 }
 

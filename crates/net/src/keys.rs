@@ -81,72 +81,133 @@ const PUBLIC_FORMAT: &str = "`longhaul-x25519 <base64 key> [comment]`";
 const PRIVATE_FORMAT: &str = "`longhaul-x25519-private <base64 key>`";
 const HOST_FORMAT: &str = "`HOST[:PORT] longhaul-x25519 <base64 key>`";
 
+/// What went wrong with a key or trust file, or a key: each message says what to do about it.
 #[derive(Debug, Error)]
 pub enum KeyError {
+    /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// Neither `$HOME` nor `$LONGHAUL_HOME` is set, so the key directory is unknown.
     #[error(
         "cannot tell where longhaul's keys live: neither $HOME nor ${HOME_ENV} is set \
          (set ${HOME_ENV} to the directory to use)"
     )]
     NoHome,
+    /// A line of a key or trust file (or the file's bytes) cannot be read.
     #[error("{}, line {line}: {problem}", path.display())]
     Parse {
+        /// The file.
         path: PathBuf,
+        /// 1-based line number.
         line: usize,
+        /// What is wrong with the line.
         problem: String,
     },
+    /// A path to read, or to write with `--force`, names a directory, device or other
+    /// non-file.
     #[error("{} is not a regular file", path.display())]
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A key file to write exists as something other than a regular file.
     #[error(
         "{} is a symbolic link, device, FIFO or socket; a key is written only as a regular file, \
          never through a link or into a device: remove it or choose another path",
         path.display()
     )]
-    NotRegular { path: PathBuf },
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A key or trust file is larger than the 1 MiB any such file needs.
     #[error("{} is larger than {MAX_FILE} bytes: not a longhaul key or trust file", path.display())]
-    TooLarge { path: PathBuf },
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The private key file does not exist.
     #[error("no private key at {}: create one with `longhaul keygen`", path.display())]
-    NoPrivateKey { path: PathBuf },
+    NoPrivateKey {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// The private key file has no key line.
     #[error("{} holds no private key: expected a line {PRIVATE_FORMAT}", path.display())]
-    EmptyPrivateKey { path: PathBuf },
+    EmptyPrivateKey {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The private key file may be read by group or others.
     #[error(
         "permissions {mode:04o} for {path} are too open: a private key must be readable by its \
          owner only, so it is not used; run `chmod 600 {path}`",
         path = path.display()
     )]
-    TooOpen { path: PathBuf, mode: u32 },
+    TooOpen {
+        /// The private key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// `authorized_keys` may be written by group or others.
     #[error(
         "{path} is writable by group or others (mode {mode:04o}), and whoever can write it can \
          authorize a sender; run `chmod go-w {path}`",
         path = path.display()
     )]
-    Writable { path: PathBuf, mode: u32 },
+    Writable {
+        /// The `authorized_keys` file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A key file to create exists already (without `--force`).
     #[error(
         "{} already exists; it is kept (`longhaul keygen --force` replaces it, and every peer \
          that trusts the old key then needs the new one)",
         path.display()
     )]
-    Exists { path: PathBuf },
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `authorized_keys` does not exist.
     #[error(
         "{path} does not exist, so no sender is authorized: on each sending host run \
          `longhaul keygen`, then append the line of its `~/.longhaul/id_x25519.pub` to {path} \
          on this host (one key per line)",
         path = path.display()
     )]
-    NoAuthorizedKeys { path: PathBuf },
+    NoAuthorizedKeys {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// `authorized_keys` holds no key.
     #[error(
         "{} lists no keys, so no sender is authorized: append the line of each sender's \
          `~/.longhaul/id_x25519.pub` (made by `longhaul keygen` there)",
         path.display()
     )]
-    EmptyAuthorizedKeys { path: PathBuf },
+    EmptyAuthorizedKeys {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Text given as a public key is not one; says why.
     #[error("not a public key: {0}")]
     BadKey(String),
+    /// A comment or host name that cannot be written on a key line; says why.
     #[error("{0}")]
     BadText(String),
+    /// The operating system's random number generator failed while making a key.
     #[error("the system's random number generator failed: {0}")]
     Random(String),
+    /// The receiver presented a key other than the one `known_hosts` holds for it.
     #[error(
         "the receiver's key changed: {host} presented {got}, but line {line} of {path} holds \
          {expected} for it. Someone may be intercepting the connection, or the receiver got a new \
@@ -156,10 +217,15 @@ pub enum KeyError {
         path = path.display()
     )]
     HostKeyChanged {
+        /// The host as the user named it.
         host: String,
+        /// The `known_hosts` file.
         path: PathBuf,
+        /// The line of `known_hosts` that holds the recorded key.
         line: usize,
+        /// The key recorded for the host.
         expected: PublicKey,
+        /// The key the receiver presented.
         got: PublicKey,
     },
 }
@@ -181,10 +247,12 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> KeyError + '_ {
 pub struct PublicKey(pub [u8; KEY_LEN]);
 
 impl PublicKey {
+    /// The key's 32 bytes.
     pub fn as_bytes(&self) -> &[u8; KEY_LEN] {
         &self.0
     }
 
+    /// The key in standard base64, as key lines write it.
     pub fn to_base64(&self) -> String {
         STANDARD.encode(self.0)
     }
@@ -250,6 +318,7 @@ impl TryFrom<&[u8]> for PublicKey {
 #[derive(Clone)]
 pub struct KeyPair {
     private: [u8; KEY_LEN],
+    /// The public half.
     pub public: PublicKey,
 }
 
@@ -580,8 +649,11 @@ pub fn read_public_key(path: &Path) -> Result<(PublicKey, Option<String>), KeyEr
 /// One line of `authorized_keys`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthorizedKey {
+    /// The sender's key.
     pub key: PublicKey,
+    /// The rest of the line after the key (`user@host`, by `longhaul keygen`), if any.
     pub comment: Option<String>,
+    /// The key's 1-based line in the file.
     pub line: usize,
 }
 
@@ -633,10 +705,12 @@ impl AuthorizedKeys {
         })
     }
 
+    /// The file the keys were read from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether `key` is listed.
     pub fn contains(&self, key: &PublicKey) -> bool {
         self.get(key).is_some()
     }
@@ -646,6 +720,7 @@ impl AuthorizedKeys {
         self.entries.iter().find(|e| e.key == *key)
     }
 
+    /// Every key line, in file order.
     pub fn entries(&self) -> &[AuthorizedKey] {
         &self.entries
     }
@@ -693,7 +768,9 @@ pub fn host_name(spec: &str) -> String {
 pub struct KnownHost {
     /// The names, as [`host_name`] makes them.
     pub hosts: Vec<String>,
+    /// The host's key.
     pub key: PublicKey,
+    /// The entry's 1-based line in the file.
     pub line: usize,
 }
 
@@ -705,7 +782,12 @@ pub enum HostCheck {
     /// The file says nothing of the host.
     Unknown,
     /// The file holds another key for the host, on `line`.
-    Mismatch { expected: PublicKey, line: usize },
+    Mismatch {
+        /// The key the file holds for the host.
+        expected: PublicKey,
+        /// The 1-based line that holds it.
+        line: usize,
+    },
 }
 
 /// What [`KnownHosts::check_or_learn`] did.
@@ -714,7 +796,10 @@ pub enum Trust {
     /// The host's key was in the file already.
     Known,
     /// First contact: the key was added to the file, on `line`.
-    Learned { line: usize },
+    Learned {
+        /// The 1-based line the key was written on.
+        line: usize,
+    },
 }
 
 /// The receivers' keys a sender has seen.
@@ -747,10 +832,12 @@ impl KnownHosts {
         Ok(known)
     }
 
+    /// The file the entries were read from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Every entry, in file order.
     pub fn entries(&self) -> &[KnownHost] {
         &self.entries
     }
@@ -760,6 +847,8 @@ impl KnownHosts {
         self.entries_for(&host_name(host)).next().map(|e| e.key)
     }
 
+    /// What the file says of `host` (as the user typed it) presenting `key`; a host listed with
+    /// several keys is known if any of them matches.
     pub fn check(&self, host: &str, key: &PublicKey) -> HostCheck {
         let name = host_name(host);
         if self.entries_for(&name).any(|e| e.key == *key) {

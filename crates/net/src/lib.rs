@@ -39,6 +39,8 @@
 //! `handle_packet_ecn`), one transfer striped over several connections (`-P N`, as bbcp and
 //! GridFTP), and a thread per session for a receiver of many senders at once.
 
+#![warn(missing_docs)]
+
 pub mod admission;
 pub mod direct;
 pub mod feed;
@@ -73,32 +75,47 @@ pub fn io_threads_by_default() -> bool {
 /// The UDP port `longhaul recv` listens on by default.
 pub const DEFAULT_PORT: u16 = 5301;
 
+/// Why a transfer, or a receiver, stopped.
 #[derive(Debug, Error)]
 pub enum NetError {
+    /// A local file or directory could not be read or created: (path, error).
     #[error("{0}: {1}")]
     File(String, std::io::Error),
+    /// The command line asks for something impossible (`--name` with several paths, two paths
+    /// arriving under one name).
     #[error("{0}")]
     Usage(String),
+    /// The receiver's key is refused by the trust check (`known_hosts`, `--peer-key`).
     #[error("the receiver's key is not trusted: {0}")]
     Trust(String),
+    /// A key or trust file is missing, unsafe or malformed.
     #[error(transparent)]
     Keys(#[from] keys::KeyError),
+    /// The receiving directory is not a directory.
     #[error("{0} is not a directory")]
     NotADirectory(String),
+    /// The UDP socket failed.
     #[error("socket: {0}")]
     Socket(std::io::Error),
+    /// The receiver's host answered with ICMP port unreachable.
     #[error("nothing listens on {0} (ICMP port unreachable): is `longhaul recv` running there?")]
     PortClosed(SocketAddr),
+    /// The handshake had no answer within the connect timeout: (peer, timeout).
     #[error("no answer from {0} within {1:?}: check the address, the port and any firewall on the path (UDP)")]
     NoAnswer(SocketAddr, Duration),
+    /// The receiver sent FATAL, with its reason.
     #[error("the receiver stopped the transfer: {0}")]
     Refused(String),
+    /// The connection closed before the transfer finished, with what is known of why.
     #[error("{0}")]
     Closed(String),
+    /// Stopped by the user (Ctrl-C); the receiver keeps what arrived for a resume.
     #[error("interrupted; the receiver keeps what arrived: run the same command again to resume")]
     Interrupted,
+    /// The peer broke the transfer protocol.
     #[error(transparent)]
     Framing(#[from] framing::FramingError),
+    /// The connection settings are invalid.
     #[error("connection settings: {0}")]
     Config(#[from] longhaul_proto::ConfigError),
 }

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 /// One entry and, for files, where the sender reads it.
 #[derive(Clone, Debug)]
 pub struct Item {
+    /// The entry as announced to the receiver.
     pub entry: Entry,
+    /// Where the sender reads it on its own file system.
     pub source: PathBuf,
 }
 

@@ -64,10 +64,12 @@ impl Piece {
         }
     }
 
+    /// Bytes held.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True when it holds no byte.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -92,6 +94,7 @@ impl Piece {
         n
     }
 
+    /// The bytes held.
     pub fn bytes(&self) -> &[u8] {
         &self.buf.as_slice()[..self.len]
     }
@@ -107,6 +110,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// A part file being written, with its journal and digests.
 pub struct PartFile {
+    /// The part file, open for writing.
     pub part: File,
     /// `None` for a discarding receiver's file (nothing to resume, so nothing to flush).
     journal: Option<Journal>,
@@ -247,6 +251,7 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// Starts the hashing and writing threads for `file`.
     pub fn start(mut file: PartFile) -> io::Result<Writer> {
         let (pieces, rx) = bounded::<Piece>(DEPTH);
         let (to_write, write_rx) = bounded::<Piece>(DEPTH);

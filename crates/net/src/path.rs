@@ -20,20 +20,28 @@ pub const STAGING_DIR: &str = ".longhaul-partial";
 /// Why a path was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// The path is empty.
     #[error("empty path")]
     Empty,
+    /// The path is longer than [`MAX_PATH`] bytes.
     #[error("path of {0} bytes; at most {MAX_PATH}")]
     TooLong(usize),
+    /// The path starts with `/`.
     #[error("absolute path {0}: paths are relative to the receiving directory")]
     Absolute(Printable),
+    /// A component is empty, `.` or `..`.
     #[error("path {0} has an empty, `.` or `..` component")]
     Dots(Printable),
+    /// A component is longer than [`MAX_COMPONENT`] bytes: (path, its length).
     #[error("path {0} has a component of {1} bytes; at most {MAX_COMPONENT}")]
     ComponentTooLong(Printable, usize),
+    /// The path holds a NUL or another control character.
     #[error("path {0} contains a NUL or control character")]
     Control(Printable),
+    /// The path lies under [`STAGING_DIR`].
     #[error("path {0} is inside the receiver's staging directory {STAGING_DIR}")]
     Reserved(Printable),
+    /// A name on the sender's file system is not UTF-8.
     #[error("file name {0} is not UTF-8; rename it to send it")]
     NotUtf8(Printable),
 }
@@ -102,6 +110,7 @@ impl From<&str> for Printable {
 }
 
 impl Printable {
+    /// Bytes that may not be UTF-8, escaped as ASCII.
     pub fn bytes(b: &[u8]) -> Printable {
         Printable(b.escape_ascii().to_string())
     }

@@ -34,9 +34,12 @@ const UNAUTHENTICATED: &str = "unauthenticated";
 /// stalled disk costs 2,000 wake-ups a second.
 const DISK_RETRY: Duration = Duration::from_micros(500);
 
+/// How a [`Receiver`] serves.
 #[derive(Clone)]
 pub struct RecvOptions {
+    /// The connection settings each session uses.
     pub config: Config,
+    /// The directory files are received into.
     pub dir: PathBuf,
     /// Replace existing files that differ (same size and mtime are skipped regardless).
     pub overwrite: bool,
@@ -58,6 +61,7 @@ pub struct RecvOptions {
 /// One file's outcome.
 #[derive(Clone, Debug)]
 pub struct FileOutcome {
+    /// The file's path as the sender named it.
     pub path: String,
     /// File bytes this session wrote (excluding a resumed prefix).
     pub bytes: u64,
@@ -70,11 +74,15 @@ pub struct FileOutcome {
 /// What happened in one session (one sender's connection).
 #[derive(Clone, Debug)]
 pub struct Received {
+    /// The sender's address.
     pub peer: SocketAddr,
+    /// From the session's first datagram to its end.
     pub duration: Duration,
+    /// Each file the sender sent, with its outcome.
     pub files: Vec<FileOutcome>,
-    /// Entries skipped (already there, directories, links) or refused, with the reason.
+    /// Entries skipped (already there, directories, links), with the reason.
     pub skipped: Vec<(String, String)>,
+    /// Entries refused, with the reason.
     pub refused: Vec<(String, String)>,
     /// Why the session ended early, if it did.
     pub error: Option<String>,
@@ -89,7 +97,9 @@ pub struct Received {
 
 /// Events reported while serving.
 pub enum Event<'a> {
+    /// A file's outcome is known: the sender's address and the outcome.
     File(SocketAddr, &'a FileOutcome),
+    /// A session ended.
     Session(&'a Received),
 }
 
@@ -474,6 +484,7 @@ impl Session {
     }
 }
 
+/// A receiver: one UDP socket that serves any number of senders into one directory.
 pub struct Receiver {
     port: UdpPort,
     local: SocketAddr,
@@ -485,6 +496,8 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// Binds `addr` and opens the receiving directory (its staging directory is created if
+    /// missing).
     pub fn bind(addr: SocketAddr, options: RecvOptions) -> Result<Receiver, NetError> {
         if !options.discard && !options.dir.is_dir() {
             return Err(NetError::NotADirectory(options.dir.display().to_string()));
@@ -517,6 +530,7 @@ impl Receiver {
         })
     }
 
+    /// The address the socket is bound to.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
     }
@@ -537,6 +551,7 @@ impl Receiver {
         self.port.openers().is_some()
     }
 
+    /// The receiving directory (`/dev/null` when discarding).
     pub fn dir(&self) -> &Path {
         self.store.root()
     }

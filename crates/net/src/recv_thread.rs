@@ -45,12 +45,14 @@ pub const POLL_TICK: u16 = 50;
 /// One datagram of a batch.
 #[derive(Clone, Debug)]
 pub struct Arrived {
+    /// The sender's address.
     pub from: SocketAddr,
     /// When it entered the host: the kernel's stamp (wall clock), or the thread's reading of
     /// the wall clock as it read the datagram where the kernel gave none.
     pub stamp: TimeSpec,
     /// Where it lies in the batch's bytes.
     pub range: Range<usize>,
+    /// What the thread made of it: opened, failed to authenticate, or passed on as it arrived.
     pub attempt: OpenAttempt,
 }
 
@@ -61,6 +63,7 @@ pub struct Batch {
     pub bytes: Vec<u8>,
     /// Bytes of `bytes` filled.
     pub used: usize,
+    /// The datagrams, in the order they were read.
     pub datagrams: Vec<Arrived>,
     /// System calls that read them.
     pub calls: u64,
@@ -76,6 +79,7 @@ pub struct Openers {
 }
 
 impl Openers {
+    /// Sets `peer`'s opener (its session's receive keys) for the thread.
     pub fn publish(&self, peer: SocketAddr, opener: Opener) {
         self.table
             .lock()
@@ -84,6 +88,7 @@ impl Openers {
         self.version.fetch_add(1, Ordering::Release);
     }
 
+    /// Removes `peer`'s opener: its session ended.
     pub fn remove(&self, peer: &SocketAddr) {
         if self
             .table
@@ -113,6 +118,7 @@ pub struct RecvThread {
     batches: Option<Receiver<Batch>>,
     spare: SyncSender<Batch>,
     wake: UnixStream,
+    /// Each session's receive keys, which the loop keeps up to date for the thread.
     pub openers: Arc<Openers>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -156,6 +162,7 @@ impl RecvThread {
         self.batches.as_ref()?.try_recv().ok()
     }
 
+    /// Hands a batch back to be filled again.
     pub fn reuse(&mut self, mut batch: Batch) {
         batch.used = 0;
         batch.datagrams.clear();

@@ -37,7 +37,9 @@ const KEEPALIVE: Duration = Duration::from_secs(2);
 /// ready (while data is in flight, arriving ACKs wake the loop sooner).
 const FEED_RETRY: Duration = Duration::from_micros(200);
 
+/// How [`send_paths`] sends.
 pub struct SendOptions {
+    /// The connection settings.
     pub config: Config,
     /// The name to store a single path under (default: its own name).
     pub name: Option<String>,
@@ -73,20 +75,24 @@ pub struct Progress {
     pub total: u64,
     /// Of those, acknowledged by the receiver.
     pub done: u64,
-    /// Files verified and stored by the receiver, and files to send.
+    /// Files verified and stored by the receiver.
     pub files_done: usize,
+    /// Files to send.
     pub files_total: usize,
     /// The file being sent now.
     pub current: Option<String>,
     /// The connection's counters and estimates (cwnd, RTT, losses).
     pub stats: Stats,
+    /// The socket's counters.
     pub socket: SocketStats,
 }
 
 /// What happened to one entry.
 #[derive(Clone, Debug)]
 pub struct FileReport {
+    /// The path as the receiver names it.
     pub path: String,
+    /// The file's size, bytes (0 for a directory or link).
     pub size: u64,
     /// Bytes moved in this session.
     pub sent: u64,
@@ -95,9 +101,11 @@ pub struct FileReport {
     /// Of the bytes sent, those read from the disk around the page cache, which did not hold
     /// them (`feed`).
     pub read_direct: u64,
+    /// What became of it.
     pub outcome: Outcome,
 }
 
+/// What became of one entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Stored and verified; the file's digest (`hashlist`: BLAKE3 over its 1 MiB chunks'
@@ -112,18 +120,23 @@ pub enum Outcome {
 /// What a session measured.
 #[derive(Clone, Debug)]
 pub struct SendReport {
+    /// The receiver's address.
     pub peer: SocketAddr,
+    /// Each entry of the manifest, in order.
     pub files: Vec<FileReport>,
     /// From the first handshake packet to the receiver's last verdict.
     pub duration: Duration,
+    /// The connection's counters at the end.
     pub stats: Stats,
+    /// The socket's counters at the end.
     pub socket: SocketStats,
     /// Whether GSO and GRO were in use on the sender's socket.
     pub offloads: (bool, bool),
     /// Whether a sending thread sealed and sent the datagrams.
     pub send_thread: bool,
-    /// The receiver's authenticated key and the cipher in use (`None`: security off).
+    /// The receiver's authenticated key (`None`: security off).
     pub peer_key: Option<[u8; 32]>,
+    /// The AEAD suite the handshake settled on (`None`: security off).
     pub cipher: Option<String>,
 }
 
@@ -132,9 +145,11 @@ impl SendReport {
     pub fn bytes_sent(&self) -> u64 {
         self.files.iter().map(|f| f.sent).sum()
     }
+    /// Bytes the receiver already held from a cut transfer, over all files.
     pub fn bytes_resumed(&self) -> u64 {
         self.files.iter().map(|f| f.resumed).sum()
     }
+    /// Entries that were refused or failed.
     pub fn failed(&self) -> usize {
         self.files
             .iter()

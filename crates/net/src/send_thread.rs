@@ -34,8 +34,11 @@ pub const QUEUE: usize = 4;
 /// Datagrams to send together: back to back in `bytes`, all `segment` bytes long but the last.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// The datagrams, back to back.
     pub bytes: Vec<u8>,
+    /// Bytes of each datagram but the last: the GSO segment size.
     pub segment: usize,
+    /// Datagrams in the batch.
     pub count: usize,
     /// Each sealed datagram's offset in `bytes` and its seal.
     pub seals: Vec<(usize, PendingSeal)>,
@@ -44,6 +47,7 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Empties the batch for reuse, keeping its allocations.
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.segment = 0;
@@ -106,9 +110,11 @@ impl Batch {
 /// What became of a batch.
 #[derive(Debug)]
 pub enum Outcome {
+    /// Every datagram left.
     Sent,
     /// The socket (or the device queue behind it) was full: nothing of it left.
     Full,
+    /// The socket failed otherwise.
     Failed(io::Error),
 }
 
@@ -117,6 +123,7 @@ pub enum Outcome {
 pub struct Report {
     /// The batch, its bytes and seals gone; its `count` and `pns` still say what it held.
     pub batch: Batch,
+    /// What became of it.
     pub outcome: Outcome,
     /// System calls it took.
     pub calls: u64,
@@ -192,6 +199,7 @@ impl SendThread {
         self.reports.try_recv().ok()
     }
 
+    /// Hands a batch back to be filled again.
     pub fn reuse(&mut self, mut batch: Batch) {
         batch.clear();
         // Enough to fill the queue and the batch being built; more were only a burst's.

@@ -85,6 +85,7 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// A clock that reads 0 now.
     pub fn start() -> Clock {
         Clock {
             start: Instant::now(),
@@ -92,12 +93,14 @@ impl Clock {
         }
     }
 
+    /// The time now; never earlier than a time given out before.
     pub fn now(&self) -> Time {
         let t = self.read();
         self.given.set(t);
         t
     }
 
+    /// The instant of time `t` on this clock.
     pub fn instant(&self, t: Time) -> Instant {
         self.start + Duration::from_nanos(t.as_nanos())
     }
@@ -175,9 +178,11 @@ pub struct Arrival {
 /// Counters of what the socket did, beside the connection's own.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SocketStats {
+    /// Datagrams handed to the kernel.
     pub datagrams_sent: u64,
     /// System calls that sent them (fewer than datagrams with GSO).
     pub send_calls: u64,
+    /// Datagrams read.
     pub datagrams_received: u64,
     /// System calls that read them (fewer than datagrams with GRO).
     pub recv_calls: u64,
@@ -203,6 +208,7 @@ pub struct UdpPort {
     send_thread: Option<SendThread>,
     /// What reads the socket (and opens datagrams) when that runs on a thread of its own.
     recv_thread: Option<RecvThread>,
+    /// What the socket did so far.
     pub stats: SocketStats,
 }
 
@@ -254,6 +260,7 @@ impl UdpPort {
         })
     }
 
+    /// The socket.
     pub fn socket(&self) -> &UdpSocket {
         &self.sock
     }

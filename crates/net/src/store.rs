@@ -47,6 +47,8 @@ pub struct Store {
 pub struct Fatal(pub String);
 
 impl Store {
+    /// Opens the receiving directory `root`, creating its staging directory; with `overwrite`,
+    /// files that differ are replaced.
     pub fn open(root: &Path, overwrite: bool) -> io::Result<Store> {
         let staging = root.join(STAGING_DIR);
         match std::fs::symlink_metadata(&staging) {
@@ -82,6 +84,7 @@ impl Store {
         }
     }
 
+    /// The receiving directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -343,6 +346,7 @@ impl Planned {
         &self.key
     }
 
+    /// The entry as the sender announced it.
     pub fn entry(&self) -> &Entry {
         &self.entry
     }
@@ -447,6 +451,7 @@ impl Planned {
 /// One file being received: where it goes, and the thread writing its part file.
 pub struct Incoming {
     key: String,
+    /// The entry as the sender announced it.
     pub entry: Entry,
     dest: PathBuf,
     part_path: PathBuf,

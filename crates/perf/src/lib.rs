@@ -13,5 +13,7 @@
 //! [`perf::client::PerfRun`] what it measured; [`tune::PathSpec`] is the path `tune` sizes a
 //! host for and [`tune::TuneReport`] its checks of the host.
 
+#![warn(missing_docs)]
+
 pub mod perf;
 pub mod tune;

@@ -113,6 +113,9 @@ impl Config {
         }
     }
 
+    /// Checks the settings: the MSS fits a datagram (with the seal's overhead when security is on),
+    /// and windows, buffers, ACK frequency, retransmission limit and initial RTO are not below
+    /// their minimums.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let max = MAX_PAYLOAD - self.security.overhead() as u32;
         if !(64..=max).contains(&self.mss) {

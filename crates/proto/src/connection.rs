@@ -80,6 +80,7 @@ pub struct Transmit {
     /// Bytes the datagram occupies on the wire (UDP payload): `len` plus the payload elided in
     /// synthetic mode. Equal to `len` in real mode.
     pub wire_len: usize,
+    /// Which kind of packet the datagram is.
     pub kind: PacketKind,
     /// The data packet's number.
     pub packet_number: Option<u64>,
@@ -90,6 +91,7 @@ pub struct Transmit {
 /// Why the connection closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CloseReason {
+    /// Why: the application, a timeout, a protocol or security failure.
     pub code: CloseCode,
     /// True if the peer closed (its close packet arrived).
     pub by_peer: bool,
@@ -355,12 +357,12 @@ impl Connection {
         self.stream.all_acked()
     }
 
-    /// Bytes written and not yet acknowledged.
     /// Bytes of memory the receive buffer holds: it follows the data held, not the window.
     pub fn recv_memory(&self) -> usize {
         self.recv.memory()
     }
 
+    /// Bytes written and not yet acknowledged.
     pub fn send_buffered(&self) -> u64 {
         self.stream.written() - self.stream.acked_offset()
     }
@@ -384,6 +386,7 @@ impl Connection {
         self.state == State::Closed && self.close_pending.is_none()
     }
 
+    /// Why the connection closed; `None` while it is open.
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.close_reason
     }
@@ -393,6 +396,7 @@ impl Connection {
         self.state == State::Established
     }
 
+    /// Which end this is.
     pub fn side(&self) -> Side {
         self.side
     }
@@ -414,6 +418,7 @@ impl Connection {
         self.secure.is_some()
     }
 
+    /// The settings the connection was created with.
     pub fn config(&self) -> &Config {
         &self.config
     }

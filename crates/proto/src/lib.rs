@@ -90,6 +90,8 @@
 //! TCP model (`crates/sim/src/transport/model.rs`) builds its sender from `sent`, `loss`, `rtt`,
 //! `rate` and `pacer`, which is why they are public.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod connection;
 pub mod error;

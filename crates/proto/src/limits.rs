@@ -30,11 +30,18 @@ use longhaul_cc::time::{duration_nanos, Time};
 /// Why the sender is not sending, or that it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendState {
+    /// A data packet left.
     Sending,
+    /// The congestion window is full.
     Window,
+    /// The pacer holds the next packet until its release time.
     Pacing,
+    /// The driver came back so late that the pacer's bucket overflowed: the host did not run the
+    /// sender in time.
     Late,
+    /// The peer's flow-control window is full.
     ReceiverWindow,
+    /// The application has given nothing to send.
     NoData,
 }
 

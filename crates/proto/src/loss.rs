@@ -24,8 +24,11 @@ pub const PACKET_THRESHOLD: u64 = 3;
 /// What one detection pass found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lost {
+    /// Packets newly declared lost.
     pub packets: u32,
+    /// Payload bytes of those packets.
     pub bytes: u64,
+    /// The largest packet number declared lost.
     pub largest: u64,
     /// Send time of the largest lost packet (for the recovery-period test).
     pub largest_time_sent: Time,

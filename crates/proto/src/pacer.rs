@@ -28,6 +28,7 @@ pub const DEFAULT_BURST: u32 = 10;
 const PS_PER_NS: u128 = 1_000;
 const PS_PER_SEC: u128 = 1_000_000_000_000;
 
+/// The token bucket, kept as a virtual clock (see the module header).
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
     /// Virtual clock, picoseconds since the epoch.
@@ -35,6 +36,7 @@ pub struct Pacer {
 }
 
 impl Pacer {
+    /// A pacer whose bucket is full from the epoch on.
     pub fn new() -> Pacer {
         Pacer::default()
     }

@@ -110,18 +110,24 @@ const DATA_SYNTHETIC: u8 = 0x02;
 pub enum PacketKind {
     /// A handshake message: the plain HANDSHAKE, or the secure INIT, RESPONSE or FINISH.
     Handshake,
+    /// A DATA packet.
     Data,
+    /// An ACK packet.
     Ack,
+    /// A CLOSE packet.
     Close,
 }
 
 /// The opening exchange: the client's request and the server's response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handshake {
+    /// True in the server's response, false in the client's request.
     pub response: bool,
+    /// The sender carries synthetic payloads (lengths without bytes).
     pub synthetic: bool,
     /// The sender's receive window in bytes (its initial flow-control limit).
     pub recv_window: u64,
+    /// The sender's clock when it sent the packet, µs (echoed for the first RTT sample).
     pub timestamp_us: u64,
     /// The request's timestamp, echoed in the response (0 in a request).
     pub echo_us: u64,
@@ -130,11 +136,17 @@ pub struct Handshake {
 /// A data packet's header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataHeader {
+    /// The packet's number: consecutive, never reused (a retransmission gets a new one).
     pub packet_number: u64,
+    /// The sender's clock when it sent the packet, µs (echoed by the ACK for RTT samples).
     pub timestamp_us: u64,
+    /// The stream offset of the payload's first byte.
     pub offset: u64,
+    /// Payload bytes.
     pub len: u16,
+    /// The stream ends with this payload.
     pub fin: bool,
+    /// The payload is elided: only its length travels (the simulator's mode).
     pub synthetic: bool,
 }
 
@@ -158,7 +170,9 @@ impl DataHeader {
 /// An inclusive range of packet numbers, `low..=high`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckRange {
+    /// The largest packet number in the range.
     pub high: u64,
+    /// The smallest packet number in the range.
     pub low: u64,
 }
 
@@ -194,6 +208,7 @@ impl<'a> Ack<'a> {
             })
     }
 
+    /// How many ranges the ACK carries.
     pub fn range_count(&self) -> usize {
         self.raw_ranges.len() / ACK_RANGE_LEN
     }
@@ -251,17 +266,23 @@ impl CloseCode {
 /// A decoded packet, borrowing its payload and ACK ranges from the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packet<'a> {
+    /// A plain handshake (security off).
     Handshake(Handshake),
+    /// A DATA packet.
     Data {
+        /// Its header.
         header: DataHeader,
         /// The payload; empty for a synthetic packet.
         payload: &'a [u8],
     },
+    /// An ACK packet.
     Ack(Ack<'a>),
+    /// A CLOSE packet, with the reason.
     Close(CloseCode),
 }
 
 impl Packet<'_> {
+    /// Which kind of packet this is.
     pub fn kind(&self) -> PacketKind {
         match self {
             Packet::Handshake(_) => PacketKind::Handshake,
@@ -454,23 +475,36 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, PacketError> {
 pub enum Outer<'a> {
     /// HANDSHAKE, DATA, ACK or CLOSE in clear.
     Plain(PacketKind),
+    /// INIT: the client's first handshake message.
     Init {
+        /// The address-validation token from a RETRY; empty if none.
         token: &'a [u8],
         /// Noise message 1.
         message: &'a [u8],
     },
+    /// RESPONSE: the server's handshake message.
     Response {
+        /// Noise message 2.
         message: &'a [u8],
     },
+    /// FINISH: the client's last handshake message.
     Finish {
+        /// Noise message 3.
         message: &'a [u8],
     },
+    /// RETRY: the server's driver asks for INIT again with a token.
     Retry {
+        /// The INIT's ephemeral key, echoed (32 bytes).
         echo: &'a [u8],
+        /// The token to send with the next INIT.
         token: &'a [u8],
     },
+    /// SEALED: an encrypted and authenticated plain packet.
     Sealed {
+        /// Which key generation sealed it, modulo 256.
         key_phase: u8,
+        /// The datagram's number in its sender's sealing sequence: the AEAD nonce, and what the
+        /// anti-replay window checks.
         seal_number: u64,
     },
 }
@@ -693,10 +727,15 @@ pub fn encode_data_header(h: &DataHeader, buf: &mut [u8]) -> Option<usize> {
 /// The fields of an ACK other than its ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckFields {
+    /// How long the receiver held the largest packet before acknowledging it, µs.
     pub ack_delay_us: u64,
+    /// The timestamp of the largest acknowledged packet, echoed.
     pub echo_us: u64,
+    /// Every stream byte below this offset has been received.
     pub cumulative: u64,
+    /// The receiver accepts stream bytes below this offset (flow control).
     pub max_offset: u64,
+    /// Total ECN-CE marked packets received so far.
     pub ce_count: u64,
 }
 

@@ -16,8 +16,11 @@ use crate::sent::SentPacket;
 use longhaul_cc::{RateSample, Time};
 use std::time::Duration;
 
+/// The sender's delivery-rate state: what has been delivered, since when, and whether the sender is
+/// application-limited.
 #[derive(Clone, Debug, Default)]
 pub struct DeliveryRate {
+    /// Payload bytes acknowledged so far.
     pub delivered: u64,
     delivered_time: Time,
     first_sent_time: Time,
@@ -33,9 +36,13 @@ pub struct DeliveryRate {
 
 /// Per-packet state to store in the sent record.
 pub struct SendStamp {
+    /// Bytes delivered when the packet was sent.
     pub delivered: u64,
+    /// When the last delivery before it happened.
     pub delivered_time: Time,
+    /// When the first packet of its flight was sent.
     pub first_sent_time: Time,
+    /// It was sent while the sender was application-limited.
     pub app_limited: bool,
 }
 

@@ -42,6 +42,7 @@ fn ns(d: Duration) -> u64 {
 }
 
 impl RttEstimator {
+    /// An estimator with no sample yet, using `initial_rto` until the first one.
     pub fn new(initial_rto: Duration) -> RttEstimator {
         RttEstimator {
             latest_ns: 0,
@@ -92,10 +93,12 @@ impl RttEstimator {
         self.srtt().unwrap_or(self.initial_rto / 3)
     }
 
+    /// The RTT variation (mean deviation); zero before the first sample.
     pub fn rttvar(&self) -> Duration {
         Duration::from_nanos(self.rttvar_ns)
     }
 
+    /// The smallest RTT sample seen; `None` before the first.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt_ns.map(Duration::from_nanos)
     }

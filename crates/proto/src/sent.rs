@@ -19,31 +19,41 @@
 use longhaul_cc::Time;
 use std::collections::VecDeque;
 
+/// Where a sent packet stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacketState {
+    /// Sent, neither acknowledged nor declared lost.
     InFlight,
+    /// Acknowledged.
     Acked,
+    /// Declared lost (its data is resent in a new packet).
     Lost,
 }
 
 /// What the sender remembers about one data packet.
 #[derive(Clone, Copy, Debug)]
 pub struct SentPacket {
+    /// When it was sent.
     pub time_sent: Time,
     /// The stream chunk it carried (see `stream.rs`).
     pub chunk: u64,
     /// Bytes counted in flight: the payload length.
     pub bytes: u32,
+    /// In flight, acknowledged or lost.
     pub state: PacketState,
     /// Bytes in flight just after this packet was sent (for `AckEvent::in_flight_at_send`).
     pub in_flight_at_send: u64,
     /// Delivery-rate state at send time (draft-cheng-iccrg-delivery-rate-estimation §3.2).
     pub delivered: u64,
+    /// When the last delivery before it happened (delivery-rate state).
     pub delivered_time: Time,
+    /// When the first packet of its flight was sent (delivery-rate state).
     pub first_sent_time: Time,
+    /// It was sent while the sender was application-limited.
     pub app_limited: bool,
 }
 
+/// The records of sent data packets, by packet number (see the module header).
 #[derive(Debug, Default)]
 pub struct SentPackets {
     ring: VecDeque<SentPacket>,
@@ -53,7 +63,9 @@ pub struct SentPackets {
     next_pn: u64,
     /// Every packet below this is acknowledged or lost.
     pub scan: u64,
+    /// Payload bytes of the packets in flight.
     pub bytes_in_flight: u64,
+    /// Packets in flight.
     pub packets_in_flight: u64,
     /// Largest packet number acknowledged so far.
     pub largest_acked: Option<u64>,
@@ -62,10 +74,12 @@ pub struct SentPackets {
 }
 
 impl SentPackets {
+    /// An empty record; the first packet gets number 0.
     pub fn new() -> SentPackets {
         SentPackets::default()
     }
 
+    /// The packet number the next packet sent will get.
     pub fn next_pn(&self) -> u64 {
         self.next_pn
     }
@@ -85,11 +99,13 @@ impl SentPackets {
         pn
     }
 
+    /// The record of packet `pn`, if it is still kept.
     pub fn get(&self, pn: u64) -> Option<&SentPacket> {
         pn.checked_sub(self.base)
             .and_then(|i| self.ring.get(usize::try_from(i).ok()?))
     }
 
+    /// The record of packet `pn`, writable, if it is still kept.
     pub fn get_mut(&mut self, pn: u64) -> Option<&mut SentPacket> {
         pn.checked_sub(self.base)
             .and_then(|i| self.ring.get_mut(usize::try_from(i).ok()?))

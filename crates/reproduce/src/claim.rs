@@ -33,10 +33,13 @@ pub struct ClaimSpec {
     pub text: String,
     /// The paper's figure (a number, or text for a range or a qualitative statement).
     pub paper: PaperValue,
+    /// The unit of the paper's figure and of the measurement (`Mb/s`, `%`; empty for none).
     pub unit: &'static str,
     /// Seed file and table/figure.
     pub source: &'static str,
+    /// The test the measurement must pass.
     pub rule: Rule,
+    /// A seed paper's claim, or a check the papers never made.
     pub kind: ClaimKind,
     /// The source of error the rule's tolerance stands for.
     pub tolerance: String,

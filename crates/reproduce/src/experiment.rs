@@ -53,6 +53,7 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run of built-in scenario `scenario`, named `label`, without overrides.
     pub fn new(label: impl Into<String>, scenario: &'static str) -> Run {
         Run {
             label: label.into(),
@@ -115,12 +116,17 @@ pub struct Experiment {
 /// An experiment's results.
 #[derive(Clone, Debug)]
 pub struct ExperimentResult {
+    /// The experiment's name.
     pub name: &'static str,
+    /// Its one-line title.
     pub title: &'static str,
+    /// The seed file(s) and figure or table.
     pub source: &'static str,
+    /// The runs, in the order they were planned.
     pub runs: Vec<Run>,
     /// One summary per run; the first also carries the experiment's claims.
     pub summaries: Vec<Summary>,
+    /// The claim rows, evaluated on the runs' summaries.
     pub claims: Vec<Claim>,
     /// What [`Experiment::notes`] printed (empty without).
     pub notes: String,
@@ -134,22 +140,34 @@ pub struct ExperimentResult {
 /// Why an experiment could not run.
 #[derive(Debug, Error)]
 pub enum RunError {
+    /// A run names a scenario that is not built in.
     #[error("experiment `{experiment}`: run `{run}` names no built-in scenario `{scenario}`")]
     NoScenario {
+        /// The experiment's name.
         experiment: &'static str,
+        /// The run's label.
         run: String,
+        /// The scenario it names.
         scenario: &'static str,
     },
+    /// A run's scenario (with its overrides) does not load.
     #[error("experiment `{experiment}`, run `{run}`: {source}")]
     Scenario {
+        /// The experiment's name.
         experiment: &'static str,
+        /// The run's label.
         run: String,
+        /// Why it does not load.
         source: ScenarioError,
     },
+    /// A run's simulation failed.
     #[error("experiment `{experiment}`, run `{run}`: {source}")]
     Sim {
+        /// The experiment's name.
         experiment: &'static str,
+        /// The run's label.
         run: String,
+        /// What failed.
         source: SimError,
     },
 }
@@ -157,17 +175,28 @@ pub enum RunError {
 /// What the runner tells its caller while it works.
 pub enum Event<'a> {
     /// A run started.
-    Started { experiment: &'a str, run: &'a Run },
+    Started {
+        /// The experiment's name.
+        experiment: &'a str,
+        /// The run.
+        run: &'a Run,
+    },
     /// A run made progress (called every million events or so).
     Progress {
+        /// The experiment's name.
         experiment: &'a str,
+        /// The run.
         run: &'a Run,
+        /// How far it has come.
         progress: &'a Progress,
     },
     /// A run finished after `wall_s` seconds.
     Finished {
+        /// The experiment's name.
         experiment: &'a str,
+        /// The run.
         run: &'a Run,
+        /// Wall-clock seconds the run took.
         wall_s: f64,
     },
 }

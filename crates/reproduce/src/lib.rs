@@ -37,6 +37,8 @@
 //!   their response functions ([`theory`]), runs read from `scenarios/sweeps/response.toml`
 //!   ([`experiments::response`]).
 
+#![warn(missing_docs)]
+
 pub mod claim;
 pub mod experiment;
 pub mod experiments;

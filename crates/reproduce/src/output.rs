@@ -162,6 +162,7 @@ pub fn claims_html(claims: &[Claim]) -> String {
     out
 }
 
+/// How many claims of `kind` held, and how many there are, over all results.
 pub fn count(results: &[ExperimentResult], kind: ClaimKind) -> (usize, usize) {
     let all: Vec<&Claim> = results
         .iter()

@@ -10,6 +10,7 @@ use longhaul_sim::{Checked, Scenario, ScenarioError};
 pub struct Builtin {
     /// The file's stem (`scenarios/<name>.toml`).
     pub name: &'static str,
+    /// The file's contents.
     pub text: &'static str,
 }
 

@@ -35,12 +35,14 @@ pub const RENO_BETA: f64 = 0.5;
 /// RFC 3649's `Low_Window`: HighSpeed is standard TCP at or below it.
 pub const HS_LOW_WINDOW: f64 = 38.0;
 
-/// Seed 003's Scalable constants.
+/// Seed 003's Scalable increase: packets added per packet acknowledged.
 pub const SCALABLE_A: f64 = 0.01;
+/// Seed 003's Scalable decrease: the fraction of the window given up at a loss.
 pub const SCALABLE_B: f64 = 0.125;
 
-/// RFC 9438's CUBIC constants (C in packets/s³, β the window kept at a loss).
+/// RFC 9438's CUBIC scaling constant C, packets/s³.
 pub const CUBIC_C: f64 = 0.4;
+/// RFC 9438's CUBIC β: the fraction of the window kept at a loss.
 pub const CUBIC_BETA: f64 = 0.7;
 
 /// Reno's average window (packets) at loss probability `p` (Mathis et al. 1997).

@@ -42,6 +42,7 @@ pub const DROP_RECORD_BYTES: u64 = 64;
 pub struct Estimate {
     /// Packets the network can hold at once (links' rate × longest RTT, plus queues).
     pub packets: f64,
+    /// Flows, each of a `count` counted; cross-traffic transfers not included.
     pub flows: u64,
     /// Bytes per flow besides its samples: its state and its RTT histogram.
     pub flow_bytes: u64,

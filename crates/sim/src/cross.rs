@@ -22,13 +22,20 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp, Pareto};
 use rand_pcg::Pcg64Mcg;
 
+/// One unresponsive cross-traffic source: its arrival process, its link, and its random stream.
 #[derive(Debug)]
 pub struct CrossSource {
+    /// The arrival process.
     pub kind: CrossKind,
+    /// Index of the link it loads.
     pub link: usize,
+    /// It loads the link's ACK direction.
     pub reverse: bool,
+    /// Bytes per packet.
     pub packet_size: u32,
+    /// When it starts, ns.
     pub start: u64,
+    /// When it stops, ns.
     pub stop: u64,
     /// Mean gap between packets at the average rate (cbr, poisson), ns.
     gap_ns: f64,
@@ -47,9 +54,11 @@ pub struct CrossSource {
     /// Web: bytes of arrived transfers not yet sent.
     backlog: u64,
     next_emit: u64,
-    /// Statistics.
+    /// Packets emitted (unresponsive sources only).
     pub packets: u64,
+    /// Bytes emitted (unresponsive sources only).
     pub bytes: u64,
+    /// Transfers begun (web arrivals, or responsive transfers started).
     pub transfers: u64,
 }
 

@@ -110,6 +110,7 @@ impl Ev {
 /// `time << 64 | (event.pack() ^ tie_mask(time))`.
 type Key = u128;
 
+/// The pending events, in the order the module header describes.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     /// A binary min-heap, except that slot 0 is empty while `hole` is set.
@@ -145,10 +146,12 @@ impl EventQueue {
         Some(Ev::from_key(root))
     }
 
+    /// Pops the earliest event, whatever its time.
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
         self.pop_until(u64::MAX)
     }
 
+    /// The time of the earliest event, ns; `None` when empty.
     pub fn peek_time(&mut self) -> Option<u64> {
         self.fill_hole();
         self.heap.first().map(|&e| (e >> 64) as u64)
@@ -159,10 +162,12 @@ impl EventQueue {
         self.last
     }
 
+    /// Events pending.
     pub fn len(&self) -> usize {
         self.heap.len() - self.hole as usize
     }
 
+    /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -27,6 +27,8 @@
 //! println!("{}", serde_json::to_string_pretty(&outcome.summary).unwrap());
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod budget;
 mod bufpool;
 pub mod cross;

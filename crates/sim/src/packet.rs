@@ -18,14 +18,18 @@ pub enum Dir {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Ecn {
+    /// Not ECN-capable.
     NotEct = 0,
+    /// ECN-capable transport (ECT).
     Ect = 1,
+    /// Congestion experienced: marked by a queue.
     Ce = 2,
 }
 
 /// No buffer slot: the packet's header lives in its fields.
 pub const NO_BUF: u32 = u32::MAX;
 
+/// A packet in flight through the simulated network (see the module header).
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     /// Flow (or cross-traffic source) the packet belongs to; indexes the route table.
@@ -39,17 +43,22 @@ pub struct Packet {
     pub buf: u32,
     /// Transport header fields.
     pub seq: u64,
+    /// Transport header field: the model transport's chunk (data) or cumulative count (ACKs).
     pub aux: u64,
+    /// Transport header field: the sender's timestamp, echoed back in ACKs.
     pub echo: u64,
     /// Position along the route: index of the port the packet is in or was last in.
     pub hop: u8,
+    /// Which way it travels along its flow's route.
     pub dir: Dir,
+    /// Its ECN codepoint.
     pub ecn: Ecn,
     /// Transport-specific flag bits.
     pub flags: u8,
 }
 
 impl Packet {
+    /// A zero packet, for filling fields with `..Packet::EMPTY`.
     pub const EMPTY: Packet = Packet {
         flow: 0,
         size: 0,

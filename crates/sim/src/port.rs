@@ -41,6 +41,8 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason as the drop log spells it (`queue_full`, `red_early`, `red_forced`,
+    /// `random_loss`, `host_queue_full`).
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::QueueFull => "queue_full",
@@ -52,29 +54,40 @@ impl DropReason {
     }
 }
 
+/// The limit of a port's queue, counting waiting packets (not the one being transmitted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
+    /// At most this many packets wait.
     Packets(u64),
+    /// At most this many bytes wait.
     Bytes(u64),
 }
 
 /// Counters a port keeps for the summary.
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
+    /// Packets transmitted (including those random loss then took).
     pub packets_out: u64,
+    /// Bytes transmitted, headers included.
     pub bytes_out: u64,
     /// Application payload bytes accepted for transmission.
     pub payload_out: u64,
+    /// Packets dropped because the queue was full.
     pub drops_queue: u64,
+    /// Packets RED dropped (early or forced).
     pub drops_red: u64,
+    /// Packets lost at random on the wire.
     pub drops_loss: u64,
+    /// Packets RED marked with ECN-CE instead of dropping.
     pub ecn_marks: u64,
     /// Waiting time in the queue of every accepted packet, ns.
     pub queue_delay: DelayAccumulator,
+    /// The most packets ever waiting.
     pub max_backlog_packets: u64,
 }
 
 impl PortStats {
+    /// Packets dropped for any reason.
     pub fn drops(&self) -> u64 {
         self.drops_queue + self.drops_red + self.drops_loss
     }
@@ -85,22 +98,39 @@ impl PortStats {
 pub enum Enqueued {
     /// Accepted; it reaches the far end at this time. `head` is true if it is now the head of
     /// the delay line (the caller must schedule its arrival).
-    Sent { arrival: u64, head: bool },
+    Sent {
+        /// When it reaches the far end, ns.
+        arrival: u64,
+        /// It is now the head of the delay line.
+        head: bool,
+    },
     /// Dropped at `at` for `reason`.
-    Dropped { at: u64, reason: DropReason },
+    Dropped {
+        /// When it was dropped, ns.
+        at: u64,
+        /// Why.
+        reason: DropReason,
+    },
 }
 
+/// One direction of a link: an output queue, a transmitter and a propagation delay.
 #[derive(Debug)]
 pub struct Port {
     /// Position in the engine's port table.
     pub index: usize,
+    /// Index of the scenario link it belongs to.
     pub link: usize,
+    /// It carries the link's ACK direction.
     pub reverse: bool,
     /// Bits per second; `None` is unlimited (a pure delay).
     pub rate_bps: Option<f64>,
+    /// One-way propagation delay, ns.
     pub delay_ns: u64,
+    /// Random loss probability per packet.
     pub loss: f64,
+    /// The queue's limit.
     pub limit: Limit,
+    /// RED, if the queue runs it.
     pub red: Option<Red>,
     /// Serialisation time of an MTU-sized packet (RED's idle decay unit).
     pub mtu_tx_ns: u64,
@@ -115,6 +145,7 @@ pub struct Port {
     /// The far end of this port runs on another thread (`engine::split`): `enqueue` leaves
     /// accepted packets to the caller, which sends them there, instead of the delay line.
     pub remote: bool,
+    /// Counters for the summary.
     pub stats: PortStats,
 }
 

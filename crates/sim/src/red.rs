@@ -21,13 +21,20 @@
 
 use crate::scenario::QueueSpec;
 
+/// RED's settings, in the queue's unit (packets or bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedParams {
+    /// Average queue where early drops start.
     pub min_th: f64,
+    /// Average queue where the drop probability reaches `max_p`.
     pub max_th: f64,
+    /// Drop probability at `max_th`.
     pub max_p: f64,
+    /// EWMA weight of the average queue.
     pub weight: f64,
+    /// Ramp the drop probability from `max_p` to 1 between `max_th` and `2·max_th`.
     pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them early.
     pub ecn: bool,
 }
 
@@ -49,6 +56,7 @@ impl RedParams {
 /// RED's verdict on an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedVerdict {
+    /// Admit the packet.
     Accept,
     /// Early (probabilistic) congestion signal: drop, or mark if the packet is ECN-capable.
     Early,
@@ -56,8 +64,10 @@ pub enum RedVerdict {
     Forced,
 }
 
+/// One queue's RED state.
 #[derive(Clone, Debug)]
 pub struct Red {
+    /// Its settings.
     pub params: RedParams,
     /// Average queue length.
     pub avg: f64,
@@ -68,6 +78,7 @@ pub struct Red {
 }
 
 impl Red {
+    /// RED with an empty average.
     pub fn new(params: RedParams) -> Red {
         Red {
             params,

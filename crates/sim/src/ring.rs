@@ -8,6 +8,7 @@
 //! (a queue that once held a bandwidth-delay product of packets will again). Nothing is
 //! uninitialised: growth fills new slots with a copy of the value being pushed.
 
+/// A first-in first-out ring of `Copy` values (see the module header).
 #[derive(Clone, Debug)]
 pub struct Ring<T: Copy> {
     /// `buf.len()` is zero or a power of two.
@@ -28,15 +29,18 @@ impl<T: Copy> Default for Ring<T> {
 }
 
 impl<T: Copy> Ring<T> {
+    /// An empty ring.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Elements held.
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True when it holds nothing.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -47,6 +51,7 @@ impl<T: Copy> Ring<T> {
         self.buf.len().wrapping_sub(1)
     }
 
+    /// Adds `value` at the back, doubling the buffer when full.
     #[inline]
     pub fn push_back(&mut self, value: T) {
         if self.len == self.buf.len() {
@@ -69,6 +74,7 @@ impl<T: Copy> Ring<T> {
         self.head = 0;
     }
 
+    /// Removes and returns the front element.
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {
@@ -80,11 +86,13 @@ impl<T: Copy> Ring<T> {
         Some(v)
     }
 
+    /// The front element.
     #[inline]
     pub fn front(&self) -> Option<&T> {
         self.get(0)
     }
 
+    /// The `i`-th element from the front.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
         if i < self.len {
@@ -94,6 +102,7 @@ impl<T: Copy> Ring<T> {
         }
     }
 
+    /// The `i`-th element from the front, writable.
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         if i < self.len {
@@ -104,10 +113,12 @@ impl<T: Copy> Ring<T> {
         }
     }
 
+    /// The elements, front to back.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         (0..self.len).map(move |i| &self.buf[(self.head + i) & self.mask()])
     }
 
+    /// The elements, front to back, writable.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
         let (head, len) = (self.head, self.len);
         let (back, front) = self.buf.split_at_mut(head);

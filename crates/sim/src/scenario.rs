@@ -84,19 +84,27 @@ use thiserror::Error;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// Shown in reports (default: the file's name).
     #[serde(default)]
     pub name: Option<String>,
+    /// Simulated time.
     pub duration: Nanos,
+    /// Every random choice (loss, RED, cross traffic, BBR's phase) derives from it (default 1).
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Which transport carries the flows.
     #[serde(default)]
     pub transport: TransportKind,
+    /// The duplex links.
     pub links: Vec<LinkSpec>,
+    /// How the links are connected.
     pub topology: TopologySpec,
+    /// The flows.
     pub flows: Vec<FlowSpec>,
+    /// Cross-traffic sources.
     #[serde(default)]
     pub cross_traffic: Vec<CrossSpec>,
+    /// Time-series and drop-log settings.
     #[serde(default)]
     pub output: OutputSpec,
 }
@@ -120,24 +128,35 @@ pub enum TransportKind {
     ProtoSecure,
 }
 
+/// One duplex link (`[[links]]`); each direction has its own queue.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// Unique among the links.
     pub name: String,
+    /// Capacity in the data direction.
     pub rate: Rate,
+    /// Capacity in the ACK direction (default: `rate`).
     #[serde(default)]
     pub reverse_rate: Option<Rate>,
+    /// One-way propagation delay.
     pub delay: Nanos,
+    /// Bytes on the wire of a full packet (default 1500).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// Length, for bit-meters per second (default 0).
     #[serde(default)]
     pub distance_km: f64,
+    /// Random loss probability per packet, data direction.
     #[serde(default)]
     pub loss: f64,
+    /// Random loss probability per packet, ACK direction.
     #[serde(default)]
     pub reverse_loss: f64,
+    /// The data direction's output queue (default: drop-tail, 1000 packets).
     #[serde(default)]
     pub queue: QueueSpec,
+    /// The ACK direction's output queue (default: same as `queue`).
     #[serde(default)]
     pub reverse_queue: Option<QueueSpec>,
 }
@@ -146,10 +165,13 @@ fn default_mtu() -> u32 {
     1500
 }
 
+/// A queue discipline.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueKind {
+    /// First in, first out; arrivals to a full queue are dropped.
     Droptail,
+    /// Random Early Detection ([`crate::red`]).
     Red,
 }
 
@@ -157,9 +179,12 @@ pub enum QueueKind {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSpec {
+    /// The discipline.
     pub kind: QueueKind,
+    /// Size in packets (waiting, not counting the one being transmitted).
     #[serde(default)]
     pub packets: Option<u64>,
+    /// Size in bytes (waiting, not counting the packet being transmitted).
     #[serde(default)]
     pub bytes: Option<Bytes>,
     /// RED: average queue (packets, or bytes for a byte-sized queue) where dropping starts.
@@ -168,6 +193,7 @@ pub struct QueueSpec {
     /// RED: average queue where the drop probability reaches `max_p`.
     #[serde(default)]
     pub max_th: Option<f64>,
+    /// RED: drop probability at `max_th` (default 0.1).
     #[serde(default)]
     pub max_p: Option<f64>,
     /// RED: EWMA weight of the average queue (Floyd & Jacobson: 0.002).
@@ -198,16 +224,21 @@ impl Default for QueueSpec {
     }
 }
 
+/// How flows share the links.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
+    /// Every flow crosses one bottleneck link.
     Dumbbell,
+    /// A chain of links; each flow crosses a contiguous run of it.
     ParkingLot,
 }
 
+/// The `[topology]` table.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologySpec {
+    /// Dumbbell or parking lot.
     pub kind: TopologyKind,
     /// Dumbbell: the shared link.
     #[serde(default)]
@@ -246,29 +277,42 @@ pub struct AccessSpec {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum OnFull {
+    /// The sender waits for room; nothing is lost (Linux since TCP small queues).
     #[default]
     Block,
+    /// The packet is dropped at the host and taken as a congestion signal (Linux 2.4).
     Drop,
 }
 
+/// One `[[flows]]` entry: `count` identical flows.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// Congestion control: a spec string (`"fast:alpha=200"`) or a table (`{ name = "fast", alpha =
+    /// 200 }`).
     pub cc: toml::Value,
+    /// Identical flows (default 1); ids are assigned in file order.
     #[serde(default = "one")]
     pub count: u32,
+    /// When the application starts writing.
     #[serde(default)]
     pub start: Nanos,
+    /// When it stops writing (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Nanos>,
+    /// Round-trip delay added on the flow's own access path, half each way.
     #[serde(default)]
     pub extra_rtt: Nanos,
+    /// Parking lot only: the links crossed, in order (default: the whole chain).
     #[serde(default)]
     pub path: Option<Vec<String>>,
+    /// A transfer of this size instead of a bulk flow.
     #[serde(default)]
     pub bytes: Option<Bytes>,
+    /// The sender's own link (NIC rate, delay, host queue).
     #[serde(default)]
     pub access: AccessSpec,
+    /// Send ECN-capable packets.
     #[serde(default)]
     pub ecn: bool,
     /// Which TCP the model transport imitates (`transport = "model"` only).
@@ -284,8 +328,10 @@ pub struct FlowSpec {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HostStallsSpec {
+    /// The sender host's stalls.
     #[serde(default)]
     pub sender: Option<StallSpec>,
+    /// The receiver host's stalls.
     #[serde(default)]
     pub receiver: Option<StallSpec>,
 }
@@ -302,7 +348,9 @@ impl HostStallsSpec {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StallSpec {
+    /// How often the host stalls, per second of running; 0 means never.
     pub rate: EventRate,
+    /// Mean length of a stall.
     pub mean: Nanos,
 }
 
@@ -329,26 +377,37 @@ fn one() -> u32 {
     1
 }
 
+/// A cross-traffic arrival process.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CrossKind {
+    /// Constant bit rate.
     Cbr,
+    /// Poisson arrivals (exponential gaps).
     Poisson,
+    /// Exponential on and off periods, CBR while on.
     Onoff,
+    /// Poisson arrivals of Pareto-sized transfers.
     Web,
 }
 
+/// One `[[cross_traffic]]` source.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrossSpec {
+    /// The arrival process.
     pub kind: CrossKind,
+    /// The link it loads.
     pub link: String,
     /// Average offered rate.
     pub rate: Rate,
+    /// Bytes per packet (default: the link's MTU).
     #[serde(default)]
     pub packet_size: Option<Bytes>,
+    /// When it starts.
     #[serde(default)]
     pub start: Nanos,
+    /// When it stops (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Nanos>,
     /// On/off: mean on period.
@@ -374,13 +433,17 @@ pub struct CrossSpec {
     pub reverse: bool,
 }
 
+/// The `[output]` table.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
+    /// Time-series sampling interval ([`AUTO_INTERVAL`]: chosen from the flows' RTTs).
     #[serde(default = "default_interval")]
     pub interval: Nanos,
+    /// Record each drop in the drop log (default true).
     #[serde(default = "yes")]
     pub drop_log: bool,
+    /// Drop records kept; later drops are only counted (default 100,000).
     #[serde(default = "default_drop_log_limit")]
     pub drop_log_limit: usize,
 }
@@ -426,49 +489,84 @@ impl Default for OutputSpec {
 /// What went wrong with a scenario, naming the file and the field.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
+    /// The file could not be read.
     #[error("{file}: cannot read the scenario: {error}")]
-    Io { file: String, error: std::io::Error },
-    #[error("{file}: not valid TOML: {message}")]
-    Syntax { file: String, message: String },
-    #[error("{file}: field `{field}`: {message}")]
-    Field {
+    Io {
+        /// The file as named.
         file: String,
-        field: String,
+        /// Why it could not be read.
+        error: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("{file}: not valid TOML: {message}")]
+    Syntax {
+        /// The file as named.
+        file: String,
+        /// The TOML parser's message.
         message: String,
     },
+    /// A field has a value the simulator cannot use.
+    #[error("{file}: field `{field}`: {message}")]
+    Field {
+        /// The file as named.
+        file: String,
+        /// The field, as a path (`links[0].queue.kind`).
+        field: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+    /// A `--set` override cannot be applied.
     #[error("--set {assignment}: {message}")]
-    Override { assignment: String, message: String },
+    Override {
+        /// The `--set` assignment as given.
+        assignment: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// A scenario with every default applied and every reference checked.
 #[derive(Clone, Debug)]
 pub struct Checked {
+    /// The scenario as read, with its `--set` overrides.
     pub scenario: Scenario,
     /// The flows expanded by `count`, in id order.
     pub flows: Vec<CheckedFlow>,
     /// Per cross-traffic source: the link index and, if responsive, its controller.
     pub cross: Vec<CheckedCross>,
+    /// The scenario's name, or the file's when it gives none.
     pub name: String,
 }
 
+/// One flow after `count` is expanded.
 #[derive(Clone, Debug)]
 pub struct CheckedFlow {
+    /// The flow's id, in file order from 0.
     pub id: u32,
     /// Index into `scenario.flows`.
     pub spec: usize,
+    /// Its congestion control, validated.
     pub cc: CcSpec,
     /// Link indices in data order.
     pub path: Vec<usize>,
+    /// When the application starts writing, ns.
     pub start: u64,
+    /// When it stops writing, ns (at most the run's duration).
     pub stop: u64,
 }
 
+/// One cross-traffic source, checked.
 #[derive(Clone, Debug)]
 pub struct CheckedCross {
+    /// Index of the link it loads.
     pub link: usize,
+    /// Bytes per packet.
     pub packet_size: u32,
+    /// Responsive traffic's congestion control; `None` for unresponsive traffic.
     pub cc: Option<CcSpec>,
+    /// When it starts, ns.
     pub start: u64,
+    /// When it stops, ns (at most the run's duration).
     pub stop: u64,
 }
 

@@ -34,8 +34,9 @@ pub struct HostStall {
     until: Option<u64>,
     /// Packets that arrived during the current stall, in arrival order.
     pub held: VecDeque<Packet>,
-    /// Stalls begun, and the time they covered within the run, ns.
+    /// Stalls begun.
     pub count: u64,
+    /// Time the stalls covered within the run, ns.
     pub stalled_ns: u64,
 }
 
@@ -58,6 +59,7 @@ impl HostStall {
         })
     }
 
+    /// The host is stalled now.
     pub fn stalled(&self) -> bool {
         self.until.is_some()
     }

@@ -26,27 +26,37 @@ use serde::Serialize;
 /// What a cross-traffic source did.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CrossSummary {
+    /// The arrival process (`cbr`, `poisson`, `onoff`, `web`).
     pub kind: &'static str,
+    /// The link it loads.
     pub link: String,
+    /// Carried by congestion-controlled flows.
     pub responsive: bool,
     /// Offered bytes (unresponsive) or delivered payload (responsive) ÷ active time, headers
     /// included for unresponsive packets.
     pub rate_bps: f64,
+    /// Packets emitted (unresponsive sources).
     pub packets: u64,
+    /// Transfers begun (web arrivals, or responsive transfers).
     pub transfers: u64,
 }
 
 /// One direction of a link, in more detail than the summary's `links`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PortReport {
+    /// The link's name.
     pub link: String,
     /// "forward" (data direction) or "reverse" (ACK direction).
     pub direction: &'static str,
     /// Packets transmitted.
     pub packets: u64,
+    /// Packets dropped because the queue was full.
     pub drops_queue_full: u64,
+    /// Packets RED dropped.
     pub drops_red: u64,
+    /// Packets lost at random on the wire.
     pub drops_random: u64,
+    /// Packets RED marked with ECN-CE.
     pub ecn_marks: u64,
     /// The most packets ever waiting (not counting the one being transmitted).
     pub max_queue_packets: u64,
@@ -58,17 +68,22 @@ pub struct PortReport {
 /// `red_early` and `red_forced` are both `aqm` there, `random_loss` is `random`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DropRecord {
+    /// When, seconds from the start of the run.
     pub time_s: f64,
+    /// Where: the link's name, or `access:ID` for a flow's host queue.
     pub link: String,
+    /// `forward` (data direction) or `reverse` (ACK direction).
     pub direction: &'static str,
     /// The flow id, or `None` for cross traffic.
     pub flow: Option<u32>,
+    /// Why: `queue_full`, `red_early`, `red_forced`, `random_loss` or `host_queue_full`.
     pub reason: &'static str,
 }
 
 /// The stalls one host of a flow had (`host_stalls`, `crate::stall`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct HostStallReport {
+    /// The flow's id.
     pub flow: u32,
     /// "sender" or "receiver".
     pub host: &'static str,
@@ -83,6 +98,7 @@ pub struct HostStallReport {
 pub struct Outcome {
     /// The result summary of docs/measurements.md, with per-flow, per-link and aggregate time series.
     pub summary: Summary,
+    /// What each cross-traffic source did, in scenario order.
     pub cross_traffic: Vec<CrossSummary>,
     /// Per link direction: counters beyond the summary's.
     pub ports: Vec<PortReport>,

@@ -25,12 +25,16 @@ pub struct EventRate(pub f64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
 
+/// The forms a rate may take, for error messages.
 pub const RATE_FORMS: &str =
     "a rate such as \"1gbit\", \"100mbit\", \"2.5Gb/s\" or a number of bit/s";
+/// The forms a duration may take, for error messages.
 pub const DURATION_FORMS: &str =
     "a duration such as \"180ms\", \"1.5s\", \"250us\", \"1h\" or a number of seconds";
+/// The forms an event rate may take, for error messages.
 pub const EVENT_RATE_FORMS: &str =
     "an event rate such as \"4/s\", \"1/250ms\", \"30/min\" or a number per second";
+/// The forms a size may take, for error messages.
 pub const SIZE_FORMS: &str = "a size such as 1500, \"64k\", \"32M\" (k/M/G = 1024-based)";
 
 fn split_number(t: &str) -> (&str, &str) {
@@ -303,6 +307,7 @@ impl Serialize for Bytes {
 }
 
 impl Nanos {
+    /// The duration in seconds.
     pub fn secs(self) -> f64 {
         self.0 as f64 * 1e-9
     }

@@ -103,6 +103,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
+/// BBR's parameters: gains, pacing margin, filter windows, PROBE_RTT time and the ACK-aggregation
+/// allowance.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "high_gain",
@@ -177,6 +179,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// `linux`: Linux's fixed-point STARTUP and DRAIN gains instead of the exact ones.
 pub const PRESETS: &[Preset] = &[Preset {
     name: "linux",
     help: "Linux tcp_bbr.c fixed-point gains: high_gain = 739/256, drain_gain = 88/256",
@@ -186,6 +189,7 @@ pub const PRESETS: &[Preset] = &[Preset {
     ],
 }];
 
+/// BBR v1 as the registry lists it (`bbr`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "bbr",
     summary: "model-based: pace at the measured bottleneck rate, cwnd = 2 × BDP (BBR v1)",
@@ -229,17 +233,28 @@ const ACK_EPOCH_ACKED_RESET: f64 = (1u32 << 20) as f64;
 /// BBR's parameters, typed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BbrConfig {
+    /// STARTUP pacing and cwnd gain (default `2/ln 2`, which doubles the sending rate every round).
     pub high_gain: f64,
+    /// DRAIN pacing gain (default `ln 2/2`, which empties STARTUP's queue in about one round).
     pub drain_gain: f64,
+    /// PROBE_BW cwnd as a multiple of the estimated BDP.
     pub cwnd_gain: f64,
+    /// Fraction below `gain × btl_bw` to pace at (default 1 %), so cruising leaves the bottleneck
+    /// queue empty.
     pub pacing_margin: f64,
+    /// Round trips over which the delivery-rate max filter runs.
     pub bw_window_rounds: u64,
+    /// How long `min_rtt` stays valid without a new minimum before PROBE_RTT starts.
     pub min_rtt_window: Duration,
+    /// Time PROBE_RTT holds 4 packets in flight (and at least one round); zero disables PROBE_RTT.
     pub probe_rtt_time: Duration,
+    /// Multiple of the recent max excess ACKed added to cwnd for ACK aggregation; 0 turns the
+    /// allowance off.
     pub extra_acked_gain: f64,
 }
 
 impl BbrConfig {
+    /// The typed values of validated `bbr` parameters.
     pub fn from_params(p: &Params) -> BbrConfig {
         BbrConfig {
             high_gain: p.f64("high_gain"),
@@ -272,13 +287,19 @@ impl Default for BbrConfig {
 /// BBR's four modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Doubling the sending rate each round until the bandwidth estimate stops growing.
     Startup,
+    /// Draining the queue STARTUP built, down to one BDP in flight.
     Drain,
+    /// The steady state: cruising at the estimated bandwidth, with a periodic probe for more.
     ProbeBw,
+    /// Holding 4 packets in flight to measure the propagation delay afresh.
     ProbeRtt,
 }
 
 impl Mode {
+    /// The mode's name as [`CongestionControl::phase`] reports it (`startup`, `drain`, `probe_bw`,
+    /// `probe_rtt`).
     pub fn name(self) -> &'static str {
         match self {
             Mode::Startup => "startup",
@@ -372,6 +393,8 @@ fn floor_tolerant(x: f64) -> f64 {
 }
 
 impl Bbr {
+    /// A controller in STARTUP with the initial window, pacing at `high_gain × initial_cwnd × mss /
+    /// 1 ms` until the first RTT sample.
     pub fn new(setup: Setup, cfg: BbrConfig) -> Bbr {
         let mut bbr = Bbr {
             setup,
@@ -416,6 +439,7 @@ impl Bbr {
         bbr
     }
 
+    /// The current mode of the state machine.
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -425,14 +449,18 @@ impl Bbr {
         self.bw.get()
     }
 
+    /// The round-trip propagation time estimate (windowed minimum RTT); `None` before the first
+    /// sample.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt
     }
 
+    /// The current pacing gain (a multiple of the bandwidth estimate).
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
     }
 
+    /// The current cwnd gain (a multiple of the BDP estimate).
     pub fn cwnd_gain(&self) -> f64 {
         self.cwnd_gain
     }
@@ -442,6 +470,7 @@ impl Bbr {
         self.cycle_index
     }
 
+    /// True once STARTUP has found the pipe full (three rounds without 25 % bandwidth growth).
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
     }

@@ -84,6 +84,7 @@ use crate::window::{
 };
 use std::time::Duration;
 
+/// CUBIC's parameters: β, C, fast convergence, the Reno-friendly region and HyStart.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "beta",
@@ -145,6 +146,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// `linux`: Linux's fixed-point β and C.
 pub const PRESETS: &[Preset] = &[Preset {
     name: "linux",
     help: "Linux tcp_cubic.c constants: beta = 717/1024, C = bic_scale 41 × 10 / 1024",
@@ -154,6 +156,7 @@ pub const PRESETS: &[Preset] = &[Preset {
     ],
 }];
 
+/// CUBIC as the registry lists it (`cubic`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "cubic",
     summary: "window follows a cubic curve of time since the last loss; HyStart slow start",
@@ -184,16 +187,24 @@ const MIN_CNT: f64 = 2.0;
 /// CUBIC's parameters, typed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CubicConfig {
+    /// Multiplicative decrease: the window after a loss is `beta × cwnd`.
     pub beta: f64,
+    /// The curve's scaling constant C, in packets/s³.
     pub c: f64,
+    /// After a loss below the previous `W_max`, remember `W_max = cwnd·(1 + β)/2` (RFC 9438 §4.7).
     pub fast_convergence: bool,
+    /// Grow at least as fast as Reno with the same β would (RFC 9438 §4.3).
     pub tcp_friendliness: bool,
+    /// Leave slow start on an ACK train or an RTT increase (HyStart).
     pub hystart: bool,
+    /// The window, in packets, from which HyStart is active.
     pub hystart_low_window: f64,
+    /// ACKs at most this far apart count as one ACK train.
     pub hystart_ack_delta: Duration,
 }
 
 impl CubicConfig {
+    /// The typed values of validated `cubic` parameters.
     pub fn from_params(p: &Params) -> CubicConfig {
         CubicConfig {
             beta: p.f64("beta"),
@@ -235,6 +246,8 @@ pub fn cubic_k(w_max: f64, cwnd: f64, c: f64) -> f64 {
 /// One congestion-avoidance epoch: the curve `origin + C·(t − K)³` from `start` on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Epoch {
+    /// The epoch's start: the first congestion-avoidance ACK after a reduction, moved forward by
+    /// idle periods.
     pub start: Time,
     /// K, in seconds.
     pub k: f64,
@@ -311,6 +324,7 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// A controller in slow start with the initial window and no loss history.
     pub fn new(setup: Setup, cfg: CubicConfig) -> Cubic {
         Cubic {
             setup,

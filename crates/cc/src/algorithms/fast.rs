@@ -155,6 +155,8 @@ const PACE_SMALL_CWND: f64 = 4.0;
 /// The window after an update is never below this (ns-2 `fast_calc_cwnd`).
 const MIN_TARGET: f64 = 2.0;
 
+/// FAST's parameters: target backlog, gain, update period, the MI rules and the refinements that
+/// each can be turned off.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "alpha",
@@ -286,6 +288,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// `paper`: the published algorithm without the refinements; `ns2`: the ns-2 module's defaults.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "paper",
@@ -320,6 +323,7 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// FAST TCP as the registry lists it (`fast`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "fast",
     summary: "FAST TCP: delay-based, keeps alpha packets queued, converges geometrically",
@@ -336,10 +340,13 @@ fn build(p: &Params, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamE
 /// FAST's validated settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FastConfig {
+    /// Target backlog: packets of this flow kept queued at equilibrium (`x·q = alpha`).
     pub alpha: f64,
     /// The dead band's upper end, already resolved (`beta = 0` means `alpha`).
     pub beta: f64,
+    /// Gain: the fraction of the distance to the target window moved per update.
     pub gamma: f64,
+    /// Minimum time between window updates.
     pub update_period: Duration,
     /// Seconds.
     pub mi_threshold: f64,
@@ -347,10 +354,15 @@ pub struct FastConfig {
     pub mi_backlog: f64,
     /// Fraction of alpha.
     pub fc_threshold: f64,
+    /// The largest weight one RTT sample gets in the average: `eta = min(3/w, eta_cap)`.
     pub eta_cap: f64,
+    /// Cap each update at doubling the window (the paper's `min{2w, ·}`).
     pub min2w_cap: bool,
+    /// Release a window increase gradually over one update period rather than at once.
     pub pace_increments: bool,
+    /// Update only on alternate round trips, as the Linux prototype and ns-2 do.
     pub every_other_rtt: bool,
+    /// Window after a retransmission timeout, in packets.
     pub rto_cwnd: f64,
     /// avgRTT is the smallest sample of the last update period (see the module header).
     pub period_min: bool,
@@ -361,6 +373,8 @@ pub struct FastConfig {
 }
 
 impl FastConfig {
+    /// The typed values of validated `fast` parameters; `beta` below `alpha` (other than 0) is an
+    /// error.
     pub fn from_params(p: &Params) -> Result<FastConfig, ParamError> {
         let alpha = p.f64("alpha");
         let beta = match p.f64("beta") {
@@ -444,6 +458,7 @@ pub struct Fast {
 }
 
 impl Fast {
+    /// A controller in its slow-start (MI) phase with the initial window and no RTT sample yet.
     pub fn new(setup: Setup, cfg: FastConfig) -> Fast {
         Fast {
             setup,

@@ -72,6 +72,8 @@ use crate::window::{
 /// The parameters that only `mode=formula` reads.
 const FORMULA_PARAMS: [&str; 4] = ["low_window", "high_window", "high_p", "high_decrease"];
 
+/// HighSpeed's parameters: the response (table or formula), per-ACK counting, and the formula's
+/// anchors.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "mode",
@@ -127,6 +129,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// HighSpeed TCP as the registry lists it (`highspeed`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "highspeed",
     summary: "HighSpeed TCP: increase a(w) per RTT and decrease b(w) that depend on the window",
@@ -269,10 +272,15 @@ pub fn table_b(w: f64) -> f64 {
 /// The RFC 3649 §5 response function and the `a(w)`, `b(w)` derived from it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Formula {
+    /// At or below this window, in packets, the response is standard TCP's (`a = 1`, `b = 0.5`).
     pub low_window: f64,
+    /// The window, in packets, that loss rate `high_p` sustains.
     pub high_window: f64,
+    /// Standard TCP's loss rate at `low_window`, `1.5/low_window²` (derived, not set).
     pub low_p: f64,
+    /// The loss rate that sustains `high_window`.
     pub high_p: f64,
+    /// The decrease `b(w)` at `high_window`.
     pub high_decrease: f64,
 }
 
@@ -369,6 +377,9 @@ pub struct HighSpeed {
 }
 
 impl HighSpeed {
+    /// A controller in slow start with the initial window, using `response` for `a(w)` and `b(w)`;
+    /// `per_ack_ignores_acked` adds `a(w)/cwnd` once per ACK (Linux) rather than per packet
+    /// acknowledged (RFC 3649).
     pub fn new(setup: Setup, response: Response, per_ack_ignores_acked: bool) -> HighSpeed {
         HighSpeed {
             setup,

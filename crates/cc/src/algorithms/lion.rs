@@ -217,6 +217,7 @@ const STANDING_ROUNDS_FACTOR: u32 = 2;
 const RANDOM_LOSS_BURST: u32 = 4;
 const RANDOM_LOSS_SHARE: f64 = 0.02;
 
+/// Lion's parameters: queue thresholds, burst size, rate gains and the competition rules.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "queue_threshold",
@@ -347,6 +348,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Lion as the registry lists it (`lion`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "lion",
     summary: "paces at the available bandwidth in bursts of at most the MBS; ignores random loss",
@@ -363,24 +365,42 @@ fn build(p: &Params, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamE
 /// Lion's validated settings (see the parameter table for meanings).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LionConfig {
+    /// Queueing delay, in seconds, above which a queue is taken to exist.
     pub queue_threshold: f64,
+    /// Growth of the queueing delay from one round to the next, in seconds, that counts as rising.
     pub rise_threshold: f64,
+    /// Burst size at start and after a timeout, in packets.
     pub mbs_initial: f64,
+    /// Largest burst size, in packets.
     pub mbs_max: f64,
+    /// Burst growth per clear round once a queue has been seen, in packets.
     pub mbs_step: f64,
+    /// Factor applied to the burst size when the queue grows or a congestion loss occurs.
     pub mbs_decrease: f64,
+    /// Rate factor per clear round in startup.
     pub startup_gain: f64,
+    /// Relative rate increase per clear round in drop avoidance.
     pub probe_gain: f64,
+    /// Shortfall of the delivered rate, as a fraction of ours, that means new traffic when the
+    /// queue rises.
     pub compete_drop: f64,
+    /// Rate factor after a loss that followed queueing.
     pub loss_decrease: f64,
+    /// Scale of the shuffle yield table ([`shuffle_yield`]).
     pub shuffle_scale: f64,
+    /// Rounds to watch a newcomer after yielding to it.
     pub yield_rounds: u32,
+    /// Relative rate increase per round while balancing against a competitor that does not yield.
     pub balance_gain: f64,
+    /// Fair share to balance up to, as a fraction of the largest delivered rate seen.
     pub balance_share: f64,
+    /// Window cap as a multiple of rate × smoothed RTT.
     pub cwnd_gain: f64,
 }
 
 impl LionConfig {
+    /// The typed values of validated `lion` parameters; an `mbs_initial` above `mbs_max`, or a
+    /// `compete_drop` not above `probe_gain`, is an error.
     pub fn from_params(p: &Params) -> Result<LionConfig, ParamError> {
         let c = LionConfig {
             queue_threshold: p.f64("queue_threshold"),
@@ -417,6 +437,7 @@ impl LionConfig {
         Ok(c)
     }
 
+    /// The registry defaults.
     pub fn defaults() -> LionConfig {
         let p = Params::defaults("lion", PARAMS, &[], None).expect("no preset requested");
         LionConfig::from_params(&p).expect("the defaults are consistent")
@@ -547,6 +568,7 @@ pub struct Lion {
 }
 
 impl Lion {
+    /// A controller in startup, with a burst size of `mbs_initial` and no rate estimate yet.
     pub fn new(setup: Setup, cfg: LionConfig) -> Lion {
         Lion {
             setup,

@@ -29,6 +29,7 @@ use crate::registry::Algorithm;
 /// The pacer-clocked window: this many rate × RTT products, so that it never binds.
 const PACER_WINDOW_GAIN: f64 = 4.0;
 
+/// The fixed sender's parameters: rate, burst and clock.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "rate",
@@ -59,6 +60,8 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// The fixed-rate, fixed-burst sender (`paced`): found by name, not listed, as it controls no
+/// congestion.
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "paced",
     summary: "experiments only: fixed average rate in fixed bursts, or a fixed window (clock=ack)",
@@ -90,6 +93,8 @@ pub struct Paced {
 }
 
 impl Paced {
+    /// A sender of `rate` payload bytes per second in bursts of `burst` packets; with `ack_clocked`
+    /// it keeps a fixed window of rate × min RTT instead of pacing.
     pub fn new(setup: Setup, rate: f64, burst: u32, ack_clocked: bool) -> Paced {
         Paced {
             setup,

@@ -27,6 +27,7 @@ use crate::window::{
     timeout_lowers_threshold,
 };
 
+/// Reno's one parameter, the multiplicative-decrease factor `beta`.
 pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "beta",
     kind: ParamKind::Float {
@@ -38,6 +39,7 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     help: "multiplicative-decrease factor: the window after a loss is beta × cwnd",
 }];
 
+/// Reno as the registry lists it (`reno`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     summary: "standard TCP: slow start, +1 packet per RTT, halve on loss",
@@ -61,6 +63,7 @@ pub struct Reno {
 }
 
 impl Reno {
+    /// A controller in slow start with the initial window, reducing to `beta × cwnd` on loss.
     pub fn new(setup: Setup, beta: f64) -> Reno {
         Reno {
             setup,

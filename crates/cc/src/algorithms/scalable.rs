@@ -59,6 +59,8 @@ use crate::window::{
     timeout_lowers_threshold,
 };
 
+/// Scalable's parameters: increase `a`, decrease `b`, and the legacy window below which standard
+/// TCP applies.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "a",
@@ -99,6 +101,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// `linux`: Linux's legacy threshold of 100 packets and its decrease at every window.
 pub const PRESETS: &[Preset] = &[Preset {
     name: "linux",
     help: "Linux tcp_scalable.c: acked/min(cwnd,100) growth, cwnd − cwnd>>3 at every window",
@@ -108,6 +111,7 @@ pub const PRESETS: &[Preset] = &[Preset {
     ],
 }];
 
+/// Scalable TCP as the registry lists it (`scalable`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "scalable",
     summary:
@@ -155,6 +159,7 @@ impl ScalableConfig {
         legacy_decrease: false,
     };
 
+    /// The typed values of validated `scalable` parameters.
     pub fn from_params(p: &Params) -> ScalableConfig {
         ScalableConfig {
             a: p.f64("a"),
@@ -181,6 +186,7 @@ pub struct Scalable {
 }
 
 impl Scalable {
+    /// A controller in slow start with the initial window.
     pub fn new(setup: Setup, config: ScalableConfig) -> Scalable {
         Scalable {
             setup,

@@ -73,6 +73,7 @@ use crate::window::{
 };
 use std::time::Duration;
 
+/// Vegas's parameters: the thresholds `alpha`, `beta`, `gamma` and Linux's arithmetic.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "alpha",
@@ -113,12 +114,14 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// `ns2`: ns-2's thresholds 1, 3, 1.
 pub const PRESETS: &[Preset] = &[Preset {
     name: "ns2",
     help: "ns-2 Agent/TCP/Vegas thresholds: alpha 1, beta 3, gamma 1",
     values: &[("alpha", Value::Float(1.0)), ("beta", Value::Float(3.0))],
 }];
 
+/// TCP Vegas as the registry lists it (`vegas`).
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "vegas",
     summary: "TCP Vegas: keep alpha..beta packets queued, ±1 packet per RTT from RTT vs baseRTT",
@@ -147,8 +150,11 @@ fn build(p: &Params, setup: &Setup) -> Result<Box<dyn CongestionControl>, ParamE
 /// Vegas's thresholds, in packets queued.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VegasConfig {
+    /// Grow by one packet per RTT while fewer than this many of the flow's packets are queued.
     pub alpha: f64,
+    /// Shrink by one packet per RTT while more than this many of the flow's packets are queued.
     pub beta: f64,
+    /// Leave slow start once more than this many of the flow's packets are queued.
     pub gamma: f64,
     /// Linux's `/baseRTT` denominator and integer arithmetic.
     pub linux_compat: bool,
@@ -200,6 +206,7 @@ pub struct Vegas {
 }
 
 impl Vegas {
+    /// A controller in slow start with the initial window and no RTT sample yet.
     pub fn new(setup: Setup, config: VegasConfig) -> Vegas {
         Vegas {
             setup,

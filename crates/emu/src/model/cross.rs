@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 /// One cross-traffic source.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CrossConfig {
+    /// The arrival process.
     pub kind: CrossKind,
     /// Average offered load, bits per second (on/off sends faster while ON: see
     /// [`CrossConfig::peak_rate_bps`]).
@@ -31,13 +32,20 @@ pub struct CrossConfig {
     pub packet_bytes: u32,
 }
 
+/// An arrival process; for each, `rate_bps` is the average load.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "process", rename_all = "snake_case")]
 pub enum CrossKind {
+    /// Constant bit rate: one packet every `8·size/rate` seconds.
     Cbr,
+    /// Exponential inter-arrival times with the CBR gap as their mean.
     Poisson,
+    /// CBR at `rate·(on+off)/on` during ON periods, silent during OFF periods, both of
+    /// exponentially distributed length.
     OnOff {
+        /// Mean length of an ON period, in ns.
         mean_on_ns: Nanos,
+        /// Mean length of an OFF period, in ns.
         mean_off_ns: Nanos,
     },
 }
@@ -95,6 +103,7 @@ impl CrossGenerator {
             .sample(&mut self.rng)
     }
 
+    /// Size of each generated packet, in bytes.
     pub fn packet_bytes(&self) -> u32 {
         self.cfg.packet_bytes
     }

@@ -24,10 +24,16 @@ use std::collections::VecDeque;
 /// Delay-stage parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct DelayConfig {
+    /// One-way propagation delay, in ns.
     pub delay_ns: Nanos,
+    /// Standard deviation of the normally distributed jitter, in ns (0: none); jitter never
+    /// reorders.
     pub jitter_ns: Nanos,
+    /// Probability that a packet is released `reorder_by_ns` early.
     pub reorder_p: f64,
+    /// How far forward a reordered packet's release is brought, in ns.
     pub reorder_by_ns: Nanos,
+    /// Probability that a packet is duplicated.
     pub duplicate_p: f64,
 }
 
@@ -42,12 +48,16 @@ pub struct DelayModel {
 /// Release time of a packet, and of its duplicate if one is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Release {
+    /// Release time, in ns.
     pub at: Nanos,
+    /// Release time of the duplicate, if one is made.
     pub duplicate_at: Option<Nanos>,
+    /// The packet was released early on purpose (reordering).
     pub reordered: bool,
 }
 
 impl DelayModel {
+    /// A delay stage with its own random stream from `seed`.
     pub fn new(cfg: DelayConfig, seed: u64) -> Self {
         Self {
             cfg,
@@ -56,6 +66,7 @@ impl DelayModel {
         }
     }
 
+    /// The stage's settings.
     pub fn config(&self) -> &DelayConfig {
         &self.cfg
     }
@@ -101,6 +112,7 @@ impl<T> Default for DelayLine<T> {
 }
 
 impl<T> DelayLine<T> {
+    /// Adds `item` to be released at `at` (ns), after any item due at the same time.
     pub fn push(&mut self, at: Nanos, item: T) {
         let mut i = self.q.len();
         while i > 0 && self.q[i - 1].0 > at {
@@ -126,14 +138,17 @@ impl<T> DelayLine<T> {
         }
     }
 
+    /// Packets waiting.
     pub fn len(&self) -> usize {
         self.q.len()
     }
 
+    /// True when nothing is waiting.
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
     }
 
+    /// Removes every waiting packet, earliest first.
     pub fn drain(&mut self) -> impl Iterator<Item = (Nanos, T)> + '_ {
         self.q.drain(..)
     }

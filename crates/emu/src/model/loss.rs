@@ -23,15 +23,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "model", rename_all = "snake_case")]
 pub enum LossConfig {
+    /// No random loss.
     #[default]
     None,
+    /// Every packet is lost independently with probability `p`.
     Bernoulli {
+        /// Loss probability per packet.
         p: f64,
     },
+    /// Bursty loss from a two-state Markov chain (Good, Bad).
     GilbertElliott {
+        /// Probability of moving from Good to Bad after a packet.
         p: f64,
+        /// Probability of moving from Bad to Good after a packet.
         r: f64,
+        /// Loss probability in the Good state.
         loss_good: f64,
+        /// Loss probability in the Bad state.
         loss_bad: f64,
     },
 }
@@ -67,6 +75,7 @@ pub struct LossModel {
 }
 
 impl LossModel {
+    /// A loss process in the Good state with its own random stream from `seed`.
     pub fn new(cfg: LossConfig, seed: u64) -> Self {
         Self {
             cfg,

@@ -32,6 +32,8 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason as the event log and reports spell it (`random_loss`, `queue_full`, `red_early`,
+    /// `red_forced`).
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::RandomLoss => "random_loss",
@@ -45,10 +47,13 @@ impl DropReason {
 /// What happens to one packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// Dropped, for this reason.
     Drop(DropReason),
     /// Delivered: left the bottleneck at `departure`, released at `release.at`.
     Deliver {
+        /// When the packet's last bit left the bottleneck, in ns.
         departure: Nanos,
+        /// When it is to be released from the delay line (and its duplicate's time, if any).
         release: Release,
     },
 }
@@ -56,34 +61,53 @@ pub enum Verdict {
 /// A verdict plus the queue state right after it, for event logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
+    /// What happens to the packet.
     pub verdict: Verdict,
+    /// Packets in the bottleneck queue right after the decision (including the one being sent).
     pub queue_packets: usize,
+    /// Wire bytes in the bottleneck queue right after the decision.
     pub queue_bytes: u64,
 }
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PathCounters {
+    /// Packets that arrived from the host (cross traffic not included).
     pub arrived_packets: u64,
+    /// IP bytes that arrived from the host.
     pub arrived_bytes: u64,
+    /// Packets delivered (released to the other host).
     pub delivered_packets: u64,
+    /// IP bytes delivered.
     pub delivered_bytes: u64,
+    /// Delivered packets that were also duplicated.
     pub duplicated_packets: u64,
+    /// Delivered packets released early on purpose (reordering).
     pub reordered_packets: u64,
+    /// Packets dropped by the random-loss model.
     pub dropped_random_loss: u64,
+    /// Packets dropped because the queue's packet or byte limit was reached.
     pub dropped_queue_full: u64,
+    /// Packets RED dropped early (probabilistically).
     pub dropped_red_early: u64,
+    /// Packets RED dropped because its average reached the max threshold.
     pub dropped_red_forced: u64,
+    /// IP bytes of every dropped packet.
     pub dropped_bytes: u64,
+    /// Cross-traffic packets injected into the bottleneck.
     pub cross_packets: u64,
+    /// Cross-traffic bytes injected (packet size, without overhead).
     pub cross_bytes: u64,
+    /// Cross-traffic packets the queue dropped.
     pub cross_dropped: u64,
-    /// Largest queue seen at an arrival, packets and bytes.
+    /// Largest queue seen at an arrival, in packets.
     pub max_queue_packets: u64,
+    /// Largest queue seen at an arrival, in wire bytes.
     pub max_queue_bytes: u64,
 }
 
 impl PathCounters {
+    /// Packets dropped for any reason (cross traffic not included).
     pub fn dropped_packets(&self) -> u64 {
         self.dropped_random_loss
             + self.dropped_queue_full
@@ -157,10 +181,12 @@ impl PathModel {
         }
     }
 
+    /// What this direction has counted so far.
     pub fn counters(&self) -> &PathCounters {
         &self.counters
     }
 
+    /// The bottleneck queue.
     pub fn queue(&self) -> &BottleneckQueue {
         &self.queue
     }

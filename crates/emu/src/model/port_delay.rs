@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub struct PortDelay {
     /// TCP or UDP port (source or destination) that identifies the flow.
     pub port: u16,
+    /// Extra one-way delay of the flow, in ns, added after the bottleneck.
     pub extra_ns: Nanos,
 }
 

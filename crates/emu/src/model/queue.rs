@@ -21,7 +21,9 @@ use std::collections::VecDeque;
 /// Droptail limits; `None` = unlimited in that unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct QueueLimits {
+    /// Most packets the queue holds, including the one being sent.
     pub packets: Option<u32>,
+    /// Most wire bytes the queue holds, including the packet being sent.
     pub bytes: Option<u64>,
 }
 
@@ -35,6 +37,7 @@ pub struct BottleneckQueue {
 }
 
 impl BottleneckQueue {
+    /// An empty queue with these limits.
     pub fn new(limits: QueueLimits) -> Self {
         Self {
             limits,
@@ -43,6 +46,7 @@ impl BottleneckQueue {
         }
     }
 
+    /// The queue's limits.
     pub fn limits(&self) -> QueueLimits {
         self.limits
     }
@@ -65,10 +69,12 @@ impl BottleneckQueue {
         self.in_queue.back().map(|&(f, _)| f)
     }
 
+    /// Packets in the queue, including the one being sent.
     pub fn len_packets(&self) -> usize {
         self.in_queue.len()
     }
 
+    /// Wire bytes in the queue, including the packet being sent.
     pub fn len_bytes(&self) -> u64 {
         self.bytes
     }

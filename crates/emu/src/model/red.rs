@@ -38,6 +38,7 @@ pub struct RedConfig {
 /// RED's decision for one arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedVerdict {
+    /// Admit the packet.
     Accept,
     /// Probabilistic drop between the thresholds.
     EarlyDrop,
@@ -56,6 +57,7 @@ pub struct Red {
 }
 
 impl Red {
+    /// RED with an empty average and its own random stream from `seed`.
     pub fn new(cfg: RedConfig, seed: u64) -> Self {
         Self {
             cfg,
@@ -66,6 +68,7 @@ impl Red {
         }
     }
 
+    /// The current average queue length, in bytes.
     pub fn average_bytes(&self) -> f64 {
         self.avg
     }

@@ -47,6 +47,7 @@ impl RateSerializer {
         }
     }
 
+    /// The serialiser's rate, in bits per second.
     pub fn rate_bps(&self) -> u64 {
         self.rate_bps
     }

@@ -27,25 +27,43 @@ pub enum TraceError {
     /// The OS error is part of the message and deliberately not a `source`, so that error
     /// chains (`anyhow`'s `{:#}`) do not print it twice.
     #[error("cannot read trace file {path}: {error}")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The trace file as named.
+        path: String,
+        /// Why it could not be read.
+        error: std::io::Error,
+    },
+    /// A line is not a non-negative integer.
     #[error("trace {path} line {line}: `{text}` is not a non-negative integer millisecond")]
     Parse {
+        /// The trace as named.
         path: String,
+        /// 1-based line number.
         line: usize,
+        /// The line's text.
         text: String,
     },
+    /// A timestamp is smaller than the one before it.
     #[error("trace {path} line {line}: timestamps must not decrease ({prev} ms then {now} ms)")]
     Decreasing {
+        /// The trace as named.
         path: String,
+        /// 1-based line number.
         line: usize,
+        /// The previous timestamp, in ms.
         prev: u64,
+        /// This line's timestamp, in ms.
         now: u64,
     },
+    /// No opportunity after 0 ms, so the trace has no period.
     #[error(
         "trace {path} is empty or its last timestamp is 0 ms; a trace needs at least one \
          opportunity after 0 ms to define its period"
     )]
-    NoPeriod { path: String },
+    NoPeriod {
+        /// The trace as named.
+        path: String,
+    },
 }
 
 /// A parsed trace: opportunity times in nanoseconds within one period.
@@ -147,10 +165,12 @@ impl TraceSerializer {
         }
     }
 
+    /// The trace being followed.
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
 
+    /// When the link finishes the last packet it was given, in ns (the link is busy until then).
     pub fn busy_until(&self) -> Nanos {
         self.busy_until
     }

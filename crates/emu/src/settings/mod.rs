@@ -48,9 +48,14 @@ impl SettingsError {
 pub struct Settings {
     /// A link mapped from a simulator scenario.
     pub base: Option<LinkConfig>,
+    /// The a→b values.
     pub ab: RawDirection,
+    /// The b→a values.
     pub ba: RawDirection,
+    /// The MTU in bytes (`None`: 1500).
     pub mtu: Option<u32>,
+    /// The seed (`None`: 1, unless a mapped simulator link keeps its own); a→b gets `2·seed`, b→a
+    /// `2·seed + 1`.
     pub seed: Option<u64>,
 }
 

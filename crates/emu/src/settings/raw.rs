@@ -13,19 +13,35 @@ use std::path::Path;
 /// Unparsed settings of one direction, from the file and/or flags.
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct RawDirection {
+    /// Bottleneck rate (`1gbit`); a bare number is bit/s.
     pub rate: Option<String>,
+    /// A mahimahi trace file; takes precedence over `rate`.
     pub trace: Option<String>,
+    /// One-way delay (`90ms`); a bare number is seconds.
     pub delay: Option<String>,
+    /// Droptail limit in packets (`1000`, or `1000p`).
     pub queue_packets: Option<String>,
+    /// Droptail limit in bytes (`4M`).
     pub queue_bytes: Option<String>,
+    /// RED as `min,max[,max_p[,weight]]`, thresholds in bytes (defaults: max_p 0.1, weight 0.002).
     pub red: Option<String>,
+    /// Bernoulli loss probability (`1%` or `0.01`); 0 turns loss off. Excludes `gilbert`.
     pub loss: Option<String>,
+    /// Gilbert–Elliott loss as `p,r[,loss_bad[,loss_good]]` (defaults: loss_bad 1, loss_good 0).
+    /// Excludes `loss`.
     pub gilbert: Option<String>,
+    /// Standard deviation of the delay's jitter (`2ms`).
     pub jitter: Option<String>,
+    /// Reordering probability; the shift defaults to 1 ms.
     pub reorder: Option<String>,
+    /// How far forward a reordered packet is released (`1ms`).
     pub reorder_by: Option<String>,
+    /// Duplication probability.
     pub duplicate: Option<String>,
+    /// Bytes added to each packet for serialisation time (`38` for Ethernet framing).
     pub overhead: Option<String>,
+    /// Cross-traffic specs, `KIND,rate=R[,size=B][,on=D,off=D]`
+    /// ([`parse_cross`]).
     pub cross: Vec<String>,
 }
 

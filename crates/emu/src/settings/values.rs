@@ -5,6 +5,7 @@ use super::SettingsError;
 use crate::model::cross::{CrossConfig, CrossKind};
 use longhaul_sim::units;
 
+/// The result of parsing one setting.
 pub type Result<T> = std::result::Result<T, SettingsError>;
 
 /// A probability from `1%`, `0.01`.

@@ -275,6 +275,8 @@ impl Waiter {
         wake
     }
 
+    /// How long before a deadline the wait stops sleeping and spins, in ns: the timer is set this
+    /// much early.
     pub fn spin_ns(&self) -> u64 {
         self.spin_ns
     }

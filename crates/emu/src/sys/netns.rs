@@ -38,6 +38,7 @@ pub fn path(name: &str) -> String {
     format!("/run/netns/{name}")
 }
 
+/// Whether a network namespace of this name exists (its bind mount under `/run/netns`).
 pub fn exists(name: &str) -> bool {
     std::path::Path::new(&path(name)).exists()
 }

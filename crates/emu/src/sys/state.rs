@@ -21,20 +21,28 @@ pub const STATE_DIR: &str = "/run/longhaul";
 /// What one emulator instance created.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct InstanceState {
+    /// The emulator's process ID.
     pub pid: u32,
+    /// The instance's number within that process (0 for the first).
     pub instance: u32,
+    /// The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), which
+    /// tells the process from a later one with the same PID.
     pub start_time: u64,
     /// Init of the PID namespace the hosts' programs run in (`pidns`); `emu exec` starts
     /// programs there. Absent in files of older versions.
     #[serde(default)]
     pub init_pid: Option<u32>,
+    /// `pair` or `shell`.
     pub mode: String,
+    /// Every namespace the instance creates, recorded before it is created.
     pub namespaces: Vec<String>,
-    /// Namespace of each side (`a`, `b`); `None` = the initial namespace.
+    /// Namespace of side a; `None` = the initial namespace.
     pub side_a: Option<String>,
+    /// Namespace of side b; `None` = the initial namespace.
     pub side_b: Option<String>,
-    /// Addresses of the two ends.
+    /// Address of side a.
     pub addr_a: String,
+    /// Address of side b.
     pub addr_b: String,
 }
 

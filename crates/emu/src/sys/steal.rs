@@ -16,7 +16,9 @@ pub struct StealSnapshot(Vec<(usize, u64)>);
 /// One CPU's steal time over an interval.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct CpuSteal {
+    /// The CPU's number.
     pub cpu: usize,
+    /// Time stolen from it during the interval, in ms.
     pub steal_ms: f64,
     /// steal time / the interval's wall time.
     pub share: f64,

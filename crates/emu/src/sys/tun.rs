@@ -41,7 +41,9 @@ struct IfReq {
 /// An open TUN device.
 #[derive(Debug)]
 pub struct Tun {
+    /// The open `/dev/net/tun` descriptor bound to the device.
     pub fd: OwnedFd,
+    /// The device's name.
     pub name: String,
     /// Reads and writes carry a `virtio_net_hdr`, and TCP may arrive as super-packets.
     pub offload: bool,

@@ -38,6 +38,7 @@ pub struct Bottleneck {
 /// What a driver measured about all flows together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggregateCounts {
+    /// Payload bytes all flows delivered.
     pub bytes_delivered: u64,
     /// The span the throughput is over, seconds.
     pub span_s: f64,
@@ -45,7 +46,9 @@ pub struct AggregateCounts {
     pub interval_bps: Vec<f64>,
     /// Candidates for what limits the flows; none leaves utilization undefined.
     pub bottlenecks: Vec<Bottleneck>,
+    /// How far the flows' bits travel, for the aggregate's b·m/s.
     pub distance: Distance,
+    /// The aggregate's throughput over time, if the driver records it.
     pub series: Option<AggregateSeries>,
 }
 

@@ -25,30 +25,43 @@ pub enum LossBasis {
 /// What a driver measured about one flow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowCounts {
+    /// The flow's id, as the scenario numbers it.
     pub id: u32,
+    /// The congestion control's name (`fast`, `reno`, …).
     pub cc: String,
+    /// The congestion control's parameters or spec as given, if any.
     pub params: Option<String>,
     /// Unique application payload bytes delivered.
     pub bytes_delivered: u64,
     /// How long the flow ran, seconds: its throughput's denominator.
     pub active_s: f64,
+    /// When the flow started, seconds from the start of the run.
     pub start_s: Option<f64>,
+    /// When the flow's active time ended, seconds from the start of the run (an early stop, or its
+    /// last byte's delivery).
     pub stop_s: Option<f64>,
     /// What limits the flow; without it utilization is undefined.
     pub capacity: Option<Capacity>,
     /// Path distance; without it b·m/s is undefined.
     pub distance_km: Option<f64>,
+    /// The smallest RTT sample of the flow, ms: seed 000's "delay".
     pub min_rtt_ms: f64,
     /// Statistics of RTT − min RTT, ms; `None` when there was no sample.
     pub queueing_delay_ms: Option<DelayStats>,
+    /// Data packets sent (`None` where the driver cannot count them).
     pub packets_sent: Option<u64>,
+    /// Data packets dropped anywhere on the path (`None` where drops are not visible).
     pub packets_lost: Option<u64>,
+    /// Packets retransmitted.
     pub retransmits: u64,
+    /// What the loss rate counts as lost.
     pub loss_basis: LossBasis,
     /// Throughput of each complete interval the flow ran, b/s, for its CoV: 1-s intervals
     /// (docs/measurements.md), or `perf`'s report intervals (1 s by default).
     pub interval_bps: Vec<f64>,
+    /// Where and why the flow's packets were dropped.
     pub drops: Vec<DropCount>,
+    /// The flow's time series, if the driver records them.
     pub series: Option<FlowSeries>,
 }
 

@@ -56,6 +56,7 @@ impl IntervalBinner {
         self
     }
 
+    /// The interval width, in seconds.
     pub fn width_s(&self) -> f64 {
         self.width
     }

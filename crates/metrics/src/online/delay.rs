@@ -36,6 +36,7 @@ impl Default for DelayAccumulator {
 }
 
 impl DelayAccumulator {
+    /// An empty accumulator at the default precision of 10 bits.
     pub fn new() -> Self {
         Self {
             hist: LogHistogram::new(DEFAULT_PRECISION_BITS).expect("default precision is valid"),
@@ -86,6 +87,7 @@ impl DelayAccumulator {
         }
     }
 
+    /// Samples recorded.
     pub fn count(&self) -> u64 {
         self.hist.count()
     }

@@ -23,6 +23,7 @@ pub struct RunningStats {
 }
 
 impl RunningStats {
+    /// An accumulator that has seen no value.
     pub fn new() -> Self {
         Self::default()
     }
@@ -64,6 +65,7 @@ impl RunningStats {
         self.max = self.max.max(other.max);
     }
 
+    /// Values seen.
     pub fn count(&self) -> u64 {
         self.n
     }
@@ -92,10 +94,12 @@ impl RunningStats {
         Some(self.variance_population()?.sqrt() / mean)
     }
 
+    /// The smallest value seen (`None` before the first).
     pub fn min(&self) -> Option<f64> {
         (self.n > 0).then_some(self.min)
     }
 
+    /// The largest value seen (`None` before the first).
     pub fn max(&self) -> Option<f64> {
         (self.n > 0).then_some(self.max)
     }

@@ -16,7 +16,9 @@ pub struct ComparisonRow {
     pub item: String,
     /// Metric with its display unit, "throughput Mb/s".
     pub metric: String,
+    /// The value in summary A, in the metric's display unit (`None`: A lacks it).
     pub a: Option<f64>,
+    /// The value in summary B, in the metric's display unit (`None`: B lacks it).
     pub b: Option<f64>,
 }
 
@@ -42,8 +44,11 @@ impl ComparisonRow {
 /// The comparison of two summaries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
+    /// The heading of column A (`longhaul compare` uses the file's path).
     pub a_label: String,
+    /// The heading of column B.
     pub b_label: String,
+    /// One row per metric of the aggregate, each flow and each link found in either summary.
     pub rows: Vec<ComparisonRow>,
     /// Differences in setup worth knowing before reading the numbers (scenario, duration, seed).
     pub notes: Vec<String>,

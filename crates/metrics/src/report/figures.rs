@@ -31,9 +31,13 @@ use crate::units::{format_rate, to_mbps};
 
 /// One figure: a file-name slug, its title (drawn inside the SVG), and the SVG or why not.
 pub struct Figure {
+    /// A short name for file names (`throughput`, `cwnd`, …).
     pub slug: &'static str,
+    /// The figure's title, drawn inside the SVG.
     pub title: String,
+    /// The SVG document, or `None` when the runs lack the data.
     pub svg: Option<String>,
+    /// Why the figure is missing, shown in its place when `svg` is `None`.
     pub missing: &'static str,
 }
 

@@ -12,7 +12,9 @@ use plotters::prelude::*;
 
 /// One named line: (x, y) points in order.
 pub struct Line {
+    /// The name in the legend.
     pub name: String,
+    /// The (x, y) points; a NaN y breaks the line.
     pub points: Vec<(f64, f64)>,
     /// Error bars: the half-width at each point (same length as `points`), drawn as y ± e;
     /// empty for none. A sweep's report draws one standard deviation over seeds.
@@ -22,32 +24,46 @@ pub struct Line {
 /// One labelled point of a scatter plot; points of the same group share a color. An empty label
 /// draws the point alone (a cloud of runs around a labelled mean).
 pub struct Point {
+    /// The group, which chooses the color.
     pub group: String,
+    /// Text drawn beside the point; empty draws it small and alone.
     pub label: String,
+    /// The x value.
     pub x: f64,
+    /// The y value.
     pub y: f64,
 }
 
 /// Events drawn as glyphs over a line chart (a flow's losses on its cwnd line), in the color of
 /// the line `line` (an index into the chart's lines).
 pub struct Marks {
+    /// The name in the legend.
     pub name: String,
+    /// Index of the line whose color the glyphs take.
     pub line: usize,
+    /// The glyph drawn at each point.
     pub glyph: Glyph,
+    /// The (x, y) position of each event.
     pub points: Vec<(f64, f64)>,
 }
 
 /// A point glyph; the trade-off plot gives each controller its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Glyph {
+    /// A circle.
     Circle,
+    /// A triangle.
     Triangle,
+    /// A square.
     Square,
+    /// An ×-shaped cross.
     Cross,
+    /// A diamond.
     Diamond,
 }
 
 impl Glyph {
+    /// Every glyph, in the order they are handed out.
     pub const ALL: [Glyph; 5] = [
         Glyph::Circle,
         Glyph::Triangle,
@@ -61,17 +77,21 @@ impl Glyph {
 /// which tells apart lines that share a color.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineStyle {
+    /// An index for `color`.
     pub color: usize,
+    /// The glyph drawn at each point, if any.
     pub glyph: Option<Glyph>,
 }
 
 /// The x axis of a line chart.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum XAxis {
+    /// Values drawn as they are.
     Linear,
     /// log10 of the values; a value of 0 (which has no logarithm) is drawn at x = `zero`, and
     /// that tick is labelled 0.
     Log {
+        /// The position that values of 0 and below are drawn at (in log10 units).
         zero: f64,
     },
 }
@@ -103,6 +123,7 @@ impl XAxis {
 pub struct ChartOptions {
     /// One per line; a line without one gets color i (its index) and no glyph.
     pub styles: Vec<LineStyle>,
+    /// How the x values are placed.
     pub x_axis: XAxis,
     /// The values the y quantity can physically take (a delay, a rate or a loss rate is never
     /// negative; a loss rate or utilization never exceeds 100 %): error bars stop there.
@@ -207,7 +228,9 @@ fn draw_glyphs(
     drawn.map_err(|e| err(title, e))
 }
 
+/// Width of every chart, in SVG pixels.
 pub const WIDTH: u32 = 860;
+/// Height of every chart, in SVG pixels.
 pub const HEIGHT: u32 = 340;
 /// The legend column right of the data.
 const LEGEND_W: u32 = 190;
@@ -516,11 +539,15 @@ pub fn chart_with_marks(
 /// One entry of a trade-off plot (a flow): small pale glyphs (its time windows) and large solid
 /// ones (its whole run), in one color and glyph, named once in the legend.
 pub struct Cloud {
+    /// The name in the legend.
     pub name: String,
     /// An index for `color`.
     pub color: usize,
+    /// The glyph of its points.
     pub glyph: Glyph,
+    /// Points of its time windows, (x, y), drawn small and pale.
     pub small: Vec<(f64, f64)>,
+    /// Points of its whole run, (x, y), drawn large and solid.
     pub large: Vec<(f64, f64)>,
 }
 
@@ -598,6 +625,7 @@ pub fn tradeoff_chart(
 pub struct ColorKey(Vec<String>);
 
 impl ColorKey {
+    /// A key over the distinct `names`, in sorted order.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> ColorKey {
         let mut v: Vec<String> = names.into_iter().map(str::to_string).collect();
         v.sort_unstable();

@@ -6,7 +6,9 @@ use crate::units::{bmps_to_e15, to_mbps};
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
+    /// Text starts at the column's left edge.
     Left,
+    /// Text ends at the column's right edge (numbers).
     Right,
 }
 
@@ -40,6 +42,7 @@ impl Table {
         self
     }
 
+    /// True when the table has no data row.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

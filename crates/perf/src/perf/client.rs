@@ -22,50 +22,88 @@ use std::time::{Duration, Instant};
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
+    /// The server's host name or address.
     pub host: String,
+    /// The server's control port.
     pub port: u16,
+    /// Parallel data connections (`-P`).
     pub streams: u32,
+    /// How long the writers write (`-t`).
     pub duration: Duration,
+    /// How often a report interval closes (`-i`).
     pub interval: Duration,
+    /// Congestion control for the data connections (`-C`; `None`: the host default).
     pub cc: Option<String>,
+    /// Socket buffer to request on both ends of each data connection (`-w`), bytes; `None` leaves
+    /// the kernel's autotuning on.
     pub window: Option<u64>,
+    /// Bytes per write call (`-l`), 1 B to 64 MiB.
     pub write_len: u32,
+    /// How long to wait for each connection, and for the server's first answer.
     pub connect_timeout: Duration,
 }
 
 /// Why a test could not be run.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The host name did not resolve.
     #[error("cannot resolve `{host}`: {error}")]
-    Resolve { host: String, error: std::io::Error },
-    #[error("connection refused by {addr}: is `longhaul perf server` running on {host}:{port}?")]
-    Refused {
-        addr: SocketAddr,
+    Resolve {
+        /// The host as given.
         host: String,
-        port: u16,
-    },
-    #[error("connecting to {addr}: {error}")]
-    Connect {
-        addr: SocketAddr,
+        /// The resolver's error.
         error: std::io::Error,
     },
+    /// Nothing listens on the server's port.
+    #[error("connection refused by {addr}: is `longhaul perf server` running on {host}:{port}?")]
+    Refused {
+        /// The address tried.
+        addr: SocketAddr,
+        /// The host as given.
+        host: String,
+        /// The port as given.
+        port: u16,
+    },
+    /// A connection could not be made or set up.
+    #[error("connecting to {addr}: {error}")]
+    Connect {
+        /// The address tried.
+        addr: SocketAddr,
+        /// The socket error.
+        error: std::io::Error,
+    },
+    /// The congestion control cannot be used on this host.
     #[error(transparent)]
     Congestion(#[from] socket::CongestionError),
+    /// The server answered with an error.
     #[error("the server refused the test: {0}")]
     Server(String),
+    /// The control connection failed or carried something unexpected.
     #[error("control connection: {0}")]
     Protocol(String),
     /// The peer answered, or stayed silent, as no longhaul perf server does.
     #[error("{0}")]
     ForeignPeer(String),
+    /// A data connection failed.
     #[error("stream {stream}: {error}")]
-    Stream { stream: u32, error: std::io::Error },
+    Stream {
+        /// The stream's index, from 0.
+        stream: u32,
+        /// The socket error.
+        error: std::io::Error,
+    },
+    /// The server received other byte counts than the client wrote.
     #[error("stream {stream}: client wrote {sent} bytes, server received {received}")]
     Mismatch {
+        /// The stream's index, from 0.
         stream: u32,
+        /// Bytes the client wrote.
         sent: u64,
+        /// Bytes the server reported.
         received: u64,
     },
+    /// The options are out of range (write size, interval, streams, duration, window,
+    /// congestion-control name).
     #[error("invalid options: {0}")]
     Invalid(String),
 }
@@ -73,6 +111,7 @@ pub enum ClientError {
 /// One stream's numbers over one report interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StreamSample {
+    /// Bytes the kernel accepted from the writer in this interval.
     pub bytes: u64,
     /// Retransmitted segments in this interval.
     pub retransmits: u64,
@@ -83,15 +122,20 @@ pub struct StreamSample {
 /// One report interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interval {
+    /// Interval start, seconds since the test's start.
     pub start_s: f64,
+    /// Interval end, seconds since the test's start.
     pub end_s: f64,
+    /// One sample per stream, in stream order.
     pub streams: Vec<StreamSample>,
 }
 
 impl Interval {
+    /// Bytes of all streams in this interval.
     pub fn bytes(&self) -> u64 {
         self.streams.iter().map(|s| s.bytes).sum()
     }
+    /// Retransmitted segments of all streams in this interval.
     pub fn retransmits(&self) -> u64 {
         self.streams.iter().map(|s| s.retransmits).sum()
     }
@@ -100,19 +144,28 @@ impl Interval {
 /// What one stream looked like once connected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamSetup {
+    /// The connection's local address.
     pub local: SocketAddr,
+    /// The server's address.
     pub remote: SocketAddr,
+    /// The congestion control the socket uses, as the kernel reports it.
     pub cc: String,
+    /// The send buffer requested and granted.
     pub send_buffer: BufferSize,
 }
 
 /// A finished test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfRun {
+    /// The server's host as given.
     pub config_host: String,
+    /// The server's control port.
     pub port: u16,
+    /// The test as the client asked the server for it.
     pub params: TestParams,
+    /// Each stream's setup, in stream order.
     pub streams: Vec<StreamSetup>,
+    /// The report intervals, in order; their bytes add up to `bytes`.
     pub intervals: Vec<Interval>,
     /// Bytes each stream wrote (= what the server received).
     pub bytes: Vec<u64>,
@@ -134,6 +187,7 @@ pub const RTT_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 pub const MAX_RTT_SAMPLES: usize = 864_000;
 
 impl PerfRun {
+    /// Bytes of all streams.
     pub fn total_bytes(&self) -> u64 {
         self.bytes.iter().sum()
     }
@@ -141,7 +195,9 @@ impl PerfRun {
 
 /// Called with the streams once connected, then with each interval as it completes.
 pub trait Progress {
+    /// The streams are connected and the test is about to start.
     fn connected(&mut self, _run: &ClientConfig, _streams: &[StreamSetup]) {}
+    /// A report interval has closed.
     fn interval(&mut self, _i: &Interval) {}
 }
 

@@ -35,7 +35,9 @@ pub const MAX_DURATION_S: u64 = 24 * 3600;
 /// What the client asks for.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestParams {
+    /// Parallel data connections, 1 to [`MAX_STREAMS`].
     pub streams: u32,
+    /// How long the client writes, ms (at most [`MAX_DURATION_S`] seconds).
     pub duration_ms: u64,
     /// Congestion control for the data connections (`None`: the host default).
     pub cc: Option<String>,
@@ -81,29 +83,58 @@ impl TestParams {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Message {
+    /// Client, on the control connection: the test it asks for.
     Test(TestParams),
-    Accept { cookie: u64 },
-    Data { cookie: u64, stream: u32 },
+    /// Server: the test is accepted.
+    Accept {
+        /// Names the test on its data connections (tells concurrent tests apart).
+        cookie: u64,
+    },
+    /// Client, first on each data connection: which test and stream it belongs to.
+    Data {
+        /// The test's cookie, from `Accept`.
+        cookie: u64,
+        /// The stream's index, from 0.
+        stream: u32,
+    },
+    /// Server: every stream is attached; the client writes from now on.
     Start,
-    Result { bytes: Vec<u64>, elapsed_s: f64 },
-    Error { message: String },
+    /// Server: every stream has reached EOF.
+    Result {
+        /// Bytes received on each stream, in stream order.
+        bytes: Vec<u64>,
+        /// Seconds from `Start` to the last EOF.
+        elapsed_s: f64,
+    },
+    /// Server: the test is refused or failed, with the reason.
+    Error {
+        /// The reason, for the client to print.
+        message: String,
+    },
 }
 
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
+    /// The first bytes are not `LHPF` (shown in hex and as text).
     #[error("not a longhaul perf peer (first bytes {0})")]
     BadMagic(String),
+    /// The frame's protocol version is not this build's.
     #[error("protocol version {0}, this build speaks {VERSION}")]
     Version(u8),
+    /// The frame's declared length exceeds [`MAX_PAYLOAD`].
     #[error("frame of {0} bytes exceeds the {MAX_PAYLOAD}-byte limit")]
     TooLong(usize),
+    /// The payload is not a valid message.
     #[error("malformed message: {0}")]
     Json(#[from] serde_json::Error),
+    /// The peer closed the connection before a whole frame arrived.
     #[error("peer closed the connection")]
     Closed,
+    /// No data from the peer within the idle timeout.
     #[error("no data from the peer within the idle timeout")]
     Idle,
+    /// Any other socket error.
     #[error(transparent)]
     Io(io::Error),
 }

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 pub struct ServerConfig {
     /// A peer that sends nothing for this long is closed.
     pub idle_timeout: Duration,
+    /// Most connections (control and data) open at once; one more is closed on accept, with a log
+    /// line.
     pub max_connections: usize,
 }
 
@@ -41,24 +43,36 @@ impl Default for ServerConfig {
 /// What the server logs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerEvent {
+    /// The server is listening on this address.
     Listening(SocketAddr),
+    /// A test was accepted.
     TestStarted {
+        /// The client's control connection address.
         peer: SocketAddr,
+        /// What it asked for.
         params: TestParams,
     },
+    /// A test finished and its result was sent.
     TestDone {
+        /// The client's control connection address.
         peer: SocketAddr,
+        /// Bytes received over all streams.
         bytes: u64,
+        /// Seconds from `Start` to the last stream's EOF.
         elapsed_s: f64,
     },
     /// A peer was closed; the reason says why.
     Rejected {
+        /// The peer's address.
         peer: SocketAddr,
+        /// Why it was closed.
         reason: String,
     },
     /// A test ended without a result.
     TestFailed {
+        /// The client's control connection address.
         peer: SocketAddr,
+        /// Why the test failed.
         reason: String,
     },
 }
@@ -139,6 +153,7 @@ impl Server {
         })
     }
 
+    /// The address the listener is bound to.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
     }

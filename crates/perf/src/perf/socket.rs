@@ -18,11 +18,16 @@ pub const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_cont
      ({AVAILABLE_CC}); `longhaul kernel load {name}` registers longhaul's eBPF ones{hint}"
 )]
 pub struct CongestionError {
+    /// The congestion control asked for.
     pub name: String,
+    /// The error `setsockopt(TCP_CONGESTION)` returned.
     pub error: io::Error,
     /// The error in words (ENOENT means the kernel has no algorithm of that name).
     pub reason: String,
+    /// What the kernel offers ([`AVAILABLE_CC`]), space-separated.
     pub available: String,
+    /// A hint for a permission error (non-root callers are limited to
+    /// `tcp_allowed_congestion_control`); empty otherwise.
     pub hint: &'static str,
 }
 
@@ -66,7 +71,9 @@ pub fn congestion(sock: &Socket) -> io::Result<String> {
 /// A buffer request and what the kernel granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferSize {
+    /// The size asked for, bytes (`None`: none requested).
     pub requested: Option<u64>,
+    /// The size the kernel reports now, bytes (twice a request, capped by `wmem_max`/`rmem_max`).
     pub granted: u64,
 }
 

@@ -27,7 +27,9 @@ use std::collections::BTreeMap;
 /// What the run alone cannot know.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PathFacts {
+    /// The path's length, km, for b·m/s (`None`: b·m/s is undefined).
     pub distance_km: Option<f64>,
+    /// The bottleneck's rate, bits per second, for utilization (`None`: utilization is undefined).
     pub capacity_bps: Option<f64>,
     /// For utilization net of headers; 1500 unless given.
     pub mtu: Option<u32>,

@@ -78,6 +78,7 @@ pub struct TcpStats {
     pub mss: u32,
     /// Smoothed RTT, microseconds.
     pub rtt_us: u32,
+    /// RTT variation, microseconds (`tcpi_rttvar`).
     pub rttvar_us: u32,
     /// The kernel's windowed minimum RTT, microseconds (`tcpi_min_rtt`, Linux 4.6+; 0 if absent).
     pub min_rtt_us: u32,
@@ -89,11 +90,13 @@ pub struct TcpStats {
     pub unacked: u32,
     /// Bytes written by the application and not yet sent (`tcpi_notsent_bytes`, Linux 4.6+).
     pub notsent_bytes: u32,
+    /// Bytes acknowledged (`tcpi_bytes_acked`, Linux 4.1+).
     pub bytes_acked: u64,
     /// Segments delivered, SACKed ones included (`tcpi_delivered`, Linux 4.18+).
     pub delivered: u32,
     /// Delivery-rate estimate, bytes per second (Linux 4.9+).
     pub delivery_rate_bytes_per_s: u64,
+    /// The kernel's pacing rate, bytes per second (`tcpi_pacing_rate`).
     pub pacing_rate_bytes_per_s: u64,
     /// Path MTU.
     pub pmtu: u32,

@@ -51,10 +51,13 @@ impl fmt::Display for Status {
 /// Where a setting lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
+    /// A sysctl, by its dotted name (`net.core.rmem_max`).
     Sysctl(String),
     /// An attribute file of `/sys/class/net/DEV` (`tx_queue_len`, `mtu`).
     Interface {
+        /// The interface name.
         dev: String,
+        /// The attribute file's name.
         attr: String,
     },
 }
@@ -64,9 +67,13 @@ pub enum Target {
 pub struct Check {
     /// `net.core.rmem_max`, `eth0 txqueuelen`.
     pub name: String,
+    /// Where the setting lives.
     pub target: Target,
+    /// Its value now (`None`: the host does not have it).
     pub current: Option<String>,
+    /// The value the path needs.
     pub recommended: String,
+    /// How the current value compares with it.
     pub status: Status,
     /// The shell command that sets the recommended value.
     pub command: String,
@@ -77,9 +84,11 @@ pub struct Check {
 /// Everything `longhaul tune` says about one path on one host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneReport {
+    /// The path the host is sized for.
     pub path: PathSpec,
     /// `net.ipv4.tcp_available_congestion_control`.
     pub available_cc: Vec<String>,
+    /// One check per setting, in report order.
     pub checks: Vec<Check>,
 }
 

@@ -12,7 +12,9 @@ use super::TuneError;
 /// One setting `--apply` tried to change.
 #[derive(Debug)]
 pub struct Applied {
+    /// The setting's name, as the report shows it.
     pub name: String,
+    /// Its value before the write.
     pub before: Option<String>,
     /// The value read back after writing, or the error.
     pub after: Result<Option<String>, TuneError>,

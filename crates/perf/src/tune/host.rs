@@ -28,11 +28,15 @@ impl Default for HostRoots {
 /// One network interface as `ip link` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interface {
+    /// The interface name (`eth0`).
     pub name: String,
+    /// Its MTU, bytes.
     pub mtu: u32,
+    /// Its transmit queue length, packets.
     pub txqueuelen: u64,
     /// `operstate` is `up` (or `unknown`, which loopback and some virtual devices report).
     pub up: bool,
+    /// It is a loopback device (ARPHRD_LOOPBACK, or named `lo`).
     pub loopback: bool,
 }
 

@@ -27,23 +27,36 @@ pub use host::HostRoots;
 /// What can go wrong reading or writing the host's settings.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
+    /// A setting's file could not be read.
     #[error("cannot read {path}: {error}")]
     Read {
+        /// The file.
         path: std::path::PathBuf,
+        /// The OS error.
         error: std::io::Error,
     },
+    /// A setting's file could not be written.
     #[error("cannot write {path}: {error}{hint}")]
     Write {
+        /// The file.
         path: std::path::PathBuf,
+        /// The OS error.
         error: std::io::Error,
+        /// What to do about it (run as root; the kernel lacks the setting), or empty.
         hint: &'static str,
     },
+    /// A setting's file holds something other than the expected value.
     #[error("{path} holds `{text}`, which is not {expected}")]
     Parse {
+        /// The file.
         path: std::path::PathBuf,
+        /// What it holds.
         text: String,
+        /// What was expected (`a non-negative integer`).
         expected: &'static str,
     },
+    /// A sysctl or interface name that could leave `/proc/sys` or `/sys/class/net`, or an
+    /// interface that does not exist.
     #[error("invalid path: {0}")]
     InvalidPath(String),
 }

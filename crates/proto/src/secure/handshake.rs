@@ -50,9 +50,13 @@ const MAX_PROPOSED: usize = 8;
 const CLIENT_HELLO_FIXED: usize = 1 + 8 + 8 + 1;
 /// Encoded ServerHello.
 pub const SERVER_HELLO_LEN: usize = 1 + 8 + 8 + 8 + 1;
-/// Bytes of a Noise message around its payload: INIT 32 (e), RESPONSE 32 + 48 + 16, FINISH 48 + 16.
+/// Bytes a Noise INIT message adds to its payload: the ephemeral key `e` (32).
 pub const INIT_NOISE_OVERHEAD: usize = 32;
+/// Bytes a Noise RESPONSE message adds to its payload: `e` (32), the encrypted `s` (32 + 16) and
+/// the payload's tag (16).
 pub const RESPONSE_NOISE_OVERHEAD: usize = 32 + 48 + 16;
+/// Length of the Noise FINISH message: the encrypted `s` (32 + 16) and the empty payload's tag
+/// (16).
 pub const FINISH_NOISE_LEN: usize = 48 + 16;
 
 fn params() -> NoiseParams {
@@ -73,8 +77,11 @@ pub enum HandshakeError {
 /// The client's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientHello {
+    /// The client carries synthetic payloads.
     pub synthetic: bool,
+    /// The client's receive window, bytes (the server's initial flow-control limit).
     pub recv_window: u64,
+    /// The client's clock when it sent INIT, µs (echoed by the server for the first RTT sample).
     pub timestamp_us: u64,
     /// Suites in preference order (unknown numbers from a newer peer are skipped).
     pub proposed: [Option<Cipher>; MAX_PROPOSED],
@@ -125,6 +132,8 @@ impl ClientHello {
         Some(out.len())
     }
 
+    /// Reads a ClientHello; a truncated one, set reserved flags, a malformed suite list or
+    /// padding that is not zero are errors.
     pub fn decode(b: &[u8]) -> Result<ClientHello, HandshakeError> {
         if b.len() < CLIENT_HELLO_FIXED {
             return Err(HandshakeError::Payload("client hello truncated"));
@@ -166,15 +175,20 @@ impl ClientHello {
 /// The server's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServerHello {
+    /// The server carries synthetic payloads.
     pub synthetic: bool,
+    /// The server's receive window, bytes (the client's initial flow-control limit).
     pub recv_window: u64,
+    /// The server's clock when it sent RESPONSE, µs.
     pub timestamp_us: u64,
     /// The ClientHello's timestamp, echoed (the client's first RTT sample).
     pub echo_us: u64,
+    /// The suite the server picked from the client's list.
     pub cipher: Cipher,
 }
 
 impl ServerHello {
+    /// The ServerHello's encoding ([`SERVER_HELLO_LEN`] bytes).
     pub fn encode(&self) -> [u8; SERVER_HELLO_LEN] {
         let mut out = [0u8; SERVER_HELLO_LEN];
         out[0] = if self.synthetic { SYNTHETIC } else { 0 };
@@ -185,6 +199,7 @@ impl ServerHello {
         out
     }
 
+    /// Reads a ServerHello; a wrong length, set reserved flags or an unknown suite are errors.
     pub fn decode(b: &[u8]) -> Result<ServerHello, HandshakeError> {
         if b.len() != SERVER_HELLO_LEN {
             return Err(HandshakeError::Payload("server hello has the wrong length"));
@@ -326,10 +341,12 @@ impl Noise {
         })
     }
 
+    /// The client's side of a handshake with `local`'s key pair.
     pub fn initiator(local: &Identity) -> Result<Noise, HandshakeError> {
         Self::new(local, true)
     }
 
+    /// The server's side of a handshake with `local`'s key pair.
     pub fn responder(local: &Identity) -> Result<Noise, HandshakeError> {
         Self::new(local, false)
     }

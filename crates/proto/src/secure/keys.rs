@@ -36,6 +36,7 @@ const KEY_UPDATE_LABEL: &[u8] = b"longhaul key update";
 pub struct Secret([u8; 32]);
 
 impl Secret {
+    /// A secret of these bytes.
     pub fn new(bytes: [u8; 32]) -> Secret {
         Secret(bytes)
     }
@@ -90,6 +91,8 @@ pub struct SendKeys {
 }
 
 impl SendKeys {
+    /// The chain rooted at `secret`, moving to the next key after `packets_per_key` datagrams (at
+    /// least 1).
     pub fn new(cipher: Cipher, secret: Secret, packets_per_key: u64) -> SendKeys {
         SendKeys {
             cipher,
@@ -122,6 +125,7 @@ impl SendKeys {
         (&self.key, self.generation as u8, updated)
     }
 
+    /// How many times the sender has moved to the next key.
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -140,7 +144,12 @@ pub enum Opened {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenError {
     /// Its key phase names no generation the receiver keeps or follows (not tried).
-    UnknownPhase { phase: u8, current: u8 },
+    UnknownPhase {
+        /// The datagram's key phase.
+        phase: u8,
+        /// The receiver's current generation, modulo 256.
+        current: u8,
+    },
     /// It did not authenticate.
     Failed,
 }
@@ -216,6 +225,7 @@ pub struct RecvKeys {
 }
 
 impl RecvKeys {
+    /// The chain rooted at `secret`, with the next key already derived.
     pub fn new(cipher: Cipher, secret: Secret) -> RecvKeys {
         let next_secret = secret.next();
         RecvKeys {
@@ -232,6 +242,7 @@ impl RecvKeys {
         }
     }
 
+    /// The generation of the current key (how many times the sender moved on, as followed).
     pub fn generation(&self) -> u64 {
         self.held.generation
     }
@@ -241,6 +252,7 @@ impl RecvKeys {
         (self.held.clone(), self.epoch)
     }
 
+    /// Counts every change of the keys held; a copy of an older epoch is out of date.
     pub fn epoch(&self) -> u64 {
         self.epoch
     }
@@ -348,6 +360,7 @@ impl RecvKeys {
         }
     }
 
+    /// Whether the previous generation's key is still held.
     pub fn has_previous(&self) -> bool {
         self.held.previous.is_some()
     }

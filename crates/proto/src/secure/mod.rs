@@ -128,6 +128,7 @@ impl std::fmt::Debug for Identity {
 /// Why an identity could not be made.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum IdentityError {
+    /// The operating system's random number generator failed.
     #[error("the operating system's random number generator failed: no key pair was generated")]
     Random,
 }
@@ -155,6 +156,7 @@ impl Identity {
         Identity { private, public }
     }
 
+    /// This end's public key.
     pub fn public_key(&self) -> PublicKey {
         self.public
     }
@@ -182,6 +184,7 @@ pub enum PeerPolicy {
 }
 
 impl PeerPolicy {
+    /// Whether a peer presenting `key` is acceptable.
     pub fn allows(&self, key: &PublicKey) -> bool {
         match self {
             PeerPolicy::Any => true,
@@ -224,6 +227,7 @@ impl Security {
         }
     }
 
+    /// Whether security is on.
     pub fn is_on(&self) -> bool {
         matches!(self, Security::Noise { .. })
     }

@@ -31,7 +31,10 @@ pub enum Replay {
     /// This number was accepted before.
     Duplicate,
     /// The number lies behind the window (`oldest` is the oldest still remembered).
-    TooOld { oldest: u64 },
+    TooOld {
+        /// The oldest seal number the window still accepts.
+        oldest: u64,
+    },
 }
 
 /// Which recent seal numbers were accepted. See the module documentation.
@@ -57,6 +60,7 @@ impl Default for ReplayWindow {
 }
 
 impl ReplayWindow {
+    /// A window that has accepted nothing.
     pub fn new() -> ReplayWindow {
         ReplayWindow {
             bits: [0; WORDS],

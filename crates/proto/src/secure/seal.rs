@@ -25,7 +25,9 @@ use std::sync::Arc;
 /// An AEAD suite for the datagrams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cipher {
+    /// ChaCha20-Poly1305 (RFC 8439): fast without AES instructions.
     ChaCha20Poly1305,
+    /// AES-256-GCM: fast where the CPU has AES and carry-less multiplication instructions.
     Aes256Gcm,
 }
 
@@ -57,6 +59,7 @@ impl Cipher {
         }
     }
 
+    /// The suite's name as shown to people (`aes-256-gcm`, `chacha20-poly1305`).
     pub fn name(self) -> &'static str {
         match self {
             Cipher::ChaCha20Poly1305 => "chacha20-poly1305",
@@ -77,6 +80,7 @@ impl Cipher {
         }
     }
 
+    /// The suite with this wire number, if this build knows it.
     pub fn from_id(id: u8) -> Option<Cipher> {
         Cipher::ALL.into_iter().find(|c| c.id() == id)
     }

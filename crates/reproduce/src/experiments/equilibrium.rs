@@ -22,6 +22,7 @@ use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::{jain, queue_pkts_after, throughputs_after};
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 000 §1, seed 001";
 
 /// FAST's α in the scenario, packets.
@@ -133,6 +134,7 @@ fn claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     out
 }
 
+/// The `fast-equilibrium` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "fast-equilibrium",
     title: "FAST keeps α packets queued per flow; equal rates at different RTTs, Reno not",

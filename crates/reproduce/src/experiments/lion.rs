@@ -22,6 +22,7 @@ use crate::experiment::{Experiment, Plan, Run};
 use longhaul_metrics::report::{Align, Table};
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the contest's claims come from.
 pub const CONTEST_SOURCE: &str = "seed 002, Fig. 5";
 
 /// Contest throughputs may differ from the paper's by this fraction: its "about 327" and "about
@@ -204,6 +205,7 @@ fn contest_sweep(_plan: &Plan, summaries: &[Summary]) -> String {
     )
 }
 
+/// The `lion-contest` experiment.
 pub const CONTEST: Experiment = Experiment {
     name: "lion-contest",
     title: "Lion against stock TCP on a 1 Gb/s, 80 ms path: the 5-second contest",

@@ -35,6 +35,7 @@ use longhaul_metrics::MetricsError;
 use longhaul_sweep::spec::{assignment, decode, SweepFile};
 use std::path::Path;
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 002, §§II–III and Fig. 4";
 
 /// The built-in scenario every run uses.
@@ -60,11 +61,15 @@ pub const CONTROL_CC: &str = "bbr";
 /// One run of the grid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
+    /// The simulator's transport: `proto` (longhaul's own) or `model` (the compact TCP model).
     pub transport: String,
     /// "poisson" or "onoff".
     pub cross: String,
+    /// The bottleneck's drop-tail buffer, packets.
     pub buffer_packets: i64,
+    /// The congestion control under test.
     pub cc: String,
+    /// `--set` overrides, as `longhaul sweep` builds them.
     pub overrides: Vec<String>,
 }
 
@@ -157,8 +162,11 @@ fn outcome(s: &Summary) -> (f64, f64) {
 /// One buffer of one (transport, cross traffic): every controller's outcome.
 #[derive(Clone, Debug)]
 pub struct Cell {
+    /// The simulator's transport: `proto` or `model`.
     pub transport: String,
+    /// The cross traffic: `poisson` or `onoff`.
     pub cross: String,
+    /// The bottleneck's drop-tail buffer, packets.
     pub buffer_packets: i64,
     /// (controller, throughput b/s, loss fraction), in the grid's order.
     pub senders: Vec<(String, f64, f64)>,
@@ -403,6 +411,7 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
     Ok(html_page("lion-buffers", &body))
 }
 
+/// The `lion-buffers` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "lion-buffers",
     title: "Lion against Reno, CUBIC and BBR on buffers of 2–200 % of the BDP, two kinds of cross traffic",

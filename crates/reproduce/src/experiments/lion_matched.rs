@@ -29,6 +29,7 @@ use crate::claim::{text, ClaimSpec, Rule};
 use crate::experiment::{Experiment, Plan, Run};
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 002, Fig. 4 and §II";
 
 /// A window-based run is matched if its throughput is within this fraction of the sender's.
@@ -194,6 +195,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     ]
 }
 
+/// The `lion-matched` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "lion-matched",
     title: "Lion against a window-based sender at matched throughput, bursty cross traffic",

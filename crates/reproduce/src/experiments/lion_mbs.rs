@@ -35,15 +35,18 @@ use crate::claim::{text, ClaimSpec, Rule};
 use crate::experiment::{Experiment, Plan, Run};
 use longhaul_metrics::summary::{Claim, FlowSummary, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 002, Figs. 2–4";
 
 /// The sender's average rate, bits/s (as `scenarios/seed002-mbs.toml` states it).
 pub const RATE_BPS: f64 = 200e6;
 /// Burst sizes, packets: from one to five times the buffer.
 pub const BURSTS: &[u32] = &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
-/// The router's buffer (packets), its rate and the sender's NIC rate, as the scenario has them.
+/// The router's buffer, packets, as the scenario has it.
 pub const BUFFER_PACKETS: f64 = 200.0;
+/// The router's output rate, bits/s, as the scenario has it.
 pub const ROUTER_BPS: f64 = 1e9;
+/// The sender's NIC rate, bits/s, as the scenario has it.
 pub const NIC_BPS: f64 = 10e9;
 /// Counting-noise multiple allowed when loss is said to grow.
 pub const NOISE_SIGMAS: f64 = 2.0;
@@ -215,6 +218,7 @@ fn claims(_plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     out
 }
 
+/// The `lion-mbs` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "lion-mbs",
     title: "Same data, same rate, same cross traffic: loss against burst size, and a window",

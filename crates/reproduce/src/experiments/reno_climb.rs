@@ -29,13 +29,16 @@ use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::climb_time;
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 004";
 
+/// The path's round-trip propagation delay, s.
 pub const RTT_S: f64 = 0.180;
 /// When the competing stream stops, s.
 pub const STREAM_STOP_S: f64 = 30.0;
-/// The paper's rates, b/s.
+/// The rate the paper's climb starts from, b/s.
 pub const FROM_BPS: f64 = 200e6;
+/// The rate the paper's climb ends at, b/s.
 pub const TO_BPS: f64 = 1000e6;
 /// The climb time may differ from the one-segment-per-RTT prediction by this fraction: the RTT
 /// is 180 ms plus a packet's serialization (0.12 ms at the default's 100 Mb/s, 0.07 %), the
@@ -198,6 +201,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
     ]
 }
 
+/// The `reno-climb` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "reno-climb",
     title: "Reno's climb from 200 to 1000 Mb/s at 180 ms, 1500 vs 9000-byte MTU",

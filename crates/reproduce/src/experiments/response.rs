@@ -46,16 +46,18 @@ use longhaul_metrics::MetricsError;
 use longhaul_sweep::spec::{assignment, decode, SweepFile};
 use std::path::Path;
 
+/// Where the experiment's claims and response functions come from.
 pub const SOURCE: &str = "seeds 000–001; Mathis et al. 1997, RFC 3649, seed 003, RFC 9438 §5.1";
 
 /// The built-in scenario every run uses.
 pub const SCENARIO: &str = "seed000-response";
 
-/// The sweep files: (path as a user gives it to `longhaul sweep`, text).
+/// The default sweep file: (path as a user gives it to `longhaul sweep`, text).
 pub const SWEEP: (&str, &str) = (
     "scenarios/sweeps/response.toml",
     include_str!("../../../../scenarios/sweeps/response.toml"),
 );
+/// The `--full` sweep file: (path as a user gives it to `longhaul sweep`, text).
 pub const SWEEP_FULL: (&str, &str) = (
     "scenarios/sweeps/response-full.toml",
     include_str!("../../../../scenarios/sweeps/response-full.toml"),
@@ -63,8 +65,9 @@ pub const SWEEP_FULL: (&str, &str) = (
 
 /// The path's round-trip propagation delay (s).
 pub const RTT_S: f64 = 0.18;
-/// The card's rate and its packets per second at 1500 bytes.
+/// The card's rate, b/s.
 pub const CARD_BPS: f64 = 1e9;
+/// The card's packets per second at 1500 bytes.
 pub const PACKETS_PER_S: f64 = CARD_BPS / (1500.0 * 8.0);
 /// longhaul's transport carries 1443 payload bytes in a 1500-byte packet.
 pub const PAYLOAD_BYTES: f64 = 1443.0;
@@ -74,8 +77,9 @@ pub const CAPACITY_BPS: f64 = PACKETS_PER_S * PAYLOAD_BYTES * 8.0;
 /// Expected losses in a run's measured half below which a loss rate cannot test a response
 /// function (at least 20 losses).
 pub const MIN_LOSSES: f64 = 20.0;
-/// Every run lasts at least this long: 20 s by default, 60 s `--full`.
+/// Every run lasts at least this long by default, s.
 pub const FLOOR_S: f64 = 20.0;
+/// Every run lasts at least this long with `--full`, s.
 pub const FLOOR_FULL_S: f64 = 60.0;
 /// The default keeps each run at or under this many packets (about 4 s of CPU).
 pub const DEFAULT_MAX_PACKETS: f64 = 5e6;
@@ -137,8 +141,11 @@ pub fn planned_duration_s(cc: &str, p: f64, full: bool) -> u64 {
 /// One run of the grid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
+    /// The congestion control.
     pub cc: String,
+    /// The random loss probability per packet.
     pub loss: f64,
+    /// The run's seed.
     pub seed: i64,
     /// The run's length after the plan's scaling (s).
     pub duration_s: f64,
@@ -257,11 +264,15 @@ pub fn half_throughput(summary: &Summary) -> f64 {
 /// One controller at one loss rate, over its seeds.
 #[derive(Clone, Debug)]
 pub struct Cell {
+    /// The congestion control.
     pub cc: String,
+    /// The random loss probability per packet.
     pub loss: f64,
+    /// Seeds averaged.
     pub seeds: usize,
-    /// Mean and standard deviation over seeds of the measured throughput (b/s).
+    /// Mean over seeds of the measured throughput, b/s.
     pub mean_bps: f64,
+    /// Standard deviation over seeds of the measured throughput, b/s.
     pub sd_bps: f64,
     /// Losses the measured halves of all its seeds expect, by the plan.
     pub expected_losses: f64,
@@ -270,6 +281,7 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The mean throughput as a percentage of the card's payload capacity.
     pub fn utilization_pct(&self) -> f64 {
         100.0 * self.mean_bps / NIC_PAYLOAD_BPS
     }
@@ -685,6 +697,7 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
     Ok(html_page("response", &body))
 }
 
+/// The `response` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "response",
     title: "Throughput against random loss, 8 controllers on seed 000's 180 ms path, beside their response functions",

@@ -19,6 +19,7 @@ use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::{median, recovery_times};
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 003; Kelly, CCR 33(2) 2003, Table 1";
 
 /// Scalable's recovery, 13.4 RTTs of 200 ms, s.
@@ -269,6 +270,7 @@ fn control_why(cc: &str) -> &'static str {
     }
 }
 
+/// The `scalable-recovery` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "scalable-recovery",
     title: "Scalable TCP's loss recovery: constant time across rates, Reno's ∝ rate",

@@ -46,6 +46,7 @@ use crate::experiment::{Experiment, Plan, Run};
 use crate::measure::throughputs_after;
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 001, slides 3–4";
 
 /// The slide's range for Linux TCP, widened by this many percentage points each side: its bars
@@ -166,6 +167,7 @@ fn claims(plan: &Plan, summaries: &[Summary]) -> Vec<Claim> {
         .collect()
 }
 
+/// The `slide4` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "slide4",
     title: "Linux 2.4 TCP (Reno, dropping host queue of 100 or 10000) on Table 1's 180 ms path vs the slide's 16–48 %",

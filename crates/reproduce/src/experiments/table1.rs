@@ -47,21 +47,32 @@ use crate::measure::throughputs_after;
 use longhaul_metrics::report::{Align, Table};
 use longhaul_metrics::summary::{Claim, Summary};
 
+/// Where the experiment's claims come from.
 pub const SOURCE: &str = "seed 000, Table 1";
 
 /// One row of Table 1.
 pub struct Row {
+    /// Number of FAST flows.
     pub flows: u32,
+    /// The built-in scenario that models the row's path.
     pub scenario: &'static str,
+    /// The path's length, km.
     pub distance_km: f64,
+    /// The path's round-trip propagation delay, ms.
     pub rtt_ms: f64,
+    /// The paper's measurement period, s (the `--full` run length).
     pub paper_duration_s: f64,
+    /// The default run length, s.
     pub default_duration_s: f64,
+    /// The paper's distance × throughput, 10^15 b·m/s.
     pub paper_bmps_1e15: f64,
+    /// The paper's aggregate throughput, Mb/s.
     pub paper_throughput_mbps: f64,
+    /// The paper's utilization, %.
     pub paper_utilization_pct: f64,
 }
 
+/// Table 1's rows, in the paper's order.
 pub const ROWS: [Row; 5] = [
     Row {
         flows: 1,
@@ -147,13 +158,15 @@ pub const HEADER_TOLERANCE: &str = "the table's figure × 1443/1460: this transp
 
 /// Random loss of the contrast rows: seed 004's "a few packets in a million", at its lowest.
 pub const CONTRAST_LOSS: f64 = 1e-6;
-/// The contrast rows' duration: the default and `--full` (the slide's hour).
+/// The contrast rows' default duration, s.
 pub const CONTRAST_DEFAULT_S: f64 = 120.0;
+/// The contrast rows' `--full` duration, s: the slide's hour.
 pub const CONTRAST_FULL_S: f64 = 3_600.0;
 /// The rows the contrast runs on (Table 1's 180 ms rows, the only ones slide 4 measured).
 pub const CONTRAST_ROWS: [usize; 2] = [0, 1];
-/// Seed 001's figures: FAST's lowest utilization, Linux TCP's highest.
+/// Seed 001's lowest utilization for FAST, %.
 pub const CONTRAST_FAST_PCT: f64 = 88.0;
+/// Seed 001's highest utilization for Linux TCP, %.
 pub const CONTRAST_LINUX_MAX_PCT: f64 = 48.0;
 /// The controllers whose contrast runs carry the claims (seed 001's FAST and Linux TCP).
 pub const CONTRAST_CLAIMED: [&str; 2] = ["fast", "reno"];
@@ -174,6 +187,8 @@ pub fn warmup_s(plan: &Plan, duration_s: f64) -> f64 {
 }
 
 impl Row {
+    /// The row's run length under `plan`: `paper_duration_s` with `--full`, else the scaled
+    /// default.
     pub fn duration_s(&self, plan: &Plan) -> f64 {
         plan.secs(self.default_duration_s, self.paper_duration_s)
     }
@@ -435,6 +450,7 @@ fn side_by_side(plan: &Plan, summaries: &[Summary]) -> String {
     )
 }
 
+/// The `table1` experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     name: "table1",
     title: "FAST TCP at SC2002: utilization and b·m/s for 1, 2, 7, 9 and 10 flows, every controller beside it, and FAST vs Reno (every controller as data) under seed 004's random loss",

@@ -82,16 +82,31 @@ pub const REASON_HOST_QUEUE_FULL: &str = "host_queue_full";
 const CROSS_FLOW: u32 = 1 << 31;
 const PROGRESS_EVERY: u64 = 1 << 20;
 
+/// Why a checked scenario could not be run.
 #[derive(Debug, Error)]
 pub enum SimError {
+    /// The run would not fit in the memory available ([`crate::budget`]).
     #[error("{message}")]
-    Memory { message: String },
+    Memory {
+        /// The estimate, the memory available and what to change.
+        message: String,
+    },
+    /// A flow's transport refused its configuration.
     #[error("flow {flow}: cannot configure the transport: {message}")]
-    Transport { flow: String, message: String },
+    Transport {
+        /// The flow's id.
+        flow: String,
+        /// The transport's refusal.
+        message: String,
+    },
+    /// A flow's congestion control could not be built.
     #[error("flow {flow}: cannot build congestion control `{cc}`: {message}")]
     Controller {
+        /// The flow's id.
         flow: String,
+        /// The congestion control's spec.
         cc: String,
+        /// Why it could not be built.
         message: String,
     },
 }
@@ -99,9 +114,13 @@ pub enum SimError {
 /// Where a run is, for progress displays.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Progress {
+    /// Simulated time reached, ns.
     pub sim_ns: u64,
+    /// The run's simulated duration, ns.
     pub duration_ns: u64,
+    /// Events processed so far.
     pub events: u64,
+    /// Packets handed to a port so far (once per hop).
     pub packets: u64,
 }
 
@@ -179,6 +198,7 @@ struct CrossState {
     delivered: u64,
 }
 
+/// One run: the network built from a checked scenario, its pending events and its counters.
 pub struct Engine<'a> {
     checked: &'a Checked,
     now: u64,

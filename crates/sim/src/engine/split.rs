@@ -66,7 +66,9 @@ const MIN_WINDOW_PACKETS: u64 = 2048;
 /// exactness on small networks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SplitWhen {
+    /// Split only when the lookahead holds at least `MIN_WINDOW_PACKETS` packets.
     Worthwhile,
+    /// Split whenever the network allows it.
     Possible,
 }
 

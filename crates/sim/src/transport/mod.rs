@@ -20,6 +20,7 @@ pub trait Endpoint {
     fn poll_transmit(&mut self, now: u64, buf: &mut Vec<u8>) -> Option<Packet>;
     /// When `handle_timeout` must next be called (a timer or a pacing release), if ever.
     fn poll_timeout(&self) -> Option<u64>;
+    /// Fire whatever is due at `now` (timers, pacing releases).
     fn handle_timeout(&mut self, now: u64);
 }
 
@@ -34,9 +35,11 @@ pub struct SenderSnapshot {
     pub srtt_ns: u64,
     /// Latest RTT sample, ns.
     pub latest_rtt_ns: u64,
+    /// Payload bytes in flight.
     pub bytes_in_flight: u64,
     /// Data packets sent, retransmissions included.
     pub packets_sent: u64,
+    /// Data packets retransmitted.
     pub retransmits: u64,
     /// Packets declared lost (by the sender's loss detection).
     pub packets_lost: u64,
@@ -51,9 +54,11 @@ pub trait FlowSender: Endpoint {
     /// takes the drop as a local congestion signal, once per window (Linux 2.4's
     /// `tcp_transmit_skb` → `tcp_enter_cwr`).
     fn on_local_drop(&mut self, now: u64, pkt: &Packet);
+    /// The sender's state now, for samples and the summary.
     fn snapshot(&self) -> SenderSnapshot;
     /// Every RTT sample the sender took, ns.
     fn rtt(&self) -> &DelayAccumulator;
+    /// The sender's RTT samples, writable (to keep every sample for a reference check).
     fn rtt_mut(&mut self) -> &mut DelayAccumulator;
 }
 
@@ -70,14 +75,18 @@ pub trait FlowReceiver: Endpoint {
 // nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum AnySender {
+    /// The compact TCP model.
     Model(model::ModelSender),
+    /// longhaul's own transport.
     Proto(proto::ProtoSender),
 }
 
 /// A receiver of either transport (see [`AnySender`]).
 #[allow(clippy::large_enum_variant)]
 pub enum AnyReceiver {
+    /// The compact TCP model.
     Model(model::ModelReceiver),
+    /// longhaul's own transport.
     Proto(proto::ProtoReceiver),
 }
 

@@ -104,6 +104,7 @@ const FLAG_PAIR_FIRST: u8 = 4;
 /// Linux 2.4's shortest delayed-ACK timeout (`TCP_ATO_MIN`, HZ/25).
 const DELAYED_ACK_NS: u64 = 40_000_000;
 
+/// What a model sender needs besides its controller.
 #[derive(Clone, Copy, Debug)]
 pub struct ModelConfig {
     /// Payload bytes per full packet.
@@ -116,11 +117,13 @@ pub struct ModelConfig {
     pub stop: u64,
     /// Total payload to send, or unlimited.
     pub bytes: Option<u64>,
+    /// Send ECN-capable packets.
     pub ecn: bool,
     /// Linux 2.4's delayed ACKs and per-ACK window growth.
     pub linux24: bool,
 }
 
+/// The model transport's sending end.
 pub struct ModelSender {
     cfg: ModelConfig,
     cc: Box<dyn CongestionControl>,
@@ -182,6 +185,7 @@ fn ns(d: Duration) -> u64 {
 }
 
 impl ModelSender {
+    /// A sender with `cfg`, controlled by `cc`.
     pub fn new(cfg: ModelConfig, cc: Box<dyn CongestionControl>) -> ModelSender {
         let total_chunks = match cfg.bytes {
             Some(b) => b.div_ceil(cfg.mss as u64),
@@ -222,6 +226,7 @@ impl ModelSender {
         }
     }
 
+    /// The congestion controller.
     pub fn controller(&self) -> &dyn CongestionControl {
         self.cc.as_ref()
     }
@@ -607,10 +612,12 @@ pub struct ModelReceiver {
     pending: Ring<Packet>,
     /// Unique payload bytes delivered to the application.
     pub delivered_bytes: u64,
+    /// Data packets that carried nothing new.
     pub duplicate_packets: u64,
 }
 
 impl ModelReceiver {
+    /// A receiver that acknowledges every packet, with `header` bytes per ACK.
     pub fn new(header: u32) -> ModelReceiver {
         ModelReceiver::with_delayed_acks(header, false)
     }

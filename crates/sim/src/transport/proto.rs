@@ -117,6 +117,8 @@ pub struct ProtoSender {
 }
 
 impl ProtoSender {
+    /// A client connection with `config` whose application writes from `start` to `stop` (ns),
+    /// `bytes` in all or without limit; `ecn` sends ECN-capable packets.
     pub fn new(config: Config, start: u64, stop: u64, bytes: Option<u64>, ecn: bool) -> Self {
         ProtoSender {
             buf: vec![0; config.max_datagram_size()],
@@ -158,6 +160,7 @@ impl ProtoSender {
         }
     }
 
+    /// The connection; `None` if it could not be created (see `error`).
     pub fn connection(&self) -> Option<&Connection> {
         self.conn.as_ref()
     }
@@ -258,6 +261,7 @@ pub struct ProtoReceiver {
 }
 
 impl ProtoReceiver {
+    /// A server connection with `config`; an invalid configuration is an error.
     pub fn new(config: Config) -> Result<Self, longhaul_proto::ConfigError> {
         Ok(ProtoReceiver {
             buf: vec![0; config.max_datagram_size().max(2048)],
