@@ -204,11 +204,11 @@ def commit():
     return head + ("+changes" if dirty else "")
 
 
-def write_reports(tiers, results, base_times, skip, started):
+def write_reports(tiers, results, base_times, skip, started, built_from):
     caught, survived, s = score(results)
     doc = {
         "date": started.date().isoformat(),
-        "commit": commit(),
+        "commit": built_from,
         "machine": f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs",
         "command": "bench/mutants/run.py" + ("".join(f" --skip-tier {t}" for t in sorted(skip))),
         "tiers": {k: {"about": tiers[k]["about"], "baseline_s": round(v, 1)} for k, v in base_times.items()},
@@ -287,6 +287,7 @@ def main():
         chosen = [m for m in mutants if m["id"] in want]
 
     started = datetime.datetime.now(datetime.timezone.utc)
+    built_from = commit()
     TREE.mkdir(parents=True, exist_ok=True)
     sync_tree()
     needed = []
@@ -316,7 +317,7 @@ def main():
         if r["outcome"] == "survived":
             print(f"  survived: {r['id']} ({r['why']})")
     if not args.sample and not args.only and not args.tiers:
-        write_reports(tiers, results, base_times, skip, started)
+        write_reports(tiers, results, base_times, skip, started, built_from)
         print(f"wrote {HERE / 'RESULTS.md'} and results.json")
     if args.sample and survived:
         sys.exit(1)
