@@ -563,6 +563,30 @@ fn slow_relay(addr: SocketAddr) -> Relay {
     })
 }
 
+/// Send `path` to a receiver into `dst` through a slow relay, and stop the sender (as Ctrl-C
+/// does) at its third progress report.
+fn cut_send(path: &Path, dst: &Path) -> Result<SendReport, NetError> {
+    let (addr, rx) = receiver(dst, false, 1);
+    let relay = slow_relay(addr);
+    let stop = AtomicBool::new(false);
+    let mut n = 0;
+    let result = send_paths(
+        &[path.to_path_buf()],
+        relay.addr,
+        options("fast"),
+        &stop,
+        |_| {
+            n += 1;
+            if n == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    drop(relay);
+    rx.join().unwrap();
+    result
+}
+
 #[test]
 fn an_interrupted_transfer_resumes_and_moves_only_what_was_missing() {
     let src = tempfile::tempdir().unwrap();
@@ -619,24 +643,7 @@ fn no_resume_starts_over_and_a_changed_source_is_not_resumed() {
     let dst = tempfile::tempdir().unwrap();
     let (path, _) = random_file(src.path(), "v.bin", 30_000_000, 12);
     let cut = |path: &Path| {
-        let (addr, rx) = receiver(dst.path(), false, 1);
-        let relay = slow_relay(addr);
-        let stop = AtomicBool::new(false);
-        let mut n = 0;
-        let _ = send_paths(
-            &[path.to_path_buf()],
-            relay.addr,
-            options("fast"),
-            &stop,
-            |_| {
-                n += 1;
-                if n == 3 {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            },
-        );
-        drop(relay);
-        rx.join().unwrap();
+        let _ = cut_send(path, dst.path());
     };
     cut(&path);
     let (addr, rx) = receiver(dst.path(), false, 1);
@@ -766,6 +773,94 @@ fn a_tree_arrives_with_modes_mtimes_and_links_and_a_second_send_moves_nothing() 
         .iter()
         .filter(|f| f.size > 0)
         .all(|f| matches!(f.outcome, Outcome::Skipped(_))));
+}
+
+/// A tree whose transfer was cut (the links and directories made, one file half there) is
+/// finished by the same send again, and a third send finds everything in place: each link
+/// that points where the sender's does, each directory and each stored file is skipped, and
+/// nothing fails. A link on the receiver that points elsewhere is refused without
+/// `--overwrite`, and left as it was.
+#[test]
+fn a_cut_tree_is_finished_by_the_same_send_and_a_third_send_skips_everything() {
+    use std::os::unix::fs::symlink;
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let (_, big) = random_file(&root, "big.bin", 12_000_000, 31);
+    let (_, small) = random_file(&root.join("sub"), "small.bin", 5_000, 32);
+    symlink("big.bin", root.join("latest")).unwrap();
+    symlink("../big.bin", root.join("sub/up")).unwrap();
+
+    // Cut while big.bin (the first file) is on its way.
+    let cut = cut_send(&root, dst.path());
+    assert!(matches!(cut, Err(NetError::Interrupted)), "{cut:?}");
+    assert!(!dst.path().join("tree/big.bin").exists());
+    assert_eq!(
+        std::fs::read_link(dst.path().join("tree/latest")).unwrap(),
+        Path::new("big.bin")
+    );
+
+    let outcome = |r: &SendReport, path: &str| {
+        r.files
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path} in {r:?}"))
+            .outcome
+            .clone()
+    };
+    // The same send again finishes the tree.
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let again = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(again.failed(), 0, "{:?}", again.files);
+    assert!(again.bytes_resumed() > 0, "{:?}", again.files);
+    assert_eq!(std::fs::read(dst.path().join("tree/big.bin")).unwrap(), big);
+    assert_eq!(
+        std::fs::read(dst.path().join("tree/sub/small.bin")).unwrap(),
+        small
+    );
+    for link in ["tree/latest", "tree/sub/up"] {
+        assert_eq!(
+            outcome(&again, link),
+            Outcome::Skipped("link already there (same target)".into()),
+            "{link}"
+        );
+    }
+    assert_eq!(
+        outcome(&again, "tree/empty"),
+        Outcome::Skipped("directory already there".into())
+    );
+    assert!(others(dst.path(), &["tree"]).is_empty());
+
+    // Everything is in place: every entry is skipped, no file byte moves.
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let third = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(third.bytes_sent(), 0);
+    assert_eq!(third.files.len(), 7, "{:?}", third.files);
+    for f in &third.files {
+        assert!(matches!(f.outcome, Outcome::Skipped(_)), "{f:?}");
+    }
+
+    // A link the receiver holds that points elsewhere is not replaced without --overwrite.
+    std::fs::remove_file(dst.path().join("tree/latest")).unwrap();
+    symlink("sub/small.bin", dst.path().join("tree/latest")).unwrap();
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let fourth = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(fourth.failed(), 1, "{:?}", fourth.files);
+    assert!(
+        matches!(outcome(&fourth, "tree/latest"), Outcome::Failed(w)
+            if w.contains("exists on the receiver") && w.contains("--overwrite")),
+        "{:?}",
+        fourth.files
+    );
+    assert_eq!(
+        std::fs::read_link(dst.path().join("tree/latest")).unwrap(),
+        Path::new("sub/small.bin")
+    );
 }
 
 #[test]
