@@ -520,3 +520,42 @@ fn recv_discard_verifies_and_writes_nothing() {
     let why = String::from_utf8_lossy(&refused.stderr);
     assert!(why.contains("cannot be used with"), "{why}");
 }
+
+/// A tree with an entry the sender cannot send (a name with a newline in it): the rest is
+/// stored, the summary names the entry, escaped, with its reason, and `send` exits with
+/// status 1 saying how many entries were not stored.
+#[test]
+fn a_tree_with_a_bad_name_stores_the_rest_and_exits_with_status_1() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("good.txt"), b"kept").unwrap();
+    std::fs::write(root.join("evil\nname"), b"x").unwrap();
+    let port = free_port();
+    let mut rx = recv(dst.path(), port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(bin())
+        .env("LONGHAUL_HOME", &homes().tx)
+        .args(["send", "--idle-timeout", "2s"])
+        .arg(&root)
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("\"tree/evil\\nname\"  FAILED: ") && err.contains("control character"),
+        "{err}"
+    );
+    assert!(
+        err.contains("longhaul: 1 of 3 entries were not stored"),
+        "{err}"
+    );
+    exit_and_stderr(&mut rx);
+    assert_eq!(
+        std::fs::read(dst.path().join("tree/good.txt")).unwrap(),
+        b"kept"
+    );
+    assert!(!dst.path().join("tree/evil\nname").exists());
+}

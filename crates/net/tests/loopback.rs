@@ -863,6 +863,98 @@ fn a_cut_tree_is_finished_by_the_same_send_and_a_third_send_skips_everything() {
     );
 }
 
+/// Entries the sender cannot send fail alone, each with its reason, and the rest of the tree
+/// arrives: names with a newline, an escape sequence or a tab, a name that is not UTF-8, a
+/// directory with such a name (and so its contents), and a file that is gone when its turn
+/// comes (it cannot be opened). The receiver keeps nothing of them, not even a part file.
+#[test]
+fn bad_names_and_unreadable_files_fail_alone_and_the_rest_of_the_tree_arrives() {
+    use std::os::unix::ffi::OsStrExt;
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir_all(root.join("bell\x07dir")).unwrap();
+    let (_, big) = random_file(&root, "big.bin", 4_000_000, 41);
+    let (_, ok) = random_file(&root, "ok.txt", 1_000, 42);
+    let (vanish, _) = random_file(&root, "vanish.bin", 1_000, 43);
+    for bad in ["line\nbreak.txt", "esc\x1b[2Jclear.txt", "tab\tname"] {
+        random_file(&root, bad, 10, 44);
+    }
+    random_file(&root.join("bell\x07dir"), "inside.txt", 10, 45);
+    let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(root.join(latin1), b"x").unwrap();
+
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    // big.bin goes first, at 20 Mb/s (1.6 s); vanish.bin is deleted at the first report,
+    // long before its turn.
+    let opts = SendOptions {
+        rate_limit: Some(20_000_000),
+        ..options("fast")
+    };
+    let mut gone = false;
+    let report = send_paths(
+        std::slice::from_ref(&root),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |_| {
+            if !gone {
+                std::fs::remove_file(&vanish).unwrap();
+                gone = true;
+            }
+        },
+    )
+    .unwrap();
+    let got = rx.join().unwrap();
+    assert!(gone);
+    assert!(got[0].error.is_none(), "{:?}", got[0]);
+    let failed: Vec<(&str, &str)> = report
+        .files
+        .iter()
+        .filter_map(|f| match &f.outcome {
+            Outcome::Failed(why) => Some((f.path.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
+    let reason = |path: &str| {
+        failed
+            .iter()
+            .find(|f| f.0 == path)
+            .unwrap_or_else(|| panic!("{path:?} not failed: {failed:?}"))
+            .1
+    };
+    for bad in [
+        "tree/line\nbreak.txt",
+        "tree/esc\x1b[2Jclear.txt",
+        "tree/tab\tname",
+        "tree/bell\x07dir",
+    ] {
+        assert!(reason(bad).contains("control character"), "{failed:?}");
+        // Printed escaped: the reason cannot break a line or drive a terminal.
+        assert!(!reason(bad).chars().any(char::is_control), "{failed:?}");
+    }
+    assert!(
+        reason("tree/caf\u{fffd}.txt").contains("not UTF-8"),
+        "{failed:?}"
+    );
+    let why = reason("tree/vanish.bin");
+    assert!(
+        why.contains("vanish.bin") && why.contains("No such file"),
+        "{why}"
+    );
+    assert_eq!(report.failed(), 6, "{:?}", report.files);
+    assert_eq!(stored_hex(&report, 1), digest_hex(&big));
+    assert_eq!(std::fs::read(dst.path().join("tree/big.bin")).unwrap(), big);
+    assert_eq!(std::fs::read(dst.path().join("tree/ok.txt")).unwrap(), ok);
+    let mut kept: Vec<String> = std::fs::read_dir(dst.path().join("tree"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["big.bin", "ok.txt"]);
+    assert!(others(dst.path(), &["tree"]).is_empty());
+}
+
 #[test]
 fn a_rate_limit_holds_the_transfer_to_its_rate() {
     let src = tempfile::tempdir().unwrap();
