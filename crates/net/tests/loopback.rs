@@ -417,6 +417,7 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
     let (path, _) = random_file(src.path(), "intruder.bin", 1_000_000, 13);
     let (addr, rx) = receiver(dst.path(), false, 1);
     let stranger = Identity::generate().unwrap();
+    let stranger_key = stranger.public_key();
     let mut config = config("fast");
     config.security = Security::noise(stranger, PeerPolicy::Exactly(identities().0.public_key()));
     let opts = SendOptions {
@@ -430,6 +431,16 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
     send(&path, addr, "fast").unwrap();
     let got = rx.join().unwrap();
     assert_eq!(got.iter().filter(|s| s.genuine).count(), 1, "{got:?}");
+    // The receiver reports the refusal, with the key it refused, for its log.
+    let refused: Vec<&Received> = got.iter().filter(|s| !s.genuine).collect();
+    assert_eq!(refused.len(), 1, "{got:?}");
+    assert_eq!(refused[0].sender_key, Some(stranger_key));
+    let why = refused[0].error.as_deref().unwrap_or_default();
+    let fingerprint = longhaul_net::keys::PublicKey(stranger_key).fingerprint();
+    assert!(
+        why.contains("not authorized") && why.contains(&fingerprint),
+        "{why}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::{PeerPolicy, Security};
-use longhaul_proto::{Config, SendState, SendTimes};
+use longhaul_proto::{Config, SendState, SendTimes, Stats};
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -518,9 +518,19 @@ fn print_summary(report: &SendReport) {
         s.min_rtt_us as f64 / 1000.0,
         s.srtt_us as f64 / 1000.0,
     );
+    eprintln!("datagrams dropped: {}", dropped(s));
     if s.send_times.total_ns() > 0 {
         eprintln!("sender's time: {}", send_time_shares(&s.send_times));
     }
+}
+
+/// What the connection refused to take, for a summary: `3 forged or damaged, 1 replayed, 0 too
+/// old, 0 unsealed (4 rejected in all)` (the first four count only with security on).
+fn dropped(s: &Stats) -> String {
+    format!(
+        "{} forged or damaged, {} replayed, {} too old, {} unsealed ({} rejected in all)",
+        s.auth_failures, s.replays, s.too_old, s.unsealed, s.packets_rejected
+    )
 }
 
 fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
@@ -561,6 +571,15 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         "congestion_events": s.congestion_events,
         "rto_count": s.rto_count,
         "socket_drops": r.socket.local_drops,
+        // Datagrams the connection refused (crates/proto/src/stats.rs): failed authentication,
+        // replayed, behind the replay window, clear while security is on, and every rejection.
+        "dropped_datagrams": {
+            "auth_failures": s.auth_failures,
+            "replays": s.replays,
+            "too_old": s.too_old,
+            "unsealed": s.unsealed,
+            "packets_rejected": s.packets_rejected,
+        },
         "gso": r.offloads.0,
         "send_thread": r.send_thread,
         "datagrams_sent": r.socket.datagrams_sent,
@@ -689,6 +708,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             for (path, why) in &s.refused {
                 eprintln!("  refused {}: {why}", Printable::from(path.as_str()));
             }
+            eprintln!("  datagrams dropped: {}", dropped(&s.stats));
             if s.error.is_some() {
                 failures += 1;
             }
