@@ -470,6 +470,8 @@ fn out_of_range_settings_are_refused_with_the_range() {
         ("-w", "1k", "between 64K and 4G"),
         ("--idle-timeout", "0s", "at least 1s"),
         ("-i", "0s", "at least 10ms"),
+        ("--connect-timeout", "0s", "at least 1s"),
+        ("--connect-timeout", "500ms", "at least 1s"),
     ] {
         let out = Command::new(bin())
             .args([

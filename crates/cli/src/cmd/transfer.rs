@@ -119,6 +119,19 @@ fn parse_idle_timeout(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
+/// Shorter than the handshake's first resend (`initial_rto`, 1 s), a connect timeout gives up
+/// before a lost INIT is sent again; 0 gives up before the first answer can arrive.
+fn parse_connect_timeout(s: &str) -> Result<Duration> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(1) {
+        bail!(
+            "{s}: the connect timeout must be at least 1s (an unanswered handshake is sent \
+             again after 1 s)"
+        );
+    }
+    Ok(d)
+}
+
 fn parse_interval(s: &str) -> Result<Duration> {
     let d = parse_duration(s)?;
     if d < Duration::from_millis(10) {
@@ -163,8 +176,8 @@ pub struct SendArgs {
     /// Progress interval.
     #[arg(short = 'i', long, default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
-    /// Give up when the receiver has not answered the handshake for this long.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    /// Give up when the receiver has not answered the handshake for this long (at least 1s).
+    #[arg(long, default_value = "10s", value_parser = parse_connect_timeout)]
     pub connect_timeout: Duration,
     /// Seal and send datagrams on a thread of their own, so that a sender with cores to spare
     /// moves more than one core's worth: `auto` does where the host has at least 4 cores.
