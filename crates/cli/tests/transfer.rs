@@ -104,6 +104,17 @@ fn send_cmd(file: &Path, port: u16, extra: &[&str]) -> Command {
     c
 }
 
+/// `send` with the key pair in `home`, its summary as text (on stderr).
+fn send_text(home: &Path, path: &Path, port: u16) -> Output {
+    Command::new(bin())
+        .env("LONGHAUL_HOME", home)
+        .args(["send", "--idle-timeout", "2s"])
+        .arg(path)
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap()
+}
+
 fn json(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -459,6 +470,8 @@ fn out_of_range_settings_are_refused_with_the_range() {
         ("-w", "1k", "between 64K and 4G"),
         ("--idle-timeout", "0s", "at least 1s"),
         ("-i", "0s", "at least 10ms"),
+        ("--connect-timeout", "0s", "at least 1s"),
+        ("--connect-timeout", "500ms", "at least 1s"),
     ] {
         let out = Command::new(bin())
             .args([
@@ -519,4 +532,199 @@ fn recv_discard_verifies_and_writes_nothing() {
     assert!(!refused.status.success());
     let why = String::from_utf8_lossy(&refused.stderr);
     assert!(why.contains("cannot be used with"), "{why}");
+}
+
+/// A tree with an entry the sender cannot send (a name with a newline in it): the rest is
+/// stored, the summary names the entry, escaped, with its reason, and `send` exits with
+/// status 1 saying how many entries were not stored.
+#[test]
+fn a_tree_with_a_bad_name_stores_the_rest_and_exits_with_status_1() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("good.txt"), b"kept").unwrap();
+    std::fs::write(root.join("evil\nname"), b"x").unwrap();
+    let port = free_port();
+    let mut rx = recv(dst.path(), port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = send_text(&homes().tx, &root, port);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("\"tree/evil\\nname\"  FAILED: ") && err.contains("control character"),
+        "{err}"
+    );
+    assert!(
+        err.contains("longhaul: 1 of 3 entries were not stored"),
+        "{err}"
+    );
+    exit_and_stderr(&mut rx);
+    assert_eq!(
+        std::fs::read(dst.path().join("tree/good.txt")).unwrap(),
+        b"kept"
+    );
+    assert!(!dst.path().join("tree/evil\nname").exists());
+}
+
+/// Forwards datagrams between a sender and the receiver at `upstream`, and after each sealed
+/// datagram also delivers, the same way, a replay of it and a forgery (the same bytes under a
+/// seal number never used, so that the window lets it through to the tag check): an attacker
+/// on the path.
+struct HostileRelay {
+    addr: std::net::SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HostileRelay {
+    fn start(upstream: std::net::SocketAddr) -> HostileRelay {
+        use longhaul_proto::packet::{decode_outer, Outer, SEAL_HEADER_LEN};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let addr = sock.local_addr().unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let (mut client, mut buf) = (None, vec![0u8; 65_536]);
+            while !s.load(Ordering::Relaxed) {
+                let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                    continue;
+                };
+                if from != upstream {
+                    client = Some(from);
+                }
+                let Some(to) = (if from == upstream {
+                    client
+                } else {
+                    Some(upstream)
+                }) else {
+                    continue;
+                };
+                let d = &mut buf[..n];
+                let _ = sock.send_to(d, to);
+                if let Ok(Outer::Sealed { seal_number, .. }) = decode_outer(d) {
+                    let _ = sock.send_to(d, to);
+                    let unused = seal_number + (1 << 40);
+                    d[3..SEAL_HEADER_LEN].copy_from_slice(&unused.to_be_bytes());
+                    let _ = sock.send_to(d, to);
+                }
+            }
+        });
+        HostileRelay {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for HostileRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The counts in a `datagrams dropped: A forged or damaged, B replayed, C too old, D unsealed
+/// (E rejected in all)` line of `text`, the first line starting with `prefix`.
+fn dropped_counts(text: &str, prefix: &str) -> [u64; 5] {
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line {prefix:?} in: {text}"));
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    numbers
+        .try_into()
+        .unwrap_or_else(|n| panic!("{n:?} in {line:?}"))
+}
+
+/// Through an attacker that replays and forges every sealed datagram both ways, two transfers
+/// arrive exact, and each end's summary shows what it dropped: the sender's `-J` and text
+/// summaries, and the receiver's line per session.
+#[test]
+fn replayed_and_forged_datagrams_are_shown_in_both_ends_summaries() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 2 << 20, 31);
+    let port = free_port();
+    let mut rx = recv(dst.path(), port, 2);
+    std::thread::sleep(Duration::from_millis(300));
+    let relay = HostileRelay::start(format!("127.0.0.1:{port}").parse().unwrap());
+    let relay_port = relay.addr.port();
+
+    let v = json(&send_cmd(&file, relay_port, &[]).output().unwrap());
+    let d = &v["dropped_datagrams"];
+    let count = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
+    // Towards the sender: a replay and a forgery of each ACK the receiver sealed.
+    assert!(count("replays") > 0 && count("auth_failures") > 0, "{d}");
+    assert_eq!(count("unsealed"), 0, "{d}");
+    assert!(
+        count("packets_rejected") >= count("replays") + count("auth_failures"),
+        "{d}"
+    );
+    assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
+    std::fs::remove_file(dst.path().join("data.bin")).unwrap();
+
+    let out = send_text(&homes().tx, &file, relay_port);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let [forged, replayed, _, unsealed, rejected] = dropped_counts(&err, "datagrams dropped: ");
+    assert!(forged > 0 && replayed > 0 && unsealed == 0, "{err}");
+    assert!(rejected >= forged + replayed, "{err}");
+
+    let rx_err = exit_and_stderr(&mut rx);
+    drop(relay);
+    assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
+    // Towards the receiver: a replay and a forgery of each data packet, about 1,500 of each
+    // for 2 MiB.
+    let [forged, replayed, _, unsealed, _] = dropped_counts(&rx_err, "  datagrams dropped: ");
+    assert!(
+        forged > 1000 && replayed > 1000 && unsealed == 0,
+        "{rx_err}"
+    );
+}
+
+/// A sender whose key the receiver does not authorize is refused, and the receiver's log names
+/// its address and its key's fingerprint.
+#[test]
+fn a_refused_sender_is_logged_with_its_address_and_fingerprint() {
+    let stranger = tempfile::tempdir().unwrap();
+    let made = Command::new(bin())
+        .arg("keygen")
+        .env("LONGHAUL_HOME", stranger.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let (key, _) =
+        longhaul_net::keys::read_public_key(&stranger.path().join("id_x25519.pub")).unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, _) = random_file(src.path(), 1000, 33);
+    let port = free_port();
+    let mut rx = recv(dst.path(), port, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = send_text(stranger.path(), &file, port);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("does not authorize"),
+        "{err}"
+    );
+    // A real transfer ends the receiver (-n 1): the refused one does not count.
+    json(&send_cmd(&file, port, &[]).output().unwrap());
+    let rx_err = exit_and_stderr(&mut rx);
+    let line = rx_err
+        .lines()
+        .find(|l| l.contains("not authorized"))
+        .unwrap_or_else(|| panic!("no refusal in: {rx_err}"));
+    assert!(line.starts_with("127.0.0.1:"), "{line}");
+    assert!(line.contains(&key.fingerprint()), "{line}");
 }

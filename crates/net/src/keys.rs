@@ -7,7 +7,10 @@
 //!
 //! # Files
 //!
-//! All live in `~/.longhaul/` (`$LONGHAUL_HOME` instead, when set): [`home`].
+//! All live in `~/.longhaul/` (`$LONGHAUL_HOME` instead, when set): [`home`]. As ssh's
+//! `StrictModes` has it, a file is not used when it or the directory holding it belongs to
+//! another user than the one running longhaul (or root), or when group or others may write that
+//! directory.
 //!
 //! `id_x25519`, the private key, mode 0600, created by `longhaul keygen`. Lines starting with `#`
 //! and blank lines are comments; exactly one line holds the key, 32 bytes in standard base64:
@@ -168,6 +171,23 @@ pub enum KeyError {
         mode: u32,
     },
     /// A key file to create exists already (without `--force`).
+    #[error(
+        "{dir} is writable by group or others (mode {mode:04o}), and whoever can write it can \
+         put another file in the place of {file}, so that is not used; run `chmod go-w {dir}`",
+        dir = dir.display(),
+        file = file.display()
+    )]
+    DirWritable {
+        dir: PathBuf,
+        file: PathBuf,
+        mode: u32,
+    },
+    #[error(
+        "{path} belongs to uid {owner}, not to uid {me} that runs longhaul or to root, and its \
+         owner can change it, so it is not used; if it is yours, run `chown {me} {path}`",
+        path = path.display()
+    )]
+    NotOwned { path: PathBuf, owner: u32, me: u32 },
     #[error(
         "{} already exists; it is kept (`longhaul keygen --force` replaces it, and every peer \
          that trusts the old key then needs the new one)",
@@ -573,6 +593,7 @@ pub fn read_private_key(path: &Path) -> Result<KeyPair, KeyError> {
             mode,
         });
     }
+    check_strict(path, &meta)?;
     let text = Zeroizing::new(read_text(path, file)?);
     let mut found: Option<KeyPair> = None;
     for (n, line) in lines(&text) {
@@ -674,18 +695,15 @@ impl AuthorizedKeys {
             }
             r => r.map_err(io_error(path))?,
         };
-        let mode = file
-            .metadata()
-            .map_err(io_error(path))?
-            .permissions()
-            .mode()
-            & 0o7777;
+        let meta = file.metadata().map_err(io_error(path))?;
+        let mode = meta.permissions().mode() & 0o7777;
         if mode & 0o022 != 0 {
             return Err(KeyError::Writable {
                 path: path.into(),
                 mode,
             });
         }
+        check_strict(path, &meta)?;
         let text = read_text(path, file)?;
         let mut entries = Vec::new();
         for (line, content) in lines(&text) {
@@ -817,9 +835,14 @@ impl KnownHosts {
             entries: Vec::new(),
         };
         let file = match File::open(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(known),
+            // `add` would create it there.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                check_directory(path)?;
+                return Ok(known);
+            }
             r => r.map_err(io_error(path))?,
         };
+        check_strict(path, &file.metadata().map_err(io_error(path))?)?;
         let text = read_text(path, file)?;
         for (line, content) in lines(&text) {
             let entry = parse_known_host(content, line).map_err(|problem| KeyError::Parse {
@@ -1025,6 +1048,54 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim()))
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// ssh's StrictModes for a key or trust file, given the open file's metadata: the file belongs
+/// to the user running longhaul or to root, and so does the directory holding it, which group
+/// and others may not write ([`check_directory`]).
+fn check_strict(path: &Path, meta: &std::fs::Metadata) -> Result<(), KeyError> {
+    use std::os::unix::fs::MetadataExt;
+    owned(path, meta.uid())?;
+    check_directory(path)
+}
+
+/// The directory holding `path` (`~/.longhaul`) belongs to the user running longhaul or to
+/// root, and group and others may not write it (whoever can write it can replace the files in
+/// it, sticky bit or not, as ssh decides). A directory that cannot be looked at is left to the
+/// file's own errors.
+fn check_directory(path: &Path) -> Result<(), KeyError> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Ok(());
+    };
+    owned(dir, meta.uid())?;
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(KeyError::DirWritable {
+            dir: dir.into(),
+            file: path.into(),
+            mode,
+        });
+    }
+    Ok(())
+}
+
+/// `path`, owned by `owner`, belongs to the user running longhaul or to root.
+fn owned(path: &Path, owner: u32) -> Result<(), KeyError> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if owner == me || owner == 0 {
+        return Ok(());
+    }
+    Err(KeyError::NotOwned {
+        path: path.into(),
+        owner,
+        me,
+    })
 }
 
 /// A file's text, bounded in size; bytes that are not UTF-8 are an error naming their line.

@@ -4,8 +4,11 @@
 //! data/run42 HOST` creates `run42` on the receiver, as `scp -r` does), and a directory brings
 //! its whole tree, in a stable order (sorted by name, parents before children). Symbolic links
 //! inside a tree are sent as links (their target text), not followed, unless `follow_links`
-//! is set; a link named on the command line is followed (as `cp -H` does). Names that are not
-//! UTF-8 or that the receiver would refuse are errors here, before anything is sent.
+//! is set; a link named on the command line is followed (as `cp -H` does). A path named on the
+//! command line that is missing, or whose name is not UTF-8 or one the receiver would refuse,
+//! is an error here, before anything is sent; any other entry that cannot be sent (such a name
+//! inside a tree, a directory or link that cannot be read) is listed as [`Unsent`] with the
+//! reason, and the rest goes.
 
 use crate::framing::{Entry, Kind, MAX_ENTRIES};
 use crate::path::{check_relative, Printable, MAX_PATH};
@@ -23,28 +26,50 @@ pub struct Item {
     pub source: PathBuf,
 }
 
+/// An entry inside a tree that is not sent, and why. `path` is its path on the receiver (a
+/// name that is not UTF-8 with U+FFFD in place of its bad bytes); print it escaped
+/// ([`Printable`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsent {
+    pub path: String,
+    pub why: String,
+}
+
+/// What the walk found: the entries to send, in order, and those it could not send.
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    pub items: Vec<Item>,
+    pub unsent: Vec<Unsent>,
+}
+
 /// Walk `roots` into a manifest. `rename` names a single root differently on the receiver.
 pub fn collect(
     roots: &[PathBuf],
     rename: Option<&str>,
     follow_links: bool,
-) -> Result<Vec<Item>, NetError> {
+) -> Result<Manifest, NetError> {
     if rename.is_some() && roots.len() != 1 {
         return Err(NetError::Usage(
             "--name applies to a single path; give one path or drop --name".into(),
         ));
     }
-    let mut items = Vec::new();
+    let mut m = Manifest::default();
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| file_err(root, e))?;
         let name = match rename {
             Some(n) => n.to_string(),
             None => utf8_name(root)?,
         };
-        add(&mut items, root, name, &meta, follow_links)?;
+        check_relative(&name).map_err(|e| {
+            NetError::Usage(format!(
+                "{}: {e}",
+                Printable::bytes(root.as_os_str().as_encoded_bytes())
+            ))
+        })?;
+        add(&mut m, root, name, &meta, follow_links)?;
     }
     let mut seen = std::collections::HashSet::new();
-    for it in &items {
+    for it in &m.items {
         if !seen.insert(it.entry.path.as_str()) {
             return Err(NetError::Usage(format!(
                 "two paths would both arrive as {}; send them separately or rename one (--name)",
@@ -52,34 +77,71 @@ pub fn collect(
             )));
         }
     }
-    Ok(items)
+    Ok(m)
 }
 
+/// Add `source`, whose name `rel` has been checked, and for a directory its tree.
 fn add(
-    items: &mut Vec<Item>,
+    m: &mut Manifest,
     source: &Path,
     rel: String,
     meta: &Metadata,
     follow_links: bool,
 ) -> Result<(), NetError> {
-    check_relative(&rel).map_err(|e| NetError::Usage(format!("{}: {e}", source.display())))?;
-    if items.len() as u64 >= MAX_ENTRIES {
+    if m.items.len() as u64 >= MAX_ENTRIES {
         return Err(NetError::Usage(format!(
             "more than {MAX_ENTRIES} entries; send the tree in parts"
         )));
     }
     let ft = meta.file_type();
+    let unsent = |m: &mut Manifest, why: String| {
+        m.unsent.push(Unsent {
+            path: rel.clone(),
+            why,
+        })
+    };
+    let mut children = Vec::new();
     let kind = if ft.is_symlink() {
-        let target = std::fs::read_link(source).map_err(|e| file_err(source, e))?;
-        let target = target.to_str().ok_or_else(|| not_utf8(source))?.to_string();
+        let target = match std::fs::read_link(source) {
+            Ok(t) => t,
+            Err(e) => {
+                unsent(m, format!("cannot read the link: {e}"));
+                return Ok(());
+            }
+        };
+        let Some(target) = target.to_str() else {
+            unsent(
+                m,
+                format!(
+                    "the link's target {} is not UTF-8; not sent",
+                    Printable::bytes(target.as_os_str().as_encoded_bytes())
+                ),
+            );
+            return Ok(());
+        };
         if target.len() > MAX_PATH {
-            return Err(NetError::Usage(format!(
-                "{}: link target longer than {MAX_PATH} bytes",
-                source.display()
-            )));
+            unsent(
+                m,
+                format!("the link's target is longer than {MAX_PATH} bytes; not sent"),
+            );
+            return Ok(());
         }
-        Kind::Symlink { target }
+        Kind::Symlink {
+            target: target.to_string(),
+        }
     } else if ft.is_dir() {
+        // Read before the directory is listed: one that cannot be read is not sent at all
+        // (the receiver would make an empty one).
+        match std::fs::read_dir(source).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+            Ok(c) => children = c,
+            Err(e) => {
+                unsent(
+                    m,
+                    format!("cannot read the directory: {e}; it and its contents are not sent"),
+                );
+                return Ok(());
+            }
+        }
         Kind::Dir
     } else if ft.is_file() {
         Kind::File { size: meta.len() }
@@ -91,8 +153,7 @@ fn add(
         );
         return Ok(());
     };
-    let is_dir = matches!(kind, Kind::Dir);
-    items.push(Item {
+    m.items.push(Item {
         entry: Entry {
             path: rel.clone(),
             kind,
@@ -101,23 +162,39 @@ fn add(
         },
         source: source.to_path_buf(),
     });
-    if is_dir {
-        let mut children: Vec<_> = std::fs::read_dir(source)
-            .map_err(|e| file_err(source, e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| file_err(source, e))?;
-        children.sort_by_key(|c| c.file_name());
-        for c in children {
-            let path = c.path();
-            let meta = if follow_links {
-                std::fs::metadata(&path)
-            } else {
-                std::fs::symlink_metadata(&path)
-            }
-            .map_err(|e| file_err(&path, e))?;
-            let name = c.file_name();
-            let name = name.to_str().ok_or_else(|| not_utf8(&path))?;
-            add(items, &path, format!("{rel}/{name}"), &meta, follow_links)?;
+    children.sort_by_key(|c| c.file_name());
+    for c in children {
+        let name = c.file_name();
+        let Some(utf8) = name.to_str() else {
+            m.unsent.push(Unsent {
+                path: format!("{rel}/{}", name.to_string_lossy()),
+                why: format!(
+                    "the name {} is not UTF-8; rename it to send it",
+                    Printable::bytes(name.as_encoded_bytes())
+                ),
+            });
+            continue;
+        };
+        let child = format!("{rel}/{utf8}");
+        if let Err(e) = check_relative(&child) {
+            m.unsent.push(Unsent {
+                path: child,
+                why: format!("{e}; rename it to send it"),
+            });
+            continue;
+        }
+        let path = c.path();
+        let meta = if follow_links {
+            std::fs::metadata(&path)
+        } else {
+            std::fs::symlink_metadata(&path)
+        };
+        match meta {
+            Ok(meta) => add(m, &path, child, &meta, follow_links)?,
+            Err(e) => m.unsent.push(Unsent {
+                path: child,
+                why: format!("cannot read it: {e}"),
+            }),
         }
     }
     Ok(())
@@ -163,7 +240,9 @@ mod tests {
         std::fs::write(root.join("b/x.dat"), b"12345").unwrap();
         std::fs::write(root.join("a.txt"), b"hi").unwrap();
         symlink("a.txt", root.join("l")).unwrap();
-        let items = collect(std::slice::from_ref(&root), None, false).unwrap();
+        let items = collect(std::slice::from_ref(&root), None, false)
+            .unwrap()
+            .items;
         let paths: Vec<_> = items.iter().map(|i| i.entry.path.as_str()).collect();
         assert_eq!(paths, ["run", "run/a.txt", "run/b", "run/b/x.dat", "run/l"]);
         assert_eq!(items[3].entry.kind, Kind::File { size: 5 });
@@ -173,7 +252,7 @@ mod tests {
                 target: "a.txt".into()
             }
         );
-        let followed = collect(&[root], None, true).unwrap();
+        let followed = collect(&[root], None, true).unwrap().items;
         assert_eq!(followed[4].entry.kind, Kind::File { size: 2 });
     }
 
@@ -192,5 +271,42 @@ mod tests {
         std::fs::write(&f, b"").unwrap();
         assert!(collect(std::slice::from_ref(&f), Some("../up"), false).is_err());
         assert!(collect(&[f], Some("fine"), false).is_ok());
+    }
+
+    /// Inside a tree, what cannot be sent is listed with its reason and the walk goes on: a
+    /// name with a control character (a directory's keeps its contents out too), one that is
+    /// not UTF-8, and, following links, a link to nothing.
+    #[test]
+    fn entries_that_cannot_be_sent_are_listed_and_the_rest_walked() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("r");
+        std::fs::create_dir_all(root.join("d\x1bir")).unwrap();
+        std::fs::write(root.join("d\x1bir/inside"), b"").unwrap();
+        std::fs::write(root.join("a\nb"), b"").unwrap();
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(b"\xff")), b"").unwrap();
+        std::fs::write(root.join("ok"), b"").unwrap();
+        symlink("nowhere", root.join("dangling")).unwrap();
+        let m = collect(std::slice::from_ref(&root), None, true).unwrap();
+        let sent: Vec<_> = m.items.iter().map(|i| i.entry.path.as_str()).collect();
+        assert_eq!(sent, ["r", "r/ok"]);
+        let unsent: Vec<(&str, &str)> = m
+            .unsent
+            .iter()
+            .map(|u| (u.path.as_str(), u.why.as_str()))
+            .collect();
+        assert_eq!(unsent.len(), 4, "{unsent:?}");
+        for (path, why) in &unsent[..2] {
+            assert!(["r/a\nb", "r/d\x1bir"].contains(path), "{unsent:?}");
+            assert!(
+                why.contains("control character") && why.contains("rename"),
+                "{why}"
+            );
+            assert!(!why.chars().any(char::is_control), "{why}");
+        }
+        assert_eq!(unsent[2].0, "r/dangling");
+        assert!(unsent[2].1.contains("No such file"), "{unsent:?}");
+        assert_eq!(unsent[3].0, "r/\u{fffd}");
+        assert!(unsent[3].1.contains("not UTF-8"), "{unsent:?}");
     }
 }

@@ -152,6 +152,27 @@ impl Session {
         self.conn.is_established() || self.report.genuine
     }
 
+    /// Why a session that did not finish its transfer ended, as the connection tells. A
+    /// sender refused for its key is named by the key, which the connection learnt.
+    fn end_reason(&mut self) -> String {
+        use longhaul_proto::CloseCode;
+        match self.conn.close_reason() {
+            Some(r) if r.by_peer => "the sender closed the connection".to_string(),
+            Some(r) if r.code == CloseCode::Unauthorized => {
+                self.report.sender_key = self.conn.peer_key();
+                format!(
+                    "refused: the sender's key {} is not authorized here (to accept it, add \
+                     the line `longhaul keygen --show` prints on the sender to authorized_keys)",
+                    self.report.sender_key.map_or_else(
+                        || "(unknown)".to_string(),
+                        |k| crate::keys::PublicKey(k).fingerprint()
+                    )
+                )
+            }
+            _ => "the sender stopped answering".to_string(),
+        }
+    }
+
     fn new(conn: Connection, peer: SocketAddr) -> Session {
         let mut out = MAGIC.to_vec();
         out.reserve(4096);
@@ -642,10 +663,7 @@ impl Receiver {
                 }
                 s.suspend_all(&mut self.store);
                 if !matches!(s.phase, Phase::Over) && s.report.error.is_none() {
-                    s.report.error = Some(match s.conn.close_reason() {
-                        Some(r) if r.by_peer => "the sender closed the connection".to_string(),
-                        _ => "the sender stopped answering".to_string(),
-                    });
+                    s.report.error = Some(s.end_reason());
                 }
                 s.report.duration = s.started.elapsed();
                 s.report.stats = s.conn.stats();

@@ -17,7 +17,7 @@
 use crate::feed::{read_at_full, Feed, Next, Piece};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
 use crate::hashlist::{chunk_digest, FileHasher};
-use crate::manifest::{self, Item};
+use crate::manifest::{self, Item, Unsent};
 use crate::path::Printable;
 use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
@@ -220,7 +220,7 @@ pub fn send_paths(
     stop: &AtomicBool,
     mut progress: impl FnMut(&Progress),
 ) -> Result<SendReport, NetError> {
-    let items = manifest::collect(paths, options.name.as_deref(), options.follow_links)?;
+    let manifest = manifest::collect(paths, options.name.as_deref(), options.follow_links)?;
     let local: SocketAddr = if peer.is_ipv6() {
         (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
     } else {
@@ -238,7 +238,7 @@ pub fn send_paths(
     }
     let clock = Clock::start();
     let conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
-    let mut s = Sender::new(conn, items, &options);
+    let mut s = Sender::new(conn, manifest.items, manifest.unsent, &options);
     let mut on_peer_key = options.on_peer_key;
     let mut inbuf = vec![0u8; 65_536];
     let mut next_report = Instant::now() + options.interval;
@@ -366,7 +366,14 @@ struct Sender {
 }
 
 impl Sender {
-    fn new(conn: Connection, items: Vec<Item>, options: &SendOptions) -> Sender {
+    /// `items` are sent (entry `id` is `items[id]`, reported at `reports[id]`); `unsent` are
+    /// reported after them, failed.
+    fn new(
+        conn: Connection,
+        items: Vec<Item>,
+        unsent: Vec<Unsent>,
+        options: &SendOptions,
+    ) -> Sender {
         let mut out = MAGIC.to_vec();
         Message::Hello {
             resume: options.resume,
@@ -387,6 +394,14 @@ impl Sender {
                 read_direct: 0,
                 outcome: Outcome::Failed("no plan from the receiver".into()),
             })
+            .chain(unsent.into_iter().map(|u| FileReport {
+                path: u.path,
+                size: 0,
+                sent: 0,
+                resumed: 0,
+                read_direct: 0,
+                outcome: Outcome::Failed(u.why),
+            }))
             .collect();
         Sender {
             conn,
@@ -515,7 +530,11 @@ impl Sender {
             }
             if self.current.is_none() {
                 match self.jobs.pop_front() {
-                    Some(job) => self.start(job)?,
+                    Some(job) => {
+                        // (A file that cannot be opened fails alone; the next job starts.)
+                        self.start(job);
+                        continue;
+                    }
                     None if self.plans_done && !self.end_sent => {
                         Message::End.encode(&mut self.out);
                         self.end_sent = true;
@@ -539,8 +558,16 @@ impl Sender {
                     let n = CHUNK_SIZE.min(cur.size - cur.read) as usize;
                     let buf = &mut self.verify_buf;
                     buf.resize(n, 0);
-                    let got = read_at_full(&cur.file, cur.read, buf)
-                        .map_err(|e| file_err(&self.items[cur.id as usize], e))?;
+                    let got = match read_at_full(&cur.file, cur.read, buf) {
+                        Ok(got) => got,
+                        Err(e) => {
+                            // Nothing of the file has gone yet: it fails alone.
+                            let (id, size) = (cur.id, cur.size);
+                            self.current = None;
+                            self.unreadable(id, size, e);
+                            continue;
+                        }
+                    };
                     if got < n {
                         cur.short = true;
                     }
@@ -629,9 +656,11 @@ impl Sender {
         }
     }
 
-    fn start(&mut self, job: Job) -> Result<(), NetError> {
-        let item = &self.items[job.id as usize];
-        let file = File::open(&job.source).map_err(|e| file_err(item, e))?;
+    fn start(&mut self, job: Job) {
+        let file = match File::open(&job.source) {
+            Ok(f) => f,
+            Err(e) => return self.unreadable(job.id, job.size, e),
+        };
         let opened = Stamp::of(&file);
         let offered = job.offered.min(job.size.div_ceil(CHUNK_SIZE));
         if self.data_started.is_none() {
@@ -648,7 +677,19 @@ impl Sender {
             opened,
             feed: None,
         });
-        Ok(())
+    }
+
+    /// A file the plan asked for that this end cannot read, before any of its bytes went: it
+    /// fails alone, with the reason. The receiver, which never hears FILE for it, releases
+    /// what it planned for it at END and keeps nothing.
+    fn unreadable(&mut self, id: u32, size: u64, e: std::io::Error) {
+        let source = &self.items[id as usize].source;
+        self.reports[id as usize].outcome = Outcome::Failed(format!(
+            "cannot read {}: {e}; not sent",
+            Printable::from(source.to_string_lossy().as_ref())
+        ));
+        self.total_to_send -= size;
+        self.files_done += 1;
     }
 
     /// File bytes the receiver has acknowledged (stream bytes acknowledged, less the control

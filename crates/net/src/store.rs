@@ -112,21 +112,24 @@ impl Store {
         let existing = std::fs::symlink_metadata(&dest).ok();
         match &entry.kind {
             Kind::Dir => {
-                match existing {
-                    Some(m) if m.is_dir() => {}
+                let done = match existing {
+                    Some(m) if m.is_dir() => "directory already there",
                     Some(_) => {
                         return Err(format!(
                             "{shown} exists on the receiver and is not a directory"
                         ))
                     }
-                    None => std::fs::DirBuilder::new()
-                        .mode(0o700)
-                        .create(&dest)
-                        .map_err(|e| format!("cannot create {shown}: {e}"))?,
-                }
+                    None => {
+                        std::fs::DirBuilder::new()
+                            .mode(0o700)
+                            .create(&dest)
+                            .map_err(|e| format!("cannot create {shown}: {e}"))?;
+                        "directory created"
+                    }
+                };
                 // Its own mode and mtime come last (see `finish_dir`): a read-only directory
                 // must still receive its files.
-                Ok((Action::Skip("directory ready".into()), None))
+                Ok((Action::Skip(done.into()), None))
             }
             Kind::Symlink { target } => {
                 if !link_stays_inside(&entry.path, target) {
@@ -136,8 +139,29 @@ impl Store {
                     ));
                 }
                 if let Some(m) = existing {
-                    if !self.overwrite || m.is_dir() {
-                        return Err(format!("{shown} exists on the receiver"));
+                    // Sent again (a cut tree finished, a tree sent twice): the same link.
+                    if m.file_type().is_symlink()
+                        && std::fs::read_link(&dest)
+                            .is_ok_and(|t| t.as_os_str() == std::ffi::OsStr::new(target))
+                    {
+                        return Ok((
+                            Action::Skip("link already there (same target)".into()),
+                            None,
+                        ));
+                    }
+                    if m.is_dir() {
+                        return Err(format!("{shown} is a directory on the receiver"));
+                    }
+                    if !self.overwrite {
+                        return Err(format!(
+                            "{shown} exists on the receiver as {} (start it with --overwrite \
+                             to replace it)",
+                            if m.file_type().is_symlink() {
+                                "a link to another target"
+                            } else {
+                                "a file"
+                            }
+                        ));
                     }
                     std::fs::remove_file(&dest)
                         .map_err(|e| format!("cannot replace {shown}: {e}"))?;
@@ -982,5 +1006,66 @@ mod tests {
         let mut s = Store::open(t.path(), true).unwrap();
         receive(&mut s, &file("f", 4), b"new!").unwrap();
         assert_eq!(std::fs::read(t.path().join("f")).unwrap(), b"new!");
+    }
+
+    /// Sending a tree again (a cut one finished, or one already there): a directory that
+    /// exists and a link that points where the sender's does are skipped and said to be
+    /// there already; a link to somewhere else, or a file in its place, is refused without
+    /// `--overwrite` (and says so), and replaced with it.
+    #[test]
+    fn links_and_directories_already_in_place_are_skipped_and_others_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(t.path(), false).unwrap();
+        let dir = Entry {
+            kind: Kind::Dir,
+            ..file("d", 0)
+        };
+        let link = |path: &str, target: &str| Entry {
+            kind: Kind::Symlink {
+                target: target.into(),
+            },
+            ..file(path, 0)
+        };
+        let skipped = |a: Action| match a {
+            Action::Skip(why) => why,
+            a => panic!("expected a skip, got {a:?}"),
+        };
+        assert_eq!(skipped(s.plan(&dir, "k", true).0), "directory created");
+        assert_eq!(
+            skipped(s.plan(&dir, "k", true).0),
+            "directory already there"
+        );
+        assert_eq!(
+            skipped(s.plan(&link("d/l", "../f"), "k", true).0),
+            "link created"
+        );
+        assert_eq!(
+            skipped(s.plan(&link("d/l", "../f"), "k", true).0),
+            "link already there (same target)"
+        );
+        let refused = s.plan(&link("d/l", "../g"), "k", true).0;
+        assert!(
+            matches!(&refused, Action::Refuse(w) if w.contains("exists on the receiver")
+                && w.contains("--overwrite")),
+            "{refused:?}"
+        );
+        assert_eq!(
+            std::fs::read_link(t.path().join("d/l")).unwrap(),
+            Path::new("../f")
+        );
+        std::fs::write(t.path().join("d/f"), b"x").unwrap();
+        assert!(matches!(
+            s.plan(&link("d/f", "l"), "k", true).0,
+            Action::Refuse(_)
+        ));
+        let mut s = Store::open(t.path(), true).unwrap();
+        assert_eq!(
+            skipped(s.plan(&link("d/l", "../g"), "k", true).0),
+            "link created"
+        );
+        assert_eq!(
+            std::fs::read_link(t.path().join("d/l")).unwrap(),
+            Path::new("../g")
+        );
     }
 }

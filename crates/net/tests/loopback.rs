@@ -417,6 +417,7 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
     let (path, _) = random_file(src.path(), "intruder.bin", 1_000_000, 13);
     let (addr, rx) = receiver(dst.path(), false, 1);
     let stranger = Identity::generate().unwrap();
+    let stranger_key = stranger.public_key();
     let mut config = config("fast");
     config.security = Security::noise(stranger, PeerPolicy::Exactly(identities().0.public_key()));
     let opts = SendOptions {
@@ -430,6 +431,16 @@ fn an_unauthorized_sender_is_refused_clearly_and_nothing_is_written() {
     send(&path, addr, "fast").unwrap();
     let got = rx.join().unwrap();
     assert_eq!(got.iter().filter(|s| s.genuine).count(), 1, "{got:?}");
+    // The receiver reports the refusal, with the key it refused, for its log.
+    let refused: Vec<&Received> = got.iter().filter(|s| !s.genuine).collect();
+    assert_eq!(refused.len(), 1, "{got:?}");
+    assert_eq!(refused[0].sender_key, Some(stranger_key));
+    let why = refused[0].error.as_deref().unwrap_or_default();
+    let fingerprint = longhaul_net::keys::PublicKey(stranger_key).fingerprint();
+    assert!(
+        why.contains("not authorized") && why.contains(&fingerprint),
+        "{why}"
+    );
 }
 
 #[test]
@@ -563,6 +574,30 @@ fn slow_relay(addr: SocketAddr) -> Relay {
     })
 }
 
+/// Send `path` to a receiver into `dst` through a slow relay, and stop the sender (as Ctrl-C
+/// does) at its third progress report.
+fn cut_send(path: &Path, dst: &Path) -> Result<SendReport, NetError> {
+    let (addr, rx) = receiver(dst, false, 1);
+    let relay = slow_relay(addr);
+    let stop = AtomicBool::new(false);
+    let mut n = 0;
+    let result = send_paths(
+        &[path.to_path_buf()],
+        relay.addr,
+        options("fast"),
+        &stop,
+        |_| {
+            n += 1;
+            if n == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    drop(relay);
+    rx.join().unwrap();
+    result
+}
+
 #[test]
 fn an_interrupted_transfer_resumes_and_moves_only_what_was_missing() {
     let src = tempfile::tempdir().unwrap();
@@ -619,24 +654,7 @@ fn no_resume_starts_over_and_a_changed_source_is_not_resumed() {
     let dst = tempfile::tempdir().unwrap();
     let (path, _) = random_file(src.path(), "v.bin", 30_000_000, 12);
     let cut = |path: &Path| {
-        let (addr, rx) = receiver(dst.path(), false, 1);
-        let relay = slow_relay(addr);
-        let stop = AtomicBool::new(false);
-        let mut n = 0;
-        let _ = send_paths(
-            &[path.to_path_buf()],
-            relay.addr,
-            options("fast"),
-            &stop,
-            |_| {
-                n += 1;
-                if n == 3 {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            },
-        );
-        drop(relay);
-        rx.join().unwrap();
+        let _ = cut_send(path, dst.path());
     };
     cut(&path);
     let (addr, rx) = receiver(dst.path(), false, 1);
@@ -766,6 +784,186 @@ fn a_tree_arrives_with_modes_mtimes_and_links_and_a_second_send_moves_nothing() 
         .iter()
         .filter(|f| f.size > 0)
         .all(|f| matches!(f.outcome, Outcome::Skipped(_))));
+}
+
+/// A tree whose transfer was cut (the links and directories made, one file half there) is
+/// finished by the same send again, and a third send finds everything in place: each link
+/// that points where the sender's does, each directory and each stored file is skipped, and
+/// nothing fails. A link on the receiver that points elsewhere is refused without
+/// `--overwrite`, and left as it was.
+#[test]
+fn a_cut_tree_is_finished_by_the_same_send_and_a_third_send_skips_everything() {
+    use std::os::unix::fs::symlink;
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let (_, big) = random_file(&root, "big.bin", 12_000_000, 31);
+    let (_, small) = random_file(&root.join("sub"), "small.bin", 5_000, 32);
+    symlink("big.bin", root.join("latest")).unwrap();
+    symlink("../big.bin", root.join("sub/up")).unwrap();
+
+    // Cut while big.bin (the first file) is on its way.
+    let cut = cut_send(&root, dst.path());
+    assert!(matches!(cut, Err(NetError::Interrupted)), "{cut:?}");
+    assert!(!dst.path().join("tree/big.bin").exists());
+    assert_eq!(
+        std::fs::read_link(dst.path().join("tree/latest")).unwrap(),
+        Path::new("big.bin")
+    );
+
+    let outcome = |r: &SendReport, path: &str| {
+        r.files
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path} in {r:?}"))
+            .outcome
+            .clone()
+    };
+    // The same send again finishes the tree.
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let again = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(again.failed(), 0, "{:?}", again.files);
+    assert!(again.bytes_resumed() > 0, "{:?}", again.files);
+    assert_eq!(std::fs::read(dst.path().join("tree/big.bin")).unwrap(), big);
+    assert_eq!(
+        std::fs::read(dst.path().join("tree/sub/small.bin")).unwrap(),
+        small
+    );
+    for link in ["tree/latest", "tree/sub/up"] {
+        assert_eq!(
+            outcome(&again, link),
+            Outcome::Skipped("link already there (same target)".into()),
+            "{link}"
+        );
+    }
+    assert_eq!(
+        outcome(&again, "tree/empty"),
+        Outcome::Skipped("directory already there".into())
+    );
+    assert!(others(dst.path(), &["tree"]).is_empty());
+
+    // Everything is in place: every entry is skipped, no file byte moves.
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let third = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(third.bytes_sent(), 0);
+    assert_eq!(third.files.len(), 7, "{:?}", third.files);
+    for f in &third.files {
+        assert!(matches!(f.outcome, Outcome::Skipped(_)), "{f:?}");
+    }
+
+    // A link the receiver holds that points elsewhere is not replaced without --overwrite.
+    std::fs::remove_file(dst.path().join("tree/latest")).unwrap();
+    symlink("sub/small.bin", dst.path().join("tree/latest")).unwrap();
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let fourth = send(&root, addr, "fast").unwrap();
+    rx.join().unwrap();
+    assert_eq!(fourth.failed(), 1, "{:?}", fourth.files);
+    assert!(
+        matches!(outcome(&fourth, "tree/latest"), Outcome::Failed(w)
+            if w.contains("exists on the receiver") && w.contains("--overwrite")),
+        "{:?}",
+        fourth.files
+    );
+    assert_eq!(
+        std::fs::read_link(dst.path().join("tree/latest")).unwrap(),
+        Path::new("sub/small.bin")
+    );
+}
+
+/// Entries the sender cannot send fail alone, each with its reason, and the rest of the tree
+/// arrives: names with a newline, an escape sequence or a tab, a name that is not UTF-8, a
+/// directory with such a name (and so its contents), and a file that is gone when its turn
+/// comes (it cannot be opened). The receiver keeps nothing of them, not even a part file.
+#[test]
+fn bad_names_and_unreadable_files_fail_alone_and_the_rest_of_the_tree_arrives() {
+    use std::os::unix::ffi::OsStrExt;
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let root = src.path().join("tree");
+    std::fs::create_dir_all(root.join("bell\x07dir")).unwrap();
+    let (_, big) = random_file(&root, "big.bin", 4_000_000, 41);
+    let (_, ok) = random_file(&root, "ok.txt", 1_000, 42);
+    let (vanish, _) = random_file(&root, "vanish.bin", 1_000, 43);
+    for bad in ["line\nbreak.txt", "esc\x1b[2Jclear.txt", "tab\tname"] {
+        random_file(&root, bad, 10, 44);
+    }
+    random_file(&root.join("bell\x07dir"), "inside.txt", 10, 45);
+    let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(root.join(latin1), b"x").unwrap();
+
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    // big.bin goes first, at 20 Mb/s (1.6 s); vanish.bin is deleted at the first report,
+    // long before its turn.
+    let opts = SendOptions {
+        rate_limit: Some(20_000_000),
+        ..options("fast")
+    };
+    let mut gone = false;
+    let report = send_paths(
+        std::slice::from_ref(&root),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |_| {
+            if !gone {
+                std::fs::remove_file(&vanish).unwrap();
+                gone = true;
+            }
+        },
+    )
+    .unwrap();
+    let got = rx.join().unwrap();
+    assert!(gone);
+    assert!(got[0].error.is_none(), "{:?}", got[0]);
+    let failed: Vec<(&str, &str)> = report
+        .files
+        .iter()
+        .filter_map(|f| match &f.outcome {
+            Outcome::Failed(why) => Some((f.path.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
+    let reason = |path: &str| {
+        failed
+            .iter()
+            .find(|f| f.0 == path)
+            .unwrap_or_else(|| panic!("{path:?} not failed: {failed:?}"))
+            .1
+    };
+    for bad in [
+        "tree/line\nbreak.txt",
+        "tree/esc\x1b[2Jclear.txt",
+        "tree/tab\tname",
+        "tree/bell\x07dir",
+    ] {
+        assert!(reason(bad).contains("control character"), "{failed:?}");
+        // Printed escaped: the reason cannot break a line or drive a terminal.
+        assert!(!reason(bad).chars().any(char::is_control), "{failed:?}");
+    }
+    assert!(
+        reason("tree/caf\u{fffd}.txt").contains("not UTF-8"),
+        "{failed:?}"
+    );
+    let why = reason("tree/vanish.bin");
+    assert!(
+        why.contains("vanish.bin") && why.contains("No such file"),
+        "{why}"
+    );
+    assert_eq!(report.failed(), 6, "{:?}", report.files);
+    assert_eq!(stored_hex(&report, 1), digest_hex(&big));
+    assert_eq!(std::fs::read(dst.path().join("tree/big.bin")).unwrap(), big);
+    assert_eq!(std::fs::read(dst.path().join("tree/ok.txt")).unwrap(), ok);
+    let mut kept: Vec<String> = std::fs::read_dir(dst.path().join("tree"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["big.bin", "ok.txt"]);
+    assert!(others(dst.path(), &["tree"]).is_empty());
 }
 
 #[test]

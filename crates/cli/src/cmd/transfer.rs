@@ -15,7 +15,7 @@ use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::{PeerPolicy, Security};
-use longhaul_proto::{Config, SendState, SendTimes};
+use longhaul_proto::{Config, SendState, SendTimes, Stats};
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -119,6 +119,19 @@ fn parse_idle_timeout(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
+/// Shorter than the handshake's first resend (`initial_rto`, 1 s), a connect timeout gives up
+/// before a lost INIT is sent again; 0 gives up before the first answer can arrive.
+fn parse_connect_timeout(s: &str) -> Result<Duration> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_secs(1) {
+        bail!(
+            "{s}: the connect timeout must be at least 1s (an unanswered handshake is sent \
+             again after 1 s)"
+        );
+    }
+    Ok(d)
+}
+
 fn parse_interval(s: &str) -> Result<Duration> {
     let d = parse_duration(s)?;
     if d < Duration::from_millis(10) {
@@ -163,8 +176,8 @@ pub struct SendArgs {
     /// Progress interval.
     #[arg(short = 'i', long, default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
-    /// Give up when the receiver has not answered the handshake for this long.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    /// Give up when the receiver has not answered the handshake for this long (at least 1s).
+    #[arg(long, default_value = "10s", value_parser = parse_connect_timeout)]
     pub connect_timeout: Duration,
     /// Seal and send datagrams on a thread of their own, so that a sender with cores to spare
     /// moves more than one core's worth: `auto` does where the host has at least 4 cores.
@@ -518,9 +531,19 @@ fn print_summary(report: &SendReport) {
         s.min_rtt_us as f64 / 1000.0,
         s.srtt_us as f64 / 1000.0,
     );
+    eprintln!("datagrams dropped: {}", dropped(s));
     if s.send_times.total_ns() > 0 {
         eprintln!("sender's time: {}", send_time_shares(&s.send_times));
     }
+}
+
+/// What the connection refused to take, for a summary: `3 forged or damaged, 1 replayed, 0 too
+/// old, 0 unsealed (4 rejected in all)` (the first four count only with security on).
+fn dropped(s: &Stats) -> String {
+    format!(
+        "{} forged or damaged, {} replayed, {} too old, {} unsealed ({} rejected in all)",
+        s.auth_failures, s.replays, s.too_old, s.unsealed, s.packets_rejected
+    )
 }
 
 fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
@@ -561,6 +584,15 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
         "congestion_events": s.congestion_events,
         "rto_count": s.rto_count,
         "socket_drops": r.socket.local_drops,
+        // Datagrams the connection refused (crates/proto/src/stats.rs): failed authentication,
+        // replayed, behind the replay window, clear while security is on, and every rejection.
+        "dropped_datagrams": {
+            "auth_failures": s.auth_failures,
+            "replays": s.replays,
+            "too_old": s.too_old,
+            "unsealed": s.unsealed,
+            "packets_rejected": s.packets_rejected,
+        },
         "gso": r.offloads.0,
         "send_thread": r.send_thread,
         "datagrams_sent": r.socket.datagrams_sent,
@@ -689,6 +721,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             for (path, why) in &s.refused {
                 eprintln!("  refused {}: {why}", Printable::from(path.as_str()));
             }
+            eprintln!("  datagrams dropped: {}", dropped(&s.stats));
             if s.error.is_some() {
                 failures += 1;
             }
