@@ -13,6 +13,10 @@ unmutated time). A mutant that does not compile is "unviable" and left out of th
     bench/mutants/run.py --sample        the mutants marked `sample` (CI runs this): exits 1
                                          if one survives
     bench/mutants/run.py --only ID,ID    chosen mutants (results printed, not written)
+    bench/mutants/run.py --only ID --update
+                                         rerun chosen mutants and replace their rows in
+                                         results.json and RESULTS.md (each row names the
+                                         commit it ran at)
     bench/mutants/run.py --skip-tier reproduce
                                          leave out a tier (its six minutes per survivor)
     bench/mutants/run.py --sample --tiers vectors
@@ -204,7 +208,7 @@ def commit():
     return head + ("+changes" if dirty else "")
 
 
-def write_reports(tiers, results, base_times, skip, started, built_from):
+def write_reports(tiers, results, base_times, skip, started, built_from, previous=None):
     caught, survived, s = score(results)
     doc = {
         "date": started.date().isoformat(),
@@ -218,12 +222,16 @@ def write_reports(tiers, results, base_times, skip, started, built_from):
         "score": round(s, 4),
         "mutants": results,
     }
+    if previous:
+        for key in ("date", "commit", "machine", "command", "tiers"):
+            doc[key] = previous[key]
     (HERE / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
     lines = [
         "# Mutation score",
         "",
         f"Written by `{doc['command']}` on {doc['date']}, commit {doc['commit']}, "
-        f"{doc['machine']}. Rerun the same command to refresh; `mutants.toml` lists the mutants.",
+        f"{doc['machine']}. Rerun the same command to refresh; `mutants.toml` lists the mutants."
+        + (" Rows rerun since (`--only ID --update`) name their own commit." if any("commit" in r for r in results) else ""),
         "",
         f"**{caught} of {caught + survived} mutants caught ({100 * s:.1f} %)**"
         + (f"; {doc['unviable']} did not compile" if doc["unviable"] else "")
@@ -240,6 +248,8 @@ def write_reports(tiers, results, base_times, skip, started, built_from):
         by = r["caught_by"] or ""
         if r["tests"] and r["outcome"] == "caught":
             by += ": " + ", ".join(f"`{t}`" for t in r["tests"][:2])
+        if "commit" in r:
+            by += f" (at {r['commit']})"
         lines.append(f"| {r['id']} | {r['kind']} | {r['why']} | {r['outcome']} | {by} |")
     survivors = [r for r in results if r["outcome"] == "survived"]
     if survivors:
@@ -255,6 +265,7 @@ def main():
     ap.add_argument("--only", help="comma-separated mutant ids")
     ap.add_argument("--skip-tier", action="append", default=[], help="leave out a tier")
     ap.add_argument("--tiers", help="comma-separated tiers to run instead of each mutant's own")
+    ap.add_argument("--update", action="store_true", help="with --only: replace those rows in the results")
     ap.add_argument("--check", action="store_true", help="check the finds and stop")
     args = ap.parse_args()
 
@@ -311,6 +322,18 @@ def main():
         by = f" by {r['caught_by']}" if r["caught_by"] else ""
         print(f"[{i}/{len(chosen)}] {m['id']}: {r['outcome']}{by} ({r['seconds']:.0f} s)", flush=True)
 
+    if args.update:
+        if not args.only:
+            sys.exit("--update needs --only")
+        previous = json.loads((HERE / "results.json").read_text())
+        fresh = {r["id"]: dict(r, commit=built_from) for r in results}
+        merged = [fresh.get(r["id"], r) for r in previous["mutants"]]
+        known = {r["id"] for r in merged}
+        merged += [r for r in fresh.values() if r["id"] not in known]
+        base = {k: v["baseline_s"] for k, v in previous["tiers"].items()}
+        write_reports(tiers, merged, base, skip, started, built_from, previous)
+        results = merged
+        print(f"updated {HERE / 'RESULTS.md'} and results.json")
     caught, survived, s = score(results)
     print(f"score: {caught} of {caught + survived} caught ({100 * s:.1f} %)")
     for r in results:

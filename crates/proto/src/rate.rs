@@ -144,6 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_over_less_than_min_rtt_is_discarded() {
+        // Ten packets sent 1 ms apart, the first acknowledged at 20 ms: its sample spans 20 ms
+        // (the ACK interval), too short against a 50-ms min_rtt (ACK compression would inflate
+        // it) and long enough against a 10-ms one.
+        let mut r = DeliveryRate::default();
+        let sent: Vec<SentPacket> = (0..10u64)
+            .map(|i| packet(&mut r, Time::from_millis(i), 1000 * i))
+            .collect();
+        r.on_acked(&sent[0], Time::from_millis(20));
+        assert_eq!(r.take_sample(Some(Duration::from_millis(50))), None);
+        r.on_acked(&sent[1], Time::from_millis(21));
+        let s = r
+            .take_sample(Some(Duration::from_millis(10)))
+            .expect("a sample");
+        assert!(s.interval >= Duration::from_millis(10), "{:?}", s.interval);
+    }
+
+    #[test]
     fn app_limited_marks_last_until_the_bubble_is_delivered() {
         let mut r = DeliveryRate::default();
         let p0 = packet(&mut r, Time::from_millis(0), 0);

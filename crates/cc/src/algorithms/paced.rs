@@ -186,6 +186,18 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_larger_than_the_pipe_still_fits_the_window_twice() {
+        // 200 Mb/s × 80 ms is 1381 packets; four of them (5525) would not hold two bursts of
+        // 4000, so the window is two bursts: one leaves while the one before is unacknowledged.
+        let mut cc = build("paced:rate=200e6,burst=4000");
+        cc.on_ack(&AckEvent {
+            rtt: Some(Duration::from_millis(80)),
+            ..ack(1)
+        });
+        assert_eq!(cc.cwnd(), 8000.0);
+    }
+
+    #[test]
     fn ack_clocked_sender_has_a_fixed_window_of_rate_times_min_rtt_and_no_pacing() {
         let mut cc = build("paced:rate=200e6,clock=ack");
         assert_eq!((cc.pacing_rate(), cc.max_burst()), (None, None));

@@ -575,6 +575,20 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_ends_just_above_gamma() {
+        // Decision at 40 packets with RTT 103.1 ms: diff = 40·3.1/103.1 = 1.20, above gamma = 1
+        // by less than a packet: slow start ends there (not only at whole packets queued).
+        let (mut v, mut path) = flow(10.0, INFINITE_SSTHRESH, VegasConfig::LINUX);
+        path.round_trip(&mut v, BASE);
+        let rtt = Duration::from_micros(103_100);
+        path.round_trip(&mut v, rtt);
+        assert_eq!(v.cwnd(), 40.0);
+        path.round_trip(&mut v, rtt);
+        assert!(v.cwnd() < 40.0, "{}", v.cwnd());
+        assert_eq!(v.phase(), "congestion_avoidance");
+    }
+
+    #[test]
     fn slow_start_continues_while_at_most_gamma_packets_queue() {
         let (mut v, mut path) = flow(10.0, INFINITE_SSTHRESH, VegasConfig::LINUX);
         path.round_trip(&mut v, BASE);
