@@ -25,7 +25,7 @@ use crate::model::Nanos;
 use crate::observe::{EventLog, Lateness, LatenessSummary, PcapWriter};
 use crate::sys::clock::{minimize_timer_slack, now_ns, Waiter, Wake};
 use crate::sys::tun::{read_packet, write_packet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,7 +35,7 @@ use std::time::Duration;
 const READ_BATCH: usize = 32;
 
 /// I/O-level counters (things the model does not see).
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct IoCounters {
     /// Failed reads from the input TUN, and frames it handed over that could not be used (longer
     /// than the MTU, or a malformed super-packet).
@@ -55,8 +55,9 @@ pub struct IoCounters {
     pub super_packets_cut: u64,
 }
 
-/// What one direction reports when it stops.
-#[derive(Debug, Clone, Serialize)]
+/// What one direction reports when it stops (`emulator.json`'s `directions`; it reads back, so a
+/// recorded run's link metrics can be rebuilt from it).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DirectionReport {
     /// The direction's name (`a→b`, `b→a`).
     pub direction: String,
@@ -79,11 +80,18 @@ pub struct DirectionReport {
     pub utilization: f64,
 }
 
-/// Queueing-delay summary in milliseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+/// Queueing-delay summary in milliseconds, from an HDR histogram of 3 significant digits
+/// (`observe::Lateness`): each percentile and the maximum is the upper end of its value's bucket
+/// and the mean sums bucket midpoints, so each is within 1/1024 of the exact value (values in
+/// [2^k, 2^(k+1)) ns share buckets 2^(k−10) ns wide). Percentiles are nearest-rank: the value
+/// of rank ⌈q·N⌉ among the N delivered packets.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct QueueDelay {
     /// Mean, in ms.
     pub mean: f64,
+    /// Median, in ms (absent from reports written before it was recorded: 0).
+    #[serde(default)]
+    pub p50: f64,
     /// 95th percentile, in ms.
     pub p95: f64,
     /// 99th percentile, in ms.
@@ -101,6 +109,7 @@ impl QueueDelay {
         let p95 = h.quantile_ns(0.95);
         Self {
             mean: s.mean_ns / 1e6,
+            p50: s.p50_ns as f64 / 1e6,
             p95: p95 as f64 / 1e6,
             p99: s.p99_ns as f64 / 1e6,
             max: s.max_ns as f64 / 1e6,

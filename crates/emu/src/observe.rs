@@ -23,7 +23,7 @@
 //! timestamps (magic 0xa1b23c4d) from the real-time clock.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -35,7 +35,7 @@ pub struct Lateness {
 }
 
 /// Lateness summary in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatenessSummary {
     /// Values recorded.
     pub count: u64,

@@ -13,6 +13,7 @@
 //! queue × 8 ÷ interval, the link's offered-and-accepted rate. An interval without arrivals has an
 //! empty queue and no throughput.
 
+use crate::plan::LabPlan;
 use std::io::{BufRead, BufReader, Read};
 
 /// One drop at the bottleneck.
@@ -45,6 +46,34 @@ pub struct QueueLog {
     pub drops_unlogged: u64,
     /// Lines that did not parse (a truncated last line after a crash, a full disk).
     pub malformed_lines: u64,
+}
+
+/// Reads direction `dir` (`a>b` data, `b>a` ACKs) of a lab run's event log as the run does:
+/// from the experiment's start `epoch_ns` (the log's monotonic clock) over the longer of the
+/// plan's duration and the run's span `span_s` (the last windows drain, and may still be
+/// dropped, after the stop), in bins of `output.interval`, keeping at most the plan's drop-log
+/// limit of drops (none when the plan turns the drop log off). A recorded run's log, epoch and
+/// span (`longhaul lab --report DIR --keep-event-log`: `emulator-events.log`, `clock.json`) give
+/// back the queue logs its summary was built from.
+pub fn read_run(
+    log: impl Read,
+    dir: &str,
+    plan: &LabPlan,
+    epoch_ns: u64,
+    span_s: f64,
+) -> std::io::Result<QueueLog> {
+    read(
+        log,
+        dir,
+        epoch_ns,
+        plan.duration.as_secs_f64().max(span_s),
+        plan.interval.as_secs_f64(),
+        if plan.drop_log {
+            plan.drop_log_limit
+        } else {
+            0
+        },
+    )
 }
 
 /// Reads the events of direction `dir` (`a>b`) from `epoch_ns` on, for `duration_s` seconds.
@@ -88,6 +117,11 @@ pub fn read(
             continue;
         }
         let rel = (t - epoch_ns) as f64 / 1e9;
+        // The last bin ends at `duration_s` (its rate is over that width), not at a whole
+        // interval.
+        if rel >= duration_s {
+            continue;
+        }
         let bin = (rel / interval_s) as usize;
         if bin >= bins {
             continue;
@@ -152,6 +186,22 @@ garbage
         assert!((q.drops[0].time_s - 1.0000002).abs() < 1e-12);
         assert_eq!(q.drops[1].reason, "random_loss");
         assert_eq!(q.malformed_lines, 1);
+    }
+
+    #[test]
+    fn the_last_bin_ends_with_the_duration() {
+        // 2.5 s in bins of 1 s: the last bin is [2, 2.5) and its rate is over 0.5 s; the
+        // enqueue at 2.6 s (still inside a whole third interval) and the drop at 2.5 s are past
+        // the end.
+        let log = "2000000000 a>b enqueue 1500 1 1500 depart=1 release=2
+2600000000 a>b enqueue 1500 2 3000 depart=1 release=2
+2500000000 a>b drop 1500 9 13500 queue_full
+";
+        let q = read(log.as_bytes(), "a>b", 0, 2.5, 1.0, 10).unwrap();
+        assert_eq!(q.t, vec![0.0, 1.0, 2.0]);
+        assert_eq!(q.throughput_bps, vec![0.0, 0.0, 1500.0 * 8.0 / 0.5]);
+        assert_eq!(q.queue_pkts, vec![0.0, 0.0, 1.0]);
+        assert!(q.drops.is_empty());
     }
 
     #[test]

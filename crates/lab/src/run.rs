@@ -131,6 +131,9 @@ pub struct RawOutcome {
     pub reverse_log: QueueLog,
     /// Seconds from the experiment's start to the last flow's end.
     pub span_s: f64,
+    /// The experiment's start on the monotonic clock the emulator's event log is stamped with
+    /// (ns): the log's time 0.
+    pub epoch_ns: u64,
     /// The socket buffer limit set in both namespaces, bytes: the BDP plus the queue, at least 4 MiB.
     pub socket_buffer_max: u64,
     /// The sender namespace's TCP counters at the end (`stack_counters`); empty if unreadable.
@@ -143,6 +146,29 @@ pub struct RawOutcome {
     pub coalesce_ns: u64,
     /// What the run did beside the plan (modules loaded, stale controls removed).
     pub notes: Vec<String>,
+}
+
+/// Where a run lies on the clock of the emulator's event log: with the plan, the emulator's
+/// reports of its two directions (`emulator.json`) and the event log itself
+/// (`emulator-events.log`), what every link metric of the run is computed from
+/// (`queue_log::read_run`, `summary::links`). `longhaul lab --report DIR` writes it as
+/// `clock.json`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunClock {
+    /// [`RawOutcome::epoch_ns`]: the experiment's start, ns on the log's monotonic clock.
+    pub epoch_ns: u64,
+    /// [`RawOutcome::span_s`]: seconds from the experiment's start to the last flow's end.
+    pub span_s: f64,
+}
+
+impl RawOutcome {
+    /// The run's place on the event log's clock.
+    pub fn clock(&self) -> RunClock {
+        RunClock {
+            epoch_ns: self.epoch_ns,
+            span_s: self.span_s,
+        }
+    }
 }
 
 /// Number of this process's runs (temporary file names).
@@ -394,20 +420,8 @@ fn run_with_controls(
     let read_log = |dir: &str| -> Result<QueueLog, LabError> {
         let f = std::fs::File::open(log_path)
             .map_err(|e| setup_err("reading the emulator's event log")(e.to_string()))?;
-        queue_log::read(
-            f,
-            dir,
-            epoch_ns,
-            // Past the stop too: the last windows drain (and may still be dropped) after it.
-            plan.duration.as_secs_f64().max(span_s),
-            plan.interval.as_secs_f64(),
-            if plan.drop_log {
-                plan.drop_log_limit
-            } else {
-                0
-            },
-        )
-        .map_err(|e| setup_err("reading the emulator's event log")(e.to_string()))
+        queue_log::read_run(f, dir, plan, epoch_ns, span_s)
+            .map_err(|e| setup_err("reading the emulator's event log")(e.to_string()))
     };
     let forward_log = read_log("a>b")?;
     let reverse_log = read_log("b>a")?;
@@ -433,6 +447,7 @@ fn run_with_controls(
         forward_log,
         reverse_log,
         span_s,
+        epoch_ns,
         socket_buffer_max: buffer,
         sender_counters,
         silences,

@@ -24,9 +24,13 @@
 //! Links (the bottleneck's data direction, and its reverse as `NAME (reverse)`, as the simulator
 //! reports them; from the emulator): drops by reason, the queueing delay
 //! every delivered packet spent from arrival to its last bit leaving (sojourn incl. its own
-//! serialisation, as the simulator measures), the queue and accepted-rate series from the event
-//! log, and utilization = payload (IP bytes − 40 per packet) of our packets over the span plus the
-//! cross traffic's payload over the emulator's lifetime, ÷ the payload capacity.
+//! serialisation, as the simulator measures; mean, p50, p95, p99 and max from the emulator's
+//! histogram, each within 1/1024 of the exact value), the queue and accepted-rate series from
+//! the event log, and utilization = payload (IP bytes − 40 per packet) of our packets over the
+//! span plus the cross traffic's payload over the emulator's lifetime, ÷ the payload capacity.
+//! [`links`] computes them from the emulator's reports, the queue logs and the span alone, so a
+//! recorded run's link metrics can be rebuilt (`crates/lab/tests/oracle.rs` holds them to a
+//! reference computed from the raw event log).
 
 use crate::plan::LabPlan;
 use crate::queue_log::QueueLog;
@@ -125,25 +129,13 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         },
     );
 
-    // Named as the simulator names its two queues of a duplex link.
-    let links = vec![
-        link_summary(
-            plan,
-            direction(raw, "a>b"),
-            &raw.forward_log,
-            raw.span_s,
-            plan.link_name.clone(),
-            plan.capacity_bps,
-        ),
-        link_summary(
-            plan,
-            direction(raw, "b>a"),
-            &raw.reverse_log,
-            raw.span_s,
-            format!("{} (reverse)", plan.link_name),
-            plan.reverse_capacity_bps,
-        ),
-    ];
+    let links = links(
+        plan,
+        &raw.emulator.directions,
+        &raw.forward_log,
+        &raw.reverse_log,
+        raw.span_s,
+    );
     let mut meta = BTreeMap::new();
     meta.insert(
         "transport".into(),
@@ -238,13 +230,45 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
     }
 }
 
-/// The emulator's report of one direction (`a>b` or `b>a`).
-fn direction<'a>(raw: &'a RawOutcome, name: &str) -> &'a DirectionReport {
-    raw.emulator
-        .directions
-        .iter()
-        .find(|d| d.direction == name)
-        .expect("the emulator reports both directions")
+/// The bottleneck's two directions, named as the simulator names the two queues of a duplex
+/// link (`NAME` for the data direction a>b, `NAME (reverse)` for b>a), from the emulator's
+/// reports of its directions (`emulator.json`'s `directions`), the two directions' queue logs
+/// (`queue_log::read_run`) and the run's span (seconds from the experiment's start to the last
+/// flow's end). [`build`] takes the links from here; so can a test that rebuilds a recorded
+/// run's link metrics from its raw inputs.
+///
+/// Panics if `directions` lacks `a>b` or `b>a` (the emulator always reports both).
+pub fn links(
+    plan: &LabPlan,
+    directions: &[DirectionReport],
+    forward_log: &QueueLog,
+    reverse_log: &QueueLog,
+    span_s: f64,
+) -> Vec<LinkSummary> {
+    let direction = |name: &str| {
+        directions
+            .iter()
+            .find(|d| d.direction == name)
+            .expect("the emulator reports both directions")
+    };
+    vec![
+        link_summary(
+            plan,
+            direction("a>b"),
+            forward_log,
+            span_s,
+            plan.link_name.clone(),
+            plan.capacity_bps,
+        ),
+        link_summary(
+            plan,
+            direction("b>a"),
+            reverse_log,
+            span_s,
+            format!("{} (reverse)", plan.link_name),
+            plan.reverse_capacity_bps,
+        ),
+    ]
 }
 
 /// One direction of the bottleneck, its utilization against its own capacity (`capacity_bps`:
@@ -296,7 +320,7 @@ fn link_summary(
             mean: q.mean,
             p95: q.p95,
             p99: q.p99,
-            p50: None,
+            p50: Some(q.p50),
             max: Some(q.max),
         },
         mtu: Some(plan.mtu),

@@ -7,6 +7,8 @@
 //! The path is `scenarios/lab/short.toml`: 100 Mb/s, 50 ms each way (100 ms RTT), 1000-packet
 //! droptail queue, 20 s.
 
+mod link_oracle;
+
 use longhaul_emu::sys::steal::largest_stolen_during;
 use longhaul_lab::builtin;
 use longhaul_lab::{no_interrupt, plan_from_text, LabError, LabPlan, Outcome, RunOptions};
@@ -289,6 +291,9 @@ fn lion_paces_the_link_full_with_a_short_queue() {
 /// Utilization ≥ 80 %: a 1000-packet queue (1.2 × BDP) keeps the link busy after each 30 %
 /// reduction (CUBIC's beta 0.7 needs ≥ 0.43 BDP of queue), so only slow start and the first
 /// recovery cost; 80 % leaves room for the loaded machine.
+///
+/// The run keeps its event log, and its links are held to the metrics oracle's reference
+/// (`link_oracle`, as `tests/oracle.rs` does for the recorded run).
 #[test]
 fn cubic_fills_the_queue_until_it_drops() {
     if !root_or_skip("cubic_fills_the_queue_until_it_drops") {
@@ -296,8 +301,28 @@ fn cubic_fills_the_queue_until_it_drops() {
     }
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let plan = short("cubic", &[]);
-    let o = run(&plan);
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("emulator-events.log");
+    let o = run_with(
+        &plan,
+        &RunOptions {
+            event_log: Some(events.clone()),
+            ..RunOptions::default()
+        },
+    );
     print(&o.summary);
+    let log = std::fs::read_to_string(&events).unwrap();
+    for f in link_oracle::check(&link_oracle::Run {
+        plan: &plan,
+        clock: o.raw.clock(),
+        log: &log,
+        coalesce_ns: o.raw.coalesce_ns,
+        directions: &o.raw.emulator.directions,
+        links: &o.summary.links,
+        queue_logs: [&o.raw.forward_log, &o.raw.reverse_log],
+    }) {
+        eprintln!("oracle: {}", f.line());
+    }
     assert_schema(&o.summary);
     assert_intervals_add_up(&o);
     let f = &o.summary.flows[0];

@@ -37,7 +37,8 @@ pub struct LabArgs {
     pub json: Option<PathBuf>,
     /// Write summary.json (with the bottleneck's queue series), report.html (its figures also as
     /// figures/NAME.svg), drops.csv (the
-    /// emulator's drop log) and emulator.json (its counters and timing) into this directory
+    /// emulator's drop log), emulator.json (its counters and timing) and clock.json (the
+    /// experiment's start on the event log's clock and its span) into this directory
     /// (one subdirectory per variant for a built-in).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
@@ -45,7 +46,8 @@ pub struct LabArgs {
     #[arg(long, requires = "report")]
     pub png: bool,
     /// Also keep the emulator's per-packet event log (`emulator-events.log`, about 2 MB per
-    /// second at 100 Mb/s) in the report directory.
+    /// second at 100 Mb/s) in the report directory: with emulator.json, clock.json and the
+    /// scenario, everything the links' metrics are computed from.
     #[arg(long, requires = "report")]
     pub keep_event_log: bool,
     /// No progress lines and no table.
@@ -269,6 +271,10 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     longhaul_output::write(
         &dir.join("emulator.json"),
         (serde_json::to_string_pretty(&o.raw.emulator)? + "\n").as_bytes(),
+    )?;
+    longhaul_output::write(
+        &dir.join("clock.json"),
+        (serde_json::to_string_pretty(&o.raw.clock())? + "\n").as_bytes(),
     )?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use super::serializer::RateSerializer;
 use super::trace::TraceSerializer;
 use super::Nanos;
 use crate::config::{DirectionConfig, RateConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -70,7 +70,7 @@ pub struct Outcome {
 }
 
 /// Counters of one direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathCounters {
     /// Packets that arrived from the host (cross traffic not included).
     pub arrived_packets: u64,
