@@ -630,6 +630,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         },
         offload: !a.transport.no_offload,
         recv_thread: a.recv_thread.choice(),
+        sender_name: ssh_user_identity(&a)?,
     };
     // Each session holds at most its window of out-of-order data.
     eprintln!(
@@ -741,6 +742,23 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         bail!("stopped before a transfer ended");
     }
     Ok(())
+}
+
+/// With `--ssh-user-identity`, the name the one authorized (one-time) key's part files are
+/// kept under: the user this receiver runs as, whom ssh authenticated.
+fn ssh_user_identity(a: &RecvArgs) -> Result<Option<String>> {
+    if !a.launched.ssh_user_identity {
+        return Ok(None);
+    }
+    if a.authorize_key.len() != 1 || a.authorized_keys.is_some() {
+        bail!(
+            "--ssh-user-identity names the one sender key given with --authorize-key after the \
+             ssh user; give exactly one --authorize-key and no --authorized-keys"
+        );
+    }
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    Ok(Some(format!("ssh-user uid={uid}")))
 }
 
 /// The receiver's identity and the senders it accepts; its public key for `--announce`.
