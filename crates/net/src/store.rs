@@ -71,6 +71,81 @@ pub fn busy_reason(path: &str) -> String {
     )
 }
 
+/// A part file (or a journal without one) left in a staging directory.
+#[derive(Clone, Debug)]
+pub struct StalePart {
+    /// The part file's key: its name without `.part` or `.journal`.
+    pub key: String,
+    /// The path it was being received to, as its journal names it.
+    pub path: Option<String>,
+    /// Bytes the part file and journal hold.
+    pub bytes: u64,
+    /// Since the later of their last modifications.
+    pub age: Duration,
+}
+
+/// The part files in `root`'s staging directory that nothing wrote for `older_than` or more,
+/// oldest first (none when there is no staging directory).
+pub fn stale_parts(root: &Path, older_than: Duration) -> io::Result<Vec<StalePart>> {
+    let staging = root.join(STAGING_DIR);
+    let entries = match std::fs::read_dir(&staging) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut found: std::collections::BTreeMap<String, (u64, SystemTime)> = Default::default();
+    for e in entries {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(key) = name
+            .strip_suffix(".part")
+            .or_else(|| name.strip_suffix(".journal"))
+        else {
+            continue;
+        };
+        let m = e.metadata()?;
+        if !m.is_file() {
+            continue;
+        }
+        let modified = m.modified()?;
+        let slot = found.entry(key.to_string()).or_insert((0, UNIX_EPOCH));
+        slot.0 += m.len();
+        slot.1 = slot.1.max(modified);
+    }
+    let now = SystemTime::now();
+    let mut stale: Vec<StalePart> = found
+        .into_iter()
+        .map(|(key, (bytes, modified))| StalePart {
+            path: crate::journal::journaled_path(&staging.join(format!("{key}.journal"))),
+            key,
+            bytes,
+            age: now.duration_since(modified).unwrap_or_default(),
+        })
+        .filter(|p| p.age >= older_than)
+        .collect();
+    stale.sort_by(|a, b| b.age.cmp(&a.age));
+    Ok(stale)
+}
+
+/// Removes a part file and its journal from `root`'s staging directory, unless a receiver is
+/// writing it now (then `Ok(false)`).
+pub fn remove_part(root: &Path, part: &StalePart) -> io::Result<bool> {
+    let staging = root.join(STAGING_DIR);
+    if part.key.len() < 15 || !part.key.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(false);
+    }
+    let Some(_lock) = lock_part(&staging, &part.key)? else {
+        return Ok(false);
+    };
+    for ext in ["part", "journal"] {
+        match std::fs::remove_file(staging.join(format!("{}.{ext}", part.key))) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(true)
+}
+
 /// Opens (or creates, readable by this user only) a file of the staging directory for reading
 /// and writing, never through a link.
 fn open_staged(path: &Path) -> io::Result<File> {
@@ -880,6 +955,52 @@ mod tests {
         let mut inc = planned.unwrap().begin(0).unwrap();
         inc.write(&data[..n]).unwrap();
         inc.suspend(s);
+    }
+
+    /// Part files nothing wrote for the given time are listed with the path they were for and
+    /// removed; a newer one, and one a session holds, are not.
+    #[test]
+    fn stale_part_files_are_listed_and_removed_unless_recent_or_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(dir.path(), false).unwrap();
+        let data = pattern(3 * CHUNK_SIZE as usize, 5);
+        let (old, new, held) = (
+            file("old", data.len() as u64),
+            file("new", 9),
+            file("held", 9),
+        );
+        cut_after(&mut s, &old, &data, 2 * CHUNK_SIZE as usize);
+        cut_after(&mut s, &new, &data[..9], 4);
+        let staging = dir.path().join(STAGING_DIR);
+        let week = Duration::from_secs(8 * 86_400);
+        for e in std::fs::read_dir(&staging).unwrap() {
+            let e = e.unwrap();
+            let f = File::options().write(true).open(e.path()).unwrap();
+            let is_new = crate::journal::journaled_path(
+                &staging.join(e.file_name().to_string_lossy().replace(".part", ".journal")),
+            )
+            .as_deref()
+                == Some("new");
+            if !is_new {
+                f.set_times(FileTimes::new().set_modified(SystemTime::now() - week))
+                    .unwrap();
+            }
+        }
+        // A session holds this one now (and wrote nothing yet).
+        let (_, planned) = s.plan(&held, "k", true);
+        let planned = planned.unwrap();
+        let listed = stale_parts(dir.path(), Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].path.as_deref(), Some("old"));
+        assert!(listed[0].bytes >= 2 * CHUNK_SIZE, "{listed:?}");
+        assert!(remove_part(dir.path(), &listed[0]).unwrap());
+        let left = stale_parts(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].path.as_deref(), Some("new"));
+        // Held by a session: not removed.
+        let mut as_held = left[0].clone();
+        as_held.key = planned.key().to_string();
+        assert!(!remove_part(dir.path(), &as_held).unwrap());
     }
 
     /// No part file or journal: the lock file holds no data and stays.
