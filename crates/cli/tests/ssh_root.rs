@@ -431,3 +431,92 @@ fn walk_sizes(dir: &Path) -> u64 {
         })
         .sum()
 }
+
+/// Part files and journals in the staging directory under `dir` (its lock file holds none).
+fn part_files(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir.join(".longhaul-partial")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".part") || n.ends_with(".journal"))
+        .collect()
+}
+
+/// A send over ssh killed mid-file (SIGKILL: no clean-up of any kind) and run again at once
+/// resumes what the first one left, although each launch has a one-time key of its own: the
+/// part file belongs to the ssh user. The file arrives exact and no part file stays behind.
+#[test]
+fn a_send_over_ssh_killed_and_run_again_resumes() {
+    if !root_or_skip("a_send_over_ssh_killed_and_run_again_resumes") {
+        return;
+    }
+    let _g = lock();
+    let scratch = Scratch::new("resume");
+    let dir = &scratch.0;
+    let (src, dst) = (dir.join("src"), dir.join("dst"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&dst).unwrap();
+    let bytes = data(8_000_000);
+    std::fs::write(src.join("run.dat"), &bytes).unwrap();
+
+    let (_emu, st) = start_pair();
+    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
+    let _sshd = start_sshd(&na, dir);
+    let bin = env!("CARGO_BIN_EXE_longhaul");
+    let dest = format!("root@{}:{}", st.addr_a, dst.display());
+
+    // 1. A slow send (16 s at 4 Mb/s), killed once 3 MB are on the receiver's disk.
+    let mut sender = send_in(&nb, dir, "client")
+        .args(["--remote-longhaul", bin, "--launch-timeout", "120s"])
+        .args(["--rate-limit", "4mbit"])
+        .arg(src.join("run.dat"))
+        .arg(&dest)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = dst.join(".longhaul-partial");
+    let t = Instant::now();
+    let started = loop {
+        if walk_sizes(&partial) > 3_000_000 {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(120) || sender.try_wait().unwrap().is_some() {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // SAFETY: kill(2) on our own child (`ip netns exec` execs longhaul in its place).
+    unsafe { libc::kill(sender.id() as i32, libc::SIGKILL) };
+    let _ = sender.wait();
+    assert!(started, "no data arrived before the kill");
+
+    // 2. Run again at once: it resumes, and the file arrives exact.
+    let out = send_in(&nb, dir, "client")
+        .args(["--remote-longhaul", bin, "--launch-timeout", "120s", "-J"])
+        .arg(src.join("run.dat"))
+        .arg(&dest)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("send run again:\n{err}");
+    assert!(
+        out.status.success(),
+        "send failed ({}):\n{err}\nsshd:\n{}",
+        out.status,
+        sshd_log(dir)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"][0]["status"], "stored", "{v}");
+    let resumed = v["bytes_resumed"].as_u64().unwrap();
+    assert!(resumed >= 1 << 20, "nothing resumed: {v}");
+    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), bytes);
+    gone(&dst.display().to_string(), Duration::from_secs(15));
+    assert_eq!(
+        part_files(&dst),
+        Vec::<String>::new(),
+        "orphaned part files"
+    );
+}

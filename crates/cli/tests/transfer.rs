@@ -728,3 +728,65 @@ fn a_refused_sender_is_logged_with_its_address_and_fingerprint() {
     assert!(line.starts_with("127.0.0.1:"), "{line}");
     assert!(line.contains(&key.fingerprint()), "{line}");
 }
+
+/// A part file and journal as a receiver leaves them, for `path`, last written `age` ago.
+fn leave_part(dst: &Path, key: &str, path: &str, bytes: usize, age: Duration) {
+    let staging = dst.join(".longhaul-partial");
+    std::fs::create_dir_all(&staging).unwrap();
+    // The journal's header (journal.rs): magic, size, mtime, chunk shift, the path.
+    let mut j = b"LHJ2".to_vec();
+    j.extend_from_slice(&(bytes as u64).to_be_bytes());
+    j.extend_from_slice(&0i64.to_be_bytes());
+    j.extend_from_slice(&0u32.to_be_bytes());
+    j.push(20);
+    j.extend_from_slice(&(path.len() as u16).to_be_bytes());
+    j.extend_from_slice(path.as_bytes());
+    let when = std::time::SystemTime::now() - age;
+    for (name, data) in [
+        (format!("{key}.part"), vec![7u8; bytes]),
+        (format!("{key}.journal"), j),
+    ] {
+        let p = staging.join(name);
+        std::fs::write(&p, data).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_times(std::fs::FileTimes::new().set_modified(when))
+            .unwrap();
+    }
+}
+
+/// `recv --clean-parts DAYS` removes the part files nothing wrote for DAYS days, naming each,
+/// keeps the newer ones, and receives nothing.
+#[test]
+fn clean_parts_removes_part_files_unwritten_for_the_days_given() {
+    let dst = tempfile::tempdir().unwrap();
+    let day = Duration::from_secs(86_400);
+    leave_part(dst.path(), &"a".repeat(32), "old/run.dat", 5000, 10 * day);
+    leave_part(dst.path(), &"b".repeat(32), "new.dat", 300, day);
+    let out = Command::new(bin())
+        .args(["recv", "--clean-parts", "7", "-d"])
+        .arg(dst.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("removed \"old/run.dat\""), "{err}");
+    assert!(err.contains("1 part file(s)"), "{err}");
+    assert!(!err.contains("new.dat"), "{err}");
+    let mut left: Vec<String> = std::fs::read_dir(dst.path().join(".longhaul-partial"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "locks")
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            format!("{}.journal", "b".repeat(32)),
+            format!("{}.part", "b".repeat(32))
+        ],
+        "{err}"
+    );
+}

@@ -198,7 +198,8 @@ pub enum Message {
     },
     /// Sender: no more files follow.
     End,
-    /// Nothing: keeps the connection busy while the sender hashes a long resume prefix.
+    /// Nothing: keeps the connection busy while the sender hashes a long resume prefix, or while
+    /// the receiver waits for a part file another session writes.
     Keepalive,
     /// Receiver: what it will do with one entry.
     Plan {

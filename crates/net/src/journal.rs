@@ -53,6 +53,21 @@ impl JournalHeader {
     }
 }
 
+/// The path the journal at `path` is about, as its sender named it (`None`: not a journal of
+/// this version, or unreadable).
+pub fn journaled_path(path: &Path) -> Option<String> {
+    let mut head = [0u8; 27];
+    let mut f = File::open(path).ok()?;
+    f.read_exact(&mut head).ok()?;
+    if &head[..4] != MAGIC {
+        return None;
+    }
+    let len = u16::from_be_bytes([head[25], head[26]]) as usize;
+    let mut name = vec![0u8; len];
+    f.read_exact(&mut name).ok()?;
+    String::from_utf8(name).ok()
+}
+
 /// An open journal, appended to as chunks reach the disk.
 pub struct Journal {
     file: File,

@@ -15,7 +15,7 @@ use crate::framing::{
 use crate::path::Printable;
 use crate::recv_thread::Openers;
 use crate::socket::{self, Arrival, Clock, UdpPort};
-use crate::store::{Incoming, Planned, Store};
+use crate::store::{busy_reason, Incoming, Plan, Planned, Store};
 use crate::NetError;
 use longhaul_proto::packet::{encode_retry, handshake_token};
 use longhaul_proto::{Config, Connection, OpenAttempt, Side, Stats, Time};
@@ -33,6 +33,23 @@ const UNAUTHENTICATED: &str = "unauthenticated";
 /// holds 4 MiB, 2 ms of a 2 GB/s disk, so the writer does not run dry in between, and a
 /// stalled disk costs 2,000 wake-ups a second.
 const DISK_RETRY: Duration = Duration::from_micros(500);
+
+/// A session of the same sender that holds a part file another one asks for is taken to be
+/// gone (a killed process, a path that went down) once nothing was heard from it for this
+/// long: more than twice the sender's keepalive interval. The newer session then takes its
+/// part files over; before that, it waits.
+pub const STALE_AFTER: Duration = Duration::from_secs(5);
+
+/// How long a session waits for a part file another live session (or another receiver
+/// process) is writing before the file is refused as busy.
+pub const BUSY_WAIT: Duration = Duration::from_secs(5);
+
+/// How often a session waiting for a busy part file sends the sender a KEEPALIVE, which keeps
+/// the sender's idle timeout from ending the connection meanwhile.
+const KEEPALIVE_WAITING: Duration = Duration::from_secs(1);
+
+/// How often a session waiting for a busy part file looks again.
+const BUSY_RETRY: Duration = Duration::from_millis(50);
 
 /// How a [`Receiver`] serves.
 #[derive(Clone)]
@@ -52,6 +69,10 @@ pub struct RecvOptions {
     pub limits: Limits,
     /// Use UDP segmentation offload and receive coalescing where the kernel has them.
     pub offload: bool,
+    /// Keep the part files of every authenticated sender under this name instead of under the
+    /// sender's key. A receiver started over ssh with a one-time key uses the ssh user's name,
+    /// so a transfer started again over ssh (with another one-time key) resumes.
+    pub sender_name: Option<String>,
     /// Read the socket and open sealed datagrams on a thread of their own
     /// ([`crate::recv_thread`]); `None`: where the host has the cores for it
     /// ([`crate::io_threads_by_default`]).
@@ -114,6 +135,18 @@ enum Phase {
     Over,
 }
 
+/// An entry whose part file another session is writing: the session stops reading until the
+/// part file is free, its holder is found gone, or [`BUSY_WAIT`] has passed.
+struct Conflict {
+    id: u32,
+    entry: Entry,
+    since: Instant,
+    /// When the last KEEPALIVE went to the sender, which hears nothing else meanwhile.
+    kept_alive: Instant,
+    /// The session of this receiver that writes the part file (`None`: another process).
+    holder: Option<SocketAddr>,
+}
+
 struct Body {
     inc: Incoming,
     digest: Vec<u8>,
@@ -138,9 +171,8 @@ struct Session {
     reported: usize,
     /// When a datagram from the peer last authenticated (or decoded, without security).
     last_heard: Instant,
-    /// HELLO arrived from an authenticated sender: stop until the receiver has ended that
-    /// sender's older sessions (a restarted sender resumes files an old one still holds).
-    hello_pending: bool,
+    /// An entry waits for its part file (see [`Conflict`]); nothing more is read meanwhile.
+    conflict: Option<Conflict>,
     /// The epoch of the keys last given to the receiving thread (`Connection::opener_epoch`).
     published_epoch: Option<u64>,
 }
@@ -201,7 +233,7 @@ impl Session {
             },
             reported: 0,
             last_heard: Instant::now(),
-            hello_pending: false,
+            conflict: None,
             published_epoch: None,
         }
     }
@@ -251,10 +283,10 @@ impl Session {
                 self.fatal(store, e.0);
             }
         }
-        // Messages left buffered when the session paused at HELLO.
+        // Messages left buffered when the session paused for a busy part file.
         self.feed(opts, store, &[]);
         loop {
-            if self.hello_pending {
+            if self.conflict.is_some() {
                 return;
             }
             self.flush_out();
@@ -290,7 +322,7 @@ impl Session {
     /// the connection, so that the file's next bytes go into it straight from their packets
     /// (taken back at the start of the next turn).
     fn lend_piece(&mut self, store: &mut Store) {
-        if !matches!(self.phase, Phase::Files) || self.hello_pending {
+        if !matches!(self.phase, Phase::Files) || self.conflict.is_some() {
             return;
         }
         let Some(b) = self.body.as_mut() else {
@@ -332,7 +364,7 @@ impl Session {
 
     fn feed(&mut self, opts: &RecvOptions, store: &mut Store, mut input: &[u8]) {
         loop {
-            if matches!(self.phase, Phase::Over) || self.hello_pending {
+            if matches!(self.phase, Phase::Over) || self.conflict.is_some() {
                 if !input.is_empty() {
                     self.reader.push(input);
                 }
@@ -408,6 +440,46 @@ impl Session {
         }
     }
 
+    /// The plan for entry `id` is made: tell the sender, keep the part file.
+    fn planned_entry(&mut self, id: u32, e: Entry, action: Action, planned: Option<Planned>) {
+        match &action {
+            Action::Skip(why) => self.report.skipped.push((e.path.clone(), why.clone())),
+            Action::Refuse(why) => self.report.refused.push((e.path.clone(), why.clone())),
+            Action::Send { .. } => {}
+        }
+        if let Some(p) = planned {
+            self.planned.insert(id, p);
+        }
+        self.entries.push(e);
+        self.send(Message::Plan { id, action });
+    }
+
+    /// Plan the entry that waits for its part file again: it is free, or (after
+    /// [`BUSY_WAIT`]) refused as busy. Returns whether the session goes on.
+    fn retry_conflict(&mut self, store: &mut Store) -> bool {
+        let Some(c) = self.conflict.take() else {
+            return true;
+        };
+        match store.plan_for(&c.entry, &self.sender, self.resume, self.report.peer) {
+            Plan::Ready(action, planned) => self.planned_entry(c.id, c.entry, action, planned),
+            Plan::Busy(_) if c.since.elapsed() >= BUSY_WAIT => {
+                let why = busy_reason(&c.entry.path);
+                self.planned_entry(c.id, c.entry, Action::Refuse(why), None)
+            }
+            Plan::Busy(holder) => {
+                let mut c = Conflict { holder, ..c };
+                if c.kept_alive.elapsed() >= KEEPALIVE_WAITING {
+                    self.send(Message::Keepalive);
+                    self.flush_out();
+                    c.kept_alive = Instant::now();
+                }
+                self.conflict = Some(c);
+                return false;
+            }
+        }
+        true
+    }
+
     fn handle(&mut self, opts: &RecvOptions, store: &mut Store, m: Message) {
         match (&self.phase, m) {
             (Phase::Hello, Message::Hello { resume, entries }) => {
@@ -415,11 +487,14 @@ impl Session {
                 self.report.genuine = true;
                 self.phase = Phase::Manifest { announced: entries };
                 if let Some(key) = self.conn.peer_key() {
-                    // Part files belong to the sender's key, so a sender that reconnects
-                    // from another address resumes them.
-                    self.sender = longhaul_proto::secure::hex(&key);
+                    // Part files belong to the sender's identity (its key, or the name the
+                    // receiver was given for it), so a sender that reconnects from another
+                    // address, or over ssh with another one-time key, resumes them.
+                    self.sender = match &opts.sender_name {
+                        Some(name) => format!("name:{name}"),
+                        None => longhaul_proto::secure::hex(&key),
+                    };
                     self.report.sender_key = Some(key);
-                    self.hello_pending = true;
                 }
             }
             (Phase::Manifest { announced }, Message::Entry(e)) => {
@@ -430,27 +505,28 @@ impl Session {
                         format!("the sender announced {announced} entries and sent more"),
                     );
                 }
-                let (action, planned) = if e.size() > opts.max_size {
+                if e.size() > opts.max_size {
                     let why = format!(
                         "{} is {} bytes; this receiver takes at most {}",
                         Printable::from(e.path.as_str()),
                         e.size(),
                         opts.max_size
                     );
-                    (Action::Refuse(why), None)
+                    self.planned_entry(id, e, Action::Refuse(why), None);
                 } else {
-                    store.plan(&e, &self.sender, self.resume)
-                };
-                match &action {
-                    Action::Skip(why) => self.report.skipped.push((e.path.clone(), why.clone())),
-                    Action::Refuse(why) => self.report.refused.push((e.path.clone(), why.clone())),
-                    Action::Send { .. } => {}
+                    match store.plan_for(&e, &self.sender, self.resume, self.report.peer) {
+                        Plan::Ready(action, planned) => self.planned_entry(id, e, action, planned),
+                        Plan::Busy(holder) => {
+                            self.conflict = Some(Conflict {
+                                id,
+                                entry: e,
+                                since: Instant::now(),
+                                kept_alive: Instant::now(),
+                                holder,
+                            })
+                        }
+                    }
                 }
-                if let Some(p) = planned {
-                    self.planned.insert(id, p);
-                }
-                self.entries.push(e);
-                self.send(Message::Plan { id, action });
             }
             (Phase::Manifest { announced }, Message::ManifestEnd) => {
                 if self.entries.len() as u64 != *announced {
@@ -595,7 +671,7 @@ impl Receiver {
             // The receiving thread has more read: take it after this turn, without sleeping.
             let mut deadline: Option<Time> = more.then_some(now);
             let mut closed = Vec::new();
-            let mut hellos = Vec::new();
+            let mut waiting = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
                 if s.conn.poll_timeout().is_some_and(|t| t <= now) {
                     s.conn.handle_timeout(now);
@@ -611,8 +687,8 @@ impl Receiver {
                         s.published_epoch = epoch;
                     }
                 }
-                if s.hello_pending {
-                    hellos.push((*peer, s.sender.clone()));
+                if let Some(c) = &s.conflict {
+                    waiting.push((*peer, s.sender.clone(), c.holder));
                 }
                 for f in &s.report.files[s.reported..] {
                     event(Event::File(*peer, f));
@@ -643,16 +719,25 @@ impl Receiver {
                     .flatten()
                     .min();
             }
-            // A sender that said HELLO from a new address replaces its older sessions: they
-            // are from a process that died or a path that changed, and hold its part files.
-            for (peer, sender) in &hellos {
-                for (other, s) in self.sessions.iter_mut() {
-                    if other != peer && s.sender == *sender && !closed.contains(other) {
-                        s.report.error =
-                            Some("replaced by a newer session of the same sender".into());
+            // A session of the same sender that holds a part file another one asks for, and
+            // that has been silent for STALE_AFTER, is from a process that died or a path that
+            // went down: the newer session takes its part files over. A live one keeps them.
+            for (peer, sender, holder) in &waiting {
+                let Some(other) = holder.filter(|h| h != peer && !closed.contains(h)) else {
+                    continue;
+                };
+                if let Some(s) = self.sessions.get_mut(&other) {
+                    let silent = s.last_heard.elapsed();
+                    if s.sender == *sender && silent >= STALE_AFTER {
+                        s.report.error = Some(format!(
+                            "replaced by a newer session of the same sender, from {peer}, \
+                             which asked for a file this one held (nothing was heard from this \
+                             one for {:.0} s)",
+                            silent.as_secs_f64()
+                        ));
                         s.conn.close();
-                        let _ = self.port.flush(Some(*other), &mut s.conn, now);
-                        closed.push(*other);
+                        let _ = self.port.flush(Some(other), &mut s.conn, now);
+                        closed.push(other);
                     }
                 }
             }
@@ -672,11 +757,15 @@ impl Receiver {
                 }
                 event(Event::Session(&s.report));
             }
-            for (peer, _) in hellos {
+            for (peer, _, _) in waiting {
                 if let Some(s) = self.sessions.get_mut(&peer) {
-                    s.hello_pending = false;
-                    // Go on at once with what the session already holds.
-                    deadline = Some(now);
+                    // Go on at once with what the session already holds, or look again soon.
+                    let next = if s.retry_conflict(&mut self.store) {
+                        now
+                    } else {
+                        now + BUSY_RETRY
+                    };
+                    deadline = Some(deadline.map_or(next, |d| d.min(next)));
                 }
             }
             let deadline = deadline.map(|t| self.clock.instant(t));

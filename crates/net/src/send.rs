@@ -488,6 +488,8 @@ impl Sender {
                 }
                 Message::Fatal(why) => return Err(NetError::Refused(why)),
                 Message::Bye => self.bye = true,
+                // The receiver waits for a part file another session of this key writes.
+                Message::Keepalive => {}
                 m => {
                     return Err(protocol(format!(
                         "unexpected message from the receiver: {m:?}"

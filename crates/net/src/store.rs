@@ -11,6 +11,12 @@
 //!   before the sender hears `DONE`.
 //! - A cut transfer's part file and journal stay; the next transfer of the same path from the
 //!   same sender resumes from the journaled prefix. A failed digest removes them.
+//! - A part file is written by one session at a time: the store lists the part files its own
+//!   sessions write ([`Store::plan_for`] answers [`Plan::Busy`] for another), and each session
+//!   holds a lock on its part file's key (an open-file-description lock on one byte of the
+//!   staging directory's [`LOCK_FILE`]), so a receiver in another process (two launched over
+//!   ssh into one directory) cannot write it either. The kernel drops the lock when its
+//!   holder ends, however it ends.
 //! - Every directory on a path is checked as it is walked: a symbolic link there is refused,
 //!   so no write ever goes through a link (whoever made it). Links a sender sends are created
 //!   only when they point inside the tree (`path::link_stays_inside`).
@@ -24,9 +30,10 @@ use crate::path::{link_stays_inside, Printable, STAGING_DIR};
 use longhaul_proto::{Connection, Sink};
 use sha2::{Digest, Sha256};
 use std::any::Any;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::{File, FileTimes, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
+use std::net::SocketAddr;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -38,8 +45,142 @@ pub struct Store {
     overwrite: bool,
     /// Nothing is kept: files are received and verified, then dropped (`recv --discard`).
     discard: bool,
-    /// Part files some session is writing now.
-    busy: HashSet<String>,
+    /// Part files some session is writing now, with the session's peer address.
+    busy: HashMap<String, SocketAddr>,
+}
+
+/// The file in the staging directory whose bytes are locked, one per part file being written
+/// (at an offset given by the part file's key): it is never removed, and holds no data.
+pub const LOCK_FILE: &str = "locks";
+
+/// What [`Store::plan_for`] decided.
+pub enum Plan {
+    /// The action to send the sender, with the open part file when a file is to come.
+    Ready(Action, Option<Planned>),
+    /// The entry's part file is being written now: by the session of this receiver at that
+    /// address, or (`None`) by another process.
+    Busy(Option<SocketAddr>),
+}
+
+/// Why a file whose part file another session writes is refused.
+pub fn busy_reason(path: &str) -> String {
+    format!(
+        "{} is busy: another transfer from this sender is writing it on the receiver now \
+         (send it again once that one has ended)",
+        Printable::from(path)
+    )
+}
+
+/// A part file (or a journal without one) left in a staging directory.
+#[derive(Clone, Debug)]
+pub struct StalePart {
+    /// The part file's key: its name without `.part` or `.journal`.
+    pub key: String,
+    /// The path it was being received to, as its journal names it.
+    pub path: Option<String>,
+    /// Bytes the part file and journal hold.
+    pub bytes: u64,
+    /// Since the later of their last modifications.
+    pub age: Duration,
+}
+
+/// The part files in `root`'s staging directory that nothing wrote for `older_than` or more,
+/// oldest first (none when there is no staging directory).
+pub fn stale_parts(root: &Path, older_than: Duration) -> io::Result<Vec<StalePart>> {
+    let staging = root.join(STAGING_DIR);
+    let entries = match std::fs::read_dir(&staging) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut found: std::collections::BTreeMap<String, (u64, SystemTime)> = Default::default();
+    for e in entries {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(key) = name
+            .strip_suffix(".part")
+            .or_else(|| name.strip_suffix(".journal"))
+        else {
+            continue;
+        };
+        let m = e.metadata()?;
+        if !m.is_file() {
+            continue;
+        }
+        let modified = m.modified()?;
+        let slot = found.entry(key.to_string()).or_insert((0, UNIX_EPOCH));
+        slot.0 += m.len();
+        slot.1 = slot.1.max(modified);
+    }
+    let now = SystemTime::now();
+    let mut stale: Vec<StalePart> = found
+        .into_iter()
+        .map(|(key, (bytes, modified))| StalePart {
+            path: crate::journal::journaled_path(&staging.join(format!("{key}.journal"))),
+            key,
+            bytes,
+            age: now.duration_since(modified).unwrap_or_default(),
+        })
+        .filter(|p| p.age >= older_than)
+        .collect();
+    stale.sort_by(|a, b| b.age.cmp(&a.age));
+    Ok(stale)
+}
+
+/// Removes a part file and its journal from `root`'s staging directory, unless a receiver is
+/// writing it now (then `Ok(false)`).
+pub fn remove_part(root: &Path, part: &StalePart) -> io::Result<bool> {
+    let staging = root.join(STAGING_DIR);
+    if part.key.len() < 15 || !part.key.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(false);
+    }
+    let Some(_lock) = lock_part(&staging, &part.key)? else {
+        return Ok(false);
+    };
+    for ext in ["part", "journal"] {
+        match std::fs::remove_file(staging.join(format!("{}.{ext}", part.key))) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(true)
+}
+
+/// Opens (or creates, readable by this user only) a file of the staging directory for reading
+/// and writing, never through a link.
+fn open_staged(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Takes the lock of part key `key` on the staging directory's lock file without waiting;
+/// `Ok(None)`: another open file description holds it.
+fn lock_part(staging: &Path, key: &str) -> io::Result<Option<File>> {
+    let f = open_staged(&staging.join(LOCK_FILE))?;
+    let offset = i64::from_str_radix(&key[..15], 16).unwrap_or(0);
+    // SAFETY: a zeroed flock is a valid value of a plain C struct.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    fl.l_start = offset;
+    fl.l_len = 1;
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open and `fl` outlives the call.
+    let r = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_SETLK, &fl) };
+    if r == 0 {
+        return Ok(Some(f));
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EACCES) => Ok(None),
+        _ => Err(e),
+    }
 }
 
 /// Why a session must stop (the disk, not the data): the part file and journal stay.
@@ -66,7 +207,7 @@ impl Store {
             staging,
             overwrite,
             discard: false,
-            busy: HashSet::new(),
+            busy: HashMap::new(),
         })
     }
 
@@ -80,7 +221,7 @@ impl Store {
             staging: PathBuf::new(),
             overwrite: false,
             discard: true,
-            busy: HashSet::new(),
+            busy: HashMap::new(),
         }
     }
 
@@ -91,10 +232,27 @@ impl Store {
 
     /// Decide what to do with `entry` from the sender `sender` (its key, or a fixed name when
     /// unauthenticated); for a file to send, also return the open part file.
+    /// A file whose part file is being written is refused as busy.
     pub fn plan(&mut self, entry: &Entry, sender: &str, resume: bool) -> (Action, Option<Planned>) {
-        match self.try_plan(entry, sender, resume) {
+        match self.plan_for(entry, sender, resume, SocketAddr::from(([0, 0, 0, 0], 0))) {
+            Plan::Ready(a, p) => (a, p),
+            Plan::Busy(_) => (Action::Refuse(busy_reason(&entry.path)), None),
+        }
+    }
+
+    /// [`Store::plan`] for the session of peer `owner`, which then holds the part file until
+    /// it releases it; a part file being written already is [`Plan::Busy`], for the caller to
+    /// wait, take it over or refuse.
+    pub fn plan_for(
+        &mut self,
+        entry: &Entry,
+        sender: &str,
+        resume: bool,
+        owner: SocketAddr,
+    ) -> Plan {
+        match self.try_plan(entry, sender, resume, owner) {
             Ok(x) => x,
-            Err(why) => (Action::Refuse(why), None),
+            Err(why) => Plan::Ready(Action::Refuse(why), None),
         }
     }
 
@@ -103,9 +261,10 @@ impl Store {
         entry: &Entry,
         sender: &str,
         resume: bool,
-    ) -> Result<(Action, Option<Planned>), String> {
+        owner: SocketAddr,
+    ) -> Result<Plan, String> {
         if self.discard {
-            return self.plan_discarded(entry, sender);
+            return self.plan_discarded(entry, sender, owner);
         }
         let dest = self.parent_ready(&entry.path)?;
         let shown = Printable::from(entry.path.as_str());
@@ -129,7 +288,7 @@ impl Store {
                 };
                 // Its own mode and mtime come last (see `finish_dir`): a read-only directory
                 // must still receive its files.
-                Ok((Action::Skip(done.into()), None))
+                Ok(Plan::Ready(Action::Skip(done.into()), None))
             }
             Kind::Symlink { target } => {
                 if !link_stays_inside(&entry.path, target) {
@@ -144,7 +303,7 @@ impl Store {
                         && std::fs::read_link(&dest)
                             .is_ok_and(|t| t.as_os_str() == std::ffi::OsStr::new(target))
                     {
-                        return Ok((
+                        return Ok(Plan::Ready(
                             Action::Skip("link already there (same target)".into()),
                             None,
                         ));
@@ -168,12 +327,12 @@ impl Store {
                 }
                 std::os::unix::fs::symlink(target, &dest)
                     .map_err(|e| format!("cannot create link {shown}: {e}"))?;
-                Ok((Action::Skip("link created".into()), None))
+                Ok(Plan::Ready(Action::Skip("link created".into()), None))
             }
             Kind::File { size } => {
                 if let Some(m) = &existing {
                     if m.is_file() && m.len() == *size && mtime_of(m) == entry.mtime {
-                        return Ok((
+                        return Ok(Plan::Ready(
                             Action::Skip("already there (same size and modification time)".into()),
                             None,
                         ));
@@ -188,17 +347,22 @@ impl Store {
                     }
                 }
                 let key = part_key(sender, &entry.path);
-                if !self.busy.insert(key.clone()) {
-                    return Err(format!(
-                        "{shown} is being received from this sender already"
-                    ));
+                if let Some(holder) = self.busy.get(&key) {
+                    return Ok(Plan::Busy(Some(*holder)));
                 }
-                let planned = Planned::new(&self.staging, key, entry, dest, resume);
+                let Some(lock) = lock_part(&self.staging, &key)
+                    .map_err(|e| format!("cannot lock the part file of {shown}: {e}"))?
+                else {
+                    return Ok(Plan::Busy(None));
+                };
+                self.busy.insert(key.clone(), owner);
+                let mut planned = Planned::new(&self.staging, key, entry, dest, resume);
+                planned.lock = Some(lock);
                 let action = Action::Send {
                     from_chunk: planned.offered,
                     prefix: planned.prefix,
                 };
-                Ok((action, Some(planned)))
+                Ok(Plan::Ready(action, Some(planned)))
             }
         }
     }
@@ -208,25 +372,25 @@ impl Store {
         &mut self,
         entry: &Entry,
         sender: &str,
-    ) -> Result<(Action, Option<Planned>), String> {
+        owner: SocketAddr,
+    ) -> Result<Plan, String> {
         match &entry.kind {
-            Kind::Dir | Kind::Symlink { .. } => {
-                Ok((Action::Skip("discarded (recv --discard)".into()), None))
-            }
+            Kind::Dir | Kind::Symlink { .. } => Ok(Plan::Ready(
+                Action::Skip("discarded (recv --discard)".into()),
+                None,
+            )),
             Kind::File { .. } => {
                 let key = part_key(sender, &entry.path);
-                if !self.busy.insert(key.clone()) {
-                    return Err(format!(
-                        "{} is being received from this sender already",
-                        Printable::from(entry.path.as_str())
-                    ));
+                if let Some(holder) = self.busy.get(&key) {
+                    return Ok(Plan::Busy(Some(*holder)));
                 }
+                self.busy.insert(key.clone(), owner);
                 let planned = Planned::discarded(key, entry);
                 let action = Action::Send {
                     from_chunk: 0,
                     prefix: [0; DIGEST_LEN],
                 };
-                Ok((action, Some(planned)))
+                Ok(Plan::Ready(action, Some(planned)))
             }
         }
     }
@@ -308,6 +472,8 @@ pub struct Planned {
     prefix: [u8; DIGEST_LEN],
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
+    /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended.
+    lock: Option<File>,
 }
 
 impl Planned {
@@ -343,6 +509,7 @@ impl Planned {
             offered,
             prefix,
             sink: false,
+            lock: None,
         }
     }
 
@@ -362,6 +529,7 @@ impl Planned {
             offered: 0,
             prefix: [0; DIGEST_LEN],
             sink: true,
+            lock: None,
         }
     }
 
@@ -390,15 +558,7 @@ impl Planned {
         if self.sink {
             return self.begin_discarded();
         }
-        let mut part = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&self.part_path)
-            .map_err(io)?;
+        let mut part = open_staged(&self.part_path).map_err(io)?;
         let journal = if from_chunk == 0 {
             Journal::create(&self.journal_path, &self.header).map_err(io)?
         } else {
@@ -448,6 +608,7 @@ impl Planned {
             written: start,
             resumed: start,
             sink: self.sink,
+            _lock: self.lock,
         }
     }
 
@@ -490,6 +651,8 @@ pub struct Incoming {
     pub resumed: u64,
     /// Discarded, not stored: no part file, journal or destination to touch.
     sink: bool,
+    /// The part file's lock, dropped with the file.
+    _lock: Option<File>,
 }
 
 /// A piece on loan to the connection: the file's next bytes go into it from their packets.
@@ -794,8 +957,57 @@ mod tests {
         inc.suspend(s);
     }
 
+    /// Part files nothing wrote for the given time are listed with the path they were for and
+    /// removed; a newer one, and one a session holds, are not.
+    #[test]
+    fn stale_part_files_are_listed_and_removed_unless_recent_or_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(dir.path(), false).unwrap();
+        let data = pattern(3 * CHUNK_SIZE as usize, 5);
+        let (old, new, held) = (
+            file("old", data.len() as u64),
+            file("new", 9),
+            file("held", 9),
+        );
+        cut_after(&mut s, &old, &data, 2 * CHUNK_SIZE as usize);
+        cut_after(&mut s, &new, &data[..9], 4);
+        let staging = dir.path().join(STAGING_DIR);
+        let week = Duration::from_secs(8 * 86_400);
+        for e in std::fs::read_dir(&staging).unwrap() {
+            let e = e.unwrap();
+            let f = File::options().write(true).open(e.path()).unwrap();
+            let is_new = crate::journal::journaled_path(
+                &staging.join(e.file_name().to_string_lossy().replace(".part", ".journal")),
+            )
+            .as_deref()
+                == Some("new");
+            if !is_new {
+                f.set_times(FileTimes::new().set_modified(SystemTime::now() - week))
+                    .unwrap();
+            }
+        }
+        // A session holds this one now (and wrote nothing yet).
+        let (_, planned) = s.plan(&held, "k", true);
+        let planned = planned.unwrap();
+        let listed = stale_parts(dir.path(), Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].path.as_deref(), Some("old"));
+        assert!(listed[0].bytes >= 2 * CHUNK_SIZE, "{listed:?}");
+        assert!(remove_part(dir.path(), &listed[0]).unwrap());
+        let left = stale_parts(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].path.as_deref(), Some("new"));
+        // Held by a session: not removed.
+        let mut as_held = left[0].clone();
+        as_held.key = planned.key().to_string();
+        assert!(!remove_part(dir.path(), &as_held).unwrap());
+    }
+
+    /// No part file or journal: the lock file holds no data and stays.
     fn staging_is_empty(root: &Path) -> bool {
-        std::fs::read_dir(root.join(STAGING_DIR)).unwrap().count() == 0
+        std::fs::read_dir(root.join(STAGING_DIR))
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == LOCK_FILE)
     }
 
     #[test]

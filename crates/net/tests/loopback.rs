@@ -9,6 +9,7 @@ use longhaul_net::framing::CHUNK_SIZE;
 use longhaul_net::path::STAGING_DIR;
 use longhaul_net::recv::{Event, Received, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, SendOptions, SendReport};
+use longhaul_net::store::LOCK_FILE;
 use longhaul_net::NetError;
 use longhaul_proto::secure::{Identity, PeerPolicy, Security};
 use longhaul_proto::{Config, Connection, Side, Time};
@@ -115,6 +116,7 @@ fn receiver_of(
         limits,
         offload: true,
         recv_thread: Some(recv_thread),
+        sender_name: None,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
     assert_eq!(r.has_recv_thread(), recv_thread);
@@ -170,8 +172,8 @@ fn assert_nothing_in(dir: &Path) {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// Entries in `dir` other than the ones named, and anything in the staging directory (part
-/// files and journals).
+/// Entries in `dir` other than the ones named, and anything in the staging directory but its
+/// lock file (part files and journals).
 fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
     let mut found: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -180,7 +182,10 @@ fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
         .collect();
     if let Ok(staged) = std::fs::read_dir(dir.join(STAGING_DIR)) {
         found.extend(
-            staged.map(|e| format!("{STAGING_DIR}/{}", e.unwrap().file_name().to_string_lossy())),
+            staged
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n != LOCK_FILE)
+                .map(|n| format!("{STAGING_DIR}/{n}")),
         );
     }
     found
@@ -1508,4 +1513,132 @@ fn a_large_file_over_a_lossy_path_arrives_exact() {
     assert!(report.stats.packets_lost > 100, "{:?}", report.stats);
     assert!(got[0].error.is_none(), "{:?}", got[0]);
     assert_eq!(std::fs::read(dst.path().join("big.bin")).unwrap(), data);
+}
+
+/// `send_with` on a thread of its own, held to `rate_limit` (bits per second).
+fn send_on_thread(
+    path: &Path,
+    to: SocketAddr,
+    rate_limit: Option<u64>,
+) -> JoinHandle<Result<SendReport, NetError>> {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let opts = SendOptions {
+            rate_limit,
+            ..options("fast")
+        };
+        send_with(&path, to, opts)
+    })
+}
+
+/// Several sends at once with one key, as a site runs them from one host: each is a session
+/// of its own and ends with its own result.
+#[test]
+fn two_sends_with_one_key_at_once_both_arrive() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (a, da) = random_file(src.path(), "a.bin", 3_000_000, 41);
+    let (b, db) = random_file(src.path(), "b.bin", 3_000_000, 42);
+    let (addr, rx) = receiver(dst.path(), false, 2);
+    // 24 Mb at 16 Mb/s: each runs for over a second, so they overlap.
+    let first = send_on_thread(&a, addr, Some(16_000_000));
+    std::thread::sleep(Duration::from_millis(300));
+    let second = send_on_thread(&b, addr, Some(16_000_000));
+    let (first, second) = (first.join().unwrap(), second.join().unwrap());
+    let got = rx.join().unwrap();
+    let first = first.unwrap_or_else(|e| panic!("the first send: {e}"));
+    let second = second.unwrap_or_else(|e| panic!("the second send: {e}"));
+    assert_eq!(stored_hex(&first, 0), digest_hex(&da));
+    assert_eq!(stored_hex(&second, 0), digest_hex(&db));
+    assert_eq!(std::fs::read(dst.path().join("a.bin")).unwrap(), da);
+    assert_eq!(std::fs::read(dst.path().join("b.bin")).unwrap(), db);
+    assert!(got.iter().all(|r| r.error.is_none()), "{got:?}");
+    assert!(others(dst.path(), &["a.bin", "b.bin"]).is_empty());
+}
+
+/// Two sends of one file with one key at once: the first goes on and stores it whole, the
+/// second is refused with the reason (the file is busy), and neither corrupts the other.
+#[test]
+fn two_sends_of_one_file_with_one_key_at_once_the_second_is_told_it_is_busy() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "same.bin", 4_000_000, 43);
+    let (addr, rx) = receiver(dst.path(), false, 2);
+    // 32 Mb at 4 Mb/s: 8 s, longer than the second send waits for the part file.
+    let first = send_on_thread(&path, addr, Some(4_000_000));
+    let t = Instant::now();
+    while others(dst.path(), &[]).is_empty() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = send(&path, addr, "fast").unwrap();
+    let first = first.join().unwrap().unwrap();
+    rx.join().unwrap();
+    assert_eq!(stored_hex(&first, 0), digest_hex(&data));
+    assert_eq!(std::fs::read(dst.path().join("same.bin")).unwrap(), data);
+    match &second.files[0].outcome {
+        Outcome::Failed(why) => {
+            assert!(why.contains("is busy"), "{why}");
+            assert!(why.contains("send it again"), "{why}");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert!(others(dst.path(), &["same.bin"]).is_empty());
+}
+
+/// A sender that vanished without a word (its CLOSE lost, as after kill -9) leaves a session
+/// that holds its part file until the receiver's idle timeout. The same sender's next send
+/// takes that part file over once the old session has been silent for `STALE_AFTER`, and
+/// resumes it; another send of the same key running meanwhile is left alone.
+#[test]
+fn a_vanished_senders_rerun_takes_its_part_file_over_and_spares_a_live_send() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, data) = random_file(src.path(), "big.bin", 12_000_000, 44);
+    let (other, other_data) = random_file(src.path(), "other.bin", 3_000_000, 45);
+    let mut rcfg = server_config();
+    // The vanished session would otherwise end by itself before the rerun needs it gone.
+    rcfg.idle_timeout = Some(Duration::from_secs(60));
+    let (addr, rx) = receiver_with(rcfg, dst.path(), false, 3);
+    // The first send goes through a relay that goes dark at its third progress report.
+    let dark = Arc::new(AtomicBool::new(false));
+    let d = dark.clone();
+    let relay = Relay::start(addr, move |up, _| {
+        if up {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        !d.load(Ordering::Relaxed)
+    });
+    let stop = AtomicBool::new(false);
+    let mut n = 0;
+    let cut = send_paths(
+        std::slice::from_ref(&path),
+        relay.addr,
+        options("fast"),
+        &stop,
+        |_| {
+            n += 1;
+            if n == 3 {
+                dark.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    assert!(cut.is_err());
+    // A live send of the same key, of another file, running while the rerun takes over.
+    let live = send_on_thread(&other, addr, Some(2_000_000));
+    let rerun = send(&path, addr, "fast").unwrap();
+    let live = live.join().unwrap().unwrap();
+    drop(relay);
+    let got = rx.join().unwrap();
+    assert_eq!(stored_hex(&rerun, 0), digest_hex(&data));
+    assert!(rerun.files[0].resumed > 0, "{:?}", rerun.files[0]);
+    assert_eq!(stored_hex(&live, 0), digest_hex(&other_data));
+    assert_eq!(std::fs::read(dst.path().join("big.bin")).unwrap(), data);
+    let replaced: Vec<_> = got.iter().filter_map(|r| r.error.as_deref()).collect();
+    assert_eq!(replaced.len(), 1, "{got:?}");
+    assert!(
+        replaced[0].contains("replaced by a newer session"),
+        "{got:?}"
+    );
+    assert!(others(dst.path(), &["big.bin", "other.bin"]).is_empty());
 }

@@ -7,8 +7,8 @@
 //! 1. The sender makes a one-time key pair in memory.
 //! 2. It runs, as rsync runs its remote half,
 //!    `ssh [user@]host longhaul recv --once --port 0 --announce --exit-on-eof
-//!    --identity-ephemeral --authorize-key <the sender's public key> -d DIR --mtu M -w W
-//!    --idle-timeout T` (the transport settings both ends must agree on). The receiver makes a
+//!    --identity-ephemeral --authorize-key <the sender's public key> --ssh-user-identity -d DIR
+//!    --mtu M -w W --idle-timeout T` (the transport settings both ends must agree on). The receiver makes a
 //!    one-time key pair of its own, binds a UDP port the kernel chooses, and only then prints the
 //!    *announce line* on its standard output.
 //! 3. The sender reads that line through ssh, which authenticated the host and the user and
@@ -139,6 +139,11 @@ pub struct LaunchedArgs {
     /// Stop when standard input closes: the ssh session that started the receiver ended.
     #[arg(long)]
     pub exit_on_eof: bool,
+    /// Keep the part files of the sender given with --authorize-key under the user this
+    /// receiver runs as (the ssh user that started it), not under that one-time key, so that
+    /// the same transfer started again over ssh, with another one-time key, resumes.
+    #[arg(long)]
+    pub ssh_user_identity: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,6 +382,7 @@ fn remote_command(
         "--identity-ephemeral".into(),
         "--authorize-key".into(),
         authorize.to_base64(),
+        "--ssh-user-identity".into(),
         "--mtu".into(),
         t.mtu.to_string(),
         "--window".into(),
@@ -950,6 +956,7 @@ mod tests {
             "--announce",
             "--exit-on-eof",
             "--identity-ephemeral",
+            "--ssh-user-identity",
         ] {
             assert!(words.iter().any(|w| w == flag), "{flag}: {c}");
         }

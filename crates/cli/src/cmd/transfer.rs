@@ -18,7 +18,7 @@ use longhaul_proto::secure::{PeerPolicy, Security};
 use longhaul_proto::{Config, SendState, SendTimes, Stats};
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -240,6 +240,11 @@ pub struct RecvArgs {
     /// learn it another way, e.g. over the ssh channel that started this receiver).
     #[arg(long)]
     pub identity_ephemeral: bool,
+    /// Remove the part files (and their journals) in DIR/.longhaul-partial that nothing wrote
+    /// for DAYS days or more, listing each, then exit without receiving. Part files a running
+    /// receiver writes are kept.
+    #[arg(long, value_name = "DAYS", conflicts_with = "discard")]
+    pub clean_parts: Option<u64>,
     #[command(flatten)]
     pub launched: LaunchedArgs,
     #[command(flatten)]
@@ -610,9 +615,67 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
     })
 }
 
+/// Part files a receiver notes at start when nothing wrote them for this many days.
+const STALE_PART_DAYS: u64 = 7;
+
+/// `recv --clean-parts DAYS`: remove the part files nothing wrote for DAYS days, listing each.
+fn clean_parts(dir: &Path, days: u64) -> Result<()> {
+    let age = Duration::from_secs(days.saturating_mul(86_400));
+    let shown = dir.join(longhaul_net::path::STAGING_DIR);
+    let stale = longhaul_net::store::stale_parts(dir, age)
+        .with_context(|| format!("listing the part files in {}", shown.display()))?;
+    let (mut removed, mut freed) = (0, 0);
+    for p in &stale {
+        let name = p
+            .path
+            .as_deref()
+            .map(|n| Printable::from(n).to_string())
+            .unwrap_or_else(|| format!("part file {}", p.key));
+        let days_old = p.age.as_secs() / 86_400;
+        if longhaul_net::store::remove_part(dir, p)
+            .with_context(|| format!("removing the part file of {name}"))?
+        {
+            eprintln!(
+                "removed {name}: {} unwritten for {days_old} days",
+                bytes(p.bytes)
+            );
+            removed += 1;
+            freed += p.bytes;
+        } else {
+            eprintln!("kept {name}: a receiver is writing it now");
+        }
+    }
+    eprintln!(
+        "{removed} part file(s) unwritten for {days} days or more removed from {} ({} freed)",
+        shown.display(),
+        bytes(freed)
+    );
+    Ok(())
+}
+
+/// At start: the part files nothing wrote for a week, which only `--clean-parts` removes.
+fn note_stale_parts(dir: &Path) {
+    let age = Duration::from_secs(STALE_PART_DAYS * 86_400);
+    if let Ok(stale) = longhaul_net::store::stale_parts(dir, age) {
+        if !stale.is_empty() {
+            eprintln!(
+                "note: {} part file(s) ({}) in {} unwritten for {STALE_PART_DAYS} days or more; \
+                 `longhaul recv -d {} --clean-parts {STALE_PART_DAYS}` removes them",
+                stale.len(),
+                bytes(stale.iter().map(|p| p.bytes).sum()),
+                dir.join(longhaul_net::path::STAGING_DIR).display(),
+                dir.display()
+            );
+        }
+    }
+}
+
 pub fn recv(a: RecvArgs) -> Result<()> {
     if a.max_sessions == 0 || a.max_per_source == 0 {
         bail!("--max-sessions and --max-per-source must be at least 1");
+    }
+    if let Some(days) = a.clean_parts {
+        return clean_parts(&a.dir, days);
     }
     let (security, own_key) = receiver_trust(&a)?;
     let config = a.transport.config(security)?;
@@ -630,6 +693,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         },
         offload: !a.transport.no_offload,
         recv_thread: a.recv_thread.choice(),
+        sender_name: ssh_user_identity(&a)?,
     };
     // Each session holds at most its window of out-of-order data.
     eprintln!(
@@ -674,6 +738,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             bytes(r.recv_buffer() as u64),
             2 * longhaul_net::socket::SOCKET_BUFFER
         );
+    }
+    if !a.discard {
+        note_stale_parts(&a.dir);
     }
     // Bound, so a sender may come now.
     if a.launched.announce {
@@ -741,6 +808,23 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         bail!("stopped before a transfer ended");
     }
     Ok(())
+}
+
+/// With `--ssh-user-identity`, the name the one authorized (one-time) key's part files are
+/// kept under: the user this receiver runs as, whom ssh authenticated.
+fn ssh_user_identity(a: &RecvArgs) -> Result<Option<String>> {
+    if !a.launched.ssh_user_identity {
+        return Ok(None);
+    }
+    if a.authorize_key.len() != 1 || a.authorized_keys.is_some() {
+        bail!(
+            "--ssh-user-identity names the one sender key given with --authorize-key after the \
+             ssh user; give exactly one --authorize-key and no --authorized-keys"
+        );
+    }
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    Ok(Some(format!("ssh-user uid={uid}")))
 }
 
 /// The receiver's identity and the senders it accepts; its public key for `--announce`.
