@@ -170,7 +170,8 @@ pub enum KeyError {
         /// Its permission bits.
         mode: u32,
     },
-    /// A key file to create exists already (without `--force`).
+    /// The directory of a key or trust file is writable by group or others (ssh's StrictModes
+    /// refuses the same).
     #[error(
         "{dir} is writable by group or others (mode {mode:04o}), and whoever can write it can \
          put another file in the place of {file}, so that is not used; run `chmod go-w {dir}`",
@@ -178,16 +179,29 @@ pub enum KeyError {
         file = file.display()
     )]
     DirWritable {
+        /// The directory.
         dir: PathBuf,
+        /// The key or trust file in it.
         file: PathBuf,
+        /// The directory's permission bits.
         mode: u32,
     },
+    /// A key or trust file, or its directory, belongs to another user than the one running
+    /// longhaul (and not to root).
     #[error(
         "{path} belongs to uid {owner}, not to uid {me} that runs longhaul or to root, and its \
          owner can change it, so it is not used; if it is yours, run `chown {me} {path}`",
         path = path.display()
     )]
-    NotOwned { path: PathBuf, owner: u32, me: u32 },
+    NotOwned {
+        /// The file or directory.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+        /// The uid running longhaul.
+        me: u32,
+    },
+    /// A key file to create exists already (without `--force`).
     #[error(
         "{} already exists; it is kept (`longhaul keygen --force` replaces it, and every peer \
          that trusts the old key then needs the new one)",

@@ -31,14 +31,18 @@ pub struct Item {
 /// ([`Printable`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unsent {
+    /// Its path on the receiver, relative to the destination.
     pub path: String,
+    /// Why it is not sent (the error, for the report).
     pub why: String,
 }
 
 /// What the walk found: the entries to send, in order, and those it could not send.
 #[derive(Clone, Debug, Default)]
 pub struct Manifest {
+    /// The entries to send, in walk order.
     pub items: Vec<Item>,
+    /// The entries the walk found but cannot send.
     pub unsent: Vec<Unsent>,
 }
 
