@@ -8,9 +8,17 @@
 //! failed or not. The test needs root (Slurm's daemons run as SlurmUser=root here); without root
 //! it says it was skipped, and with `CI=true` it fails instead.
 //!
-//! The sweep's 24 runs go through an 8-task array (3 runs per task, `--chunk`), and every
-//! result file must equal the same sweep run locally, byte for byte: the simulator is
-//! deterministic, and where a run ran must not show in its result.
+//! One cluster serves every check, in order:
+//!
+//! * values that would break or extend the sbatch script (a partition with a line break and an
+//!   extra directive, a sweep name with a line break, an `--out` with one, `--max-running 0`,
+//!   `--cpus-per-task 0`, a malformed `--time`) are refused before anything reaches Slurm;
+//! * a sweep whose name and results directory have spaces, both quotes, `#` and `%` goes through
+//!   an 8-task array (24 runs, 3 per task): sbatch accepts the script, the tasks' logs land in
+//!   that directory under their own names, and every result equals the same sweep run locally,
+//!   byte for byte (the simulator is deterministic; where a run ran must not show in it);
+//! * a sweep of more than 1,000,000 runs, accepted with `--allow-large`, runs its first task:
+//!   the flag reaches the tasks' command line.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -269,66 +277,48 @@ fn result_files(out: &Path) -> Vec<PathBuf> {
     v
 }
 
-#[test]
-fn a_slurm_array_gives_the_local_results_bit_for_bit() {
-    if !root_or_skip("a_slurm_array_gives_the_local_results_bit_for_bit") {
-        return;
-    }
-    let cluster = Cluster::start();
-    let work = cluster.dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
-    std::fs::copy(reno, work.join("path.toml")).unwrap();
-    let grid = work.join("grid.toml");
-    std::fs::write(
-        &grid,
-        "scenario = \"path.toml\"\n[set]\nduration = \"5s\"\n[axes]\n\
-         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
-         \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
-    )
-    .unwrap();
-    // A space in the results directory: the script's directives must carry it.
-    let (slurm_out, local_out) = (work.join("slurm out"), work.join("local-out"));
-
-    let started = Instant::now();
-    let submit = Command::new(env!("CARGO_BIN_EXE_longhaul"))
-        .args([
-            "sweep",
-            "submit",
-            grid.to_str().unwrap(),
-            "--slurm",
-            "--out",
-        ])
-        .arg(&slurm_out)
-        .args(["--partition", "sweep", "--time", "30", "--array-limit", "8"])
+/// `longhaul ARGS` against the test cluster.
+fn longhaul(cluster: &Cluster, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(args)
         .env("SLURM_CONF", &cluster.conf)
         .output()
-        .unwrap();
-    let said = text(&submit.stdout);
-    assert!(
-        submit.status.success(),
-        "{}\n{}",
-        text(&submit.stderr),
-        cluster.logs()
-    );
-    assert!(
-        said.contains("24 runs (0 finished) as 8 tasks of 3 runs"),
-        "{said}"
-    );
+        .unwrap()
+}
+
+/// `longhaul sweep submit GRID --slurm --out OUT EXTRA…` against the test cluster.
+fn submit(cluster: &Cluster, grid: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "sweep",
+        "submit",
+        grid.to_str().unwrap(),
+        "--slurm",
+        "--out",
+    ];
+    args.push(out.to_str().unwrap());
+    args.extend_from_slice(extra);
+    longhaul(cluster, &args)
+}
+
+/// The job id in `submitted Slurm job ID: …`.
+fn job_id(said: &str) -> String {
     let job = said
         .split_whitespace()
         .nth(3)
-        .unwrap()
+        .unwrap_or_default()
         .trim_end_matches(':')
         .to_string();
     assert!(job.parse::<u64>().is_ok(), "no job id in {said:?}");
+    job
+}
 
-    // Wait for the array to leave the queue (generous: the machine may be busy).
-    let limit = Duration::from_secs(900);
+/// Wait until job `job` has left the queue.
+fn wait_gone(cluster: &Cluster, job: &str, limit: Duration) {
+    let started = Instant::now();
     loop {
-        let q = cluster.cmd("squeue", &["-h", "-j", &job]);
+        let q = cluster.cmd("squeue", &["-h", "-j", job]);
         if text(&q.stdout).trim().is_empty() {
-            break;
+            return;
         }
         assert!(
             started.elapsed() < limit,
@@ -338,6 +328,125 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// A sweep directory `work/NAME` with the Reno dumbbell as `path.toml` and `sweep` as
+/// `grid.toml`; returns the sweep file.
+fn sweep_dir(work: &Path, name: &str, sweep: &str) -> PathBuf {
+    let dir = work.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, dir.join("path.toml")).unwrap();
+    let grid = dir.join("grid.toml");
+    std::fs::write(&grid, sweep).unwrap();
+    grid
+}
+
+#[test]
+fn sweeps_on_a_one_node_slurm() {
+    if !root_or_skip("sweeps_on_a_one_node_slurm") {
+        return;
+    }
+    let cluster = Cluster::start();
+    let work = cluster.dir.join("work");
+    refused_before_slurm(&cluster, &work);
+    an_array_gives_the_local_results_bit_for_bit(&cluster, &work);
+    allow_large_reaches_the_tasks(&cluster, &work);
+    drop(cluster);
+}
+
+/// Values that would break the script or add to it are refused, and sbatch never sees a job.
+fn refused_before_slurm(cluster: &Cluster, work: &Path) {
+    let grid = sweep_dir(
+        work,
+        "refused",
+        "scenario = \"path.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = \"1..4\"\n",
+    );
+    let out = work.join("refused/out");
+    let newline_out = out.join("a\nb");
+    let cases: [(&[&str], &Path, &str); 6] = [
+        (
+            &["--partition", "a b\n#SBATCH --wrap=evil"],
+            &out,
+            "--partition \"a b\\n#SBATCH --wrap=evil\": a Slurm partition is one word",
+        ),
+        (
+            &["--max-running", "0"],
+            &out,
+            "invalid value '0' for '--max-running <N>'",
+        ),
+        (
+            &["--cpus-per-task", "0"],
+            &out,
+            "invalid value '0' for '--cpus-per-task <C>'",
+        ),
+        (&["--time", "1 day"], &out, "--time \"1 day\""),
+        (&["--time", "1h"], &out, "not a Slurm time limit"),
+        (&[], &newline_out, "has a line break"),
+    ];
+    for (extra, out, says) in cases {
+        let r = submit(cluster, &grid, out, extra);
+        assert!(!r.status.success(), "{extra:?} was accepted");
+        let err = text(&r.stderr);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    std::fs::write(
+        &grid,
+        "name = \"grid\\n#SBATCH --wrap=evil\"\nscenario = \"path.toml\"\n[axes]\nseed = \"1..4\"\n",
+    )
+    .unwrap();
+    let r = submit(cluster, &grid, &out, &[]);
+    assert!(!r.status.success());
+    assert!(
+        text(&r.stderr).contains("has a line break; a sweep's name is one line of text"),
+        "{}",
+        text(&r.stderr)
+    );
+    let jobs = cluster.cmd("scontrol", &["show", "jobs"]);
+    assert!(
+        text(&jobs.stdout).contains("No jobs in the system"),
+        "a refused submission reached Slurm: {}",
+        text(&jobs.stdout)
+    );
+}
+
+/// 24 runs as an 8-task array, into a directory whose name has spaces, both quotes, `#` and
+/// `%`, named with the same: every result equals the local run's.
+fn an_array_gives_the_local_results_bit_for_bit(cluster: &Cluster, work: &Path) {
+    let grid = sweep_dir(
+        work,
+        "grid",
+        "name = \"loss grid 'v1' \\\"#2\\\" 50%\"\nscenario = \"path.toml\"\n[set]\n\
+         duration = \"5s\"\n[axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
+         \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
+    );
+    // sbatch reads the directive's spaces, quotes and `#`, Slurm the `%` of the log path.
+    let slurm_out = work.join("grid/slurm out 'q' \"d\" #1 50%x");
+    let local_out = work.join("grid/local-out");
+
+    let started = Instant::now();
+    let args = ["--partition", "sweep", "--time", "30", "--array-limit", "8"];
+    let submitted = submit(cluster, &grid, &slurm_out, &args);
+    let said = text(&submitted.stdout);
+    assert!(
+        submitted.status.success(),
+        "{}\n{}",
+        text(&submitted.stderr),
+        cluster.logs()
+    );
+    assert!(
+        said.contains("24 runs (0 finished) as 8 tasks of 3 runs"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    // The job carries the sweep's name, reduced to one word.
+    let show = cluster.cmd("scontrol", &["show", "job", &job]);
+    assert!(
+        text(&show.stdout).contains("JobName=longhaul-loss_grid__v1____2__50_"),
+        "{}",
+        text(&show.stdout)
+    );
+    wait_gone(cluster, &job, Duration::from_secs(900));
     let slurm_wall = started.elapsed();
     let logs: Vec<String> = (0..8)
         .map(|t| {
@@ -421,5 +530,49 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         x == y,
         "results.jsonl differs between Slurm and the local run"
     );
-    drop(cluster);
+}
+
+/// A plan of 1,000,001 runs needs `--allow-large`, in the tasks as at submission: the first
+/// task of 1,001 short runs finishes (without the flag it would stop at the plan's limit).
+fn allow_large_reaches_the_tasks(cluster: &Cluster, work: &Path) {
+    let grid = sweep_dir(
+        work,
+        "large",
+        "scenario = \"path.toml\"\n[set]\nduration = \"10ms\"\n[axes]\nseed = \"1..1000001\"\n",
+    );
+    let out = work.join("large/out");
+    let args = ["--chunk", "1001", "--max-running", "1"];
+    let refused = submit(cluster, &grid, &out, &args);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("--allow-large"));
+    let submitted = submit(
+        cluster,
+        &grid,
+        &out,
+        &[&args[..], &["--allow-large"]].concat(),
+    );
+    let said = text(&submitted.stdout);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    assert!(
+        said.contains("1000001 runs (0 finished) as 1000 tasks of 1001 runs"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    let log = out.join(format!("slurm/{job}_0.out"));
+    let started = Instant::now();
+    loop {
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        if t.contains("1001 runs: 0 finished before, 1001 ran now, 0 failed") {
+            break;
+        }
+        assert!(
+            !t.contains("error") && started.elapsed() < Duration::from_secs(300),
+            "task 0: {t:?}\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let cancel = cluster.cmd("scancel", &[&job]);
+    assert!(cancel.status.success(), "{}", text(&cancel.stderr));
+    wait_gone(cluster, &job, Duration::from_secs(60));
 }

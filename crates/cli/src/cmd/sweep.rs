@@ -83,12 +83,14 @@ pub struct SubmitArgs {
     /// The results directory, on a filesystem every node shares.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// The Slurm partition (one word; Slurm's default partition when not given).
     #[arg(long, value_name = "P")]
     pub partition: Option<String>,
-    /// Time limit per task, in Slurm's format (`30`, `1:00:00`).
+    /// Time limit per task, in Slurm's format (`30`, `1:00:00`, `2-00:00:00`).
     #[arg(long, value_name = "T")]
     pub time: Option<String>,
-    #[arg(long, value_name = "C", default_value_t = 1)]
+    /// CPUs per task: a task runs that many runs at once.
+    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: u32,
     /// At most this many array tasks (the cluster's MaxArraySize − 1); more runs are cut into
     /// blocks.
@@ -98,7 +100,7 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk: Option<u64>,
     /// At most this many tasks at once (sbatch's `--array=…%N`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_running: Option<u64>,
     /// The longhaul binary the tasks run (default: this one); it must be visible on the nodes.
     #[arg(long, value_name = "PATH")]
