@@ -286,18 +286,21 @@ fn longhaul(cluster: &Cluster, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `longhaul sweep submit GRID --slurm --out OUT EXTRA…` against the test cluster, to run.
+fn submit_command(cluster: &Cluster, grid: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_longhaul"));
+    c.args(["sweep", "submit"])
+        .arg(grid)
+        .args(["--slurm", "--out"])
+        .arg(out)
+        .args(extra)
+        .env("SLURM_CONF", &cluster.conf);
+    c
+}
+
 /// `longhaul sweep submit GRID --slurm --out OUT EXTRA…` against the test cluster.
 fn submit(cluster: &Cluster, grid: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "sweep",
-        "submit",
-        grid.to_str().unwrap(),
-        "--slurm",
-        "--out",
-    ];
-    args.push(out.to_str().unwrap());
-    args.extend_from_slice(extra);
-    longhaul(cluster, &args)
+    submit_command(cluster, grid, out, extra).output().unwrap()
 }
 
 /// The job id in `submitted Slurm job ID: …`.
@@ -392,7 +395,8 @@ fn refused_before_slurm(cluster: &Cluster, work: &Path) {
     }
     std::fs::write(
         &grid,
-        "name = \"grid\\n#SBATCH --wrap=evil\"\nscenario = \"path.toml\"\n[axes]\nseed = \"1..4\"\n",
+        "name = \"grid\\n#SBATCH --wrap=evil\"\nscenario = \"path.toml\"\n[axes]\n\
+         seed = \"1..4\"\n",
     )
     .unwrap();
     let r = submit(cluster, &grid, &out, &[]);
@@ -495,11 +499,7 @@ fn an_array_gives_the_local_results_bit_for_bit(cluster: &Cluster, work: &Path) 
         );
     }
     for out in [&slurm_out, &local_out] {
-        let c = Command::new(env!("CARGO_BIN_EXE_longhaul"))
-            .args(["sweep", "collect"])
-            .arg(out)
-            .output()
-            .unwrap();
+        let c = longhaul(cluster, &["sweep", "collect", out.to_str().unwrap()]);
         assert!(c.status.success(), "{}", text(&c.stderr));
         assert!(text(&c.stdout).contains("collected 24 of 24 runs"));
     }

@@ -70,20 +70,51 @@ pub enum SweepError {
         /// The last valid index.
         last: u64,
     },
-    /// The results directory belongs to another plan.
+    /// A results directory or a recorded plan made by another longhaul version.
     #[error(
-        "{dir} holds results of a different sweep (plan {found}, this sweep file gives {expected}{what}); \
-         results of two plans must not mix: use another --out directory, or remove {dir} to start over"
+        "{what} was made by longhaul {found}, and this is longhaul {ours}: runs of two versions \
+         must not mix, since the simulator's results may differ between them; use longhaul \
+         {found} with it, or start again in another --out directory"
     )]
-    PlanChanged {
+    VersionChanged {
+        /// The directory or file.
+        what: String,
+        /// The version it records.
+        found: String,
+        /// This longhaul's version.
+        ours: String,
+    },
+    /// A scenario file whose content differs from the one its runs were planned or made with.
+    #[error(
+        "scenario {file} ({}) has changed since {since} (SHA-256 {} then, {} now): results of \
+         two versions of one scenario must not mix; {advice}",
+        path.display(),
+        &then[..then.len().min(12)],
+        &now[..now.len().min(12)]
+    )]
+    ScenarioChanged {
+        /// The scenario file as written in the sweep file.
+        file: String,
+        /// The file, absolute.
+        path: PathBuf,
+        /// The SHA-256 recorded.
+        then: String,
+        /// The SHA-256 of its content now.
+        now: String,
+        /// Since when: "runs were made with it in DIR".
+        since: String,
+        /// What to do.
+        advice: String,
+    },
+    /// A results directory whose `sweep.json` has no longhaul version: an earlier layout.
+    #[error(
+        "{dir} holds runs stored by index by an earlier longhaul (its sweep.json records no \
+         longhaul version); this longhaul stores runs by their configuration and does not add to \
+         it: use another --out directory (nothing in {dir} is changed)"
+    )]
+    UnknownLayout {
         /// The results directory.
         dir: PathBuf,
-        /// The hash of the plan stamped in the directory.
-        found: String,
-        /// The hash of this sweep file's plan.
-        expected: String,
-        /// What differs between the two plans, for the message.
-        what: String,
     },
     /// A directory without a sweep's stamp.
     #[error(
@@ -115,6 +146,9 @@ pub enum SweepError {
     /// A result summary's error.
     #[error("{0}")]
     Metrics(#[from] longhaul_metrics::MetricsError),
+    /// A run's scenario cannot be loaded with its overrides.
+    #[error("{0}")]
+    Scenario(#[from] longhaul_sim::ScenarioError),
     /// Writing an output file failed.
     #[error("{0}")]
     Output(#[from] longhaul_output::Error),

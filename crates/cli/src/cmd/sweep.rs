@@ -21,7 +21,8 @@ pub enum SweepCommand {
     /// `longhaul sim` command that reproduces it).
     Plan(PlanArgs),
     /// Run a sweep's runs on this machine's cores, or one block of them (`--index N
-    /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried.
+    /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried, and
+    /// a sweep file that grew runs only its new runs.
     Run(RunArgs),
     /// Submit a sweep as a Slurm array job (each task runs `sweep run --index`).
     Submit(SubmitArgs),
@@ -155,9 +156,10 @@ fn plan(a: PlanArgs) -> Result<()> {
             cmd.push_str(&format!(" --set {}", shell_word(s)));
         }
         println!("{cmd}");
+        println!("result: DIR/runs/{}.json", run.key());
         return Ok(());
     }
-    println!("{}: {}", plan.file.name, plan.describe());
+    println!("{}: {}", plan.name(), plan.describe());
     let mut t = Table::new(&[Align::Right]);
     let mut head = vec!["index".to_string()];
     head.extend(plan.axis_names().iter().cloned());
@@ -193,6 +195,14 @@ fn run_sweep(a: RunArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+    if let (Some(before), false) = (&dir.replaced, a.quiet) {
+        eprintln!(
+            "{}: the sweep differs from the plan recorded there ({}); runs already there are \
+             kept, only the missing ones run",
+            a.out.display(),
+            plan.stamp.difference(before)
+        );
+    }
     let indices = match a.index {
         Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?,
         None => 0..plan.runs,
@@ -203,7 +213,7 @@ fn run_sweep(a: RunArgs) -> Result<()> {
         provenance: Some(crate::provenance::capture()),
     };
     if !a.quiet {
-        eprintln!("{}: {}", plan.file.name, plan.describe());
+        eprintln!("{}: {}", plan.name(), plan.describe());
     }
     let report = run_indices(&plan, &dir, indices, &opts)?;
     if !a.quiet {
@@ -213,11 +223,12 @@ fn run_sweep(a: RunArgs) -> Result<()> {
         for (i, e) in report.failed.iter().take(5) {
             eprintln!("run {i}: {e}");
         }
+        let first = plan.run(report.failed[0].0)?;
         bail!(
             "{} run{} failed (each error is in {}); re-run the same command to retry them",
             report.failed.len(),
             if report.failed.len() == 1 { "" } else { "s" },
-            dir.failure_path(report.failed[0].0).display()
+            dir.failure_path(&first.key()).display()
         );
     }
     Ok(())
@@ -233,7 +244,11 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let finished = (0..plan.runs).filter(|&i| dir.is_done(i)).count() as u64;
+    let done = dir.finished_keys()?;
+    let mut finished = 0;
+    for i in 0..plan.runs {
+        finished += u64::from(done.contains(&plan.run(i)?.key()));
+    }
     if finished == plan.runs {
         println!("all {} runs are finished: nothing to submit", plan.runs);
         return Ok(());
@@ -255,11 +270,10 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         longhaul,
         allow_large: a.allow_large,
     };
-    let text = script(&plan.file.name, plan.runs, &sweep_file, &out, &opts)?;
+    let text = script(plan.name(), plan.runs, &sweep_file, &out, &opts)?;
     let logs = out.join("slurm");
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
-    let path = logs.join("sweep.sbatch");
-    longhaul_output::write(&path, text.as_bytes())?;
+    let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
     let shape = ArrayShape::new(plan.runs, a.array_limit, a.chunk);
     let what = format!(
         "{} runs ({finished} finished) as {} task{} of {} run{}",
@@ -278,7 +292,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         return Ok(());
     }
     let id = submit(&path)?;
-    longhaul_output::write(&logs.join("job-id"), format!("{id}\n").as_bytes()).ok();
+    longhaul_output::write(&out.join("slurm/job-id"), format!("{id}\n").as_bytes()).ok();
     println!(
         "submitted Slurm job {id}: {what}; follow it with `squeue -j {id}`, then \
          `longhaul sweep collect {}`",
@@ -304,6 +318,15 @@ fn collect_dir(a: CollectArgs) -> Result<()> {
     }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("collected {}: {}", c.describe(), names.join(", "));
+    if c.others > 0 {
+        eprintln!(
+            "note: {}/runs also holds {} result{} of runs outside this plan, kept: `sweep run` \
+             with a sweep file that has them makes it the directory's plan again",
+            a.dir.display(),
+            c.others,
+            if c.others == 1 { "" } else { "s" }
+        );
+    }
     if !c.missing.is_empty() {
         eprintln!(
             "note: {} run{} without a result; `longhaul sweep run` on the same file and \
