@@ -4,7 +4,8 @@
 //! finishes only the missing runs, leaving the finished ones untouched, and ends with the same
 //! files, byte for byte, as a sweep that was never interrupted. A sweep file that grows (a
 //! seed, an axis value, a scenario file) runs only its new runs in the same directory; a changed
-//! scenario file or another longhaul version is refused.
+//! scenario file or another longhaul version is refused; the tasks of a submission run the runs
+//! they were given, whatever the sweep file says by then.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -353,6 +354,121 @@ fn a_grown_sweep_runs_only_its_new_runs() {
 }
 
 #[test]
+fn a_submissions_tasks_run_what_was_submitted() {
+    let dir = fixture(
+        "tasks",
+        "scenario = \"path.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = [1, 2, 3, 4]\n",
+    );
+    let grid = dir.join("grid.toml");
+    let out = dir.join("out");
+    let (grid_s, out_s) = (grid.to_str().unwrap(), out.to_str().unwrap());
+    let one = longhaul(&["sweep", "run", grid_s, "--out", out_s, "--index", "1"]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+
+    // Three runs are missing (seeds 1, 3, 4): two tasks, not the whole plan's.
+    let s = longhaul(&[
+        "sweep",
+        "submit",
+        grid_s,
+        "--slurm",
+        "--out",
+        out_s,
+        "--array-limit",
+        "2",
+        "--dry-run",
+    ]);
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    assert!(
+        text(&s.stdout).contains("4 runs (1 finished) as 2 tasks of 2 runs"),
+        "{}",
+        text(&s.stdout)
+    );
+    let script = std::fs::read_to_string(out.join("slurm/sweep.sbatch")).unwrap();
+    assert!(script.contains("\n#SBATCH --array=0-1\n"), "{script}");
+    assert!(script.contains("# 3 of 4 runs of sweep `grid`"), "{script}");
+    let tasks = text(&s.stdout)
+        .split("listed in ")
+        .nth(1)
+        .and_then(|t| t.split(")").next())
+        .unwrap()
+        .to_string();
+    assert!(
+        script.contains(&format!("sweep run '{tasks}' --out ")),
+        "{script}"
+    );
+
+    // The sweep file changes before the tasks start: a new first seed shifts every index.
+    std::fs::write(
+        &grid,
+        "scenario = \"path.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = [9, 1, 2, 3, 4]\n",
+    )
+    .unwrap();
+    let task = |t: &str| longhaul(&["sweep", "run", &tasks, "--out", out_s, "--index", t]);
+    let t1 = task("1");
+    assert!(t1.status.success(), "{}", text(&t1.stderr));
+    assert_eq!(
+        text(&t1.stdout).trim(),
+        "1 run: 0 finished before, 1 ran now, 0 failed"
+    );
+    let t0 = task("0");
+    assert_eq!(
+        text(&t0.stdout).trim(),
+        "2 runs: 0 finished before, 2 ran now, 0 failed"
+    );
+    let mut seeds: Vec<i64> = finished(&out)
+        .values()
+        .map(|(_, b)| sweep_of(b)["axes"]["seed"].as_i64().unwrap())
+        .collect();
+    seeds.sort();
+    assert_eq!(seeds, [1, 2, 3, 4]);
+    let past = task("2");
+    assert!(!past.status.success());
+    assert!(
+        text(&past.stderr).contains("task 2 is beyond the 2 tasks of"),
+        "{}",
+        text(&past.stderr)
+    );
+    let chunk = longhaul(&[
+        "sweep", "run", &tasks, "--out", out_s, "--index", "0", "--chunk", "2",
+    ]);
+    assert!(text(&chunk.stderr).contains("a tasks file fixes each task's runs; drop --chunk"));
+    // The tasks left the directory's plan to the sweep file's runs.
+    let sweep_json = std::fs::read_to_string(out.join("sweep.json")).unwrap();
+    assert!(sweep_json.contains("\"runs\": 4"), "{sweep_json}");
+
+    // A scenario edited after submission: the tasks refuse to run.
+    let path = dir.join("path.toml");
+    let reno = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, reno.replace("\"20ms\"", "\"25ms\"")).unwrap();
+    let edited = task("0");
+    assert!(!edited.status.success());
+    assert!(
+        text(&edited.stderr).contains("has changed since this plan was made"),
+        "{}",
+        text(&edited.stderr)
+    );
+    std::fs::write(&path, &reno).unwrap();
+
+    // Another longhaul version made the directory: its tasks are refused too.
+    let stamp = out.join("sweep.json");
+    let recorded = std::fs::read_to_string(&stamp).unwrap();
+    let version = format!("\"longhaul\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    std::fs::write(
+        &stamp,
+        recorded.replace(&version, "\"longhaul\": \"0.0.9\""),
+    )
+    .unwrap();
+    let other = task("0");
+    assert!(!other.status.success());
+    assert!(
+        text(&other.stderr).contains("was made by longhaul 0.0.9"),
+        "{}",
+        text(&other.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn blocks_by_index_failures_and_collect() {
     // A flow starting at 1.5 s in a 1 s run fails; each value alone is valid.
     let dir = fixture(
@@ -488,10 +604,7 @@ fn submit_dry_run_writes_the_array_script() {
         text(&s.stdout)
     );
     let script = std::fs::read_to_string(out.join("slurm/sweep.sbatch")).unwrap();
-    assert!(
-        script.contains("#SBATCH --array=0-8\n") && script.contains("--chunk 3"),
-        "{script}"
-    );
+    assert!(script.contains("#SBATCH --array=0-8\n"), "{script}");
     assert!(script.contains(&format!(
         "--out '{}'",
         out.canonicalize().unwrap().display()

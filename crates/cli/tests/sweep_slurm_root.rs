@@ -17,6 +17,9 @@
 //!   an 8-task array (24 runs, 3 per task): sbatch accepts the script, the tasks' logs land in
 //!   that directory under their own names, and every result equals the same sweep run locally,
 //!   byte for byte (the simulator is deterministic; where a run ran must not show in it);
+//! * the same sweep with a fourth seed, resubmitted, is an array of the 8 new runs only (the 24
+//!   finished are left as they are); the sweep file edited while that job is held (a fifth
+//!   seed, a controller in front, shifting every index) changes nothing for its tasks;
 //! * a sweep of more than 1,000,000 runs, accepted with `--allow-large`, runs its first task:
 //!   the flag reaches the tasks' command line.
 
@@ -353,7 +356,8 @@ fn sweeps_on_a_one_node_slurm() {
     let cluster = Cluster::start();
     let work = cluster.dir.join("work");
     refused_before_slurm(&cluster, &work);
-    an_array_gives_the_local_results_bit_for_bit(&cluster, &work);
+    let (grid, out) = an_array_gives_the_local_results_bit_for_bit(&cluster, &work);
+    a_grown_sweep_submits_only_its_new_runs(&cluster, &grid, &out);
     allow_large_reaches_the_tasks(&cluster, &work);
     drop(cluster);
 }
@@ -415,8 +419,12 @@ fn refused_before_slurm(cluster: &Cluster, work: &Path) {
 }
 
 /// 24 runs as an 8-task array, into a directory whose name has spaces, both quotes, `#` and
-/// `%`, named with the same: every result equals the local run's.
-fn an_array_gives_the_local_results_bit_for_bit(cluster: &Cluster, work: &Path) {
+/// `%`, named with the same: every result equals the local run's. Returns the sweep file and
+/// the results directory.
+fn an_array_gives_the_local_results_bit_for_bit(
+    cluster: &Cluster,
+    work: &Path,
+) -> (PathBuf, PathBuf) {
     let grid = sweep_dir(
         work,
         "grid",
@@ -529,6 +537,86 @@ fn an_array_gives_the_local_results_bit_for_bit(cluster: &Cluster, work: &Path) 
     assert!(
         x == y,
         "results.jsonl differs between Slurm and the local run"
+    );
+    (grid, slurm_out)
+}
+
+/// Each result file's modification time and bytes, by name.
+fn snapshot(out: &Path) -> Vec<(PathBuf, std::time::SystemTime, Vec<u8>)> {
+    result_files(out)
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::metadata(&p).unwrap().modified().unwrap();
+            let bytes = std::fs::read(&p).unwrap();
+            (p, t, bytes)
+        })
+        .collect()
+}
+
+/// The sweep with a fourth seed: a resubmission is an array of the 8 new runs only, and the
+/// sweep file edited while the job waits (another seed, a controller in front, which shifts
+/// every index) changes nothing for its tasks.
+fn a_grown_sweep_submits_only_its_new_runs(cluster: &Cluster, grid: &Path, out: &Path) {
+    let again = submit(cluster, grid, out, &[]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stdout).trim(),
+        "all 24 runs are finished: nothing to submit"
+    );
+    let before = snapshot(out);
+    let sweep = std::fs::read_to_string(grid).unwrap();
+    std::fs::write(grid, sweep.replace("seed = \"1..3\"", "seed = \"1..4\"")).unwrap();
+    // Held, so that the sweep file changes before any task starts.
+    let submitted = submit_command(cluster, grid, out, &["--array-limit", "8"])
+        .env("SBATCH_HOLD", "1")
+        .output()
+        .unwrap();
+    let said = text(&submitted.stdout);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    assert!(
+        said.contains("32 runs (24 finished) as 8 tasks of 1 run"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    let script = std::fs::read_to_string(out.join("slurm/sweep.sbatch")).unwrap();
+    assert!(script.contains("\n#SBATCH --array=0-7\n"), "{script}");
+    std::fs::write(
+        grid,
+        sweep
+            .replace("seed = \"1..3\"", "seed = \"1..5\"")
+            .replace("[\"reno\", ", "[\"lion\", \"reno\", "),
+    )
+    .unwrap();
+    let release = cluster.cmd("scontrol", &["release", &job]);
+    assert!(release.status.success(), "{}", text(&release.stderr));
+    wait_gone(cluster, &job, Duration::from_secs(900));
+    for t in 0..8 {
+        let log = std::fs::read_to_string(out.join(format!("slurm/{job}_{t}.out")))
+            .unwrap_or_else(|e| panic!("task {t}'s log: {e}\n{}", cluster.logs()));
+        assert!(
+            log.contains("1 run: 0 finished before, 1 ran now, 0 failed"),
+            "task {t}: {log}"
+        );
+    }
+    let after = snapshot(out);
+    assert_eq!(after.len(), 32);
+    for old in &before {
+        assert!(after.contains(old), "{} was rewritten", old.0.display());
+    }
+    for (path, _, bytes) in after.iter().filter(|f| !before.contains(f)) {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let axes = &v["sweep"]["axes"];
+        assert!(
+            axes["seed"] == 4 && axes["flows.0.cc"] != "lion",
+            "{} is not one of the submitted runs: {axes}",
+            path.display()
+        );
+    }
+    let c = longhaul(cluster, &["sweep", "collect", out.to_str().unwrap(), "-q"]);
+    assert!(
+        text(&c.stdout).contains("collected 32 of 32 runs"),
+        "{}",
+        text(&c.stdout)
     );
 }
 

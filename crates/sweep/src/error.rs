@@ -116,6 +116,20 @@ pub enum SweepError {
         /// The results directory.
         dir: PathBuf,
     },
+    /// A task beyond a tasks file's tasks.
+    #[error(
+        "task {task} is beyond the {tasks} tasks of {} (0 to {})",
+        file.display(),
+        tasks.saturating_sub(1)
+    )]
+    TaskOutOfRange {
+        /// The tasks file.
+        file: PathBuf,
+        /// The task asked for.
+        task: u64,
+        /// How many tasks it has.
+        tasks: u64,
+    },
     /// A directory without a sweep's stamp.
     #[error(
         "{dir} is not a sweep directory ({why}); give the --out directory of `longhaul sweep run`"

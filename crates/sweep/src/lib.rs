@@ -17,6 +17,7 @@
 //! * [`store`]: the results directory (one atomic file per run, named by the run's
 //!   configuration; the plans it has run);
 //! * [`runner`]: running runs on this machine, skipping finished ones;
+//! * [`tasks`]: a submission's missing runs, frozen with their plan, cut into array tasks;
 //! * [`slurm`]: the sbatch array script and its submission;
 //! * [`collect`]: `results.csv` and `results.jsonl`; [`report`]: `report.html`.
 //!
@@ -39,6 +40,7 @@ pub mod runner;
 pub mod slurm;
 pub mod spec;
 pub mod store;
+pub mod tasks;
 #[cfg(test)]
 mod testkit;
 

@@ -12,7 +12,8 @@
 //!
 //! The plan as recorded ([`Stamp`]: each scenario file's path and hash, the fixed overrides,
 //! every axis with its values, longhaul's version) is enough to rebuild it without the sweep
-//! file ([`Plan::from_stamp`]), as `collect` does. Every value is checked against its
+//! file ([`Plan::from_stamp`]): array tasks run from that record, so a sweep file edited while
+//! they run does not change what their indices mean. Every value is checked against its
 //! scenario before any run starts: a bad value fails the plan naming its axis, not run 4711 an
 //! hour in.
 
@@ -35,7 +36,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The expanded sweep.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// Where the plan was read from: the sweep file, or a record of it.
+    /// Where the plan was read from: the sweep file, or a record of it (`tasks.rs`).
     pub source: PathBuf,
     /// The dimensions after the scenario, outermost first: each zip group, then each axis.
     pub dims: Vec<Vec<Axis>>,

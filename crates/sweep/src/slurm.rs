@@ -1,11 +1,13 @@
-//! Slurm: an sbatch array script whose every task runs `longhaul sweep run FILE --index
+//! Slurm: an sbatch array script whose every task runs `longhaul sweep run TASKS --index
 //! $SLURM_ARRAY_TASK_ID`, and its submission with `sbatch`.
 //!
 //! longhaul schedules nothing itself (`docs/sweep.md`): the array job is Slurm's,
 //! the results directory is on the cluster's shared filesystem, and a task that dies is redone
-//! by submitting again (finished runs are skipped). A cluster caps an array's size
-//! (MaxArraySize, 1001 by default), so a larger sweep is cut into equal blocks of runs, one per
-//! task (`--chunk`).
+//! by submitting again. The tasks file (`tasks.rs`) holds the plan as submitted and the runs
+//! without a result at submission, so the array has a task only for missing runs, and a sweep
+//! file edited while it runs changes nothing for it. A cluster caps an array's size
+//! (MaxArraySize, 1001 by default), so many runs are cut into equal blocks, one per task
+//! (`--chunk`).
 
 use crate::error::{Result, SweepError};
 use std::path::{Path, PathBuf};
@@ -30,6 +32,13 @@ pub struct SlurmOptions {
     pub longhaul: PathBuf,
     /// The plan was accepted with `--allow-large`: the tasks must accept it too.
     pub allow_large: bool,
+}
+
+impl SlurmOptions {
+    /// How `runs` runs map onto an array under these options.
+    pub fn shape(&self, runs: u64) -> ArrayShape {
+        ArrayShape::new(runs, self.array_limit, self.chunk)
+    }
 }
 
 /// How a sweep maps onto an array: `tasks` tasks of `chunk` runs (the last may be shorter).
@@ -162,15 +171,18 @@ fn job_name(name: &str) -> String {
     format!("longhaul-{clean}")
 }
 
-/// The sbatch script. `sweep_file` and `out` should be absolute (tasks start elsewhere).
+/// The sbatch script for `runs` runs (of the plan's `planned`) listed in `tasks_file`, cut into
+/// tasks as [`SlurmOptions::shape`] says. `tasks_file` and `out` should be absolute (tasks
+/// start elsewhere).
 pub fn script(
     name: &str,
     runs: u64,
-    sweep_file: &Path,
+    planned: u64,
+    tasks_file: &Path,
     out: &Path,
     opts: &SlurmOptions,
 ) -> Result<String> {
-    let shape = ArrayShape::new(runs, opts.array_limit, opts.chunk);
+    let shape = opts.shape(runs);
     if shape.tasks > opts.array_limit {
         return Err(SweepError::Submit(format!(
             "{runs} runs in blocks of {} make {} array tasks, more than --array-limit {}; raise \
@@ -205,9 +217,15 @@ pub fn script(
     let logs = log_pattern(out)?;
     let job = job_name(name);
     let mut s = String::from("#!/bin/bash\n");
+    let of = if runs == planned {
+        String::new()
+    } else {
+        format!(" of {planned}")
+    };
     s.push_str(&format!(
-        "# {runs} runs of sweep `{name}` as {} array task{} of {} run{} each (the last may be \
-         shorter).\n# Written by `longhaul sweep submit`; re-submitting skips finished runs.\n",
+        "# {runs}{of} runs of sweep `{name}` as {} array task{} of {} run{} each (the last may \
+         be shorter).\n# Written by `longhaul sweep submit`. Each task runs its runs as listed in \
+         the tasks file,\n# whatever later edits of the sweep file say.\n",
         shape.tasks,
         if shape.tasks == 1 { "" } else { "s" },
         shape.chunk,
@@ -233,12 +251,11 @@ pub fn script(
     s.push_str(&format!("#SBATCH --output={logs}\n"));
     s.push_str("set -euo pipefail\n");
     s.push_str(&format!(
-        "exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\" --chunk {} \
+        "exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\" \
          --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"{}\n",
         quote(&opts.longhaul.display().to_string()),
-        quote(&sweep_file.display().to_string()),
+        quote(&tasks_file.display().to_string()),
         quote(&out.display().to_string()),
-        shape.chunk,
         if opts.allow_large {
             " --allow-large"
         } else {
@@ -335,13 +352,17 @@ mod tests {
         let s = script(
             "loss grid",
             25,
-            Path::new("/shared/it's/grid.toml"),
+            40,
+            Path::new("/shared/it's/slurm/tasks-1.json"),
             Path::new("/shared/out"),
             &o,
         )
         .unwrap();
         assert!(
-            s.starts_with("#!/bin/bash\n# 25 runs of sweep `loss grid` as 7 array tasks of 4 runs")
+            s.starts_with(
+                "#!/bin/bash\n# 25 of 40 runs of sweep `loss grid` as 7 array tasks of 4 runs"
+            ),
+            "{s}"
         );
         for line in [
             "#SBATCH --job-name=longhaul-loss_grid",
@@ -350,13 +371,14 @@ mod tests {
             "#SBATCH --partition=short",
             "#SBATCH --time=10:00",
             "#SBATCH --output=\"/shared/out/slurm/%A_%a.out\"",
-            "exec '/opt/longhaul/bin/longhaul' sweep run '/shared/it'\\''s/grid.toml' --out \
-             '/shared/out' --index \"$SLURM_ARRAY_TASK_ID\" --chunk 4 --jobs \"${SLURM_CPUS_PER_TASK:-1}\"",
+            "exec '/opt/longhaul/bin/longhaul' sweep run '/shared/it'\\''s/slurm/tasks-1.json' \
+             --out '/shared/out' --index \"$SLURM_ARRAY_TASK_ID\" \
+             --jobs \"${SLURM_CPUS_PER_TASK:-1}\"",
         ] {
             assert!(s.lines().any(|l| l == line), "missing {line:?} in\n{s}");
         }
         o.chunk = Some(1);
-        let e = script("g", 25, Path::new("/g"), Path::new("/o"), &o).unwrap_err();
+        let e = script("g", 25, 25, Path::new("/g"), Path::new("/o"), &o).unwrap_err();
         assert!(e.to_string().contains("raise --chunk to at least 4"), "{e}");
     }
 
@@ -367,7 +389,7 @@ mod tests {
         let with = |change: &dyn Fn(&mut SlurmOptions)| {
             let mut o = opts();
             change(&mut o);
-            script("grid", 4, f, out, &o).map_err(|e| e.to_string())
+            script("grid", 4, 4, f, out, &o).map_err(|e| e.to_string())
         };
         let refused = |r: Result<String, String>, says: &str| {
             let e = r.expect_err("refused");
@@ -395,19 +417,19 @@ mod tests {
             with(&|o| o.max_running = Some(0)),
             "--max-running 0: at least one task",
         );
-        let name = script("grid\n#SBATCH --wrap=evil", 4, f, out, &opts());
+        let name = script("grid\n#SBATCH --wrap=evil", 4, 4, f, out, &opts());
         refused(
             name.map_err(|e| e.to_string()),
             "the sweep's name \"grid\\n#SBATCH --wrap=evil\" has a line break, which would end \
              its line of the sbatch script; write the `name` of the sweep file on one line",
         );
-        let newline = script("grid", 4, f, Path::new("/r/a\nb"), &opts());
+        let newline = script("grid", 4, 4, f, Path::new("/r/a\nb"), &opts());
         refused(
             newline.map_err(|e| e.to_string()),
             "--out path \"/r/a\\nb/slurm\" has a line break, which would end its \
              line of the sbatch script; choose an --out directory without one",
         );
-        let backslash = script("grid", 4, f, Path::new("/r/a\\b"), &opts());
+        let backslash = script("grid", 4, 4, f, Path::new("/r/a\\b"), &opts());
         refused(
             backslash.map_err(|e| e.to_string()),
             "has a backslash, which Slurm reads in an output path as 'substitute nothing'",
@@ -428,7 +450,7 @@ mod tests {
         ] {
             let mut o = opts();
             o.time = Some(good.into());
-            let s = script("grid", 4, Path::new("/s"), Path::new("/r"), &o).unwrap();
+            let s = script("grid", 4, 4, Path::new("/s"), Path::new("/r"), &o).unwrap();
             assert!(s.contains(&format!("\n#SBATCH --time={good}\n")), "{s}");
         }
     }
@@ -463,16 +485,16 @@ mod tests {
     fn names_and_paths_with_spaces_quotes_and_percent_stay_on_their_lines() {
         let name = "loss grid 'v2' \"#1\"";
         let out = "/r/my results/it's \"x\" #1 50%";
-        let s = script(name, 4, Path::new("/s/sweep.toml"), Path::new(out), &opts()).unwrap();
+        let s = script(name, 4, 4, Path::new("/s/t.json"), Path::new(out), &opts()).unwrap();
         let directives: Vec<&str> = s.lines().filter(|l| l.starts_with("#SBATCH")).collect();
         assert_eq!(directives.len(), 6, "{s}");
         assert!(
             directives.contains(&"#SBATCH --job-name=longhaul-loss_grid__v2____1_"),
             "{s}"
         );
-        // The name stays in its comment line; the header is two comment lines.
+        // The name stays in its comment line; the header is three comment lines.
         assert!(s.lines().nth(1).unwrap().contains(name), "{s}");
-        assert!(s.lines().nth(3).unwrap().starts_with("#SBATCH "), "{s}");
+        assert!(s.lines().nth(4).unwrap().starts_with("#SBATCH "), "{s}");
         let output = directives
             .iter()
             .find_map(|l| l.strip_prefix("#SBATCH --output="))
@@ -496,7 +518,8 @@ mod tests {
         let s = script(
             "grid",
             4,
-            Path::new("/s/sweep.toml"),
+            4,
+            Path::new("/s/t.json"),
             Path::new("/r/out"),
             &o,
         )

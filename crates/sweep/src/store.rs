@@ -9,7 +9,7 @@
 //! DIR/runs/<key>.json       a finished run (plan::Run::key): the `sim --json` summary plus a
 //!                           `sweep` key
 //! DIR/runs/<key>.error.json a failed run's error (removed when a retry succeeds)
-//! DIR/slurm/                the sbatch script and the tasks' logs (`slurm.rs`)
+//! DIR/slurm/                the sbatch script, its tasks file and the tasks' logs (`slurm.rs`)
 //! DIR/results.csv, results.jsonl, report.html   written by `collect`
 //! ```
 //!
@@ -137,6 +137,17 @@ impl SweepDir {
         })
     }
 
+    /// Open `root` for the runs of `stamp`, a plan recorded earlier (an array task's), with the
+    /// checks of `create`, leaving the directory's plan as it is.
+    pub fn join(root: &Path, stamp: &Stamp) -> Result<SweepDir> {
+        let found = Self::admit(root, stamp)?;
+        Ok(SweepDir {
+            root: root.to_path_buf(),
+            stamp: found.unwrap_or_else(|| stamp.clone()),
+            replaced: None,
+        })
+    }
+
     /// Open an existing results directory with the plan it records.
     pub fn open(root: &Path) -> Result<SweepDir> {
         Ok(SweepDir {
@@ -146,7 +157,7 @@ impl SweepDir {
         })
     }
 
-    /// The checks of `create`; records `stamp` in `plans/`; returns the directory's
+    /// The checks of `create` and `join`; records `stamp` in `plans/`; returns the directory's
     /// plan, if it has one.
     fn admit(root: &Path, stamp: &Stamp) -> Result<Option<Stamp>> {
         let plans = root.join("plans");
@@ -464,6 +475,9 @@ mod tests {
         let mut expected = [&a.stamp.hash, &b.stamp.hash].map(|h| format!("{h}.json"));
         expected.sort();
         assert_eq!(plans, expected);
+        // An array task of the earlier plan joins without changing the directory's plan.
+        SweepDir::join(&out, &a.stamp).unwrap();
+        assert_eq!(SweepDir::open(&out).unwrap().stamp, b.stamp);
     }
 
     #[test]
@@ -527,6 +541,7 @@ mod tests {
                 crate::plan::VERSION
             )
         );
+        assert!(SweepDir::join(&out, &a.stamp).is_err());
         assert_eq!(std::fs::read_to_string(&stamp_file).unwrap(), other);
 
         // The layout that stored runs by index.

@@ -9,9 +9,10 @@ use longhaul_metrics::report::{Align, Table};
 use longhaul_sweep::collect::{collect, csv, jsonl};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, RunOptions};
-use longhaul_sweep::slurm::{script, submit, ArrayShape, SlurmOptions};
+use longhaul_sweep::slurm::{script, submit, SlurmOptions};
 use longhaul_sweep::spec::display;
 use longhaul_sweep::store::SweepDir;
+use longhaul_sweep::tasks::{missing, Tasks};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -51,12 +52,14 @@ pub struct PlanArgs {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The sweep file (TOML; see docs/sweep.md).
+    /// The sweep file (TOML; see docs/sweep.md), or a tasks file of `sweep submit`
+    /// (DIR/slurm/tasks-….json: the runs as submitted).
     pub file: PathBuf,
     /// The results directory (one file per run; shared by every process of the sweep).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Run only run N, or with --chunk K block N: runs N·K to N·K+K−1.
+    /// Run only run N, or with --chunk K block N: runs N·K to N·K+K−1; with a tasks file,
+    /// task N's runs.
     #[arg(long, value_name = "N")]
     pub index: Option<u64>,
     /// Runs per block for --index.
@@ -106,7 +109,7 @@ pub struct SubmitArgs {
     /// The longhaul binary the tasks run (default: this one); it must be visible on the nodes.
     #[arg(long, value_name = "PATH")]
     pub longhaul: Option<PathBuf>,
-    /// Write DIR/slurm/sweep.sbatch and stop.
+    /// Write DIR/slurm/sweep.sbatch and its tasks file, and stop.
     #[arg(long)]
     pub dry_run: bool,
     /// Accept more than 1,000,000 runs.
@@ -191,21 +194,45 @@ fn plan(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
+/// A tasks file of `sweep submit` rather than a sweep file.
+fn is_tasks_file(file: &Path) -> bool {
+    file.extension().is_some_and(|e| e == "json")
+}
+
 fn run_sweep(a: RunArgs) -> Result<()> {
-    let plan = Plan::load(&a.file, a.allow_large)?;
-    let text = std::fs::read_to_string(&a.file).ok();
-    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    if let (Some(before), false) = (&dir.replaced, a.quiet) {
-        eprintln!(
-            "{}: the sweep differs from the plan recorded there ({}); runs already there are \
-             kept, only the missing ones run",
-            a.out.display(),
-            plan.stamp.difference(before)
-        );
-    }
-    let indices = match a.index {
-        Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?,
-        None => 0..plan.runs,
+    let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
+        if a.chunk.is_some() {
+            bail!(
+                "{}: a tasks file fixes each task's runs; drop --chunk",
+                a.file.display()
+            );
+        }
+        let tasks = Tasks::load(&a.file)?;
+        let plan = Plan::from_stamp(tasks.plan.clone(), &a.file, a.allow_large)?;
+        plan.check_scenarios()?;
+        let dir = SweepDir::join(&a.out, &plan.stamp)?;
+        let indices = match a.index {
+            Some(t) => tasks.task(t, &a.file)?,
+            None => tasks.all().collect(),
+        };
+        (plan, dir, indices)
+    } else {
+        let plan = Plan::load(&a.file, a.allow_large)?;
+        let text = std::fs::read_to_string(&a.file).ok();
+        let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+        if let (Some(before), false) = (&dir.replaced, a.quiet) {
+            eprintln!(
+                "{}: the sweep differs from the plan recorded there ({}); runs already there \
+                 are kept, only the missing ones run",
+                a.out.display(),
+                plan.stamp.difference(before)
+            );
+        }
+        let indices = match a.index {
+            Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?.collect(),
+            None => (0..plan.runs).collect(),
+        };
+        (plan, dir, indices)
     };
     let opts = RunOptions {
         jobs: a.jobs.map_or_else(cores, |j| j as usize),
@@ -244,17 +271,14 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let done = dir.finished_keys()?;
-    let mut finished = 0;
-    for i in 0..plan.runs {
-        finished += u64::from(done.contains(&plan.run(i)?.key()));
-    }
-    if finished == plan.runs {
+    let todo = missing(&plan, &dir)?;
+    let count: u64 = todo.iter().map(|r| r.end - r.start).sum();
+    let finished = plan.runs - count;
+    if count == 0 {
         println!("all {} runs are finished: nothing to submit", plan.runs);
         return Ok(());
     }
     // The tasks start in another directory, on another machine: absolute paths only.
-    let sweep_file = absolute(&a.file)?;
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
         Some(p) => absolute(&p)?,
@@ -270,11 +294,13 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         longhaul,
         allow_large: a.allow_large,
     };
-    let text = script(plan.name(), plan.runs, &sweep_file, &out, &opts)?;
-    let logs = out.join("slurm");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let shape = opts.shape(count);
+    let tasks = Tasks::new(&plan, &todo, shape.chunk);
+    let tasks_file = out.join("slurm").join(tasks.file_name());
+    // The script first: a value it refuses leaves no tasks file behind.
+    let text = script(plan.name(), count, plan.runs, &tasks_file, &out, &opts)?;
+    tasks.write(&dir)?;
     let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
-    let shape = ArrayShape::new(plan.runs, a.array_limit, a.chunk);
     let what = format!(
         "{} runs ({finished} finished) as {} task{} of {} run{}",
         plan.runs,
@@ -285,8 +311,9 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     );
     if a.dry_run {
         println!(
-            "wrote {} ({what}); submit it with: sbatch {}",
+            "wrote {} ({what}, listed in {}); submit it with: sbatch {}",
             path.display(),
+            tasks_file.display(),
             path.display()
         );
         return Ok(());
