@@ -85,27 +85,8 @@ pub enum SweepError {
         ours: String,
     },
     /// A scenario file whose content differs from the one its runs were planned or made with.
-    #[error(
-        "scenario {file} ({}) has changed since {since} (SHA-256 {} then, {} now): results of \
-         two versions of one scenario must not mix; {advice}",
-        path.display(),
-        &then[..then.len().min(12)],
-        &now[..now.len().min(12)]
-    )]
-    ScenarioChanged {
-        /// The scenario file as written in the sweep file.
-        file: String,
-        /// The file, absolute.
-        path: PathBuf,
-        /// The SHA-256 recorded.
-        then: String,
-        /// The SHA-256 of its content now.
-        now: String,
-        /// Since when: "runs were made with it in DIR".
-        since: String,
-        /// What to do.
-        advice: String,
-    },
+    #[error("{0}")]
+    ScenarioChanged(Box<ScenarioChange>),
     /// A results directory whose `sweep.json` has no longhaul version: an earlier layout.
     #[error(
         "{dir} holds runs stored by index by an earlier longhaul (its sweep.json records no \
@@ -169,6 +150,40 @@ pub enum SweepError {
     /// A submission to a batch system (Slurm) refused or failed.
     #[error("{0}")]
     Submit(String),
+}
+
+/// A scenario file whose content is no longer the one recorded (`SweepError::ScenarioChanged`).
+#[derive(Debug)]
+pub struct ScenarioChange {
+    /// The scenario file as written in the sweep file.
+    pub file: String,
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The SHA-256 recorded.
+    pub then: String,
+    /// The SHA-256 of its content now.
+    pub now: String,
+    /// Since when: "out/grid recorded a plan with it in plans/HASH.json".
+    pub since: String,
+    /// What to do.
+    pub advice: String,
+}
+
+impl std::fmt::Display for ScenarioChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = |h: &str| h.chars().take(12).collect::<String>();
+        write!(
+            f,
+            "scenario {} ({}) has changed since {} (SHA-256 {} then, {} now): results of two \
+             versions of one scenario must not mix; {}",
+            self.file,
+            self.path.display(),
+            self.since,
+            short(&self.then),
+            short(&self.now),
+            self.advice
+        )
+    }
 }
 
 /// The sweep library's result.

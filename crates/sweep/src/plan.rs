@@ -17,7 +17,7 @@
 //! scenario before any run starts: a bad value fails the plan naming its axis, not run 4711 an
 //! hour in.
 
-use crate::error::{Result, SweepError};
+use crate::error::{Result, ScenarioChange, SweepError};
 use crate::spec::{assignment, decode, display, literal, Axis, SweepFile, Values};
 use longhaul_sim::Scenario;
 use serde::{Deserialize, Serialize};
@@ -398,14 +398,14 @@ fn read_checked(
     })?;
     let now = hex(&Sha256::digest(&bytes));
     if now != sha256 {
-        return Err(SweepError::ScenarioChanged {
+        return Err(SweepError::ScenarioChanged(Box::new(ScenarioChange {
             file: written.to_string(),
             path: path.to_path_buf(),
             then: sha256.to_string(),
             now,
             since: since.to_string(),
             advice: format!("restore it, or {what_to_do}"),
-        });
+        })));
     }
     Ok(bytes)
 }

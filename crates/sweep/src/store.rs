@@ -23,7 +23,7 @@
 //! moment leaves either its whole result or none; a run counts as finished exactly when
 //! `runs/<key>.json` exists.
 
-use crate::error::{Result, SweepError};
+use crate::error::{Result, ScenarioChange, SweepError};
 use crate::plan::{Run, Stamp};
 use crate::spec::display;
 use longhaul_metrics::summary::Summary;
@@ -182,7 +182,7 @@ impl SweepDir {
             for s in &stamp.scenarios {
                 let same_file = earlier.scenarios.iter().find(|e| e.path == s.path);
                 if let Some(e) = same_file.filter(|e| e.sha256 != s.sha256) {
-                    return Err(SweepError::ScenarioChanged {
+                    return Err(SweepError::ScenarioChanged(Box::new(ScenarioChange {
                         file: s.file.clone(),
                         path: s.path.clone(),
                         then: e.sha256.clone(),
@@ -193,7 +193,7 @@ impl SweepDir {
                             earlier.hash
                         ),
                         advice: "restore the file, or use another --out directory".into(),
-                    });
+                    })));
                 }
             }
         }

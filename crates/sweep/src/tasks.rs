@@ -31,10 +31,11 @@ pub struct Tasks {
 pub fn missing(plan: &Plan, dir: &SweepDir) -> Result<Vec<Range<u64>>> {
     let done = dir.finished_keys()?;
     if done.is_empty() {
-        return Ok(if plan.runs == 0 {
+        let all = 0..plan.runs;
+        return Ok(if all.is_empty() {
             Vec::new()
         } else {
-            vec![0..plan.runs]
+            vec![all]
         });
     }
     let mut ranges: Vec<Range<u64>> = Vec::new();
@@ -170,7 +171,7 @@ mod tests {
         assert_eq!(t.all().collect::<Vec<_>>(), [1, 4, 5, 6, 7, 9]);
         let e = t.task(3, file).unwrap_err().to_string();
         assert_eq!(e, "task 3 is beyond the 3 tasks of tasks.json (0 to 2)");
-        let t = Tasks::new(&plan, &[0..10], 4);
+        let t = Tasks::new(&plan, &[Range { start: 0, end: 10 }], 4);
         assert_eq!(t.task(2, file).unwrap(), [8, 9]);
         assert!(Tasks::new(&plan, &[], 4).is_empty());
     }
@@ -184,7 +185,7 @@ mod tests {
         let plan = Plan::load(&f, false).unwrap();
         let out = f.parent().unwrap().join("out");
         let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
-        assert_eq!(missing(&plan, &dir).unwrap(), [0..6]);
+        assert_eq!(missing(&plan, &dir).unwrap(), [Range { start: 0, end: 6 }]);
         for i in [0, 2, 3] {
             let key = plan.run(i).unwrap().key();
             std::fs::write(dir.result_path(&key), "{}").unwrap();
