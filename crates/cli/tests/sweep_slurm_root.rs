@@ -8,9 +8,20 @@
 //! failed or not. The test needs root (Slurm's daemons run as SlurmUser=root here); without root
 //! it says it was skipped, and with `CI=true` it fails instead.
 //!
-//! The sweep's 24 runs go through an 8-task array (3 runs per task, `--chunk`), and every
-//! result file must equal the same sweep run locally, byte for byte: the simulator is
-//! deterministic, and where a run ran must not show in its result.
+//! One cluster serves every check, in order:
+//!
+//! * values that would break or extend the sbatch script (a partition with a line break and an
+//!   extra directive, a sweep name with a line break, an `--out` with one, `--max-running 0`,
+//!   `--cpus-per-task 0`, a malformed `--time`) are refused before anything reaches Slurm;
+//! * a sweep whose name and results directory have spaces, both quotes, `#` and `%` goes through
+//!   an 8-task array (24 runs, 3 per task): sbatch accepts the script, the tasks' logs land in
+//!   that directory under their own names, and every result equals the same sweep run locally,
+//!   byte for byte (the simulator is deterministic; where a run ran must not show in it);
+//! * the same sweep with a fourth seed, resubmitted, is an array of the 8 new runs only (the 24
+//!   finished are left as they are); the sweep file edited while that job is held (a fifth
+//!   seed, a controller in front, shifting every index) changes nothing for its tasks;
+//! * a sweep of more than 1,000,000 runs, accepted with `--allow-large`, runs its first task:
+//!   the flag reaches the tasks' command line.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -269,66 +280,51 @@ fn result_files(out: &Path) -> Vec<PathBuf> {
     v
 }
 
-#[test]
-fn a_slurm_array_gives_the_local_results_bit_for_bit() {
-    if !root_or_skip("a_slurm_array_gives_the_local_results_bit_for_bit") {
-        return;
-    }
-    let cluster = Cluster::start();
-    let work = cluster.dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
-    std::fs::copy(reno, work.join("path.toml")).unwrap();
-    let grid = work.join("grid.toml");
-    std::fs::write(
-        &grid,
-        "scenario = \"path.toml\"\n[set]\nduration = \"5s\"\n[axes]\n\
-         \"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
-         \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
-    )
-    .unwrap();
-    // A space in the results directory: the script's directives must carry it.
-    let (slurm_out, local_out) = (work.join("slurm out"), work.join("local-out"));
-
-    let started = Instant::now();
-    let submit = Command::new(env!("CARGO_BIN_EXE_longhaul"))
-        .args([
-            "sweep",
-            "submit",
-            grid.to_str().unwrap(),
-            "--slurm",
-            "--out",
-        ])
-        .arg(&slurm_out)
-        .args(["--partition", "sweep", "--time", "30", "--array-limit", "8"])
+/// `longhaul ARGS` against the test cluster.
+fn longhaul(cluster: &Cluster, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(args)
         .env("SLURM_CONF", &cluster.conf)
         .output()
-        .unwrap();
-    let said = text(&submit.stdout);
-    assert!(
-        submit.status.success(),
-        "{}\n{}",
-        text(&submit.stderr),
-        cluster.logs()
-    );
-    assert!(
-        said.contains("24 runs (0 finished) as 8 tasks of 3 runs"),
-        "{said}"
-    );
+        .unwrap()
+}
+
+/// `longhaul sweep submit GRID --slurm --out OUT EXTRA…` against the test cluster, to run.
+fn submit_command(cluster: &Cluster, grid: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_longhaul"));
+    c.args(["sweep", "submit"])
+        .arg(grid)
+        .args(["--slurm", "--out"])
+        .arg(out)
+        .args(extra)
+        .env("SLURM_CONF", &cluster.conf);
+    c
+}
+
+/// `longhaul sweep submit GRID --slurm --out OUT EXTRA…` against the test cluster.
+fn submit(cluster: &Cluster, grid: &Path, out: &Path, extra: &[&str]) -> Output {
+    submit_command(cluster, grid, out, extra).output().unwrap()
+}
+
+/// The job id in `submitted Slurm job ID: …`.
+fn job_id(said: &str) -> String {
     let job = said
         .split_whitespace()
         .nth(3)
-        .unwrap()
+        .unwrap_or_default()
         .trim_end_matches(':')
         .to_string();
     assert!(job.parse::<u64>().is_ok(), "no job id in {said:?}");
+    job
+}
 
-    // Wait for the array to leave the queue (generous: the machine may be busy).
-    let limit = Duration::from_secs(900);
+/// Wait until job `job` has left the queue.
+fn wait_gone(cluster: &Cluster, job: &str, limit: Duration) {
+    let started = Instant::now();
     loop {
-        let q = cluster.cmd("squeue", &["-h", "-j", &job]);
+        let q = cluster.cmd("squeue", &["-h", "-j", job]);
         if text(&q.stdout).trim().is_empty() {
-            break;
+            return;
         }
         assert!(
             started.elapsed() < limit,
@@ -338,6 +334,131 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// A sweep directory `work/NAME` with the Reno dumbbell as `path.toml` and `sweep` as
+/// `grid.toml`; returns the sweep file.
+fn sweep_dir(work: &Path, name: &str, sweep: &str) -> PathBuf {
+    let dir = work.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let reno = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell-reno.toml");
+    std::fs::copy(reno, dir.join("path.toml")).unwrap();
+    let grid = dir.join("grid.toml");
+    std::fs::write(&grid, sweep).unwrap();
+    grid
+}
+
+#[test]
+fn sweeps_on_a_one_node_slurm() {
+    if !root_or_skip("sweeps_on_a_one_node_slurm") {
+        return;
+    }
+    let cluster = Cluster::start();
+    let work = cluster.dir.join("work");
+    refused_before_slurm(&cluster, &work);
+    let (grid, out) = an_array_gives_the_local_results_bit_for_bit(&cluster, &work);
+    a_grown_sweep_submits_only_its_new_runs(&cluster, &grid, &out);
+    allow_large_reaches_the_tasks(&cluster, &work);
+    drop(cluster);
+}
+
+/// Values that would break the script or add to it are refused, and sbatch never sees a job.
+fn refused_before_slurm(cluster: &Cluster, work: &Path) {
+    let grid = sweep_dir(
+        work,
+        "refused",
+        "scenario = \"path.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = \"1..4\"\n",
+    );
+    let out = work.join("refused/out");
+    let newline_out = out.join("a\nb");
+    let cases: [(&[&str], &Path, &str); 6] = [
+        (
+            &["--partition", "a b\n#SBATCH --wrap=evil"],
+            &out,
+            "--partition \"a b\\n#SBATCH --wrap=evil\": a Slurm partition is one word",
+        ),
+        (
+            &["--max-running", "0"],
+            &out,
+            "invalid value '0' for '--max-running <N>'",
+        ),
+        (
+            &["--cpus-per-task", "0"],
+            &out,
+            "invalid value '0' for '--cpus-per-task <C>'",
+        ),
+        (&["--time", "1 day"], &out, "--time \"1 day\""),
+        (&["--time", "1h"], &out, "not a Slurm time limit"),
+        (&[], &newline_out, "has a line break"),
+    ];
+    for (extra, out, says) in cases {
+        let r = submit(cluster, &grid, out, extra);
+        assert!(!r.status.success(), "{extra:?} was accepted");
+        let err = text(&r.stderr);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    std::fs::write(
+        &grid,
+        "name = \"grid\\n#SBATCH --wrap=evil\"\nscenario = \"path.toml\"\n[axes]\n\
+         seed = \"1..4\"\n",
+    )
+    .unwrap();
+    let r = submit(cluster, &grid, &out, &[]);
+    assert!(!r.status.success());
+    assert!(
+        text(&r.stderr).contains("has a line break; a sweep's name is one line of text"),
+        "{}",
+        text(&r.stderr)
+    );
+    let jobs = cluster.cmd("scontrol", &["show", "jobs"]);
+    assert!(
+        text(&jobs.stdout).contains("No jobs in the system"),
+        "a refused submission reached Slurm: {}",
+        text(&jobs.stdout)
+    );
+}
+
+/// 24 runs as an 8-task array, into a directory whose name has spaces, both quotes, `#` and
+/// `%`, named with the same: every result equals the local run's. Returns the sweep file and
+/// the results directory.
+fn an_array_gives_the_local_results_bit_for_bit(
+    cluster: &Cluster,
+    work: &Path,
+) -> (PathBuf, PathBuf) {
+    let grid = sweep_dir(
+        work,
+        "grid",
+        "name = \"loss grid 'v1' \\\"#2\\\" 50%\"\nscenario = \"path.toml\"\n[set]\n\
+         duration = \"5s\"\n[axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\", \"fast\", \"bbr\"]\n\
+         \"links.0.loss\" = [0, 1e-4]\nseed = \"1..3\"\n",
+    );
+    // sbatch reads the directive's spaces, quotes and `#`, Slurm the `%` of the log path.
+    let slurm_out = work.join("grid/slurm out 'q' \"d\" #1 50%x");
+    let local_out = work.join("grid/local-out");
+
+    let started = Instant::now();
+    let args = ["--partition", "sweep", "--time", "30", "--array-limit", "8"];
+    let submitted = submit(cluster, &grid, &slurm_out, &args);
+    let said = text(&submitted.stdout);
+    assert!(
+        submitted.status.success(),
+        "{}\n{}",
+        text(&submitted.stderr),
+        cluster.logs()
+    );
+    assert!(
+        said.contains("24 runs (0 finished) as 8 tasks of 3 runs"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    // The job carries the sweep's name, reduced to one word.
+    let show = cluster.cmd("scontrol", &["show", "job", &job]);
+    assert!(
+        text(&show.stdout).contains("JobName=longhaul-loss_grid__v1____2__50_"),
+        "{}",
+        text(&show.stdout)
+    );
+    wait_gone(cluster, &job, Duration::from_secs(900));
     let slurm_wall = started.elapsed();
     let logs: Vec<String> = (0..8)
         .map(|t| {
@@ -386,11 +507,7 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         );
     }
     for out in [&slurm_out, &local_out] {
-        let c = Command::new(env!("CARGO_BIN_EXE_longhaul"))
-            .args(["sweep", "collect"])
-            .arg(out)
-            .output()
-            .unwrap();
+        let c = longhaul(cluster, &["sweep", "collect", out.to_str().unwrap()]);
         assert!(c.status.success(), "{}", text(&c.stderr));
         assert!(text(&c.stdout).contains("collected 24 of 24 runs"));
     }
@@ -421,5 +538,129 @@ fn a_slurm_array_gives_the_local_results_bit_for_bit() {
         x == y,
         "results.jsonl differs between Slurm and the local run"
     );
-    drop(cluster);
+    (grid, slurm_out)
+}
+
+/// Each result file's modification time and bytes, by name.
+fn snapshot(out: &Path) -> Vec<(PathBuf, std::time::SystemTime, Vec<u8>)> {
+    result_files(out)
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::metadata(&p).unwrap().modified().unwrap();
+            let bytes = std::fs::read(&p).unwrap();
+            (p, t, bytes)
+        })
+        .collect()
+}
+
+/// The sweep with a fourth seed: a resubmission is an array of the 8 new runs only, and the
+/// sweep file edited while the job waits (another seed, a controller in front, which shifts
+/// every index) changes nothing for its tasks.
+fn a_grown_sweep_submits_only_its_new_runs(cluster: &Cluster, grid: &Path, out: &Path) {
+    let again = submit(cluster, grid, out, &[]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stdout).trim(),
+        "all 24 runs are finished: nothing to submit"
+    );
+    let before = snapshot(out);
+    let sweep = std::fs::read_to_string(grid).unwrap();
+    std::fs::write(grid, sweep.replace("seed = \"1..3\"", "seed = \"1..4\"")).unwrap();
+    // Held, so that the sweep file changes before any task starts.
+    let submitted = submit_command(cluster, grid, out, &["--array-limit", "8"])
+        .env("SBATCH_HOLD", "1")
+        .output()
+        .unwrap();
+    let said = text(&submitted.stdout);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    assert!(
+        said.contains("32 runs (24 finished) as 8 tasks of 1 run"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    let script = std::fs::read_to_string(out.join("slurm/sweep.sbatch")).unwrap();
+    assert!(script.contains("\n#SBATCH --array=0-7\n"), "{script}");
+    std::fs::write(
+        grid,
+        sweep
+            .replace("seed = \"1..3\"", "seed = \"1..5\"")
+            .replace("[\"reno\", ", "[\"lion\", \"reno\", "),
+    )
+    .unwrap();
+    let release = cluster.cmd("scontrol", &["release", &job]);
+    assert!(release.status.success(), "{}", text(&release.stderr));
+    wait_gone(cluster, &job, Duration::from_secs(900));
+    for t in 0..8 {
+        let log = std::fs::read_to_string(out.join(format!("slurm/{job}_{t}.out")))
+            .unwrap_or_else(|e| panic!("task {t}'s log: {e}\n{}", cluster.logs()));
+        assert!(
+            log.contains("1 run: 0 finished before, 1 ran now, 0 failed"),
+            "task {t}: {log}"
+        );
+    }
+    let after = snapshot(out);
+    assert_eq!(after.len(), 32);
+    for old in &before {
+        assert!(after.contains(old), "{} was rewritten", old.0.display());
+    }
+    for (path, _, bytes) in after.iter().filter(|f| !before.contains(f)) {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let axes = &v["sweep"]["axes"];
+        assert!(
+            axes["seed"] == 4 && axes["flows.0.cc"] != "lion",
+            "{} is not one of the submitted runs: {axes}",
+            path.display()
+        );
+    }
+    let c = longhaul(cluster, &["sweep", "collect", out.to_str().unwrap(), "-q"]);
+    assert!(
+        text(&c.stdout).contains("collected 32 of 32 runs"),
+        "{}",
+        text(&c.stdout)
+    );
+}
+
+/// A plan of 1,000,001 runs needs `--allow-large`, in the tasks as at submission: the first
+/// task of 1,001 short runs finishes (without the flag it would stop at the plan's limit).
+fn allow_large_reaches_the_tasks(cluster: &Cluster, work: &Path) {
+    let grid = sweep_dir(
+        work,
+        "large",
+        "scenario = \"path.toml\"\n[set]\nduration = \"10ms\"\n[axes]\nseed = \"1..1000001\"\n",
+    );
+    let out = work.join("large/out");
+    let args = ["--chunk", "1001", "--max-running", "1"];
+    let refused = submit(cluster, &grid, &out, &args);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("--allow-large"));
+    let submitted = submit(
+        cluster,
+        &grid,
+        &out,
+        &[&args[..], &["--allow-large"]].concat(),
+    );
+    let said = text(&submitted.stdout);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    assert!(
+        said.contains("1000001 runs (0 finished) as 1000 tasks of 1001 runs"),
+        "{said}"
+    );
+    let job = job_id(&said);
+    let log = out.join(format!("slurm/{job}_0.out"));
+    let started = Instant::now();
+    loop {
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        if t.contains("1001 runs: 0 finished before, 1001 ran now, 0 failed") {
+            break;
+        }
+        assert!(
+            !t.contains("error") && started.elapsed() < Duration::from_secs(300),
+            "task 0: {t:?}\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let cancel = cluster.cmd("scancel", &[&job]);
+    assert!(cancel.status.success(), "{}", text(&cancel.stderr));
+    wait_gone(cluster, &job, Duration::from_secs(60));
 }

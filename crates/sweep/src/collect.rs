@@ -4,12 +4,16 @@
 //! metric of the summary — the flow's, the aggregate's (`agg_…`) and each link's
 //! (`link.NAME.…`). Numbers are written exactly (they read back to the same bits); an undefined
 //! measurement (NaN, JSON `null`) is an empty cell. `results.jsonl` has one line per run: the
-//! run's record without its time series (those stay in `runs/<index>.json`).
+//! run's record without its time series (those stay in `runs/<key>.json`).
 //!
-//! Runs without a result are listed, not invented: a collect before the sweep has finished
-//! merges what there is and says what is missing.
+//! The runs are those of the directory's plan (`sweep.json`), in its index order, each record
+//! labelled with its index and axis values in that plan. Runs without a result are listed, not
+//! invented: a collect before the sweep has finished merges what there is and says what is
+//! missing; results of runs outside the plan (left by a sweep file that has since dropped
+//! values) are counted and kept.
 
 use crate::error::{Result, SweepError};
+use crate::plan::Plan;
 use crate::store::{RunRecord, SweepDir};
 use longhaul_metrics::summary::{FlowSummary, LinkSummary, Summary};
 
@@ -26,6 +30,8 @@ pub struct Collected {
     pub records: Vec<RunRecord>,
     /// Runs without a result: index, and the error of the last try if it failed.
     pub missing: Vec<(u64, Option<String>)>,
+    /// Results in the directory of runs outside the plan.
+    pub others: u64,
 }
 
 impl Collected {
@@ -55,14 +61,18 @@ impl Collected {
     }
 }
 
-/// Read every run's result of `dir`.
+/// Read every run's result of `dir`'s plan.
 pub fn collect(dir: &SweepDir) -> Result<Collected> {
+    let plan = Plan::from_stamp(dir.stamp.clone(), &dir.root.join("sweep.json"), true)?;
+    let mut keys = dir.finished_keys()?;
     let mut records = Vec::new();
     let mut missing = Vec::new();
-    for i in 0..dir.stamp.runs {
-        match dir.read_result(i)? {
+    for i in 0..plan.runs {
+        let run = plan.run(i)?;
+        keys.remove(&run.key());
+        match dir.read_result(&run)? {
             Some(r) => records.push(r),
-            None => missing.push((i, dir.read_failure(i).map(|f| f.error))),
+            None => missing.push((i, dir.read_failure(&run).map(|f| f.error))),
         }
     }
     Ok(Collected {
@@ -76,6 +86,7 @@ pub fn collect(dir: &SweepDir) -> Result<Collected> {
         runs: dir.stamp.runs,
         records,
         missing,
+        others: keys.len() as u64,
     })
 }
 
@@ -330,7 +341,7 @@ mod tests {
             ]
         );
         // Cells are the summary's numbers exactly.
-        let rec = dir.read_result(2).unwrap().unwrap();
+        let rec = dir.read_result(&plan.run(2).unwrap()).unwrap().unwrap();
         let tput: f64 = rows[5][col("throughput_bps")].parse().unwrap();
         assert_eq!(
             tput.to_bits(),

@@ -70,20 +70,46 @@ pub enum SweepError {
         /// The last valid index.
         last: u64,
     },
-    /// The results directory belongs to another plan.
+    /// A results directory or a recorded plan made by another longhaul version.
     #[error(
-        "{dir} holds results of a different sweep (plan {found}, this sweep file gives {expected}{what}); \
-         results of two plans must not mix: use another --out directory, or remove {dir} to start over"
+        "{what} was made by longhaul {found}, and this is longhaul {ours}: runs of two versions \
+         must not mix, since the simulator's results may differ between them; use longhaul \
+         {found} with it, or start again in another --out directory"
     )]
-    PlanChanged {
+    VersionChanged {
+        /// The directory or file.
+        what: String,
+        /// The version it records.
+        found: String,
+        /// This longhaul's version.
+        ours: String,
+    },
+    /// A scenario file whose content differs from the one its runs were planned or made with.
+    #[error("{0}")]
+    ScenarioChanged(Box<ScenarioChange>),
+    /// A results directory whose `sweep.json` has no longhaul version: an earlier layout.
+    #[error(
+        "{dir} holds runs stored by index by an earlier longhaul (its sweep.json records no \
+         longhaul version); this longhaul stores runs by their configuration and does not add to \
+         it: use another --out directory (nothing in {dir} is changed)"
+    )]
+    UnknownLayout {
         /// The results directory.
         dir: PathBuf,
-        /// The hash of the plan stamped in the directory.
-        found: String,
-        /// The hash of this sweep file's plan.
-        expected: String,
-        /// What differs between the two plans, for the message.
-        what: String,
+    },
+    /// A task beyond a tasks file's tasks.
+    #[error(
+        "task {task} is beyond the {tasks} tasks of {} (0 to {})",
+        file.display(),
+        tasks.saturating_sub(1)
+    )]
+    TaskOutOfRange {
+        /// The tasks file.
+        file: PathBuf,
+        /// The task asked for.
+        task: u64,
+        /// How many tasks it has.
+        tasks: u64,
     },
     /// A directory without a sweep's stamp.
     #[error(
@@ -115,12 +141,49 @@ pub enum SweepError {
     /// A result summary's error.
     #[error("{0}")]
     Metrics(#[from] longhaul_metrics::MetricsError),
+    /// A run's scenario cannot be loaded with its overrides.
+    #[error("{0}")]
+    Scenario(#[from] longhaul_sim::ScenarioError),
     /// Writing an output file failed.
     #[error("{0}")]
     Output(#[from] longhaul_output::Error),
     /// A submission to a batch system (Slurm) refused or failed.
     #[error("{0}")]
     Submit(String),
+}
+
+/// A scenario file whose content is no longer the one recorded (`SweepError::ScenarioChanged`).
+#[derive(Debug)]
+pub struct ScenarioChange {
+    /// The scenario file as written in the sweep file.
+    pub file: String,
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The SHA-256 recorded.
+    pub then: String,
+    /// The SHA-256 of its content now.
+    pub now: String,
+    /// Since when: "out/grid recorded a plan with it in plans/HASH.json".
+    pub since: String,
+    /// What to do.
+    pub advice: String,
+}
+
+impl std::fmt::Display for ScenarioChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = |h: &str| h.chars().take(12).collect::<String>();
+        write!(
+            f,
+            "scenario {} ({}) has changed since {} (SHA-256 {} then, {} now): results of two \
+             versions of one scenario must not mix; {}",
+            self.file,
+            self.path.display(),
+            self.since,
+            short(&self.then),
+            short(&self.now),
+            self.advice
+        )
+    }
 }
 
 /// The sweep library's result.

@@ -2,10 +2,11 @@
 //!
 //! A congestion-control study is a grid — controllers × rates × RTTs × buffers × loss rates ×
 //! seeds — of simulator runs. This crate turns a sweep file into a deterministic list of runs,
-//! each a scenario plus `--set` overrides with a stable integer index (`docs/sweep.md`), and
-//! drives them through one entry point, `longhaul sweep run FILE --index N`, that every engine
-//! can call: the local runner on all cores, a Slurm array, a Kubernetes Indexed
-//! Job, GNU parallel. Results are one file per run, merged by `collect`.
+//! each a scenario plus `--set` overrides with an integer index (`docs/sweep.md`) and a key
+//! made of its configuration, and drives them through one entry point, `longhaul sweep run FILE
+//! --index N`, that every engine can call: the local runner on all cores, a Slurm array, a
+//! Kubernetes Indexed Job, GNU parallel. Results are one file per run, stored by key (a grown
+//! sweep file runs only its new runs), merged by `collect`.
 //!
 //! The main types: a [`spec::SweepFile`] expands into a [`plan::Plan`] of indexed
 //! [`plan::Run`]s, whose results a [`store::SweepDir`] holds; [`SweepError`] names what went
@@ -13,8 +14,10 @@
 //!
 //! * [`spec`]: the sweep file (`docs/sweep.md`);
 //! * [`plan`]: its expansion into indexed runs, value checks and the plan's hash;
-//! * [`store`]: the results directory (one atomic file per run, the plan's stamp);
+//! * [`store`]: the results directory (one atomic file per run, named by the run's
+//!   configuration; the plans it has run);
 //! * [`runner`]: running runs on this machine, skipping finished ones;
+//! * [`tasks`]: a submission's missing runs, frozen with their plan, cut into array tasks;
 //! * [`slurm`]: the sbatch array script and its submission;
 //! * [`collect`]: `results.csv` and `results.jsonl`; [`report`]: `report.html`.
 //!
@@ -37,6 +40,7 @@ pub mod runner;
 pub mod slurm;
 pub mod spec;
 pub mod store;
+pub mod tasks;
 #[cfg(test)]
 mod testkit;
 

@@ -541,7 +541,9 @@ mod page_tests {
                 records.push(RunRecord {
                     sweep: RunInfo {
                         index,
+                        key: format!("{index:016x}"),
                         scenario: "s.toml".into(),
+                        scenario_sha256: "00".into(),
                         axes,
                         sets: vec![],
                     },
@@ -556,6 +558,7 @@ mod page_tests {
             runs: 7,
             records,
             missing: vec![(6, Some("boom <here>".into()))],
+            others: 0,
         }
     }
 
@@ -654,7 +657,9 @@ mod page_tests {
                 records.push(RunRecord {
                     sweep: RunInfo {
                         index: 2 * index as u64 + seed - 1,
+                        key: format!("{index:016x}{seed}"),
                         scenario: "s.toml".into(),
+                        scenario_sha256: "00".into(),
                         axes,
                         sets: vec![],
                     },
@@ -669,6 +674,7 @@ mod page_tests {
             runs: 12,
             records,
             missing: vec![],
+            others: 0,
         }
     }
 

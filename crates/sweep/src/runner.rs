@@ -1,9 +1,9 @@
 //! Running a plan's runs on this machine: all of them on every core (`longhaul sweep run`), or
 //! one block of them for an array scheduler (`--index N --chunk K`, `slurm.rs`).
 //!
-//! Runs already finished (`runs/<index>.json` exists) are skipped, so a sweep that was killed,
-//! or whose node died, is finished by running the same command again; a failed run records its
-//! error and is retried by that re-run. One run's failure, even a panic in the simulator, is
+//! Runs already finished (`runs/<key>.json` exists) are skipped, so a sweep that was killed,
+//! or whose node died, is finished by running the same command again, and a sweep file that
+//! grew runs only its new runs; a failed run records its error and is retried by that re-run. One run's failure, even a panic in the simulator, is
 //! that run's result and never stops the others.
 //!
 //! Each run is single-threaded while there are more runs than cores; when there are fewer (the
@@ -82,17 +82,33 @@ pub fn block(plan: &Plan, block: u64, chunk: u64) -> Result<Range<u64>> {
     Ok(start..start.saturating_add(chunk).min(plan.runs))
 }
 
-/// Run one run and return its record; errors and panics become the run's error text.
-pub fn execute(run: &Run, threads: usize) -> std::result::Result<RunRecord, String> {
+/// Run one run and return its record, with `provenance` and the scenario file it read (the
+/// bytes it ran, refused if they are not those the plan recorded); errors and panics become the
+/// run's error text.
+pub fn execute(
+    run: &Run,
+    threads: usize,
+    provenance: Option<&Provenance>,
+) -> std::result::Result<RunRecord, String> {
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let checked = run.load().map_err(|e| e.to_string())?;
-        longhaul_sim::run_on(&checked, threads, &mut |_| {}).map_err(|e| e.to_string())
+        let bytes = run.read_scenario().map_err(|e| e.to_string())?;
+        let checked = run.parse(&bytes).map_err(|e| e.to_string())?;
+        let o = longhaul_sim::run_on(&checked, threads, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok::<_, String>((o, bytes))
     }));
     match outcome {
-        Ok(Ok(o)) => Ok(RunRecord {
-            sweep: RunInfo::of(run),
-            summary: o.summary,
-        }),
+        Ok(Ok((o, bytes))) => {
+            let mut summary = o.summary;
+            if let Some(p) = provenance {
+                let file =
+                    ScenarioFile::of_content(&run.scenario_path.display().to_string(), &bytes);
+                summary.provenance = Some(p.clone().with_scenario(file));
+            }
+            Ok(RunRecord {
+                sweep: RunInfo::of(run),
+                summary,
+            })
+        }
         Ok(Err(e)) => Err(e),
         Err(panic) => Err(format!(
             "the simulator panicked: {}",
@@ -105,17 +121,16 @@ pub fn execute(run: &Run, threads: usize) -> std::result::Result<RunRecord, Stri
     }
 }
 
-/// Run `index` and record a failure; the record of a success is the caller's to write.
+/// Run `run` and record a failure; the record of a success is the caller's to write.
 fn run_one(
-    plan: &Plan,
+    run: &Run,
     dir: &SweepDir,
-    index: u64,
     threads: usize,
+    provenance: Option<&Provenance>,
 ) -> std::result::Result<RunRecord, String> {
-    let run = plan.run(index).map_err(|e| e.to_string())?;
-    execute(&run, threads).map_err(|error| {
+    execute(run, threads, provenance).map_err(|error| {
         let failure = RunFailure {
-            sweep: RunInfo::of(&run),
+            sweep: RunInfo::of(run),
             error,
         };
         match dir.write_failure(&failure) {
@@ -133,14 +148,18 @@ fn run_one(
 pub fn run_indices(
     plan: &Plan,
     dir: &SweepDir,
-    indices: Range<u64>,
+    indices: impl IntoIterator<Item = u64>,
     opts: &RunOptions,
 ) -> Result<RunReport> {
-    let mut report = RunReport {
-        selected: indices.end - indices.start,
-        ..Default::default()
-    };
-    let todo: Vec<u64> = indices.filter(|&i| !dir.is_done(i)).collect();
+    let mut report = RunReport::default();
+    // Indices, not runs: a run's labels and overrides are made again when it starts.
+    let mut todo: Vec<u64> = Vec::new();
+    for i in indices {
+        report.selected += 1;
+        if !dir.is_done(&plan.run(i)?) {
+            todo.push(i);
+        }
+    }
     report.skipped = report.selected - todo.len() as u64;
     if todo.is_empty() {
         return Ok(report);
@@ -179,15 +198,10 @@ pub fn run_indices(
                 } else {
                     1
                 };
-                let outcome = run_one(plan, dir, index, threads).and_then(|mut record| {
-                    if let Some(p) = &opts.provenance {
-                        let run = plan.run(index).map_err(|e| e.to_string())?;
-                        let file =
-                            ScenarioFile::read(&run.scenario_path).map_err(|e| e.to_string())?;
-                        record.summary.provenance = Some(p.clone().with_scenario(file));
-                    }
-                    Ok(record)
-                });
+                let outcome = plan
+                    .run(index)
+                    .map_err(|e| e.to_string())
+                    .and_then(|run| run_one(&run, dir, threads, opts.provenance.as_ref()));
                 match outcome {
                     Ok(record) => match dir.write_result(&record) {
                         Ok(()) => {
@@ -256,7 +270,7 @@ mod tests {
         let r = run_indices(&plan, &dir, block(&plan, 1, 3).unwrap(), &opts).unwrap();
         // Each result records the build and the scenario file it ran, hashed.
         let run = plan.run(3).unwrap();
-        let text = std::fs::read_to_string(out.join("runs/3.json")).unwrap();
+        let text = std::fs::read_to_string(dir.result_path(&run.key())).unwrap();
         let record: serde_json::Value = serde_json::from_str(&text).unwrap();
         let p = &record["provenance"];
         assert_eq!(p["commit"], "feedface");
@@ -278,10 +292,10 @@ mod tests {
             "{}",
             r.failed[0].1
         );
-        let rec = dir.read_failure(6).unwrap();
+        let rec = dir.read_failure(&plan.run(6).unwrap()).unwrap();
         assert_eq!(rec.sweep.sets.last().unwrap(), "seed=1");
         for i in 0..6 {
-            let rec = dir.read_result(i).unwrap().unwrap();
+            let rec = dir.read_result(&plan.run(i).unwrap()).unwrap().unwrap();
             assert_eq!(rec.sweep.index, i);
             assert!(rec.summary.flows[0].throughput_bps > 1e6);
         }
@@ -298,6 +312,35 @@ mod tests {
     }
 
     #[test]
+    fn a_scenario_edited_after_planning_fails_its_runs_and_stores_nothing() {
+        let f = fixture(
+            "edited",
+            "scenario = \"s.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = [1, 2]\n",
+        );
+        let plan = Plan::load(&f, false).unwrap();
+        let out = f.parent().unwrap().join("out");
+        let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
+        let s = f.parent().unwrap().join("s.toml");
+        let text = std::fs::read_to_string(&s).unwrap();
+        std::fs::write(&s, text.replace("60s", "30s")).unwrap();
+        let opts = RunOptions {
+            jobs: 1,
+            ..Default::default()
+        };
+        let r = run_indices(&plan, &dir, 0..2, &opts).unwrap();
+        assert_eq!((r.ran, r.failed.len()), (0, 2));
+        assert!(
+            r.failed[0].1.contains("scenario s.toml (")
+                && r.failed[0]
+                    .1
+                    .contains(") has changed since the sweep was planned (SHA-256 "),
+            "{}",
+            r.failed[0].1
+        );
+        assert!(dir.finished_keys().unwrap().is_empty());
+    }
+
+    #[test]
     fn results_are_the_simulators_summary_whatever_the_thread_count() {
         let f = fixture(
             "execute",
@@ -305,8 +348,8 @@ mod tests {
         );
         let plan = Plan::load(&f, false).unwrap();
         let run = plan.run(0).unwrap();
-        let one = execute(&run, 1).unwrap();
-        let two = execute(&run, 2).unwrap();
+        let one = execute(&run, 1, None).unwrap();
+        let two = execute(&run, 2, None).unwrap();
         assert_eq!(one, two);
         let direct = longhaul_sim::run(&run.load().unwrap(), &mut |_| {}).unwrap();
         assert_eq!(one.summary, direct.summary);

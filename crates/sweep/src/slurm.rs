@@ -1,11 +1,13 @@
-//! Slurm: an sbatch array script whose every task runs `longhaul sweep run FILE --index
+//! Slurm: an sbatch array script whose every task runs `longhaul sweep run TASKS --index
 //! $SLURM_ARRAY_TASK_ID`, and its submission with `sbatch`.
 //!
 //! longhaul schedules nothing itself (`docs/sweep.md`): the array job is Slurm's,
 //! the results directory is on the cluster's shared filesystem, and a task that dies is redone
-//! by submitting again (finished runs are skipped). A cluster caps an array's size
-//! (MaxArraySize, 1001 by default), so a larger sweep is cut into equal blocks of runs, one per
-//! task (`--chunk`).
+//! by submitting again. The tasks file (`tasks.rs`) holds the plan as submitted and the runs
+//! without a result at submission, so the array has a task only for missing runs, and a sweep
+//! file edited while it runs changes nothing for it. A cluster caps an array's size
+//! (MaxArraySize, 1001 by default), so many runs are cut into equal blocks, one per task
+//! (`--chunk`).
 
 use crate::error::{Result, SweepError};
 use std::path::{Path, PathBuf};
@@ -30,6 +32,13 @@ pub struct SlurmOptions {
     pub longhaul: PathBuf,
     /// The plan was accepted with `--allow-large`: the tasks must accept it too.
     pub allow_large: bool,
+}
+
+impl SlurmOptions {
+    /// How `runs` runs map onto an array under these options.
+    pub fn shape(&self, runs: u64) -> ArrayShape {
+        ArrayShape::new(runs, self.array_limit, self.chunk)
+    }
 }
 
 /// How a sweep maps onto an array: `tasks` tasks of `chunk` runs (the last may be shorter).
@@ -58,42 +67,92 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// A value written after an `#SBATCH` option: one line, no control characters, and for
-/// options whose values Slurm takes as single words (partition, time), no spaces or quotes.
+/// A value written after an `#SBATCH` option whose values Slurm takes as single words
+/// (partition, time): no spaces, quotes, backslashes, `#` (which starts a comment on a
+/// directive line) or control characters.
 fn directive_word(option: &str, value: &str) -> Result<String> {
     if value.is_empty()
         || value
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '\\' || c == '\'')
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | '#'))
     {
         return Err(SweepError::Submit(format!(
-            "{option} {value:?}: a Slurm {} is one word without spaces, quotes or control \
-             characters",
+            "{option} {value:?}: a Slurm {} is one word without spaces, quotes, backslashes, `#` \
+             or control characters (a line break would end the #SBATCH line and start another)",
             option.trim_start_matches('-')
         )));
     }
     Ok(value.to_string())
 }
 
-/// A path in an `#SBATCH` directive: double-quoted when it has spaces (sbatch reads directive
-/// values as shell-like words); refused with control characters, double quotes or
-/// backslashes, which no quoting carries through sbatch's directive parser.
-fn directive_path(option: &str, path: &Path) -> Result<String> {
-    let text = path.display().to_string();
-    if text
-        .chars()
-        .any(|c| c.is_control() || c == '"' || c == '\\')
-    {
+/// `--time`: one of the forms sbatch accepts (minutes, `MM:SS`, `HH:MM:SS`, `D-HH`,
+/// `D-HH:MM`, `D-HH:MM:SS`, or `INFINITE`/`UNLIMITED`), so that a typo fails here rather than
+/// in sbatch, or not at all with `--dry-run`.
+fn time_limit(value: &str) -> Result<String> {
+    let word = directive_word("--time", value)?;
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let clock = |s: &str, most: usize| {
+        let parts: Vec<&str> = s.split(':').collect();
+        parts.len() <= most && parts.iter().all(|p| digits(p))
+    };
+    let ok = matches!(word.to_ascii_uppercase().as_str(), "INFINITE" | "UNLIMITED")
+        || match word.split_once('-') {
+            Some((days, rest)) => digits(days) && clock(rest, 3),
+            None => clock(&word, 3),
+        };
+    if !ok {
         return Err(SweepError::Submit(format!(
-            "{option} {text:?}: Slurm cannot take a path with control characters, double quotes \
-             or backslashes in a directive; choose another --out"
+            "--time {value:?}: not a Slurm time limit; give minutes (`30`), `MM:SS`, \
+             `HH:MM:SS`, `D-HH`, `D-HH:MM` or `D-HH:MM:SS`"
         )));
     }
-    Ok(if text.chars().any(char::is_whitespace) {
-        format!("\"{text}\"")
-    } else {
-        text
-    })
+    Ok(word)
+}
+
+/// Text that must stay on one line of the script (a name in a comment, a path in a
+/// directive): a line break or other control character is refused with `what to do`.
+fn one_line(what: &str, text: &str, what_to_do: &str) -> Result<()> {
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        let kind = if c == '\n' || c == '\r' {
+            "a line break"
+        } else {
+            "a control character"
+        };
+        return Err(SweepError::Submit(format!(
+            "{what} {text:?} has {kind}, which would end its line of the sbatch script; \
+             {what_to_do}"
+        )));
+    }
+    Ok(())
+}
+
+/// The tasks' log path in the `#SBATCH --output` directive: `DIR/slurm/%A_%a.out` (%A the
+/// array's job id, %a the task's), written so that sbatch and Slurm read `DIR` back as it is:
+/// in double quotes (sbatch's directive parser ends a word at an unquoted space, even one after
+/// a backslash, and a comment at an unquoted `#`), a double quote escaped with a backslash, `%`
+/// doubled (Slurm's file name pattern). A backslash is refused: in an output path it tells
+/// Slurm to substitute nothing, so the logs would not get the task's name.
+fn log_pattern(out: &Path) -> Result<String> {
+    let text = out.join("slurm").display().to_string();
+    let fix = "choose an --out directory without one";
+    one_line("--out path", &text, fix)?;
+    if text.contains('\\') {
+        return Err(SweepError::Submit(format!(
+            "--out path {text:?} has a backslash, which Slurm reads in an output path as \
+             'substitute nothing', so the tasks' logs would not get their names; {fix}"
+        )));
+    }
+    let mut pattern = String::with_capacity(text.len() + 14);
+    pattern.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => pattern.push_str("\\\""),
+            '%' => pattern.push_str("%%"),
+            c => pattern.push(c),
+        }
+    }
+    pattern.push_str("/%A_%a.out\"");
+    Ok(pattern)
 }
 
 /// The job's name: the sweep's, with everything but letters, digits, `.`, `-` and `_` replaced
@@ -112,15 +171,18 @@ fn job_name(name: &str) -> String {
     format!("longhaul-{clean}")
 }
 
-/// The sbatch script. `sweep_file` and `out` should be absolute (tasks start elsewhere).
+/// The sbatch script for `runs` runs (of the plan's `planned`) listed in `tasks_file`, cut into
+/// tasks as [`SlurmOptions::shape`] says. `tasks_file` and `out` should be absolute (tasks
+/// start elsewhere).
 pub fn script(
     name: &str,
     runs: u64,
-    sweep_file: &Path,
+    planned: u64,
+    tasks_file: &Path,
     out: &Path,
     opts: &SlurmOptions,
 ) -> Result<String> {
-    let shape = ArrayShape::new(runs, opts.array_limit, opts.chunk);
+    let shape = opts.shape(runs);
     if shape.tasks > opts.array_limit {
         return Err(SweepError::Submit(format!(
             "{runs} runs in blocks of {} make {} array tasks, more than --array-limit {}; raise \
@@ -146,17 +208,24 @@ pub fn script(
         .as_deref()
         .map(|p| directive_word("--partition", p))
         .transpose()?;
-    let time = opts
-        .time
-        .as_deref()
-        .map(|t| directive_word("--time", t))
-        .transpose()?;
-    let logs = directive_path("--out", &out.join("slurm").join("%A_%a.out"))?;
+    let time = opts.time.as_deref().map(time_limit).transpose()?;
+    one_line(
+        "the sweep's name",
+        name,
+        "write the `name` of the sweep file on one line",
+    )?;
+    let logs = log_pattern(out)?;
     let job = job_name(name);
     let mut s = String::from("#!/bin/bash\n");
+    let of = if runs == planned {
+        String::new()
+    } else {
+        format!(" of {planned}")
+    };
     s.push_str(&format!(
-        "# {runs} runs of sweep `{name}` as {} array task{} of {} run{} each (the last may be \
-         shorter).\n# Written by `longhaul sweep submit`; re-submitting skips finished runs.\n",
+        "# {runs}{of} runs of sweep `{name}` as {} array task{} of {} run{} each (the last may \
+         be shorter).\n# Written by `longhaul sweep submit`. Each task runs its runs as listed in \
+         the tasks file,\n# whatever later edits of the sweep file say.\n",
         shape.tasks,
         if shape.tasks == 1 { "" } else { "s" },
         shape.chunk,
@@ -182,12 +251,11 @@ pub fn script(
     s.push_str(&format!("#SBATCH --output={logs}\n"));
     s.push_str("set -euo pipefail\n");
     s.push_str(&format!(
-        "exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\" --chunk {} \
+        "exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\" \
          --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"{}\n",
         quote(&opts.longhaul.display().to_string()),
-        quote(&sweep_file.display().to_string()),
+        quote(&tasks_file.display().to_string()),
         quote(&out.display().to_string()),
-        shape.chunk,
         if opts.allow_large {
             " --allow-large"
         } else {
@@ -284,13 +352,17 @@ mod tests {
         let s = script(
             "loss grid",
             25,
-            Path::new("/shared/it's/grid.toml"),
+            40,
+            Path::new("/shared/it's/slurm/tasks-1.json"),
             Path::new("/shared/out"),
             &o,
         )
         .unwrap();
         assert!(
-            s.starts_with("#!/bin/bash\n# 25 runs of sweep `loss grid` as 7 array tasks of 4 runs")
+            s.starts_with(
+                "#!/bin/bash\n# 25 of 40 runs of sweep `loss grid` as 7 array tasks of 4 runs"
+            ),
+            "{s}"
         );
         for line in [
             "#SBATCH --job-name=longhaul-loss_grid",
@@ -298,14 +370,15 @@ mod tests {
             "#SBATCH --cpus-per-task=1",
             "#SBATCH --partition=short",
             "#SBATCH --time=10:00",
-            "#SBATCH --output=/shared/out/slurm/%A_%a.out",
-            "exec '/opt/longhaul/bin/longhaul' sweep run '/shared/it'\\''s/grid.toml' --out \
-             '/shared/out' --index \"$SLURM_ARRAY_TASK_ID\" --chunk 4 --jobs \"${SLURM_CPUS_PER_TASK:-1}\"",
+            "#SBATCH --output=\"/shared/out/slurm/%A_%a.out\"",
+            "exec '/opt/longhaul/bin/longhaul' sweep run '/shared/it'\\''s/slurm/tasks-1.json' \
+             --out '/shared/out' --index \"$SLURM_ARRAY_TASK_ID\" \
+             --jobs \"${SLURM_CPUS_PER_TASK:-1}\"",
         ] {
             assert!(s.lines().any(|l| l == line), "missing {line:?} in\n{s}");
         }
         o.chunk = Some(1);
-        let e = script("g", 25, Path::new("/g"), Path::new("/o"), &o).unwrap_err();
+        let e = script("g", 25, 25, Path::new("/g"), Path::new("/o"), &o).unwrap_err();
         assert!(e.to_string().contains("raise --chunk to at least 4"), "{e}");
     }
 
@@ -316,58 +389,137 @@ mod tests {
         let with = |change: &dyn Fn(&mut SlurmOptions)| {
             let mut o = opts();
             change(&mut o);
-            script("grid", 4, f, out, &o)
+            script("grid", 4, 4, f, out, &o).map_err(|e| e.to_string())
         };
-        let injected = with(&|o| o.partition = Some("a b\n#SBATCH --wrap=evil".into()));
-        assert!(
-            injected
-                .as_ref()
-                .is_err_and(|e| e.to_string().contains("--partition")),
-            "{injected:?}"
+        let refused = |r: Result<String, String>, says: &str| {
+            let e = r.expect_err("refused");
+            assert!(e.contains(says), "{e:?} does not say {says:?}");
+        };
+        refused(
+            with(&|o| o.partition = Some("a b\n#SBATCH --wrap=evil".into())),
+            "--partition \"a b\\n#SBATCH --wrap=evil\": a Slurm partition is one word",
         );
-        assert!(with(&|o| o.time = Some("10:00\n".into())).is_err());
-        assert!(with(&|o| o.time = Some("1 day".into())).is_err());
-        let zero = with(&|o| o.cpus_per_task = 0).unwrap_err().to_string();
-        assert!(zero.contains("--cpus-per-task 0"), "{zero}");
-        let zero = with(&|o| o.max_running = Some(0)).unwrap_err().to_string();
-        assert!(zero.contains("--max-running 0"), "{zero}");
-        let quote = script("grid", 4, f, Path::new("/r/a\"b"), &opts()).unwrap_err();
-        assert!(
-            quote.to_string().contains("choose another --out"),
-            "{quote}"
+        refused(with(&|o| o.partition = Some("a#b".into())), "--partition");
+        refused(with(&|o| o.partition = Some(String::new())), "--partition");
+        refused(with(&|o| o.time = Some("10:00\n".into())), "--time");
+        refused(with(&|o| o.time = Some("1 day".into())), "--time");
+        for bad in ["1h", "1:2:3:4", "-5", "1-", ":30", "1-2:3:4:5"] {
+            refused(
+                with(&|o| o.time = Some(bad.into())),
+                "not a Slurm time limit; give minutes",
+            );
+        }
+        refused(
+            with(&|o| o.cpus_per_task = 0),
+            "--cpus-per-task 0: a task needs at least one CPU",
         );
-        let newline = script("grid", 4, f, Path::new("/r/a\nb"), &opts());
-        assert!(newline.is_err());
+        refused(
+            with(&|o| o.max_running = Some(0)),
+            "--max-running 0: at least one task",
+        );
+        let name = script("grid\n#SBATCH --wrap=evil", 4, 4, f, out, &opts());
+        refused(
+            name.map_err(|e| e.to_string()),
+            "the sweep's name \"grid\\n#SBATCH --wrap=evil\" has a line break, which would end \
+             its line of the sbatch script; write the `name` of the sweep file on one line",
+        );
+        let newline = script("grid", 4, 4, f, Path::new("/r/a\nb"), &opts());
+        refused(
+            newline.map_err(|e| e.to_string()),
+            "--out path \"/r/a\\nb/slurm\" has a line break, which would end its \
+             line of the sbatch script; choose an --out directory without one",
+        );
+        let backslash = script("grid", 4, 4, f, Path::new("/r/a\\b"), &opts());
+        refused(
+            backslash.map_err(|e| e.to_string()),
+            "has a backslash, which Slurm reads in an output path as 'substitute nothing'",
+        );
     }
 
     #[test]
-    fn names_and_paths_with_spaces_stay_on_their_directive_lines() {
-        let s = script(
-            "my grid\n#SBATCH --wrap=evil",
-            4,
-            Path::new("/s/sweep.toml"),
-            Path::new("/r/my results"),
-            &opts(),
-        )
-        .unwrap();
+    fn time_limits_in_every_form_sbatch_takes() {
+        for good in [
+            "30",
+            "10:00",
+            "1:00:00",
+            "2-00",
+            "2-00:00",
+            "2-00:00:00",
+            "UNLIMITED",
+            "infinite",
+        ] {
+            let mut o = opts();
+            o.time = Some(good.into());
+            let s = script("grid", 4, 4, Path::new("/s"), Path::new("/r"), &o).unwrap();
+            assert!(s.contains(&format!("\n#SBATCH --time={good}\n")), "{s}");
+        }
+    }
+
+    /// A directive's value as sbatch's directive parser reads it (`_get_argument` in
+    /// src/sbatch/opt.c): an unquoted space ends the word (before a backslash is looked at),
+    /// a backslash takes the next character as it is, single or double quotes group, an
+    /// unquoted `#` starts a comment.
+    fn sbatch_reads(value: &str) -> String {
+        let (mut out, mut quote, mut escaped) = (String::new(), None, false);
+        for c in value.chars() {
+            if quote.is_none() && c.is_whitespace() {
+                break;
+            }
+            match quote {
+                _ if escaped => {
+                    escaped = false;
+                    out.push(c);
+                }
+                _ if c == '\\' => escaped = true,
+                Some(q) if c == q => quote = None,
+                Some(_) => out.push(c),
+                None if c == '"' || c == '\'' => quote = Some(c),
+                None if c == '#' => break,
+                None => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn names_and_paths_with_spaces_quotes_and_percent_stay_on_their_lines() {
+        let name = "loss grid 'v2' \"#1\"";
+        let out = "/r/my results/it's \"x\" #1 50%";
+        let s = script(name, 4, 4, Path::new("/s/t.json"), Path::new(out), &opts()).unwrap();
         let directives: Vec<&str> = s.lines().filter(|l| l.starts_with("#SBATCH")).collect();
+        assert_eq!(directives.len(), 6, "{s}");
         assert!(
-            directives.contains(&"#SBATCH --job-name=longhaul-my_grid__SBATCH_--wrap_evil"),
+            directives.contains(&"#SBATCH --job-name=longhaul-loss_grid__v2____1_"),
             "{s}"
         );
+        // The name stays in its comment line; the header is three comment lines.
+        assert!(s.lines().nth(1).unwrap().contains(name), "{s}");
+        assert!(s.lines().nth(4).unwrap().starts_with("#SBATCH "), "{s}");
+        let output = directives
+            .iter()
+            .find_map(|l| l.strip_prefix("#SBATCH --output="))
+            .unwrap();
+        assert_eq!(
+            output,
+            r#""/r/my results/it's \"x\" #1 50%%/slurm/%A_%a.out""#
+        );
+        // sbatch reads back the path with Slurm's `%%` for the one `%`.
+        assert_eq!(
+            sbatch_reads(output),
+            "/r/my results/it's \"x\" #1 50%%/slurm/%A_%a.out"
+        );
         assert!(
-            directives.contains(&"#SBATCH --output=\"/r/my results/slurm/%A_%a.out\""),
+            s.contains(r#"--out '/r/my results/it'\''s "x" #1 50%'"#),
             "{s}"
         );
-        assert!(!s.contains("--wrap=evil\n"), "{s}");
-        assert!(s.contains("--out '/r/my results'"), "{s}");
         assert!(!s.contains("--allow-large"));
         let mut o = opts();
         o.allow_large = true;
         let s = script(
             "grid",
             4,
-            Path::new("/s/sweep.toml"),
+            4,
+            Path::new("/s/t.json"),
             Path::new("/r/out"),
             &o,
         )

@@ -156,6 +156,23 @@ impl SweepFile {
                 ))
             }
         };
+        // The name labels the results, the report and the Slurm job: one line of text.
+        if let Some(c) = raw
+            .name
+            .as_deref()
+            .and_then(|n| n.chars().find(|c| c.is_control()))
+        {
+            let kind = if c == '\n' || c == '\r' {
+                "a line break"
+            } else {
+                "a control character"
+            };
+            return Err(syntax(&format!(
+                "`name` {:?} has {kind}; a sweep's name is one line of text: write it on one \
+                 line, without control characters",
+                raw.name.as_deref().unwrap_or_default()
+            )));
+        }
         let name = raw.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -652,5 +669,22 @@ mod tests {
         assert!(e.to_string().contains("bogus"), "{e}");
         let f = parse("scenarios = [\"a.toml\", \"b.toml\"]\n").unwrap();
         assert_eq!(f.scenarios, ["a.toml", "b.toml"]);
+    }
+
+    #[test]
+    fn a_name_is_one_line() {
+        let e = parse("name = \"grid\\n#SBATCH --wrap=evil\"\nscenario = \"s.toml\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("grid.toml: `name` \"grid\\n#SBATCH --wrap=evil\" has a line break"),
+            "{e}"
+        );
+        assert!(e.contains("write it on one line"), "{e}");
+        let e = parse("name = \"a\\u0007b\"\nscenario = \"s.toml\"\n").unwrap_err();
+        assert!(e.to_string().contains("has a control character"), "{e}");
+        // Spaces, quotes and other text are a name like any.
+        let f = parse("name = \"loss grid 'v2' \\\"#1\\\" 50%\"\nscenario = \"s.toml\"\n").unwrap();
+        assert_eq!(f.name, "loss grid 'v2' \"#1\" 50%");
     }
 }

@@ -9,9 +9,10 @@ use longhaul_metrics::report::{Align, Table};
 use longhaul_sweep::collect::{collect, csv, jsonl};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, RunOptions};
-use longhaul_sweep::slurm::{script, submit, ArrayShape, SlurmOptions};
+use longhaul_sweep::slurm::{script, submit, SlurmOptions};
 use longhaul_sweep::spec::display;
 use longhaul_sweep::store::SweepDir;
+use longhaul_sweep::tasks::{missing, Tasks};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -21,7 +22,8 @@ pub enum SweepCommand {
     /// `longhaul sim` command that reproduces it).
     Plan(PlanArgs),
     /// Run a sweep's runs on this machine's cores, or one block of them (`--index N
-    /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried.
+    /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried, and
+    /// a sweep file that grew runs only its new runs.
     Run(RunArgs),
     /// Submit a sweep as a Slurm array job (each task runs `sweep run --index`).
     Submit(SubmitArgs),
@@ -50,12 +52,14 @@ pub struct PlanArgs {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The sweep file (TOML; see docs/sweep.md).
+    /// The sweep file (TOML; see docs/sweep.md), or a tasks file of `sweep submit`
+    /// (DIR/slurm/tasks-….json: the runs as submitted).
     pub file: PathBuf,
     /// The results directory (one file per run; shared by every process of the sweep).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Run only run N, or with --chunk K block N: runs N·K to N·K+K−1.
+    /// Run only run N, or with --chunk K block N: runs N·K to N·K+K−1; with a tasks file,
+    /// task N's runs.
     #[arg(long, value_name = "N")]
     pub index: Option<u64>,
     /// Runs per block for --index.
@@ -83,12 +87,14 @@ pub struct SubmitArgs {
     /// The results directory, on a filesystem every node shares.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// The Slurm partition (one word; Slurm's default partition when not given).
     #[arg(long, value_name = "P")]
     pub partition: Option<String>,
-    /// Time limit per task, in Slurm's format (`30`, `1:00:00`).
+    /// Time limit per task, in Slurm's format (`30`, `1:00:00`, `2-00:00:00`).
     #[arg(long, value_name = "T")]
     pub time: Option<String>,
-    #[arg(long, value_name = "C", default_value_t = 1)]
+    /// CPUs per task: a task runs that many runs at once.
+    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: u32,
     /// At most this many array tasks (the cluster's MaxArraySize − 1); more runs are cut into
     /// blocks.
@@ -98,12 +104,12 @@ pub struct SubmitArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk: Option<u64>,
     /// At most this many tasks at once (sbatch's `--array=…%N`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_running: Option<u64>,
     /// The longhaul binary the tasks run (default: this one); it must be visible on the nodes.
     #[arg(long, value_name = "PATH")]
     pub longhaul: Option<PathBuf>,
-    /// Write DIR/slurm/sweep.sbatch and stop.
+    /// Write DIR/slurm/sweep.sbatch and its tasks file, and stop.
     #[arg(long)]
     pub dry_run: bool,
     /// Accept more than 1,000,000 runs.
@@ -153,9 +159,10 @@ fn plan(a: PlanArgs) -> Result<()> {
             cmd.push_str(&format!(" --set {}", shell_word(s)));
         }
         println!("{cmd}");
+        println!("result: DIR/runs/{}.json", run.key());
         return Ok(());
     }
-    println!("{}: {}", plan.file.name, plan.describe());
+    println!("{}: {}", plan.name(), plan.describe());
     let mut t = Table::new(&[Align::Right]);
     let mut head = vec!["index".to_string()];
     head.extend(plan.axis_names().iter().cloned());
@@ -187,13 +194,45 @@ fn plan(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
+/// A tasks file of `sweep submit` rather than a sweep file.
+fn is_tasks_file(file: &Path) -> bool {
+    file.extension().is_some_and(|e| e == "json")
+}
+
 fn run_sweep(a: RunArgs) -> Result<()> {
-    let plan = Plan::load(&a.file, a.allow_large)?;
-    let text = std::fs::read_to_string(&a.file).ok();
-    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let indices = match a.index {
-        Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?,
-        None => 0..plan.runs,
+    let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
+        if a.chunk.is_some() {
+            bail!(
+                "{}: a tasks file fixes each task's runs; drop --chunk",
+                a.file.display()
+            );
+        }
+        let tasks = Tasks::load(&a.file)?;
+        let plan = Plan::from_stamp(tasks.plan.clone(), &a.file, a.allow_large)?;
+        plan.check_scenarios()?;
+        let dir = SweepDir::join(&a.out, &plan.stamp)?;
+        let indices = match a.index {
+            Some(t) => tasks.task(t, &a.file)?,
+            None => tasks.all().collect(),
+        };
+        (plan, dir, indices)
+    } else {
+        let plan = Plan::load(&a.file, a.allow_large)?;
+        let text = std::fs::read_to_string(&a.file).ok();
+        let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+        if let (Some(before), false) = (&dir.replaced, a.quiet) {
+            eprintln!(
+                "{}: the sweep differs from the plan recorded there ({}); runs already there \
+                 are kept, only the missing ones run",
+                a.out.display(),
+                plan.stamp.difference(before)
+            );
+        }
+        let indices = match a.index {
+            Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?.collect(),
+            None => (0..plan.runs).collect(),
+        };
+        (plan, dir, indices)
     };
     let opts = RunOptions {
         jobs: a.jobs.map_or_else(cores, |j| j as usize),
@@ -201,7 +240,7 @@ fn run_sweep(a: RunArgs) -> Result<()> {
         provenance: Some(crate::provenance::capture()),
     };
     if !a.quiet {
-        eprintln!("{}: {}", plan.file.name, plan.describe());
+        eprintln!("{}: {}", plan.name(), plan.describe());
     }
     let report = run_indices(&plan, &dir, indices, &opts)?;
     if !a.quiet {
@@ -211,11 +250,12 @@ fn run_sweep(a: RunArgs) -> Result<()> {
         for (i, e) in report.failed.iter().take(5) {
             eprintln!("run {i}: {e}");
         }
+        let first = plan.run(report.failed[0].0)?;
         bail!(
             "{} run{} failed (each error is in {}); re-run the same command to retry them",
             report.failed.len(),
             if report.failed.len() == 1 { "" } else { "s" },
-            dir.failure_path(report.failed[0].0).display()
+            dir.failure_path(&first.key()).display()
         );
     }
     Ok(())
@@ -231,13 +271,14 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let finished = (0..plan.runs).filter(|&i| dir.is_done(i)).count() as u64;
-    if finished == plan.runs {
+    let todo = missing(&plan, &dir)?;
+    let count: u64 = todo.iter().map(|r| r.end - r.start).sum();
+    let finished = plan.runs - count;
+    if count == 0 {
         println!("all {} runs are finished: nothing to submit", plan.runs);
         return Ok(());
     }
     // The tasks start in another directory, on another machine: absolute paths only.
-    let sweep_file = absolute(&a.file)?;
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
         Some(p) => absolute(&p)?,
@@ -253,12 +294,13 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         longhaul,
         allow_large: a.allow_large,
     };
-    let text = script(&plan.file.name, plan.runs, &sweep_file, &out, &opts)?;
-    let logs = out.join("slurm");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
-    let path = logs.join("sweep.sbatch");
-    longhaul_output::write(&path, text.as_bytes())?;
-    let shape = ArrayShape::new(plan.runs, a.array_limit, a.chunk);
+    let shape = opts.shape(count);
+    let tasks = Tasks::new(&plan, &todo, shape.chunk);
+    let tasks_file = out.join("slurm").join(tasks.file_name());
+    // The script first: a value it refuses leaves no tasks file behind.
+    let text = script(plan.name(), count, plan.runs, &tasks_file, &out, &opts)?;
+    tasks.write(&dir)?;
+    let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
     let what = format!(
         "{} runs ({finished} finished) as {} task{} of {} run{}",
         plan.runs,
@@ -269,14 +311,15 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     );
     if a.dry_run {
         println!(
-            "wrote {} ({what}); submit it with: sbatch {}",
+            "wrote {} ({what}, listed in {}); submit it with: sbatch {}",
             path.display(),
+            tasks_file.display(),
             path.display()
         );
         return Ok(());
     }
     let id = submit(&path)?;
-    longhaul_output::write(&logs.join("job-id"), format!("{id}\n").as_bytes()).ok();
+    longhaul_output::write(&out.join("slurm/job-id"), format!("{id}\n").as_bytes()).ok();
     println!(
         "submitted Slurm job {id}: {what}; follow it with `squeue -j {id}`, then \
          `longhaul sweep collect {}`",
@@ -302,6 +345,15 @@ fn collect_dir(a: CollectArgs) -> Result<()> {
     }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("collected {}: {}", c.describe(), names.join(", "));
+    if c.others > 0 {
+        eprintln!(
+            "note: {}/runs also holds {} result{} of runs outside this plan, kept: `sweep run` \
+             with a sweep file that has them makes it the directory's plan again",
+            a.dir.display(),
+            c.others,
+            if c.others == 1 { "" } else { "s" }
+        );
+    }
     if !c.missing.is_empty() {
         eprintln!(
             "note: {} run{} without a result; `longhaul sweep run` on the same file and \
