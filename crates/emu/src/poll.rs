@@ -2,10 +2,11 @@
 //! without sleeping while anything is on the path.
 //!
 //! Why: a forwarder that sleeps until each release pays a wake-up per release — a timer or an
-//! input interrupt, a context switch, and in a virtual machine a virtualised interrupt: 14–21 µs
-//! of CPU per wake-up on the test VM (README "Timing"). At 1 Gb/s releases are 12–45 µs apart,
-//! so the two sleeping forwarders need most of two CPUs just to wake up, exhaust their
-//! real-time budget and are then late by a scheduler tick (4 ms) for part of every second.
+//! input interrupt, a context switch, and in a virtual machine a virtualised interrupt, tens of
+//! microseconds of CPU per wake-up (see `bench/README.md`, "The emulator's timing on the 2-vCPU
+//! VM"). At 1 Gb/s releases are 12–45 µs apart, so the two sleeping forwarders need most of two
+//! CPUs just to wake up, exhaust their real-time budget and are then late by a scheduler tick
+//! (4 ms at HZ=250) for part of every second.
 //! Polling is what DPDK and netmap forwarders do: one thread owns one CPU and never waits, so a
 //! release is late only by the work ahead of it in the loop (a read or a write, microseconds).
 //!
@@ -18,9 +19,8 @@
 //!
 //! Priority: the highest normal one (SCHED_OTHER, nice −20), not real-time. A thread that
 //! never sleeps uses up the kernel's real-time bandwidth (`sched_rt_runtime_us`, 950 ms of
-//! each second) and is then stopped for the rest of the period: at SCHED_FIFO the 90 ms
-//! delay test saw the poller wait 38–50 ms on the run queue in 3 of 12 runs (release lateness
-//! p99 23–33 ms), also with a 1 µs sleep every millisecond. At nice −20 nothing stops it; a
+//! each second) and is then stopped for the rest of the period, tens of milliseconds, also with
+//! a 1 µs sleep every millisecond (same bench entry, "Busy polling"). At nice −20 nothing stops it; a
 //! kernel thread of its CPU (softirq work, a kworker) runs when it must, for microseconds, and
 //! the load balancer keeps ordinary tasks on the other CPUs, which look far less loaded.
 

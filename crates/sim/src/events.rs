@@ -5,19 +5,17 @@
 //! `Cross`, `Transfer`, `Timer`, `Stall` — then by the index the event carries (the port, the source,
 //! the endpoint) permuted by the time: indices are compared after an XOR with a hash of the
 //! nanosecond, so among ports or flows whose events coincide (identical flows started
-//! together do, every round trip) none is first at every tie. A plain index order made the
-//! lowest-numbered flow win every tie: it took the aggregate utilization of `longhaul
-//! reproduce`'s 10-s run of seed 000's ten flows from 93.9 % (scheduling order) to 84.5 %;
-//! with the permutation it is 93.8 %. The key is unique (a port has one pending arrival,
-//! a source one pending emission, and two pending timers of one endpoint at the same time are
-//! the same event), so any correct priority queue pops the same sequence and a run is
-//! reproducible bit for bit.
+//! together do, every round trip) none is first at every tie. A plain index order lets the
+//! lowest-numbered flow win every tie, which lowers the aggregate utilization of identical flows
+//! started together (see `bench/README.md`, "Ties at the same nanosecond"). The key is unique (a
+//! port has one pending arrival, a source one pending emission, and two pending timers of one
+//! endpoint at the same time are the same event), so any correct priority queue pops the same
+//! sequence and a run is reproducible bit for bit.
 //!
-//! The order deliberately does not depend on when an event was scheduled (ns-3 and earlier
-//! versions of this engine break ties by a global scheduling counter): a key that is a function
-//! of the event alone stays the same when the network is split into parts that schedule their
-//! events independently, for example one per processor core, so such a split can reproduce a
-//! single-threaded run exactly. The kind order has reasons of its own: samples see the state
+//! The order deliberately does not depend on when an event was scheduled (ns-3 breaks ties by a
+//! global scheduling counter): a key that is a function of the event alone stays the same when
+//! the network is split into parts that schedule their events independently, for example one per
+//! processor core, so such a split can reproduce a single-threaded run exactly. The kind order has reasons of its own: samples see the state
 //! before anything else happens at their instant; a packet arriving at the same nanosecond as a
 //! timeout is delivered first (an ACK that arrives as the retransmission timer expires
 //! prevents the timeout, as it would in a host that processes its receive queue before its

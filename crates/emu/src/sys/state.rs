@@ -1,7 +1,8 @@
 //! State files: what each running emulator created, so nothing outlives a killed run.
 //!
-//! Before creating anything, an instance writes `/run/longhaul/emu-<pid>.json` listing the
-//! namespaces it is about to create, with its PID and the process start time from
+//! Before creating anything, an instance writes `/run/longhaul/emu-<pid>-<instance>.json`
+//! (`<instance>` numbers the instances within one process, from 0) listing the namespaces it is
+//! about to create, with its PID and the process start time from
 //! `/proc/<pid>/stat` (field 22), which tells a live instance from a recycled PID. A clean exit
 //! removes the namespaces and then the file. After SIGKILL the file stays; the next run (or
 //! `longhaul emu cleanup`) sees that the PID is gone, deletes the namespaces and the file. TUN
