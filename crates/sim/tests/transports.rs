@@ -57,6 +57,7 @@
 
 use longhaul_cc::bottleneck::{self, PathConfig};
 use longhaul_cc::{CcSpec, Setup};
+use longhaul_metrics::online::RunningStats;
 use longhaul_proto::pacer::DEFAULT_BURST;
 use longhaul_sim::{run, Outcome, Scenario};
 use std::time::Duration;
@@ -135,11 +136,11 @@ const SEEDS: u64 = 8;
 /// deviation ÷ √seeds); the window series are pooled, so they are compared as distributions.
 fn over_seeds(run: impl Fn(u64) -> Measured) -> Measured {
     let runs: Vec<Measured> = (1..=SEEDS).map(run).collect();
-    let n = runs.len() as f64;
     let stat = |f: &dyn Fn(&Measured) -> f64| {
-        let mean = runs.iter().map(f).sum::<f64>() / n;
-        let var = runs.iter().map(|r| (f(r) - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        (mean, (var / n).sqrt())
+        let mut s = RunningStats::new();
+        runs.iter().for_each(|r| s.push(f(r)));
+        let (mean, var) = (s.mean().unwrap(), s.variance_sample().unwrap());
+        (mean, (var / runs.len() as f64).sqrt())
     };
     let (utilization, su) = stat(&|r| r.utilization);
     let (loss, sl) = stat(&|r| r.loss);
