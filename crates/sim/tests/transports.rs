@@ -293,10 +293,6 @@ fn disagreements(
     out
 }
 
-fn model_vs_proto(cc: &str, path: Path) {
-    model_vs_proto_as(cc, cc, path)
-}
-
 /// The model running `model_cc` against proto running `proto_cc` (the same controller, except
 /// in the one-sided controls below).
 fn model_vs_proto_disagreements(model_cc: &str, proto_cc: &str, path: Path) -> Vec<String> {
@@ -328,12 +324,9 @@ fn model_vs_proto_disagreements(model_cc: &str, proto_cc: &str, path: Path) -> V
     bad
 }
 
-fn model_vs_proto_as(model_cc: &str, proto_cc: &str, path: Path) {
-    let bad = model_vs_proto_disagreements(model_cc, proto_cc, path);
-    assert!(
-        bad.is_empty(),
-        "{proto_cc} {path:?}, model vs proto: {bad:?}"
-    );
+fn model_vs_proto(cc: &str, path: Path) {
+    let bad = model_vs_proto_disagreements(cc, cc, path);
+    assert!(bad.is_empty(), "{cc} {path:?}, model vs proto: {bad:?}");
 }
 
 fn model_vs_bottleneck(cc: &str, path: Path) {
