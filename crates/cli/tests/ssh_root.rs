@@ -246,6 +246,49 @@ fn data(n: usize) -> Vec<u8> {
     data
 }
 
+/// What each launch test starts from: side a's namespace runs sshd, side b sends `src/run.dat`
+/// (8 MB of incompressible bytes: a few seconds of slow start and transfer across 50 ms of
+/// round trip) to `dest`, `root@a:dst`. Dropped in field order: sshd, the emulated pair, then
+/// the scratch directory.
+struct Launch {
+    _sshd: Guard,
+    _emu: Guard,
+    scratch: Scratch,
+    src: PathBuf,
+    dst: PathBuf,
+    bytes: Vec<u8>,
+    nb: String,
+    addr_a: String,
+    dest: String,
+}
+
+impl Launch {
+    fn start(tag: &str) -> Launch {
+        let scratch = Scratch::new(tag);
+        let dir = &scratch.0;
+        let (src, dst) = (dir.join("src"), dir.join("dst"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&dst).unwrap();
+        let bytes = data(8_000_000);
+        std::fs::write(src.join("run.dat"), &bytes).unwrap();
+        let (emu, st) = start_pair();
+        let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
+        let sshd = start_sshd(&na, dir);
+        let dest = format!("root@{}:{}", st.addr_a, dst.display());
+        Launch {
+            _sshd: sshd,
+            _emu: emu,
+            scratch,
+            src,
+            dst,
+            bytes,
+            nb,
+            addr_a: st.addr_a,
+            dest,
+        }
+    }
+}
+
 /// `longhaul send` in namespace `ns` logging in with the key `dir/key` (a command to complete).
 fn send_in(ns: &str, dir: &Path, key: &str) -> Command {
     let mut c = Command::new("ip");
@@ -264,20 +307,10 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
         return;
     }
     let _g = lock();
-    let scratch = Scratch::new("launch");
-    let dir = &scratch.0;
-    let (src, dst) = (dir.join("src"), dir.join("dst"));
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::create_dir_all(&dst).unwrap();
-    // 8 MB: a few seconds of slow start and transfer across 50 ms of round trip.
-    let bytes = data(8_000_000);
-    std::fs::write(src.join("run.dat"), &bytes).unwrap();
-
-    let (_emu, st) = start_pair();
-    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
-    let _sshd = start_sshd(&na, dir);
+    let l = Launch::start("launch");
+    let (dir, src, dst, bytes, nb) = (&l.scratch.0, &l.src, &l.dst, &l.bytes, &l.nb);
     let bin = env!("CARGO_BIN_EXE_longhaul");
-    let dest = format!("root@{}:{}", st.addr_a, dst.display());
+    let dest = &l.dest;
 
     // 1. The file arrives whole; both ends succeed.
     let out = send_in(&nb, dir, "client")
@@ -294,7 +327,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
         out.status,
         sshd_log(dir)
     );
-    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), bytes);
+    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), *bytes);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["files"][0]["status"], "stored", "{v}");
     assert_eq!(v["bytes_sent"].as_u64(), Some(8_000_000), "{v}");
@@ -309,7 +342,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     );
     // The data went over UDP to side A's address, at the port the receiver announced.
     let peer = v["peer"].as_str().unwrap();
-    assert!(peer.starts_with(&format!("{}:", st.addr_a)), "{peer}");
+    assert!(peer.starts_with(&format!("{}:", l.addr_a)), "{peer}");
     assert!(
         !peer.ends_with(":5301"),
         "a kernel-chosen port, not the default: {peer}"
@@ -325,11 +358,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     let out = send_in(&nb, dir, "client")
         .args(["--remote-longhaul", missing, "--launch-timeout", "120s"])
         .arg(src.join("run.dat"))
-        .arg(format!(
-            "root@{}:{}",
-            st.addr_a,
-            dir.join("other").display()
-        ))
+        .arg(format!("root@{}:{}", l.addr_a, dir.join("other").display()))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -344,11 +373,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     let out = send_in(&nb, dir, "stranger")
         .args(["--remote-longhaul", bin])
         .arg(src.join("run.dat"))
-        .arg(format!(
-            "root@{}:{}",
-            st.addr_a,
-            dir.join("other").display()
-        ))
+        .arg(format!("root@{}:{}", l.addr_a, dir.join("other").display()))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -367,7 +392,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s"])
         .args(["--rate-limit", "4mbit"])
         .arg(src.join("run.dat"))
-        .arg(format!("root@{}:{}", st.addr_a, slow.display()))
+        .arg(format!("root@{}:{}", l.addr_a, slow.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -453,19 +478,10 @@ fn a_send_over_ssh_killed_and_run_again_resumes() {
         return;
     }
     let _g = lock();
-    let scratch = Scratch::new("resume");
-    let dir = &scratch.0;
-    let (src, dst) = (dir.join("src"), dir.join("dst"));
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::create_dir_all(&dst).unwrap();
-    let bytes = data(8_000_000);
-    std::fs::write(src.join("run.dat"), &bytes).unwrap();
-
-    let (_emu, st) = start_pair();
-    let (na, nb) = (st.side_a.clone().unwrap(), st.side_b.clone().unwrap());
-    let _sshd = start_sshd(&na, dir);
+    let l = Launch::start("resume");
+    let (dir, src, dst, bytes, nb) = (&l.scratch.0, &l.src, &l.dst, &l.bytes, &l.nb);
     let bin = env!("CARGO_BIN_EXE_longhaul");
-    let dest = format!("root@{}:{}", st.addr_a, dst.display());
+    let dest = &l.dest;
 
     // 1. A slow send (16 s at 4 Mb/s), killed once 3 MB are on the receiver's disk.
     let mut sender = send_in(&nb, dir, "client")
@@ -512,7 +528,7 @@ fn a_send_over_ssh_killed_and_run_again_resumes() {
     assert_eq!(v["files"][0]["status"], "stored", "{v}");
     let resumed = v["bytes_resumed"].as_u64().unwrap();
     assert!(resumed >= 1 << 20, "nothing resumed: {v}");
-    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), bytes);
+    assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), *bytes);
     gone(&dst.display().to_string(), Duration::from_secs(15));
     assert_eq!(
         part_files(&dst),
