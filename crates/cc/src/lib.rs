@@ -24,7 +24,8 @@ pub mod minmax;
 pub mod params;
 pub mod registry;
 mod serde_nanos;
-pub mod testkit;
+#[cfg(test)]
+mod testkit;
 pub mod time;
 pub mod vectors;
 pub mod window;

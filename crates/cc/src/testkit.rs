@@ -1,4 +1,4 @@
-//! Small constructors for events, for tests here and in the algorithm files.
+//! Small constructors for events, for the unit tests here and in the algorithm files.
 
 use crate::event::{AckEvent, LossEvent, RtoEvent};
 use crate::time::Time;

@@ -1,9 +1,7 @@
 //! This binary's identity (version and git commit, from `build.rs`) and the provenance every
 //! summary it writes carries (`longhaul_metrics::provenance`).
 
-use anyhow::Result;
 use longhaul_metrics::provenance::{Build, Provenance, ScenarioFile};
-use std::path::Path;
 
 /// The package version and the commit the binary was built from ("unknown" without git).
 pub const BUILD: Build = Build {
@@ -24,12 +22,8 @@ pub fn capture() -> Provenance {
     Provenance::capture(BUILD)
 }
 
-/// This run's provenance with the scenario file at `path` (read and hashed).
-pub fn with_file(path: &Path) -> Result<Provenance> {
-    Ok(capture().with_scenario(ScenarioFile::read(path)?))
-}
-
-/// This run's provenance with a scenario given as its text (a built-in one).
+/// This run's provenance with a scenario given as its text: a built-in one, or a file's text
+/// as it was read for the run.
 pub fn with_text(path: &str, text: &str) -> Provenance {
     capture().with_scenario(ScenarioFile::of_content(path, text.as_bytes()))
 }
@@ -43,6 +37,7 @@ mod build_commit;
 mod tests {
     use super::build_commit;
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn the_build_records_the_commit_or_says_unknown() {

@@ -107,3 +107,45 @@ fn sim_summary_and_report_record_command_scenario_build_kernel_and_cpu() {
     assert!(html.contains(p["scenario"]["sha256"].as_str().unwrap()));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The scenario is read once, before the run, and the provenance hashes exactly those bytes:
+/// a scenario that can be read only once (a named pipe, as `<(…)` gives) still yields a
+/// result, where a second read after the run would wait for a writer that never comes.
+#[test]
+fn sim_reads_its_scenario_once_and_hashes_what_it_ran() {
+    let dir = std::env::temp_dir().join(format!("longhaul-prov-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("scenario.toml");
+    let json = dir.join("s.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let bytes = std::fs::read(scenario()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_longhaul"))
+        .args(["sim", fifo.to_str().unwrap(), "--duration", "1s", "--quiet"])
+        .arg("--json")
+        .arg(&json)
+        .spawn()
+        .unwrap();
+    // Opening the pipe for writing waits for the reader: the run has started.
+    std::fs::write(&fifo, &bytes).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("`sim` read its scenario a second time (it waits on the empty pipe)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &s["provenance"]["scenario"];
+    assert_eq!(p["bytes"], bytes.len() as u64);
+    if let Some(sum) = tool("sha256sum", &[scenario().to_str().unwrap()]) {
+        assert_eq!(p["sha256"], sum.split_whitespace().next().unwrap());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,10 +15,6 @@ pub const REASON_QUEUE_FULL: &str = "queue_full";
 pub const REASON_AQM: &str = "aqm";
 /// Dropped by configured random loss (a lossy link model).
 pub const REASON_RANDOM: &str = "random";
-/// Dropped because the packet failed to decode or was corrupted.
-pub const REASON_CORRUPT: &str = "corrupt";
-/// Dropped by a rate policer or token bucket.
-pub const REASON_POLICER: &str = "policer";
 
 /// Loss rate as a fraction: `lost ÷ sent`; 0 when nothing was sent.
 pub fn loss_rate(lost: u64, sent: u64) -> f64 {

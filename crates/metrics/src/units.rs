@@ -22,11 +22,6 @@ pub fn to_mbps(bps: f64) -> f64 {
     bps / 1e6
 }
 
-/// Mb/s (decimal) → bits per second.
-pub fn from_mbps(mbps: f64) -> f64 {
-    mbps * 1e6
-}
-
 /// b·m/s → units of 10^15 b·m/s (seed 000's "bmps 10^15" column).
 pub fn bmps_to_e15(bmps: f64) -> f64 {
     bmps / 1e15

@@ -573,6 +573,16 @@ pub struct CheckedCross {
 impl Scenario {
     /// Read, override and check a scenario file.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Checked, ScenarioError> {
+        Self::load_source(path, overrides).map(|(checked, _)| checked)
+    }
+
+    /// Read, override and check a scenario file, and return the text it held beside the
+    /// result: what a run records (hashes) must be what it ran, not a second read of a file
+    /// that may have changed or gone since.
+    pub fn load_source(
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<(Checked, String), ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             file: file.clone(),
@@ -582,7 +592,8 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
-        Self::parse(&text, &file, &stem, overrides)
+        let checked = Self::parse(&text, &file, &stem, overrides)?;
+        Ok((checked, text))
     }
 
     /// Parse scenario text. `file` names it in errors; `default_name` is used when the file has

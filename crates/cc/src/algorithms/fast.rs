@@ -495,11 +495,6 @@ impl Fast {
         (self.avg_rtt > 0.0).then(|| Duration::from_secs_f64(self.avg_rtt))
     }
 
-    /// Window increase decided by the last update but not yet released by pacing, packets.
-    pub fn pending_increase(&self) -> f64 {
-        self.pending
-    }
-
     fn packets(&self, bytes: u64) -> f64 {
         bytes as f64 / self.setup.mss as f64
     }

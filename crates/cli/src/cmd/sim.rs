@@ -62,7 +62,9 @@ pub fn run(args: SimArgs) -> Result<()> {
         parse_duration(d).context("--interval")?;
         sets.push(format!("output.interval=\"{d}\""));
     }
-    let checked = Scenario::load(&args.file, &sets)?;
+    // The provenance hashes the text that was parsed, read once before the run.
+    let (checked, text) = Scenario::load_source(&args.file, &sets)?;
+    let provenance = crate::provenance::with_text(&args.file.display().to_string(), &text);
     if let Some(path) = &args.json {
         crate::outputs::check_file(path, "--json")?;
     }
@@ -77,7 +79,7 @@ pub fn run(args: SimArgs) -> Result<()> {
         None => longhaul_sim::default_threads(),
     };
     let mut outcome = run_on(&checked, threads, &mut |p| bar.update(p))?;
-    outcome.summary.provenance = Some(crate::provenance::with_file(&args.file)?);
+    outcome.summary.provenance = Some(provenance);
     bar.finish(&outcome, started.elapsed().as_secs_f64());
 
     let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);

@@ -69,11 +69,6 @@ impl RateSerializer {
         self.busy_until = self.period_start + ns as Nanos;
         self.busy_until
     }
-
-    /// Time to serialise `bytes` on an idle link, rounded up.
-    pub fn duration_of(&self, bytes: u32) -> Nanos {
-        ((8 * bytes as u128 * 1_000_000_000).div_ceil(self.rate_bps as u128)) as Nanos
-    }
 }
 
 #[cfg(test)]
