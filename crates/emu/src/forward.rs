@@ -524,7 +524,7 @@ impl Direction {
 
     /// The event log's lines for one wire packet (or super-packet segment) reaching the path:
     /// `arrive`, then `enqueue` or `drop` with the queue right after the decision.
-    fn log_arrival(&self, now: Nanos, ip_len: u32, outcome: &crate::model::path::Outcome) {
+    fn log_arrival(&self, now: Nanos, ip_len: u32, outcome: &crate::model::path::Decision) {
         let Some(l) = &self.observers.log else {
             return;
         };

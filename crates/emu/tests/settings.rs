@@ -4,14 +4,14 @@
 
 use longhaul_emu::config::RateConfig;
 use longhaul_emu::model::loss::LossConfig;
-use longhaul_emu::settings::file::{parse, ScenarioFile};
+use longhaul_emu::settings::file::{parse, ScenarioKind};
 use longhaul_emu::settings::{per_direction, Settings};
 use std::path::Path;
 
 fn link(text: &str) -> Result<Settings, String> {
     match parse(text, Path::new("s.toml"), None).map_err(|e| e.to_string())? {
-        ScenarioFile::Link(s) => Ok(*s),
-        ScenarioFile::Simulator => Err("read as a simulator scenario".into()),
+        ScenarioKind::Link(s) => Ok(*s),
+        ScenarioKind::Simulator => Err("read as a simulator scenario".into()),
     }
 }
 
@@ -55,7 +55,7 @@ fn simulator_files_are_left_to_their_mapping() {
     let text = "[[links]]\nname = \"core\"\nrate = \"1gbit\"\ndelay = \"10ms\"\n";
     assert!(matches!(
         parse(text, Path::new("s.toml"), Some("core")).unwrap(),
-        ScenarioFile::Simulator
+        ScenarioKind::Simulator
     ));
     let e = parse(
         "[link]\nrate = \"1gbit\"\n",

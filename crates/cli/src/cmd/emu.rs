@@ -21,7 +21,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
 use longhaul_emu::emulator::Side;
-use longhaul_emu::settings::{self, file::ScenarioFile, per_direction, Settings};
+use longhaul_emu::settings::{self, file::ScenarioKind, per_direction, Settings};
 use longhaul_emu::sys::state;
 use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
@@ -245,8 +245,8 @@ pub fn run(cmd: EmuCommand) -> Result<()> {
 /// on that link; what the emulator cannot do is refused naming the field.
 fn from_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
     match settings::file::read(path, name)? {
-        ScenarioFile::Link(s) => Ok(*s),
-        ScenarioFile::Simulator => from_simulator_scenario(path, name),
+        ScenarioKind::Link(s) => Ok(*s),
+        ScenarioKind::Simulator => from_simulator_scenario(path, name),
     }
 }
 

@@ -60,7 +60,7 @@ pub enum Verdict {
 
 /// A verdict plus the queue state right after it, for event logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
+pub struct Decision {
     /// What happens to the packet.
     pub verdict: Verdict,
     /// Packets in the bottleneck queue right after the decision (including the one being sent).
@@ -251,7 +251,7 @@ impl PathModel {
     }
 
     /// A packet of `bytes` (IP length) arrives at `now`: decide its fate.
-    pub fn on_arrival(&mut self, now: Nanos, bytes: u32) -> Outcome {
+    pub fn on_arrival(&mut self, now: Nanos, bytes: u32) -> Decision {
         self.run_cross_until(now);
         self.counters.arrived_packets += 1;
         self.counters.arrived_bytes += bytes as u64;
@@ -287,7 +287,7 @@ impl PathModel {
                 }
             }
         }
-        Outcome {
+        Decision {
             verdict,
             queue_packets: self.queue.len_packets(),
             queue_bytes: self.queue.len_bytes(),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// What a scenario file holds.
 #[derive(Debug)]
-pub enum ScenarioFile {
+pub enum ScenarioKind {
     /// `[[links]]`: the simulator's format, to be mapped as `longhaul lab` maps it.
     Simulator,
     /// The `[link]` shorthand's settings.
@@ -47,18 +47,18 @@ fn field(t: &toml::Table, k: &str) -> Option<String> {
 }
 
 /// Reads `path`. `link` is the `--link NAME` choice, which only a simulator scenario takes.
-pub fn read(path: &Path, link: Option<&str>) -> Result<ScenarioFile> {
+pub fn read(path: &Path, link: Option<&str>) -> Result<ScenarioKind> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| err(format!("reading scenario {}: {e}", path.display())))?;
     parse(&text, path, link)
 }
 
 /// [`read`] on the file's text; `path` names it in errors.
-pub fn parse(text: &str, path: &Path, link: Option<&str>) -> Result<ScenarioFile> {
+pub fn parse(text: &str, path: &Path, link: Option<&str>) -> Result<ScenarioKind> {
     let doc: toml::Table = toml::from_str(text)
         .map_err(|e| err(format!("{} is not valid TOML: {e}", path.display())))?;
     if doc.contains_key("links") {
-        return Ok(ScenarioFile::Simulator);
+        return Ok(ScenarioKind::Simulator);
     }
     let Some(table) = doc.get("link").and_then(|v| v.as_table()) else {
         return Err(err(format!(
@@ -107,7 +107,7 @@ pub fn parse(text: &str, path: &Path, link: Option<&str>) -> Result<ScenarioFile
             u64::try_from(i).map_err(|_| err(format!("{ctx}: seed must be a non-negative integer")))
         })
         .transpose()?;
-    Ok(ScenarioFile::Link(Box::new(Settings {
+    Ok(ScenarioKind::Link(Box::new(Settings {
         base: None,
         ab,
         ba,
