@@ -110,8 +110,9 @@ pub struct ConfigError {
     pub message: String,
 }
 
-/// Highest rate accepted (well above what a TUN path on one host can carry).
-pub const MAX_RATE_BPS: u64 = 400_000_000_000;
+/// Highest rate accepted: the scenario format's (well above what a TUN path on one host can
+/// carry).
+pub const MAX_RATE_BPS: u64 = longhaul_path::scenario::MAX_RATE_BPS as u64;
 /// Longest one-way delay accepted.
 pub const MAX_DELAY_NS: u64 = 10_000_000_000;
 /// Memory the delay line and queue may hold, per direction.

@@ -449,8 +449,7 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
                      `gentle = false` to run the same queue in both",
                 ));
             }
-            let p = longhaul_sim::red::RedParams::from_spec(
-                q,
+            let p = q.red_params(
                 q.packets
                     .map(|p| p as f64)
                     .or(q.bytes.map(|b| b.0 as f64))

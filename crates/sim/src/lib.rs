@@ -36,17 +36,16 @@ pub mod engine;
 pub mod events;
 pub mod packet;
 pub mod port;
-pub mod red;
 pub mod ring;
-pub mod scenario;
 pub mod stall;
 pub mod summary;
 pub mod trace;
 pub mod transport;
-pub mod units;
 
 pub use engine::{Progress, SimError, SplitWhen};
 pub use longhaul_metrics::summary::Summary;
+/// The scenario file, its units and RED live below both engines, in `longhaul-path`.
+pub use longhaul_path::{red, scenario, units};
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
 

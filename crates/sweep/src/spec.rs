@@ -17,7 +17,7 @@
 //! "links.0.queue.packets" = [83, 333]
 //! ```
 //!
-//! Every key is a `--set` path of `longhaul sim` (`crates/sim/src/scenario.rs` applies it, the
+//! Every key is a `--set` path of `longhaul sim` (`crates/path/src/scenario/overrides.rs` applies it, the
 //! same function as on the command line), so the sweep knows nothing of the scenario's schema.
 //! Keys may be quoted (`"flows.0.cc"`) or dotted (`flows.0.cc`): both mean the same path, and
 //! serde hands the keys over in file order, which fixes the index order (`plan.rs`).

@@ -19,7 +19,7 @@
 //! rate = "100mbit"
 //! ```
 //!
-//! Values are read in the scenario file's units (`longhaul_sim::units`): a bare number is bit/s
+//! Values are read in the scenario file's units (`longhaul_path::units`): a bare number is bit/s
 //! or seconds there. The command line requires units and checks them before they get here.
 
 pub mod file;

@@ -7,7 +7,7 @@ use crate::config::{DirectionConfig, RateConfig};
 use crate::model::loss::LossConfig;
 use crate::model::red::RedConfig;
 use crate::model::trace::Trace;
-use longhaul_sim::units;
+use longhaul_path::units;
 use std::path::Path;
 
 /// Unparsed settings of one direction, from the file and/or flags.

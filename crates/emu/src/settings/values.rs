@@ -3,7 +3,7 @@
 
 use super::SettingsError;
 use crate::model::cross::{CrossConfig, CrossKind};
-use longhaul_sim::units;
+use longhaul_path::units;
 
 /// The result of parsing one setting.
 pub type Result<T> = std::result::Result<T, SettingsError>;

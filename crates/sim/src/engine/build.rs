@@ -19,7 +19,7 @@ fn make_red(q: &QueueSpec) -> Option<Red> {
             Limit::Packets(p) => p as f64,
             Limit::Bytes(b) => b as f64,
         };
-        Red::new(RedParams::from_spec(q, limit))
+        Red::new(q.red_params(limit))
     })
 }
 impl<'a> Engine<'a> {

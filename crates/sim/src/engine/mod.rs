@@ -53,7 +53,7 @@ use crate::events::{Ev, EventQueue};
 use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
 use crate::port::{Enqueued, Limit, Port};
-use crate::red::{Red, RedParams};
+use crate::red::Red;
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
 use crate::scenario::{Scenario, Stack, TransportKind};
 use crate::stall::HostStall;

@@ -1,6 +1,6 @@
 //! Scenario errors name the file, the field and what is allowed; overrides reach any field.
 
-use longhaul_sim::Scenario;
+use longhaul_path::Scenario;
 
 const OK: &str = r#"
 duration = "10s"

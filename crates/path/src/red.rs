@@ -12,14 +12,12 @@
 //! packets had arrived to an empty queue, `m = idle_time / transmission_time`.
 //!
 //! Sizes are in packets for a packet-limited queue and in bytes for a byte-limited one (the
-//! queue's own unit). Defaults when a scenario omits them: `max_th` = half the queue limit,
+//! queue's own unit). Defaults when a scenario omits them (`QueueSpec::red_params`): `max_th` = half the queue limit,
 //! `min_th` = `max_th`/3 (Floyd's advice that `max_th` be at least twice `min_th`), `max_p` =
 //! 0.1, `weight` = 0.002 (the paper's value), `gentle` = true (ns-2 and Linux `tc red` practice).
 //! Deviation: in the region above `max_th` (or above `2·max_th` when gentle), ECN-capable packets
 //! are dropped rather than marked, as Linux's `harddrop`-less RED does only for the probabilistic
 //! region — a persistently full queue must shed load.
-
-use crate::scenario::QueueSpec;
 
 /// RED's settings, in the queue's unit (packets or bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,21 +34,6 @@ pub struct RedParams {
     pub gentle: bool,
     /// Mark ECN-capable packets instead of dropping them early.
     pub ecn: bool,
-}
-
-impl RedParams {
-    /// Parameters from a scenario queue table; `limit` is the queue size in its own unit.
-    pub fn from_spec(q: &QueueSpec, limit: f64) -> RedParams {
-        let max_th = q.max_th.unwrap_or(limit / 2.0);
-        RedParams {
-            min_th: q.min_th.unwrap_or(max_th / 3.0),
-            max_th,
-            max_p: q.max_p.unwrap_or(0.1),
-            weight: q.weight.unwrap_or(0.002),
-            gentle: q.gentle.unwrap_or(true),
-            ecn: q.ecn.unwrap_or(false),
-        }
-    }
 }
 
 /// RED's verdict on an arriving packet.

@@ -1,0 +1,20 @@
+//! The network path as longhaul's engines share it.
+//!
+//! The simulator (`longhaul-sim`, virtual time) and the emulator (`longhaul-emu`, real time)
+//! describe the same things: links with a rate, a delay and a queue, flows, cross traffic. This
+//! crate holds that description once, below both engines:
+//!
+//! - [`scenario`]: the scenario file (TOML), its defaults, its checks and `--set` overrides;
+//! - [`units`]: the units a scenario is written in (rates, sizes, durations) and their parsing;
+//! - [`red`]: Random Early Detection, a clock-free queue discipline either engine drives.
+//!
+//! Nothing here keeps time or moves packets: each engine owns its clock and calls these with
+//! the time it has.
+
+#![warn(missing_docs)]
+
+pub mod red;
+pub mod scenario;
+pub mod units;
+
+pub use scenario::{Checked, Scenario, ScenarioError};
