@@ -413,6 +413,7 @@ mod tests {
             max_bytes: 900_000,
             max_p: 0.1,
             weight: 0.002,
+            gentle: false,
         });
         let o = crate::emulator::Options::new(link.clone());
         assert_eq!(o.link.a_to_b.queue.packets, Some(1000));

@@ -531,6 +531,7 @@ fn red_drops_start_at_the_min_threshold() {
             max_bytes: 60 * 1500,
             max_p: 1.0,
             weight: 1.0,
+            gentle: false,
         });
     });
     let log = std::env::temp_dir().join(format!("lh-red-{}.log", std::process::id()));

@@ -11,7 +11,7 @@
 //! | bottleneck `delay`                        | one-way delay, both directions                   |
 //! | bottleneck `mtu`                          | MTU of both TUN devices                          |
 //! | `queue` / `reverse_queue` droptail        | the emulator's droptail (packets or bytes)       |
-//! | `queue` RED (`gentle = false`, no ECN)    | the emulator's RED, thresholds × MTU in bytes    |
+//! | `queue` RED (gentle or not, no ECN)       | the emulator's RED, thresholds × MTU in bytes    |
 //! | `loss`, `reverse_loss`                    | Bernoulli loss per direction                     |
 //! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
 //! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
@@ -27,7 +27,7 @@
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
 //! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
-//! what the lab's own hosts do), RED's gentle mode, cross traffic that is responsive, of
+//! what the lab's own hosts do), cross traffic that is responsive, of
 //! kind `web`, on another link, or limited in time. `transport` is ignored: the lab always runs
 //! the kernel's TCP; the summary records that.
 
@@ -293,7 +293,7 @@ pub struct EmulatedLink {
 }
 
 /// Maps `links[li]` of a checked scenario, and the `cross_traffic` entries, onto the emulator.
-/// Refuses (naming the field) what the emulator cannot do: ECN, RED's gentle mode, cross traffic
+/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic
 /// that is responsive, of kind `web`, limited in time, or on another link.
 pub fn emulated_link(checked: &Checked, li: usize, file: &str) -> Result<EmulatedLink, LabError> {
     let s = &checked.scenario;
@@ -442,13 +442,6 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
                     "the emulator's RED drops and never marks ECN; set `ecn = false`",
                 ));
             }
-            if q.gentle != Some(false) {
-                return Err(unsupported(
-                    "gentle",
-                    "the emulator's RED has no gentle mode (the simulator's default); set \
-                     `gentle = false` to run the same queue in both",
-                ));
-            }
             let p = q.red_params(
                 q.packets
                     .map(|p| p as f64)
@@ -462,14 +455,19 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
                 max_bytes: (p.max_th * unit).round() as u64,
                 max_p: p.max_p,
                 weight: p.weight,
+                gentle: p.gentle,
             })
         }
     };
     let describe = match &red {
         None => format!("droptail {size}"),
         Some(r) => format!(
-            "red {size} min={}B max={}B max_p={} w={}",
-            r.min_bytes, r.max_bytes, r.max_p, r.weight
+            "red {size} min={}B max={}B max_p={} w={}{}",
+            r.min_bytes,
+            r.max_bytes,
+            r.max_p,
+            r.weight,
+            if r.gentle { " gentle" } else { "" }
         ),
     };
     Ok(MappedQueue {
@@ -597,7 +595,7 @@ reverse = true
         // RED thresholds in packets become MTU-sized bytes.
         let red = e.a_to_b.red.unwrap();
         assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
-        assert_eq!((red.max_p, red.weight), (0.1, 0.002));
+        assert_eq!((red.max_p, red.weight, red.gentle), (0.1, 0.002, false));
         assert_eq!(e.a_to_b.cross.len(), 1);
         assert_eq!(
             e.a_to_b.cross[0].kind,
@@ -610,6 +608,19 @@ reverse = true
         // The reverse source defaults to the link's MTU.
         assert_eq!(e.b_to_a.cross[0].kind, EmuCross::Cbr);
         assert_eq!(e.b_to_a.cross[0].packet_bytes, 1500);
+    }
+
+    /// RED as the simulator runs it by default (gentle) runs in the lab too.
+    #[test]
+    fn gentle_red_maps_onto_the_emulators_gentle_red() {
+        let p = plan(
+            "",
+            &["links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150 }"],
+        )
+        .unwrap();
+        let red = p.emulator.a_to_b.red.unwrap();
+        assert!(red.gentle);
+        assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
     }
 
     /// Every kind of cross traffic the lab generates offers the load the simulator offers for
@@ -701,14 +712,6 @@ reverse = true
                 plan("", &["flows.1.cc=\"cubic:beta=0.5\""]),
                 "flows[1].cc",
                 "kernel's own",
-            ),
-            (
-                plan(
-                    "",
-                    &["links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150 }"],
-                ),
-                "links[0].queue.gentle",
-                "gentle",
             ),
             (
                 plan(

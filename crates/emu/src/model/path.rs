@@ -207,8 +207,8 @@ impl PathModel {
         if let Some(red) = self.red.as_mut() {
             match red.on_arrival(now, self.queue.len_bytes(), self.typical_tx_ns) {
                 RedVerdict::Accept => {}
-                RedVerdict::EarlyDrop => return Err(DropReason::RedEarly),
-                RedVerdict::ForcedDrop => return Err(DropReason::RedForced),
+                RedVerdict::Early => return Err(DropReason::RedEarly),
+                RedVerdict::Forced => return Err(DropReason::RedForced),
             }
         }
         if !self.queue.fits(wire) {
@@ -394,6 +394,7 @@ mod tests {
             max_bytes: 60 * 1500,
             max_p: 1.0,
             weight: 1.0,
+            gentle: false,
         });
         let mut m = PathModel::new(&cfg, 1500, 0);
         let mut first_drop_qlen = None;

@@ -1,23 +1,16 @@
-//! Random Early Detection (S. Floyd and V. Jacobson, "Random Early Detection Gateways for
-//! Congestion Avoidance", IEEE/ACM ToN 1(4), 1993; Linux `include/net/red.h`).
+//! The emulator's RED: the queue discipline both engines share (`longhaul_path::red`: Floyd and
+//! Jacobson's Random Early Detection, with the gentle extension), sized in bytes as Linux
+//! `tc-red(8)` sizes it, with a random stream of its own.
 //!
-//! RED keeps an exponentially weighted moving average of the queue length,
-//! `avg ← (1−w)·avg + w·q`, computed at each arrival. Below `min_th` nothing is dropped; between
-//! `min_th` and `max_th` the base drop probability rises linearly,
-//! `p_b = max_p·(avg−min_th)/(max_th−min_th)`, and is spread out by the count of packets since the
-//! last drop, `p_a = p_b/(1 − count·p_b)`, so that drops are evenly spaced rather than clustered
-//! (the paper's "uniform" variant); at or above `max_th` every arrival is dropped.
-//!
-//! When a packet arrives to an empty queue the average decays as if `m` small packets had been
-//! sent during the idle time, `avg ← (1−w)^m·avg` with `m = idle / typical_tx_time` (paper §4,
-//! Linux `red_calc_qavg_from_idle_time`).
-//!
-//! Units: the queue length and thresholds are in bytes, as in Linux `tc-red(8)`.
-//! Deviation: no ECN marking (the emulator carries opaque IP packets); "gentle" mode is not
-//! implemented. With `weight = 1` the average is the instantaneous queue, which makes the onset of
-//! drops exactly `min_th` (used by the validation tests).
+//! The shared state machine keeps the average queue and decides; this wrapper gives it the
+//! emulator's units (bytes, nanoseconds) and draws the uniform number each decision needs.
+//! Deviation: no ECN marking (the emulator carries opaque IP packets, so an early signal is a
+//! drop). With `weight = 1` the average is the instantaneous queue, which makes the onset of
+//! drops exactly `min_bytes` (used by the validation tests).
 
 use super::Nanos;
+use longhaul_path::red::RedParams;
+pub use longhaul_path::red::RedVerdict;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -33,26 +26,16 @@ pub struct RedConfig {
     pub max_p: f64,
     /// EWMA weight w (Floyd suggests 0.002; 1 = instantaneous queue).
     pub weight: f64,
-}
-
-/// RED's decision for one arrival.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedVerdict {
-    /// Admit the packet.
-    Accept,
-    /// Probabilistic drop between the thresholds.
-    EarlyDrop,
-    /// Average at or above `max_th`.
-    ForcedDrop,
+    /// Ramp the drop probability from `max_p` to 1 between `max_bytes` and twice it, instead
+    /// of dropping every arrival above `max_bytes` (the simulator's default).
+    #[serde(default)]
+    pub gentle: bool,
 }
 
 /// RED state.
 #[derive(Debug, Clone)]
 pub struct Red {
-    cfg: RedConfig,
-    avg: f64,
-    count: i64,
-    idle_since: Option<Nanos>,
+    red: longhaul_path::red::Red,
     rng: SmallRng,
 }
 
@@ -60,60 +43,33 @@ impl Red {
     /// RED with an empty average and its own random stream from `seed`.
     pub fn new(cfg: RedConfig, seed: u64) -> Self {
         Self {
-            cfg,
-            avg: 0.0,
-            count: -1,
-            idle_since: None,
+            red: longhaul_path::red::Red::new(RedParams {
+                min_th: cfg.min_bytes as f64,
+                max_th: cfg.max_bytes as f64,
+                max_p: cfg.max_p,
+                weight: cfg.weight,
+                gentle: cfg.gentle,
+                ecn: false,
+            }),
             rng: SmallRng::seed_from_u64(seed),
         }
     }
 
     /// The current average queue length, in bytes.
     pub fn average_bytes(&self) -> f64 {
-        self.avg
+        self.red.avg
     }
 
     /// Notes that the queue became empty at `t` (for the idle-time decay).
     pub fn queue_emptied(&mut self, t: Nanos) {
-        self.idle_since.get_or_insert(t);
+        self.red.queue_emptied(t);
     }
 
     /// Called for each arrival with the current queue length in bytes; `tx_time_ns` is the time
     /// to send a typical packet (for the idle decay).
     pub fn on_arrival(&mut self, now: Nanos, queue_bytes: u64, tx_time_ns: Nanos) -> RedVerdict {
-        let w = self.cfg.weight;
-        if queue_bytes == 0 {
-            if let Some(since) = self.idle_since.take() {
-                let m = now.saturating_sub(since) as f64 / tx_time_ns.max(1) as f64;
-                self.avg *= (1.0 - w).powf(m);
-            }
-        } else {
-            self.idle_since = None;
-        }
-        self.avg = (1.0 - w) * self.avg + w * queue_bytes as f64;
-
-        let (min, max) = (self.cfg.min_bytes as f64, self.cfg.max_bytes as f64);
-        if self.avg < min {
-            self.count = -1;
-            return RedVerdict::Accept;
-        }
-        if self.avg >= max {
-            self.count = 0;
-            return RedVerdict::ForcedDrop;
-        }
-        self.count += 1;
-        let pb = self.cfg.max_p * (self.avg - min) / (max - min);
-        let pa = if self.count as f64 * pb >= 1.0 {
-            1.0
-        } else {
-            pb / (1.0 - self.count as f64 * pb)
-        };
-        if self.rng.gen::<f64>() < pa {
-            self.count = 0;
-            RedVerdict::EarlyDrop
-        } else {
-            RedVerdict::Accept
-        }
+        let u = self.rng.gen::<f64>();
+        self.red.on_arrival(now, queue_bytes as f64, tx_time_ns, u)
     }
 }
 
@@ -127,6 +83,7 @@ mod tests {
             max_bytes: 45_000,
             max_p: 0.1,
             weight,
+            gentle: false,
         }
     }
 
@@ -136,8 +93,27 @@ mod tests {
         for q in (0..15_000).step_by(100) {
             assert_eq!(r.on_arrival(0, q, 1000), RedVerdict::Accept, "q={q}");
         }
-        assert_eq!(r.on_arrival(0, 45_000, 1000), RedVerdict::ForcedDrop);
-        assert_eq!(r.on_arrival(0, 90_000, 1000), RedVerdict::ForcedDrop);
+        assert_eq!(r.on_arrival(0, 45_000, 1000), RedVerdict::Forced);
+        assert_eq!(r.on_arrival(0, 90_000, 1000), RedVerdict::Forced);
+    }
+
+    #[test]
+    fn gentle_red_ramps_above_max_and_forces_only_at_twice_max() {
+        let mut r = Red::new(
+            RedConfig {
+                gentle: true,
+                ..cfg(1.0)
+            },
+            5,
+        );
+        // Halfway between max and 2·max the base probability is max_p + (1 − max_p)/2 = 0.55:
+        // some arrivals pass, most are dropped early, none is forced.
+        let n = 10_000;
+        let early = (0..n)
+            .filter(|_| r.on_arrival(0, 67_500, 1000) == RedVerdict::Early)
+            .count();
+        assert!(early > n / 2 && early < n, "{early} of {n} dropped early");
+        assert_eq!(r.on_arrival(0, 90_000, 1000), RedVerdict::Forced);
     }
 
     #[test]
@@ -148,7 +124,7 @@ mod tests {
         let mut r = Red::new(cfg(1.0), 3);
         let n = 200_000;
         let drops = (0..n)
-            .filter(|_| r.on_arrival(0, 30_000, 1000) == RedVerdict::EarlyDrop)
+            .filter(|_| r.on_arrival(0, 30_000, 1000) == RedVerdict::Early)
             .count();
         let gap = n as f64 / drops as f64;
         assert!((gap - 10.0).abs() < 0.2, "mean gap {gap}");

@@ -124,6 +124,8 @@ impl RawDirection {
                     })
                     .transpose()?
                     .unwrap_or(0.002),
+                // The shorthand's RED is `tc red`'s: every arrival above `max` is dropped.
+                gentle: false,
             });
         }
         match (&self.loss, &self.gilbert) {
