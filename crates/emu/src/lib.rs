@@ -18,7 +18,8 @@
 //! each direction carried, dropped and delayed.
 //!
 //! Layout: `model` is pure and clock-free (unit-tested with explicit times); `config` holds the
-//! typed settings and `settings` reads them as users write them (scenario file, flags); `sys` wraps
+//! typed settings and `settings` reads them as users write them (scenario file, flags), and
+//! `scenario` maps a simulator scenario's link onto them; `sys` wraps
 //! the kernel (TUN, namespaces, timers, state files); `forward` is the per-direction I/O loop;
 //! `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and `coalesce`
 //! decides which of their wire segments leave together; `emulator` sets up and tears down a pair or
@@ -38,6 +39,7 @@ pub mod naive;
 pub mod observe;
 pub mod poll;
 pub mod probe;
+pub mod scenario;
 pub mod settings;
 pub mod sys;
 

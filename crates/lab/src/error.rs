@@ -66,3 +66,13 @@ pub enum LabError {
         known: String,
     },
 }
+
+impl From<longhaul_emu::scenario::Unsupported> for LabError {
+    fn from(e: longhaul_emu::scenario::Unsupported) -> Self {
+        LabError::Unsupported {
+            file: e.file,
+            field: e.field,
+            message: e.message,
+        }
+    }
+}

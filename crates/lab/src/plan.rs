@@ -2,21 +2,16 @@
 //! the flows that cross it, and what the emulator must generate.
 //!
 //! The lab has one emulated path between two namespaces, so it runs the part of the scenario
-//! format that maps onto one bottleneck:
+//! format that maps onto one bottleneck. The bottleneck link itself (rate, delay, MTU, queue,
+//! loss, cross traffic) is mapped by `longhaul_emu::scenario`, the mapping `longhaul emu
+//! --scenario` uses too; this module adds what only the lab runs:
 //!
 //! | scenario                                  | lab                                              |
 //! |-------------------------------------------|--------------------------------------------------|
 //! | `topology.kind = "dumbbell"`              | the emulated path a → b                          |
-//! | bottleneck `rate`, `reverse_rate`         | rate of a → b (data), b → a (ACKs; default: same)|
-//! | bottleneck `delay`                        | one-way delay, both directions                   |
-//! | bottleneck `mtu`                          | MTU of both TUN devices                          |
-//! | `queue` / `reverse_queue` droptail        | the emulator's droptail (packets or bytes)       |
-//! | `queue` RED (gentle or not, no ECN)       | the emulator's RED, thresholds × MTU in bytes    |
-//! | `loss`, `reverse_loss`                    | Bernoulli loss per direction                     |
 //! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
 //! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
-//! | `cross_traffic` cbr/poisson/onoff         | the emulator's cross traffic at the bottleneck   |
-//! | `seed`, `output.interval`                 | emulator random streams; series interval         |
+//! | `output.interval`                         | the series interval                              |
 //!
 //! **Per-flow RTT.** Every flow crosses the same emulated path (so the queue is shared exactly as
 //! on a dumbbell); each flow's perf server listens on its own port in namespace b, and the
@@ -32,14 +27,10 @@
 //! the kernel's TCP; the summary records that.
 
 use crate::error::LabError;
-use longhaul_emu::config::{DirectionConfig, LinkConfig, RateConfig};
-use longhaul_emu::model::cross::{CrossConfig, CrossKind as EmuCross};
-use longhaul_emu::model::delay::DelayConfig;
-use longhaul_emu::model::loss::LossConfig;
+use longhaul_emu::config::LinkConfig;
 use longhaul_emu::model::port_delay::PortDelay;
-use longhaul_emu::model::queue::QueueLimits;
-use longhaul_emu::model::red::RedConfig;
-use longhaul_sim::scenario::{CrossKind, QueueKind, QueueSpec, TopologyKind};
+use longhaul_emu::scenario::{emulated_link, EmulatedLink};
+use longhaul_sim::scenario::TopologyKind;
 use longhaul_sim::Checked;
 use std::time::Duration;
 
@@ -278,209 +269,13 @@ impl LabPlan {
     }
 }
 
-/// One link of a scenario as the emulator runs it: both directions' rate, delay, queue, loss,
-/// and the cross traffic that loads this link. Flows are not part of it (their per-port delays
-/// are added by [`LabPlan::from_scenario`]). `longhaul emu pair|shell --scenario` uses this too,
-/// so the lab and the bare emulator read a scenario's link identically.
-#[derive(Debug, Clone)]
-pub struct EmulatedLink {
-    /// The emulator's link settings.
-    pub config: LinkConfig,
-    /// The data direction's queue as mapped.
-    pub queue: MappedQueue,
-    /// b → a capacity, bits/s (`reverse_rate`, default `rate`).
-    pub reverse_capacity_bps: u64,
-}
-
-/// Maps `links[li]` of a checked scenario, and the `cross_traffic` entries, onto the emulator.
-/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic
-/// that is responsive, of kind `web`, limited in time, or on another link.
-pub fn emulated_link(checked: &Checked, li: usize, file: &str) -> Result<EmulatedLink, LabError> {
-    let s = &checked.scenario;
-    let unsupported = |field: String, message: &str| LabError::Unsupported {
-        file: file.to_string(),
-        field,
-        message: message.to_string(),
-    };
-    let link = &s.links[li];
-    let mtu = link.mtu;
-    let fwd_queue = map_queue(&link.queue, mtu, &format!("links[{li}].queue"), file)?;
-    let rev_queue = match &link.reverse_queue {
-        Some(q) => map_queue(q, mtu, &format!("links[{li}].reverse_queue"), file)?,
-        None => fwd_queue.clone(),
-    };
-    let rate_bps = link.rate.0.round() as u64;
-    let rev_bps = link.reverse_rate.map_or(rate_bps, |r| r.0.round() as u64);
-    let delay = DelayConfig {
-        delay_ns: link.delay.0,
-        ..Default::default()
-    };
-    let loss = |p: f64| {
-        if p > 0.0 {
-            LossConfig::Bernoulli { p }
-        } else {
-            LossConfig::None
-        }
-    };
-    let mut a_to_b = DirectionConfig {
-        rate: RateConfig::Constant { bps: rate_bps },
-        delay,
-        queue: fwd_queue.limits,
-        red: fwd_queue.red,
-        loss: loss(link.loss),
-        seed: s.seed,
-        ..Default::default()
-    };
-    let mut b_to_a = DirectionConfig {
-        rate: RateConfig::Constant { bps: rev_bps },
-        delay,
-        queue: rev_queue.limits,
-        red: rev_queue.red,
-        loss: loss(link.reverse_loss),
-        seed: s.seed.wrapping_add(1),
-        ..Default::default()
-    };
-    for (i, c) in s.cross_traffic.iter().enumerate() {
-        let field = |k: &str| format!("cross_traffic[{i}].{k}");
-        if c.link != link.name {
-            return Err(unsupported(
-                field("link"),
-                &format!(
-                    "cross traffic runs at the emulated bottleneck `{}` only",
-                    link.name
-                ),
-            ));
-        }
-        if c.responsive {
-            return Err(unsupported(
-                field("responsive"),
-                "the emulator's cross traffic is unresponsive; for competing TCP add a flow",
-            ));
-        }
-        let chk = &checked.cross[i];
-        if chk.start != 0 || chk.stop != s.duration.0 {
-            return Err(unsupported(
-                field("start"),
-                "the emulator's cross traffic runs for the whole experiment; remove start/stop",
-            ));
-        }
-        let kind = match c.kind {
-            CrossKind::Cbr => EmuCross::Cbr,
-            CrossKind::Poisson => EmuCross::Poisson,
-            CrossKind::Onoff => EmuCross::OnOff {
-                mean_on_ns: c.on.map_or(0, |d| d.0),
-                mean_off_ns: c.off.map_or(0, |d| d.0),
-            },
-            CrossKind::Web => {
-                return Err(unsupported(
-                    field("kind"),
-                    "`web` cross traffic is not generated by the emulator; use cbr, poisson \
-                     or onoff",
-                ))
-            }
-        };
-        let cfg = CrossConfig {
-            kind,
-            rate_bps: c.rate.0,
-            packet_bytes: chk.packet_size,
-        };
-        if c.reverse {
-            b_to_a.cross.push(cfg);
-        } else {
-            a_to_b.cross.push(cfg);
-        }
-    }
-    Ok(EmulatedLink {
-        config: LinkConfig {
-            a_to_b,
-            b_to_a,
-            mtu,
-        },
-        queue: fwd_queue,
-        reverse_capacity_bps: rev_bps,
-    })
-}
-
-/// A scenario queue mapped onto the emulator's droptail limits and RED.
-#[derive(Debug, Clone)]
-pub struct MappedQueue {
-    /// The drop-tail limits in packets and bytes.
-    pub limits: QueueLimits,
-    /// RED, when the scenario's queue is RED.
-    pub red: Option<RedConfig>,
-    /// E.g. "droptail 2000p".
-    pub describe: String,
-    /// Largest buffer the queue can hold, bytes.
-    pub max_bytes: u64,
-}
-
-fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQueue, LabError> {
-    let unsupported = |k: &str, message: &str| LabError::Unsupported {
-        file: file.to_string(),
-        field: format!("{field}.{k}"),
-        message: message.to_string(),
-    };
-    let limits = QueueLimits {
-        packets: q.packets.map(|p| p.min(u32::MAX as u64) as u32),
-        bytes: q.bytes.map(|b| b.0),
-    };
-    let max_bytes = q
-        .bytes
-        .map(|b| b.0)
-        .unwrap_or(q.packets.unwrap_or(0) * mtu as u64);
-    let size = match (q.packets, q.bytes) {
-        (Some(p), _) => format!("{p}p"),
-        (None, Some(b)) => format!("{}B", b.0),
-        _ => String::new(),
-    };
-    let red = match q.kind {
-        QueueKind::Droptail => None,
-        QueueKind::Red => {
-            if q.ecn == Some(true) {
-                return Err(unsupported(
-                    "ecn",
-                    "the emulator's RED drops and never marks ECN; set `ecn = false`",
-                ));
-            }
-            let p = q.red_params(
-                q.packets
-                    .map(|p| p as f64)
-                    .or(q.bytes.map(|b| b.0 as f64))
-                    .unwrap_or(0.0),
-            );
-            // Thresholds are in the queue's own unit: packets become MTU-sized bytes.
-            let unit = if q.packets.is_some() { mtu as f64 } else { 1.0 };
-            Some(RedConfig {
-                min_bytes: (p.min_th * unit).round() as u64,
-                max_bytes: (p.max_th * unit).round() as u64,
-                max_p: p.max_p,
-                weight: p.weight,
-                gentle: p.gentle,
-            })
-        }
-    };
-    let describe = match &red {
-        None => format!("droptail {size}"),
-        Some(r) => format!(
-            "red {size} min={}B max={}B max_p={} w={}{}",
-            r.min_bytes,
-            r.max_bytes,
-            r.max_p,
-            r.weight,
-            if r.gentle { " gentle" } else { "" }
-        ),
-    };
-    Ok(MappedQueue {
-        limits,
-        red,
-        describe,
-        max_bytes,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use longhaul_emu::config::RateConfig;
+    use longhaul_emu::model::cross::CrossKind as EmuCross;
+    use longhaul_emu::model::loss::LossConfig;
+    use longhaul_sim::scenario::CrossKind;
 
     const BASE: &str = r#"
 name = "t"

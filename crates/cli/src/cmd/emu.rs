@@ -12,7 +12,7 @@
 //! first, which is the uplink in `shell`), and every rate and duration a unit. Settings can also
 //! come from a scenario file (`--scenario FILE`), which flags override: a simulator scenario
 //! (`[[links]]`, docs/scenario.md) supplies one link (`--link NAME`, default the bottleneck),
-//! mapped by `longhaul_lab::plan::emulated_link` exactly as `longhaul lab` maps it; the
+//! mapped by `longhaul_emu::scenario` exactly as `longhaul lab` maps it; the
 //! emulator's own `[link]` shorthand is read by `longhaul_emu::settings`, which documents it.
 
 use crate::signals::{block_termination_signals, wait_signal};
@@ -240,7 +240,7 @@ pub fn run(cmd: EmuCommand) -> Result<()> {
 /// Reads the link of a scenario file: the `[link]` shorthand through `longhaul_emu::settings`;
 /// a file with `[[links]]` is a simulator scenario, parsed and checked by the simulator's own
 /// parser, and the chosen link is mapped onto the emulator exactly as `longhaul lab` maps it
-/// (`longhaul_lab::plan::emulated_link`): rate and `reverse_rate`, delay, mtu,
+/// (`longhaul_emu::scenario`): rate and `reverse_rate`, delay, mtu,
 /// `queue`/`reverse_queue` (droptail or RED), `loss`/`reverse_loss` and the `[[cross_traffic]]`
 /// on that link; what the emulator cannot do is refused naming the field.
 fn from_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
@@ -251,74 +251,19 @@ fn from_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
 }
 
 /// A simulator scenario's link (`--link NAME`, default the dumbbell's bottleneck) as emulator
-/// settings. Flows are not run by `emu pair|shell` (bring your own traffic).
+/// settings, mapped by `longhaul_emu::scenario`. Flows are not run by `emu pair|shell` (bring
+/// your own traffic).
 fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
-    use longhaul_sim::scenario::{Scenario, TopologyKind};
-    let checked = Scenario::load(path, &[])?;
-    let s = &checked.scenario;
-    let names = || {
-        s.links
-            .iter()
-            .map(|l| l.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let wanted = match name {
-        Some(n) => n.to_string(),
-        None if s.topology.kind == TopologyKind::Dumbbell => {
-            s.topology.bottleneck.clone().unwrap_or_default()
-        }
-        None if s.links.len() == 1 => s.links[0].name.clone(),
-        None => bail!(
-            "{}: a parking lot has several links ({}); choose one with --link NAME",
-            path.display(),
-            names()
-        ),
-    };
-    let li = s
-        .links
-        .iter()
-        .position(|l| l.name == wanted)
-        .ok_or_else(|| {
-            anyhow!(
-                "{}: no [[links]] entry named `{wanted}` (links: {})",
-                path.display(),
-                names()
-            )
-        })?;
-    mapped_link(&checked, li, path)
-}
-
-/// The scenario's link `li` mapped as `longhaul lab` maps it.
-#[cfg(feature = "kernel")]
-fn mapped_link(checked: &longhaul_sim::Checked, li: usize, path: &Path) -> Result<Settings> {
+    let checked = longhaul_path::Scenario::load(path, &[])?;
     let file = path.display().to_string();
-    let mapped = longhaul_lab::plan::emulated_link(checked, li, &file).map_err(|e| match e {
-        longhaul_lab::LabError::Unsupported {
-            file,
-            field,
-            message,
-        } => anyhow!(
-            "{file}: field `{field}`: {message} (the emulator cannot run this link as written)"
-        ),
-        other => anyhow!(other),
-    })?;
+    let li = longhaul_emu::scenario::link_index(&checked, name, &file)?;
+    let mapped = longhaul_emu::scenario::emulated_link(&checked, li, &file)
+        .map_err(|e| anyhow!("{e} (the emulator cannot run this link as written)"))?;
     Ok(Settings {
         mtu: Some(mapped.config.mtu),
         base: Some(mapped.config),
         ..Default::default()
     })
-}
-
-/// Without the lab (a simulator-only build) there is no mapping: say how to get one.
-#[cfg(not(feature = "kernel"))]
-fn mapped_link(_: &longhaul_sim::Checked, _: usize, path: &Path) -> Result<Settings> {
-    bail!(
-        "{}: this longhaul was built without the `kernel` feature, which maps a simulator \
-         scenario's link onto the emulator as `longhaul lab` does; give the link with flags \
-         (--rate, --delay, ...) or install with default features",
-        path.display()
-    )
 }
 
 /// A flag's rate or duration must carry a unit (`crate::units`); a file's may be bare.

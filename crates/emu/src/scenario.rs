@@ -1,0 +1,338 @@
+//! A simulator scenario's link on the emulator: the one mapping `longhaul lab` and `longhaul emu
+//! pair|shell --scenario` share, so both read a scenario's link identically.
+//!
+//! | scenario (`longhaul_path::scenario`)       | emulator                                         |
+//! |--------------------------------------------|--------------------------------------------------|
+//! | `rate`, `reverse_rate`                     | rate a → b (data), b → a (ACKs; default: same)   |
+//! | `delay`                                    | one-way delay, both directions                   |
+//! | `mtu`                                      | MTU of both TUN devices                          |
+//! | `queue` / `reverse_queue` droptail         | droptail in packets or bytes                     |
+//! | `queue` RED (gentle or not, no ECN)        | RED, thresholds × MTU in bytes                   |
+//! | `loss`, `reverse_loss`                     | Bernoulli loss per direction                     |
+//! | `cross_traffic` cbr/poisson/onoff          | cross traffic at the bottleneck (`reverse`: b → a) |
+//! | `seed`                                     | the random streams (a → b `seed`, b → a `seed + 1`) |
+//!
+//! What the emulator cannot do is refused with an [`Unsupported`] that names the field: ECN
+//! marking, cross traffic that is responsive, of kind `web`, limited in time, or on another link.
+
+use crate::config::{DirectionConfig, LinkConfig, RateConfig};
+use crate::model::cross::{CrossConfig, CrossKind as EmuCross};
+use crate::model::delay::DelayConfig;
+use crate::model::loss::LossConfig;
+use crate::model::queue::QueueLimits;
+use crate::model::red::RedConfig;
+use longhaul_path::scenario::{CrossKind, QueueKind, QueueSpec, TopologyKind};
+use longhaul_path::Checked;
+use thiserror::Error;
+
+/// A scenario field the emulator cannot honour.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[error("{file}: field `{field}`: {message}")]
+pub struct Unsupported {
+    /// The scenario file.
+    pub file: String,
+    /// The field, as a path such as `links[0].queue.ecn`.
+    pub field: String,
+    /// Why not, and what to write instead.
+    pub message: String,
+}
+
+/// Which of a scenario's links to emulate: `name` if given, else the dumbbell's bottleneck, else
+/// the only link. The error names the links there are.
+pub fn link_index(checked: &Checked, name: Option<&str>, file: &str) -> Result<usize, Unsupported> {
+    let s = &checked.scenario;
+    let names = s
+        .links
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let wanted = match name {
+        Some(n) => n.to_string(),
+        None if s.topology.kind == TopologyKind::Dumbbell => {
+            s.topology.bottleneck.clone().unwrap_or_default()
+        }
+        None if s.links.len() == 1 => s.links[0].name.clone(),
+        None => {
+            return Err(Unsupported {
+                file: file.to_string(),
+                field: "topology.kind".into(),
+                message: format!(
+                    "a parking lot has several links ({names}); choose one with --link NAME"
+                ),
+            })
+        }
+    };
+    s.links
+        .iter()
+        .position(|l| l.name == wanted)
+        .ok_or_else(|| Unsupported {
+            file: file.to_string(),
+            field: "links".into(),
+            message: format!("no [[links]] entry named `{wanted}` (links: {names})"),
+        })
+}
+
+/// One link of a scenario as the emulator runs it: both directions' rate, delay, queue, loss,
+/// and the cross traffic that loads this link. Flows are not part of it (their per-port delays
+/// are added by `longhaul lab`'s plan). `longhaul emu pair|shell --scenario` uses this too, so
+/// the lab and the bare emulator read a scenario's link identically.
+#[derive(Debug, Clone)]
+pub struct EmulatedLink {
+    /// The emulator's link settings.
+    pub config: LinkConfig,
+    /// The data direction's queue as mapped.
+    pub queue: MappedQueue,
+    /// b → a capacity, bits/s (`reverse_rate`, default `rate`).
+    pub reverse_capacity_bps: u64,
+}
+
+/// Maps `links[li]` of a checked scenario, and the `cross_traffic` entries, onto the emulator.
+/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic
+/// that is responsive, of kind `web`, limited in time, or on another link.
+pub fn emulated_link(
+    checked: &Checked,
+    li: usize,
+    file: &str,
+) -> Result<EmulatedLink, Unsupported> {
+    let s = &checked.scenario;
+    let unsupported = |field: String, message: &str| Unsupported {
+        file: file.to_string(),
+        field,
+        message: message.to_string(),
+    };
+    let link = &s.links[li];
+    let mtu = link.mtu;
+    let fwd_queue = map_queue(&link.queue, mtu, &format!("links[{li}].queue"), file)?;
+    let rev_queue = match &link.reverse_queue {
+        Some(q) => map_queue(q, mtu, &format!("links[{li}].reverse_queue"), file)?,
+        None => fwd_queue.clone(),
+    };
+    let rate_bps = link.rate.0.round() as u64;
+    let rev_bps = link.reverse_rate.map_or(rate_bps, |r| r.0.round() as u64);
+    let delay = DelayConfig {
+        delay_ns: link.delay.0,
+        ..Default::default()
+    };
+    let loss = |p: f64| {
+        if p > 0.0 {
+            LossConfig::Bernoulli { p }
+        } else {
+            LossConfig::None
+        }
+    };
+    let mut a_to_b = DirectionConfig {
+        rate: RateConfig::Constant { bps: rate_bps },
+        delay,
+        queue: fwd_queue.limits,
+        red: fwd_queue.red,
+        loss: loss(link.loss),
+        seed: s.seed,
+        ..Default::default()
+    };
+    let mut b_to_a = DirectionConfig {
+        rate: RateConfig::Constant { bps: rev_bps },
+        delay,
+        queue: rev_queue.limits,
+        red: rev_queue.red,
+        loss: loss(link.reverse_loss),
+        seed: s.seed.wrapping_add(1),
+        ..Default::default()
+    };
+    for (i, c) in s.cross_traffic.iter().enumerate() {
+        let field = |k: &str| format!("cross_traffic[{i}].{k}");
+        if c.link != link.name {
+            return Err(unsupported(
+                field("link"),
+                &format!(
+                    "cross traffic runs at the emulated bottleneck `{}` only",
+                    link.name
+                ),
+            ));
+        }
+        if c.responsive {
+            return Err(unsupported(
+                field("responsive"),
+                "the emulator's cross traffic is unresponsive; for competing TCP add a flow",
+            ));
+        }
+        let chk = &checked.cross[i];
+        if chk.start != 0 || chk.stop != s.duration.0 {
+            return Err(unsupported(
+                field("start"),
+                "the emulator's cross traffic runs for the whole experiment; remove start/stop",
+            ));
+        }
+        let kind = match c.kind {
+            CrossKind::Cbr => EmuCross::Cbr,
+            CrossKind::Poisson => EmuCross::Poisson,
+            CrossKind::Onoff => EmuCross::OnOff {
+                mean_on_ns: c.on.map_or(0, |d| d.0),
+                mean_off_ns: c.off.map_or(0, |d| d.0),
+            },
+            CrossKind::Web => {
+                return Err(unsupported(
+                    field("kind"),
+                    "`web` cross traffic is not generated by the emulator; use cbr, poisson \
+                     or onoff",
+                ))
+            }
+        };
+        let cfg = CrossConfig {
+            kind,
+            rate_bps: c.rate.0,
+            packet_bytes: chk.packet_size,
+        };
+        if c.reverse {
+            b_to_a.cross.push(cfg);
+        } else {
+            a_to_b.cross.push(cfg);
+        }
+    }
+    Ok(EmulatedLink {
+        config: LinkConfig {
+            a_to_b,
+            b_to_a,
+            mtu,
+        },
+        queue: fwd_queue,
+        reverse_capacity_bps: rev_bps,
+    })
+}
+
+/// A scenario queue mapped onto the emulator's droptail limits and RED.
+#[derive(Debug, Clone)]
+pub struct MappedQueue {
+    /// The drop-tail limits in packets and bytes.
+    pub limits: QueueLimits,
+    /// RED, when the scenario's queue is RED.
+    pub red: Option<RedConfig>,
+    /// E.g. "droptail 2000p".
+    pub describe: String,
+    /// Largest buffer the queue can hold, bytes.
+    pub max_bytes: u64,
+}
+
+fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQueue, Unsupported> {
+    let unsupported = |k: &str, message: &str| Unsupported {
+        file: file.to_string(),
+        field: format!("{field}.{k}"),
+        message: message.to_string(),
+    };
+    let limits = QueueLimits {
+        packets: q.packets.map(|p| p.min(u32::MAX as u64) as u32),
+        bytes: q.bytes.map(|b| b.0),
+    };
+    let max_bytes = q
+        .bytes
+        .map(|b| b.0)
+        .unwrap_or(q.packets.unwrap_or(0) * mtu as u64);
+    let size = match (q.packets, q.bytes) {
+        (Some(p), _) => format!("{p}p"),
+        (None, Some(b)) => format!("{}B", b.0),
+        _ => String::new(),
+    };
+    let red = match q.kind {
+        QueueKind::Droptail => None,
+        QueueKind::Red => {
+            if q.ecn == Some(true) {
+                return Err(unsupported(
+                    "ecn",
+                    "the emulator's RED drops and never marks ECN; set `ecn = false`",
+                ));
+            }
+            let p = q.red_params(
+                q.packets
+                    .map(|p| p as f64)
+                    .or(q.bytes.map(|b| b.0 as f64))
+                    .unwrap_or(0.0),
+            );
+            // Thresholds are in the queue's own unit: packets become MTU-sized bytes.
+            let unit = if q.packets.is_some() { mtu as f64 } else { 1.0 };
+            Some(RedConfig {
+                min_bytes: (p.min_th * unit).round() as u64,
+                max_bytes: (p.max_th * unit).round() as u64,
+                max_p: p.max_p,
+                weight: p.weight,
+                gentle: p.gentle,
+            })
+        }
+    };
+    let describe = match &red {
+        None => format!("droptail {size}"),
+        Some(r) => format!(
+            "red {size} min={}B max={}B max_p={} w={}{}",
+            r.min_bytes,
+            r.max_bytes,
+            r.max_p,
+            r.weight,
+            if r.gentle { " gentle" } else { "" }
+        ),
+    };
+    Ok(MappedQueue {
+        limits,
+        red,
+        describe,
+        max_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use longhaul_path::Scenario;
+
+    const PATH: &str = r#"
+duration = "10s"
+[[links]]
+name = "core"
+rate = "100mbit"
+delay = "20ms"
+queue = { kind = "red", packets = 600, min_th = 50, max_th = 150, ecn = false }
+[[links]]
+name = "edge"
+rate = "1gbit"
+delay = "1ms"
+[[flows]]
+cc = "reno"
+"#;
+
+    fn checked(topology: &str) -> Checked {
+        Scenario::parse(&format!("{PATH}{topology}"), "t.toml", "t", &[]).unwrap()
+    }
+
+    #[test]
+    fn the_bottleneck_is_the_default_link_and_names_are_checked() {
+        let c = checked("[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n");
+        assert_eq!(link_index(&c, None, "t.toml"), Ok(0));
+        assert_eq!(link_index(&c, Some("edge"), "t.toml"), Ok(1));
+        let e = link_index(&c, Some("wan"), "t.toml").unwrap_err();
+        assert_eq!(e.field, "links");
+        assert!(e.message.contains("core, edge"), "{e}");
+    }
+
+    #[test]
+    fn a_parking_lot_needs_a_chosen_link() {
+        let c = checked(
+            "[topology]\nkind = \"parking_lot\"\nchain = [\"core\", \"edge\"]\n[[flows]]\ncc = \"reno\"\npath = [\"core\"]\n",
+        );
+        let e = link_index(&c, None, "t.toml").unwrap_err();
+        assert!(e.to_string().contains("--link NAME"), "{e}");
+    }
+
+    #[test]
+    fn a_gentle_red_link_maps_in_bytes() {
+        let c = checked("[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n");
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        let red = l.config.a_to_b.red.unwrap();
+        assert_eq!(
+            (red.min_bytes, red.max_bytes, red.gentle),
+            (75_000, 225_000, true)
+        );
+        assert_eq!(
+            l.config.a_to_b.rate,
+            RateConfig::Constant { bps: 100_000_000 }
+        );
+        assert_eq!(l.config.a_to_b.delay.delay_ns, 20_000_000);
+    }
+}
