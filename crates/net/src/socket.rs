@@ -319,11 +319,6 @@ impl UdpPort {
         }
     }
 
-    /// Whether a sending thread seals and sends.
-    pub fn has_send_thread(&self) -> bool {
-        self.send_thread.is_some()
-    }
-
     /// Wait until the sending thread (if one runs) has sent everything handed to it, and take
     /// its last reports into the counters; sends after this are the loop's own again.
     pub fn stop_send_thread(&mut self, conn: &mut Connection, now: Time) -> io::Result<()> {

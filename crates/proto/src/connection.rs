@@ -56,7 +56,7 @@ use crate::reassembly::{Reassembly, Sink};
 use crate::recv::{AckState, Arrival};
 use crate::rtt::RttEstimator;
 use crate::secure::session::{InitOutcome, Session};
-use crate::secure::{Cipher, OpenedDatagram, Opener, PendingSeal, PublicKey};
+use crate::secure::{Cipher, OpenedDatagram, Opener, PendingSeal, StaticKey};
 use crate::sent::{PacketState, SentPacket, SentPackets};
 use crate::stats::Stats;
 use crate::stream::SendStream;
@@ -357,11 +357,6 @@ impl Connection {
         self.stream.all_acked()
     }
 
-    /// Bytes of memory the receive buffer holds: it follows the data held, not the window.
-    pub fn recv_memory(&self) -> usize {
-        self.recv.memory()
-    }
-
     /// Bytes written and not yet acknowledged.
     pub fn send_buffered(&self) -> u64 {
         self.stream.written() - self.stream.acked_offset()
@@ -404,7 +399,7 @@ impl Connection {
     /// Security on: the peer's static public key, once the handshake has authenticated it (the
     /// client learns it from the RESPONSE, the server from FINISH). It is set even when the
     /// [`crate::secure::PeerPolicy`] refused it, so that a refusal can name the key.
-    pub fn peer_key(&self) -> Option<PublicKey> {
+    pub fn peer_key(&self) -> Option<StaticKey> {
         self.secure.as_ref().and_then(|s| s.peer_key())
     }
 

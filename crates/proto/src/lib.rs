@@ -119,6 +119,6 @@ pub use packet::{CloseCode, PacketKind};
 pub use reassembly::Sink;
 pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
-    PublicKey, Security,
+    Security, StaticKey,
 };
 pub use stats::Stats;

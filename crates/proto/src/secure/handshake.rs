@@ -34,7 +34,7 @@
 //! draws ([`packet::INIT_MIN_LEN`]): a forged source address earns no amplification.
 
 use super::seal::Cipher;
-use super::{Identity, PublicKey};
+use super::{Identity, StaticKey};
 use crate::packet;
 use snow::params::NoiseParams;
 use snow::resolvers::{CryptoResolver, DefaultResolver};
@@ -392,7 +392,7 @@ impl Noise {
     }
 
     /// The peer's static key, once its message carrying it has been read.
-    pub fn remote_static(&self) -> Option<PublicKey> {
+    pub fn remote_static(&self) -> Option<StaticKey> {
         self.state
             .get_remote_static()
             .and_then(|k| k.try_into().ok())

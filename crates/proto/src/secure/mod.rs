@@ -108,14 +108,16 @@ use snow::resolvers::{CryptoResolver, DefaultResolver};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// An X25519 public key: what identifies an end.
-pub type PublicKey = [u8; 32];
+/// An X25519 static public key, the 32 raw bytes the Noise handshake proves: what identifies
+/// an end (`longhaul_net::keys::PublicKey` is the same key as users write it, with its file
+/// format and fingerprint).
+pub type StaticKey = [u8; 32];
 
 /// A static X25519 key pair: this end's identity.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Identity {
     private: [u8; 32],
-    public: PublicKey,
+    public: StaticKey,
 }
 
 impl std::fmt::Debug for Identity {
@@ -156,7 +158,7 @@ impl Identity {
     }
 
     /// This end's public key.
-    pub fn public_key(&self) -> PublicKey {
+    pub fn public_key(&self) -> StaticKey {
         self.public
     }
 
@@ -177,14 +179,14 @@ pub enum PeerPolicy {
     /// [`crate::Connection::peer_key`].
     Any,
     /// This key only (a client: the server's known key).
-    Exactly(PublicKey),
+    Exactly(StaticKey),
     /// Any of these keys (a server: its authorized clients).
-    AllowList(Arc<HashSet<PublicKey>>),
+    AllowList(Arc<HashSet<StaticKey>>),
 }
 
 impl PeerPolicy {
     /// Whether a peer presenting `key` is acceptable.
-    pub fn allows(&self, key: &PublicKey) -> bool {
+    pub fn allows(&self, key: &StaticKey) -> bool {
         match self {
             PeerPolicy::Any => true,
             PeerPolicy::Exactly(k) => k == key,

@@ -9,7 +9,7 @@ use super::handshake::{self, ClientHello, Noise, ServerHello};
 use super::keys::{HeldKeys, OpenError, Opened, RecvKeys, Secret, SendKeys};
 use super::replay::{Replay, ReplayWindow};
 use super::seal::PendingSeal;
-use super::{Cipher, Identity, KeyLimits, PeerPolicy, PublicKey, Security};
+use super::{Cipher, Identity, KeyLimits, PeerPolicy, Security, StaticKey};
 use crate::connection::Side;
 use crate::error::{ConfigError, PacketError};
 use crate::packet::{self, HandshakeMessage, MAX_TOKEN_LEN, RETRY_ECHO_LEN};
@@ -50,7 +50,7 @@ pub struct Session {
     sends: u32,
     /// Server: the ephemeral key of the INIT it answered.
     client_ephemeral: Option<[u8; RETRY_ECHO_LEN]>,
-    peer_key: Option<PublicKey>,
+    peer_key: Option<StaticKey>,
     cipher: Option<Cipher>,
     limits: KeyLimits,
     send: Option<SendKeys>,
@@ -112,7 +112,7 @@ impl Session {
         }))
     }
 
-    pub fn peer_key(&self) -> Option<PublicKey> {
+    pub fn peer_key(&self) -> Option<StaticKey> {
         self.peer_key
     }
 
