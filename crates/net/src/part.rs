@@ -241,13 +241,16 @@ fn write_all_vectored(file: &mut File, pieces: &[&[u8]]) -> io::Result<()> {
 /// What the thread returns: the part file, and the first error (after which it wrote nothing).
 type Outcome = (PartFile, Result<(), Fatal>);
 
-/// A [`PartFile`] hashed and written on threads of its own.
+/// A [`PartFile`] hashed and written on threads of its own, or (a small file, see
+/// [`Writer::inline`]) on the caller's.
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
     /// Hashes each chunk, before the writing thread.
     hasher: Option<JoinHandle<FileHasher>>,
     thread: Option<JoinHandle<Outcome>>,
+    /// The part file written on the caller's thread, and the first error.
+    inline: Option<Outcome>,
 }
 
 impl Writer {
@@ -313,7 +316,42 @@ impl Writer {
             spent,
             hasher: Some(hashing),
             thread: Some(thread),
+            inline: None,
         })
+    }
+
+    /// A writer for a file of less than a chunk: its bytes are hashed and written on the
+    /// caller's thread as they are queued. Starting two threads, and joining them, cost more
+    /// than the write of such a file (one piece, one `write`), and made the receiver's loop
+    /// the bottleneck of a transfer of many small files.
+    pub fn inline(file: PartFile) -> Writer {
+        let (_, spent) = bounded(0);
+        Writer {
+            pieces: None,
+            spent,
+            hasher: None,
+            thread: None,
+            inline: Some((file, Ok(()))),
+        }
+    }
+
+    /// [`Writer::write`] on the caller's thread (an inline writer's).
+    fn write_inline(outcome: &mut Outcome, piece: Piece) -> Result<(), Fatal> {
+        let (file, result) = outcome;
+        if let Err(e) = result {
+            return Err(Fatal(e.0.clone()));
+        }
+        let mut digests = Vec::new();
+        let bytes = piece.bytes();
+        file.hasher.update(bytes, |d| digests.push(d));
+        if file.written + bytes.len() as u64 == file.size {
+            digests.extend(file.hasher.end());
+        }
+        if let Err(e) = file.write(&[bytes], &digests) {
+            *result = Err(Fatal(e.0.clone()));
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// An empty piece to fill: one the thread is done with, or a new one.
@@ -324,6 +362,9 @@ impl Writer {
     /// Queue `buf` to be written, waiting while the queue is full. An error is the thread's
     /// (the disk's): nothing more is written.
     pub fn write(&mut self, buf: Piece) -> Result<(), Fatal> {
+        if let Some(outcome) = self.inline.as_mut() {
+            return Writer::write_inline(outcome, buf);
+        }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };
@@ -346,6 +387,9 @@ impl Writer {
     /// wait, so the connection's thread can go on receiving and acknowledging while the disk
     /// catches up. An error is the thread's, as for [`Writer::write`].
     pub fn try_write(&mut self, buf: Piece) -> Result<Option<Piece>, Fatal> {
+        if let Some(outcome) = self.inline.as_mut() {
+            return Writer::write_inline(outcome, buf).map(|()| None);
+        }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };
@@ -368,6 +412,9 @@ impl Writer {
 
     /// Both threads' ends: the part file with the file's digest in it.
     fn join(&mut self) -> Option<Outcome> {
+        if let Some(outcome) = self.inline.take() {
+            return Some(outcome);
+        }
         let outcome = self.thread.take().and_then(|t| t.join().ok());
         let hasher = self.hasher.take().and_then(|t| t.join().ok());
         match (outcome, hasher) {

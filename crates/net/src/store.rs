@@ -47,6 +47,8 @@ pub struct Store {
     discard: bool,
     /// Part files some session is writing now, with the session's peer address.
     busy: HashMap<String, SocketAddr>,
+    /// The placing threads, started with the first file to place.
+    placer: Option<Placer>,
 }
 
 /// The file in the staging directory whose bytes are locked, one per part file being written
@@ -208,6 +210,7 @@ impl Store {
             overwrite,
             discard: false,
             busy: HashMap::new(),
+            placer: None,
         })
     }
 
@@ -222,7 +225,22 @@ impl Store {
             overwrite: false,
             discard: true,
             busy: HashMap::new(),
+            placer: None,
         }
+    }
+
+    fn placer(&mut self) -> &mut Placer {
+        self.placer.get_or_insert_with(Placer::start)
+    }
+
+    /// Verdicts of files [`Incoming::finish_queued`] queued that are placed now.
+    pub fn placed(&mut self) -> Vec<PlacedFile> {
+        self.placer.as_mut().map_or_else(Vec::new, Placer::take)
+    }
+
+    /// Files queued for placing whose verdict [`Store::placed`] has not handed over yet.
+    pub fn placing(&self) -> usize {
+        self.placer.as_ref().map_or(0, |p| p.pending)
     }
 
     /// The receiving directory.
@@ -350,14 +368,27 @@ impl Store {
                 if let Some(holder) = self.busy.get(&key) {
                     return Ok(Plan::Busy(Some(*holder)));
                 }
-                let Some(lock) = lock_part(&self.staging, &key)
-                    .map_err(|e| format!("cannot lock the part file of {shown}: {e}"))?
-                else {
-                    return Ok(Plan::Busy(None));
+                // A part file or journal already there (a cut transfer's, or one another
+                // process writes now) is locked before it is offered. Otherwise the lock is
+                // taken when the file's bytes begin (`Planned::begin`): holding one lock per
+                // planned file made each lock and unlock walk all the others in the kernel,
+                // quadratic in the files of a tree.
+                let staged = |ext: &str| {
+                    std::fs::symlink_metadata(self.staging.join(format!("{key}.{ext}"))).is_ok()
+                };
+                let lock = if staged("part") || staged("journal") {
+                    let Some(lock) = lock_part(&self.staging, &key)
+                        .map_err(|e| format!("cannot lock the part file of {shown}: {e}"))?
+                    else {
+                        return Ok(Plan::Busy(None));
+                    };
+                    Some(lock)
+                } else {
+                    None
                 };
                 self.busy.insert(key.clone(), owner);
                 let mut planned = Planned::new(&self.staging, key, entry, dest, resume);
-                planned.lock = Some(lock);
+                planned.lock = lock;
                 let action = Action::Send {
                     from_chunk: planned.offered,
                     prefix: planned.prefix,
@@ -472,7 +503,8 @@ pub struct Planned {
     prefix: [u8; DIGEST_LEN],
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
-    /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended.
+    /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended;
+    /// `None` until [`Planned::begin`] for a file with nothing staged at its plan.
     lock: Option<File>,
 }
 
@@ -546,7 +578,7 @@ impl Planned {
     /// The sender starts at `from_chunk`: the offered prefix or 0 (start over). The prefix's
     /// chunks are hashed again from the disk for the file's digest, not taken from the
     /// journal, so the final check covers the bytes the part file holds now.
-    pub fn begin(self, from_chunk: u64) -> Result<Incoming, Fatal> {
+    pub fn begin(mut self, from_chunk: u64) -> Result<Incoming, Fatal> {
         let shown = Printable::from(self.entry.path.as_str());
         let io = |e: io::Error| Fatal(format!("part file of {shown} on the receiver: {e}"));
         if from_chunk != 0 && from_chunk != self.offered {
@@ -558,7 +590,32 @@ impl Planned {
         if self.sink {
             return self.begin_discarded();
         }
+        if self.lock.is_none() {
+            let staging = self.part_path.parent().unwrap_or(Path::new("."));
+            match lock_part(staging, &self.key) {
+                Ok(Some(lock)) => self.lock = Some(lock),
+                Ok(None) => {
+                    // Another process began this part file since the plan: the bytes are
+                    // taken and dropped, and the file is refused as busy.
+                    let why = busy_reason(&self.entry.path);
+                    self.sink = true;
+                    let mut inc = self.begin_discarded()?;
+                    inc.refused = Some(why);
+                    return Ok(inc);
+                }
+                Err(e) => return Err(Fatal(format!("cannot lock the part file of {shown}: {e}"))),
+            }
+        }
         let mut part = open_staged(&self.part_path).map_err(io)?;
+        if from_chunk == 0 && self.entry.size() < CHUNK_SIZE {
+            // No whole chunk: nothing a journal could offer to resume (resending it costs
+            // less than journaling it), and too little to write for threads of its own.
+            part.set_len(0).map_err(io)?;
+            let _ = std::fs::remove_file(&self.journal_path);
+            let size = self.entry.size();
+            let file = PartFile::new(part, None, &self.entry.path, size, 0, FileHasher::new());
+            return Ok(self.incoming(Writer::inline(file), 0));
+        }
         let journal = if from_chunk == 0 {
             Journal::create(&self.journal_path, &self.header).map_err(io)?
         } else {
@@ -608,6 +665,7 @@ impl Planned {
             written: start,
             resumed: start,
             sink: self.sink,
+            refused: None,
             _lock: self.lock,
         }
     }
@@ -651,6 +709,8 @@ pub struct Incoming {
     pub resumed: u64,
     /// Discarded, not stored: no part file, journal or destination to touch.
     sink: bool,
+    /// Why the file is refused whatever its bytes (they are taken and dropped).
+    refused: Option<String>,
     /// The part file's lock, dropped with the file.
     _lock: Option<File>,
 }
@@ -799,58 +859,60 @@ impl Incoming {
         store: &mut Store,
         theirs: &[u8; DIGEST_LEN],
     ) -> Result<[u8; DIGEST_LEN], String> {
+        match self.verify(store, theirs) {
+            Verified::Now(result) => result,
+            Verified::ToPlace(p) => p.place(),
+        }
+    }
+
+    /// [`Incoming::finish`], with the flushes and the rename on the store's placing threads:
+    /// `Some` is the verdict now (a digest that differs, a refused or discarded file); `None`
+    /// means the file is being placed, and its verdict comes from [`Store::placed`] with `tag`.
+    pub fn finish_queued(
+        self,
+        store: &mut Store,
+        theirs: &[u8; DIGEST_LEN],
+        tag: PlaceTag,
+    ) -> Option<Result<[u8; DIGEST_LEN], String>> {
+        match self.verify(store, theirs) {
+            Verified::Now(result) => Some(result),
+            Verified::ToPlace(p) => {
+                store.placer().queue(tag, p);
+                None
+            }
+        }
+    }
+
+    /// Everything up to the flushes: the bytes drained to the part file and checked.
+    fn verify(self, store: &mut Store, theirs: &[u8; DIGEST_LEN]) -> Verified {
         store.release(&self.key);
         let shown = Printable::from(self.entry.path.as_str());
         let (file, this) = match self.drain() {
             Ok(x) => x,
-            Err(e) => return Err(e.0),
+            Err(e) => return Verified::Now(Err(e.0)),
         };
+        if let Some(why) = this.refused {
+            return Verified::Now(Err(why));
+        }
         let ours = file.hasher.digest();
-        let part = file.part;
         if this.sink && ours == *theirs {
-            return Ok(ours);
+            return Verified::Now(Ok(ours));
         }
         if ours != *theirs {
             this.discard();
-            return Err(format!(
+            return Verified::Now(Err(format!(
                 "digest mismatch (BLAKE3 list of 1 MiB chunks) for {shown}: received data \
                  hashes to {}, the sender's file to {}",
                 crate::framing::hex(&ours),
                 crate::framing::hex(theirs)
-            ));
+            )));
         }
-        let mode = this.entry.mode & 0o777;
-        let placed = (|| -> io::Result<()> {
-            part.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            part.set_times(FileTimes::new().set_modified(system_time(this.entry.mtime)))?;
-            part.sync_all()?;
-            Ok(())
-        })();
-        if let Err(e) = placed {
-            return Err(disk_error(&this.entry.path, &e));
-        }
-        match std::fs::symlink_metadata(&this.dest) {
-            Ok(m) if m.is_dir() => {
-                return Err(format!("{shown} became a directory on the receiver"))
-            }
-            Ok(_) if !store.overwrite => {
-                return Err(format!(
-                    "{shown} appeared on the receiver during the transfer"
-                ))
-            }
-            _ => {}
-        }
-        if let Err(e) = std::fs::rename(&this.part_path, &this.dest) {
-            return Err(format!("cannot rename into place {shown}: {e}"));
-        }
-        let _ = std::fs::remove_file(&this.journal_path);
-        // The rename is durable only once the directory is.
-        if let Some(dir) = this.dest.parent() {
-            if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
-                return Err(format!("cannot flush the directory of {shown}: {e}"));
-            }
-        }
-        Ok(ours)
+        Verified::ToPlace(ToPlace {
+            part: file.part,
+            digest: ours,
+            overwrite: store.overwrite,
+            incoming: this,
+        })
     }
 
     /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
@@ -868,6 +930,158 @@ impl Incoming {
         store.release(&self.key);
         if let Ok((mut file, _)) = self.drain() {
             let _ = file.checkpoint();
+        }
+    }
+}
+
+/// What [`Incoming::verify`] found.
+enum Verified {
+    /// The verdict, with nothing left to do.
+    Now(Result<[u8; DIGEST_LEN], String>),
+    /// A verified part file, to flush and rename into place.
+    ToPlace(ToPlace),
+}
+
+/// A verified part file on its way to its name (it holds the part file's lock until then).
+struct ToPlace {
+    part: File,
+    digest: [u8; DIGEST_LEN],
+    overwrite: bool,
+    incoming: Incoming,
+}
+
+impl ToPlace {
+    /// Give the file its mode and mtime, flush it, rename it onto its path and flush the
+    /// directory: the file is then stored.
+    fn place(self) -> Result<[u8; DIGEST_LEN], String> {
+        let this = &self.incoming;
+        let shown = Printable::from(this.entry.path.as_str());
+        let mode = this.entry.mode & 0o777;
+        let part = &self.part;
+        let placed = (|| -> io::Result<()> {
+            part.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            part.set_times(FileTimes::new().set_modified(system_time(this.entry.mtime)))?;
+            part.sync_all()?;
+            Ok(())
+        })();
+        if let Err(e) = placed {
+            return Err(disk_error(&this.entry.path, &e));
+        }
+        match std::fs::symlink_metadata(&this.dest) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("{shown} became a directory on the receiver"))
+            }
+            Ok(_) if !self.overwrite => {
+                return Err(format!(
+                    "{shown} appeared on the receiver during the transfer"
+                ))
+            }
+            _ => {}
+        }
+        if let Err(e) = std::fs::rename(&this.part_path, &this.dest) {
+            return Err(format!("cannot rename into place {shown}: {e}"));
+        }
+        let _ = std::fs::remove_file(&this.journal_path);
+        // The rename is durable only once the directory is.
+        if let Some(dir) = this.dest.parent() {
+            if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+                return Err(format!("cannot flush the directory of {shown}: {e}"));
+            }
+        }
+        Ok(self.digest)
+    }
+}
+
+/// Who waits for a placed file's verdict: a session (its peer and serial number) and the
+/// entry's id.
+pub type PlaceTag = (SocketAddr, u64, u32);
+
+/// A placed file's verdict, for the session named by its tag.
+pub type PlacedFile = (PlaceTag, Result<[u8; DIGEST_LEN], String>);
+
+/// Threads that flush verified files and rename them into place ([`PLACERS`] of them), so that
+/// the connection's thread goes on receiving and acknowledging meanwhile. Two flushes per
+/// file (the file, its directory) held that thread for most of a small file's time: a tree
+/// of small files went at the disk's flush rate, and the sender, its ACKs late, took its
+/// packets for lost. Flushes from several threads at once also share the file system's
+/// journal commits.
+struct Placer {
+    jobs: Option<crossbeam_channel::Sender<(PlaceTag, ToPlace)>>,
+    done: crossbeam_channel::Receiver<PlacedFile>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Verdicts of files placed on the caller's thread (no placing thread could start).
+    here: Vec<PlacedFile>,
+    /// Files queued whose verdict was not yet taken.
+    pending: usize,
+}
+
+/// Threads placing verified files.
+pub const PLACERS: usize = 4;
+
+impl Placer {
+    fn start() -> Placer {
+        let (jobs, rx) = crossbeam_channel::unbounded::<(PlaceTag, ToPlace)>();
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        let threads = (0..PLACERS)
+            .filter_map(|_| {
+                let (rx, done_tx) = (rx.clone(), done_tx.clone());
+                std::thread::Builder::new()
+                    .name("longhaul-place".into())
+                    .spawn(move || {
+                        for (tag, p) in rx {
+                            if done_tx.send((tag, p.place())).is_err() {
+                                return;
+                            }
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        Placer {
+            jobs: Some(jobs),
+            done,
+            threads,
+            here: Vec::new(),
+            pending: 0,
+        }
+    }
+
+    fn queue(&mut self, tag: PlaceTag, p: ToPlace) {
+        self.pending += 1;
+        if self.threads.is_empty() {
+            // No thread could be started: placed here.
+            let _ = self.jobs.take();
+        }
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(e) = jobs.send((tag, p)) {
+                    let (tag, p) = e.into_inner();
+                    self.placed_here(tag, p);
+                }
+            }
+            None => self.placed_here(tag, p),
+        }
+    }
+
+    fn placed_here(&mut self, tag: PlaceTag, p: ToPlace) {
+        let verdict = p.place();
+        self.here.push((tag, verdict));
+    }
+
+    /// Verdicts ready now.
+    fn take(&mut self) -> Vec<PlacedFile> {
+        let mut out = std::mem::take(&mut self.here);
+        out.extend(self.done.try_iter());
+        self.pending -= out.len();
+        out
+    }
+}
+
+impl Drop for Placer {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for t in self.threads.drain(..) {
+            let _ = t.join();
         }
     }
 }
