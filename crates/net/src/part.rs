@@ -242,15 +242,33 @@ fn write_all_vectored(file: &mut File, pieces: &[&[u8]]) -> io::Result<()> {
 type Outcome = (PartFile, Result<(), Fatal>);
 
 /// A [`PartFile`] hashed and written on threads of its own, or (a small file, see
-/// [`Writer::inline`]) on the caller's.
+/// [`Writer::in_memory`]) kept in memory for the caller.
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
     /// Hashes each chunk, before the writing thread.
     hasher: Option<JoinHandle<FileHasher>>,
     thread: Option<JoinHandle<Outcome>>,
-    /// The part file written on the caller's thread, and the first error.
-    inline: Option<Outcome>,
+    /// The bytes kept in memory ([`Writer::in_memory`]).
+    memory: Option<Memory>,
+}
+
+/// A small file's bytes, hashed as they come.
+struct Memory {
+    bytes: Vec<u8>,
+    hasher: FileHasher,
+    size: u64,
+}
+
+impl Memory {
+    fn put(&mut self, piece: &Piece) {
+        let bytes = piece.bytes();
+        self.hasher.update(bytes, |_| {});
+        self.bytes.extend_from_slice(bytes);
+        if self.bytes.len() as u64 == self.size {
+            self.hasher.end();
+        }
+    }
 }
 
 impl Writer {
@@ -316,42 +334,38 @@ impl Writer {
             spent,
             hasher: Some(hashing),
             thread: Some(thread),
-            inline: None,
+            memory: None,
         })
     }
 
-    /// A writer for a file of less than a chunk: its bytes are hashed and written on the
-    /// caller's thread as they are queued. Starting two threads, and joining them, cost more
-    /// than the write of such a file (one piece, one `write`), and made the receiver's loop
-    /// the bottleneck of a transfer of many small files.
-    pub fn inline(file: PartFile) -> Writer {
+    /// A writer for a file of less than a chunk: its bytes are hashed on the caller's thread
+    /// and kept in memory, for the part file to be written whole when it is placed
+    /// ([`Writer::finish_memory`]). Creating the part file and starting two threads on the
+    /// connection's thread cost more than the write of such a file, and made that thread the
+    /// bottleneck of a transfer of many small files.
+    pub fn in_memory(size: u64) -> Writer {
         let (_, spent) = bounded(0);
         Writer {
             pieces: None,
             spent,
             hasher: None,
             thread: None,
-            inline: Some((file, Ok(()))),
+            memory: Some(Memory {
+                bytes: Vec::with_capacity(size as usize),
+                hasher: FileHasher::new(),
+                size,
+            }),
         }
     }
 
-    /// [`Writer::write`] on the caller's thread (an inline writer's).
-    fn write_inline(outcome: &mut Outcome, piece: Piece) -> Result<(), Fatal> {
-        let (file, result) = outcome;
-        if let Err(e) = result {
-            return Err(Fatal(e.0.clone()));
-        }
-        let mut digests = Vec::new();
-        let bytes = piece.bytes();
-        file.hasher.update(bytes, |d| digests.push(d));
-        if file.written + bytes.len() as u64 == file.size {
-            digests.extend(file.hasher.end());
-        }
-        if let Err(e) = file.write(&[bytes], &digests) {
-            *result = Err(Fatal(e.0.clone()));
-            return Err(e);
-        }
-        Ok(())
+    /// Whether the bytes are kept in memory ([`Writer::in_memory`]).
+    pub fn is_memory(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// An in-memory writer's bytes and their digests.
+    pub fn finish_memory(mut self) -> Option<(Vec<u8>, FileHasher)> {
+        self.memory.take().map(|m| (m.bytes, m.hasher))
     }
 
     /// An empty piece to fill: one the thread is done with, or a new one.
@@ -362,8 +376,9 @@ impl Writer {
     /// Queue `buf` to be written, waiting while the queue is full. An error is the thread's
     /// (the disk's): nothing more is written.
     pub fn write(&mut self, buf: Piece) -> Result<(), Fatal> {
-        if let Some(outcome) = self.inline.as_mut() {
-            return Writer::write_inline(outcome, buf);
+        if let Some(m) = self.memory.as_mut() {
+            m.put(&buf);
+            return Ok(());
         }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
@@ -387,8 +402,9 @@ impl Writer {
     /// wait, so the connection's thread can go on receiving and acknowledging while the disk
     /// catches up. An error is the thread's, as for [`Writer::write`].
     pub fn try_write(&mut self, buf: Piece) -> Result<Option<Piece>, Fatal> {
-        if let Some(outcome) = self.inline.as_mut() {
-            return Writer::write_inline(outcome, buf).map(|()| None);
+        if let Some(m) = self.memory.as_mut() {
+            m.put(&buf);
+            return Ok(None);
         }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
@@ -412,9 +428,6 @@ impl Writer {
 
     /// Both threads' ends: the part file with the file's digest in it.
     fn join(&mut self) -> Option<Outcome> {
-        if let Some(outcome) = self.inline.take() {
-            return Some(outcome);
-        }
         let outcome = self.thread.take().and_then(|t| t.join().ok());
         let hasher = self.hasher.take().and_then(|t| t.join().ok());
         match (outcome, hasher) {

@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use std::any::Any;
 use std::collections::HashMap;
 use std::fs::{File, FileTimes, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -606,16 +606,14 @@ impl Planned {
                 Err(e) => return Err(Fatal(format!("cannot lock the part file of {shown}: {e}"))),
             }
         }
-        let mut part = open_staged(&self.part_path).map_err(io)?;
         if from_chunk == 0 && self.entry.size() < CHUNK_SIZE {
             // No whole chunk: nothing a journal could offer to resume (resending it costs
-            // less than journaling it), and too little to write for threads of its own.
-            part.set_len(0).map_err(io)?;
-            let _ = std::fs::remove_file(&self.journal_path);
+            // less than journaling it), and too little to write for threads of its own. Its
+            // part file is written whole when it is placed.
             let size = self.entry.size();
-            let file = PartFile::new(part, None, &self.entry.path, size, 0, FileHasher::new());
-            return Ok(self.incoming(Writer::inline(file), 0));
+            return Ok(self.incoming(Writer::in_memory(size), 0));
         }
+        let mut part = open_staged(&self.part_path).map_err(io)?;
         let journal = if from_chunk == 0 {
             Journal::create(&self.journal_path, &self.header).map_err(io)?
         } else {
@@ -843,13 +841,18 @@ impl Incoming {
         Ok(true)
     }
 
-    /// Everything taken, written: the part file with its digests.
-    fn drain(mut self) -> Result<(PartFile, Incoming), Fatal> {
+    /// Everything taken, written: the part file with its digests (or, a small file's, the
+    /// bytes with theirs).
+    fn drain(mut self) -> Result<(Drained, Incoming), Fatal> {
         let mut writer = self.writer.take().expect("drained once");
         if let Some(fill) = self.fill.take().filter(|f| !f.is_empty()) {
             writer.write(fill)?;
         }
-        Ok((writer.finish()?, self))
+        if writer.is_memory() {
+            let (bytes, hasher) = writer.finish_memory().expect("in memory");
+            return Ok((Drained::Memory(bytes, hasher), self));
+        }
+        Ok((Drained::File(writer.finish()?), self))
     }
 
     /// All bytes are in and the sender's digest arrived: verify, flush, rename into place.
@@ -894,7 +897,10 @@ impl Incoming {
         if let Some(why) = this.refused {
             return Verified::Now(Err(why));
         }
-        let ours = file.hasher.digest();
+        let (ours, part) = match file {
+            Drained::File(f) => (f.hasher.digest(), Staged::File(f.part)),
+            Drained::Memory(bytes, hasher) => (hasher.digest(), Staged::Bytes(bytes)),
+        };
         if this.sink && ours == *theirs {
             return Verified::Now(Ok(ours));
         }
@@ -908,7 +914,7 @@ impl Incoming {
             )));
         }
         Verified::ToPlace(ToPlace {
-            part: file.part,
+            part,
             digest: ours,
             overwrite: store.overwrite,
             incoming: this,
@@ -928,7 +934,7 @@ impl Incoming {
     /// what reached the disk before an error itself).
     pub fn suspend(self, store: &mut Store) {
         store.release(&self.key);
-        if let Ok((mut file, _)) = self.drain() {
+        if let Ok((Drained::File(mut file), _)) = self.drain() {
             let _ = file.checkpoint();
         }
     }
@@ -942,9 +948,25 @@ enum Verified {
     ToPlace(ToPlace),
 }
 
+/// A file's bytes, all taken.
+enum Drained {
+    /// In its part file.
+    File(PartFile),
+    /// In memory (a file of less than a chunk), with their digests.
+    Memory(Vec<u8>, FileHasher),
+}
+
+/// Where a verified file's bytes are.
+enum Staged {
+    /// In the open part file.
+    File(File),
+    /// In memory, to be written to the part file when placed.
+    Bytes(Vec<u8>),
+}
+
 /// A verified part file on its way to its name (it holds the part file's lock until then).
 struct ToPlace {
-    part: File,
+    part: Staged,
     digest: [u8; DIGEST_LEN],
     overwrite: bool,
     incoming: Incoming,
@@ -957,7 +979,21 @@ impl ToPlace {
         let this = &self.incoming;
         let shown = Printable::from(this.entry.path.as_str());
         let mode = this.entry.mode & 0o777;
-        let part = &self.part;
+        let part = match self.part {
+            Staged::File(f) => f,
+            Staged::Bytes(bytes) => {
+                let written = (|| -> io::Result<File> {
+                    let mut f = open_staged(&this.part_path)?;
+                    f.set_len(0)?;
+                    f.write_all(&bytes)?;
+                    Ok(f)
+                })();
+                match written {
+                    Ok(f) => f,
+                    Err(e) => return Err(disk_error(&this.entry.path, &e)),
+                }
+            }
+        };
         let placed = (|| -> io::Result<()> {
             part.set_permissions(std::fs::Permissions::from_mode(mode))?;
             part.set_times(FileTimes::new().set_modified(system_time(this.entry.mtime)))?;
@@ -1180,11 +1216,11 @@ mod tests {
         let data = pattern(3 * CHUNK_SIZE as usize, 5);
         let (old, new, held) = (
             file("old", data.len() as u64),
-            file("new", 9),
+            file("new", CHUNK_SIZE + 9),
             file("held", 9),
         );
         cut_after(&mut s, &old, &data, 2 * CHUNK_SIZE as usize);
-        cut_after(&mut s, &new, &data[..9], 4);
+        cut_after(&mut s, &new, &data, CHUNK_SIZE as usize + 4);
         let staging = dir.path().join(STAGING_DIR);
         let week = Duration::from_secs(8 * 86_400);
         for e in std::fs::read_dir(&staging).unwrap() {
@@ -1200,9 +1236,11 @@ mod tests {
                     .unwrap();
             }
         }
-        // A session holds this one now (and wrote nothing yet).
+        // A session holds this one now: its bytes began (and none arrived yet).
         let (_, planned) = s.plan(&held, "k", true);
         let planned = planned.unwrap();
+        let held_key = planned.key().to_string();
+        let _receiving = planned.begin(0).unwrap();
         let listed = stale_parts(dir.path(), Duration::from_secs(7 * 86_400)).unwrap();
         assert_eq!(listed.len(), 1, "{listed:?}");
         assert_eq!(listed[0].path.as_deref(), Some("old"));
@@ -1213,7 +1251,7 @@ mod tests {
         assert_eq!(left[0].path.as_deref(), Some("new"));
         // Held by a session: not removed.
         let mut as_held = left[0].clone();
-        as_held.key = planned.key().to_string();
+        as_held.key = held_key;
         assert!(!remove_part(dir.path(), &as_held).unwrap());
     }
 

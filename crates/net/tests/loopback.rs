@@ -1642,3 +1642,45 @@ fn a_vanished_senders_rerun_takes_its_part_file_over_and_spares_a_live_send() {
     );
     assert!(others(dst.path(), &["big.bin", "other.bin"]).is_empty());
 }
+
+/// 1,000 files of 1 KB on loopback: the sender never waits for one file's verdict before the
+/// next, so files share packets (a file per round trip would take at least one packet each:
+/// 1,000), and the receiver, whose flushes and renames run beside its connection, acknowledges
+/// in time: no packet is declared lost and no retransmission timer fires on this lossless path.
+#[test]
+fn a_thousand_small_files_share_packets_and_none_is_taken_for_lost() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let tree = src.path().join("small");
+    std::fs::create_dir(&tree).unwrap();
+    let files: Vec<Vec<u8>> = (0..1000)
+        .map(|i| random_file(&tree, &format!("f{i:04}"), 1024, 1000 + i).1)
+        .collect();
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let report = send(&tree, addr, "fast").unwrap();
+    let got = rx.join().unwrap();
+    assert!(got[0].error.is_none(), "{:?}", got[0].error);
+    let stored = report
+        .files
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Stored(_)))
+        .count();
+    assert_eq!(stored, 1000);
+    for (i, data) in files.iter().enumerate() {
+        let path = dst.path().join("small").join(format!("f{i:04}"));
+        assert_eq!(&std::fs::read(path).unwrap(), data);
+    }
+    let s = &report.stats;
+    assert!(
+        s.packets_sent < 1000,
+        "1,000 files in {} data packets: a packet per file or more",
+        s.packets_sent
+    );
+    assert_eq!(
+        (s.packets_lost, s.rto_count),
+        (0, 0),
+        "packets declared lost and timeouts on a lossless path (srtt {} µs)",
+        s.srtt_us
+    );
+    assert!(others(dst.path(), &["small"]).is_empty());
+}
