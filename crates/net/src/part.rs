@@ -50,6 +50,8 @@ pub const PIECE: usize = CHUNK_SIZE as usize;
 /// Up to [`PIECE`] bytes of the file in aligned storage.
 pub struct Piece {
     buf: AlignedBuf,
+    /// Bytes it may hold: [`PIECE`], or less for a small file's.
+    cap: usize,
     len: usize,
     /// Digests of the chunks these bytes complete (set by the hashing thread).
     digests: Vec<[u8; DIGEST_LEN]>,
@@ -57,11 +59,23 @@ pub struct Piece {
 
 impl Piece {
     fn new() -> Piece {
+        Piece::sized(PIECE)
+    }
+
+    /// A piece for at most `cap` bytes (a small file's: zeroing a whole one per file cost
+    /// more than the file).
+    fn sized(cap: usize) -> Piece {
         Piece {
-            buf: AlignedBuf::new(PIECE),
+            buf: AlignedBuf::new(cap.max(1)),
+            cap,
             len: 0,
             digests: Vec::new(),
         }
+    }
+
+    /// Bytes it can still take.
+    pub fn room(&self) -> usize {
+        self.cap - self.len
     }
 
     /// Bytes held.
@@ -87,7 +101,7 @@ impl Piece {
     /// reads the connection's stream into it, one copy fewer than reading into a buffer and
     /// extending); it returns how many it wrote, which are appended.
     pub fn fill_with(&mut self, max: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> usize {
-        let room = (PIECE - self.len).min(max);
+        let room = self.room().min(max);
         let buf = self.buf.as_mut_slice();
         let n = fill(&mut buf[self.len..self.len + room]).min(room);
         self.len += n;
@@ -370,6 +384,9 @@ impl Writer {
 
     /// An empty piece to fill: one the thread is done with, or a new one.
     pub fn buffer(&self) -> Piece {
+        if let Some(m) = &self.memory {
+            return Piece::sized(m.size as usize - m.bytes.len());
+        }
         self.spent.try_recv().unwrap_or_else(|_| Piece::new())
     }
 

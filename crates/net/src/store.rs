@@ -590,6 +590,14 @@ impl Planned {
         if self.sink {
             return self.begin_discarded();
         }
+        let small = from_chunk == 0 && self.entry.size() < CHUNK_SIZE;
+        if small {
+            // No whole chunk: nothing a journal could offer to resume (resending it costs
+            // less than journaling it), and too little to write for threads of its own. Its
+            // part file is written whole, under its lock, when it is placed.
+            let size = self.entry.size();
+            return Ok(self.incoming(Writer::in_memory(size), 0));
+        }
         if self.lock.is_none() {
             let staging = self.part_path.parent().unwrap_or(Path::new("."));
             match lock_part(staging, &self.key) {
@@ -605,13 +613,6 @@ impl Planned {
                 }
                 Err(e) => return Err(Fatal(format!("cannot lock the part file of {shown}: {e}"))),
             }
-        }
-        if from_chunk == 0 && self.entry.size() < CHUNK_SIZE {
-            // No whole chunk: nothing a journal could offer to resume (resending it costs
-            // less than journaling it), and too little to write for threads of its own. Its
-            // part file is written whole when it is placed.
-            let size = self.entry.size();
-            return Ok(self.incoming(Writer::in_memory(size), 0));
         }
         let mut part = open_staged(&self.part_path).map_err(io)?;
         let journal = if from_chunk == 0 {
@@ -724,7 +725,7 @@ struct LentPiece {
 
 impl Sink for LentPiece {
     fn room(&self) -> usize {
-        (PIECE - self.piece.len()).min(self.limit - self.taken)
+        self.piece.room().min(self.limit - self.taken)
     }
 
     fn put(&mut self, bytes: &[u8]) {
@@ -979,9 +980,22 @@ impl ToPlace {
         let this = &self.incoming;
         let shown = Printable::from(this.entry.path.as_str());
         let mode = this.entry.mode & 0o777;
+        // A small file's part file is locked from its creation until it is under its name.
+        let mut _held = None;
         let part = match self.part {
             Staged::File(f) => f,
             Staged::Bytes(bytes) => {
+                let staging = this.part_path.parent().unwrap_or(Path::new("."));
+                let lock = match &this._lock {
+                    Some(_) => None,
+                    None => match lock_part(staging, &this.key) {
+                        Ok(Some(lock)) => Some(lock),
+                        // Another process began this part file since the plan.
+                        Ok(None) => return Err(busy_reason(&this.entry.path)),
+                        Err(e) => return Err(format!("cannot lock the part file of {shown}: {e}")),
+                    },
+                };
+                _held = lock;
                 let written = (|| -> io::Result<File> {
                     let mut f = open_staged(&this.part_path)?;
                     f.set_len(0)?;
