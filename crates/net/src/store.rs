@@ -1231,7 +1231,7 @@ mod tests {
         let (old, new, held) = (
             file("old", data.len() as u64),
             file("new", CHUNK_SIZE + 9),
-            file("held", 9),
+            file("held", CHUNK_SIZE + 9),
         );
         cut_after(&mut s, &old, &data, 2 * CHUNK_SIZE as usize);
         cut_after(&mut s, &new, &data, CHUNK_SIZE as usize + 4);
