@@ -501,6 +501,8 @@ pub struct Planned {
     /// Chunks the journal vouches for, and the digest of their digests.
     offered: u64,
     prefix: [u8; DIGEST_LEN],
+    /// The offered chunks' digests as read back from the part file at the plan.
+    verified: Option<FileHasher>,
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
     /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended;
@@ -521,15 +523,26 @@ impl Planned {
             .ok()
             .filter(|m| m.is_file())
             .map_or(0, |m| m.len());
-        let (offered, prefix) = match resume
+        let (offered, prefix, verified) = match resume
             .then(|| Journal::open(&journal_path, &header))
             .flatten()
         {
-            // The journal vouches only for bytes the part file still has.
-            Some(j) if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) => {
-                (j.chunks(), j.prefix_digest())
+            // The journal vouches only for bytes the part file still has, and only for the
+            // chunks that, read back now, still hash to what it says: a chunk damaged on disk
+            // since is sent again, with everything after it, rather than found at the end.
+            Some(mut j)
+                if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) =>
+            {
+                let (good, hasher) = verified_prefix(&part_path, &j, entry.size());
+                if good < j.chunks() && j.truncate(good).is_err() {
+                    (0, [0; DIGEST_LEN], None)
+                } else if good == 0 {
+                    (0, [0; DIGEST_LEN], None)
+                } else {
+                    (good, j.prefix_digest(), Some(hasher))
+                }
             }
-            _ => (0, [0; DIGEST_LEN]),
+            _ => (0, [0; DIGEST_LEN], None),
         };
         Planned {
             key,
@@ -540,6 +553,7 @@ impl Planned {
             header,
             offered,
             prefix,
+            verified,
             sink: false,
             lock: None,
         }
@@ -560,6 +574,7 @@ impl Planned {
             },
             offered: 0,
             prefix: [0; DIGEST_LEN],
+            verified: None,
             sink: true,
             lock: None,
         }
@@ -628,16 +643,11 @@ impl Planned {
             }
         };
         let start = (from_chunk * CHUNK_SIZE).min(self.entry.size());
-        let mut hasher = FileHasher::new();
-        let mut left = start;
-        let mut buf = vec![0u8; CHUNK_SIZE as usize];
-        while left > 0 {
-            // Whole chunks, and the file's short last one when the prefix is all of it.
-            let n = (left as usize).min(buf.len());
-            part.read_exact(&mut buf[..n]).map_err(io)?;
-            hasher.push_chunk(&chunk_digest(&buf[..n]));
-            left -= n as u64;
-        }
+        // The prefix's chunks as read back from the disk at the plan (not as journaled).
+        let hasher = match self.verified.take() {
+            Some(h) if from_chunk > 0 => h,
+            _ => FileHasher::new(),
+        };
         part.set_len(start).map_err(io)?;
         part.seek(SeekFrom::Start(start)).map_err(io)?;
         let file = PartFile::new(
@@ -1136,6 +1146,35 @@ impl Drop for Placer {
     }
 }
 
+/// How many of the chunks `journal` lists the part file at `path` still holds as journaled
+/// (read back and hashed, up to the first that differs or cannot be read), with their digests.
+fn verified_prefix(path: &Path, journal: &Journal, size: u64) -> (u64, FileHasher) {
+    let mut hasher = FileHasher::new();
+    let Ok(mut part) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    else {
+        return (0, hasher);
+    };
+    let mut buf = vec![0u8; CHUNK_SIZE as usize];
+    let mut good = 0;
+    for (i, journaled) in journal.digests().iter().enumerate() {
+        // Whole chunks, and the file's short last one when the prefix is all of it.
+        let n = (size - i as u64 * CHUNK_SIZE).min(CHUNK_SIZE) as usize;
+        if part.read_exact(&mut buf[..n]).is_err() {
+            break;
+        }
+        let digest = chunk_digest(&buf[..n]);
+        if digest != *journaled {
+            break;
+        }
+        hasher.push_chunk(&digest);
+        good += 1;
+    }
+    (good, hasher)
+}
+
 fn part_key(sender: &str, path: &str) -> String {
     let mut h = Sha256::new();
     h.update(sender.as_bytes());
@@ -1202,6 +1241,24 @@ mod tests {
         let mut inc = planned.begin(from_chunk).unwrap();
         inc.write(&data[inc.written as usize..]).unwrap();
         inc.finish(store, &file_digest(sent))
+    }
+
+    /// [`receive`], noting the bytes the plan let it skip.
+    fn receive_counting(
+        store: &mut Store,
+        e: &Entry,
+        data: &[u8],
+        resumed: &mut u64,
+    ) -> Result<[u8; 32], String> {
+        let (action, planned) = store.plan(e, "k", true);
+        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
+        let Action::Send { from_chunk, .. } = action else {
+            panic!()
+        };
+        let mut inc = planned.begin(from_chunk).unwrap();
+        *resumed = inc.resumed;
+        inc.write(&data[inc.written as usize..]).unwrap();
+        inc.finish(store, &file_digest(data))
     }
 
     fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
@@ -1344,11 +1401,13 @@ mod tests {
         }
     }
 
-    /// A resume offers what the journal vouches for, but the final check covers the bytes
-    /// the part file holds: a journaled chunk damaged on the receiver's disk afterwards is
-    /// caught, not trusted, and the part file is dropped so the next send starts over.
+    /// The plan reads the journaled prefix back from the part file before offering it: a chunk
+    /// damaged on the receiver's disk after it was journaled is found then, before the rest of
+    /// the file moves. Only the chunks before it are offered (the journal forgets the rest),
+    /// the sender sends the damaged chunk and all after it, and the file is stored whole the
+    /// first time.
     #[test]
-    fn a_resumed_prefix_damaged_on_disk_after_journaling_fails_the_final_check() {
+    fn a_resumed_prefix_damaged_on_disk_is_found_at_the_plan_and_sent_again() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
         let data = pattern(4 * CHUNK_SIZE as usize + 5, 3);
@@ -1363,17 +1422,21 @@ mod tests {
         held[CHUNK_SIZE as usize + 9] ^= 1;
         std::fs::write(&part, &held).unwrap();
         let (action, planned) = s.plan(&e, "k", true);
-        assert!(
-            matches!(action, Action::Send { from_chunk: 3, .. }),
-            "{action:?}"
+        let first = data[..CHUNK_SIZE as usize].to_vec();
+        assert_eq!(
+            action,
+            Action::Send {
+                from_chunk: 1,
+                prefix: file_digest(&first)
+            }
         );
         s.release(planned.unwrap().key());
-        let why = receive(&mut s, &e, &data).unwrap_err();
-        assert!(why.contains("digest mismatch"), "{why}");
-        assert!(!t.path().join("r").exists());
-        assert!(staging_is_empty(t.path()));
-        receive(&mut s, &e, &data).unwrap();
+        let mut resumed = 0;
+        let stored = receive_counting(&mut s, &e, &data, &mut resumed).unwrap();
+        assert_eq!(stored, file_digest(&data));
+        assert_eq!(resumed, CHUNK_SIZE);
         assert_eq!(std::fs::read(t.path().join("r")).unwrap(), data);
+        assert!(staging_is_empty(t.path()));
     }
 
     /// A cut after every chunk reached the journal, the short last one included: the resume
