@@ -116,6 +116,10 @@ pub struct Received {
     pub sender_key: Option<[u8; 32]>,
     /// The connection's counters at the end (datagrams rejected, authentication failures…).
     pub stats: Stats,
+    /// Datagrams from addresses without a session that opened none (not a handshake, or one
+    /// that did not decode), counted by the receiver since the previous transfer's report
+    /// (reported with transfers only: `genuine`).
+    pub without_session: u64,
 }
 
 /// Events reported while serving.
@@ -242,6 +246,7 @@ impl Session {
                 genuine: false,
                 sender_key: None,
                 stats: Stats::default(),
+                without_session: 0,
             },
             reported: 0,
             last_heard: Instant::now(),
@@ -644,6 +649,8 @@ pub struct Receiver {
     sessions: HashMap<SocketAddr, Session>,
     tokens: Tokens,
     clock: Clock,
+    /// Datagrams without a session since the last session's report.
+    without_session: u64,
 }
 
 impl Receiver {
@@ -678,6 +685,7 @@ impl Receiver {
             sessions: HashMap::new(),
             tokens: Tokens::new(),
             clock: Clock::start(),
+            without_session: 0,
         })
     }
 
@@ -816,6 +824,9 @@ impl Receiver {
                 s.report.duration = s.started.elapsed();
                 s.report.stats = s.conn.stats();
                 if s.report.genuine {
+                    s.report.without_session = std::mem::take(&mut self.without_session);
+                }
+                if s.report.genuine {
                     ended += 1;
                 }
                 event(Event::Session(&s.report));
@@ -858,6 +869,7 @@ impl Receiver {
             secure: self.options.config.security.is_on(),
             retries: Vec::new(),
             openers: self.port.openers().cloned(),
+            without_session: &mut self.without_session,
         };
         let clock = &self.clock;
         let mut more = false;
@@ -911,6 +923,8 @@ struct Door<'a> {
     retries: Vec<(SocketAddr, Vec<u8>)>,
     /// The receiving thread's table of keys, which must forget an evicted session.
     openers: Option<Arc<Openers>>,
+    /// Datagrams without a session that opened none (see [`Received::without_session`]).
+    without_session: &'a mut u64,
 }
 
 impl Door<'_> {
@@ -929,7 +943,10 @@ impl Door<'_> {
         let token = if secure {
             match handshake_token(d) {
                 Some(t) => t,
-                None => return,
+                None => {
+                    *self.without_session += 1;
+                    return;
+                }
             }
         } else {
             &[][..]
@@ -962,6 +979,7 @@ impl Door<'_> {
                 };
                 // Only a valid handshake opens a session: stray datagrams cost no state.
                 if conn.handle_packet_at(now, at.stamped, d, false).is_err() || conn.is_closed() {
+                    *self.without_session += 1;
                     return;
                 }
                 if let Some((peer, mut old)) = evict.and_then(|p| sessions.remove_entry(&p)) {

@@ -580,20 +580,20 @@ fn slow_relay(addr: SocketAddr) -> Relay {
 }
 
 /// Send `path` to a receiver into `dst` through a slow relay, and stop the sender (as Ctrl-C
-/// does) at its third progress report.
+/// does) at the first progress report after 3 MB of it were acknowledged.
 fn cut_send(path: &Path, dst: &Path) -> Result<SendReport, NetError> {
     let (addr, rx) = receiver(dst, false, 1);
     let relay = slow_relay(addr);
     let stop = AtomicBool::new(false);
-    let mut n = 0;
     let result = send_paths(
         &[path.to_path_buf()],
         relay.addr,
         options("fast"),
         &stop,
-        |_| {
-            n += 1;
-            if n == 3 {
+        |p| {
+            // Once whole chunks are acknowledged (to be journaled), however slowly a loaded
+            // host got there.
+            if p.done >= 3_000_000 {
                 stop.store(true, Ordering::Relaxed);
             }
         },
