@@ -648,13 +648,21 @@ impl Drop for HostileRelay {
 }
 
 /// The counts in a `datagrams dropped: A forged or damaged, B replayed, C too old, D unsealed
-/// (E rejected in all)` line of `text`, the first line starting with `prefix`.
+/// (E rejected in all)` line of `text`, the first line starting with `prefix` (a receiver's
+/// line goes on with `; F without a session`, left out here).
 fn dropped_counts(text: &str, prefix: &str) -> [u64; 5] {
     let line = text
         .lines()
         .find_map(|l| l.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no line {prefix:?} in: {text}"));
     let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let five = line.split(';').next().unwrap_or(line);
+    assert!(numbers.len() >= 5, "{numbers:?} in {line:?}");
+    let numbers: Vec<u64> = five
         .split(|c: char| !c.is_ascii_digit())
         .filter(|w| !w.is_empty())
         .map(|w| w.parse().unwrap())

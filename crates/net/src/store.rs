@@ -16,7 +16,11 @@
 //!   holds a lock on its part file's key (an open-file-description lock on one byte of the
 //!   staging directory's [`LOCK_FILE`]), so a receiver in another process (two launched over
 //!   ssh into one directory) cannot write it either. The kernel drops the lock when its
-//!   holder ends, however it ends.
+//!   holder ends, however it ends. The lock is taken at the plan when something is staged for
+//!   the file already, else when its bytes begin, or (a file of less than a chunk, kept in
+//!   memory) when its part file is written.
+//! - Verified files are flushed and renamed into place by placing threads ([`PLACERS`]), so
+//!   the connection's thread never waits for the disk's flushes.
 //! - Every directory on a path is checked as it is walked: a symbolic link there is refused,
 //!   so no write ever goes through a link (whoever made it). Links a sender sends are created
 //!   only when they point inside the tree (`path::link_stays_inside`).
