@@ -196,6 +196,12 @@ impl Feed {
         }
     }
 
+    /// A chunk handed over came up short: the file is shorter than announced (zeros stand in
+    /// for what it no longer has).
+    pub fn is_short(&self) -> bool {
+        self.short
+    }
+
     /// Give a chunk back to be filled again (dropped if the threads have enough).
     pub fn recycle(&self, buf: Vec<u8>) {
         let _ = self.spent.try_send(buf);

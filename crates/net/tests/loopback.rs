@@ -1683,3 +1683,111 @@ fn a_thousand_small_files_share_packets_and_none_is_taken_for_lost() {
     );
     assert!(others(dst.path(), &["small"]).is_empty());
 }
+
+/// A file cut short while its bytes are on their way stops the send at once, with the reason,
+/// instead of after its announced size in zeros: of a 64 MB file truncated to 1 MB once 2 MB
+/// were acknowledged, less than a quarter is ever acknowledged, and nothing of it is stored.
+#[test]
+fn a_file_truncated_while_it_is_sent_stops_the_send_at_once() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (path, _) = random_file(src.path(), "shrink.bin", 64_000_000, 61);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let mut opts = options("fast");
+    // 512 Mb at 50 Mb/s: about 10 s to send whole.
+    opts.rate_limit = Some(50_000_000);
+    let (mut cut, mut most) = (false, 0);
+    let result = send_paths(
+        std::slice::from_ref(&path),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |p| {
+            most = most.max(p.done);
+            if !cut && p.done >= 2_000_000 {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_len(1_000_000)
+                    .unwrap();
+                cut = true;
+            }
+        },
+    );
+    rx.join().unwrap();
+    assert!(cut, "the file was never cut");
+    match result {
+        Err(NetError::File(p, e)) => {
+            assert!(p.ends_with("shrink.bin"), "{p}");
+            let why = e.to_string();
+            assert!(
+                why.contains("shrank to 1000000 bytes (from 64000000)"),
+                "{why}"
+            );
+            assert!(why.contains("send it again"), "{why}");
+        }
+        r => panic!("{r:?}"),
+    }
+    assert!(
+        most < 16_000_000,
+        "{most} bytes of the cut file were acknowledged"
+    );
+    assert!(!dst.path().join("shrink.bin").exists());
+}
+
+/// A file that shrank after the tree was listed, before its turn, fails alone when its turn
+/// comes, with no byte of it sent; the rest of the tree arrives.
+#[test]
+fn a_file_that_shrank_before_its_turn_fails_alone_with_nothing_sent() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let tree = src.path().join("t");
+    std::fs::create_dir(&tree).unwrap();
+    let (_, first) = random_file(&tree, "a.bin", 8_000_000, 62);
+    let (later, _) = random_file(&tree, "b.bin", 4_000_000, 63);
+    let (addr, rx) = receiver(dst.path(), false, 1);
+    let mut opts = options("fast");
+    // a.bin alone takes about 3 s at 20 Mb/s.
+    opts.rate_limit = Some(20_000_000);
+    let mut cut = false;
+    let report = send_paths(
+        std::slice::from_ref(&tree),
+        addr,
+        opts,
+        &AtomicBool::new(false),
+        |p| {
+            if !cut && p.done >= 1_000_000 {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&later)
+                    .unwrap()
+                    .set_len(1000)
+                    .unwrap();
+                cut = true;
+            }
+        },
+    )
+    .unwrap();
+    rx.join().unwrap();
+    assert!(cut);
+    let b = report.files.iter().find(|f| f.path == "t/b.bin").unwrap();
+    match &b.outcome {
+        Outcome::Failed(why) => {
+            assert!(
+                why.contains("shrank from 4000000 to 1000 bytes since it was listed"),
+                "{why}"
+            );
+            assert!(why.contains("not sent"), "{why}");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(b.sent, 0, "{b:?}");
+    assert_eq!(std::fs::read(dst.path().join("t/a.bin")).unwrap(), first);
+    assert!(!dst.path().join("t/b.bin").exists());
+    assert!(
+        others(dst.path(), &["t"]).is_empty(),
+        "{:?}",
+        others(dst.path(), &["t"])
+    );
+}
