@@ -116,3 +116,24 @@ fn refuses_a_comment_with_a_newline() {
     assert!(text(&out.stderr).contains("control character"));
     assert!(!tmp.path().join("id_x25519").exists());
 }
+
+/// A directory anyone may write (0777) is refused before any key is written, as ssh's
+/// StrictModes refuses one, with the command that fixes it; after that command keygen succeeds.
+#[test]
+fn refuses_a_directory_others_can_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("lh");
+    fs::create_dir(&home).unwrap();
+    fs::set_permissions(&home, fs::Permissions::from_mode(0o777)).unwrap();
+    let out = keygen(&home, &[]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("writable by group or others"), "{err}");
+    assert!(err.contains("mode 0777"), "{err}");
+    assert!(err.contains("chmod go-w"), "{err}");
+    assert_eq!(fs::read_dir(&home).unwrap().count(), 0, "a key was written");
+    fs::set_permissions(&home, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = keygen(&home, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(mode(&home.join("id_x25519")), 0o600);
+}

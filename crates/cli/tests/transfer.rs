@@ -488,6 +488,23 @@ fn out_of_range_settings_are_refused_with_the_range() {
         assert!(!out.status.success(), "{flag} {value}");
         assert!(err.contains(says), "{flag} {value}: {err}");
     }
+    // `perf client` takes the same connect timeout, refused alike (before connecting anywhere).
+    for value in ["0s", "500ms"] {
+        let out = Command::new(bin())
+            .args(["perf", "client", "--connect-timeout", value, "127.0.0.1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "perf --connect-timeout {value}: {err}"
+        );
+        assert!(
+            err.contains("at least 1s"),
+            "perf --connect-timeout {value}: {err}"
+        );
+    }
 }
 
 /// `recv --discard` as a user runs it: the file crosses, is checked against the sender's
@@ -631,13 +648,21 @@ impl Drop for HostileRelay {
 }
 
 /// The counts in a `datagrams dropped: A forged or damaged, B replayed, C too old, D unsealed
-/// (E rejected in all)` line of `text`, the first line starting with `prefix`.
+/// (E rejected in all)` line of `text`, the first line starting with `prefix` (a receiver's
+/// line goes on with `; F without a session`, left out here).
 fn dropped_counts(text: &str, prefix: &str) -> [u64; 5] {
     let line = text
         .lines()
         .find_map(|l| l.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no line {prefix:?} in: {text}"));
     let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let five = line.split(';').next().unwrap_or(line);
+    assert!(numbers.len() >= 5, "{numbers:?} in {line:?}");
+    let numbers: Vec<u64> = five
         .split(|c: char| !c.is_ascii_digit())
         .filter(|w| !w.is_empty())
         .map(|w| w.parse().unwrap())
@@ -789,4 +814,70 @@ fn clean_parts_removes_part_files_unwritten_for_the_days_given() {
         ],
         "{err}"
     );
+}
+
+/// `recv -J` writes one line of JSON per ended transfer on stdout: the file stored with the
+/// digest the sender reported, and the receiver's dropped-datagram counters, among them the
+/// datagrams that came from an address without a session (here 3 of junk sent before the
+/// transfer), which the text log shows too.
+#[test]
+fn recv_json_reports_the_transfer_and_datagrams_without_a_session() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let (file, data) = random_file(src.path(), 200_000, 91);
+    let port = free_port();
+    let mut rx = Command::new(bin())
+        .env("LONGHAUL_HOME", &homes().rx)
+        .args(["recv", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+        .args(["-n", "1", "--idle-timeout", "2s", "-d"])
+        .arg(dst.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Junk only once the receiver says it is bound (else it would reach no socket).
+    use std::io::BufRead;
+    let mut err = std::io::BufReader::new(rx.stderr.take().unwrap());
+    let mut log = String::new();
+    while !log.contains("receiving into") {
+        assert!(err.read_line(&mut log).unwrap() > 0, "{log}");
+    }
+    let rest = std::thread::spawn(move || {
+        let mut more = String::new();
+        std::io::Read::read_to_string(&mut err, &mut more).unwrap();
+        more
+    });
+    let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for len in [1usize, 29, 1400] {
+        junk.send_to(&vec![0xAB; len], ("127.0.0.1", port)).unwrap();
+    }
+    let sent = json(&send_cmd(&file, port, &[]).output().unwrap());
+    let want = assert_reported_digest(&sent, &data);
+    let out = rx.wait_with_output().unwrap();
+    log += &rest.join().unwrap();
+    assert!(out.status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["files"][0]["path"], "data.bin", "{v}");
+    assert_eq!(v["files"][0]["status"], "stored", "{v}");
+    assert_eq!(v["files"][0]["bytes"], 200_000, "{v}");
+    assert_eq!(
+        v["files"][0]["blake3_list"].as_str(),
+        Some(want.as_str()),
+        "{v}"
+    );
+    assert_eq!(v["error"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["dropped_datagrams"]["without_session"], 3, "{v}");
+    assert_eq!(v["dropped_datagrams"]["auth_failures"], 0, "{v}");
+    assert!(
+        v["sender_key"]
+            .as_str()
+            .unwrap()
+            .starts_with("longhaul-x25519 "),
+        "{v}"
+    );
+    assert!(log.contains("; 3 without a session"), "{log}");
+    assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
 }

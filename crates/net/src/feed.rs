@@ -39,6 +39,8 @@ pub const LANES: usize = 2;
 pub const LANE_DEPTH: usize = 2;
 /// Bytes of a chunk.
 const CHUNK: usize = CHUNK_SIZE as usize;
+/// A rest of a file shorter than this is read on the caller's thread, in [`Feed::start`].
+pub const SMALL: u64 = 256 << 10;
 
 /// What [`Feed::poll`] hands over.
 pub enum Piece {
@@ -113,33 +115,41 @@ impl Feed {
             let (tx, rx) = bounded(LANE_DEPTH);
             let (source, spent_rx) = (source.clone(), spent_rx.clone());
             let chunk_ids = (lane as u64..chunks).step_by(used);
-            let thread = std::thread::Builder::new()
-                .name("longhaul-read".into())
-                .spawn(move || {
-                    let mut scratch = None;
-                    for id in chunk_ids {
-                        let at = start + id * CHUNK_SIZE;
-                        let n = (left - id * CHUNK_SIZE).min(CHUNK_SIZE) as usize;
-                        let buf = spent_rx.try_recv().unwrap_or_default();
-                        let read = match source.read(at, n, buf, &mut scratch) {
-                            Ok((bytes, got, direct)) => Ready::Chunk {
-                                // Hashed here, while the bytes just read are in this core's
-                                // cache.
-                                digest: chunk_digest(&bytes),
-                                bytes,
-                                short: got < n,
-                                direct,
-                            },
-                            Err(e) => Ready::Failed(e),
-                        };
-                        let failed = matches!(read, Ready::Failed(_));
-                        if tx.send(read).is_err() || failed {
-                            return;
-                        }
+            let read_lane = move || {
+                let mut scratch = None;
+                for id in chunk_ids {
+                    let at = start + id * CHUNK_SIZE;
+                    let n = (left - id * CHUNK_SIZE).min(CHUNK_SIZE) as usize;
+                    let buf = spent_rx.try_recv().unwrap_or_default();
+                    let read = match source.read(at, n, buf, &mut scratch) {
+                        Ok((bytes, got, direct)) => Ready::Chunk {
+                            // Hashed here, while the bytes just read are in this core's
+                            // cache.
+                            digest: chunk_digest(&bytes),
+                            bytes,
+                            short: got < n,
+                            direct,
+                        },
+                        Err(e) => Ready::Failed(e),
+                    };
+                    let failed = matches!(read, Ready::Failed(_));
+                    if tx.send(read).is_err() || failed {
+                        return;
                     }
-                })?;
+                }
+            };
+            if left < SMALL {
+                // Read and hashed here, at once: starting a thread, and polling for what it
+                // read, cost more than reading the file (a tree of small files went at a few
+                // hundred files per second).
+                read_lane();
+            } else {
+                let thread = std::thread::Builder::new()
+                    .name("longhaul-read".into())
+                    .spawn(read_lane)?;
+                threads.push(thread);
+            }
             lanes.push(rx);
-            threads.push(thread);
         }
         Ok(Feed {
             lanes,
@@ -184,6 +194,12 @@ impl Feed {
                 "the file reading thread stopped",
             ))),
         }
+    }
+
+    /// A chunk handed over came up short: the file is shorter than announced (zeros stand in
+    /// for what it no longer has).
+    pub fn is_short(&self) -> bool {
+        self.short
     }
 
     /// Give a chunk back to be filled again (dropped if the threads have enough).

@@ -119,6 +119,24 @@ impl Journal {
         self.digests.len() as u64
     }
 
+    /// The journaled digests of the chunks, in order.
+    pub fn digests(&self) -> &[[u8; DIGEST_LEN]] {
+        &self.digests
+    }
+
+    /// Keep the first `chunks` records only (the part file's chunks after them are not
+    /// what the journal says).
+    pub fn truncate(&mut self, chunks: u64) -> io::Result<()> {
+        if chunks >= self.chunks() {
+            return Ok(());
+        }
+        let head = self.file.metadata()?.len() - self.chunks() * DIGEST_LEN as u64;
+        self.file.set_len(head + chunks * DIGEST_LEN as u64)?;
+        self.file.sync_data()?;
+        self.digests.truncate(chunks as usize);
+        Ok(())
+    }
+
     /// The digest of the journaled chunks' digests, which the sender recomputes.
     pub fn prefix_digest(&self) -> [u8; DIGEST_LEN] {
         list_digest(self.digests.iter())

@@ -481,7 +481,8 @@ pub fn public_key_path(private: &Path) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 
 /// Writes `pair` to `path` (mode 0600) and its public key line to `path.pub` (mode 0644), and
-/// returns the latter's path. A directory that has to be created gets mode 0700. Without
+/// returns the latter's path. A directory that has to be created gets mode 0700; one that
+/// exists must not be writable by group or others, as for every key file read. Without
 /// `force`, an existing file at either path is an error and nothing is written.
 pub fn write_keypair(
     path: &Path,
@@ -494,6 +495,8 @@ pub fn write_keypair(
     }
     let pub_path = public_key_path(path);
     create_parent(path)?;
+    // A key written where others may replace it would be refused when used (StrictModes).
+    check_directory(path)?;
     // Both checked first, so that a refusal leaves no half of a new pair behind.
     for p in [path, &pub_path] {
         match p.symlink_metadata() {

@@ -50,6 +50,8 @@ pub const PIECE: usize = CHUNK_SIZE as usize;
 /// Up to [`PIECE`] bytes of the file in aligned storage.
 pub struct Piece {
     buf: AlignedBuf,
+    /// Bytes it may hold: [`PIECE`], or less for a small file's.
+    cap: usize,
     len: usize,
     /// Digests of the chunks these bytes complete (set by the hashing thread).
     digests: Vec<[u8; DIGEST_LEN]>,
@@ -57,11 +59,23 @@ pub struct Piece {
 
 impl Piece {
     fn new() -> Piece {
+        Piece::sized(PIECE)
+    }
+
+    /// A piece for at most `cap` bytes (a small file's: zeroing a whole one per file cost
+    /// more than the file).
+    fn sized(cap: usize) -> Piece {
         Piece {
-            buf: AlignedBuf::new(PIECE),
+            buf: AlignedBuf::new(cap.max(1)),
+            cap,
             len: 0,
             digests: Vec::new(),
         }
+    }
+
+    /// Bytes it can still take.
+    pub fn room(&self) -> usize {
+        self.cap - self.len
     }
 
     /// Bytes held.
@@ -87,7 +101,7 @@ impl Piece {
     /// reads the connection's stream into it, one copy fewer than reading into a buffer and
     /// extending); it returns how many it wrote, which are appended.
     pub fn fill_with(&mut self, max: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> usize {
-        let room = (PIECE - self.len).min(max);
+        let room = self.room().min(max);
         let buf = self.buf.as_mut_slice();
         let n = fill(&mut buf[self.len..self.len + room]).min(room);
         self.len += n;
@@ -241,13 +255,34 @@ fn write_all_vectored(file: &mut File, pieces: &[&[u8]]) -> io::Result<()> {
 /// What the thread returns: the part file, and the first error (after which it wrote nothing).
 type Outcome = (PartFile, Result<(), Fatal>);
 
-/// A [`PartFile`] hashed and written on threads of its own.
+/// A [`PartFile`] hashed and written on threads of its own, or (a small file, see
+/// [`Writer::in_memory`]) kept in memory for the caller.
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
     /// Hashes each chunk, before the writing thread.
     hasher: Option<JoinHandle<FileHasher>>,
     thread: Option<JoinHandle<Outcome>>,
+    /// The bytes kept in memory ([`Writer::in_memory`]).
+    memory: Option<Memory>,
+}
+
+/// A small file's bytes, hashed as they come.
+struct Memory {
+    bytes: Vec<u8>,
+    hasher: FileHasher,
+    size: u64,
+}
+
+impl Memory {
+    fn put(&mut self, piece: &Piece) {
+        let bytes = piece.bytes();
+        self.hasher.update(bytes, |_| {});
+        self.bytes.extend_from_slice(bytes);
+        if self.bytes.len() as u64 == self.size {
+            self.hasher.end();
+        }
+    }
 }
 
 impl Writer {
@@ -313,17 +348,55 @@ impl Writer {
             spent,
             hasher: Some(hashing),
             thread: Some(thread),
+            memory: None,
         })
+    }
+
+    /// A writer for a file of less than a chunk: its bytes are hashed on the caller's thread
+    /// and kept in memory, for the part file to be written whole when it is placed
+    /// ([`Writer::finish_memory`]). Creating the part file and starting two threads on the
+    /// connection's thread cost more than the write of such a file, and made that thread the
+    /// bottleneck of a transfer of many small files.
+    pub fn in_memory(size: u64) -> Writer {
+        let (_, spent) = bounded(0);
+        Writer {
+            pieces: None,
+            spent,
+            hasher: None,
+            thread: None,
+            memory: Some(Memory {
+                bytes: Vec::with_capacity(size as usize),
+                hasher: FileHasher::new(),
+                size,
+            }),
+        }
+    }
+
+    /// Whether the bytes are kept in memory ([`Writer::in_memory`]).
+    pub fn is_memory(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// An in-memory writer's bytes and their digests.
+    pub fn finish_memory(mut self) -> Option<(Vec<u8>, FileHasher)> {
+        self.memory.take().map(|m| (m.bytes, m.hasher))
     }
 
     /// An empty piece to fill: one the thread is done with, or a new one.
     pub fn buffer(&self) -> Piece {
+        if let Some(m) = &self.memory {
+            return Piece::sized(m.size as usize - m.bytes.len());
+        }
         self.spent.try_recv().unwrap_or_else(|_| Piece::new())
     }
 
     /// Queue `buf` to be written, waiting while the queue is full. An error is the thread's
     /// (the disk's): nothing more is written.
     pub fn write(&mut self, buf: Piece) -> Result<(), Fatal> {
+        if let Some(m) = self.memory.as_mut() {
+            m.put(&buf);
+            return Ok(());
+        }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };
@@ -346,6 +419,10 @@ impl Writer {
     /// wait, so the connection's thread can go on receiving and acknowledging while the disk
     /// catches up. An error is the thread's, as for [`Writer::write`].
     pub fn try_write(&mut self, buf: Piece) -> Result<Option<Piece>, Fatal> {
+        if let Some(m) = self.memory.as_mut() {
+            m.put(&buf);
+            return Ok(None);
+        }
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };

@@ -33,6 +33,8 @@ const UNAUTHENTICATED: &str = "unauthenticated";
 /// holds 4 MiB, 2 ms of a 2 GB/s disk, so the writer does not run dry in between, and a
 /// stalled disk costs 2,000 wake-ups a second.
 const DISK_RETRY: Duration = Duration::from_micros(500);
+/// How soon the loop looks again for files placed, while some are being placed.
+const PLACE_RETRY: Duration = Duration::from_micros(200);
 
 /// A session of the same sender that holds a part file another one asks for is taken to be
 /// gone (a killed process, a path that went down) once nothing was heard from it for this
@@ -114,6 +116,10 @@ pub struct Received {
     pub sender_key: Option<[u8; 32]>,
     /// The connection's counters at the end (datagrams rejected, authentication failures…).
     pub stats: Stats,
+    /// Datagrams from addresses without a session that opened none (not a handshake, or one
+    /// that did not decode), counted by the receiver since the previous transfer's report
+    /// (reported with transfers only: `genuine`).
+    pub without_session: u64,
 }
 
 /// Events reported while serving.
@@ -175,7 +181,17 @@ struct Session {
     conflict: Option<Conflict>,
     /// The epoch of the keys last given to the receiving thread (`Connection::opener_epoch`).
     published_epoch: Option<u64>,
+    /// Tells this session's files from an earlier one's of the same peer address (see
+    /// [`crate::store::PlaceTag`]).
+    serial: u64,
+    /// Files being placed (`Store::placed` has their verdicts): path, bytes and resumed bytes.
+    placing: HashMap<u32, (String, u64, u64)>,
+    /// END arrived: BYE goes once every file has its verdict.
+    ending: bool,
 }
+
+/// Sessions started, for [`Session::serial`].
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Session {
     /// The handshake is done: the connection says so, or the peer already spoke the transfer
@@ -230,11 +246,15 @@ impl Session {
                 genuine: false,
                 sender_key: None,
                 stats: Stats::default(),
+                without_session: 0,
             },
             reported: 0,
             last_heard: Instant::now(),
             conflict: None,
             published_epoch: None,
+            serial: SESSIONS.fetch_add(1, Ordering::Relaxed),
+            placing: HashMap::new(),
+            ending: false,
         }
     }
 
@@ -426,18 +446,64 @@ impl Session {
                 inc.written - inc.resumed,
                 inc.resumed,
             );
-            let result = inc.finish(store, &theirs);
+            let (id, tag) = (
+                self.current_id,
+                (self.report.peer, self.serial, self.current_id),
+            );
+            match inc.finish_queued(store, &theirs, tag) {
+                Some(result) => self.verdict(id, path, bytes, resumed, result),
+                None => {
+                    self.placing.insert(id, (path, bytes, resumed));
+                }
+            }
+        }
+    }
+
+    /// Entry `id`'s verdict: to the sender (unless the session is over) and the report.
+    fn verdict(
+        &mut self,
+        id: u32,
+        path: String,
+        bytes: u64,
+        resumed: u64,
+        result: Result<[u8; DIGEST_LEN], String>,
+    ) {
+        if !matches!(self.phase, Phase::Over) {
             self.send(Message::Done {
-                id: self.current_id,
+                id,
                 result: result.clone(),
             });
-            self.report.files.push(FileOutcome {
-                path,
-                bytes,
-                resumed,
-                result: result.map(|d| crate::framing::hex(&d)),
-            });
         }
+        self.report.files.push(FileOutcome {
+            path,
+            bytes,
+            resumed,
+            result: result.map(|d| crate::framing::hex(&d)),
+        });
+    }
+
+    /// The placing threads' verdict on entry `id` (see [`Store::placed`]).
+    fn placed(&mut self, store: &mut Store, id: u32, result: Result<[u8; DIGEST_LEN], String>) {
+        if let Some((path, bytes, resumed)) = self.placing.remove(&id) {
+            self.verdict(id, path, bytes, resumed, result);
+        }
+        self.try_end(store);
+    }
+
+    /// END arrived and every file has its verdict: directories get their modes, BYE goes.
+    fn try_end(&mut self, store: &mut Store) {
+        if !self.ending || !self.placing.is_empty() || matches!(self.phase, Phase::Over) {
+            return;
+        }
+        self.suspend_all(store);
+        // Directories last, deepest first: their modes may forbid writing into them.
+        for e in self.entries.iter().rev() {
+            if matches!(e.kind, Kind::Dir) {
+                store.finish_dir(e);
+            }
+        }
+        self.send(Message::Bye);
+        self.phase = Phase::Over;
     }
 
     /// The plan for entry `id` is made: tell the sender, keep the part file.
@@ -562,16 +628,9 @@ impl Session {
                 }
             }
             (_, Message::Keepalive) => {}
-            (Phase::Files, Message::End) => {
-                self.suspend_all(store);
-                // Directories last, deepest first: their modes may forbid writing into them.
-                for e in self.entries.iter().rev() {
-                    if matches!(e.kind, Kind::Dir) {
-                        store.finish_dir(e);
-                    }
-                }
-                self.send(Message::Bye);
-                self.phase = Phase::Over;
+            (Phase::Files, Message::End) if !self.ending => {
+                self.ending = true;
+                self.try_end(store);
             }
             (_, m) => {
                 let why = format!("unexpected message from the sender: {m:?}");
@@ -590,6 +649,8 @@ pub struct Receiver {
     sessions: HashMap<SocketAddr, Session>,
     tokens: Tokens,
     clock: Clock,
+    /// Datagrams without a session since the last session's report.
+    without_session: u64,
 }
 
 impl Receiver {
@@ -624,6 +685,7 @@ impl Receiver {
             sessions: HashMap::new(),
             tokens: Tokens::new(),
             clock: Clock::start(),
+            without_session: 0,
         })
     }
 
@@ -670,6 +732,15 @@ impl Receiver {
             let now = self.clock.now();
             // The receiving thread has more read: take it after this turn, without sleeping.
             let mut deadline: Option<Time> = more.then_some(now);
+            for ((peer, serial, id), result) in self.store.placed() {
+                if let Some(s) = self.sessions.get_mut(&peer).filter(|s| s.serial == serial) {
+                    s.placed(&mut self.store, id, result);
+                }
+            }
+            // Nothing tells this thread when a file is placed: look again soon.
+            if self.store.placing() > 0 {
+                deadline = Some(deadline.map_or(now + PLACE_RETRY, |d| d.min(now + PLACE_RETRY)));
+            }
             let mut closed = Vec::new();
             let mut waiting = Vec::new();
             for (peer, s) in self.sessions.iter_mut() {
@@ -753,6 +824,9 @@ impl Receiver {
                 s.report.duration = s.started.elapsed();
                 s.report.stats = s.conn.stats();
                 if s.report.genuine {
+                    s.report.without_session = std::mem::take(&mut self.without_session);
+                }
+                if s.report.genuine {
                     ended += 1;
                 }
                 event(Event::Session(&s.report));
@@ -795,6 +869,7 @@ impl Receiver {
             secure: self.options.config.security.is_on(),
             retries: Vec::new(),
             openers: self.port.openers().cloned(),
+            without_session: &mut self.without_session,
         };
         let clock = &self.clock;
         let mut more = false;
@@ -848,6 +923,8 @@ struct Door<'a> {
     retries: Vec<(SocketAddr, Vec<u8>)>,
     /// The receiving thread's table of keys, which must forget an evicted session.
     openers: Option<Arc<Openers>>,
+    /// Datagrams without a session that opened none (see [`Received::without_session`]).
+    without_session: &'a mut u64,
 }
 
 impl Door<'_> {
@@ -866,7 +943,10 @@ impl Door<'_> {
         let token = if secure {
             match handshake_token(d) {
                 Some(t) => t,
-                None => return,
+                None => {
+                    *self.without_session += 1;
+                    return;
+                }
             }
         } else {
             &[][..]
@@ -899,6 +979,7 @@ impl Door<'_> {
                 };
                 // Only a valid handshake opens a session: stray datagrams cost no state.
                 if conn.handle_packet_at(now, at.stamped, d, false).is_err() || conn.is_closed() {
+                    *self.without_session += 1;
                     return;
                 }
                 if let Some((peer, mut old)) = evict.and_then(|p| sessions.remove_entry(&p)) {

@@ -623,6 +623,20 @@ impl Sender {
                     while let Some(spent) = self.conn.take_spent() {
                         feed.recycle(spent);
                     }
+                    if feed.is_short() {
+                        // The file shrank under the reader: its bytes are on their way, so
+                        // the session stops now rather than after the announced size in
+                        // zeros (as a read error does).
+                        let now = cur.file.metadata().map_or(0, |m| m.len());
+                        let why = format!(
+                            "shrank to {now} bytes (from {}) while being sent; the send stops \
+                             here and the file is not stored (what arrived of the others is \
+                             kept): send it again once it is settled",
+                            cur.size
+                        );
+                        let item = &self.items[cur.id as usize];
+                        return Err(file_err(item, std::io::Error::other(why)));
+                    }
                     let n = buf.len() as u64;
                     self.piece = Some(buf);
                     cur.read += n;
@@ -664,6 +678,19 @@ impl Sender {
             Err(e) => return self.unreadable(job.id, job.size, e),
         };
         let opened = Stamp::of(&file);
+        if let Some(now) = opened.map(|o| o.size).filter(|&n| n < job.size) {
+            // Shorter than listed: it fails alone, before any of its bytes go.
+            let source = &self.items[job.id as usize].source;
+            self.reports[job.id as usize].outcome = Outcome::Failed(format!(
+                "{} shrank from {} to {now} bytes since it was listed; not sent (send it again \
+                 once it is settled)",
+                Printable::from(source.to_string_lossy().as_ref()),
+                job.size
+            ));
+            self.total_to_send -= job.size;
+            self.files_done += 1;
+            return;
+        }
         let offered = job.offered.min(job.size.div_ceil(CHUNK_SIZE));
         if self.data_started.is_none() {
             self.data_started = Some(Instant::now());

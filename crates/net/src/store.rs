@@ -16,7 +16,11 @@
 //!   holds a lock on its part file's key (an open-file-description lock on one byte of the
 //!   staging directory's [`LOCK_FILE`]), so a receiver in another process (two launched over
 //!   ssh into one directory) cannot write it either. The kernel drops the lock when its
-//!   holder ends, however it ends.
+//!   holder ends, however it ends. The lock is taken at the plan when something is staged for
+//!   the file already, else when its bytes begin, or (a file of less than a chunk, kept in
+//!   memory) when its part file is written.
+//! - Verified files are flushed and renamed into place by placing threads ([`PLACERS`]), so
+//!   the connection's thread never waits for the disk's flushes.
 //! - Every directory on a path is checked as it is walked: a symbolic link there is refused,
 //!   so no write ever goes through a link (whoever made it). Links a sender sends are created
 //!   only when they point inside the tree (`path::link_stays_inside`).
@@ -32,7 +36,7 @@ use sha2::{Digest, Sha256};
 use std::any::Any;
 use std::collections::HashMap;
 use std::fs::{File, FileTimes, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -47,6 +51,8 @@ pub struct Store {
     discard: bool,
     /// Part files some session is writing now, with the session's peer address.
     busy: HashMap<String, SocketAddr>,
+    /// The placing threads, started with the first file to place.
+    placer: Option<Placer>,
 }
 
 /// The file in the staging directory whose bytes are locked, one per part file being written
@@ -208,6 +214,7 @@ impl Store {
             overwrite,
             discard: false,
             busy: HashMap::new(),
+            placer: None,
         })
     }
 
@@ -222,7 +229,22 @@ impl Store {
             overwrite: false,
             discard: true,
             busy: HashMap::new(),
+            placer: None,
         }
+    }
+
+    fn placer(&mut self) -> &mut Placer {
+        self.placer.get_or_insert_with(Placer::start)
+    }
+
+    /// Verdicts of files [`Incoming::finish_queued`] queued that are placed now.
+    pub fn placed(&mut self) -> Vec<PlacedFile> {
+        self.placer.as_mut().map_or_else(Vec::new, Placer::take)
+    }
+
+    /// Files queued for placing whose verdict [`Store::placed`] has not handed over yet.
+    pub fn placing(&self) -> usize {
+        self.placer.as_ref().map_or(0, |p| p.pending)
     }
 
     /// The receiving directory.
@@ -350,14 +372,27 @@ impl Store {
                 if let Some(holder) = self.busy.get(&key) {
                     return Ok(Plan::Busy(Some(*holder)));
                 }
-                let Some(lock) = lock_part(&self.staging, &key)
-                    .map_err(|e| format!("cannot lock the part file of {shown}: {e}"))?
-                else {
-                    return Ok(Plan::Busy(None));
+                // A part file or journal already there (a cut transfer's, or one another
+                // process writes now) is locked before it is offered. Otherwise the lock is
+                // taken when the file's bytes begin (`Planned::begin`): holding one lock per
+                // planned file made each lock and unlock walk all the others in the kernel,
+                // quadratic in the files of a tree.
+                let staged = |ext: &str| {
+                    std::fs::symlink_metadata(self.staging.join(format!("{key}.{ext}"))).is_ok()
+                };
+                let lock = if staged("part") || staged("journal") {
+                    let Some(lock) = lock_part(&self.staging, &key)
+                        .map_err(|e| format!("cannot lock the part file of {shown}: {e}"))?
+                    else {
+                        return Ok(Plan::Busy(None));
+                    };
+                    Some(lock)
+                } else {
+                    None
                 };
                 self.busy.insert(key.clone(), owner);
                 let mut planned = Planned::new(&self.staging, key, entry, dest, resume);
-                planned.lock = Some(lock);
+                planned.lock = lock;
                 let action = Action::Send {
                     from_chunk: planned.offered,
                     prefix: planned.prefix,
@@ -470,9 +505,12 @@ pub struct Planned {
     /// Chunks the journal vouches for, and the digest of their digests.
     offered: u64,
     prefix: [u8; DIGEST_LEN],
+    /// The offered chunks' digests as read back from the part file at the plan.
+    verified: Option<FileHasher>,
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
-    /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended.
+    /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended;
+    /// `None` until [`Planned::begin`] for a file with nothing staged at its plan.
     lock: Option<File>,
 }
 
@@ -489,15 +527,26 @@ impl Planned {
             .ok()
             .filter(|m| m.is_file())
             .map_or(0, |m| m.len());
-        let (offered, prefix) = match resume
+        let (offered, prefix, verified) = match resume
             .then(|| Journal::open(&journal_path, &header))
             .flatten()
         {
-            // The journal vouches only for bytes the part file still has.
-            Some(j) if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) => {
-                (j.chunks(), j.prefix_digest())
+            // The journal vouches only for bytes the part file still has, and only for the
+            // chunks that, read back now, still hash to what it says: a chunk damaged on disk
+            // since is sent again, with everything after it, rather than found at the end.
+            Some(mut j)
+                if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) =>
+            {
+                let (good, hasher) = verified_prefix(&part_path, &j, entry.size());
+                if good < j.chunks() && j.truncate(good).is_err() {
+                    (0, [0; DIGEST_LEN], None)
+                } else if good == 0 {
+                    (0, [0; DIGEST_LEN], None)
+                } else {
+                    (good, j.prefix_digest(), Some(hasher))
+                }
             }
-            _ => (0, [0; DIGEST_LEN]),
+            _ => (0, [0; DIGEST_LEN], None),
         };
         Planned {
             key,
@@ -508,6 +557,7 @@ impl Planned {
             header,
             offered,
             prefix,
+            verified,
             sink: false,
             lock: None,
         }
@@ -528,6 +578,7 @@ impl Planned {
             },
             offered: 0,
             prefix: [0; DIGEST_LEN],
+            verified: None,
             sink: true,
             lock: None,
         }
@@ -546,7 +597,7 @@ impl Planned {
     /// The sender starts at `from_chunk`: the offered prefix or 0 (start over). The prefix's
     /// chunks are hashed again from the disk for the file's digest, not taken from the
     /// journal, so the final check covers the bytes the part file holds now.
-    pub fn begin(self, from_chunk: u64) -> Result<Incoming, Fatal> {
+    pub fn begin(mut self, from_chunk: u64) -> Result<Incoming, Fatal> {
         let shown = Printable::from(self.entry.path.as_str());
         let io = |e: io::Error| Fatal(format!("part file of {shown} on the receiver: {e}"));
         if from_chunk != 0 && from_chunk != self.offered {
@@ -557,6 +608,30 @@ impl Planned {
         }
         if self.sink {
             return self.begin_discarded();
+        }
+        let small = from_chunk == 0 && self.entry.size() < CHUNK_SIZE;
+        if small {
+            // No whole chunk: nothing a journal could offer to resume (resending it costs
+            // less than journaling it), and too little to write for threads of its own. Its
+            // part file is written whole, under its lock, when it is placed.
+            let size = self.entry.size();
+            return Ok(self.incoming(Writer::in_memory(size), 0));
+        }
+        if self.lock.is_none() {
+            let staging = self.part_path.parent().unwrap_or(Path::new("."));
+            match lock_part(staging, &self.key) {
+                Ok(Some(lock)) => self.lock = Some(lock),
+                Ok(None) => {
+                    // Another process began this part file since the plan: the bytes are
+                    // taken and dropped, and the file is refused as busy.
+                    let why = busy_reason(&self.entry.path);
+                    self.sink = true;
+                    let mut inc = self.begin_discarded()?;
+                    inc.refused = Some(why);
+                    return Ok(inc);
+                }
+                Err(e) => return Err(Fatal(format!("cannot lock the part file of {shown}: {e}"))),
+            }
         }
         let mut part = open_staged(&self.part_path).map_err(io)?;
         let journal = if from_chunk == 0 {
@@ -572,16 +647,11 @@ impl Planned {
             }
         };
         let start = (from_chunk * CHUNK_SIZE).min(self.entry.size());
-        let mut hasher = FileHasher::new();
-        let mut left = start;
-        let mut buf = vec![0u8; CHUNK_SIZE as usize];
-        while left > 0 {
-            // Whole chunks, and the file's short last one when the prefix is all of it.
-            let n = (left as usize).min(buf.len());
-            part.read_exact(&mut buf[..n]).map_err(io)?;
-            hasher.push_chunk(&chunk_digest(&buf[..n]));
-            left -= n as u64;
-        }
+        // The prefix's chunks as read back from the disk at the plan (not as journaled).
+        let hasher = match self.verified.take() {
+            Some(h) if from_chunk > 0 => h,
+            _ => FileHasher::new(),
+        };
         part.set_len(start).map_err(io)?;
         part.seek(SeekFrom::Start(start)).map_err(io)?;
         let file = PartFile::new(
@@ -608,6 +678,7 @@ impl Planned {
             written: start,
             resumed: start,
             sink: self.sink,
+            refused: None,
             _lock: self.lock,
         }
     }
@@ -651,6 +722,8 @@ pub struct Incoming {
     pub resumed: u64,
     /// Discarded, not stored: no part file, journal or destination to touch.
     sink: bool,
+    /// Why the file is refused whatever its bytes (they are taken and dropped).
+    refused: Option<String>,
     /// The part file's lock, dropped with the file.
     _lock: Option<File>,
 }
@@ -666,7 +739,7 @@ struct LentPiece {
 
 impl Sink for LentPiece {
     fn room(&self) -> usize {
-        (PIECE - self.piece.len()).min(self.limit - self.taken)
+        self.piece.room().min(self.limit - self.taken)
     }
 
     fn put(&mut self, bytes: &[u8]) {
@@ -783,13 +856,18 @@ impl Incoming {
         Ok(true)
     }
 
-    /// Everything taken, written: the part file with its digests.
-    fn drain(mut self) -> Result<(PartFile, Incoming), Fatal> {
+    /// Everything taken, written: the part file with its digests (or, a small file's, the
+    /// bytes with theirs).
+    fn drain(mut self) -> Result<(Drained, Incoming), Fatal> {
         let mut writer = self.writer.take().expect("drained once");
         if let Some(fill) = self.fill.take().filter(|f| !f.is_empty()) {
             writer.write(fill)?;
         }
-        Ok((writer.finish()?, self))
+        if writer.is_memory() {
+            let (bytes, hasher) = writer.finish_memory().expect("in memory");
+            return Ok((Drained::Memory(bytes, hasher), self));
+        }
+        Ok((Drained::File(writer.finish()?), self))
     }
 
     /// All bytes are in and the sender's digest arrived: verify, flush, rename into place.
@@ -799,27 +877,151 @@ impl Incoming {
         store: &mut Store,
         theirs: &[u8; DIGEST_LEN],
     ) -> Result<[u8; DIGEST_LEN], String> {
+        match self.verify(store, theirs) {
+            Verified::Now(result) => result,
+            Verified::ToPlace(p) => p.place(),
+        }
+    }
+
+    /// [`Incoming::finish`], with the flushes and the rename on the store's placing threads:
+    /// `Some` is the verdict now (a digest that differs, a refused or discarded file); `None`
+    /// means the file is being placed, and its verdict comes from [`Store::placed`] with `tag`.
+    pub fn finish_queued(
+        self,
+        store: &mut Store,
+        theirs: &[u8; DIGEST_LEN],
+        tag: PlaceTag,
+    ) -> Option<Result<[u8; DIGEST_LEN], String>> {
+        match self.verify(store, theirs) {
+            Verified::Now(result) => Some(result),
+            Verified::ToPlace(p) => {
+                store.placer().queue(tag, p);
+                None
+            }
+        }
+    }
+
+    /// Everything up to the flushes: the bytes drained to the part file and checked.
+    fn verify(self, store: &mut Store, theirs: &[u8; DIGEST_LEN]) -> Verified {
         store.release(&self.key);
         let shown = Printable::from(self.entry.path.as_str());
         let (file, this) = match self.drain() {
             Ok(x) => x,
-            Err(e) => return Err(e.0),
+            Err(e) => return Verified::Now(Err(e.0)),
         };
-        let ours = file.hasher.digest();
-        let part = file.part;
+        if let Some(why) = this.refused {
+            return Verified::Now(Err(why));
+        }
+        let (ours, part) = match file {
+            Drained::File(f) => (f.hasher.digest(), Staged::File(f.part)),
+            Drained::Memory(bytes, hasher) => (hasher.digest(), Staged::Bytes(bytes)),
+        };
         if this.sink && ours == *theirs {
-            return Ok(ours);
+            return Verified::Now(Ok(ours));
         }
         if ours != *theirs {
             this.discard();
-            return Err(format!(
+            return Verified::Now(Err(format!(
                 "digest mismatch (BLAKE3 list of 1 MiB chunks) for {shown}: received data \
                  hashes to {}, the sender's file to {}",
                 crate::framing::hex(&ours),
                 crate::framing::hex(theirs)
-            ));
+            )));
         }
+        Verified::ToPlace(ToPlace {
+            part,
+            digest: ours,
+            overwrite: store.overwrite,
+            incoming: this,
+        })
+    }
+
+    /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
+    fn discard(&self) {
+        if self.sink {
+            return;
+        }
+        let _ = std::fs::remove_file(&self.part_path);
+        let _ = std::fs::remove_file(&self.journal_path);
+    }
+
+    /// The session ends before the file did: keep what is journaled (the writer journals
+    /// what reached the disk before an error itself).
+    pub fn suspend(self, store: &mut Store) {
+        store.release(&self.key);
+        if let Ok((Drained::File(mut file), _)) = self.drain() {
+            let _ = file.checkpoint();
+        }
+    }
+}
+
+/// What [`Incoming::verify`] found.
+enum Verified {
+    /// The verdict, with nothing left to do.
+    Now(Result<[u8; DIGEST_LEN], String>),
+    /// A verified part file, to flush and rename into place.
+    ToPlace(ToPlace),
+}
+
+/// A file's bytes, all taken.
+enum Drained {
+    /// In its part file.
+    File(PartFile),
+    /// In memory (a file of less than a chunk), with their digests.
+    Memory(Vec<u8>, FileHasher),
+}
+
+/// Where a verified file's bytes are.
+enum Staged {
+    /// In the open part file.
+    File(File),
+    /// In memory, to be written to the part file when placed.
+    Bytes(Vec<u8>),
+}
+
+/// A verified part file on its way to its name (it holds the part file's lock until then).
+struct ToPlace {
+    part: Staged,
+    digest: [u8; DIGEST_LEN],
+    overwrite: bool,
+    incoming: Incoming,
+}
+
+impl ToPlace {
+    /// Give the file its mode and mtime, flush it, rename it onto its path and flush the
+    /// directory: the file is then stored.
+    fn place(self) -> Result<[u8; DIGEST_LEN], String> {
+        let this = &self.incoming;
+        let shown = Printable::from(this.entry.path.as_str());
         let mode = this.entry.mode & 0o777;
+        // A small file's part file is locked from its creation until it is under its name.
+        let mut _held = None;
+        let part = match self.part {
+            Staged::File(f) => f,
+            Staged::Bytes(bytes) => {
+                let staging = this.part_path.parent().unwrap_or(Path::new("."));
+                let lock = match &this._lock {
+                    Some(_) => None,
+                    None => match lock_part(staging, &this.key) {
+                        Ok(Some(lock)) => Some(lock),
+                        // Another process began this part file since the plan.
+                        Ok(None) => return Err(busy_reason(&this.entry.path)),
+                        Err(e) => return Err(format!("cannot lock the part file of {shown}: {e}")),
+                    },
+                };
+                _held = lock;
+                let written = (|| -> io::Result<File> {
+                    let mut f = open_staged(&this.part_path)?;
+                    f.set_len(0)?;
+                    f.write_all(&bytes)?;
+                    Ok(f)
+                })();
+                match written {
+                    Ok(f) => f,
+                    Err(e) => return Err(disk_error(&this.entry.path, &e)),
+                }
+            }
+        };
         let placed = (|| -> io::Result<()> {
             part.set_permissions(std::fs::Permissions::from_mode(mode))?;
             part.set_times(FileTimes::new().set_modified(system_time(this.entry.mtime)))?;
@@ -833,7 +1035,7 @@ impl Incoming {
             Ok(m) if m.is_dir() => {
                 return Err(format!("{shown} became a directory on the receiver"))
             }
-            Ok(_) if !store.overwrite => {
+            Ok(_) if !self.overwrite => {
                 return Err(format!(
                     "{shown} appeared on the receiver during the transfer"
                 ))
@@ -850,26 +1052,131 @@ impl Incoming {
                 return Err(format!("cannot flush the directory of {shown}: {e}"));
             }
         }
-        Ok(ours)
+        Ok(self.digest)
+    }
+}
+
+/// Who waits for a placed file's verdict: a session (its peer and serial number) and the
+/// entry's id.
+pub type PlaceTag = (SocketAddr, u64, u32);
+
+/// A placed file's verdict, for the session named by its tag.
+pub type PlacedFile = (PlaceTag, Result<[u8; DIGEST_LEN], String>);
+
+/// Threads that flush verified files and rename them into place ([`PLACERS`] of them), so that
+/// the connection's thread goes on receiving and acknowledging meanwhile. Two flushes per
+/// file (the file, its directory) held that thread for most of a small file's time: a tree
+/// of small files went at the disk's flush rate, and the sender, its ACKs late, took its
+/// packets for lost. Flushes from several threads at once also share the file system's
+/// journal commits.
+struct Placer {
+    jobs: Option<crossbeam_channel::Sender<(PlaceTag, ToPlace)>>,
+    done: crossbeam_channel::Receiver<PlacedFile>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Verdicts of files placed on the caller's thread (no placing thread could start).
+    here: Vec<PlacedFile>,
+    /// Files queued whose verdict was not yet taken.
+    pending: usize,
+}
+
+/// Threads placing verified files.
+pub const PLACERS: usize = 4;
+
+impl Placer {
+    fn start() -> Placer {
+        let (jobs, rx) = crossbeam_channel::unbounded::<(PlaceTag, ToPlace)>();
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        let threads = (0..PLACERS)
+            .filter_map(|_| {
+                let (rx, done_tx) = (rx.clone(), done_tx.clone());
+                std::thread::Builder::new()
+                    .name("longhaul-place".into())
+                    .spawn(move || {
+                        for (tag, p) in rx {
+                            if done_tx.send((tag, p.place())).is_err() {
+                                return;
+                            }
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        Placer {
+            jobs: Some(jobs),
+            done,
+            threads,
+            here: Vec::new(),
+            pending: 0,
+        }
     }
 
-    /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
-    fn discard(&self) {
-        if self.sink {
-            return;
+    fn queue(&mut self, tag: PlaceTag, p: ToPlace) {
+        self.pending += 1;
+        if self.threads.is_empty() {
+            // No thread could be started: placed here.
+            let _ = self.jobs.take();
         }
-        let _ = std::fs::remove_file(&self.part_path);
-        let _ = std::fs::remove_file(&self.journal_path);
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(e) = jobs.send((tag, p)) {
+                    let (tag, p) = e.into_inner();
+                    self.placed_here(tag, p);
+                }
+            }
+            None => self.placed_here(tag, p),
+        }
     }
 
-    /// The session ends before the file did: keep what is journaled (the writer journals
-    /// what reached the disk before an error itself).
-    pub fn suspend(self, store: &mut Store) {
-        store.release(&self.key);
-        if let Ok((mut file, _)) = self.drain() {
-            let _ = file.checkpoint();
+    fn placed_here(&mut self, tag: PlaceTag, p: ToPlace) {
+        let verdict = p.place();
+        self.here.push((tag, verdict));
+    }
+
+    /// Verdicts ready now.
+    fn take(&mut self) -> Vec<PlacedFile> {
+        let mut out = std::mem::take(&mut self.here);
+        out.extend(self.done.try_iter());
+        self.pending -= out.len();
+        out
+    }
+}
+
+impl Drop for Placer {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for t in self.threads.drain(..) {
+            let _ = t.join();
         }
     }
+}
+
+/// How many of the chunks `journal` lists the part file at `path` still holds as journaled
+/// (read back and hashed, up to the first that differs or cannot be read), with their digests.
+fn verified_prefix(path: &Path, journal: &Journal, size: u64) -> (u64, FileHasher) {
+    let mut hasher = FileHasher::new();
+    let Ok(mut part) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    else {
+        return (0, hasher);
+    };
+    let mut buf = vec![0u8; CHUNK_SIZE as usize];
+    let mut good = 0;
+    for (i, journaled) in journal.digests().iter().enumerate() {
+        // Whole chunks, and the file's short last one when the prefix is all of it.
+        let n = (size - i as u64 * CHUNK_SIZE).min(CHUNK_SIZE) as usize;
+        if part.read_exact(&mut buf[..n]).is_err() {
+            break;
+        }
+        let digest = chunk_digest(&buf[..n]);
+        if digest != *journaled {
+            break;
+        }
+        hasher.push_chunk(&digest);
+        good += 1;
+    }
+    (good, hasher)
 }
 
 fn part_key(sender: &str, path: &str) -> String {
@@ -940,6 +1247,24 @@ mod tests {
         inc.finish(store, &file_digest(sent))
     }
 
+    /// [`receive`], noting the bytes the plan let it skip.
+    fn receive_counting(
+        store: &mut Store,
+        e: &Entry,
+        data: &[u8],
+        resumed: &mut u64,
+    ) -> Result<[u8; 32], String> {
+        let (action, planned) = store.plan(e, "k", true);
+        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
+        let Action::Send { from_chunk, .. } = action else {
+            panic!()
+        };
+        let mut inc = planned.begin(from_chunk).unwrap();
+        *resumed = inc.resumed;
+        inc.write(&data[inc.written as usize..]).unwrap();
+        inc.finish(store, &file_digest(data))
+    }
+
     fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
         receive_as(store, e, data, data)
     }
@@ -966,11 +1291,11 @@ mod tests {
         let data = pattern(3 * CHUNK_SIZE as usize, 5);
         let (old, new, held) = (
             file("old", data.len() as u64),
-            file("new", 9),
-            file("held", 9),
+            file("new", CHUNK_SIZE + 9),
+            file("held", CHUNK_SIZE + 9),
         );
         cut_after(&mut s, &old, &data, 2 * CHUNK_SIZE as usize);
-        cut_after(&mut s, &new, &data[..9], 4);
+        cut_after(&mut s, &new, &data, CHUNK_SIZE as usize + 4);
         let staging = dir.path().join(STAGING_DIR);
         let week = Duration::from_secs(8 * 86_400);
         for e in std::fs::read_dir(&staging).unwrap() {
@@ -986,21 +1311,28 @@ mod tests {
                     .unwrap();
             }
         }
-        // A session holds this one now (and wrote nothing yet).
+        // A session holds this one now: its bytes began (and none arrived yet).
         let (_, planned) = s.plan(&held, "k", true);
         let planned = planned.unwrap();
+        let held_key = planned.key().to_string();
+        let _receiving = planned.begin(0).unwrap();
         let listed = stale_parts(dir.path(), Duration::from_secs(7 * 86_400)).unwrap();
         assert_eq!(listed.len(), 1, "{listed:?}");
         assert_eq!(listed[0].path.as_deref(), Some("old"));
         assert!(listed[0].bytes >= 2 * CHUNK_SIZE, "{listed:?}");
         assert!(remove_part(dir.path(), &listed[0]).unwrap());
         let left = stale_parts(dir.path(), Duration::ZERO).unwrap();
-        assert_eq!(left.len(), 1, "{left:?}");
-        assert_eq!(left[0].path.as_deref(), Some("new"));
+        let mut paths: Vec<_> = left.iter().filter_map(|p| p.path.as_deref()).collect();
+        paths.sort();
+        assert_eq!(paths, ["held", "new"], "{left:?}");
         // Held by a session: not removed.
-        let mut as_held = left[0].clone();
-        as_held.key = planned.key().to_string();
-        assert!(!remove_part(dir.path(), &as_held).unwrap());
+        let held = left.iter().find(|p| p.key == held_key).unwrap();
+        assert!(!remove_part(dir.path(), held).unwrap());
+        assert!(dir
+            .path()
+            .join(STAGING_DIR)
+            .join(format!("{held_key}.part"))
+            .exists());
     }
 
     /// No part file or journal: the lock file holds no data and stays.
@@ -1073,11 +1405,13 @@ mod tests {
         }
     }
 
-    /// A resume offers what the journal vouches for, but the final check covers the bytes
-    /// the part file holds: a journaled chunk damaged on the receiver's disk afterwards is
-    /// caught, not trusted, and the part file is dropped so the next send starts over.
+    /// The plan reads the journaled prefix back from the part file before offering it: a chunk
+    /// damaged on the receiver's disk after it was journaled is found then, before the rest of
+    /// the file moves. Only the chunks before it are offered (the journal forgets the rest),
+    /// the sender sends the damaged chunk and all after it, and the file is stored whole the
+    /// first time.
     #[test]
-    fn a_resumed_prefix_damaged_on_disk_after_journaling_fails_the_final_check() {
+    fn a_resumed_prefix_damaged_on_disk_is_found_at_the_plan_and_sent_again() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(t.path(), false).unwrap();
         let data = pattern(4 * CHUNK_SIZE as usize + 5, 3);
@@ -1092,17 +1426,21 @@ mod tests {
         held[CHUNK_SIZE as usize + 9] ^= 1;
         std::fs::write(&part, &held).unwrap();
         let (action, planned) = s.plan(&e, "k", true);
-        assert!(
-            matches!(action, Action::Send { from_chunk: 3, .. }),
-            "{action:?}"
+        let first = data[..CHUNK_SIZE as usize].to_vec();
+        assert_eq!(
+            action,
+            Action::Send {
+                from_chunk: 1,
+                prefix: file_digest(&first)
+            }
         );
         s.release(planned.unwrap().key());
-        let why = receive(&mut s, &e, &data).unwrap_err();
-        assert!(why.contains("digest mismatch"), "{why}");
-        assert!(!t.path().join("r").exists());
-        assert!(staging_is_empty(t.path()));
-        receive(&mut s, &e, &data).unwrap();
+        let mut resumed = 0;
+        let stored = receive_counting(&mut s, &e, &data, &mut resumed).unwrap();
+        assert_eq!(stored, file_digest(&data));
+        assert_eq!(resumed, CHUNK_SIZE);
         assert_eq!(std::fs::read(t.path().join("r")).unwrap(), data);
+        assert!(staging_is_empty(t.path()));
     }
 
     /// A cut after every chunk reached the journal, the short last one included: the resume

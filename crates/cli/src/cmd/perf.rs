@@ -66,8 +66,8 @@ pub struct ClientArgs {
     /// MTU for utilization net of 40-byte headers.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
-    /// Give up connecting after this long.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    /// Give up connecting after this long (at least 1s).
+    #[arg(long, default_value = "5s", value_parser = super::transfer::parse_connect_timeout)]
     pub connect_timeout: Duration,
     /// Print the result summary JSON (docs/measurements.md) with the per-interval series instead of text.
     #[arg(short = 'J', long)]

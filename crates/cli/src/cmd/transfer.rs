@@ -11,7 +11,7 @@ use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
 use longhaul_net::keys::{self, AuthorizedKeys, KeyPair, KnownHosts, PublicKey, Trust};
 use longhaul_net::path::Printable;
-use longhaul_net::recv::{Event, Receiver, RecvOptions};
+use longhaul_net::recv::{Event, Received, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::{PeerPolicy, Security};
@@ -119,9 +119,10 @@ fn parse_idle_timeout(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
-/// Shorter than the handshake's first resend (`initial_rto`, 1 s), a connect timeout gives up
-/// before a lost INIT is sent again; 0 gives up before the first answer can arrive.
-fn parse_connect_timeout(s: &str) -> Result<Duration> {
+/// Shorter than the handshake's first resend (`initial_rto`, 1 s, as TCP's first SYN resend in
+/// Linux), a connect timeout gives up before a lost INIT or SYN is sent again; 0 gives up before
+/// the first answer can arrive. `send` and `perf client` take it.
+pub(crate) fn parse_connect_timeout(s: &str) -> Result<Duration> {
     let d = parse_duration(s)?;
     if d < Duration::from_secs(1) {
         bail!(
@@ -245,6 +246,10 @@ pub struct RecvArgs {
     /// receiver writes are kept.
     #[arg(long, value_name = "DAYS", conflicts_with = "discard")]
     pub clean_parts: Option<u64>,
+    /// Also write each ended transfer's summary as one line of JSON on stdout (its files,
+    /// refusals, error and dropped datagrams); the log stays on stderr.
+    #[arg(short = 'J', long)]
+    pub json: bool,
     #[command(flatten)]
     pub launched: LaunchedArgs,
     #[command(flatten)]
@@ -615,6 +620,45 @@ fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
     })
 }
 
+/// One transfer's summary as `recv -J` prints it (docs/transfer.md).
+fn received_json(s: &Received) -> serde_json::Value {
+    let files: Vec<_> = s
+        .files
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "path": f.path, "bytes": f.bytes, "resumed": f.resumed,
+                "status": if f.result.is_ok() { "stored" } else { "failed" },
+                "blake3_list": f.result.as_ref().ok(),
+                "reason": f.result.as_ref().err(),
+            })
+        })
+        .collect();
+    let pairs = |v: &[(String, String)]| -> Vec<serde_json::Value> {
+        v.iter()
+            .map(|(path, why)| serde_json::json!({"path": path, "reason": why}))
+            .collect()
+    };
+    let st = &s.stats;
+    serde_json::json!({
+        "peer": s.peer.to_string(),
+        "sender_key": s.sender_key.map(|k| PublicKey(k).to_string()),
+        "seconds": s.duration.as_secs_f64(),
+        "files": files,
+        "skipped": pairs(&s.skipped),
+        "refused": pairs(&s.refused),
+        "error": s.error,
+        "dropped_datagrams": {
+            "auth_failures": st.auth_failures,
+            "replays": st.replays,
+            "too_old": st.too_old,
+            "unsealed": st.unsealed,
+            "packets_rejected": st.packets_rejected,
+            "without_session": s.without_session,
+        },
+    })
+}
+
 /// Part files a receiver notes at start when nothing wrote them for this many days.
 const STALE_PART_DAYS: u64 = 7;
 
@@ -788,7 +832,14 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             for (path, why) in &s.refused {
                 eprintln!("  refused {}: {why}", Printable::from(path.as_str()));
             }
-            eprintln!("  datagrams dropped: {}", dropped(&s.stats));
+            eprintln!(
+                "  datagrams dropped: {}; {} without a session",
+                dropped(&s.stats),
+                s.without_session
+            );
+            if a.json {
+                println!("{}", received_json(s));
+            }
             if s.error.is_some() {
                 failures += 1;
             }
