@@ -20,19 +20,7 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// True when the test may run; prints a skip notice (or panics under CI) otherwise.
 fn root_or_skip(name: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{name}: needs root (network namespaces, TUN) and CI=true forbids skipping");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {name}: needs root (network namespaces and TUN devices); run as root"
-    );
-    false
+    longhaul_testenv::root_or_skip(name, "needs root (network namespaces and TUN devices)")
 }
 
 /// A running `longhaul emu …`; killed, and its leftovers removed, if the test fails.

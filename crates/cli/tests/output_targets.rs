@@ -23,20 +23,9 @@ bottleneck = "l"
 cc = "reno"
 "#;
 
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 /// True when the test may run; without root it says it is skipped (and fails under CI=true).
 fn root_or_skip(test: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: needs root (mknod, namespaces) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {test}: needs root (mknod, namespaces); run as root");
-    false
+    longhaul_testenv::root_or_skip(test, "needs root (mknod, namespaces)")
 }
 
 fn scenario(dir: &Path) -> PathBuf {

@@ -26,15 +26,7 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// True when the test may run; prints a skip notice (or panics under CI) otherwise.
 fn root_or_skip(name: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{name}: needs root (network namespaces, TUN, sshd) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {name}: needs root (network namespaces, TUN devices, sshd); run as root");
-    false
+    longhaul_testenv::root_or_skip(name, "needs root (network namespaces, TUN devices, sshd)")
 }
 
 const SSHD: &str = "/usr/sbin/sshd";

@@ -293,15 +293,7 @@ fn a_sender_killed_mid_transfer_resumes_and_moves_only_the_rest() {
 
 /// True when the test may run as root; prints a skip notice (or panics under CI) otherwise.
 fn root_or_skip(name: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{name}: needs root (mounts a tmpfs) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {name}: needs root (mounts a small tmpfs to fill); run as root");
-    false
+    longhaul_testenv::root_or_skip(name, "needs root (mounts a small tmpfs to fill)")
 }
 
 /// A tmpfs mounted for the test, unmounted when dropped.

@@ -18,20 +18,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// True when the test may run; prints a skip notice (or panics under CI) otherwise.
 fn root_or_skip(name: &str) -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{name}: needs root (network namespaces, TUN) and CI=true forbids skipping");
-    }
-    // Written to the stderr handle directly: the test harness captures eprintln! output of
-    // passing tests, and a skip must be visible.
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "SKIPPED {name}: needs root (network namespaces and TUN devices); run as root"
-    );
-    false
+    longhaul_testenv::root_or_skip(name, "needs root (network namespaces and TUN devices)")
 }
 
 fn lock() -> std::sync::MutexGuard<'static, ()> {

@@ -21,15 +21,10 @@ use std::time::{Duration, Instant};
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: needs root (network namespaces, TUN, eBPF) and CI=true forbids skipping");
-    }
-    eprintln!("SKIPPED {test}: needs root (run `sudo -E cargo test -p longhaul-lab`)");
-    false
+    longhaul_testenv::root_or_skip(
+        test,
+        "needs root (network namespaces, TUN, eBPF); run `sudo -E cargo test -p longhaul-lab`",
+    )
 }
 
 fn short(cc: &str, extra: &[&str]) -> LabPlan {

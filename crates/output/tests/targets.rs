@@ -11,20 +11,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 /// True when the test may run; without root it says it is skipped (and fails under CI=true).
 fn require_root(test: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: needs root (mknod, mount) and CI=true forbids skipping");
-    }
-    eprintln!("{test}: skipped (needs root for mknod and mount)");
-    false
+    longhaul_testenv::root_or_skip(test, "needs root (mknod and mount)")
 }
 
 /// The names in `dir`, sorted: what a write left behind.
@@ -245,7 +234,7 @@ fn a_read_only_directory_is_refused_and_nothing_is_left() {
     let dir = t.path().join("ro");
     fs::create_dir(&dir).unwrap();
     // Root ignores permission bits, so root gets a read-only file system instead.
-    let _mounted = if is_root() {
+    let _mounted = if longhaul_testenv::is_root() {
         Some(Tmpfs::mount(&dir, nix::mount::MsFlags::MS_RDONLY, "64k"))
     } else {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
@@ -262,7 +251,7 @@ fn a_read_only_directory_is_refused_and_nothing_is_left() {
     assert!(names(&dir).is_empty());
     let e = create_dir(&dir.join("sub")).unwrap_err();
     assert!(e.to_string().contains("choose a place"), "{e}");
-    if !is_root() {
+    if !longhaul_testenv::is_root() {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
     }
 }

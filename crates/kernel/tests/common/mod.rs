@@ -15,18 +15,7 @@ pub mod netns;
 /// True when the test may run. Without root it prints why it is skipped, and under CI=true it
 /// fails instead: CI is root on a BTF kernel, so a skip there would hide a broken setup.
 pub fn require_root(test: &str) -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: needs root (eBPF struct_ops, network namespaces) and CI=true is set");
-    }
-    // Straight to stderr, not through eprintln!, which the test harness captures.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: needs root (eBPF struct_ops, network namespaces)"
-    );
-    false
+    longhaul_testenv::root_or_skip(test, "needs root (eBPF struct_ops, network namespaces)")
 }
 
 /// A loaded congestion control, unloaded on drop.
