@@ -150,6 +150,12 @@ pub enum SweepError {
     /// A submission to a batch system (Slurm) refused or failed.
     #[error("{0}")]
     Submit(String),
+    /// A query of collected results (`sweep show`) that names no column or is malformed.
+    #[error("{message}")]
+    Query {
+        /// What is wrong, and the names there are.
+        message: String,
+    },
 }
 
 /// A scenario file whose content is no longer the one recorded (`SweepError::ScenarioChanged`).

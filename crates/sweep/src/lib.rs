@@ -19,7 +19,8 @@
 //! * [`runner`]: running runs on this machine, skipping finished ones;
 //! * [`tasks`]: a submission's missing runs, frozen with their plan, cut into array tasks;
 //! * [`slurm`]: the sbatch array script and its submission;
-//! * [`collect`]: `results.csv` and `results.jsonl`; [`report`]: `report.html`.
+//! * [`collect`]: `results.csv`, its long form and `results.jsonl`; [`show`]: a query of them
+//!   for the terminal; [`report`]: `report.html`.
 //!
 //! ```no_run
 //! use longhaul_sweep::{plan::Plan, runner, store::SweepDir};
@@ -37,6 +38,7 @@ pub mod error;
 pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod show;
 pub mod slurm;
 pub mod spec;
 pub mod store;

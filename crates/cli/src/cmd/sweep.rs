@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use longhaul_metrics::report::{Align, Table};
-use longhaul_sweep::collect::{collect, csv, jsonl};
+use longhaul_sweep::collect::{collect, csv, jsonl, long_csv, table};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, RunOptions};
 use longhaul_sweep::slurm::{script, submit, SlurmOptions};
@@ -27,8 +27,12 @@ pub enum SweepCommand {
     Run(RunArgs),
     /// Submit a sweep as a Slurm array job (each task runs `sweep run --index`).
     Submit(SubmitArgs),
-    /// Merge a results directory into results.csv, results.jsonl and report.html.
+    /// Merge a results directory into results.csv, results.jsonl and report.html (and
+    /// results-long.csv with --long).
     Collect(CollectArgs),
+    /// Print a results directory's table, filtered (`--where cc=fast`) and cut to some columns
+    /// (`--columns index,cc,throughput_bps`).
+    Show(ShowArgs),
 }
 
 #[derive(Args)]
@@ -124,6 +128,24 @@ pub struct CollectArgs {
     /// No table on the terminal.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also write results-long.csv: one row per run × flow × metric (index, axes, flow,
+    /// metric, value), the form plotting libraries take.
+    #[arg(long)]
+    pub long: bool,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// The results directory of `sweep run` or `sweep submit`.
+    pub dir: PathBuf,
+    /// Keep the rows whose column NAME holds VALUE (numbers compare as numbers); repeatable,
+    /// all must hold.
+    #[arg(long = "where", value_name = "NAME=VALUE")]
+    pub conditions: Vec<longhaul_sweep::show::Condition>,
+    /// The columns to print, comma-separated (default: index, the axes, flow, cc and the
+    /// headline metrics); the names are those of results.csv.
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub columns: Vec<String>,
 }
 
 pub fn run(cmd: SweepCommand) -> Result<()> {
@@ -139,7 +161,20 @@ pub fn run(cmd: SweepCommand) -> Result<()> {
             crate::signals::end_quietly_on_closed_stdout();
             collect_dir(a)
         }
+        SweepCommand::Show(a) => {
+            crate::signals::end_quietly_on_closed_stdout();
+            show(a)
+        }
     }
+}
+
+fn show(a: ShowArgs) -> Result<()> {
+    let dir = SweepDir::open(&a.dir)?;
+    let c = collect(&dir)?;
+    let t = longhaul_sweep::show::select(&table(&c), &a.conditions, &a.columns)?;
+    print!("{}", longhaul_sweep::show::render(&t));
+    println!("{} rows; {}", t.rows.len(), c.describe());
+    Ok(())
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
@@ -332,14 +367,17 @@ fn collect_dir(a: CollectArgs) -> Result<()> {
     let dir = SweepDir::open(&a.dir)?;
     let c = collect(&dir)?;
     let title = format!("sweep {}", dir.stamp.name);
-    let written = [
+    let mut written = vec![
         dir.write_file("results.csv", csv(&c)?.as_bytes())?,
         dir.write_file("results.jsonl", jsonl(&c).as_bytes())?,
-        dir.write_file(
-            "report.html",
-            longhaul_sweep::report::html(&c, &title)?.as_bytes(),
-        )?,
     ];
+    if a.long {
+        written.push(dir.write_file("results-long.csv", long_csv(&c)?.as_bytes())?);
+    }
+    written.push(dir.write_file(
+        "report.html",
+        longhaul_sweep::report::html(&c, &title)?.as_bytes(),
+    )?);
     if !a.quiet {
         print!("{}", longhaul_sweep::report::controller_table(&c));
     }
