@@ -7,10 +7,13 @@
 //! scenario file or another longhaul version is refused; the tasks of a submission run the runs
 //! they were given, whatever the sweep file says by then.
 
+mod sweep_common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
+use sweep_common::{longhaul, text};
 
 /// `path.toml` (the repository's Reno dumbbell: one flow over 100 Mb/s × 40 ms; sweeps set
 /// its duration) and `grid.toml` in a fresh directory.
@@ -23,17 +26,6 @@ fn fixture(name: &str, sweep: &str) -> PathBuf {
     std::fs::copy(reno, dir.join("path.toml")).unwrap();
     std::fs::write(dir.join("grid.toml"), sweep).unwrap();
     dir
-}
-
-fn longhaul(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_longhaul"))
-        .args(args)
-        .output()
-        .expect("longhaul runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A result file's content without its `provenance` (the command that made it and the host's

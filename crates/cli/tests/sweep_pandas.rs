@@ -8,21 +8,17 @@
 //! `/usr/bin/python3` that has both is used; with neither the test says it skipped, except
 //! under `CI=true`, where it fails.
 
+mod sweep_common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use sweep_common::{longhaul, text};
 
-fn longhaul(args: &[&str]) -> std::process::Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_longhaul"))
-        .args(args)
-        .output()
-        .expect("longhaul runs");
-    assert!(
-        o.status.success(),
-        "longhaul {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+/// `longhaul` with `args`, which must succeed.
+fn longhaul_ok(args: &[&str]) {
+    let o = longhaul(args);
+    assert!(o.status.success(), "longhaul {args:?}: {}", text(&o.stderr));
 }
 
 /// A python3 with pandas and xarray, if there is one.
@@ -64,8 +60,8 @@ fn pandas_and_xarray_load_the_same_values_as_the_csv() {
     .unwrap();
     let out = dir.join("out");
     let (grid, out_s) = (dir.join("grid.toml"), out.to_str().unwrap());
-    longhaul(&["sweep", "run", grid.to_str().unwrap(), "--out", out_s, "-q"]);
-    longhaul(&["sweep", "collect", out_s, "--long", "-q"]);
+    longhaul_ok(&["sweep", "run", grid.to_str().unwrap(), "--out", out_s, "-q"]);
+    longhaul_ok(&["sweep", "collect", out_s, "--long", "-q"]);
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sweep_pandas.py");
     let o = Command::new(python)
@@ -77,7 +73,7 @@ fn pandas_and_xarray_load_the_same_values_as_the_csv() {
         o.status.success(),
         "{python} {}: {}",
         script.display(),
-        String::from_utf8_lossy(&o.stderr)
+        text(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // 8 runs × 2 flows; the long format has every numeric column of each row.

@@ -460,8 +460,7 @@ mod tests {
             0..3,
             &RunOptions {
                 jobs: 2,
-                progress: false,
-                provenance: None,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -14,6 +14,7 @@
 //!
 //! * [`spec`]: the sweep file (`docs/sweep.md`);
 //! * [`plan`]: its expansion into indexed runs, value checks and the plan's hash;
+//! * [`cost`]: a run's simulated seconds and estimated CPU time;
 //! * [`store`]: the results directory (one atomic file per run, named by the run's
 //!   configuration; the plans it has run);
 //! * [`runner`]: running runs on this machine, skipping finished ones;
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod collect;
+pub mod cost;
 pub mod error;
 pub mod plan;
 pub mod report;
