@@ -1,4 +1,4 @@
-//! `longhaul sweep plan|run|submit|collect`: a grid of simulator runs, by index.
+//! `longhaul sweep plan|run|submit|collect|show`: a grid of simulator (or lab) runs, by index.
 //!
 //! The work is `longhaul-sweep`'s (crates/sweep); this module only maps arguments onto it and
 //! prints. `docs/sweep.md` is the user's guide.
