@@ -23,6 +23,7 @@ pub mod event;
 pub mod minmax;
 pub mod params;
 pub mod registry;
+pub mod response;
 mod serde_nanos;
 #[cfg(test)]
 mod testkit;

@@ -7,10 +7,13 @@
 //! scenario file or another longhaul version is refused; the tasks of a submission run the runs
 //! they were given, whatever the sweep file says by then.
 
+mod sweep_common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
+use sweep_common::{longhaul, text};
 
 /// `path.toml` (the repository's Reno dumbbell: one flow over 100 Mb/s × 40 ms; sweeps set
 /// its duration) and `grid.toml` in a fresh directory.
@@ -23,17 +26,6 @@ fn fixture(name: &str, sweep: &str) -> PathBuf {
     std::fs::copy(reno, dir.join("path.toml")).unwrap();
     std::fs::write(dir.join("grid.toml"), sweep).unwrap();
     dir
-}
-
-fn longhaul(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_longhaul"))
-        .args(args)
-        .output()
-        .expect("longhaul runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A result file's content without its `provenance` (the command that made it and the host's
@@ -544,11 +536,38 @@ fn blocks_by_index_failures_and_collect() {
     );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 6);
-    assert!(csv.starts_with("index,flows.0.start,duration,seed,"));
+    assert!(csv.starts_with("index,flows_0_start,duration,seed,"));
     assert!(
         csv.lines().nth(5).unwrap().starts_with("4,1.5s,2s,1,"),
         "{csv}"
     );
+    // `show`: the same rows, filtered, cut to the columns asked for.
+    let s = longhaul(&[
+        "sweep",
+        "show",
+        out_s,
+        "--where",
+        "duration=2s",
+        "--where",
+        "seed=2",
+        "--columns",
+        "index,flows_0_start,cc",
+    ]);
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    assert_eq!(
+        text(&s.stdout),
+        "index  flows_0_start  cc\n--------------------------\n    1             0s  reno\n    \
+         5           1.5s  reno\n2 rows; 6 of 8 runs (failed 2: 6, 7)\n"
+    );
+    let bad = longhaul(&["sweep", "show", out_s, "--columns", "index,speed"]);
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("no column `speed`; the columns are: index, flows_0_start,"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let bad = longhaul(&["sweep", "show", out_s, "--where", "seed"]);
+    assert!(text(&bad.stderr).contains("expected COLUMN=VALUE"));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Failed runs") && html.contains("<svg"));
 

@@ -38,7 +38,7 @@ pub mod summary;
 
 pub use error::LabError;
 pub use plan::{LabFlow, LabPlan};
-pub use run::{RawOutcome, RunClock, RunOptions, Sysctl};
+pub use run::{is_root, RawOutcome, RunClock, RunOptions, Sysctl};
 
 use longhaul_metrics::summary::Summary;
 use std::time::Duration;

@@ -181,7 +181,7 @@ pub fn run(
     opts: &RunOptions,
     interrupted: &mut dyn FnMut(Duration) -> Option<i32>,
 ) -> Result<RawOutcome, LabError> {
-    if !nix_is_root() {
+    if !is_root() {
         return Err(LabError::NotRoot);
     }
     let say = |m: String| {
@@ -221,7 +221,8 @@ pub fn run(
     Ok(out)
 }
 
-fn nix_is_root() -> bool {
+/// Whether this process runs as root, as the lab needs.
+pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }

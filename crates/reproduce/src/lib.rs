@@ -45,7 +45,8 @@ pub mod experiments;
 pub mod measure;
 pub mod output;
 pub mod scenarios;
-pub mod theory;
+/// Response functions, from `longhaul_cc::response` (the sweep's cost estimate uses them too).
+pub use longhaul_cc::response as theory;
 
 pub use experiment::{run_experiment, Event, Experiment, ExperimentResult, Plan, Run, RunError};
 

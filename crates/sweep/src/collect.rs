@@ -186,8 +186,94 @@ pub fn axis_text(v: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// `results.csv`.
-pub fn csv(c: &Collected) -> Result<String> {
+/// The one rule for a column name of `results.csv`, `results.jsonl`'s axes, the long format and
+/// `sweep show`: lower-case ASCII letters, digits and `_` only, each run of anything else one
+/// `_`, none at either end (`link.bottleneck (reverse).utilization` →
+/// `link_bottleneck_reverse_utilization`, `flows.0.cc` → `flows_0_cc`), so that every column is
+/// an attribute in pandas and a dimension name in xarray.
+pub fn column_name(raw: &str) -> String {
+    let mut out = String::new();
+    for ch in raw.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.is_empty() {
+        out.push_str("column");
+    }
+    out
+}
+
+/// What a column of the [`Table`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// Names the row: `index`, an axis or `flow` (the long format's identifier columns).
+    Id,
+    /// Text that is not a measurement (`scenario_name`, `cc`, `params`).
+    Text,
+    /// A number (the long format's `metric`/`value` rows).
+    Metric,
+}
+
+/// The merged results as one table of text cells: what `results.csv` holds, the long format
+/// melts and `sweep show` prints. One row per run and flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Column names, made by [`column_name`] and unique (a second column whose name is taken
+    /// gets `_2`, `_3`, …).
+    pub columns: Vec<String>,
+    /// What each column holds.
+    pub kinds: Vec<ColumnKind>,
+    /// The cells, row by row, as `results.csv` writes them (empty: undefined).
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The position of column `name`, or an error that lists the columns there are.
+    pub fn position(&self, name: &str) -> Result<usize> {
+        self.columns
+            .iter()
+            .position(|c| c == name)
+            .ok_or_else(|| SweepError::Query {
+                message: format!(
+                    "no column `{name}`; the columns are: {}",
+                    self.columns.join(", ")
+                ),
+            })
+    }
+}
+
+/// Names for `raw` column names: [`column_name`] of each, made unique in order.
+fn column_names<'a>(raw: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in raw {
+        let base = column_name(r);
+        let mut name = base.clone();
+        let mut n = 2;
+        while out.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        out.push(name);
+    }
+    out
+}
+
+/// The column names of `axes` (axis paths, in column order), as [`table`] writes them.
+pub fn axis_columns(axes: &[String]) -> Vec<String> {
+    let mut all = vec!["index"];
+    all.extend(axes.iter().map(String::as_str));
+    column_names(all).split_off(1)
+}
+
+/// The table of `c`: `index`, every axis, `scenario_name`, `sim_seed`, `duration_s`, the flow's
+/// metrics, the aggregate's (`agg_…`) and each link's (`link_NAME_…`).
+pub fn table(c: &Collected) -> Table {
     // Link columns: every link name in the order first met, so several scenarios fit one table.
     let mut links: Vec<String> = Vec::new();
     for r in &c.records {
@@ -198,20 +284,29 @@ pub fn csv(c: &Collected) -> Result<String> {
         }
     }
     let (fc, rc, lc) = (flow_columns(), run_columns(), link_columns());
-    let mut header: Vec<String> = vec!["index".into()];
-    header.extend(c.axes.iter().cloned());
-    header.extend(["scenario_name", "sim_seed", "duration_s"].map(String::from));
-    header.extend(fc.iter().map(|c| c.0.to_string()));
-    header.extend(rc.iter().map(|c| c.0.to_string()));
-    for l in &links {
-        header.extend(lc.iter().map(|c| format!("link.{l}.{}", c.0)));
+    let mut raw: Vec<(String, ColumnKind)> = vec![("index".into(), ColumnKind::Id)];
+    raw.extend(c.axes.iter().map(|a| (a.clone(), ColumnKind::Id)));
+    raw.push(("scenario_name".into(), ColumnKind::Text));
+    raw.push(("sim_seed".into(), ColumnKind::Metric));
+    raw.push(("duration_s".into(), ColumnKind::Metric));
+    for (name, _) in &fc {
+        let kind = match *name {
+            "flow" => ColumnKind::Id,
+            "cc" | "params" => ColumnKind::Text,
+            _ => ColumnKind::Metric,
+        };
+        raw.push((name.to_string(), kind));
     }
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let werr = |e: ::csv::Error| SweepError::BadResult {
-        path: "results.csv".into(),
-        message: e.to_string(),
-    };
-    w.write_record(&header).map_err(werr)?;
+    raw.extend(rc.iter().map(|c| (c.0.to_string(), ColumnKind::Metric)));
+    for l in &links {
+        raw.extend(
+            lc.iter()
+                .map(|c| (format!("link.{l}.{}", c.0), ColumnKind::Metric)),
+        );
+    }
+    let columns = column_names(raw.iter().map(|r| r.0.as_str()));
+    let kinds = raw.iter().map(|r| r.1).collect();
+    let mut rows = Vec::new();
     for r in &c.records {
         let s = &r.summary;
         let mut lead = vec![r.sweep.index.to_string()];
@@ -239,18 +334,78 @@ pub fn csv(c: &Collected) -> Result<String> {
                 None => row.extend(fc.iter().map(|_| String::new())),
             }
             row.extend(tail.iter().cloned());
-            w.write_record(&row).map_err(werr)?;
+            rows.push(row);
         }
     }
-    let bytes = w.into_inner().map_err(|e| SweepError::BadResult {
-        path: "results.csv".into(),
-        message: e.to_string(),
-    })?;
+    Table {
+        columns,
+        kinds,
+        rows,
+    }
+}
+
+/// Rows as CSV text.
+fn write_csv<'a>(
+    what: &str,
+    header: &[String],
+    rows: impl IntoIterator<Item = Vec<&'a str>>,
+) -> Result<String> {
+    let werr = |e: String| SweepError::BadResult {
+        path: what.into(),
+        message: e,
+    };
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(|e| werr(e.to_string()))?;
+    for row in rows {
+        w.write_record(&row).map_err(|e| werr(e.to_string()))?;
+    }
+    let bytes = w.into_inner().map_err(|e| werr(e.to_string()))?;
     Ok(String::from_utf8(bytes).expect("cells are UTF-8"))
 }
 
-/// `results.jsonl`: one compact line per run, time series left out.
+/// `results.csv`: the [`table`], one row per run and flow.
+pub fn csv(c: &Collected) -> Result<String> {
+    let t = table(c);
+    write_csv(
+        "results.csv",
+        &t.columns,
+        t.rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect()),
+    )
+}
+
+/// `results-long.csv` (`collect --long`): the [`table`] melted, one row per run × flow ×
+/// metric: `index`, every axis, `flow`, `metric` (a column name of `results.csv`) and `value`
+/// (that column's cell, empty when undefined). Text columns (`scenario_name`, `cc`, `params`)
+/// are left out; run-wide metrics (`agg_…`, `link_…`, `duration_s`) repeat for each flow, as in
+/// `results.csv`.
+pub fn long_csv(c: &Collected) -> Result<String> {
+    let t = table(c);
+    let ids: Vec<usize> = (0..t.columns.len())
+        .filter(|&i| t.kinds[i] == ColumnKind::Id)
+        .collect();
+    let metrics: Vec<usize> = (0..t.columns.len())
+        .filter(|&i| t.kinds[i] == ColumnKind::Metric)
+        .collect();
+    let mut header: Vec<String> = ids.iter().map(|&i| t.columns[i].clone()).collect();
+    header.extend(["metric".to_string(), "value".to_string()]);
+    let rows = t.rows.iter().flat_map(|row| {
+        let (ids, t) = (&ids, &t);
+        metrics.iter().map(move |&m| {
+            let mut out: Vec<&str> = ids.iter().map(|&i| row[i].as_str()).collect();
+            out.push(t.columns[m].as_str());
+            out.push(row[m].as_str());
+            out
+        })
+    });
+    write_csv("results-long.csv", &header, rows)
+}
+
+/// `results.jsonl`: one compact line per run, time series left out, its `sweep.axes` keyed by
+/// the axes' column names (as in `results.csv`; `sweep.sets` keeps the exact paths).
 pub fn jsonl(c: &Collected) -> String {
+    let names = axis_columns(&c.axes);
     let mut out = String::new();
     for r in &c.records {
         let mut lean = r.clone();
@@ -261,6 +416,12 @@ pub fn jsonl(c: &Collected) -> String {
         for l in &mut lean.summary.links {
             l.series = None;
         }
+        lean.sweep.axes = c
+            .axes
+            .iter()
+            .zip(&names)
+            .filter_map(|(a, n)| r.sweep.axes.get(a).map(|v| (n.clone(), v.clone())))
+            .collect();
         out.push_str(&serde_json::to_string(&lean).expect("a record always encodes"));
         out.push('\n');
     }
@@ -272,18 +433,26 @@ mod tests {
     use super::*;
     use crate::plan::Plan;
     use crate::runner::{run_indices, RunOptions};
-    use crate::testkit::fixture;
+    use crate::testkit::{fixture, Fixture};
+
+    /// A sweep of two-flow runs of 1 s over reno and cubic, then `more_axes`, and its empty
+    /// results directory (both removed when the fixture is dropped).
+    fn two_flows(name: &str, more_axes: &str) -> (Fixture, Plan, SweepDir) {
+        let f = fixture(
+            name,
+            &format!(
+                "scenario = \"s.toml\"\n[set]\n\"flows.0.count\" = 2\nduration = \"1s\"\n\
+                 [axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\"]\n{more_axes}"
+            ),
+        );
+        let plan = Plan::load(&f, false).unwrap();
+        let dir = SweepDir::create(&f.parent().unwrap().join("out"), &plan.stamp, None).unwrap();
+        (f, plan, dir)
+    }
 
     #[test]
     fn one_row_per_run_and_flow_with_every_axis_and_metric() {
-        let f = fixture(
-            "collect",
-            "scenario = \"s.toml\"\n[set]\n\"flows.0.count\" = 2\nduration = \"1s\"\n\
-             [axes]\n\"flows.0.cc\" = [\"reno\", \"cubic\"]\nseed = \"1..2\"\n",
-        );
-        let plan = Plan::load(&f, false).unwrap();
-        let out = f.parent().unwrap().join("out");
-        let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
+        let (_f, plan, dir) = two_flows("collect", "seed = \"1..2\"\n");
         // Three of the four runs: collect says which one is missing.
         run_indices(
             &plan,
@@ -291,8 +460,7 @@ mod tests {
             0..3,
             &RunOptions {
                 jobs: 2,
-                progress: false,
-                provenance: None,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -305,7 +473,7 @@ mod tests {
             head[..6],
             [
                 "index",
-                "flows.0.cc",
+                "flows_0_cc",
                 "seed",
                 "scenario_name",
                 "sim_seed",
@@ -317,7 +485,7 @@ mod tests {
             "qdelay_p95_ms",
             "loss_rate",
             "agg_jain",
-            "link.bottleneck.drops",
+            "link_bottleneck_drops",
         ] {
             assert!(head.iter().any(|h| h == col), "no column {col}");
         }
@@ -355,11 +523,73 @@ mod tests {
         let lines = jsonl(&c);
         assert_eq!(lines.lines().count(), 3);
         let back: RunRecord = serde_json::from_str(lines.lines().nth(2).unwrap()).unwrap();
-        assert_eq!(back.sweep, rec.sweep);
+        assert_eq!(back.sweep.sets, rec.sweep.sets);
+        assert_eq!(back.sweep.axes["flows_0_cc"], "cubic");
+        assert_eq!(back.sweep.axes["seed"], 1);
+        assert_eq!(back.sweep.axes.len(), 2);
         assert!(back.summary.flows[0].series.is_none() && rec.summary.flows[0].series.is_some());
         assert_eq!(
             back.summary.flows[0].throughput_bps,
             rec.summary.flows[0].throughput_bps
+        );
+    }
+
+    #[test]
+    fn the_long_format_is_the_table_melted() {
+        let (_f, plan, dir) = two_flows("long", "");
+        run_indices(&plan, &dir, 0..2, &RunOptions::default()).unwrap();
+        let c = collect(&dir).unwrap();
+        let t = table(&c);
+        let long = long_csv(&c).unwrap();
+        let mut rd = ::csv::Reader::from_reader(long.as_bytes());
+        let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(head, ["index", "flows_0_cc", "flow", "metric", "value"]);
+        let rows: Vec<::csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        let metrics = t.kinds.iter().filter(|k| **k == ColumnKind::Metric).count();
+        // 2 runs × 2 flows × every numeric column.
+        assert_eq!(t.rows.len(), 4);
+        assert_eq!(rows.len(), 4 * metrics);
+        assert!(metrics > 30, "{metrics}");
+        for r in &rows {
+            let (run, cc, flow) = (&r[0], &r[1], &r[2]);
+            let wide = t
+                .rows
+                .iter()
+                .find(|w| w[0] == run && w[1] == cc && w[t.position("flow").unwrap()] == flow)
+                .unwrap();
+            assert_eq!(&r[4], wide[t.position(&r[3]).unwrap()]);
+        }
+        let tput = rows
+            .iter()
+            .find(|r| &r[0] == "1" && &r[2] == "1" && &r[3] == "throughput_bps")
+            .unwrap();
+        let rec = dir.read_result(&plan.run(1).unwrap()).unwrap().unwrap();
+        assert_eq!(&tput[1], "cubic");
+        assert_eq!(
+            tput[4].parse::<f64>().unwrap(),
+            rec.summary.flows[1].throughput_bps
+        );
+        assert!(!rows
+            .iter()
+            .any(|r| &r[3] == "cc" || &r[3] == "scenario_name"));
+    }
+
+    #[test]
+    fn column_names_are_tidy_and_unique() {
+        assert_eq!(
+            column_name("link.bottleneck (reverse).utilization"),
+            "link_bottleneck_reverse_utilization"
+        );
+        assert_eq!(column_name("flows.0.cc"), "flows_0_cc");
+        assert_eq!(
+            column_name("Links.0.Queue-Packets"),
+            "links_0_queue_packets"
+        );
+        assert_eq!(column_name("(été)"), "t");
+        assert_eq!(column_name("…"), "column");
+        assert_eq!(
+            axis_columns(&["a.b".into(), "a_b".into(), "index".into()]),
+            ["a_b", "a_b_2", "index_2"]
         );
     }
 

@@ -150,6 +150,26 @@ pub enum SweepError {
     /// A submission to a batch system (Slurm) refused or failed.
     #[error("{0}")]
     Submit(String),
+    /// A results directory that holds another engine's results.
+    #[error(
+        "{dir} holds results of the `{recorded}` engine, and this sweep runs with `{wanted}`: \
+         results of two engines must not mix; use another --out directory",
+        dir = dir.display()
+    )]
+    Engine {
+        /// The results directory.
+        dir: PathBuf,
+        /// The engine it records.
+        recorded: String,
+        /// The engine asked for.
+        wanted: String,
+    },
+    /// A query of collected results (`sweep show`) that names no column or is malformed.
+    #[error("{message}")]
+    Query {
+        /// What is wrong, and the names there are.
+        message: String,
+    },
 }
 
 /// A scenario file whose content is no longer the one recorded (`SweepError::ScenarioChanged`).

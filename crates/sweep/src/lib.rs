@@ -14,12 +14,14 @@
 //!
 //! * [`spec`]: the sweep file (`docs/sweep.md`);
 //! * [`plan`]: its expansion into indexed runs, value checks and the plan's hash;
+//! * [`cost`]: a run's simulated seconds and estimated CPU time;
 //! * [`store`]: the results directory (one atomic file per run, named by the run's
 //!   configuration; the plans it has run);
 //! * [`runner`]: running runs on this machine, skipping finished ones;
 //! * [`tasks`]: a submission's missing runs, frozen with their plan, cut into array tasks;
 //! * [`slurm`]: the sbatch array script and its submission;
-//! * [`collect`]: `results.csv` and `results.jsonl`; [`report`]: `report.html`.
+//! * [`collect`]: `results.csv`, its long form and `results.jsonl`; [`show`]: a query of them
+//!   for the terminal; [`report`]: `report.html`.
 //!
 //! ```no_run
 //! use longhaul_sweep::{plan::Plan, runner, store::SweepDir};
@@ -33,10 +35,12 @@
 #![warn(missing_docs)]
 
 pub mod collect;
+pub mod cost;
 pub mod error;
 pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod show;
 pub mod slurm;
 pub mod spec;
 pub mod store;

@@ -368,13 +368,22 @@ impl Run {
             file: self.scenario_path.clone(),
             message: format!("the scenario file is not UTF-8: {e}"),
         })?;
-        let stem = self
-            .scenario_path
+        let file = self.scenario_path.display().to_string();
+        Ok(Scenario::parse(
+            text,
+            &file,
+            &self.default_name(),
+            &self.sets,
+        )?)
+    }
+
+    /// The scenario's name when its file gives none: the file's stem, as `longhaul sim` names
+    /// it.
+    pub fn default_name(&self) -> String {
+        self.scenario_path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "scenario".into());
-        let file = self.scenario_path.display().to_string();
-        Ok(Scenario::parse(text, &file, &stem, &self.sets)?)
+            .unwrap_or_else(|| "scenario".into())
     }
 
     /// Read and load the run's scenario with its overrides.

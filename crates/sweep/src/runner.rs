@@ -14,15 +14,49 @@ use crate::error::Result;
 use crate::plan::{Plan, Run};
 use crate::store::{RunFailure, RunInfo, RunRecord, SweepDir};
 use longhaul_metrics::provenance::{Provenance, ScenarioFile};
+use longhaul_metrics::summary::Summary;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// What runs a run: the simulator ([`Engine::SIM`]), or an engine the caller provides (the
+/// CLI's `sweep run --engine lab`, real kernel stacks over the emulator).
+#[derive(Clone, Copy, Debug)]
+pub struct Engine {
+    /// Its name, which the results directory records (`DIR/engine`): results of two engines
+    /// never mix in one directory.
+    pub name: &'static str,
+    /// Runs one run from its scenario file's bytes (already checked against the plan's hash)
+    /// on up to the given number of threads: its summary, or the error text.
+    pub run: fn(&Run, &[u8], usize) -> std::result::Result<Summary, String>,
+    /// Whether several runs may run at once (the lab's may not: its emulator and hosts take
+    /// the machine).
+    pub parallel: bool,
+}
+
+impl Engine {
+    /// The simulator.
+    pub const SIM: Engine = Engine {
+        name: "sim",
+        run: simulate,
+        parallel: true,
+    };
+}
+
+/// The simulator's run of `run` from its scenario's bytes.
+fn simulate(run: &Run, bytes: &[u8], threads: usize) -> std::result::Result<Summary, String> {
+    let checked = run.parse(bytes).map_err(|e| e.to_string())?;
+    let o = longhaul_sim::run_on(&checked, threads, &mut |_| {}).map_err(|e| e.to_string())?;
+    Ok(o.summary)
+}
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Runs at once (default: the machine's cores).
+    /// What runs the runs.
+    pub engine: Engine,
+    /// Runs at once (default: the machine's cores; 1 when the engine is not parallel).
     pub jobs: usize,
     /// Draw a progress bar with ETA on stderr (only where stderr is a terminal).
     pub progress: bool,
@@ -33,6 +67,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
+            engine: Engine::SIM,
             jobs: cores(),
             progress: false,
             provenance: None,
@@ -82,23 +117,23 @@ pub fn block(plan: &Plan, block: u64, chunk: u64) -> Result<Range<u64>> {
     Ok(start..start.saturating_add(chunk).min(plan.runs))
 }
 
-/// Run one run and return its record, with `provenance` and the scenario file it read (the
-/// bytes it ran, refused if they are not those the plan recorded); errors and panics become the
-/// run's error text.
+/// Run one run with `engine` and return its record, with `provenance` and the scenario file it
+/// read (the bytes it ran, refused if they are not those the plan recorded); errors and panics
+/// become the run's error text.
 pub fn execute(
     run: &Run,
+    engine: &Engine,
     threads: usize,
     provenance: Option<&Provenance>,
 ) -> std::result::Result<RunRecord, String> {
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let bytes = run.read_scenario().map_err(|e| e.to_string())?;
-        let checked = run.parse(&bytes).map_err(|e| e.to_string())?;
-        let o = longhaul_sim::run_on(&checked, threads, &mut |_| {}).map_err(|e| e.to_string())?;
-        Ok::<_, String>((o, bytes))
+        let summary = (engine.run)(run, &bytes, threads)?;
+        Ok::<_, String>((summary, bytes))
     }));
     match outcome {
-        Ok(Ok((o, bytes))) => {
-            let mut summary = o.summary;
+        Ok(Ok((summary, bytes))) => {
+            let mut summary = summary;
             if let Some(p) = provenance {
                 let file =
                     ScenarioFile::of_content(&run.scenario_path.display().to_string(), &bytes);
@@ -111,7 +146,8 @@ pub fn execute(
         }
         Ok(Err(e)) => Err(e),
         Err(panic) => Err(format!(
-            "the simulator panicked: {}",
+            "the {} engine panicked: {}",
+            engine.name,
             panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
@@ -126,9 +162,9 @@ fn run_one(
     run: &Run,
     dir: &SweepDir,
     threads: usize,
-    provenance: Option<&Provenance>,
+    opts: &RunOptions,
 ) -> std::result::Result<RunRecord, String> {
-    execute(run, threads, provenance).map_err(|error| {
+    execute(run, &opts.engine, threads, opts.provenance.as_ref()).map_err(|error| {
         let failure = RunFailure {
             sweep: RunInfo::of(run),
             error,
@@ -143,14 +179,16 @@ fn run_one(
     })
 }
 
-/// Run every unfinished run of `indices`, `opts.jobs` at a time, writing each result (or
-/// error) into `dir` as it finishes.
+/// Run every unfinished run of `indices`, `opts.jobs` at a time (one at a time for an engine
+/// that is not parallel), writing each result (or error) into `dir` as it finishes. A
+/// directory holding another engine's results is refused before anything runs.
 pub fn run_indices(
     plan: &Plan,
     dir: &SweepDir,
     indices: impl IntoIterator<Item = u64>,
     opts: &RunOptions,
 ) -> Result<RunReport> {
+    dir.claim_engine(opts.engine.name)?;
     let mut report = RunReport::default();
     // Indices, not runs: a run's labels and overrides are made again when it starts.
     let mut todo: Vec<u64> = Vec::new();
@@ -164,7 +202,8 @@ pub fn run_indices(
     if todo.is_empty() {
         return Ok(report);
     }
-    let jobs = opts.jobs.max(1).min(todo.len());
+    let jobs = if opts.engine.parallel { opts.jobs } else { 1 };
+    let jobs = jobs.max(1).min(todo.len());
     let bar = if opts.progress {
         indicatif::ProgressBar::new(todo.len() as u64)
     } else {
@@ -185,7 +224,11 @@ pub fn run_indices(
     let ran = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::new());
     let fatal = Mutex::new(None);
-    let total_jobs = opts.jobs.max(1);
+    let total_jobs = if opts.engine.parallel {
+        opts.jobs.max(1)
+    } else {
+        1
+    };
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| loop {
@@ -201,7 +244,7 @@ pub fn run_indices(
                 let outcome = plan
                     .run(index)
                     .map_err(|e| e.to_string())
-                    .and_then(|run| run_one(&run, dir, threads, opts.provenance.as_ref()));
+                    .and_then(|run| run_one(&run, dir, threads, opts));
                 match outcome {
                     Ok(record) => match dir.write_result(&record) {
                         Ok(()) => {
@@ -263,8 +306,8 @@ mod tests {
         };
         let opts = RunOptions {
             jobs: 2,
-            progress: false,
             provenance: Some(Provenance::capture(build)),
+            ..Default::default()
         };
         // Block 1 of 3: runs 3, 4, 5.
         let r = run_indices(&plan, &dir, block(&plan, 1, 3).unwrap(), &opts).unwrap();
@@ -312,6 +355,68 @@ mod tests {
     }
 
     #[test]
+    fn another_engine_runs_one_at_a_time_in_a_directory_of_its_own() {
+        use std::sync::atomic::AtomicUsize;
+        static RUNNING: AtomicUsize = AtomicUsize::new(0);
+        static MOST: AtomicUsize = AtomicUsize::new(0);
+        // The simulator's summary, relabelled as the lab's, with a count of runs at once.
+        fn serial(run: &Run, bytes: &[u8], threads: usize) -> std::result::Result<Summary, String> {
+            let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut s = simulate(run, bytes, threads)?;
+            s.mode = longhaul_metrics::summary::Mode::Lab;
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+            Ok(s)
+        }
+        let engine = Engine {
+            name: "serial",
+            run: serial,
+            parallel: false,
+        };
+        let f = fixture(
+            "engine",
+            "scenario = \"s.toml\"\n[set]\nduration = \"1s\"\n[axes]\nseed = \"1..4\"\n",
+        );
+        let plan = Plan::load(&f, false).unwrap();
+        let out = f.parent().unwrap().join("out");
+        let dir = SweepDir::create(&out, &plan.stamp, None).unwrap();
+        let opts = RunOptions {
+            engine,
+            jobs: 4,
+            ..Default::default()
+        };
+        let r = run_indices(&plan, &dir, 0..4, &opts).unwrap();
+        assert_eq!((r.ran, r.failed.len()), (4, 0));
+        assert_eq!(MOST.load(Ordering::SeqCst), 1);
+        let rec = dir.read_result(&plan.run(3).unwrap()).unwrap().unwrap();
+        assert_eq!(rec.summary.mode, longhaul_metrics::summary::Mode::Lab);
+        assert_eq!(rec.summary.seed, 4);
+        assert_eq!(
+            std::fs::read_to_string(out.join("engine")).unwrap(),
+            "serial\n"
+        );
+        // The simulator may not add its results to this directory, nor the reverse.
+        let e = run_indices(&plan, &dir, 0..4, &RunOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{} holds results of the `serial` engine, and this sweep runs with `sim`: \
+                 results of two engines must not mix; use another --out directory",
+                out.display()
+            )
+        );
+        std::fs::remove_file(out.join("engine")).unwrap();
+        // Results without a record of their engine are the simulator's.
+        let e = run_indices(&plan, &dir, 0..4, &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds results of the `sim` engine"), "{e}");
+    }
+
+    #[test]
     fn a_scenario_edited_after_planning_fails_its_runs_and_stores_nothing() {
         let f = fixture(
             "edited",
@@ -348,8 +453,8 @@ mod tests {
         );
         let plan = Plan::load(&f, false).unwrap();
         let run = plan.run(0).unwrap();
-        let one = execute(&run, 1, None).unwrap();
-        let two = execute(&run, 2, None).unwrap();
+        let one = execute(&run, &Engine::SIM, 1, None).unwrap();
+        let two = execute(&run, &Engine::SIM, 2, None).unwrap();
         assert_eq!(one, two);
         let direct = longhaul_sim::run(&run.load().unwrap(), &mut |_| {}).unwrap();
         assert_eq!(one.summary, direct.summary);

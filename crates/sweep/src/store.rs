@@ -148,6 +148,37 @@ impl SweepDir {
         })
     }
 
+    /// Record that `engine`'s results go here (`DIR/engine`, written by the first run), or
+    /// refuse if the directory holds another engine's: results of the simulator and of the lab
+    /// never mix. A directory with results but no such file holds the simulator's.
+    pub fn claim_engine(&self, engine: &str) -> Result<()> {
+        let path = self.root.join("engine");
+        let read = || {
+            std::fs::read_to_string(&path)
+                .ok()
+                .map(|t| t.trim().to_string())
+        };
+        let recorded = match read() {
+            Some(r) => r,
+            None if !self.finished_keys()?.is_empty() => "sim".to_string(),
+            None => {
+                // Another process may record it first: then theirs is compared.
+                if longhaul_output::create_new(&path, format!("{engine}\n").as_bytes())? {
+                    return Ok(());
+                }
+                read().unwrap_or_default()
+            }
+        };
+        if recorded == engine {
+            return Ok(());
+        }
+        Err(SweepError::Engine {
+            dir: self.root.clone(),
+            recorded,
+            wanted: engine.to_string(),
+        })
+    }
+
     /// Open an existing results directory with the plan it records.
     pub fn open(root: &Path) -> Result<SweepDir> {
         Ok(SweepDir {

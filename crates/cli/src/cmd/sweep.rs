@@ -1,4 +1,4 @@
-//! `longhaul sweep plan|run|submit|collect`: a grid of simulator runs, by index.
+//! `longhaul sweep plan|run|submit|collect|show`: a grid of simulator (or lab) runs, by index.
 //!
 //! The work is `longhaul-sweep`'s (crates/sweep); this module only maps arguments onto it and
 //! prints. `docs/sweep.md` is the user's guide.
@@ -6,9 +6,10 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use longhaul_metrics::report::{Align, Table};
-use longhaul_sweep::collect::{collect, csv, jsonl};
+use longhaul_sweep::collect::{collect, csv, jsonl, long_csv, table};
+use longhaul_sweep::cost::{describe, estimate, Cost, Speed};
 use longhaul_sweep::plan::Plan;
-use longhaul_sweep::runner::{block, cores, run_indices, RunOptions};
+use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
 use longhaul_sweep::slurm::{script, submit, SlurmOptions};
 use longhaul_sweep::spec::display;
 use longhaul_sweep::store::SweepDir;
@@ -18,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum SweepCommand {
-    /// List the runs of a sweep file with their indices (`--index N`: one run and the
-    /// `longhaul sim` command that reproduces it).
+    /// List the runs of a sweep file with their indices, simulated seconds and estimated CPU
+    /// time, and the total (`--index N`: one run and the `longhaul sim` command that
+    /// reproduces it).
     Plan(PlanArgs),
     /// Run a sweep's runs on this machine's cores, or one block of them (`--index N
     /// [--chunk K]`, for array schedulers); finished runs are skipped, failed ones retried, and
@@ -27,8 +29,12 @@ pub enum SweepCommand {
     Run(RunArgs),
     /// Submit a sweep as a Slurm array job (each task runs `sweep run --index`).
     Submit(SubmitArgs),
-    /// Merge a results directory into results.csv, results.jsonl and report.html.
+    /// Merge a results directory into results.csv, results.jsonl and report.html (and
+    /// results-long.csv with --long).
     Collect(CollectArgs),
+    /// Print a results directory's table, filtered (`--where cc=fast`) and cut to some columns
+    /// (`--columns index,cc,throughput_bps`).
+    Show(ShowArgs),
 }
 
 #[derive(Args)]
@@ -41,8 +47,8 @@ pub struct PlanArgs {
     /// Print only the number of runs (for scripts: `seq 0 $((N - 1)) | parallel …`).
     #[arg(long, conflicts_with_all = ["index", "check"])]
     pub count: bool,
-    /// Also load every run's scenario with its overrides (finds combinations that fail
-    /// together, without running anything).
+    /// List the runs whose scenario does not load with their overrides (combinations that
+    /// fail together) and fail if there are any; without it they are counted in a note.
     #[arg(long)]
     pub check: bool,
     /// Accept more than 1,000,000 runs.
@@ -74,6 +80,19 @@ pub struct RunArgs {
     /// No progress bar and no summary line.
     #[arg(long, short)]
     pub quiet: bool,
+    /// What runs the runs: the simulator, or real kernel stacks over the emulator (`longhaul
+    /// lab`: root, one run at a time); a results directory holds one engine's results.
+    #[arg(long, value_enum, default_value_t = EngineArg::Sim)]
+    pub engine: EngineArg,
+}
+
+/// `sweep run --engine`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The packet simulator (`longhaul sim`).
+    Sim,
+    /// Real kernel TCP in network namespaces over the emulator (`longhaul lab`).
+    Lab,
 }
 
 #[derive(Args)]
@@ -124,6 +143,24 @@ pub struct CollectArgs {
     /// No table on the terminal.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also write results-long.csv: one row per run × flow × metric (index, axes, flow,
+    /// metric, value), the form plotting libraries take.
+    #[arg(long)]
+    pub long: bool,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// The results directory of `sweep run` or `sweep submit`.
+    pub dir: PathBuf,
+    /// Keep the rows whose column NAME holds VALUE (numbers compare as numbers); repeatable,
+    /// all must hold.
+    #[arg(long = "where", value_name = "NAME=VALUE")]
+    pub conditions: Vec<longhaul_sweep::show::Condition>,
+    /// The columns to print, comma-separated (default: index, the axes, flow, cc and the
+    /// headline metrics); the names are those of results.csv.
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub columns: Vec<String>,
 }
 
 pub fn run(cmd: SweepCommand) -> Result<()> {
@@ -139,7 +176,20 @@ pub fn run(cmd: SweepCommand) -> Result<()> {
             crate::signals::end_quietly_on_closed_stdout();
             collect_dir(a)
         }
+        SweepCommand::Show(a) => {
+            crate::signals::end_quietly_on_closed_stdout();
+            show(a)
+        }
     }
+}
+
+fn show(a: ShowArgs) -> Result<()> {
+    let dir = SweepDir::open(&a.dir)?;
+    let c = collect(&dir)?;
+    let t = longhaul_sweep::show::select(&table(&c), &a.conditions, &a.columns)?;
+    print!("{}", longhaul_sweep::show::render(&t));
+    println!("{} rows; {}", t.rows.len(), c.describe());
+    Ok(())
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
@@ -163,23 +213,46 @@ fn plan(a: PlanArgs) -> Result<()> {
         return Ok(());
     }
     println!("{}: {}", plan.name(), plan.describe());
+    let speed = Speed::calibrate(1.0, 0.3)?;
     let mut t = Table::new(&[Align::Right]);
     let mut head = vec!["index".to_string()];
     head.extend(plan.axis_names().iter().cloned());
+    head.extend(["sim_s".to_string(), "est_cpu_s".to_string()]);
     t.header(&head);
     let mut bad = Vec::new();
+    let mut total = Cost::default();
     for i in 0..plan.runs {
         let run = plan.run(i)?;
-        if a.check {
-            if let Err(e) = run.load() {
-                bad.push(format!("run {i} ({}): {e}", run.label()));
-            }
-        }
         let mut row = vec![i.to_string()];
         row.extend(run.axes.iter().map(|(_, v)| display(v)));
+        match run.load() {
+            Ok(checked) => {
+                let c = estimate(&checked);
+                total = total + c;
+                // Durations are whole nanoseconds: three decimals show every one that is written
+                // in milliseconds, without float noise.
+                row.push(format!("{}", (c.sim_s * 1e3).round() / 1e3));
+                row.push(format!("{:.2}", speed.cpu_s(&c)));
+            }
+            Err(e) => {
+                bad.push(format!("run {i} ({}): {e}", run.label()));
+                row.extend(["-".to_string(), "-".to_string()]);
+            }
+        }
         t.row(row);
     }
     print!("{}", t.render());
+    let loaded = plan.runs - bad.len() as u64;
+    println!("{}", describe(&total, loaded, &speed, cores()));
+    if !bad.is_empty() && !a.check {
+        eprintln!(
+            "note: {} run{} cannot run as planned and {} not counted (`--check` lists them)",
+            bad.len(),
+            if bad.len() == 1 { "" } else { "s" },
+            if bad.len() == 1 { "is" } else { "are" }
+        );
+        return Ok(());
+    }
     if !bad.is_empty() {
         for b in &bad {
             eprintln!("{b}");
@@ -234,7 +307,12 @@ fn run_sweep(a: RunArgs) -> Result<()> {
         };
         (plan, dir, indices)
     };
+    let engine = match a.engine {
+        EngineArg::Sim => Engine::SIM,
+        EngineArg::Lab => lab::engine(&plan, &indices)?,
+    };
     let opts = RunOptions {
+        engine,
         jobs: a.jobs.map_or_else(cores, |j| j as usize),
         progress: !a.quiet && std::io::stderr().is_terminal(),
         provenance: Some(crate::provenance::capture()),
@@ -332,14 +410,17 @@ fn collect_dir(a: CollectArgs) -> Result<()> {
     let dir = SweepDir::open(&a.dir)?;
     let c = collect(&dir)?;
     let title = format!("sweep {}", dir.stamp.name);
-    let written = [
+    let mut written = vec![
         dir.write_file("results.csv", csv(&c)?.as_bytes())?,
         dir.write_file("results.jsonl", jsonl(&c).as_bytes())?,
-        dir.write_file(
-            "report.html",
-            longhaul_sweep::report::html(&c, &title)?.as_bytes(),
-        )?,
     ];
+    if a.long {
+        written.push(dir.write_file("results-long.csv", long_csv(&c)?.as_bytes())?);
+    }
+    written.push(dir.write_file(
+        "report.html",
+        longhaul_sweep::report::html(&c, &title)?.as_bytes(),
+    )?);
     if !a.quiet {
         print!("{}", longhaul_sweep::report::controller_table(&c));
     }
@@ -378,5 +459,77 @@ fn shell_word(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// `sweep run --engine lab`: each run is `longhaul lab` on its scenario and overrides.
+#[cfg(feature = "kernel")]
+mod lab {
+    use anyhow::{bail, Result};
+    use longhaul_lab::LabError;
+    use longhaul_metrics::summary::Summary;
+    use longhaul_sweep::plan::{Plan, Run};
+    use longhaul_sweep::runner::Engine;
+
+    /// The lab engine, after checking that this process is root and that every run of
+    /// `indices` maps onto the lab (as `longhaul lab` checks every variant before running any).
+    /// Termination signals are blocked from here on and collected by the runs, so an interrupted
+    /// run removes its namespaces before the sweep ends.
+    pub fn engine(plan: &Plan, indices: &[u64]) -> Result<Engine> {
+        if !longhaul_lab::is_root() {
+            bail!(
+                "sweep run --engine lab needs root: each run creates network namespaces and TUN \
+                 devices (run it with sudo)"
+            );
+        }
+        for &i in indices {
+            let run = plan.run(i)?;
+            let text = String::from_utf8(run.read_scenario()?)?;
+            let file = run.scenario_path.display().to_string();
+            if let Err(e) =
+                longhaul_lab::plan_from_text(&text, &file, &run.default_name(), &run.sets)
+            {
+                bail!("run {i} ({}) cannot run in the lab: {e}", run.label());
+            }
+        }
+        crate::signals::block_termination_signals();
+        Ok(Engine {
+            name: "lab",
+            run: lab_run,
+            parallel: false,
+        })
+    }
+
+    fn lab_run(run: &Run, bytes: &[u8], _threads: usize) -> Result<Summary, String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+        let file = run.scenario_path.display().to_string();
+        let plan = longhaul_lab::plan_from_text(text, &file, &run.default_name(), &run.sets)
+            .map_err(|e| e.to_string())?;
+        let opts = longhaul_lab::RunOptions::default();
+        match longhaul_lab::run(&plan, &opts, &mut crate::signals::wait_signal) {
+            Ok(o) => Ok(o.summary),
+            // The run has cleaned up; the finished runs are stored: stop the sweep as the
+            // signal asks (a re-run runs the rest).
+            Err(LabError::Interrupted(sig)) => {
+                eprintln!(
+                    "longhaul sweep: interrupted by signal {sig} during run {}",
+                    run.index
+                );
+                std::process::exit(128 + sig)
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Without the `kernel` feature there is no lab.
+#[cfg(not(feature = "kernel"))]
+mod lab {
+    use anyhow::{bail, Result};
+    use longhaul_sweep::plan::Plan;
+    use longhaul_sweep::runner::Engine;
+
+    pub fn engine(_: &Plan, _: &[u64]) -> Result<Engine> {
+        bail!("this longhaul was built without the `kernel` feature, which `--engine lab` needs")
     }
 }

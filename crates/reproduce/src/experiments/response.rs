@@ -685,7 +685,7 @@ fn page(result: &ExperimentResult) -> Result<String, MetricsError> {
     )?;
     let mut body = format!(
         "<h1>{}</h1><p>{} runs; each point is the mean over seeds, bars one standard deviation; \
-         dashed: the response functions (crates/reproduce/src/theory.rs), capped at the card's \
+         dashed: the response functions (crates/cc/src/response.rs), capped at the card's \
          {} Mb/s of payload. A point whose runs expect fewer than 20 losses in their measured \
          halves (by default p ≤ 1e-6, 20-s runs) shows how far the controller got in that time, \
          not its response: only where the function reaches the path is it a claim.</p>\n{svg}\n",
