@@ -14,12 +14,7 @@ use sweep_common::{longhaul, text};
 #[test]
 fn a_controller_by_buffer_grid_runs_on_kernel_stacks_and_collects() {
     let test = "a_controller_by_buffer_grid_runs_on_kernel_stacks_and_collects";
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{test}: needs root (network namespaces, TUN) and CI=true forbids skipping");
-        }
-        eprintln!("SKIPPED {test}: needs root (run `sudo -E cargo test -p longhaul`)");
+    if !longhaul_testenv::root_or_skip(test, "needs root (network namespaces, TUN devices)") {
         return;
     }
     let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/sweeps/lab-grid.toml");

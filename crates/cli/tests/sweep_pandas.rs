@@ -33,19 +33,15 @@ fn python() -> Option<&'static str> {
 
 #[test]
 fn pandas_and_xarray_load_the_same_values_as_the_csv() {
-    let Some(python) = python() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!(
-                "pandas_and_xarray_load_the_same_values_as_the_csv: no python3 with pandas and \
-                 xarray, and CI=true forbids skipping (scripts/setup.sh installs them)"
-            );
-        }
-        eprintln!(
-            "SKIPPED pandas_and_xarray_load_the_same_values_as_the_csv: no python3 with pandas \
-             and xarray (scripts/setup.sh installs them)"
-        );
+    let python = python();
+    if !longhaul_testenv::require(
+        "pandas_and_xarray_load_the_same_values_as_the_csv",
+        python.is_some(),
+        "needs a python3 with pandas and xarray (scripts/setup.sh installs them)",
+    ) {
         return;
-    };
+    }
+    let python = python.unwrap();
     let dir = std::env::temp_dir().join(format!("longhaul-sweep-pandas-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
