@@ -58,7 +58,7 @@ pub struct Arrived {
 
 /// Datagrams read together, opened where possible.
 #[derive(Debug, Default)]
-pub struct Batch {
+pub struct InBatch {
     /// Room for a batch, allocated (and zeroed) once; `datagrams` say which bytes hold what.
     pub bytes: Vec<u8>,
     /// Bytes of `bytes` filled.
@@ -115,8 +115,8 @@ impl Openers {
 
 /// The handle the loop keeps.
 pub struct RecvThread {
-    batches: Option<Receiver<Batch>>,
-    spare: SyncSender<Batch>,
+    batches: Option<Receiver<InBatch>>,
+    spare: SyncSender<InBatch>,
     wake: UnixStream,
     /// Each session's receive keys, which the loop keeps up to date for the thread.
     pub openers: Arc<Openers>,
@@ -130,9 +130,9 @@ impl RecvThread {
         let (wake, waker) = UnixStream::pair()?;
         wake.set_nonblocking(true)?;
         waker.set_nonblocking(true)?;
-        let (tx, batches) = mpsc::sync_channel::<Batch>(QUEUE);
+        let (tx, batches) = mpsc::sync_channel::<InBatch>(QUEUE);
         // Batches come back for reuse; more than the queue and one being filled are dropped.
-        let (spare, spares) = mpsc::sync_channel::<Batch>(QUEUE + 1);
+        let (spare, spares) = mpsc::sync_channel::<InBatch>(QUEUE + 1);
         let openers = Arc::new(Openers::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (table, halt) = (openers.clone(), stop.clone());
@@ -156,14 +156,14 @@ impl RecvThread {
 
     /// The next batch, if one is waiting. The wake-up signal is drained first, so a batch
     /// queued after this returns `None` leaves the signal set for the next poll.
-    pub fn take(&mut self) -> Option<Batch> {
+    pub fn take(&mut self) -> Option<InBatch> {
         let mut sink = [0u8; 64];
         while matches!((&self.wake).read(&mut sink), Ok(n) if n > 0) {}
         self.batches.as_ref()?.try_recv().ok()
     }
 
     /// Hands a batch back to be filled again.
-    pub fn reuse(&mut self, mut batch: Batch) {
+    pub fn reuse(&mut self, mut batch: InBatch) {
         batch.used = 0;
         batch.datagrams.clear();
         batch.calls = 0;
@@ -186,8 +186,8 @@ impl Drop for RecvThread {
 fn run(
     sock: UdpSocket,
     mut reader: Reader,
-    tx: SyncSender<Batch>,
-    spares: Receiver<Batch>,
+    tx: SyncSender<InBatch>,
+    spares: Receiver<InBatch>,
     mut waker: UnixStream,
     openers: Arc<Openers>,
     stop: Arc<AtomicBool>,
@@ -195,7 +195,7 @@ fn run(
     let mut seen = 0;
     let mut table: HashMap<SocketAddr, Opener> = HashMap::new();
     // A batch that read nothing is kept for the next turn.
-    let mut held: Option<Batch> = None;
+    let mut held: Option<InBatch> = None;
     while !stop.load(Ordering::Relaxed) {
         let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::from(POLL_TICK)) {
@@ -203,9 +203,9 @@ fn run(
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => {
-                let batch = Batch {
+                let batch = InBatch {
                     error: Some(io::Error::from(e)),
-                    ..Batch::default()
+                    ..InBatch::default()
                 };
                 let _ = tx.send(batch);
                 return;
@@ -237,7 +237,7 @@ fn run(
 }
 
 /// Read what the socket holds, up to a batch.
-fn fill(sock: &UdpSocket, reader: &mut Reader, batch: &mut Batch) {
+fn fill(sock: &UdpSocket, reader: &mut Reader, batch: &mut InBatch) {
     if batch.bytes.len() < RECV_BATCH_BYTES + MAX_GRO_BYTES {
         batch.bytes.resize(RECV_BATCH_BYTES + MAX_GRO_BYTES, 0);
     }

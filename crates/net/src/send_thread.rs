@@ -7,7 +7,7 @@
 //! (`Connection::poll_transmit_unsealed`), so the encryption and the system call can run on
 //! another core while the connection goes on with the next batch and with the ACKs.
 //!
-//! The connection's thread fills a [`Batch`] (datagrams back to back, each with its pending
+//! The connection's thread fills a [`OutBatch`] (datagrams back to back, each with its pending
 //! seal) and hands it over through a bounded queue ([`QUEUE`] batches: at most 4 × 64 KB wait);
 //! when the queue is full, handing over waits for the sending thread, which never waits on the
 //! socket, so the wait is one batch's work at most. The sending thread applies every seal,
@@ -33,7 +33,7 @@ pub const QUEUE: usize = 4;
 
 /// Datagrams to send together: back to back in `bytes`, all `segment` bytes long but the last.
 #[derive(Debug, Default)]
-pub struct Batch {
+pub struct OutBatch {
     /// The datagrams, back to back.
     pub bytes: Vec<u8>,
     /// Bytes of each datagram but the last: the GSO segment size.
@@ -46,7 +46,7 @@ pub struct Batch {
     pub pns: Vec<u64>,
 }
 
-impl Batch {
+impl OutBatch {
     /// Empties the batch for reuse, keeping its allocations.
     pub fn clear(&mut self) {
         self.bytes.clear();
@@ -73,7 +73,7 @@ impl Batch {
     }
 }
 
-impl Batch {
+impl OutBatch {
     /// Seal the batch and send it to `peer` (`None`: a connected socket), GSO segments of
     /// `gso` bytes if set (cleared where the kernel refuses). What the sending thread does
     /// with each batch, and the connection's thread with its own when no sending thread runs.
@@ -83,11 +83,11 @@ impl Batch {
         sock: &UdpSocket,
         peer: Option<SocketAddr>,
         gso: &mut Option<usize>,
-    ) -> (Outcome, u64) {
+    ) -> (SendOutcome, u64) {
         let mut calls = 0;
         if !self.seal() {
             let e = io::Error::other("a datagram could not be sealed; none was sent");
-            return (Outcome::Failed(e), calls);
+            return (SendOutcome::Failed(e), calls);
         }
         let sent = send_datagrams(
             sock,
@@ -99,9 +99,9 @@ impl Batch {
             &mut calls,
         );
         let outcome = match sent {
-            Ok(()) => Outcome::Sent,
-            Err(e) if crate::socket::is_full(&e) => Outcome::Full,
-            Err(e) => Outcome::Failed(e),
+            Ok(()) => SendOutcome::Sent,
+            Err(e) if crate::socket::is_full(&e) => SendOutcome::Full,
+            Err(e) => SendOutcome::Failed(e),
         };
         (outcome, calls)
     }
@@ -109,7 +109,7 @@ impl Batch {
 
 /// What became of a batch.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum SendOutcome {
     /// Every datagram left.
     Sent,
     /// The socket (or the device queue behind it) was full: nothing of it left.
@@ -122,9 +122,9 @@ pub enum Outcome {
 #[derive(Debug)]
 pub struct Report {
     /// The batch, its bytes and seals gone; its `count` and `pns` still say what it held.
-    pub batch: Batch,
+    pub batch: OutBatch,
     /// What became of it.
-    pub outcome: Outcome,
+    pub outcome: SendOutcome,
     /// System calls it took.
     pub calls: u64,
     /// The GSO segment size in force after it (`None`: the kernel refused GSO, the thread
@@ -134,10 +134,10 @@ pub struct Report {
 
 /// The handle the connection's thread keeps.
 pub struct SendThread {
-    queue: Option<SyncSender<Batch>>,
+    queue: Option<SyncSender<OutBatch>>,
     reports: Receiver<Report>,
     /// Batches back from the thread, for reuse.
-    spare: Vec<Batch>,
+    spare: Vec<OutBatch>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -149,7 +149,7 @@ impl SendThread {
         peer: Option<SocketAddr>,
         gso: Option<usize>,
     ) -> io::Result<SendThread> {
-        let (queue, batches) = mpsc::sync_channel::<Batch>(QUEUE);
+        let (queue, batches) = mpsc::sync_channel::<OutBatch>(QUEUE);
         let (report, reports) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("longhaul-send".into())
@@ -180,12 +180,12 @@ impl SendThread {
     }
 
     /// An empty batch to fill (reused when one has come back).
-    pub fn batch(&mut self) -> Batch {
+    pub fn batch(&mut self) -> OutBatch {
         self.spare.pop().unwrap_or_default()
     }
 
     /// Queue `batch`; waits while [`QUEUE`] batches are waiting already.
-    pub fn send(&mut self, batch: Batch) -> io::Result<()> {
+    pub fn send(&mut self, batch: OutBatch) -> io::Result<()> {
         self.queue
             .as_ref()
             .ok_or_else(|| io::Error::other("the sending thread was finished"))?
@@ -200,7 +200,7 @@ impl SendThread {
     }
 
     /// Hands a batch back to be filled again.
-    pub fn reuse(&mut self, mut batch: Batch) {
+    pub fn reuse(&mut self, mut batch: OutBatch) {
         batch.clear();
         // Enough to fill the queue and the batch being built; more were only a burst's.
         if self.spare.len() < QUEUE + 2 {

@@ -37,7 +37,7 @@
 //! bench/README.md ("The receiving host's cost per packet").
 
 use crate::recv_thread::{Openers, RecvThread};
-use crate::send_thread::{Batch, Outcome, SendThread};
+use crate::send_thread::{OutBatch, SendOutcome, SendThread};
 use longhaul_proto::{Connection, OpenAttempt, PacketKind, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
@@ -203,7 +203,7 @@ pub struct UdpPort {
     /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
     pub recv_buffer: usize,
     /// The batch being built and sent here when no sending thread runs.
-    batch: Batch,
+    batch: OutBatch,
     /// Where `flush` hands its batches when sealing and sending run on a thread of their own.
     send_thread: Option<SendThread>,
     /// What reads the socket (and opens datagrams) when that runs on a thread of its own.
@@ -249,10 +249,10 @@ impl UdpPort {
             gso,
             reader: Reader::new(gro, timestamps),
             recv_buffer,
-            batch: Batch {
+            batch: OutBatch {
                 bytes: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
                 pns: Vec::with_capacity(MAX_SEGMENTS),
-                ..Batch::default()
+                ..OutBatch::default()
             },
             send_thread: None,
             recv_thread: None,
@@ -414,7 +414,7 @@ impl UdpPort {
         &mut self,
         peer: Option<SocketAddr>,
         thread: Option<&mut SendThread>,
-        batch: &mut Batch,
+        batch: &mut OutBatch,
         conn: &mut Connection,
         now: Time,
     ) -> io::Result<bool> {
@@ -455,8 +455,8 @@ impl UdpPort {
     /// (returns true), or its error returned.
     fn account(
         &mut self,
-        batch: &Batch,
-        outcome: Outcome,
+        batch: &OutBatch,
+        outcome: SendOutcome,
         calls: u64,
         conn: &mut Connection,
         now: Time,
@@ -464,18 +464,18 @@ impl UdpPort {
         self.stats.send_calls += calls;
         let count = batch.count as u64;
         match outcome {
-            Outcome::Sent => {
+            SendOutcome::Sent => {
                 self.stats.datagrams_sent += count;
                 Ok(false)
             }
-            Outcome::Full => {
+            SendOutcome::Full => {
                 for &pn in &batch.pns {
                     conn.on_local_drop(now, pn);
                 }
                 self.stats.local_drops += count;
                 Ok(true)
             }
-            Outcome::Failed(e) => Err(e),
+            SendOutcome::Failed(e) => Err(e),
         }
     }
 
@@ -725,7 +725,7 @@ mod tests {
         }
         assert!(c.is_established());
         c.write(&[7u8; 8_000]);
-        let mut batch = Batch::default();
+        let mut batch = OutBatch::default();
         while let Some(t) = c.poll_transmit(now, &mut buf) {
             if t.kind == PacketKind::Data {
                 batch.pns.extend(t.packet_number);
@@ -735,7 +735,7 @@ mod tests {
         assert!(batch.count >= 5, "{} data packets", batch.count);
         let mut port = UdpPort::bind("127.0.0.1:0".parse().unwrap(), 1500, false).unwrap();
         let events = c.stats().congestion_events;
-        let full = port.account(&batch, Outcome::Full, 1, &mut c, now);
+        let full = port.account(&batch, SendOutcome::Full, 1, &mut c, now);
         assert!(full.unwrap());
         assert_eq!(port.stats.local_drops, batch.count as u64);
         assert_eq!(port.stats.datagrams_sent, 0);
@@ -745,12 +745,12 @@ mod tests {
             .expect("the dropped data goes again");
         assert!(again.retransmission, "{again:?}");
 
-        let sent = port.account(&batch, Outcome::Sent, 1, &mut c, now);
+        let sent = port.account(&batch, SendOutcome::Sent, 1, &mut c, now);
         assert!(!sent.unwrap());
         assert_eq!(port.stats.datagrams_sent, batch.count as u64);
         assert_eq!(port.stats.send_calls, 2);
         let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
-        let failed = port.account(&batch, Outcome::Failed(refused), 1, &mut c, now);
+        let failed = port.account(&batch, SendOutcome::Failed(refused), 1, &mut c, now);
         assert_eq!(failed.unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
     }
 
