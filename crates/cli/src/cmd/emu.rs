@@ -949,8 +949,8 @@ reverse = true
                 "links[0].queue.kind",
             ),
             (
-                "queue = { kind = \"red\", packets = 100 }",
-                "links[0].queue.gentle",
+                "queue = { kind = \"red\", packets = 100, ecn = true }",
+                "links[0].queue.ecn",
             ),
             ("jitter = \"1ms\"", "jitter"),
             (
