@@ -32,6 +32,7 @@
 //!   own, so that a receiver's loop only acts on them.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
+//! - [`summary`]: the `-J` summaries of `send` and `recv`, as typed JSON.
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
@@ -57,6 +58,7 @@ pub mod send;
 pub mod send_thread;
 pub mod socket;
 pub mod store;
+pub mod summary;
 
 use std::net::SocketAddr;
 use std::time::Duration;

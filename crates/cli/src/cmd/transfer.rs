@@ -11,8 +11,9 @@ use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
 use longhaul_net::keys::{self, AuthorizedKeys, KeyPair, KnownHosts, PublicKey, Trust};
 use longhaul_net::path::Printable;
-use longhaul_net::recv::{Event, Received, Receiver, RecvOptions};
+use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
+use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::{PeerPolicy, Security};
 use longhaul_proto::{Config, SendState, SendTimes, Stats};
@@ -350,7 +351,7 @@ pub fn send(a: SendArgs) -> Result<()> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report_json(&report, &a.transport.cc))?
+            serde_json::to_string_pretty(&SendSummary::new(&report, &a.transport.cc))?
         );
     } else {
         print_summary(&report);
@@ -556,109 +557,6 @@ fn dropped(s: &Stats) -> String {
     )
 }
 
-fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
-    let s = &r.stats;
-    let files: Vec<_> = r
-        .files
-        .iter()
-        .map(|f| {
-            let (status, detail) = match &f.outcome {
-                Outcome::Stored(h) => ("stored", h.clone()),
-                Outcome::Skipped(w) => ("skipped", w.clone()),
-                Outcome::Failed(w) => ("failed", w.clone()),
-            };
-            serde_json::json!({
-                "path": f.path, "size": f.size, "sent": f.sent, "resumed": f.resumed,
-                "read_direct": f.read_direct, "status": status,
-                // Not BLAKE3 of the bytes: of the file's 1 MiB chunks' BLAKE3 digests
-                // (crates/net/src/hashlist.rs), hence its own name.
-                "blake3_list": if status == "stored" { Some(&detail) } else { None },
-                "reason": if status == "stored" { None } else { Some(&detail) },
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "peer": r.peer.to_string(),
-        "peer_key": r.peer_key.map(|k| PublicKey(k).to_string()),
-        "cipher": r.cipher,
-        "cc": cc,
-        "files": files,
-        "bytes_sent": r.bytes_sent(),
-        "bytes_resumed": r.bytes_resumed(),
-        "failed": r.failed(),
-        "seconds": r.duration.as_secs_f64(),
-        "goodput_bps": r.goodput_bps(),
-        "packets_sent": s.packets_sent,
-        "packets_retransmitted": s.packets_retransmitted,
-        "packets_lost": s.packets_lost,
-        "congestion_events": s.congestion_events,
-        "rto_count": s.rto_count,
-        "socket_drops": r.socket.local_drops,
-        // Datagrams the connection refused (crates/proto/src/stats.rs): failed authentication,
-        // replayed, behind the replay window, clear while security is on, and every rejection.
-        "dropped_datagrams": {
-            "auth_failures": s.auth_failures,
-            "replays": s.replays,
-            "too_old": s.too_old,
-            "unsealed": s.unsealed,
-            "packets_rejected": s.packets_rejected,
-        },
-        "gso": r.offloads.0,
-        "send_thread": r.send_thread,
-        "datagrams_sent": r.socket.datagrams_sent,
-        "send_calls": r.socket.send_calls,
-        "min_rtt_ms": s.min_rtt_us as f64 / 1000.0,
-        "srtt_ms": s.srtt_us as f64 / 1000.0,
-        // Seconds the sender spent sending and held back, by reason (crates/proto/src/limits.rs).
-        "send_time_s": serde_json::Value::Object(
-            s.send_times
-                .entries()
-                .iter()
-                .map(|(state, ns)| (state.name().to_string(), serde_json::json!(*ns as f64 / 1e9)))
-                .collect()
-        ),
-    })
-}
-
-/// One transfer's summary as `recv -J` prints it (docs/transfer.md).
-fn received_json(s: &Received) -> serde_json::Value {
-    let files: Vec<_> = s
-        .files
-        .iter()
-        .map(|f| {
-            serde_json::json!({
-                "path": f.path, "bytes": f.bytes, "resumed": f.resumed,
-                "status": if f.result.is_ok() { "stored" } else { "failed" },
-                "blake3_list": f.result.as_ref().ok(),
-                "reason": f.result.as_ref().err(),
-            })
-        })
-        .collect();
-    let pairs = |v: &[(String, String)]| -> Vec<serde_json::Value> {
-        v.iter()
-            .map(|(path, why)| serde_json::json!({"path": path, "reason": why}))
-            .collect()
-    };
-    let st = &s.stats;
-    serde_json::json!({
-        "peer": s.peer.to_string(),
-        "sender_key": s.sender_key.map(|k| PublicKey(k).to_string()),
-        "seconds": s.duration.as_secs_f64(),
-        "files": files,
-        "skipped": pairs(&s.skipped),
-        "refused": pairs(&s.refused),
-        "error": s.error,
-        "dropped_datagrams": {
-            "auth_failures": st.auth_failures,
-            "replays": st.replays,
-            "too_old": st.too_old,
-            "unsealed": st.unsealed,
-            "packets_rejected": st.packets_rejected,
-            "without_session": s.without_session,
-        },
-    })
-}
-
 /// Part files a receiver notes at start when nothing wrote them for this many days.
 const STALE_PART_DAYS: u64 = 7;
 
@@ -838,7 +736,8 @@ pub fn recv(a: RecvArgs) -> Result<()> {
                 s.without_session
             );
             if a.json {
-                println!("{}", received_json(s));
+                let line = serde_json::to_string(&ReceivedSummary::new(s));
+                println!("{}", line.expect("a summary has string keys only"));
             }
             if s.error.is_some() {
                 failures += 1;
