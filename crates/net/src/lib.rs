@@ -32,6 +32,8 @@
 //!   own, so that a receiver's loop only acts on them.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
+//! - [`trust`]: whom each end trusts (a key given, `known_hosts` with trust on first use,
+//!   `authorized_keys`), as the handshake's security settings.
 //! - [`summary`]: the `-J` summaries of `send` and `recv`, as typed JSON.
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
@@ -59,6 +61,7 @@ pub mod send_thread;
 pub mod socket;
 pub mod store;
 pub mod summary;
+pub mod trust;
 
 use std::net::SocketAddr;
 use std::time::Duration;

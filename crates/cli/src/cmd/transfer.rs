@@ -9,15 +9,15 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
-use longhaul_net::keys::{self, AuthorizedKeys, KeyPair, KnownHosts, PublicKey, Trust};
+use longhaul_net::keys::{self, KeyPair, PublicKey};
 use longhaul_net::path::Printable;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
+use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
-use longhaul_proto::secure::{PeerPolicy, Security};
+use longhaul_proto::secure::Security;
 use longhaul_proto::{Config, SendState, SendTimes, Stats};
-use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -376,59 +376,24 @@ fn launched_trust(a: &SendArgs, l: &remote::Launched) -> Result<(Security, Optio
     let key = l.peer_key.ok_or_else(|| {
         anyhow!("the remote longhaul announced no key: it is an older version; update it")
     })?;
-    Ok((
-        Security::noise(l.identity.identity(), PeerPolicy::Exactly(key.0)),
-        None,
-    ))
+    Ok((trust::launched_security(&l.identity, key), None))
 }
 
-/// The sender's identity and whom it trusts: `--peer-key`, else the receiver's known_hosts
-/// line, else trust on first use (the key is recorded when the handshake completes, before any
-/// file byte leaves).
+/// The sender's identity and whom it trusts (`longhaul_net::trust`): `--peer-key`, else the
+/// receiver's known_hosts line, else trust on first use.
 fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)> {
     if a.transport.insecure {
         eprintln!("{INSECURE_WARNING}");
         return Ok((Security::Off, None));
     }
     let pair = own_key_pair(&a.transport, "sender")?;
-    if let Some(k) = a.peer_key {
-        return Ok((
-            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
-            None,
-        ));
-    }
-    let path = match &a.known_hosts {
-        Some(p) => p.clone(),
-        None => keys::default_known_hosts()?,
-    };
-    let mut known = KnownHosts::load(&path)?;
-    if let Some(k) = known.lookup(to) {
-        return Ok((
-            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
-            None,
-        ));
-    }
-    let host = to.to_string();
-    let hook: TrustHook = Box::new(move |key: &[u8; 32]| {
-        let key = PublicKey(*key);
-        match known.check_or_learn(&host, &key) {
-            Ok(Trust::Learned { line }) => {
-                eprintln!(
-                    "first contact with {}: its key {} is now trusted (line {line} of {})",
-                    keys::host_name(&host),
-                    key.fingerprint(),
-                    known.path().display()
-                );
-                Ok(())
-            }
-            Ok(Trust::Known) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
-    });
-    Ok((
-        Security::noise(pair.identity(), PeerPolicy::Any),
-        Some(hook),
-    ))
+    Ok(trust::sender_security(
+        &pair,
+        a.peer_key,
+        a.known_hosts.as_deref(),
+        to,
+        |c| eprintln!("{c}"),
+    )?)
 }
 
 /// This end's key pair: `--identity FILE`, or the default one `longhaul keygen` writes.
@@ -788,24 +753,15 @@ fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
     } else {
         own_key_pair(&a.transport, "receiver")?
     };
-    let mut allowed: HashSet<[u8; 32]> = a.authorize_key.iter().map(|k| k.0).collect();
-    if a.authorize_key.is_empty() || a.authorized_keys.is_some() {
-        let path = match &a.authorized_keys {
-            Some(p) => p.clone(),
-            None => keys::default_authorized_keys()?,
-        };
-        allowed.extend(AuthorizedKeys::load(&path)?.keys().into_iter().map(|k| k.0));
-    }
+    let (security, allowed) =
+        trust::receiver_security(&pair, &a.authorize_key, a.authorized_keys.as_deref())?;
     eprintln!(
         "receiver key {} ({}); {} sender key(s) authorized",
         pair.public.fingerprint(),
         pair.public,
-        allowed.len()
+        allowed
     );
-    Ok((
-        Security::noise(pair.identity(), PeerPolicy::AllowList(Arc::new(allowed))),
-        Some(pair.public),
-    ))
+    Ok((security, Some(pair.public)))
 }
 
 fn bytes(n: u64) -> String {
