@@ -30,6 +30,9 @@
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //! - [`recv_thread`]: reading the socket and opening sealed datagrams on a thread of their
 //!   own, so that a receiver's loop only acts on them.
+//! - [`ssh`]: `longhaul send PATH… [user@]host:DIR` — the destination's syntax, and the
+//!   launch that starts the receiver on the far host through ssh and learns its port and key
+//!   from its [`announce`] line.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
 //! - [`trust`]: whom each end trusts (a key given, `known_hosts` with trust on first use,
@@ -45,6 +48,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod announce;
 pub mod direct;
 pub mod feed;
 pub mod framing;
@@ -59,6 +63,7 @@ pub mod recv_thread;
 pub mod send;
 pub mod send_thread;
 pub mod socket;
+pub mod ssh;
 pub mod store;
 pub mod summary;
 pub mod trust;

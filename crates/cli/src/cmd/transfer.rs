@@ -1,8 +1,9 @@
 //! `longhaul send PATH… HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
 //! transport on UDP (logic in `longhaul_net`), for hosts whose kernel TCP cannot be changed.
-//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first (`remote`).
+//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first
+//! (`longhaul_net::ssh`).
 
-use crate::cmd::remote::{self, Destination, LaunchedArgs, SshArgs};
+use crate::cmd::remote::{self, LaunchedArgs, SshArgs};
 use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
@@ -13,6 +14,7 @@ use longhaul_net::keys::{self, KeyPair, PublicKey};
 use longhaul_net::path::Printable;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
+use longhaul_net::ssh::{self, Destination};
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
@@ -290,7 +292,10 @@ pub fn send(a: SendArgs) -> Result<()> {
     let stop = stop_flag();
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
     let launched = match Destination::parse(to)? {
-        Destination::Ssh(t) => Some(remote::launch(&t, &a.ssh, &a.transport, &stop, a.json)?),
+        Destination::Ssh(t) => {
+            let options = a.ssh.launch_options(&a.transport);
+            Some(ssh::launch(&t, &options, &stop, a.json)?)
+        }
         Destination::Udp => {
             a.ssh.check_unused(to)?;
             None
@@ -341,9 +346,9 @@ pub fn send(a: SendArgs) -> Result<()> {
             }
         },
     )
-    .map_err(|e| match &launched {
-        Some(l) => l.explain(e),
-        None => e.into(),
+    .map_err(|e| match launched.as_ref().and_then(|l| l.explain(&e)) {
+        Some(why) => anyhow!(e).context(why),
+        None => anyhow!(e),
     })
     .with_context(|| format!("sending to {peer}"))?;
     // The remote receiver's last words come before the summary.
@@ -369,7 +374,7 @@ pub fn send(a: SendArgs) -> Result<()> {
 
 /// Over ssh: the session's one-time key pair, and only the key the remote receiver announced
 /// on the ssh channel (which ssh authenticated).
-fn launched_trust(a: &SendArgs, l: &remote::Launched) -> Result<(Security, Option<TrustHook>)> {
+fn launched_trust(a: &SendArgs, l: &ssh::Launched) -> Result<(Security, Option<TrustHook>)> {
     if a.transport.insecure || a.peer_key.is_some() {
         bail!("--insecure and --peer-key do not apply to `host:DIR`: the keys come over ssh");
     }
