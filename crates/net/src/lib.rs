@@ -30,8 +30,9 @@
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //! - [`recv_thread`]: reading the socket and opening sealed datagrams on a thread of their
 //!   own, so that a receiver's loop only acts on them.
-//! - [`ssh`]: `longhaul send PATH… [user@]host:DIR` — the destination's syntax, and the
-//!   launch that starts the receiver on the far host through ssh and learns its port and key
+//! - [`destination`]: the last argument of `longhaul send`, an ssh destination or a running
+//!   receiver.
+//! - [`ssh`]: `longhaul send PATH… [user@]host:DIR` — the that starts the receiver on the far host through ssh and learns its port and key
 //!   from its [`announce`] line.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
@@ -49,6 +50,7 @@
 
 pub mod admission;
 pub mod announce;
+pub mod destination;
 pub mod direct;
 pub mod feed;
 pub mod framing;
