@@ -30,8 +30,15 @@
 //! - [`recv`]: `longhaul recv` — any number of senders at once into a directory.
 //! - [`recv_thread`]: reading the socket and opening sealed datagrams on a thread of their
 //!   own, so that a receiver's loop only acts on them.
+//! - [`destination`]: the last argument of `longhaul send`, an ssh destination or a running
+//!   receiver.
+//! - [`ssh`]: `longhaul send PATH… [user@]host:DIR` — the that starts the receiver on the far host through ssh and learns its port and key
+//!   from its [`announce`] line.
 //! - [`admission`]: which handshakes get a session (retry tokens, per-source limits,
 //!   eviction of half-open sessions).
+//! - [`trust`]: whom each end trusts (a key given, `known_hosts` with trust on first use,
+//!   `authorized_keys`), as the handshake's security settings.
+//! - [`summary`]: the `-J` summaries of `send` and `recv`, as typed JSON.
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
@@ -42,6 +49,8 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod announce;
+pub mod destination;
 pub mod direct;
 pub mod feed;
 pub mod framing;
@@ -56,7 +65,10 @@ pub mod recv_thread;
 pub mod send;
 pub mod send_thread;
 pub mod socket;
+pub mod ssh;
 pub mod store;
+pub mod summary;
+pub mod trust;
 
 use std::net::SocketAddr;
 use std::time::Duration;

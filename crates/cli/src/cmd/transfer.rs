@@ -1,22 +1,26 @@
 //! `longhaul send PATH… HOST[:PORT]` and `longhaul recv`: file transfer over longhaul's own
 //! transport on UDP (logic in `longhaul_net`), for hosts whose kernel TCP cannot be changed.
-//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first (`remote`).
+//! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first
+//! (`longhaul_net::ssh`).
 
-use crate::cmd::remote::{self, Destination, LaunchedArgs, SshArgs};
+use crate::cmd::remote::{self, LaunchedArgs, SshArgs};
 use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
-use longhaul_net::keys::{self, AuthorizedKeys, KeyPair, KnownHosts, PublicKey, Trust};
+use longhaul_net::destination::Destination;
+use longhaul_net::keys::{self, KeyPair, PublicKey};
 use longhaul_net::path::Printable;
-use longhaul_net::recv::{Event, Received, Receiver, RecvOptions};
+use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
+use longhaul_net::ssh;
+use longhaul_net::summary::{ReceivedSummary, SendSummary};
+use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
-use longhaul_proto::secure::{PeerPolicy, Security};
+use longhaul_proto::secure::Security;
 use longhaul_proto::{Config, SendState, SendTimes, Stats};
-use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -289,7 +293,10 @@ pub fn send(a: SendArgs) -> Result<()> {
     let stop = stop_flag();
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
     let launched = match Destination::parse(to)? {
-        Destination::Ssh(t) => Some(remote::launch(&t, &a.ssh, &a.transport, &stop, a.json)?),
+        Destination::Ssh(t) => {
+            let options = a.ssh.launch_options(&a.transport);
+            Some(ssh::launch(&t, &options, &stop, a.json)?)
+        }
         Destination::Udp => {
             a.ssh.check_unused(to)?;
             None
@@ -340,9 +347,9 @@ pub fn send(a: SendArgs) -> Result<()> {
             }
         },
     )
-    .map_err(|e| match &launched {
-        Some(l) => l.explain(e),
-        None => e.into(),
+    .map_err(|e| match launched.as_ref().and_then(|l| l.explain(&e)) {
+        Some(why) => anyhow!(e).context(why),
+        None => anyhow!(e),
     })
     .with_context(|| format!("sending to {peer}"))?;
     // The remote receiver's last words come before the summary.
@@ -350,7 +357,7 @@ pub fn send(a: SendArgs) -> Result<()> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report_json(&report, &a.transport.cc))?
+            serde_json::to_string_pretty(&SendSummary::new(&report, &a.transport.cc))?
         );
     } else {
         print_summary(&report);
@@ -368,66 +375,31 @@ pub fn send(a: SendArgs) -> Result<()> {
 
 /// Over ssh: the session's one-time key pair, and only the key the remote receiver announced
 /// on the ssh channel (which ssh authenticated).
-fn launched_trust(a: &SendArgs, l: &remote::Launched) -> Result<(Security, Option<TrustHook>)> {
+fn launched_trust(a: &SendArgs, l: &ssh::Launched) -> Result<(Security, Option<TrustHook>)> {
     if a.transport.insecure || a.peer_key.is_some() {
         bail!("--insecure and --peer-key do not apply to `host:DIR`: the keys come over ssh");
     }
     let key = l.peer_key.ok_or_else(|| {
         anyhow!("the remote longhaul announced no key: it is an older version; update it")
     })?;
-    Ok((
-        Security::noise(l.identity.identity(), PeerPolicy::Exactly(key.0)),
-        None,
-    ))
+    Ok((trust::launched_security(&l.identity, key), None))
 }
 
-/// The sender's identity and whom it trusts: `--peer-key`, else the receiver's known_hosts
-/// line, else trust on first use (the key is recorded when the handshake completes, before any
-/// file byte leaves).
+/// The sender's identity and whom it trusts (`longhaul_net::trust`): `--peer-key`, else the
+/// receiver's known_hosts line, else trust on first use.
 fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)> {
     if a.transport.insecure {
         eprintln!("{INSECURE_WARNING}");
         return Ok((Security::Off, None));
     }
     let pair = own_key_pair(&a.transport, "sender")?;
-    if let Some(k) = a.peer_key {
-        return Ok((
-            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
-            None,
-        ));
-    }
-    let path = match &a.known_hosts {
-        Some(p) => p.clone(),
-        None => keys::default_known_hosts()?,
-    };
-    let mut known = KnownHosts::load(&path)?;
-    if let Some(k) = known.lookup(to) {
-        return Ok((
-            Security::noise(pair.identity(), PeerPolicy::Exactly(k.0)),
-            None,
-        ));
-    }
-    let host = to.to_string();
-    let hook: TrustHook = Box::new(move |key: &[u8; 32]| {
-        let key = PublicKey(*key);
-        match known.check_or_learn(&host, &key) {
-            Ok(Trust::Learned { line }) => {
-                eprintln!(
-                    "first contact with {}: its key {} is now trusted (line {line} of {})",
-                    keys::host_name(&host),
-                    key.fingerprint(),
-                    known.path().display()
-                );
-                Ok(())
-            }
-            Ok(Trust::Known) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
-    });
-    Ok((
-        Security::noise(pair.identity(), PeerPolicy::Any),
-        Some(hook),
-    ))
+    Ok(trust::sender_security(
+        &pair,
+        a.peer_key,
+        a.known_hosts.as_deref(),
+        to,
+        |c| eprintln!("{c}"),
+    )?)
 }
 
 /// This end's key pair: `--identity FILE`, or the default one `longhaul keygen` writes.
@@ -554,109 +526,6 @@ fn dropped(s: &Stats) -> String {
         "{} forged or damaged, {} replayed, {} too old, {} unsealed ({} rejected in all)",
         s.auth_failures, s.replays, s.too_old, s.unsealed, s.packets_rejected
     )
-}
-
-fn report_json(r: &SendReport, cc: &str) -> serde_json::Value {
-    let s = &r.stats;
-    let files: Vec<_> = r
-        .files
-        .iter()
-        .map(|f| {
-            let (status, detail) = match &f.outcome {
-                Outcome::Stored(h) => ("stored", h.clone()),
-                Outcome::Skipped(w) => ("skipped", w.clone()),
-                Outcome::Failed(w) => ("failed", w.clone()),
-            };
-            serde_json::json!({
-                "path": f.path, "size": f.size, "sent": f.sent, "resumed": f.resumed,
-                "read_direct": f.read_direct, "status": status,
-                // Not BLAKE3 of the bytes: of the file's 1 MiB chunks' BLAKE3 digests
-                // (crates/net/src/hashlist.rs), hence its own name.
-                "blake3_list": if status == "stored" { Some(&detail) } else { None },
-                "reason": if status == "stored" { None } else { Some(&detail) },
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "peer": r.peer.to_string(),
-        "peer_key": r.peer_key.map(|k| PublicKey(k).to_string()),
-        "cipher": r.cipher,
-        "cc": cc,
-        "files": files,
-        "bytes_sent": r.bytes_sent(),
-        "bytes_resumed": r.bytes_resumed(),
-        "failed": r.failed(),
-        "seconds": r.duration.as_secs_f64(),
-        "goodput_bps": r.goodput_bps(),
-        "packets_sent": s.packets_sent,
-        "packets_retransmitted": s.packets_retransmitted,
-        "packets_lost": s.packets_lost,
-        "congestion_events": s.congestion_events,
-        "rto_count": s.rto_count,
-        "socket_drops": r.socket.local_drops,
-        // Datagrams the connection refused (crates/proto/src/stats.rs): failed authentication,
-        // replayed, behind the replay window, clear while security is on, and every rejection.
-        "dropped_datagrams": {
-            "auth_failures": s.auth_failures,
-            "replays": s.replays,
-            "too_old": s.too_old,
-            "unsealed": s.unsealed,
-            "packets_rejected": s.packets_rejected,
-        },
-        "gso": r.offloads.0,
-        "send_thread": r.send_thread,
-        "datagrams_sent": r.socket.datagrams_sent,
-        "send_calls": r.socket.send_calls,
-        "min_rtt_ms": s.min_rtt_us as f64 / 1000.0,
-        "srtt_ms": s.srtt_us as f64 / 1000.0,
-        // Seconds the sender spent sending and held back, by reason (crates/proto/src/limits.rs).
-        "send_time_s": serde_json::Value::Object(
-            s.send_times
-                .entries()
-                .iter()
-                .map(|(state, ns)| (state.name().to_string(), serde_json::json!(*ns as f64 / 1e9)))
-                .collect()
-        ),
-    })
-}
-
-/// One transfer's summary as `recv -J` prints it (docs/transfer.md).
-fn received_json(s: &Received) -> serde_json::Value {
-    let files: Vec<_> = s
-        .files
-        .iter()
-        .map(|f| {
-            serde_json::json!({
-                "path": f.path, "bytes": f.bytes, "resumed": f.resumed,
-                "status": if f.result.is_ok() { "stored" } else { "failed" },
-                "blake3_list": f.result.as_ref().ok(),
-                "reason": f.result.as_ref().err(),
-            })
-        })
-        .collect();
-    let pairs = |v: &[(String, String)]| -> Vec<serde_json::Value> {
-        v.iter()
-            .map(|(path, why)| serde_json::json!({"path": path, "reason": why}))
-            .collect()
-    };
-    let st = &s.stats;
-    serde_json::json!({
-        "peer": s.peer.to_string(),
-        "sender_key": s.sender_key.map(|k| PublicKey(k).to_string()),
-        "seconds": s.duration.as_secs_f64(),
-        "files": files,
-        "skipped": pairs(&s.skipped),
-        "refused": pairs(&s.refused),
-        "error": s.error,
-        "dropped_datagrams": {
-            "auth_failures": st.auth_failures,
-            "replays": st.replays,
-            "too_old": st.too_old,
-            "unsealed": st.unsealed,
-            "packets_rejected": st.packets_rejected,
-            "without_session": s.without_session,
-        },
-    })
 }
 
 /// Part files a receiver notes at start when nothing wrote them for this many days.
@@ -838,7 +707,8 @@ pub fn recv(a: RecvArgs) -> Result<()> {
                 s.without_session
             );
             if a.json {
-                println!("{}", received_json(s));
+                let line = serde_json::to_string(&ReceivedSummary::new(s));
+                println!("{}", line.expect("a summary has string keys only"));
             }
             if s.error.is_some() {
                 failures += 1;
@@ -889,24 +759,15 @@ fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
     } else {
         own_key_pair(&a.transport, "receiver")?
     };
-    let mut allowed: HashSet<[u8; 32]> = a.authorize_key.iter().map(|k| k.0).collect();
-    if a.authorize_key.is_empty() || a.authorized_keys.is_some() {
-        let path = match &a.authorized_keys {
-            Some(p) => p.clone(),
-            None => keys::default_authorized_keys()?,
-        };
-        allowed.extend(AuthorizedKeys::load(&path)?.keys().into_iter().map(|k| k.0));
-    }
+    let (security, allowed) =
+        trust::receiver_security(&pair, &a.authorize_key, a.authorized_keys.as_deref())?;
     eprintln!(
         "receiver key {} ({}); {} sender key(s) authorized",
         pair.public.fingerprint(),
         pair.public,
-        allowed.len()
+        allowed
     );
-    Ok((
-        Security::noise(pair.identity(), PeerPolicy::AllowList(Arc::new(allowed))),
-        Some(pair.public),
-    ))
+    Ok((security, Some(pair.public)))
 }
 
 fn bytes(n: u64) -> String {
