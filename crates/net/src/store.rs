@@ -1230,39 +1230,33 @@ mod tests {
         crate::hashlist::list_digest(chunks.iter())
     }
 
-    /// Receive `data` (from the plan's resume point on) against the sender's digest of `sent`.
+    /// Receive `data` (from the plan's resume point on) against the sender's digest of `sent`;
+    /// also the bytes the plan let it skip.
+    fn receive_resumed(
+        store: &mut Store,
+        e: &Entry,
+        data: &[u8],
+        sent: &[u8],
+    ) -> (Result<[u8; 32], String>, u64) {
+        let (action, planned) = store.plan(e, "k", true);
+        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
+        let Action::Send { from_chunk, .. } = action else {
+            panic!()
+        };
+        let mut inc = planned.begin(from_chunk).unwrap();
+        let resumed = inc.resumed;
+        inc.write(&data[inc.written as usize..]).unwrap();
+        (inc.finish(store, &file_digest(sent)), resumed)
+    }
+
+    /// [`receive_resumed`] without the count.
     fn receive_as(
         store: &mut Store,
         e: &Entry,
         data: &[u8],
         sent: &[u8],
     ) -> Result<[u8; 32], String> {
-        let (action, planned) = store.plan(e, "k", true);
-        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
-        let Action::Send { from_chunk, .. } = action else {
-            panic!()
-        };
-        let mut inc = planned.begin(from_chunk).unwrap();
-        inc.write(&data[inc.written as usize..]).unwrap();
-        inc.finish(store, &file_digest(sent))
-    }
-
-    /// [`receive`], noting the bytes the plan let it skip.
-    fn receive_counting(
-        store: &mut Store,
-        e: &Entry,
-        data: &[u8],
-        resumed: &mut u64,
-    ) -> Result<[u8; 32], String> {
-        let (action, planned) = store.plan(e, "k", true);
-        let planned = planned.unwrap_or_else(|| panic!("{action:?}"));
-        let Action::Send { from_chunk, .. } = action else {
-            panic!()
-        };
-        let mut inc = planned.begin(from_chunk).unwrap();
-        *resumed = inc.resumed;
-        inc.write(&data[inc.written as usize..]).unwrap();
-        inc.finish(store, &file_digest(data))
+        receive_resumed(store, e, data, sent).0
     }
 
     fn receive(store: &mut Store, e: &Entry, data: &[u8]) -> Result<[u8; 32], String> {
@@ -1435,8 +1429,8 @@ mod tests {
             }
         );
         s.release(planned.unwrap().key());
-        let mut resumed = 0;
-        let stored = receive_counting(&mut s, &e, &data, &mut resumed).unwrap();
+        let (stored, resumed) = receive_resumed(&mut s, &e, &data, &data);
+        let stored = stored.unwrap();
         assert_eq!(stored, file_digest(&data));
         assert_eq!(resumed, CHUNK_SIZE);
         assert_eq!(std::fs::read(t.path().join("r")).unwrap(), data);
