@@ -49,3 +49,22 @@ stop_emu() {
     emu_pid=""
   fi
 }
+
+sshd_config() { # SSHDIR LISTEN…: a throwaway sshd's config, host and client keys in SSHDIR
+  local dir=$1
+  shift
+  printf '%s\n' "$@"
+  cat <<CFG
+HostKey $dir/host
+PidFile $dir/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+Subsystem sftp internal-sftp
+CFG
+}

@@ -164,20 +164,7 @@ mkdir -p "$sshdir" /run/sshd
 ssh-keygen -q -t ed25519 -N "" -f "$sshdir/host"
 ssh-keygen -q -t ed25519 -N "" -f "$sshdir/client"
 cp "$sshdir/client.pub" "$sshdir/authorized_keys"
-cat >"$sshdir/sshd_config" <<EOF
-Port 22
-HostKey $sshdir/host
-PidFile $sshdir/sshd.pid
-AuthorizedKeysFile $sshdir/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
-Subsystem sftp internal-sftp
-EOF
+sshd_config "$sshdir" "Port 22" >"$sshdir/sshd_config"
 ssh_opts=(-F /dev/null -i "$sshdir/client" -o IdentitiesOnly=yes -o StrictHostKeyChecking=no
   -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=30 -o LogLevel=ERROR)
 needs_ssh=0

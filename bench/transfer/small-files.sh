@@ -92,19 +92,7 @@ ssh-keygen -q -t ed25519 -N "" -f "$sshdir/host"
 ssh-keygen -q -t ed25519 -N "" -f "$sshdir/client"
 cp "$sshdir/client.pub" "$sshdir/authorized_keys"
 ssh_port="$(free_port)"
-cat >"$sshdir/sshd_config" <<CFG
-ListenAddress 127.0.0.1:$ssh_port
-HostKey $sshdir/host
-PidFile $sshdir/sshd.pid
-AuthorizedKeysFile $sshdir/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
-CFG
+sshd_config "$sshdir" "ListenAddress 127.0.0.1:$ssh_port" >"$sshdir/sshd_config"
 [ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd
 /usr/sbin/sshd -D -e -f "$sshdir/sshd_config" 2>"$sshdir/sshd.log" &
 sshd_pid=$!

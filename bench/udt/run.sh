@@ -148,21 +148,7 @@ if [[ " $runs " == *" scp "* ]]; then
   ssh-keygen -q -t ed25519 -N "" -f "$sshdir/host"
   ssh-keygen -q -t ed25519 -N "" -f "$sshdir/client"
   cp "$sshdir/client.pub" "$sshdir/authorized_keys"
-  cat >"$sshdir/sshd_config" <<EOF
-Port 2299
-ListenAddress $host
-HostKey $sshdir/host
-PidFile $sshdir/sshd.pid
-AuthorizedKeysFile $sshdir/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
-Subsystem sftp internal-sftp
-EOF
+  sshd_config "$sshdir" "Port 2299" "ListenAddress $host" >"$sshdir/sshd_config"
   ssh_opts=(-F /dev/null -i "$sshdir/client" -o IdentitiesOnly=yes -o StrictHostKeyChecking=no
     -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -P 2299)
 fi
