@@ -114,31 +114,27 @@ pub fn emulated_link(
         delay_ns: link.delay.0,
         ..Default::default()
     };
-    let loss = |p: f64| {
-        if p > 0.0 {
+    // One direction: its rate, queue, random loss and random stream; the delay is shared.
+    let direction = |bps: u64, queue: &MappedQueue, p: f64, seed: u64| DirectionConfig {
+        rate: RateConfig::Constant { bps },
+        delay,
+        queue: queue.limits,
+        red: queue.red,
+        loss: if p > 0.0 {
             LossConfig::Bernoulli { p }
         } else {
             LossConfig::None
-        }
-    };
-    let mut a_to_b = DirectionConfig {
-        rate: RateConfig::Constant { bps: rate_bps },
-        delay,
-        queue: fwd_queue.limits,
-        red: fwd_queue.red,
-        loss: loss(link.loss),
-        seed: s.seed,
+        },
+        seed,
         ..Default::default()
     };
-    let mut b_to_a = DirectionConfig {
-        rate: RateConfig::Constant { bps: rev_bps },
-        delay,
-        queue: rev_queue.limits,
-        red: rev_queue.red,
-        loss: loss(link.reverse_loss),
-        seed: s.seed.wrapping_add(1),
-        ..Default::default()
-    };
+    let mut a_to_b = direction(rate_bps, &fwd_queue, link.loss, s.seed);
+    let mut b_to_a = direction(
+        rev_bps,
+        &rev_queue,
+        link.reverse_loss,
+        s.seed.wrapping_add(1),
+    );
     for (i, c) in s.cross_traffic.iter().enumerate() {
         let field = |k: &str| format!("cross_traffic[{i}].{k}");
         if c.link != link.name {
