@@ -68,6 +68,11 @@
 #define LH_LION_STANDING_FACTOR 2
 /* Startup doubles up to half the train's capacity. */
 #define LH_LION_STARTUP_TRAIN_DIV 2
+/* In startup a burst queues at most 1/8 of queue_threshold at the path's rate. */
+#define LH_LION_STARTUP_BURST_DIV 8
+/* In startup, a peak queue above one of our bursts by 1/4 of the queue threshold is cross
+ * traffic's. */
+#define LH_LION_CROSS_PEAK_DIV 4
 /* The warning level: 7/20 (0.35) of the effective queue. */
 #define LH_LION_WARN_NUM 7
 #define LH_LION_WARN_DEN 20
@@ -317,6 +322,21 @@ LH_INLINE void lh_lion_grow_mbs(struct lh_lion *l, const struct lh_lion_params *
 	l->mbs_q10 = to_q10 < LH_Q10_ONE ? LH_Q10_ONE : (__u32)to_q10;
 }
 
+/* The largest burst startup grows to, packets Q10: the path's rate for 1/8 of
+ * queue_threshold, at least mbs_initial (~0: rate unknown). */
+LH_INLINE __u64 lh_lion_startup_mbs_cap_q10(const struct lh_lion *l,
+					    const struct lh_lion_params *p, __u32 mss)
+{
+	__u64 c = lh_lion_path_rate(l), bytes, q10;
+
+	if (c == 0 || mss == 0)
+		return ~0ULL;
+	bytes = lh_lion_mul_div(c, p->queue_threshold_us,
+				(__u64)LH_LION_STARTUP_BURST_DIV * LH_USEC_PER_SEC);
+	q10 = lh_lion_mul_div(bytes, LH_Q10_ONE, mss);
+	return q10 < p->mbs_initial_q10 ? p->mbs_initial_q10 : q10;
+}
+
 LH_INLINE void lh_lion_shrink_mbs(struct lh_lion *l, const struct lh_lion_params *p)
 {
 	__u64 m = lh_lion_scale(l->mbs_q10, p->mbs_decrease_q16);
@@ -475,7 +495,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 {
 	__u64 base = l->base_rtt, delivered, drain, fair, cd_keep, warn_at, own;
 	__u32 q, peak, secs_us, thr, rise_thr, burst_thr;
-	int queued, warned, burst_queue, rising, squeezed, app, stale;
+	int queued, warned, burst_queue, rising, squeezed, app, stale, first_round, cross_peak;
 
 	if (l->r_min_rtt == LH_LION_NO_RTT)
 		return;
@@ -492,6 +512,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		delivered = LH_LION_RATE_MAX;
 	if (!(l->flags & LH_LION_F_TRAIN))
 		lh_lion_measure_train(l, mss);
+	first_round = !(l->flags & LH_LION_F_SETTLED);
 	l->flags |= LH_LION_F_SETTLED;
 	thr = lh_lion_queue_thr(l, p);
 	rise_thr = lh_lion_rise_thr(l, p);
@@ -504,6 +525,9 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	 * explains. */
 	burst_thr = own > thr ? (__u32)own : thr;
 	burst_queue = l->r_max_rtt > l->r_min_rtt && l->r_max_rtt - l->r_min_rtt > burst_thr;
+	/* Queueing at some moment of the round that our bursts do not explain: other traffic's
+	 * bursts. The first round's peak is the initial window's train. */
+	cross_peak = !first_round && (__u64)peak > own + thr / LH_LION_CROSS_PEAK_DIV;
 	rising = queued && (l->flags & LH_LION_F_HAS_Q_PREV) && q > l->q_prev &&
 		 q - l->q_prev > rise_thr;
 	cd_keep = LH_Q16_ONE - (p->compete_drop_q16 < LH_Q16_ONE ? p->compete_drop_q16 : 0);
@@ -531,6 +555,9 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		} else if (warned) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
+		} else if (cross_peak) {
+			/* Cross traffic's bursts queue at moments: probing takes over, uncut. */
+			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 		} else if (!app) {
 			/* Double, but only up to half the train's capacity. */
 			__u64 target = l->train ? ((__u64)l->train << LH_LION_TRAIN_SHIFT) /
@@ -544,10 +571,13 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			} else {
 				lh_lion_set_rate(l, doubled, mss, clamp);
 			}
-			if (burst_queue)
-				lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
-			else
-				lh_lion_grow_mbs(l, p, 2ULL * l->mbs_q10, mss);
+			{
+				__u64 to = burst_queue ? (__u64)l->mbs_q10 + p->mbs_step_q10
+						       : 2ULL * l->mbs_q10;
+				__u64 cap = lh_lion_startup_mbs_cap_q10(l, p, mss);
+
+				lh_lion_grow_mbs(l, p, to < cap ? to : cap, mss);
+			}
 		}
 		break;
 	case LH_LION_DROP_AVOIDANCE:
