@@ -871,16 +871,16 @@ impl Lion {
                 } else if warned {
                     self.phase = Phase::DropAvoidance;
                     self.back_off(1.0 - cfg.probe_gain);
-                } else if cross_peak {
-                    // Cross traffic's bursts queue at moments: a doubling would meet them with
-                    // twice the rate before a standing queue shows. Probing takes over from
-                    // the rate that met them, uncut.
-                    self.phase = Phase::DropAvoidance;
                 } else if !r.app_limited() {
                     // Double, but only up to half the capacity the initial window's train
                     // showed: cross traffic may take any part of the rest, and probing
-                    // finds it without overshooting by more than a step.
-                    let target = if self.train > 0.0 {
+                    // finds it without overshooting by more than a step. Not at all once
+                    // cross traffic's bursts queue at moments: a doubling would meet them
+                    // with twice the rate before a standing queue shows; probing takes over
+                    // from the rate that met them, uncut.
+                    let target = if cross_peak {
+                        0.0
+                    } else if self.train > 0.0 {
                         STARTUP_TRAIN_SHARE * self.train
                     } else {
                         f64::INFINITY

@@ -323,18 +323,18 @@ LH_INLINE void lh_lion_grow_mbs(struct lh_lion *l, const struct lh_lion_params *
 }
 
 /* The largest burst startup grows to, packets Q10: the path's rate for 1/8 of
- * queue_threshold, at least mbs_initial (~0: rate unknown). */
+ * queue_threshold, at least mbs_initial. No overflow: the rate is below 2^41 B/s and the
+ * threshold below 2^20 µs. Plain arithmetic, no branches: the verifier's budget for the
+ * cong_control program is nearly spent. */
 LH_INLINE __u64 lh_lion_startup_mbs_cap_q10(const struct lh_lion *l,
 					    const struct lh_lion_params *p, __u32 mss)
 {
-	__u64 c = lh_lion_path_rate(l), bytes, q10;
+	__u64 bytes = lh_lion_path_rate(l) * p->queue_threshold_us /
+		      ((__u64)LH_LION_STARTUP_BURST_DIV * LH_USEC_PER_SEC);
 
-	if (c == 0 || mss == 0)
-		return ~0ULL;
-	bytes = lh_lion_mul_div(c, p->queue_threshold_us,
-				(__u64)LH_LION_STARTUP_BURST_DIV * LH_USEC_PER_SEC);
-	q10 = lh_lion_mul_div(bytes, LH_Q10_ONE, mss);
-	return q10 < p->mbs_initial_q10 ? p->mbs_initial_q10 : q10;
+	__u64 q10 = (bytes << 10) / (mss + !mss);
+
+	return q10 > p->mbs_initial_q10 ? q10 : p->mbs_initial_q10;
 }
 
 LH_INLINE void lh_lion_shrink_mbs(struct lh_lion *l, const struct lh_lion_params *p)
@@ -495,7 +495,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 {
 	__u64 base = l->base_rtt, delivered, drain, fair, cd_keep, warn_at, own;
 	__u32 q, peak, secs_us, thr, rise_thr, burst_thr;
-	int queued, warned, burst_queue, rising, squeezed, app, stale, first_round, cross_peak;
+	int queued, warned, burst_queue, rising, squeezed, app, stale;
 
 	if (l->r_min_rtt == LH_LION_NO_RTT)
 		return;
@@ -512,8 +512,6 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		delivered = LH_LION_RATE_MAX;
 	if (!(l->flags & LH_LION_F_TRAIN))
 		lh_lion_measure_train(l, mss);
-	first_round = !(l->flags & LH_LION_F_SETTLED);
-	l->flags |= LH_LION_F_SETTLED;
 	thr = lh_lion_queue_thr(l, p);
 	rise_thr = lh_lion_rise_thr(l, p);
 	own = lh_lion_own_burst_us(l, mss);
@@ -525,9 +523,6 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	 * explains. */
 	burst_thr = own > thr ? (__u32)own : thr;
 	burst_queue = l->r_max_rtt > l->r_min_rtt && l->r_max_rtt - l->r_min_rtt > burst_thr;
-	/* Queueing at some moment of the round that our bursts do not explain: other traffic's
-	 * bursts. The first round's peak is the initial window's train. */
-	cross_peak = !first_round && (__u64)peak > own + thr / LH_LION_CROSS_PEAK_DIV;
 	rising = queued && (l->flags & LH_LION_F_HAS_Q_PREV) && q > l->q_prev &&
 		 q - l->q_prev > rise_thr;
 	cd_keep = LH_Q16_ONE - (p->compete_drop_q16 < LH_Q16_ONE ? p->compete_drop_q16 : 0);
@@ -555,15 +550,20 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		} else if (warned) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
-		} else if (cross_peak) {
-			/* Cross traffic's bursts queue at moments: probing takes over, uncut. */
-			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
 		} else if (!app) {
-			/* Double, but only up to half the train's capacity. */
+			/* Double, but only up to half the train's capacity; not at all once a
+			 * round after the first (whose peak is the initial window's train) peaked
+			 * above one of our bursts: cross traffic's bursts queue at moments. Read
+			 * here, where it is used: a flag kept live across the whole round would
+			 * double the verifier's states. */
 			__u64 target = l->train ? ((__u64)l->train << LH_LION_TRAIN_SHIFT) /
 							  LH_LION_STARTUP_TRAIN_DIV
 						: ~0ULL;
 			__u64 doubled = lh_lion_scale(l->rate, p->startup_gain_q16);
+
+			if ((l->flags & LH_LION_F_SETTLED) &&
+			    (__u64)peak > own + thr / LH_LION_CROSS_PEAK_DIV)
+				target = 0;
 
 			if (doubled >= target) {
 				lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
@@ -663,7 +663,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	}
 	l->q_prev = q;
 	l->peak_prev = peak;
-	l->flags |= LH_LION_F_HAS_Q_PREV;
+	l->flags |= LH_LION_F_HAS_Q_PREV | LH_LION_F_SETTLED;
 }
 
 /*
