@@ -24,6 +24,7 @@ pub mod minmax;
 pub mod params;
 pub mod registry;
 pub mod response;
+pub mod sender;
 mod serde_nanos;
 #[cfg(test)]
 mod testkit;
