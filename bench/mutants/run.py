@@ -2,9 +2,9 @@
 """Mutation testing of the congestion controllers and the sender's parts.
 
 Each mutant in mutants.toml perturbs one rule or constant of a controller (crates/cc) or of the
-transport's sender (crates/proto). For each, this script applies the change to a scratch copy
-of the repository (target/mutants/tree, built into target/mutants/target so the working tree
-and its build stay untouched), runs the mutant's tiers of tests in order, and records which
+sender's parts every transport shares (crates/cc/src/sender). For each, this script applies the
+change to a scratch copy of the repository (target/mutants/tree, built into
+target/mutants/target so the working tree and its build stay untouched), runs the mutant's tiers of tests in order, and records which
 tier caught it: a tier catches a mutant when its tests fail (or run past three times their
 unmutated time). A mutant that does not compile is "unviable" and left out of the score.
 
@@ -68,8 +68,12 @@ def load():
 
 
 def default_tiers(file):
-    first = "proto" if file.startswith("crates/proto/") else "cc"
-    return [first, "transports", "reproduce"]
+    if file.startswith("crates/proto/"):
+        return ["proto", "transports", "reproduce"]
+    if file.startswith("crates/cc/src/sender/"):
+        # The sender's parts: their unit tests are cc's, the transport built on them is proto.
+        return ["cc", "proto", "transports", "reproduce"]
+    return ["cc", "transports", "reproduce"]
 
 
 def check_finds(mutants, root):

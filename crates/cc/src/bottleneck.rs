@@ -8,24 +8,44 @@
 //! packet in flight is lost. `longhaul cc trace` prints what it records, and the shared test
 //! vectors (`testdata/cc-vectors/`) are event sequences recorded from it.
 //!
+//! The sender is this loop over the parts every longhaul sender shares ([`crate::sender`]): the
+//! in-flight records, RACK loss detection in RFC 9002 §6.1's form (three packets, or 9/8 of the
+//! RTT for a tail), RFC 6298's RTT estimator and timeout (at least 200 ms, doubled per expiry
+//! up to 60 s, restarted by every ACK while data is outstanding), delivery-rate samples and
+//! pacing in Linux's train shape at the controller's `pacing_rate()` and `max_burst()` (without
+//! a pacing rate the sender is purely ACK-clocked). Random loss draws from rand's `SmallRng`
+//! seeded with [`PathConfig::seed`]. Recovery follows RFC 6675's RecoveryPoint (RFC 9002
+//! §7.3.2): a loss of a packet sent before the latest reduction belongs to that episode. An
+//! ACK's losses reach the controller before the ACK does, as in Linux and the simulator's
+//! model; `crates/sim/tests/transports.rs` checks that a controller behaves the same here and
+//! there.
+//!
 //! Deliberate simplifications (the full simulator in `crates/sim` has none of them): the path
-//! never reorders, the reverse path has no queue, retransmissions are new packets (packet
-//! numbers are never reused, as in QUIC) and the sender always has data. Pacing honours the
-//! controller's `pacing_rate()` and `max_burst()`; without a pacing rate the sender is purely
-//! ACK-clocked. Loss detection is the packet threshold alone: with data always waiting, three
-//! packets follow every loss, so RACK's time threshold (which `longhaul_proto::loss` adds, for
-//! tails) would find nothing more. The RTT estimator is RFC 6298's, kept here because this
-//! crate sits below the transports that share `longhaul_proto::rtt`; the delivery-rate interval
-//! is the ACK interval alone (no send-interval term). Recovery and timeouts follow the same
-//! RFCs as the simulator's senders (RFC 6675's RecoveryPoint, RFC 6298 §5), and
-//! `crates/sim/tests/transports.rs` checks that a controller behaves the same here and there.
+//! never reorders, the reverse path has no queue, the receiver reports no ACK delay,
+//! retransmissions are new packets (packet numbers are never reused, as in QUIC) and the sender
+//! always has data. An ACK names the largest packet received; because the path never reorders,
+//! it acknowledges every packet up to it that the path did not drop (what SACK would tell).
 
 use crate::controller::{CongestionControl, Setup};
-use crate::event::{AckEvent, Event, LossEvent, RateSample, RtoEvent};
+use crate::event::{AckEvent, Event, LossEvent, RtoEvent};
+use crate::sender::loss::detect_lost;
+use crate::sender::pacer::Train;
+use crate::sender::rate::DeliveryRate;
+use crate::sender::rtt::{backed_off, RttEstimator};
+use crate::sender::sent::SentPackets;
 use crate::time::Time;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
+
+/// Linux's `TCP_RTO_MIN`.
+const RTO_MIN: Duration = Duration::from_millis(200);
+/// RFC 6298 §2.5's ceiling.
+const RTO_MAX: Duration = Duration::from_secs(60);
+/// RFC 6298 §2.1.
+const INITIAL_RTO: Duration = Duration::from_secs(1);
 
 /// The path and the receiver.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,7 +135,7 @@ pub struct Totals {
     pub queue_drops: u64,
     /// Packets dropped by the random-loss process or an outage.
     pub random_drops: u64,
-    /// Packets the sender declared lost (by the three-packet threshold).
+    /// Packets the sender declared lost (by RACK's packet or time threshold).
     pub losses_detected: u64,
     /// Retransmission timeouts that fired.
     pub rtos: u64,
@@ -125,24 +145,11 @@ pub struct Totals {
     pub utilization: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct SentPacket {
-    pn: u64,
-    sent: Time,
-    /// Dropped by the path (the sender learns it three packets later).
-    dropped: bool,
-    acked: bool,
-    lost: bool,
-    in_flight_at_send: u64,
-    delivered_at_send: u64,
-    delivered_time_at_send: Time,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// A packet reaches the receiver.
     Arrive(u64),
-    /// An ACK covering every packet up to this number reaches the sender.
+    /// An ACK naming the largest packet received reaches the sender.
     Ack(u64),
     /// The receiver's delayed-ACK timer, armed at this generation.
     DelAck(u64),
@@ -150,6 +157,8 @@ enum Ev {
     Wake,
     /// The retransmission timer, armed at this generation.
     Rto(u64),
+    /// RACK's time threshold may declare a packet lost.
+    LossTimer,
     Sample,
 }
 
@@ -166,6 +175,8 @@ pub fn run(
     Loop::new(path, setup).run(cc, duration, sample_every, on_event)
 }
 
+type OnEvent<'e> = dyn FnMut(&Event, &dyn CongestionControl) + 'e;
+
 struct Loop<'a> {
     path: &'a PathConfig,
     mss: u32,
@@ -174,29 +185,30 @@ struct Loop<'a> {
     one_way: Duration,
     heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
-    rng: u64,
+    rng: SmallRng,
     // Bottleneck: departure times of packets queued or in service.
     departures: VecDeque<Time>,
     last_departure: Time,
+    /// Packets the path dropped, in order, until an ACK passes them.
+    dropped: VecDeque<u64>,
     // Sender.
-    sent: VecDeque<SentPacket>,
-    next_pn: u64,
-    in_flight: u64,
-    delivered: u64,
-    delivered_time: Time,
-    largest_acked: Option<u64>,
-    /// The first packet number sent after the latest recovery began. A loss of an earlier
-    /// packet is part of that episode, not a new one (RFC 6675 §5's RecoveryPoint; RFC 9002
-    /// §7.3.2), however long its detection takes.
-    recovery_until: Option<u64>,
-    next_send: Time,
-    burst_left: u32,
+    sent: SentPackets,
+    /// ACKs have covered every packet below this one.
+    acked_below: u64,
+    /// The first packet number sent after the latest reduction: an earlier packet's loss
+    /// belongs to that episode (RFC 6675 §5's RecoveryPoint; RFC 9002 §7.3.2).
+    recovery_end: u64,
+    rtt: RttEstimator,
+    /// The RTO before backoff and RACK's reordering window, updated with each RTT sample.
+    rto_base: Duration,
+    loss_delay: Duration,
+    /// When RACK's time threshold declares the oldest packet in flight lost, if it will.
+    loss_time: Option<Time>,
+    rate: DeliveryRate,
+    pacer: Train,
     wake_armed: bool,
     rto_gen: u64,
     rto_backoff: u32,
-    srtt: Option<Duration>,
-    rttvar: Duration,
-    last_rtt: Option<Duration>,
     // Receiver.
     rcv_expected: u64,
     rcv_largest: Option<u64>,
@@ -209,6 +221,7 @@ struct Loop<'a> {
 impl<'a> Loop<'a> {
     fn new(path: &'a PathConfig, setup: &Setup) -> Loop<'a> {
         let wire_bytes = setup.mss + path.header_bytes;
+        let rtt = RttEstimator::new(INITIAL_RTO);
         Loop {
             path,
             mss: setup.mss,
@@ -217,24 +230,22 @@ impl<'a> Loop<'a> {
             one_way: path.base_rtt / 2,
             heap: BinaryHeap::new(),
             seq: 0,
-            rng: path.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            rng: SmallRng::seed_from_u64(path.seed),
             departures: VecDeque::new(),
             last_departure: Time::ZERO,
-            sent: VecDeque::new(),
-            next_pn: 0,
-            in_flight: 0,
-            delivered: 0,
-            delivered_time: Time::ZERO,
-            largest_acked: None,
-            recovery_until: None,
-            next_send: Time::ZERO,
-            burst_left: 0,
+            dropped: VecDeque::new(),
+            sent: SentPackets::new(),
+            acked_below: 0,
+            recovery_end: 0,
+            rto_base: INITIAL_RTO,
+            loss_delay: rtt.loss_delay(),
+            rtt,
+            loss_time: None,
+            rate: DeliveryRate::default(),
+            pacer: Train::new(),
             wake_armed: false,
             rto_gen: 0,
             rto_backoff: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
-            last_rtt: None,
             rcv_expected: 0,
             rcv_largest: None,
             rcv_pending: 0,
@@ -249,12 +260,8 @@ impl<'a> Loop<'a> {
         self.heap.push(Reverse((t, self.seq, ev)));
     }
 
-    /// xorshift64*: deterministic, dependency-free, good enough for Bernoulli loss.
-    fn uniform(&mut self) -> f64 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    fn in_flight(&self) -> u64 {
+        self.sent.bytes_in_flight
     }
 
     fn run(
@@ -262,7 +269,7 @@ impl<'a> Loop<'a> {
         cc: &mut dyn CongestionControl,
         duration: Duration,
         sample_every: Duration,
-        on_event: &mut dyn FnMut(&Event, &dyn CongestionControl),
+        on_event: &mut OnEvent<'_>,
     ) -> (Vec<Sample>, Totals) {
         let end = Time::ZERO + duration;
         let mut samples = Vec::new();
@@ -283,22 +290,28 @@ impl<'a> Loop<'a> {
                 Ev::Wake => {
                     self.wake_armed = false;
                 }
-                Ev::Rto(gen) if gen == self.rto_gen && self.in_flight > 0 => {
+                Ev::Rto(gen) if gen == self.rto_gen && self.in_flight() > 0 => {
                     self.on_rto(now, cc, on_event)
                 }
                 Ev::Rto(_) => {}
+                Ev::LossTimer if self.loss_time.is_some_and(|t| t <= now) => {
+                    self.detect_losses(now, cc, on_event);
+                    self.sent.trim();
+                }
+                Ev::LossTimer => {}
                 Ev::Sample => {
                     while self.departures.front().is_some_and(|&d| d <= now) {
                         self.departures.pop_front();
                     }
-                    let bits = (self.delivered - last_sample_delivered) as f64 * 8.0;
-                    last_sample_delivered = self.delivered;
+                    let delivered = self.rate.delivered;
+                    let bits = (delivered - last_sample_delivered) as f64 * 8.0;
+                    last_sample_delivered = delivered;
                     samples.push(Sample {
                         t: now,
                         cwnd: cc.cwnd(),
                         ssthresh: cc.ssthresh(),
-                        in_flight: self.in_flight,
-                        rtt: self.last_rtt,
+                        in_flight: self.in_flight(),
+                        rtt: self.rtt.srtt().map(|_| self.rtt.latest()),
                         queue: self.departures.len() as u64,
                         throughput_bps: bits / sample_every.as_secs_f64(),
                         pacing_rate: cc.pacing_rate(),
@@ -311,8 +324,8 @@ impl<'a> Loop<'a> {
         }
         let secs = duration.as_secs_f64();
         self.totals.duration_s = secs;
-        self.totals.delivered_bytes = self.delivered;
-        self.totals.throughput_bps = self.delivered as f64 * 8.0 / secs;
+        self.totals.delivered_bytes = self.rate.delivered;
+        self.totals.throughput_bps = self.rate.delivered as f64 * 8.0 / secs;
         let net = self.path.rate_bps * self.mss as f64 / self.wire_bytes as f64;
         self.totals.utilization = self.totals.throughput_bps / net;
         (samples, self.totals)
@@ -323,86 +336,62 @@ impl<'a> Loop<'a> {
     }
 
     fn try_send(&mut self, now: Time, cc: &mut dyn CongestionControl) {
+        let mss = self.mss as u64;
         loop {
             let cwnd_bytes = (cc.cwnd() * self.mss as f64) as u64;
-            if self.in_flight + self.mss as u64 > cwnd_bytes.max(self.mss as u64) {
+            if self.in_flight() + mss > cwnd_bytes.max(mss) {
                 return;
             }
-            if let Some(rate) = cc.pacing_rate().filter(|&r| r > 0) {
-                if self.burst_left == 0 {
-                    if now < self.next_send {
-                        if !self.wake_armed {
-                            self.wake_armed = true;
-                            let t = self.next_send;
-                            self.schedule(t, Ev::Wake);
-                        }
-                        return;
+            let pacing = cc.pacing_rate().filter(|&r| r > 0);
+            if let Some(rate) = pacing {
+                let at = self.pacer.release_time(now, rate);
+                if at > now {
+                    if !self.wake_armed {
+                        self.wake_armed = true;
+                        self.schedule(at, Ev::Wake);
                     }
-                    let burst = cc.max_burst().unwrap_or(1).max(1);
-                    self.burst_left = burst;
-                    let gap = burst as f64 * self.wire_bytes as f64 / rate as f64;
-                    self.next_send = now.max(self.next_send) + Duration::from_secs_f64(gap);
+                    return;
                 }
-                self.burst_left -= 1;
             }
             self.send_one(now);
+            if let Some(rate) = pacing {
+                let burst = cc.max_burst().unwrap_or(1);
+                self.pacer.on_sent(now, self.wire_bytes as u64, rate, burst);
+            }
         }
     }
 
     fn send_one(&mut self, now: Time) {
-        let pn = self.next_pn;
-        self.next_pn += 1;
+        let pn = self.sent.next_pn();
         self.totals.sent_packets += 1;
-        if self.in_flight == 0 {
-            // Nothing was outstanding: delivery-rate intervals restart here.
-            self.delivered_time = now;
-        }
-        self.in_flight += self.mss as u64;
+        let stamp = self.rate.on_send(now, self.in_flight());
+        self.sent.push(stamp.record(now, pn, self.mss));
         while self.departures.front().is_some_and(|&d| d <= now) {
             self.departures.pop_front();
         }
-        let mut dropped = false;
         if self.departures.len() as u64 > self.path.buffer_packets as u64 {
             self.totals.queue_drops += 1;
-            dropped = true;
+            self.dropped.push_back(pn);
         } else if self.in_outage(now)
-            || (self.path.random_loss > 0.0 && self.uniform() < self.path.random_loss)
+            || (self.path.random_loss > 0.0 && self.rng.gen::<f64>() < self.path.random_loss)
         {
             self.totals.random_drops += 1;
-            dropped = true;
+            self.dropped.push_back(pn);
         } else {
             let depart = now.max(self.last_departure) + self.tx;
             self.last_departure = depart;
             self.departures.push_back(depart);
             self.schedule(depart + self.one_way, Ev::Arrive(pn));
         }
-        self.sent.push_back(SentPacket {
-            pn,
-            sent: now,
-            dropped,
-            acked: false,
-            lost: false,
-            in_flight_at_send: self.in_flight,
-            delivered_at_send: self.delivered,
-            delivered_time_at_send: self.delivered_time,
-        });
-        if self.sent.len() == 1 || self.in_flight == self.mss as u64 {
+        if self.sent.packets_in_flight == 1 {
             self.arm_rto(now);
         }
     }
 
-    fn rto_interval(&self) -> Duration {
-        let base = match self.srtt {
-            Some(s) => (s + 4 * self.rttvar).max(Duration::from_millis(200)),
-            None => Duration::from_secs(1),
-        };
-        // RFC 6298 §5.5: double per expiry; the 60-s ceiling (§2.5) bounds it, not a count.
-        (base * (1u32 << self.rto_backoff.min(16))).min(Duration::from_secs(60))
-    }
-
     fn arm_rto(&mut self, now: Time) {
         self.rto_gen += 1;
-        let (gen, t) = (self.rto_gen, now + self.rto_interval());
+        let rto = backed_off(self.rto_base, self.rto_backoff, RTO_MAX);
+        let (gen, t) = (self.rto_gen, now + rto);
         self.schedule(t, Ev::Rto(gen));
     }
 
@@ -435,31 +424,32 @@ impl<'a> Loop<'a> {
         now: Time,
         largest: u64,
         cc: &mut dyn CongestionControl,
-        on_event: &mut dyn FnMut(&Event, &dyn CongestionControl),
+        on_event: &mut OnEvent<'_>,
     ) {
-        let prior_in_flight = self.in_flight;
+        let prior_in_flight = self.in_flight();
         let mut acked = 0u32;
-        let mut newest: Option<SentPacket> = None;
-        for p in self.sent.iter_mut() {
-            if p.pn > largest {
-                break;
+        let mut newest = None;
+        for pn in self.acked_below..=largest {
+            if self.dropped.front() == Some(&pn) {
+                self.dropped.pop_front();
+                continue;
             }
-            if !p.dropped && !p.acked && !p.lost {
-                p.acked = true;
+            if let Some(p) = self.sent.ack(pn) {
+                self.rate.on_acked(&p, now);
                 acked += 1;
-                newest = Some(*p);
+                newest = Some((pn, p));
             }
         }
-        let Some(newest) = newest else { return };
-        self.in_flight -= acked as u64 * self.mss as u64;
-        self.delivered += acked as u64 * self.mss as u64;
-        let prior_delivered_time = newest.delivered_time_at_send;
-        self.delivered_time = now;
-        self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
+        self.acked_below = self.acked_below.max(largest + 1);
+        let Some((pn, newest)) = newest else { return };
+        self.sent.largest_acked = Some(self.sent.largest_acked.map_or(pn, |l| l.max(pn)));
         self.rto_backoff = 0;
-        let rtt = now - newest.sent;
-        self.last_rtt = Some(rtt);
-        self.update_rtt(rtt);
+        let rtt = now - newest.time_sent;
+        // The receiver reports no ACK delay (its delayed ACKs count in the RTT, as in TCP).
+        self.rtt.update(rtt, Duration::ZERO);
+        self.rto_base = self.rtt.rto(Duration::ZERO, RTO_MIN, RTO_MAX);
+        self.loss_delay = self.rtt.loss_delay();
+        self.detect_losses(now, cc, on_event);
         let cwnd_limited = {
             let w = cc.cwnd() * self.mss as f64;
             let used = prior_in_flight as f64;
@@ -471,113 +461,78 @@ impl<'a> Loop<'a> {
             acked_bytes: acked as u64 * self.mss as u64,
             rtt: Some(rtt),
             prior_bytes_in_flight: prior_in_flight,
-            bytes_in_flight: self.in_flight,
+            bytes_in_flight: self.in_flight(),
             in_flight_at_send: newest.in_flight_at_send,
             largest_acked: largest,
-            next_packet: self.next_pn,
-            rate: Some(RateSample {
-                delivered: self.delivered,
-                prior_delivered: newest.delivered_at_send,
-                interval: now.saturating_since(prior_delivered_time),
-                is_app_limited: false,
-            }),
-            in_recovery: self.recovery_until.is_some_and(|r| newest.pn < r),
+            next_packet: self.sent.next_pn(),
+            rate: self.rate.take_sample(self.rtt.min_rtt()),
+            in_recovery: pn < self.recovery_end,
             cwnd_limited,
         });
         ev.apply(cc);
         on_event(&ev, cc);
-        self.detect_losses(now, largest, cc, on_event);
-        while self.sent.front().is_some_and(|p| p.acked || p.lost) {
-            self.sent.pop_front();
-        }
-        if self.in_flight > 0 {
+        self.sent.trim();
+        // RFC 6298 §5.3: restart the timer on an ACK while data is outstanding.
+        if self.in_flight() > 0 {
             self.arm_rto(now);
         }
     }
 
-    /// Packet threshold of three (RFC 9002 kPacketThreshold; TCP's three duplicate ACKs).
+    /// RACK (`sender::loss`); the controller hears of the losses, once per episode as a
+    /// reduction.
     fn detect_losses(
         &mut self,
         now: Time,
-        largest: u64,
         cc: &mut dyn CongestionControl,
-        on_event: &mut dyn FnMut(&Event, &dyn CongestionControl),
+        on_event: &mut OnEvent<'_>,
     ) {
-        let mut lost = 0u32;
-        let mut largest_lost = 0;
-        let mut first_in_window = false;
-        for p in self.sent.iter_mut() {
-            if p.pn + 3 > largest {
-                break;
-            }
-            if p.dropped && !p.lost {
-                p.lost = true;
-                lost += 1;
-                largest_lost = p.pn;
-                if self.recovery_until.is_none_or(|r| p.pn >= r) {
-                    first_in_window = true;
-                }
-            }
+        let prior = self.in_flight();
+        let (lost, next) = detect_lost(&mut self.sent, now, self.loss_delay, |_, _| {});
+        if next.is_some() && next != self.loss_time {
+            self.schedule(next.unwrap_or(now), Ev::LossTimer);
         }
-        if lost == 0 {
+        self.loss_time = next;
+        if lost.packets == 0 {
             return;
         }
-        let prior = self.in_flight;
-        self.in_flight -= lost as u64 * self.mss as u64;
-        self.totals.losses_detected += lost as u64;
+        self.totals.losses_detected += lost.packets as u64;
+        let first_in_window = lost.largest >= self.recovery_end;
         if first_in_window {
-            self.recovery_until = Some(self.next_pn);
+            self.recovery_end = self.sent.next_pn();
         }
         let ev = Event::Loss(LossEvent {
             now,
-            lost_packets: lost,
-            lost_bytes: lost as u64 * self.mss as u64,
+            lost_packets: lost.packets,
+            lost_bytes: lost.bytes,
             prior_bytes_in_flight: prior,
-            largest_lost,
+            largest_lost: lost.largest,
             first_in_window,
         });
         ev.apply(cc);
         on_event(&ev, cc);
     }
 
-    fn on_rto(
-        &mut self,
-        now: Time,
-        cc: &mut dyn CongestionControl,
-        on_event: &mut dyn FnMut(&Event, &dyn CongestionControl),
-    ) {
+    fn on_rto(&mut self, now: Time, cc: &mut dyn CongestionControl, on_event: &mut OnEvent<'_>) {
         self.totals.rtos += 1;
         self.rto_backoff += 1;
         let ev = Event::Rto(RtoEvent {
             now,
-            bytes_in_flight: self.in_flight,
+            bytes_in_flight: self.in_flight(),
             consecutive: self.rto_backoff,
         });
         // Everything outstanding is presumed lost; its data goes out again as new packets.
-        self.sent.clear();
-        self.in_flight = 0;
-        self.recovery_until = Some(self.next_pn);
+        for pn in self.sent.scan..self.sent.next_pn() {
+            self.sent.lose(pn);
+        }
+        self.sent.scan = self.sent.next_pn();
+        self.sent.trim();
+        self.loss_time = None;
+        self.recovery_end = self.sent.next_pn();
         ev.apply(cc);
         on_event(&ev, cc);
-        self.burst_left = 0;
-        self.next_send = now;
+        self.pacer = Train::new();
         self.try_send(now, cc);
         self.arm_rto(now);
-    }
-
-    fn update_rtt(&mut self, rtt: Duration) {
-        // RFC 6298 §2.
-        match self.srtt {
-            None => {
-                self.srtt = Some(rtt);
-                self.rttvar = rtt / 2;
-            }
-            Some(s) => {
-                let diff = s.abs_diff(rtt);
-                self.rttvar = (self.rttvar * 3 + diff) / 4;
-                self.srtt = Some((s * 7 + rtt) / 8);
-            }
-        }
     }
 }
 

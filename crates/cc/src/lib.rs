@@ -6,6 +6,11 @@
 //! [`event`]s with an explicit `now` and reads back the window, slow-start threshold, pacing
 //! rate and maximum burst. Nothing here reads a clock, does I/O or allocates per ACK.
 //!
+//! Below the transports, [`sender`] holds the parts of one sender they share (in-flight records,
+//! loss detection, the RTT estimator and timeout, delivery-rate samples, pacing), and
+//! [`bottleneck`] is the smallest closed loop built from them, from which the shared test
+//! vectors ([`vectors`]) are recorded.
+//!
 //! Algorithms are created by name with validated parameters:
 //! ```
 //! use longhaul_cc::{CcSpec, Setup};
@@ -24,6 +29,7 @@ pub mod minmax;
 pub mod params;
 pub mod registry;
 pub mod response;
+pub mod sender;
 mod serde_nanos;
 #[cfg(test)]
 mod testkit;

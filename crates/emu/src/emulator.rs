@@ -289,6 +289,33 @@ fn dropped(ns: Option<&str>, dev: &str) -> (u64, u64) {
     (count("tx"), count("rx"))
 }
 
+/// A command that runs `argv` on `side` of the instance `st` describes (through `ip netns exec`
+/// when that side is a namespace), with LONGHAUL_EMU_A/B/PEER in its environment: the base of
+/// [`Emulator::command`], and what `longhaul emu exec` runs in an instance of another process.
+pub fn host_command(st: &InstanceState, side: Side, argv: &[String]) -> Command {
+    let ns = match side {
+        Side::A => st.side_a.as_deref(),
+        Side::B => st.side_b.as_deref(),
+    };
+    let mut c = match ns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).args(argv);
+            c
+        }
+        None => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+    };
+    let (a, b) = (&st.addr_a, &st.addr_b);
+    c.env("LONGHAUL_EMU_A", a)
+        .env("LONGHAUL_EMU_B", b)
+        .env("LONGHAUL_EMU_PEER", if side == Side::A { b } else { a });
+    c
+}
+
 impl Emulator {
     /// Validates the settings, creates the namespaces and TUN devices, and starts forwarding.
     pub fn start(mode: Mode, opts: Options) -> Result<Emulator, EmulatorError> {
@@ -581,27 +608,9 @@ impl Emulator {
     /// A command that runs `argv` on `side` (through `ip netns exec` when it is a namespace),
     /// with LONGHAUL_EMU_A/B/HOST/PEER in its environment; start it with `spawn`.
     pub fn command(&self, side: Side, argv: &[String]) -> Command {
-        let mut c = match self.namespace(side) {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns]).args(argv);
-                c
-            }
-            None => {
-                let mut c = Command::new(&argv[0]);
-                c.args(&argv[1..]);
-                c
-            }
-        };
-        let (a, b) = (self.address(Side::A), self.address(Side::B));
-        c.env("LONGHAUL_EMU_A", a.to_string())
-            .env("LONGHAUL_EMU_B", b.to_string())
-            .env(
-                "LONGHAUL_EMU_PEER",
-                if side == Side::A { b } else { a }.to_string(),
-            );
+        let mut c = host_command(&self.state, side, argv);
         if self.mode == Mode::Shell {
-            c.env("LONGHAUL_EMU_HOST", b.to_string());
+            c.env("LONGHAUL_EMU_HOST", self.address(Side::B).to_string());
         }
         if let Some(cpus) = self.host_cpus.clone() {
             // SAFETY: runs in the child between fork and exec; sched_setaffinity is a plain

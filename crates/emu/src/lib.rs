@@ -23,7 +23,8 @@
 //! the kernel (TUN, namespaces, timers, state files); `forward` is the per-direction I/O loop;
 //! `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and `coalesce`
 //! decides which of their wire segments leave together; `emulator` sets up and tears down a pair or
-//! shell; `observe` holds the counters, lateness statistics, event log and pcap writer; `naive` is
+//! shell; `observe` holds the counters, lateness statistics, event log and pcap writer, and `report`
+//! the summary's table for people; `naive` is
 //! the baseline forwarder the benchmark compares against.
 
 #![warn(missing_docs)]
@@ -39,6 +40,7 @@ pub mod naive;
 pub mod observe;
 pub mod poll;
 pub mod probe;
+pub mod report;
 pub mod scenario;
 pub mod settings;
 pub mod sys;

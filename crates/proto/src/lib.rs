@@ -83,12 +83,14 @@
 //!   never sealed) and `poll_transmit_header` encodes every packet.
 //!
 //! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
-//! anti-replay, key schedule), [`sent`] (in-flight records), `stream`
-//! (the sent stream's chunks), `send_buffer` (its bytes, copied or handed over whole), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
-//! [`pacer`], [`rate`] (delivery-rate samples), `recv` (ACK ranges and ACK policy), `reassembly`
-//! (receive buffer and window), [`connection`], [`stats`], [`error`], [`config`]. The simulator's
-//! TCP model (`crates/sim/src/transport/model.rs`) builds its sender from `sent`, `loss`, `rtt`,
-//! `rate` and `pacer`, which is why they are public.
+//! anti-replay, key schedule), `stream` (the sent stream's chunks), `send_buffer` (its bytes,
+//! copied or handed over whole), `recv` (ACK ranges and ACK policy), `reassembly` (receive
+//! buffer and window), `side` (client or server), [`connection`] (one file per concern),
+//! [`stats`], [`error`], [`config`]. The sender's parts every longhaul transport shares —
+//! [`sent`] (in-flight records), [`loss`] (loss detection), [`rtt`] (RTT estimator and RTO),
+//! [`pacer`] and [`rate`] (delivery-rate samples) — live in `longhaul_cc::sender`
+//! (`crates/cc/src/sender.rs`), below this crate, the simulator's TCP model and the
+//! controllers' single-bottleneck loop; they are re-exported here under their own names.
 
 #![warn(missing_docs)]
 
@@ -96,17 +98,13 @@ pub mod config;
 pub mod connection;
 pub mod error;
 pub mod limits;
-pub mod loss;
-pub mod pacer;
 pub mod packet;
 mod pages;
-pub mod rate;
 mod reassembly;
 mod recv;
-pub mod rtt;
 pub mod secure;
 mod send_buffer;
-pub mod sent;
+mod side;
 pub mod stats;
 mod stream;
 
@@ -114,6 +112,7 @@ pub use config::{Config, HOST_BURST_TIME, IP_UDP_OVERHEAD};
 pub use connection::{CloseReason, Connection, Side, Transmit};
 pub use error::{ConfigError, PacketError};
 pub use limits::{SendState, SendTimes};
+pub use longhaul_cc::sender::{loss, pacer, rate, rtt, sent};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
 pub use reassembly::Sink;

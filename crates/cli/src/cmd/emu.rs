@@ -9,19 +9,20 @@
 //! ```
 //!
 //! Every per-direction option takes `VALUE` (both directions) or `A2B/B2A` (asymmetric: a→b
-//! first, which is the uplink in `shell`), and every rate and duration a unit. Settings can also
-//! come from a scenario file (`--scenario FILE`), which flags override: a simulator scenario
-//! (`[[links]]`, docs/scenario.md) supplies one link (`--link NAME`, default the bottleneck),
-//! mapped by `longhaul_emu::scenario` exactly as `longhaul lab` maps it; the
-//! emulator's own `[link]` shorthand is read by `longhaul_emu::settings`, which documents it.
+//! first, which is the uplink in `shell`), and every rate and duration a unit, checked here.
+//! Settings can also come from a scenario file (`--scenario FILE`), which flags override: a
+//! simulator scenario (`[[links]]`, docs/scenario.md) supplies one link (`--link NAME`, default
+//! the bottleneck), mapped exactly as `longhaul lab` maps it, or the emulator's own `[link]`
+//! shorthand; `longhaul_emu::settings` reads the file, lays the flags over it and documents
+//! both.
 
 use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{nanos, parse_duration, parse_rate_bps};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
-use longhaul_emu::emulator::Side;
-use longhaul_emu::settings::{self, file::ScenarioKind, per_direction, Settings};
+use longhaul_emu::emulator::{host_command, Side};
+use longhaul_emu::settings::{self, per_direction, Overrides};
 use longhaul_emu::sys::state;
 use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
@@ -235,36 +236,7 @@ pub fn run(cmd: EmuCommand) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Settings: scenario file + flags → LinkConfig (`longhaul_emu::settings`).
-
-/// Reads the link of a scenario file: the `[link]` shorthand through `longhaul_emu::settings`;
-/// a file with `[[links]]` is a simulator scenario, parsed and checked by the simulator's own
-/// parser, and the chosen link is mapped onto the emulator exactly as `longhaul lab` maps it
-/// (`longhaul_emu::scenario`): rate and `reverse_rate`, delay, mtu,
-/// `queue`/`reverse_queue` (droptail or RED), `loss`/`reverse_loss` and the `[[cross_traffic]]`
-/// on that link; what the emulator cannot do is refused naming the field.
-fn from_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
-    match settings::file::read(path, name)? {
-        ScenarioKind::Link(s) => Ok(*s),
-        ScenarioKind::Simulator => from_simulator_scenario(path, name),
-    }
-}
-
-/// A simulator scenario's link (`--link NAME`, default the dumbbell's bottleneck) as emulator
-/// settings, mapped by `longhaul_emu::scenario`. Flows are not run by `emu pair|shell` (bring
-/// your own traffic).
-fn from_simulator_scenario(path: &Path, name: Option<&str>) -> Result<Settings> {
-    let checked = longhaul_path::Scenario::load(path, &[])?;
-    let file = path.display().to_string();
-    let li = longhaul_emu::scenario::link_index(&checked, name, &file)?;
-    let mapped = longhaul_emu::scenario::emulated_link(&checked, li, &file)
-        .map_err(|e| anyhow!("{e} (the emulator cannot run this link as written)"))?;
-    Ok(Settings {
-        mtu: Some(mapped.config.mtu),
-        base: Some(mapped.config),
-        ..Default::default()
-    })
-}
+// Settings: flags → `longhaul_emu::settings`, which lays them over the scenario file's.
 
 /// A flag's rate or duration must carry a unit (`crate::units`); a file's may be bare.
 fn check_rate(flag: &str, v: &str) -> Result<()> {
@@ -277,93 +249,64 @@ fn check_duration(flag: &str, v: &str) -> Result<()> {
     Ok(())
 }
 
-/// A `--cross` spec's rate and on/off durations need units too.
-fn check_cross(spec: &str) -> Result<()> {
-    for kv in spec.split(',').skip(1) {
-        match kv.trim().split_once('=') {
-            Some(("rate", v)) => check_rate("cross rate", v)?,
-            Some(("on" | "off", v)) => check_duration("cross on/off", v)?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Flags onto file values (flags win); rates and durations are checked for units here.
-fn apply_flags(s: &mut Settings, f: &LinkArgs) -> Result<()> {
-    let (ab, ba) = (&mut s.ab, &mut s.ba);
-    macro_rules! both {
-        ($field:ident $(, $check:ident)?) => {
-            if let Some(v) = &f.$field {
-                let (x, y) = per_direction(v);
-                $(
-                    let flag = stringify!($field).replace('_', "-");
-                    $check(&flag, &x)?;
-                    $check(&flag, &y)?;
-                )?
-                ab.$field = Some(x);
-                ba.$field = Some(y);
+/// The flags as the emulator's settings take them, once their rates and durations (a
+/// `--cross` spec's too) are checked for units.
+fn overrides(f: &LinkArgs) -> Result<Overrides> {
+    let given = [
+        ("rate", &f.rate),
+        ("delay", &f.delay),
+        ("queue_packets", &f.queue_packets),
+        ("queue_bytes", &f.queue_bytes),
+        ("red", &f.red),
+        ("loss", &f.loss),
+        ("gilbert", &f.gilbert),
+        ("jitter", &f.jitter),
+        ("reorder", &f.reorder),
+        ("reorder_by", &f.reorder_by),
+        ("duplicate", &f.duplicate),
+        ("overhead", &f.overhead),
+    ];
+    let mut o = Overrides {
+        uplink_trace: f.uplink_trace.as_ref().map(|t| t.display().to_string()),
+        downlink_trace: f.downlink_trace.as_ref().map(|t| t.display().to_string()),
+        cross: f.cross.clone(),
+        mtu: f.mtu,
+        seed: f.seed,
+        ..Default::default()
+    };
+    for (key, value) in given {
+        let Some(v) = value else { continue };
+        let flag = key.replace('_', "-");
+        let (x, y) = per_direction(v);
+        for v in [x, y] {
+            match key {
+                "rate" => check_rate(&flag, &v)?,
+                "delay" | "jitter" | "reorder_by" => check_duration(&flag, &v)?,
+                _ => {}
             }
-        };
-    }
-    both!(rate, check_rate);
-    both!(delay, check_duration);
-    both!(queue_packets);
-    both!(queue_bytes);
-    both!(red);
-    both!(loss);
-    both!(gilbert);
-    both!(jitter, check_duration);
-    both!(reorder);
-    both!(reorder_by, check_duration);
-    both!(duplicate);
-    both!(overhead);
-    if let Some(t) = &f.uplink_trace {
-        ab.trace = Some(t.display().to_string());
-    }
-    if let Some(t) = &f.downlink_trace {
-        ba.trace = Some(t.display().to_string());
-    }
-    if f.rate.is_some() {
-        // An explicit --rate replaces a trace from the file, unless a trace flag is given.
-        if f.uplink_trace.is_none() {
-            ab.trace = None;
         }
-        if f.downlink_trace.is_none() {
-            ba.trace = None;
-        }
+        o.per_direction.push((key, v.clone()));
     }
     for spec in &f.cross {
-        check_cross(spec)?;
-        let dir = spec
-            .split(',')
-            .find_map(|kv| kv.trim().strip_prefix("dir="))
-            .unwrap_or("ab");
-        if dir == "ab" || dir == "both" {
-            ab.cross.push(spec.clone());
-        }
-        if dir == "ba" || dir == "both" {
-            ba.cross.push(spec.clone());
+        for kv in spec.split(',').skip(1) {
+            match kv.trim().split_once('=') {
+                Some(("rate", v)) => check_rate("cross rate", v)?,
+                Some(("on" | "off", v)) => check_duration("cross on/off", v)?,
+                _ => {}
+            }
         }
     }
-    s.mtu = f.mtu.or(s.mtu);
-    s.seed = f.seed.or(s.seed);
-    Ok(())
+    Ok(o)
 }
 
-/// The full configuration from scenario file and flags.
+/// The path to emulate, from the scenario file and the flags (`longhaul_emu::settings`).
 fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
-    let mut s = match &f.scenario {
-        Some(p) => from_scenario(p, f.link.as_deref())?,
-        None => {
-            if f.link.is_some() {
-                bail!("--link chooses a link of --scenario FILE; give the scenario too");
-            }
-            Settings::default()
-        }
-    };
-    apply_flags(&mut s, f)?;
-    Ok(s.link_config()?)
+    let o = overrides(f)?;
+    Ok(settings::link_config(
+        f.scenario.as_deref(),
+        f.link.as_deref(),
+        &o,
+    )?)
 }
 
 fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
@@ -478,62 +421,10 @@ struct Stamped<'a> {
 }
 
 fn print_summary(s: &Summary) {
-    for o in s.event_log.iter().chain(&s.pcap) {
-        if !o.complete {
-            eprintln!(
-                "warning: {} is incomplete: {} of {} records were not written ({})",
-                o.path,
-                o.records_lost,
-                o.records,
-                o.error.as_deref().unwrap_or("write error")
-            );
-        }
+    for w in s.warnings() {
+        eprintln!("warning: {w}");
     }
-    eprintln!(
-        "{:<4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
-        "dir",
-        "arrived",
-        "delivered",
-        "Mb/s",
-        "loss",
-        "queue",
-        "red",
-        "mem",
-        "late p50",
-        "late p99",
-        "late max"
-    );
-    for d in &s.directions {
-        let c = &d.counters;
-        eprintln!(
-            "{:<4} {:>10} {:>10} {:>12.3} {:>8} {:>8} {:>8} {:>8} {:>7.1}us {:>7.1}us {:>7.1}us",
-            d.direction,
-            c.arrived_packets,
-            c.delivered_packets,
-            d.throughput_bps / 1e6,
-            c.dropped_random_loss,
-            c.dropped_queue_full,
-            c.dropped_red_early + c.dropped_red_forced,
-            d.io.dropped_memory,
-            d.lateness.p50_ns as f64 / 1e3,
-            d.lateness.p99_ns as f64 / 1e3,
-            d.lateness.max_ns as f64 / 1e3
-        );
-    }
-    if s.tun_tx_dropped.iter().any(|&x| x > 0) {
-        eprintln!(
-            "warning: the hosts' TUN queues dropped {} (a) and {} (b) packets before the emulator \
-             read them (emulator overloaded; these are not path losses)",
-            s.tun_tx_dropped[0], s.tun_tx_dropped[1]
-        );
-    }
-    if s.tun_rx_dropped.iter().any(|&x| x > 0) {
-        eprintln!(
-            "warning: the hosts' stacks refused {} (a) and {} (b) packets the emulator delivered \
-             (TUN rx_dropped: a host fell behind; these are not path losses)",
-            s.tun_rx_dropped[0], s.tun_rx_dropped[1]
-        );
-    }
+    eprint!("{}", s.table());
 }
 
 /// One direction of the path as it was built, so that a unit read otherwise than meant
@@ -633,45 +524,12 @@ fn shell(a: ShellArgs) -> Result<i32> {
 /// Runs the command in the instance's PID namespace, so that it and whatever it starts end
 /// with the emulator (`longhaul_emu::sys::pidns`); waits for it and returns its exit code.
 fn exec(a: ExecArgs) -> Result<i32> {
-    let live: Vec<_> = state::instances()
-        .into_iter()
-        .filter(|s| s.alive())
-        .filter(|s| a.id.is_none_or(|id| id == s.pid))
-        .collect();
-    let inst = match live.as_slice() {
-        [] => bail!(match a.id {
-            Some(id) => format!("no running emulator with pid {id} (see `longhaul emu list`)"),
-            None => "no emulator is running; start one with `longhaul emu pair`".into(),
-        }),
-        [one] => one.clone(),
-        many => bail!(
-            "{} emulators are running (pids {}); choose one with --id PID",
-            many.len(),
-            many.iter()
-                .map(|s| s.pid.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    let inst = state::running(a.id).map_err(|e| anyhow!(e))?;
+    let side = match a.side {
+        SideArg::A => Side::A,
+        SideArg::B => Side::B,
     };
-    let (ns, peer) = match a.side {
-        SideArg::A => (inst.side_a.clone(), inst.addr_b.clone()),
-        SideArg::B => (inst.side_b.clone(), inst.addr_a.clone()),
-    };
-    let mut c = match &ns {
-        Some(n) => {
-            let mut c = std::process::Command::new("ip");
-            c.args(["netns", "exec", n]).args(&a.command);
-            c
-        }
-        None => {
-            let mut c = std::process::Command::new(&a.command[0]);
-            c.args(&a.command[1..]);
-            c
-        }
-    };
-    c.env("LONGHAUL_EMU_A", &inst.addr_a)
-        .env("LONGHAUL_EMU_B", &inst.addr_b)
-        .env("LONGHAUL_EMU_PEER", peer);
+    let mut c = host_command(&inst, side, &a.command);
     let Some(init) = inst.init_pid else {
         bail!(
             "emulator {} was started by an older longhaul that does not keep its programs in a \
@@ -735,7 +593,6 @@ fn bench(a: BenchArgs) -> Result<()> {
 mod tests {
     use super::*;
     use longhaul_emu::config::RateConfig;
-    use longhaul_emu::model::cross::CrossKind;
     use longhaul_emu::model::loss::LossConfig;
 
     fn args() -> LinkArgs {
@@ -791,33 +648,6 @@ mod tests {
         assert_eq!(c.b_to_a.queue.packets, Some(1000));
     }
 
-    /// Flags win over a `[link]` file's values, per direction (the file itself is read by
-    /// `longhaul_emu::settings`, tested there).
-    #[test]
-    fn flags_override_a_link_file() {
-        let text = "[link]\nrate = \"1gbit\"\ndelay = \"90ms\"\nmtu = 9000\n[link.down]\nrate = \"100mbit\"\n";
-        let dir = std::env::temp_dir().join(format!("lh-emu-cli-flags-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("s.toml");
-        std::fs::write(&p, text).unwrap();
-        let mut f = with_scenario(p);
-        f.delay = Some("50ms/60ms".into());
-        f.mtu = Some(1500);
-        let c = link_config(&f).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(c.mtu, 1500);
-        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000_000 });
-        assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
-        assert_eq!(c.a_to_b.delay.delay_ns, 50_000_000);
-        assert_eq!(c.b_to_a.delay.delay_ns, 60_000_000);
-    }
-
-    fn repo_scenario(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scenarios")
-            .join(name)
-    }
-
     fn with_scenario(path: PathBuf) -> LinkArgs {
         LinkArgs {
             scenario: Some(path),
@@ -836,133 +666,31 @@ mod tests {
         (p, r)
     }
 
-    const SIM_HEAD: &str = r#"
-duration = "30s"
-seed = 5
-[topology]
-kind = "dumbbell"
-bottleneck = "core"
-[[flows]]
-cc = "cubic"
-"#;
-
     #[test]
-    fn repo_scenario_maps_the_simulators_link_format() {
-        // scenarios/dumbbell-fast.toml: 1 Gb/s, 40 ms, droptail 10000 packets, seed 1.
-        let c = link_config(&with_scenario(repo_scenario("dumbbell-fast.toml"))).unwrap();
-        assert_eq!(c.mtu, 1500);
-        for d in [&c.a_to_b, &c.b_to_a] {
-            assert_eq!(d.rate, RateConfig::Constant { bps: 1_000_000_000 });
-            assert_eq!(d.delay.delay_ns, 40_000_000);
-            assert_eq!(d.queue.packets, Some(10_000));
-            assert_eq!(d.queue.bytes, None);
-            assert!(d.red.is_none());
-            assert!(d.cross.is_empty());
-        }
-        // The simulator's streams (seed, seed + 1), as `longhaul lab` uses them.
-        assert_eq!((c.a_to_b.seed, c.b_to_a.seed), (1, 2));
-        // Flags still override a scenario's link.
-        let mut f = with_scenario(repo_scenario("dumbbell-fast.toml"));
-        f.rate = Some("100mbit".into());
-        f.queue_packets = Some("500/50".into());
-        f.seed = Some(3);
-        let c = link_config(&f).unwrap();
-        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
-        assert_eq!(c.a_to_b.delay.delay_ns, 40_000_000);
-        assert_eq!(
-            (c.a_to_b.queue.packets, c.b_to_a.queue.packets),
-            (Some(500), Some(50))
-        );
-        assert_eq!((c.a_to_b.seed, c.b_to_a.seed), (6, 7));
-    }
-
-    #[test]
-    fn repo_red_ecn_scenario_is_refused_naming_the_field() {
-        // RED that marks ECN cannot be emulated (the emulator's RED drops); it must not run as
-        // plain droptail.
-        let e = format!(
-            "{:#}",
-            link_config(&with_scenario(repo_scenario("red-ecn-cross.toml"))).unwrap_err()
-        );
-        assert!(e.contains("links[0].queue.ecn"), "{e}");
-        assert!(e.contains("ECN"), "{e}");
-    }
-
-    #[test]
-    fn simulator_red_reverse_settings_and_cross_traffic_are_emulated() {
-        let text = format!(
-            r#"{SIM_HEAD}
-[[links]]
-name = "core"
-rate = "200mbit"
-reverse_rate = "20mbit"
-delay = "30ms"
-mtu = 9000
-loss = 0.01
-reverse_loss = 0.002
-queue = {{ kind = "red", packets = 400, min_th = 40, max_th = 120, max_p = 0.05, weight = 0.004, gentle = false }}
-reverse_queue = {{ kind = "droptail", bytes = "2M" }}
-[[cross_traffic]]
-kind = "poisson"
-link = "core"
-rate = "50mbit"
-packet_size = 1000
-[[cross_traffic]]
-kind = "cbr"
-link = "core"
-rate = "1mbit"
-reverse = true
-"#
-        );
-        let (_, r) = scenario_text("red", &text);
-        let c = r.unwrap();
-        assert_eq!(c.mtu, 9000);
-        assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 200_000_000 });
-        assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 20_000_000 });
-        assert_eq!(c.a_to_b.loss, LossConfig::Bernoulli { p: 0.01 });
-        assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.002 });
-        assert_eq!(c.a_to_b.queue.packets, Some(400));
-        // Thresholds in packets become MTU-sized bytes: 40 × 9000, 120 × 9000.
-        let red = c.a_to_b.red.unwrap();
-        assert_eq!((red.min_bytes, red.max_bytes), (360_000, 1_080_000));
-        assert_eq!((red.max_p, red.weight), (0.05, 0.004));
-        assert!(c.b_to_a.red.is_none());
-        assert_eq!(c.b_to_a.queue.bytes, Some(2 << 20)); // "2M" is 2 MiB, as in the simulator
-        assert_eq!(c.a_to_b.cross.len(), 1);
-        assert_eq!(c.a_to_b.cross[0].kind, CrossKind::Poisson);
-        assert_eq!(c.a_to_b.cross[0].rate_bps, 50e6);
-        assert_eq!(c.a_to_b.cross[0].packet_bytes, 1000);
-        // The reverse source defaults to the link's MTU.
-        assert_eq!(c.b_to_a.cross.len(), 1);
-        assert_eq!(c.b_to_a.cross[0].packet_bytes, 9000);
-    }
-
-    #[test]
-    fn malformed_or_unemulable_simulator_links_are_refused() {
-        let link = |extra: &str| {
-            format!("{SIM_HEAD}\n[[links]]\nname = \"core\"\nrate = \"1gbit\"\ndelay = \"10ms\"\n{extra}\n")
+    fn every_per_direction_flag_reaches_the_settings() {
+        let v = || Some("1".to_string());
+        let f = LinkArgs {
+            queue_packets: v(),
+            queue_bytes: v(),
+            red: v(),
+            loss: v(),
+            gilbert: v(),
+            reorder: v(),
+            duplicate: v(),
+            overhead: v(),
+            rate: Some("1gbit".into()),
+            delay: Some("1ms".into()),
+            jitter: Some("1ms".into()),
+            reorder_by: Some("1ms".into()),
+            ..Default::default()
         };
-        let cases = [
-            ("queue = \"nonsense\"", "links[0].queue"),
-            (
-                "queue = { kind = \"sfq\", packets = 10 }",
-                "links[0].queue.kind",
-            ),
-            (
-                "queue = { kind = \"red\", packets = 100, ecn = true }",
-                "links[0].queue.ecn",
-            ),
-            ("jitter = \"1ms\"", "jitter"),
-            (
-                "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\"",
-                "cross_traffic[0].kind",
-            ),
-        ];
-        for (extra, field) in cases {
-            let (_, r) = scenario_text("bad", &link(extra));
-            let e = format!("{:#}", r.unwrap_err());
-            assert!(e.contains(field), "`{extra}`: `{e}` lacks `{field}`");
-        }
+        let keys: Vec<&str> = overrides(&f)
+            .unwrap()
+            .per_direction
+            .iter()
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(keys, longhaul_emu::settings::PER_DIRECTION);
     }
 
     #[test]
@@ -982,7 +710,7 @@ reverse = true
     #[test]
     fn every_per_direction_flag_documents_the_asymmetric_form() {
         use clap::Args as _;
-        // The flags `apply_flags` splits at `/`.
+        // The flags the emulator's settings split at `/`.
         use longhaul_emu::settings::PER_DIRECTION;
         let cmd = LinkArgs::augment_args(clap::Command::new("t"));
         for id in PER_DIRECTION {

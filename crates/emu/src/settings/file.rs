@@ -135,22 +135,14 @@ fn apply(raw: &mut RawDirection, t: &toml::Table, ctx: &str) -> Result<()> {
             )));
         }
     }
-    let set = |slot: &mut Option<String>, k: &str| {
-        if let Some(v) = field(t, k) {
-            *slot = Some(v);
+    // Scalar values; `red` and `gilbert` are tables, read below.
+    for k in PER_DIRECTION.iter().chain(&["trace"]) {
+        if let (Some(v), Some(slot)) = (field(t, k), raw.value_mut(k)) {
+            if *k != "red" && *k != "gilbert" {
+                *slot = Some(v);
+            }
         }
-    };
-    set(&mut raw.rate, "rate");
-    set(&mut raw.trace, "trace");
-    set(&mut raw.delay, "delay");
-    set(&mut raw.queue_packets, "queue_packets");
-    set(&mut raw.queue_bytes, "queue_bytes");
-    set(&mut raw.loss, "loss");
-    set(&mut raw.jitter, "jitter");
-    set(&mut raw.reorder, "reorder");
-    set(&mut raw.reorder_by, "reorder_by");
-    set(&mut raw.duplicate, "duplicate");
-    set(&mut raw.overhead, "overhead");
+    }
     if let Some(v) = t.get("red") {
         raw.red = Some(list(
             v,

@@ -2,9 +2,10 @@
 //! command line's per-direction values, both as text, turned into a checked [`LinkConfig`].
 //!
 //! Every per-direction value is `VALUE` (both directions) or `A2B/B2A` ([`per_direction`]). A
-//! simulator scenario (`[[links]]`, docs/scenario.md) is not read here: it is mapped by
-//! `longhaul_lab::plan::emulated_link`, and its result becomes [`Settings::base`]. For
-//! emulator-only settings a file may instead hold the `[link]` shorthand ([`file`](mod@file)):
+//! simulator scenario (`[[links]]`, docs/scenario.md) is mapped by `crate::scenario` and its
+//! result becomes [`Settings::base`]; [`overrides`] puts the command line's values on top of a
+//! file's and gives the checked [`LinkConfig`] ([`link_config`]). For emulator-only settings a
+//! file may instead hold the `[link]` shorthand ([`file`](mod@file)):
 //!
 //! ```toml
 //! [link]
@@ -23,10 +24,12 @@
 //! or seconds there. The command line requires units and checks them before they get here.
 
 pub mod file;
+pub mod overrides;
 pub mod raw;
 pub mod values;
 
 use crate::config::LinkConfig;
+pub use overrides::{link_config, Overrides};
 pub use raw::RawDirection;
 use thiserror::Error;
 

@@ -60,6 +60,27 @@ fn size(s: &str, dir: &str, what: &str) -> Result<u64> {
 }
 
 impl RawDirection {
+    /// The slot of a key given as one value per direction: every key of
+    /// [`super::PER_DIRECTION`] and `trace`; `None` for any other.
+    pub fn value_mut(&mut self, key: &str) -> Option<&mut Option<String>> {
+        Some(match key {
+            "rate" => &mut self.rate,
+            "trace" => &mut self.trace,
+            "delay" => &mut self.delay,
+            "queue_packets" => &mut self.queue_packets,
+            "queue_bytes" => &mut self.queue_bytes,
+            "red" => &mut self.red,
+            "loss" => &mut self.loss,
+            "gilbert" => &mut self.gilbert,
+            "jitter" => &mut self.jitter,
+            "reorder" => &mut self.reorder,
+            "reorder_by" => &mut self.reorder_by,
+            "duplicate" => &mut self.duplicate,
+            "overhead" => &mut self.overhead,
+            _ => return None,
+        })
+    }
+
     /// `base` (from a simulator scenario, or the defaults) with these settings applied; `dir`
     /// names the direction in errors.
     pub fn build(&self, dir: &str, base: DirectionConfig) -> Result<DirectionConfig> {

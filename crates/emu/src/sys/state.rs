@@ -135,6 +135,31 @@ pub fn instances() -> Vec<InstanceState> {
     v
 }
 
+/// The live instance whose emulator has PID `id`, or the only live one when `id` is `None`;
+/// the error says what is running and how to choose.
+pub fn running(id: Option<u32>) -> Result<InstanceState, String> {
+    let live: Vec<_> = instances()
+        .into_iter()
+        .filter(|s| s.alive())
+        .filter(|s| id.is_none_or(|id| id == s.pid))
+        .collect();
+    match live.as_slice() {
+        [] => Err(match id {
+            Some(id) => format!("no running emulator with pid {id} (see `longhaul emu list`)"),
+            None => "no emulator is running; start one with `longhaul emu pair`".into(),
+        }),
+        [one] => Ok(one.clone()),
+        many => Err(format!(
+            "{} emulators are running (pids {}); choose one with --id PID",
+            many.len(),
+            many.iter()
+                .map(|s| s.pid.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 /// Removes what dead instances left behind; returns a description of each removal.
 pub fn cleanup_stale() -> Vec<String> {
     let mut removed = Vec::new();

@@ -10,9 +10,9 @@ use super::keys::{HeldKeys, OpenError, Opened, RecvKeys, Secret, SendKeys};
 use super::replay::{Replay, ReplayWindow};
 use super::seal::PendingSeal;
 use super::{Cipher, Identity, KeyLimits, PeerPolicy, Security, StaticKey};
-use crate::connection::Side;
 use crate::error::{ConfigError, PacketError};
 use crate::packet::{self, HandshakeMessage, MAX_TOKEN_LEN, RETRY_ECHO_LEN};
+use crate::side::Side;
 use std::sync::Arc;
 
 /// The largest datagram a sealed packet may be opened from (the largest UDP payload).

@@ -3,22 +3,23 @@
 //!
 //! It exists for speed: it encodes nothing, keeps no stream buffers and answers every packet
 //! with one ACK, which makes a run about twice as fast as the same run over longhaul's own
-//! transport (`transport = "proto"`, docs/transports.md). Its sender is built from that
-//! transport's parts, so there is one implementation of each algorithm:
+//! transport (`transport = "proto"`, docs/transports.md). Its sender is built from the parts
+//! that transport is built from (`longhaul_cc::sender`), so there is one implementation of each
+//! algorithm:
 //!
-//! * In-flight records and RACK loss detection (`longhaul_proto::sent`, `longhaul_proto::loss`;
+//! * In-flight records and RACK loss detection (`longhaul_cc::sender::sent`, `sender::loss`;
 //!   RFC 8985 in RFC 9002 §6.1's form): a packet is lost when a packet sent three or more
 //!   numbers later is acknowledged, or when it was sent more than 9/8 of the RTT before an ACK
 //!   of a later one (the time threshold, which catches a loss with fewer than three packets
 //!   after it). Every transmission gets a fresh packet number and a retransmission resends an
 //!   old MSS-sized chunk under a new one, so every ACK gives an unambiguous RTT sample (`echo`
 //!   carries the send time, like the TCP timestamp option).
-//! * RTT smoothing and the retransmission timeout (`longhaul_proto::rtt`, RFC 6298): `srtt +
+//! * RTT smoothing and the retransmission timeout (`sender::rtt`, RFC 6298): `srtt +
 //!   4·rttvar`, at least 200 ms (Linux's `TCP_RTO_MIN`), doubled per consecutive expiry up to
 //!   60 s (§5.5, §2.5), restarted by every ACK while data is outstanding (§5.3); on expiry every
 //!   packet in flight is lost.
-//! * Delivery-rate samples (`longhaul_proto::rate`, draft-cheng-iccrg-delivery-rate-estimation).
-//! * Pacing (`longhaul_proto::pacer`'s clock) at the controller's `pacing_rate`, on wire bytes,
+//! * Delivery-rate samples (`sender::rate`, draft-cheng-iccrg-delivery-rate-estimation).
+//! * Pacing (`sender::pacer`'s `Train`) at the controller's `pacing_rate`, on wire bytes,
 //!   in Linux's shape: trains of the controller's `max_burst` packets (one when it names none)
 //!   leave back to back, and the next train waits until the last one is paid for at the rate,
 //!   as Linux sends a TSO segment of `tso_segs` packets and then waits `len / sk_pacing_rate`.
@@ -78,14 +79,14 @@
 use super::{Endpoint, FlowReceiver, FlowSender, SenderSnapshot};
 use crate::packet::{Ecn, Packet};
 use crate::ring::Ring;
+use longhaul_cc::sender::loss::detect_lost;
+use longhaul_cc::sender::pacer::Train;
+use longhaul_cc::sender::rate::DeliveryRate;
+use longhaul_cc::sender::rtt::{backed_off, RttEstimator};
+use longhaul_cc::sender::sent::SentPackets;
 use longhaul_cc::{AckEvent, CongestionControl, EcnEvent, LossEvent, RtoEvent, SentEvent, Time};
 use longhaul_metrics::online::DelayAccumulator;
 use longhaul_proto::config::DEFAULT_RECV_WINDOW as RECEIVE_WINDOW;
-use longhaul_proto::loss::detect_lost;
-use longhaul_proto::pacer::Pacer;
-use longhaul_proto::rate::DeliveryRate;
-use longhaul_proto::rtt::RttEstimator;
-use longhaul_proto::sent::{PacketState, SentPacket, SentPackets};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -147,11 +148,9 @@ pub struct ModelSender {
     loss_time: Option<u64>,
     rto_deadline: Option<u64>,
     rto_backoff: u32,
-    pacer: Pacer,
+    pacer: Train,
     /// The pacer holds the next packet until then.
     pacing_release: Option<u64>,
-    /// Packets the current pacing train may still send back to back.
-    train_left: u32,
     /// The window was found full during the current window of data (Linux `is_cwnd_limited`).
     window_used: bool,
     /// Most bytes in flight during it (Linux `max_packets_out`), when not window-limited.
@@ -209,9 +208,8 @@ impl ModelSender {
             loss_time: None,
             rto_deadline: None,
             rto_backoff: 0,
-            pacer: Pacer::new(),
+            pacer: Train::new(),
             pacing_release: None,
-            train_left: 0,
             window_used: false,
             max_in_flight: 0,
             window_usage_end: 0,
@@ -233,10 +231,7 @@ impl ModelSender {
 
     /// The backed-off retransmission timeout, ns (RFC 6298 §5.5: doubled per expiry).
     fn rto(&self) -> u64 {
-        ns(self
-            .rto_base
-            .saturating_mul(1 << self.rto_backoff.min(16))
-            .min(RTO_MAX))
+        ns(backed_off(self.rto_base, self.rto_backoff, RTO_MAX))
     }
 
     fn cwnd_bytes(&self) -> u64 {
@@ -424,15 +419,11 @@ impl Endpoint for ModelSender {
             .pacing_rate()
             .map(|r| (r.max(1), self.cc.max_burst().unwrap_or(1).max(1)));
         if let Some((rate, _)) = pacing {
-            // Linux's internal pacing: a train (a TSO segment of `tso_segs` packets) leaves back
-            // to back, and the next one waits until every byte sent before it is paid for at the
-            // rate (`tcp_internal_pacing`: len / sk_pacing_rate) — the bucket keeps no credit.
-            if self.train_left == 0 {
-                let at = self.pacer.release_time(Time::from_nanos(now), 0, rate, 0);
-                if at.as_nanos() > now {
-                    self.pacing_release = Some(at.as_nanos());
-                    return None;
-                }
+            // Linux's internal pacing: trains of `max_burst` packets (the pacer's `Train`).
+            let at = self.pacer.release_time(Time::from_nanos(now), rate);
+            if at.as_nanos() > now {
+                self.pacing_release = Some(at.as_nanos());
+                return None;
             }
         }
         // Skip retransmissions of chunks the receiver has meanwhile acknowledged.
@@ -459,17 +450,7 @@ impl Endpoint for ModelSender {
         let size = payload + self.cfg.header;
         let t = Time::from_nanos(now);
         let stamp = self.rate.on_send(t, self.in_flight());
-        let pn = self.sent.push(SentPacket {
-            time_sent: t,
-            chunk,
-            bytes: payload,
-            state: PacketState::InFlight,
-            in_flight_at_send: 0,
-            delivered: stamp.delivered,
-            delivered_time: stamp.delivered_time,
-            first_sent_time: stamp.first_sent_time,
-            app_limited: stamp.app_limited,
-        });
+        let pn = self.sent.push(stamp.record(t, chunk, payload));
         self.packets_sent += 1;
         if is_retx {
             self.retransmits += 1;
@@ -484,11 +465,7 @@ impl Endpoint for ModelSender {
             is_retransmission: is_retx,
         });
         if let Some((rate, burst)) = pacing {
-            self.pacer.on_sent(t, size as u64, rate, 0);
-            if self.train_left == 0 {
-                self.train_left = burst;
-            }
-            self.train_left -= 1;
+            self.pacer.on_sent(t, size as u64, rate, burst);
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());

@@ -14,8 +14,8 @@
 //! is in flight and leaves the cursor there, so over a connection's life each packet is visited
 //! O(1) times.
 
-use crate::sent::{PacketState, SentPacket, SentPackets};
-use longhaul_cc::Time;
+use super::sent::{PacketState, SentPacket, SentPackets};
+use crate::time::Time;
 use std::time::Duration;
 
 /// RFC 9002's kPacketThreshold.

@@ -16,7 +16,7 @@
 //! noticed through its packet number; the receiver's cumulative offset still stops the
 //! retransmission from being sent if it has not left yet.
 
-use longhaul_cc::Time;
+use crate::time::Time;
 use std::collections::VecDeque;
 
 /// Where a sent packet stands.
@@ -35,7 +35,8 @@ pub enum PacketState {
 pub struct SentPacket {
     /// When it was sent.
     pub time_sent: Time,
-    /// The stream chunk it carried (see `stream.rs`).
+    /// The sender's name for the data it carried, which a loss puts back in the queue (proto's
+    /// stream chunk, the model's MSS-sized chunk).
     pub chunk: u64,
     /// Bytes counted in flight: the payload length.
     pub bytes: u32,

@@ -16,10 +16,15 @@
 //! packets. Before the first RTT sample nothing is paced (the initial window goes out at once,
 //! as in Linux).
 //!
-//! [`CongestionControl::pacing_rate`]: longhaul_cc::CongestionControl::pacing_rate
-//! [`CongestionControl::max_burst`]: longhaul_cc::CongestionControl::max_burst
+//! [`Train`] is the same clock in the shape of Linux's internal pacing (`tcp_internal_pacing`):
+//! a train of `burst` packets (a TSO segment of `tso_segs` packets) leaves back to back, and the
+//! next train waits until every byte sent before it is paid for at the rate (`len /
+//! sk_pacing_rate`); the bucket keeps no credit, so idle time earns no burst beyond the train.
+//!
+//! [`CongestionControl::pacing_rate`]: crate::CongestionControl::pacing_rate
+//! [`CongestionControl::max_burst`]: crate::CongestionControl::max_burst
 
-use longhaul_cc::Time;
+use crate::time::Time;
 
 /// Burst size, in packets, when the controller does not choose one (Linux's fq quantum is two
 /// packets; ten, the initial window, keeps the per-wakeup cost low at high rates).
@@ -95,6 +100,40 @@ impl Pacer {
     }
 }
 
+/// Pacing in Linux's train shape (see the module header).
+#[derive(Clone, Debug, Default)]
+pub struct Train {
+    clock: Pacer,
+    /// Packets the current train may still send back to back.
+    left: u32,
+}
+
+impl Train {
+    /// A pacer whose first train may leave at once.
+    pub fn new() -> Train {
+        Train::default()
+    }
+
+    /// When the next packet may leave at `rate` bytes/s: `now` while a train is under way or
+    /// once the trains before are paid for, else the time they will be.
+    pub fn release_time(&mut self, now: Time, rate: u64) -> Time {
+        if self.left > 0 {
+            return now;
+        }
+        self.clock.release_time(now, 0, rate, 0)
+    }
+
+    /// A packet of `len` bytes left at `now` (no earlier than `release_time`), in trains of
+    /// `burst` packets.
+    pub fn on_sent(&mut self, now: Time, len: u64, rate: u64, burst: u32) {
+        self.clock.on_sent(now, len, rate, 0);
+        if self.left == 0 {
+            self.left = burst.max(1);
+        }
+        self.left -= 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +192,33 @@ mod tests {
             b.commit(len, rate);
             assert_eq!(a.v_ps, b.v_ps, "packet {i}");
         }
+    }
+
+    #[test]
+    fn trains_leave_whole_and_wait_for_their_bytes() {
+        // Trains of 3 packets of 1000 bytes at 1 MB/s: 3 at once, then 3 ms later the next 3.
+        let mut p = Train::new();
+        let mut now = Time::from_millis(10);
+        let mut out = Vec::new();
+        for _ in 0..9 {
+            now = now.max(p.release_time(now, 1_000_000));
+            p.on_sent(now, 1000, 1_000_000, 3);
+            out.push(now.as_micros());
+        }
+        assert_eq!(
+            out,
+            vec![10_000, 10_000, 10_000, 13_000, 13_000, 13_000, 16_000, 16_000, 16_000]
+        );
+        // Idle time earns no credit: after a second's pause one train goes, then the wait.
+        now = Time::from_millis(2000);
+        for _ in 0..3 {
+            assert_eq!(p.release_time(now, 1_000_000), now);
+            p.on_sent(now, 1000, 1_000_000, 3);
+        }
+        assert_eq!(
+            p.release_time(now, 1_000_000),
+            now + std::time::Duration::from_millis(3)
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! The timeout is `srtt + max(4·rttvar, G) + max_ack_delay` (RFC 9002's PTO, which adds the
 //! peer's permitted ACK delay to RFC 6298's RTO), kept within `[min_rto, max_rto]` and doubled per
-//! consecutive expiry (RFC 6298 §5.5). Before any sample the configured initial RTO is used
+//! consecutive expiry (RFC 6298 §5.5, [`backed_off`]). Before any sample the configured initial RTO is used
 //! (RFC 6298 §2.1: 1 s). G, the clock granularity, is 1 ms (RFC 9002's kGranularity).
 //!
 //! All arithmetic is in integer nanoseconds so simulations are reproducible bit for bit.
@@ -127,6 +127,12 @@ impl RttEstimator {
     }
 }
 
+/// `rto` doubled for each of `expiries` consecutive timeouts, at most `max_rto` (RFC 6298 §5.5;
+/// the ceiling of §2.5 bounds it, not a count of doublings).
+pub fn backed_off(rto: Duration, expiries: u32, max_rto: Duration) -> Duration {
+    rto.saturating_mul(1u32 << expiries.min(16)).min(max_rto)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +182,13 @@ mod tests {
         let before = r.srtt().unwrap();
         r.update(ms(105), ms(20));
         assert_eq!(r.srtt().unwrap(), (before * 7 + ms(105)) / 8);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_ceiling() {
+        assert_eq!(backed_off(ms(300), 0, ms(60_000)), ms(300));
+        assert_eq!(backed_off(ms(300), 3, ms(60_000)), ms(2400));
+        assert_eq!(backed_off(ms(300), 40, ms(60_000)), ms(60_000));
     }
 
     #[test]

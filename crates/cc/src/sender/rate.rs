@@ -12,8 +12,9 @@
 //! point `delivered + in_flight` is remembered; packets sent until that much has been delivered
 //! are marked app-limited, so a controller does not take their low rate for the path's.
 
-use crate::sent::SentPacket;
-use longhaul_cc::{RateSample, Time};
+use super::sent::{PacketState, SentPacket};
+use crate::event::RateSample;
+use crate::time::Time;
 use std::time::Duration;
 
 /// The sender's delivery-rate state: what has been delivered, since when, and whether the sender is
@@ -44,6 +45,24 @@ pub struct SendStamp {
     pub first_sent_time: Time,
     /// It was sent while the sender was application-limited.
     pub app_limited: bool,
+}
+
+impl SendStamp {
+    /// The record of a packet sent at `time_sent` with this stamp, carrying `bytes` of the
+    /// sender's `chunk` ([`super::sent::SentPackets::push`] fills in the rest).
+    pub fn record(self, time_sent: Time, chunk: u64, bytes: u32) -> SentPacket {
+        SentPacket {
+            time_sent,
+            chunk,
+            bytes,
+            state: PacketState::InFlight,
+            in_flight_at_send: 0,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited,
+        }
+    }
 }
 
 impl DeliveryRate {
@@ -104,20 +123,11 @@ impl DeliveryRate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sent::PacketState;
 
     fn packet(rate: &mut DeliveryRate, at: Time, in_flight: u64) -> SentPacket {
-        let s = rate.on_send(at, in_flight);
         SentPacket {
-            time_sent: at,
-            chunk: 0,
-            bytes: 1000,
-            state: PacketState::InFlight,
             in_flight_at_send: in_flight + 1000,
-            delivered: s.delivered,
-            delivered_time: s.delivered_time,
-            first_sent_time: s.first_sent_time,
-            app_limited: s.app_limited,
+            ..rate.on_send(at, in_flight).record(at, 0, 1000)
         }
     }
 
