@@ -256,29 +256,9 @@ impl DirectionConfig {
                 "reordering needs a shift (reorder_by > 0), or packets stay in order".into(),
             ));
         }
-        match self.loss {
-            LossConfig::None => {}
-            LossConfig::Bernoulli { p } => check_probability(dir, "loss", p, false)?,
-            LossConfig::GilbertElliott {
-                p,
-                r,
-                loss_good,
-                loss_bad,
-            } => {
-                check_probability(dir, "Gilbert–Elliott p (good→bad)", p, true)?;
-                check_probability(dir, "Gilbert–Elliott r (bad→good)", r, true)?;
-                check_probability(dir, "loss in the good state", loss_good, true)?;
-                check_probability(dir, "loss in the bad state", loss_bad, true)?;
-                if r == 0.0 && p > 0.0 && loss_bad >= 1.0 {
-                    return Err(err(
-                        dir,
-                        "Gilbert–Elliott with r = 0 and loss_bad = 1 loses every packet once bad; \
-                         set r > 0"
-                            .into(),
-                    ));
-                }
-            }
-        }
+        self.loss
+            .check()
+            .map_err(|e| err(dir, format!("loss {}: {}", e.field, e.message)))?;
         if let Some(p) = self.queue.packets {
             if p == 0 {
                 return Err(err(

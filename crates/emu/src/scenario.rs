@@ -8,7 +8,7 @@
 //! | `mtu`                                      | MTU of both TUN devices                          |
 //! | `queue` / `reverse_queue` droptail         | droptail in packets or bytes                     |
 //! | `queue` RED (gentle or not, no ECN)        | RED, thresholds × MTU in bytes                   |
-//! | `loss`, `reverse_loss`                     | Bernoulli loss per direction                     |
+//! | `loss`, `reverse_loss`                     | Bernoulli or Gilbert–Elliott loss per direction  |
 //! | `cross_traffic` cbr/poisson/onoff          | cross traffic at the bottleneck (`reverse`: b → a) |
 //! | `seed`                                     | the random streams (a → b `seed`, b → a `seed + 1`) |
 //!
@@ -18,10 +18,9 @@
 use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::model::cross::{CrossConfig, CrossKind as EmuCross};
 use crate::model::delay::DelayConfig;
-use crate::model::loss::LossConfig;
 use crate::model::queue::QueueLimits;
 use crate::model::red::RedConfig;
-use longhaul_path::scenario::{CrossKind, QueueKind, QueueSpec, TopologyKind};
+use longhaul_path::scenario::{CrossKind, LinkLoss, QueueKind, QueueSpec, TopologyKind};
 use longhaul_path::Checked;
 use thiserror::Error;
 
@@ -115,16 +114,12 @@ pub fn emulated_link(
         ..Default::default()
     };
     // One direction: its rate, queue, random loss and random stream; the delay is shared.
-    let direction = |bps: u64, queue: &MappedQueue, p: f64, seed: u64| DirectionConfig {
+    let direction = |bps: u64, queue: &MappedQueue, loss: LinkLoss, seed: u64| DirectionConfig {
         rate: RateConfig::Constant { bps },
         delay,
         queue: queue.limits,
         red: queue.red,
-        loss: if p > 0.0 {
-            LossConfig::Bernoulli { p }
-        } else {
-            LossConfig::None
-        },
+        loss: loss.config(),
         seed,
         ..Default::default()
     };
@@ -330,5 +325,36 @@ cc = "reno"
             RateConfig::Constant { bps: 100_000_000 }
         );
         assert_eq!(l.config.a_to_b.delay.delay_ns, 20_000_000);
+    }
+
+    #[test]
+    fn gilbert_elliott_loss_maps_to_the_same_model() {
+        use crate::model::loss::LossConfig;
+        let c = Scenario::parse(
+            &format!(
+                "{}[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n",
+                PATH.replace(
+                    "delay = \"20ms\"",
+                    "delay = \"20ms\"\nreverse_loss = 0.002\n\
+                     loss = { model = \"gilbert_elliott\", p = 0.01, r = 0.25, loss_good = 0.001 }"
+                )
+            ),
+            "t.toml",
+            "t",
+            &[],
+        )
+        .unwrap();
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        assert_eq!(
+            l.config.a_to_b.loss,
+            LossConfig::GilbertElliott {
+                p: 0.01,
+                r: 0.25,
+                loss_good: 0.001,
+                loss_bad: 1.0
+            }
+        );
+        assert_eq!(l.config.b_to_a.loss, LossConfig::Bernoulli { p: 0.002 });
+        assert_eq!(l.config.validate(), Ok(()));
     }
 }

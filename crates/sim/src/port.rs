@@ -15,7 +15,10 @@
 //!   O(packets in flight) as in ns-3, where 10 Gb/s × 180 ms means 150 k pending events).
 //!
 //! A port of unlimited rate is a pure delay (an uncongested access path). Random loss models
-//! corruption on the wire: the packet is transmitted (it uses capacity) and vanishes.
+//! corruption on the wire: the packet is transmitted (it uses capacity) and vanishes. Its model
+//! (`longhaul_path::loss`: Bernoulli or Gilbert–Elliott) is asked about every packet offered to
+//! the port, before the queue decides, so a Gilbert–Elliott chain moves once per packet offered;
+//! its verdict applies only to a packet the queue accepts.
 //! Queue limits count waiting packets (or bytes), not the one being transmitted, as Linux's
 //! `txqueuelen` and ns-3's `DropTailQueue` do.
 
@@ -23,6 +26,7 @@ use crate::packet::{Ecn, Packet};
 use crate::red::{Red, RedVerdict};
 use crate::ring::Ring;
 use longhaul_metrics::online::DelayAccumulator;
+use longhaul_path::loss::{LossConfig, LossModel};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -126,8 +130,8 @@ pub struct Port {
     pub rate_bps: Option<f64>,
     /// One-way propagation delay, ns.
     pub delay_ns: u64,
-    /// Random loss probability per packet.
-    pub loss: f64,
+    /// Random loss on the wire.
+    pub loss: LossModel,
     /// The queue's limit.
     pub limit: Limit,
     /// RED, if the queue runs it.
@@ -157,7 +161,7 @@ impl Port {
         reverse: bool,
         rate_bps: Option<f64>,
         delay_ns: u64,
-        loss: f64,
+        loss: LossConfig,
         limit: Limit,
         red: Option<Red>,
         mtu: u32,
@@ -168,7 +172,7 @@ impl Port {
             reverse,
             rate_bps,
             delay_ns,
-            loss,
+            loss: LossModel::new(loss),
             limit,
             red,
             mtu_tx_ns: 0,
@@ -191,7 +195,7 @@ impl Port {
             self.reverse,
             self.rate_bps,
             self.delay_ns,
-            self.loss,
+            self.loss.config(),
             self.limit,
             None,
             0,
@@ -258,16 +262,17 @@ impl Port {
         (n as u64, payload)
     }
 
-    /// Offer a packet at `now`. `u_red` and `u_loss` are uniform [0, 1) draws from the port's
-    /// random stream (drawn by the caller only when RED or loss is configured). Always inlined,
-    /// for the reason `Engine::enqueue` is.
+    /// Offer a packet at `now`. `u_red` is a uniform [0, 1) draw from the port's random stream
+    /// (drawn by the caller only when RED is configured); `lost` is the loss model's verdict on
+    /// this packet (`self.loss`, asked by the caller). Always inlined, for the reason
+    /// `Engine::enqueue` is.
     #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: u64,
         mut pkt: Packet,
         u_red: f64,
-        u_loss: f64,
+        lost: bool,
     ) -> (Enqueued, Packet) {
         let size = pkt.size as u32;
         let tx = self.tx_ns(size);
@@ -343,7 +348,7 @@ impl Port {
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
         self.stats.payload_out += pkt.payload as u64;
-        if self.loss > 0.0 && u_loss < self.loss {
+        if lost {
             self.stats.drops_loss += 1;
             return (
                 Enqueued::Dropped {
@@ -413,12 +418,12 @@ mod tests {
             false,
             Some(1e9),
             10_000_000,
-            0.0,
+            LossConfig::None,
             Limit::Packets(2),
             None,
             1500,
         );
-        let (a, _) = p.enqueue(0, pkt(1500), 0.0, 0.0);
+        let (a, _) = p.enqueue(0, pkt(1500), 0.0, false);
         assert_eq!(
             a,
             Enqueued::Sent {
@@ -426,7 +431,7 @@ mod tests {
                 head: true
             }
         );
-        let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, 0.0);
+        let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, false);
         assert_eq!(
             b,
             Enqueued::Sent {
@@ -435,10 +440,10 @@ mod tests {
             }
         );
         // Two waiting would be the third packet: queue of 2 holds packets 2 and 3.
-        let (c, _) = p.enqueue(2_000, pkt(1500), 0.0, 0.0);
+        let (c, _) = p.enqueue(2_000, pkt(1500), 0.0, false);
         assert!(matches!(c, Enqueued::Sent { .. }));
         assert_eq!(p.waiting_packets(2_000), 2);
-        let (d, _) = p.enqueue(3_000, pkt(1500), 0.0, 0.0);
+        let (d, _) = p.enqueue(3_000, pkt(1500), 0.0, false);
         assert_eq!(
             d,
             Enqueued::Dropped {
@@ -449,7 +454,7 @@ mod tests {
         // After the first finishes (12 µs) one slot frees.
         assert_eq!(p.waiting_packets(12_000), 1);
         assert!(matches!(
-            p.enqueue(12_000, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(12_000, pkt(1500), 0.0, false).0,
             Enqueued::Sent { .. }
         ));
         assert_eq!(p.stats.queue_delay.count(), 4);
@@ -460,36 +465,54 @@ mod tests {
 
     #[test]
     fn byte_limit_counts_waiting_bytes() {
-        let mut p = Port::new(0, false, Some(1e6), 0, 0.0, Limit::Bytes(3000), None, 1500);
+        let mut p = Port::new(
+            0,
+            false,
+            Some(1e6),
+            0,
+            LossConfig::None,
+            Limit::Bytes(3000),
+            None,
+            1500,
+        );
         assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1500), 0.0, false).0,
             Enqueued::Sent { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1500), 0.0, false).0,
             Enqueued::Sent { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(1000), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1000), 0.0, false).0,
             Enqueued::Sent { .. }
         ));
         assert_eq!(p.waiting_bytes(0), 2500);
         assert!(matches!(
-            p.enqueue(0, pkt(600), 0.0, 0.0).0,
+            p.enqueue(0, pkt(600), 0.0, false).0,
             Enqueued::Dropped { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(500), 0.0, false).0,
             Enqueued::Sent { .. }
         ));
     }
 
     #[test]
     fn unlimited_rate_is_a_pure_delay() {
-        let mut p = Port::new(0, false, None, 5_000, 0.0, Limit::Packets(1), None, 1500);
+        let mut p = Port::new(
+            0,
+            false,
+            None,
+            5_000,
+            LossConfig::None,
+            Limit::Packets(1),
+            None,
+            1500,
+        );
         for i in 0..10 {
             assert_eq!(
-                p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+                p.enqueue(0, pkt(1500), 0.0, false).0,
                 Enqueued::Sent {
                     arrival: 5_000,
                     head: i == 0

@@ -9,7 +9,8 @@
 //! The stages, in the order a packet meets them (mahimahi's `mm-loss` → `mm-link` → `mm-delay`,
 //! folded into one pass and computed instead of slept for):
 //!
-//! 1. random loss (`loss`: Bernoulli or Gilbert–Elliott) — the lossy medium before the router;
+//! 1. random loss (`loss`, from `longhaul_path::loss`: Bernoulli or Gilbert–Elliott) — the lossy
+//!    medium before the router;
 //! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
 //!    the cross traffic generated at the bottleneck (`cross`);
 //! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
@@ -21,13 +22,15 @@
 
 pub mod cross;
 pub mod delay;
-pub mod loss;
 pub mod path;
 pub mod port_delay;
 pub mod queue;
 pub mod red;
 pub mod serializer;
 pub mod trace;
+
+/// The random-loss models, shared with the simulator.
+pub use longhaul_path::loss;
 
 /// Nanoseconds on the monotonic clock of whoever drives the model.
 pub type Nanos = u64;

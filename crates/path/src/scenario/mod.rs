@@ -21,8 +21,9 @@
 //! delay = "90ms"                # one-way propagation delay
 //! mtu = 1500                    # bytes on the wire per full packet (default 1500)
 //! distance_km = 10037           # for bit-meters/second (default 0)
-//! loss = 0.0                    # random loss probability, data direction
-//! reverse_loss = 0.0            # random loss probability, ACK direction
+//! loss = 0.0                    # random loss probability, data direction, or a model:
+//! # loss = { model = "gilbert_elliott", p = 0.01, r = 0.25, loss_good = 0, loss_bad = 1 }
+//! reverse_loss = 0.0            # the same for the ACK direction
 //! queue = { kind = "droptail", packets = 1000 }   # or bytes = "1.5M"
 //! # queue = { kind = "red", packets = 1000, min_th = 50, max_th = 150, max_p = 0.1,
 //! #           weight = 0.002, gentle = true, ecn = true }
@@ -82,9 +83,11 @@ use std::path::Path;
 use thiserror::Error;
 
 mod check;
+mod link_loss;
 mod overrides;
 
 pub use check::{MAX_FLOWS, MAX_RATE_BPS, MAX_SAMPLES, MIN_RATE_BPS};
+pub use link_loss::LinkLoss;
 pub use overrides::apply_override;
 
 /// A scenario as written in the file, with defaults not yet applied.
@@ -154,12 +157,13 @@ pub struct LinkSpec {
     /// Length, for bit-meters per second (default 0).
     #[serde(default)]
     pub distance_km: f64,
-    /// Random loss probability per packet, data direction.
+    /// Random loss on the wire, data direction: a probability per packet or a model
+    /// (`crate::loss`).
     #[serde(default)]
-    pub loss: f64,
-    /// Random loss probability per packet, ACK direction.
+    pub loss: LinkLoss,
+    /// Random loss on the wire, ACK direction.
     #[serde(default)]
-    pub reverse_loss: f64,
+    pub reverse_loss: LinkLoss,
     /// The data direction's output queue (default: drop-tail, 1000 packets).
     #[serde(default)]
     pub queue: QueueSpec,
