@@ -241,21 +241,9 @@ impl DirectionConfig {
                 ));
             }
         }
-        if self.delay.jitter_ns > self.delay.delay_ns.max(1) * 10 && self.delay.delay_ns > 0 {
-            return Err(err(
-                dir,
-                "jitter larger than 10× the delay is not a delay distribution; lower --jitter"
-                    .into(),
-            ));
-        }
-        check_probability(dir, "reorder probability", self.delay.reorder_p, false)?;
-        check_probability(dir, "duplicate probability", self.delay.duplicate_p, false)?;
-        if self.delay.reorder_p > 0.0 && self.delay.reorder_by_ns == 0 {
-            return Err(err(
-                dir,
-                "reordering needs a shift (reorder_by > 0), or packets stay in order".into(),
-            ));
-        }
+        self.delay
+            .check()
+            .map_err(|(what, message)| err(dir, format!("{what}: {message}")))?;
         self.loss
             .check()
             .map_err(|e| err(dir, format!("loss {}: {}", e.field, e.message)))?;

@@ -8,13 +8,15 @@
 //! - [`units`]: the units a scenario is written in (rates, sizes, durations) and their parsing;
 //! - [`red`]: Random Early Detection, a clock-free queue discipline either engine drives;
 //! - [`loss`]: random loss, Bernoulli and Gilbert–Elliott, as state machines over the caller's
-//!   random stream.
+//!   random stream;
+//! - [`delay`]: the propagation delay line with jitter, reordering and duplication.
 //!
 //! Nothing here keeps time or moves packets: each engine owns its clock and calls these with
 //! the time it has.
 
 #![warn(missing_docs)]
 
+pub mod delay;
 pub mod loss;
 pub mod red;
 pub mod scenario;

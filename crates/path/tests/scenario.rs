@@ -108,6 +108,36 @@ fn loss_models_are_checked_by_parameter() {
     assert_eq!(c.scenario.links[0].loss.mean(), 0.001);
 }
 
+/// `jitter`, `reorder` and `reorder_by` are checked as the delay line needs them.
+#[test]
+fn delay_line_settings_are_checked() {
+    let with = |extra: &str| OK.replace("delay = \"90ms\"", &format!("delay = \"90ms\"\n{extra}"));
+    let c = Scenario::parse(
+        &with("jitter = \"2ms\"\nreorder = 0.01\nreorder_by = \"1ms\""),
+        "exp.toml",
+        "exp",
+        &[],
+    )
+    .unwrap();
+    let d = c.scenario.links[0].delay_config();
+    assert_eq!(
+        (d.delay_ns, d.jitter_ns, d.reorder_p, d.reorder_by_ns),
+        (90_000_000, 2_000_000, 0.01, 1_000_000)
+    );
+    let e = err(&with("reorder = 0.01"), &[]);
+    assert!(
+        e.starts_with("exp.toml: field `links[0].reorder_by`") && e.contains("shift"),
+        "{e}"
+    );
+    let e = err(&with("reorder = 1.5\nreorder_by = \"1ms\""), &[]);
+    assert!(
+        e.contains("links[0].reorder") && e.contains("[0, 1)"),
+        "{e}"
+    );
+    let e = err(&with("jitter = \"1s\""), &[]);
+    assert!(e.contains("links[0].jitter") && e.contains("10×"), "{e}");
+}
+
 #[test]
 fn references_are_checked() {
     let e = err(

@@ -625,6 +625,48 @@ drop_log_limit = 1000000
     assert_eq!(reverse.drops_random, 0);
 }
 
+/// A link's `jitter`, `reorder` and `reorder_by` reach both directions' delay lines
+/// (`longhaul_path::delay`; their distributions are checked on a port in `port::tests`). With
+/// a constant delay no RTT sample can be below 2 × 10 ms; with 1 ms of jitter each way the
+/// round trip's offset has sd √2 ms, so among hundreds of samples some lie more than 1 ms below
+/// (each one with probability 24 %). Reordering 1 % of packets by 2 ms (about 70 of a
+/// 10 MiB transfer) must not stop the transfer: every byte is delivered, in order.
+#[test]
+fn jitter_and_reordering_reach_the_delay_lines() {
+    let c = Scenario::parse(
+        r#"
+duration = "20s"
+transport = "model"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "10ms"
+jitter = "1ms"
+reorder = 0.01
+reorder_by = "2ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = "10M"
+"#,
+        "test.toml",
+        "test",
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = longhaul_sim::run_traced(&c, &mut |_| {}).unwrap();
+    let t = o.trace.expect("traced");
+    let rtts = &t.rtt_ns[0];
+    let min = *rtts.iter().min().expect("RTT samples");
+    println!("{} RTT samples, min {} µs", rtts.len(), min / 1000);
+    assert!(rtts.len() > 200, "{}", rtts.len());
+    assert!(min < 19_000_000, "min RTT {min} ns");
+    let delivered: u64 = t.deliveries[0].iter().map(|&(_, b)| b).sum();
+    assert_eq!(delivered, c.scenario.flows[0].bytes.expect("a transfer").0);
+}
+
 /// Before a flow's first RTT sample its RTT series has a gap (NaN, JSON `null`), not 0 ms: the
 /// first 100-ms interval of a 180-ms path has no sample, and every sample after is at least the
 /// path's round trip.

@@ -15,13 +15,12 @@
 //!    the cross traffic generated at the bottleneck (`cross`);
 //! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
 //!    computes the instant the last bit leaves the bottleneck from logical timestamps;
-//! 4. the propagation delay line (`delay`), with optional jitter, reordering and duplication, and
-//!    per-flow extra delay keyed by port (`port_delay`).
+//! 4. the propagation delay line (`delay`, from `longhaul_path::delay`), with optional jitter,
+//!    reordering and duplication, and per-flow extra delay keyed by port (`port_delay`).
 //!
 //! `path::PathModel` composes them and keeps the counters.
 
 pub mod cross;
-pub mod delay;
 pub mod path;
 pub mod port_delay;
 pub mod queue;
@@ -29,6 +28,8 @@ pub mod red;
 pub mod serializer;
 pub mod trace;
 
+/// The delay line (jitter, reordering, duplication), shared with the simulator.
+pub use longhaul_path::delay;
 /// The random-loss models, shared with the simulator.
 pub use longhaul_path::loss;
 

@@ -142,6 +142,8 @@ pub struct PathModel {
     loss: LossModel,
     /// The loss model's own random stream.
     loss_rng: SmallRng,
+    /// The delay stage's own random stream.
+    delay_rng: SmallRng,
     delay: DelayModel,
     cross: Vec<CrossGenerator>,
     overhead: u32,
@@ -173,7 +175,8 @@ impl PathModel {
             red: cfg.red.map(|r| Red::new(r, seed ^ 0x5245_4400)),
             loss: LossModel::new(cfg.loss),
             loss_rng: SmallRng::seed_from_u64(seed ^ 0x4c4f_5353),
-            delay: DelayModel::new(cfg.delay, seed ^ 0x444c_4159),
+            delay: DelayModel::new(cfg.delay),
+            delay_rng: SmallRng::seed_from_u64(seed ^ 0x444c_4159),
             cross: cfg
                 .cross
                 .iter()
@@ -267,7 +270,7 @@ impl PathModel {
                 Err(r) => Verdict::Drop(r),
                 Ok(departure) => Verdict::Deliver {
                     departure,
-                    release: self.delay.release(departure),
+                    release: self.delay.release(departure, &mut self.delay_rng),
                 },
             }
         };

@@ -56,6 +56,9 @@ impl Scenario {
                         .map_err(|e| err(format!("links[{i}].{f}.{}", e.field), e.message))?,
                 }
             }
+            l.delay_config()
+                .check()
+                .map_err(|(what, message)| err(format!("links[{i}].{what}"), message))?;
             if !(l.distance_km >= 0.0 && l.distance_km.is_finite()) {
                 return Err(err(
                     format!("links[{i}].distance_km"),

@@ -19,6 +19,9 @@
 //! name = "core"
 //! rate = "1gbit"                # capacity each way (`reverse_rate` to differ)
 //! delay = "90ms"                # one-way propagation delay
+//! jitter = "0ms"                # standard deviation of a normal delay offset (keeps order)
+//! reorder = 0.0                 # probability that a packet arrives `reorder_by` early
+//! reorder_by = "0ms"
 //! mtu = 1500                    # bytes on the wire per full packet (default 1500)
 //! distance_km = 10037           # for bit-meters/second (default 0)
 //! loss = 0.0                    # random loss probability, data direction, or a model:
@@ -75,6 +78,7 @@
 //! `--set duration=30s --set flows.0.cc=reno --set links.0.queue.packets=500`. The value is read
 //! as TOML when it parses as TOML (`500`, `true`, `{ name = "fast" }`) and as a string otherwise.
 
+use crate::delay::DelayConfig;
 use crate::red::RedParams;
 use crate::units::{Bytes, EventRate, Nanos, Rate};
 use longhaul_cc::CcSpec;
@@ -151,6 +155,17 @@ pub struct LinkSpec {
     pub reverse_rate: Option<Rate>,
     /// One-way propagation delay.
     pub delay: Nanos,
+    /// Standard deviation of a normally distributed offset added to each packet's delay, both
+    /// directions; a packet never overtakes the one before it (`crate::delay`).
+    #[serde(default)]
+    pub jitter: Nanos,
+    /// Probability that a packet's delay is cut by `reorder_by`, so it overtakes those sent
+    /// just before it; both directions.
+    #[serde(default)]
+    pub reorder: f64,
+    /// How much earlier a reordered packet arrives.
+    #[serde(default)]
+    pub reorder_by: Nanos,
     /// Bytes on the wire of a full packet (default 1500).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
@@ -174,6 +189,20 @@ pub struct LinkSpec {
 
 fn default_mtu() -> u32 {
     1500
+}
+
+impl LinkSpec {
+    /// The delay line of each direction (`crate::delay`): `delay`, `jitter`, `reorder` and
+    /// `reorder_by`.
+    pub fn delay_config(&self) -> DelayConfig {
+        DelayConfig {
+            delay_ns: self.delay.0,
+            jitter_ns: self.jitter.0,
+            reorder_p: self.reorder,
+            reorder_by_ns: self.reorder_by.0,
+            duplicate_p: 0.0,
+        }
+    }
 }
 
 /// A queue discipline.

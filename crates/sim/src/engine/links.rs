@@ -20,7 +20,7 @@ impl Engine<'_> {
         let lost = p.loss.lose(rng);
         self.packet_count += 1;
         let remote = p.remote;
-        let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, lost);
+        let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, lost, rng);
         match verdict {
             Enqueued::Sent { arrival, head } => {
                 if head {
