@@ -9,7 +9,9 @@
 //! - [`red`]: Random Early Detection, a clock-free queue discipline either engine drives;
 //! - [`loss`]: random loss, Bernoulli and Gilbert–Elliott, as state machines over the caller's
 //!   random stream;
-//! - [`delay`]: the propagation delay line with jitter, reordering and duplication.
+//! - [`delay`]: the propagation delay line with jitter, reordering and duplication;
+//! - [`trace`]: mahimahi link traces and the serialiser they drive (the emulator runs them; the
+//!   simulator's ports have a constant rate).
 //!
 //! Nothing here keeps time or moves packets: each engine owns its clock and calls these with
 //! the time it has.
@@ -20,6 +22,7 @@ pub mod delay;
 pub mod loss;
 pub mod red;
 pub mod scenario;
+pub mod trace;
 pub mod units;
 
 pub use scenario::{Checked, Scenario, ScenarioError};

@@ -13,8 +13,9 @@
 //!    medium before the router;
 //! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
 //!    the cross traffic generated at the bottleneck (`cross`);
-//! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
-//!    computes the instant the last bit leaves the bottleneck from logical timestamps;
+//! 3. the serialiser (`serializer` for a constant rate, `trace` from `longhaul_path::trace` for
+//!    mahimahi trace files), which computes the instant the last bit leaves the bottleneck from
+//!    logical timestamps;
 //! 4. the propagation delay line (`delay`, from `longhaul_path::delay`), with optional jitter,
 //!    reordering and duplication, and per-flow extra delay keyed by port (`port_delay`).
 //!
@@ -26,12 +27,13 @@ pub mod port_delay;
 pub mod queue;
 pub mod red;
 pub mod serializer;
-pub mod trace;
 
 /// The delay line (jitter, reordering, duplication), shared with the simulator.
 pub use longhaul_path::delay;
 /// The random-loss models, shared with the simulator.
 pub use longhaul_path::loss;
+/// mahimahi link traces and their serialiser.
+pub use longhaul_path::trace;
 
 /// Nanoseconds on the monotonic clock of whoever drives the model.
 pub type Nanos = u64;
