@@ -572,10 +572,9 @@ mod tests {
 
     #[test]
     fn a_reordered_packet_overtakes_and_becomes_the_head() {
-        // 1 Gb/s (1500 B in 12 µs), 10 ms delay, every packet reordered by 30 µs: each arrives
-        // 30 µs early, so the second (sent 12 µs after the first) overtakes nothing, but a
-        // packet sent 12 µs after one that was not reordered would. Here: the first is offered
-        // to a port that reorders every packet, the line is sorted by arrival throughout.
+        // 1 Gb/s (1500 B in 12 µs), 10 ms delay. The first packet goes out with a constant
+        // delay; then the port reorders every packet by 30 µs, so the next two arrive 18 µs
+        // and 6 µs before the first: the line must stay sorted by arrival time.
         let delay = DelayConfig {
             delay_ns: 10_000_000,
             reorder_p: 1.0,
