@@ -241,44 +241,12 @@ impl DirectionConfig {
                 ));
             }
         }
-        if self.delay.jitter_ns > self.delay.delay_ns.max(1) * 10 && self.delay.delay_ns > 0 {
-            return Err(err(
-                dir,
-                "jitter larger than 10× the delay is not a delay distribution; lower --jitter"
-                    .into(),
-            ));
-        }
-        check_probability(dir, "reorder probability", self.delay.reorder_p, false)?;
-        check_probability(dir, "duplicate probability", self.delay.duplicate_p, false)?;
-        if self.delay.reorder_p > 0.0 && self.delay.reorder_by_ns == 0 {
-            return Err(err(
-                dir,
-                "reordering needs a shift (reorder_by > 0), or packets stay in order".into(),
-            ));
-        }
-        match self.loss {
-            LossConfig::None => {}
-            LossConfig::Bernoulli { p } => check_probability(dir, "loss", p, false)?,
-            LossConfig::GilbertElliott {
-                p,
-                r,
-                loss_good,
-                loss_bad,
-            } => {
-                check_probability(dir, "Gilbert–Elliott p (good→bad)", p, true)?;
-                check_probability(dir, "Gilbert–Elliott r (bad→good)", r, true)?;
-                check_probability(dir, "loss in the good state", loss_good, true)?;
-                check_probability(dir, "loss in the bad state", loss_bad, true)?;
-                if r == 0.0 && p > 0.0 && loss_bad >= 1.0 {
-                    return Err(err(
-                        dir,
-                        "Gilbert–Elliott with r = 0 and loss_bad = 1 loses every packet once bad; \
-                         set r > 0"
-                            .into(),
-                    ));
-                }
-            }
-        }
+        self.delay
+            .check()
+            .map_err(|(what, message)| err(dir, format!("{what}: {message}")))?;
+        self.loss
+            .check()
+            .map_err(|e| err(dir, format!("loss {}: {}", e.field, e.message)))?;
         if let Some(p) = self.queue.packets {
             if p == 0 {
                 return Err(err(

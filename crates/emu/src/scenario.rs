@@ -4,11 +4,11 @@
 //! | scenario (`longhaul_path::scenario`)       | emulator                                         |
 //! |--------------------------------------------|--------------------------------------------------|
 //! | `rate`, `reverse_rate`                     | rate a → b (data), b → a (ACKs; default: same)   |
-//! | `delay`                                    | one-way delay, both directions                   |
+//! | `delay`, `jitter`, `reorder`, `reorder_by` | the delay line, both directions                  |
 //! | `mtu`                                      | MTU of both TUN devices                          |
 //! | `queue` / `reverse_queue` droptail         | droptail in packets or bytes                     |
 //! | `queue` RED (gentle or not, no ECN)        | RED, thresholds × MTU in bytes                   |
-//! | `loss`, `reverse_loss`                     | Bernoulli loss per direction                     |
+//! | `loss`, `reverse_loss`                     | Bernoulli or Gilbert–Elliott loss per direction  |
 //! | `cross_traffic` cbr/poisson/onoff          | cross traffic at the bottleneck (`reverse`: b → a) |
 //! | `seed`                                     | the random streams (a → b `seed`, b → a `seed + 1`) |
 //!
@@ -17,11 +17,9 @@
 
 use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::model::cross::{CrossConfig, CrossKind as EmuCross};
-use crate::model::delay::DelayConfig;
-use crate::model::loss::LossConfig;
 use crate::model::queue::QueueLimits;
 use crate::model::red::RedConfig;
-use longhaul_path::scenario::{CrossKind, QueueKind, QueueSpec, TopologyKind};
+use longhaul_path::scenario::{CrossKind, LinkLoss, QueueKind, QueueSpec, TopologyKind};
 use longhaul_path::Checked;
 use thiserror::Error;
 
@@ -110,21 +108,14 @@ pub fn emulated_link(
     };
     let rate_bps = link.rate.0.round() as u64;
     let rev_bps = link.reverse_rate.map_or(rate_bps, |r| r.0.round() as u64);
-    let delay = DelayConfig {
-        delay_ns: link.delay.0,
-        ..Default::default()
-    };
+    let delay = link.delay_config();
     // One direction: its rate, queue, random loss and random stream; the delay is shared.
-    let direction = |bps: u64, queue: &MappedQueue, p: f64, seed: u64| DirectionConfig {
+    let direction = |bps: u64, queue: &MappedQueue, loss: LinkLoss, seed: u64| DirectionConfig {
         rate: RateConfig::Constant { bps },
         delay,
         queue: queue.limits,
         red: queue.red,
-        loss: if p > 0.0 {
-            LossConfig::Bernoulli { p }
-        } else {
-            LossConfig::None
-        },
+        loss: loss.config(),
         seed,
         ..Default::default()
     };
@@ -330,5 +321,42 @@ cc = "reno"
             RateConfig::Constant { bps: 100_000_000 }
         );
         assert_eq!(l.config.a_to_b.delay.delay_ns, 20_000_000);
+    }
+
+    #[test]
+    fn loss_models_and_the_delay_line_map_to_the_same_models() {
+        use crate::model::loss::LossConfig;
+        let c = Scenario::parse(
+            &format!(
+                "{}[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n",
+                PATH.replace(
+                    "delay = \"20ms\"",
+                    "delay = \"20ms\"\njitter = \"1ms\"\nreorder = 0.01\nreorder_by = \"2ms\"\nreverse_loss = 0.002\n\
+                     loss = { model = \"gilbert_elliott\", p = 0.01, r = 0.25, loss_good = 0.001 }"
+                )
+            ),
+            "t.toml",
+            "t",
+            &[],
+        )
+        .unwrap();
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        assert_eq!(
+            l.config.a_to_b.loss,
+            LossConfig::GilbertElliott {
+                p: 0.01,
+                r: 0.25,
+                loss_good: 0.001,
+                loss_bad: 1.0
+            }
+        );
+        assert_eq!(l.config.b_to_a.loss, LossConfig::Bernoulli { p: 0.002 });
+        for d in [l.config.a_to_b.delay, l.config.b_to_a.delay] {
+            assert_eq!(
+                (d.delay_ns, d.jitter_ns, d.reorder_p, d.reorder_by_ns),
+                (20_000_000, 1_000_000, 0.01, 2_000_000)
+            );
+        }
+        assert_eq!(l.config.validate(), Ok(()));
     }
 }

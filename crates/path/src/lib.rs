@@ -6,15 +6,23 @@
 //!
 //! - [`scenario`]: the scenario file (TOML), its defaults, its checks and `--set` overrides;
 //! - [`units`]: the units a scenario is written in (rates, sizes, durations) and their parsing;
-//! - [`red`]: Random Early Detection, a clock-free queue discipline either engine drives.
+//! - [`red`]: Random Early Detection, a clock-free queue discipline either engine drives;
+//! - [`loss`]: random loss, Bernoulli and Gilbert–Elliott, as state machines over the caller's
+//!   random stream;
+//! - [`delay`]: the propagation delay line with jitter, reordering and duplication;
+//! - [`trace`]: mahimahi link traces and the serialiser they drive (the emulator runs them; the
+//!   simulator's ports have a constant rate).
 //!
 //! Nothing here keeps time or moves packets: each engine owns its clock and calls these with
 //! the time it has.
 
 #![warn(missing_docs)]
 
+pub mod delay;
+pub mod loss;
 pub mod red;
 pub mod scenario;
+pub mod trace;
 pub mod units;
 
 pub use scenario::{Checked, Scenario, ScenarioError};

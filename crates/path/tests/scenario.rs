@@ -70,6 +70,74 @@ fn bad_values_say_what_is_allowed() {
     );
 }
 
+/// `loss` is a probability or a loss model's table; a bad model names its parameter.
+#[test]
+fn loss_models_are_checked_by_parameter() {
+    let with = |loss: &str| OK.replace("delay = \"90ms\"", &format!("delay = \"90ms\"\n{loss}"));
+    let c = Scenario::parse(
+        &with("loss = { model = \"gilbert_elliott\", p = 0.01, r = 0.25 }"),
+        "exp.toml",
+        "exp",
+        &[],
+    )
+    .unwrap();
+    assert!((c.scenario.links[0].loss.mean() - 0.01 / 0.26).abs() < 1e-12);
+    let e = err(
+        &with("reverse_loss = { model = \"gilbert_elliott\", p = 0.01, r = 0 }"),
+        &[],
+    );
+    assert!(
+        e.starts_with("exp.toml: field `links[0].reverse_loss.r`") && e.contains("r > 0"),
+        "{e}"
+    );
+    let e = err(
+        &with("loss = { model = \"gilbert_elliott\", p = 2, r = 0.5 }"),
+        &[],
+    );
+    assert!(
+        e.contains("links[0].loss.p") && e.contains("not a probability in [0, 1]"),
+        "{e}"
+    );
+    let e = err(&with("loss = { model = \"fading\" }"), &[]);
+    assert!(
+        e.contains("links[0].loss") && e.contains("gilbert_elliott"),
+        "{e}"
+    );
+    // `--set` still takes a plain probability.
+    let c = Scenario::parse(OK, "exp.toml", "exp", &["links.0.loss=0.001".into()]).unwrap();
+    assert_eq!(c.scenario.links[0].loss.mean(), 0.001);
+}
+
+/// `jitter`, `reorder` and `reorder_by` are checked as the delay line needs them.
+#[test]
+fn delay_line_settings_are_checked() {
+    let with = |extra: &str| OK.replace("delay = \"90ms\"", &format!("delay = \"90ms\"\n{extra}"));
+    let c = Scenario::parse(
+        &with("jitter = \"2ms\"\nreorder = 0.01\nreorder_by = \"1ms\""),
+        "exp.toml",
+        "exp",
+        &[],
+    )
+    .unwrap();
+    let d = c.scenario.links[0].delay_config();
+    assert_eq!(
+        (d.delay_ns, d.jitter_ns, d.reorder_p, d.reorder_by_ns),
+        (90_000_000, 2_000_000, 0.01, 1_000_000)
+    );
+    let e = err(&with("reorder = 0.01"), &[]);
+    assert!(
+        e.starts_with("exp.toml: field `links[0].reorder_by`") && e.contains("shift"),
+        "{e}"
+    );
+    let e = err(&with("reorder = 1.5\nreorder_by = \"1ms\""), &[]);
+    assert!(
+        e.contains("links[0].reorder") && e.contains("[0, 1)"),
+        "{e}"
+    );
+    let e = err(&with("jitter = \"1s\""), &[]);
+    assert!(e.contains("links[0].jitter") && e.contains("10×"), "{e}");
+}
+
 #[test]
 fn references_are_checked() {
     let e = err(

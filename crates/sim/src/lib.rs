@@ -2,8 +2,10 @@
 //!
 //! A discrete-event simulator in integer nanoseconds that runs longhaul's own congestion
 //! controllers (crate `longhaul-cc`) over modelled networks: links with rate, propagation
-//! delay, MTU and random loss; a queue (drop-tail in packets or bytes, or RED with optional ECN
-//! marking) at every link output in both directions, so ACKs queue too; per-flow access links
+//! delay (with optional jitter and reordering), MTU and random loss (Bernoulli or
+//! Gilbert–Elliott; these models are `longhaul-path`'s, shared with the emulator); a queue
+//! (drop-tail in packets or bytes, or RED with optional ECN marking) at every link output in
+//! both directions, so ACKs queue too; per-flow access links
 //! and extra delay so flows have different RTTs; dumbbell and parking-lot topologies; CBR,
 //! Poisson, on/off and web-like cross traffic, unresponsive or carried by congestion-controlled
 //! flows. It reports the summary of docs/measurements.md, per-flow and per-queue time series and a drop log

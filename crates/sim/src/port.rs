@@ -15,7 +15,16 @@
 //!   O(packets in flight) as in ns-3, where 10 Gb/s × 180 ms means 150 k pending events).
 //!
 //! A port of unlimited rate is a pure delay (an uncongested access path). Random loss models
-//! corruption on the wire: the packet is transmitted (it uses capacity) and vanishes.
+//! corruption on the wire: the packet is transmitted (it uses capacity) and vanishes. Its model
+//! (`longhaul_path::loss`: Bernoulli or Gilbert–Elliott) is asked about every packet offered to
+//! the port, before the queue decides, so a Gilbert–Elliott chain moves once per packet offered;
+//! its verdict applies only to a packet the queue accepts.
+//!
+//! A link with jitter or reordering (`longhaul_path::delay`) gives each transmitted packet its
+//! own delay instead; jitter keeps the order, so the line stays a FIFO, and a reordered packet
+//! is inserted ahead of those it overtakes (walking back from the tail, as few as the shift
+//! covers). Such a port's line head can move earlier, so the engine schedules an arrival for
+//! every packet that becomes the head.
 //! Queue limits count waiting packets (or bytes), not the one being transmitted, as Linux's
 //! `txqueuelen` and ns-3's `DropTailQueue` do.
 
@@ -23,6 +32,9 @@ use crate::packet::{Ecn, Packet};
 use crate::red::{Red, RedVerdict};
 use crate::ring::Ring;
 use longhaul_metrics::online::DelayAccumulator;
+use longhaul_path::delay::{DelayConfig, DelayModel};
+use longhaul_path::loss::{LossConfig, LossModel};
+use rand::Rng;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -124,10 +136,12 @@ pub struct Port {
     pub reverse: bool,
     /// Bits per second; `None` is unlimited (a pure delay).
     pub rate_bps: Option<f64>,
-    /// One-way propagation delay, ns.
+    /// One-way propagation delay, ns (the mean, less the clamps, when `delay_model` is set).
     pub delay_ns: u64,
-    /// Random loss probability per packet.
-    pub loss: f64,
+    /// Jitter and reordering; `None` for a constant delay.
+    pub delay_model: Option<DelayModel>,
+    /// Random loss on the wire.
+    pub loss: LossModel,
     /// The queue's limit.
     pub limit: Limit,
     /// RED, if the queue runs it.
@@ -156,8 +170,8 @@ impl Port {
         link: usize,
         reverse: bool,
         rate_bps: Option<f64>,
-        delay_ns: u64,
-        loss: f64,
+        delay: DelayConfig,
+        loss: LossConfig,
         limit: Limit,
         red: Option<Red>,
         mtu: u32,
@@ -167,8 +181,9 @@ impl Port {
             link,
             reverse,
             rate_bps,
-            delay_ns,
-            loss,
+            delay_ns: delay.delay_ns,
+            delay_model: (!delay.is_constant()).then(|| DelayModel::new(delay)),
+            loss: LossModel::new(loss),
             limit,
             red,
             mtu_tx_ns: 0,
@@ -190,8 +205,8 @@ impl Port {
             self.link,
             self.reverse,
             self.rate_bps,
-            self.delay_ns,
-            self.loss,
+            self.delay_config(),
+            self.loss.config(),
             self.limit,
             None,
             0,
@@ -199,6 +214,14 @@ impl Port {
         p.index = self.index;
         p.mtu_tx_ns = self.mtu_tx_ns;
         p
+    }
+
+    /// The delay line's settings.
+    pub fn delay_config(&self) -> DelayConfig {
+        match &self.delay_model {
+            Some(m) => *m.config(),
+            None => DelayConfig::constant(self.delay_ns),
+        }
     }
 
     /// Serialisation time of `size` bytes, rounded to the nearest ns.
@@ -258,16 +281,18 @@ impl Port {
         (n as u64, payload)
     }
 
-    /// Offer a packet at `now`. `u_red` and `u_loss` are uniform [0, 1) draws from the port's
-    /// random stream (drawn by the caller only when RED or loss is configured). Always inlined,
-    /// for the reason `Engine::enqueue` is.
+    /// Offer a packet at `now`. `u_red` is a uniform [0, 1) draw from the port's random stream
+    /// (drawn by the caller only when RED is configured); `lost` is the loss model's verdict on
+    /// this packet (`self.loss`, asked by the caller); `rng` is the port's random stream, drawn
+    /// from only by a delay model. Always inlined, for the reason `Engine::enqueue` is.
     #[inline(always)]
-    pub fn enqueue(
+    pub fn enqueue<R: Rng + ?Sized>(
         &mut self,
         now: u64,
         mut pkt: Packet,
         u_red: f64,
-        u_loss: f64,
+        lost: bool,
+        rng: &mut R,
     ) -> (Enqueued, Packet) {
         let size = pkt.size as u32;
         let tx = self.tx_ns(size);
@@ -343,7 +368,7 @@ impl Port {
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
         self.stats.payload_out += pkt.payload as u64;
-        if self.loss > 0.0 && u_loss < self.loss {
+        if lost {
             self.stats.drops_loss += 1;
             return (
                 Enqueued::Dropped {
@@ -353,7 +378,14 @@ impl Port {
                 pkt,
             );
         }
-        let arrival = finish + self.delay_ns;
+        let arrival = match &mut self.delay_model {
+            None => finish + self.delay_ns,
+            Some(m) => {
+                let arrival = m.release(finish, rng).at;
+                let head = self.insert_on_line(arrival, pkt);
+                return (Enqueued::Sent { arrival, head }, pkt);
+            }
+        };
         if self.remote {
             return (
                 Enqueued::Sent {
@@ -366,6 +398,23 @@ impl Port {
         let head = self.line.is_empty();
         self.line.push_back((arrival, pkt));
         (Enqueued::Sent { arrival, head }, pkt)
+    }
+
+    /// Put a packet on the line in arrival order, after any due at the same time; true if it is
+    /// the new head.
+    fn insert_on_line(&mut self, arrival: u64, pkt: Packet) -> bool {
+        let mut i = self.line.len();
+        self.line.push_back((arrival, pkt));
+        while i > 0 {
+            let before = *self.line.get(i - 1).expect("in the line");
+            if before.0 <= arrival {
+                break;
+            }
+            *self.line.get_mut(i).expect("in the line") = before;
+            i -= 1;
+        }
+        *self.line.get_mut(i).expect("in the line") = (arrival, pkt);
+        i == 0
     }
 
     /// Take the head of the delay line if it has arrived by `now`; also returns the next head's
@@ -398,6 +447,11 @@ impl Port {
 mod tests {
     use super::*;
 
+    /// A random stream the ports under test never draw from (their delays are constant).
+    fn rng() -> rand::rngs::mock::StepRng {
+        rand::rngs::mock::StepRng::new(0, 0)
+    }
+
     fn pkt(size: u16) -> Packet {
         Packet {
             size,
@@ -412,13 +466,13 @@ mod tests {
             0,
             false,
             Some(1e9),
-            10_000_000,
-            0.0,
+            DelayConfig::constant(10_000_000),
+            LossConfig::None,
             Limit::Packets(2),
             None,
             1500,
         );
-        let (a, _) = p.enqueue(0, pkt(1500), 0.0, 0.0);
+        let (a, _) = p.enqueue(0, pkt(1500), 0.0, false, &mut rng());
         assert_eq!(
             a,
             Enqueued::Sent {
@@ -426,7 +480,7 @@ mod tests {
                 head: true
             }
         );
-        let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, 0.0);
+        let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, false, &mut rng());
         assert_eq!(
             b,
             Enqueued::Sent {
@@ -435,10 +489,10 @@ mod tests {
             }
         );
         // Two waiting would be the third packet: queue of 2 holds packets 2 and 3.
-        let (c, _) = p.enqueue(2_000, pkt(1500), 0.0, 0.0);
+        let (c, _) = p.enqueue(2_000, pkt(1500), 0.0, false, &mut rng());
         assert!(matches!(c, Enqueued::Sent { .. }));
         assert_eq!(p.waiting_packets(2_000), 2);
-        let (d, _) = p.enqueue(3_000, pkt(1500), 0.0, 0.0);
+        let (d, _) = p.enqueue(3_000, pkt(1500), 0.0, false, &mut rng());
         assert_eq!(
             d,
             Enqueued::Dropped {
@@ -449,7 +503,7 @@ mod tests {
         // After the first finishes (12 µs) one slot frees.
         assert_eq!(p.waiting_packets(12_000), 1);
         assert!(matches!(
-            p.enqueue(12_000, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(12_000, pkt(1500), 0.0, false, &mut rng()).0,
             Enqueued::Sent { .. }
         ));
         assert_eq!(p.stats.queue_delay.count(), 4);
@@ -460,41 +514,190 @@ mod tests {
 
     #[test]
     fn byte_limit_counts_waiting_bytes() {
-        let mut p = Port::new(0, false, Some(1e6), 0, 0.0, Limit::Bytes(3000), None, 1500);
+        let mut p = Port::new(
+            0,
+            false,
+            Some(1e6),
+            DelayConfig::constant(0),
+            LossConfig::None,
+            Limit::Bytes(3000),
+            None,
+            1500,
+        );
         assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
             Enqueued::Sent { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
             Enqueued::Sent { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(1000), 0.0, 0.0).0,
+            p.enqueue(0, pkt(1000), 0.0, false, &mut rng()).0,
             Enqueued::Sent { .. }
         ));
         assert_eq!(p.waiting_bytes(0), 2500);
         assert!(matches!(
-            p.enqueue(0, pkt(600), 0.0, 0.0).0,
+            p.enqueue(0, pkt(600), 0.0, false, &mut rng()).0,
             Enqueued::Dropped { .. }
         ));
         assert!(matches!(
-            p.enqueue(0, pkt(500), 0.0, 0.0).0,
+            p.enqueue(0, pkt(500), 0.0, false, &mut rng()).0,
             Enqueued::Sent { .. }
         ));
     }
 
     #[test]
     fn unlimited_rate_is_a_pure_delay() {
-        let mut p = Port::new(0, false, None, 5_000, 0.0, Limit::Packets(1), None, 1500);
+        let mut p = Port::new(
+            0,
+            false,
+            None,
+            DelayConfig::constant(5_000),
+            LossConfig::None,
+            Limit::Packets(1),
+            None,
+            1500,
+        );
         for i in 0..10 {
             assert_eq!(
-                p.enqueue(0, pkt(1500), 0.0, 0.0).0,
+                p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
                 Enqueued::Sent {
                     arrival: 5_000,
                     head: i == 0
                 }
             );
         }
+    }
+
+    #[test]
+    fn a_reordered_packet_overtakes_and_becomes_the_head() {
+        // 1 Gb/s (1500 B in 12 µs), 10 ms delay. The first packet goes out with a constant
+        // delay; then the port reorders every packet by 30 µs, so the next two arrive 18 µs
+        // and 6 µs before the first: the line must stay sorted by arrival time.
+        let delay = DelayConfig {
+            delay_ns: 10_000_000,
+            reorder_p: 1.0,
+            reorder_by_ns: 30_000,
+            ..Default::default()
+        };
+        let mut p = Port::new(
+            0,
+            false,
+            Some(1e9),
+            DelayConfig::constant(10_000_000),
+            LossConfig::None,
+            Limit::Packets(100),
+            None,
+            1500,
+        );
+        let mut r = rand::rngs::mock::StepRng::new(0, 0); // every uniform draw is 0: reorder
+        assert!(matches!(
+            p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
+            Enqueued::Sent {
+                arrival: 10_012_000,
+                head: true
+            }
+        ));
+        p.delay_model = Some(DelayModel::new(delay));
+        // Finishes at 24 µs, arrives at 10,024 − 30 = 9,994 µs: ahead of the first.
+        assert_eq!(
+            p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
+            Enqueued::Sent {
+                arrival: 9_994_000,
+                head: true
+            }
+        );
+        // Finishes at 36 µs, arrives at 10,006 µs: between the two.
+        assert_eq!(
+            p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
+            Enqueued::Sent {
+                arrival: 10_006_000,
+                head: false
+            }
+        );
+        let order: Vec<u64> = std::iter::from_fn(|| p.pop_arrived(u64::MAX))
+            .map(|(_, next)| next.unwrap_or(0))
+            .collect();
+        assert_eq!(order, vec![10_006_000, 10_012_000, 0]);
+    }
+
+    #[test]
+    fn jitter_and_reordering_follow_their_distributions() {
+        // A packet every 20 ms, far apart next to the 1 ms jitter, so neither of the delay
+        // line's clamps (never before the departure, never before the previous packet's
+        // release) binds: each packet not reordered arrives after 50 ms + N(0, 1 ms). Of
+        // n = 100,000 packets a fraction p = 0.1 is reordered by 30 ms (20 ms of delay left),
+        // overtaking exactly the one packet before it (sent 20 ms earlier, arriving 10 ms
+        // later) unless that one was reordered too; the count is binomial, sd √(n·p·(1−p)) =
+        // 94.9. The remaining
+        // delays' mean has sd σ/√m and their standard deviation has sd σ/√(2m) (normal
+        // samples); all three must lie within 4 of their standard deviations.
+        use rand::SeedableRng;
+        let (delay_ns, jitter_ns, by_ns, gap) =
+            (50_000_000u64, 1_000_000u64, 30_000_000, 20_000_000);
+        let mut p = Port::new(
+            0,
+            false,
+            None,
+            DelayConfig {
+                delay_ns,
+                jitter_ns,
+                reorder_p: 0.1,
+                reorder_by_ns: by_ns,
+                duplicate_p: 0.0,
+            },
+            LossConfig::None,
+            Limit::Packets(100),
+            None,
+            1500,
+        );
+        let mut r = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let n = 100_000u64;
+        let (mut reordered, mut overtakes) = (0u64, 0u64);
+        let mut delays = Vec::new();
+        let mut last_seq = None;
+        for k in 0..n {
+            let pkt = Packet {
+                seq: k,
+                ..pkt(1500)
+            };
+            let Enqueued::Sent { arrival, .. } = p.enqueue(k * gap, pkt, 0.0, false, &mut r).0
+            else {
+                panic!("dropped")
+            };
+            let d = arrival as f64 - (k * gap) as f64;
+            if d < (delay_ns - by_ns / 2) as f64 {
+                reordered += 1;
+            } else {
+                delays.push(d);
+            }
+            // Take what has arrived before the next packet is sent.
+            while let Some((q, _)) = p.pop_arrived((k + 1) * gap) {
+                if last_seq.is_some_and(|l| q.seq < l) {
+                    overtakes += 1;
+                }
+                last_seq = Some(last_seq.map_or(q.seq, |l: u64| l.max(q.seq)));
+            }
+        }
+        let sd_count = (n as f64 * 0.1 * 0.9).sqrt();
+        assert!(
+            (reordered as f64 - 0.1 * n as f64).abs() < 4.0 * sd_count,
+            "{reordered} reordered"
+        );
+        // A reordered packet arrives before its predecessor unless that one was reordered too.
+        assert!(overtakes <= reordered && overtakes as f64 > 0.85 * reordered as f64);
+        let m = delays.len() as f64;
+        let mean = delays.iter().sum::<f64>() / m;
+        let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (m - 1.0)).sqrt();
+        let sigma = jitter_ns as f64;
+        assert!(
+            (mean - delay_ns as f64).abs() < 4.0 * sigma / m.sqrt(),
+            "mean delay {mean}"
+        );
+        assert!(
+            (sd - sigma).abs() < 4.0 * sigma / (2.0 * m).sqrt(),
+            "delay sd {sd}"
+        );
     }
 }

@@ -537,6 +537,136 @@ reverse = {}
     }
 }
 
+/// Gilbert–Elliott loss (`loss = { model = "gilbert_elliott", … }`, `longhaul_path::loss`)
+/// gives its stationary mean loss rate, in bursts. With p = 0.01, r = 0.25, loss_good = 0 and
+/// loss_bad = 1 a packet is lost exactly when the chain is Bad: the mean rate is
+/// π = p/(p+r) = 3.846 % and a burst lasts 1/r = 4 packets on average. The same CBR load as
+/// above offers n = 83,333 packets. The losses are a sum of n correlated Bernoulli(π) draws; for
+/// a two-state Markov chain with second eigenvalue λ = 1 − p − r = 0.74 the binomial variance
+/// n·π·(1−π) is multiplied by (1+λ)/(1−λ) = 6.69 (the chain's integrated autocorrelation;
+/// Kemeny & Snell, "Finite Markov Chains", 1960, §4.6), so the rate's standard deviation is
+/// √(π(1−π)·6.69/n) = 0.172 %; the measured rate must lie within 4 of them. About
+/// n·π·r = 800 bursts have geometric lengths of mean 4 and standard deviation √(1−r)/r = 3.46,
+/// so their mean length has a standard deviation of 3.46/√800 = 0.12; within 4 of them too.
+#[test]
+fn gilbert_elliott_loss_gives_its_mean_rate_in_bursts() {
+    let (p, r) = (0.01, 0.25);
+    let o = sim(&format!(
+        r#"
+duration = "20s"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "5ms"
+loss = {{ model = "gilbert_elliott", p = {p}, r = {r} }}
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = "10k"
+start = "19s"
+[[cross_traffic]]
+kind = "cbr"
+link = "l"
+rate = "50mbit"
+[output]
+drop_log_limit = 1000000
+"#
+    ));
+    let port = o
+        .ports
+        .iter()
+        .find(|x| x.link == "l" && x.direction == "forward")
+        .unwrap();
+    assert_eq!(port.drops_queue_full, 0);
+    let n = (port.packets + port.queue_at_end_packets) as f64;
+    let pi = p / (p + r);
+    let lambda = 1.0 - p - r;
+    let sd = (pi * (1.0 - pi) * (1.0 + lambda) / (1.0 - lambda) / n).sqrt();
+    let measured = port.drops_random as f64 / n;
+    println!(
+        "{} of {n} lost = {:.4} % (mean {:.4} %, 4 sd = {:.4} %)",
+        port.drops_random,
+        100.0 * measured,
+        100.0 * pi,
+        400.0 * sd
+    );
+    assert!(
+        (measured - pi).abs() < 4.0 * sd,
+        "{measured} vs {pi} ± 4 × {sd}"
+    );
+    // Bursts: runs of cross-traffic losses one CBR gap (240 µs) apart, before the flow starts.
+    let times: Vec<f64> = o
+        .drops
+        .iter()
+        .filter(|d| d.reason == "random_loss" && d.flow.is_none() && d.time_s < 19.0)
+        .map(|d| d.time_s)
+        .collect();
+    assert_eq!(o.drops_unlogged, 0);
+    let bursts = 1 + times.windows(2).filter(|w| w[1] - w[0] > 360e-6).count();
+    let mean_burst = times.len() as f64 / bursts as f64;
+    let burst_sd = (1.0 - r).sqrt() / r / (bursts as f64).sqrt();
+    println!(
+        "{bursts} bursts, mean length {mean_burst:.3} (expected 4 ± {:.3})",
+        4.0 * burst_sd
+    );
+    assert!(
+        (mean_burst - 1.0 / r).abs() < 4.0 * burst_sd,
+        "{mean_burst} vs {} ± 4 × {burst_sd}",
+        1.0 / r
+    );
+    // The ACK direction has no loss model and loses nothing.
+    let reverse = o
+        .ports
+        .iter()
+        .find(|x| x.link == "l" && x.direction == "reverse")
+        .unwrap();
+    assert_eq!(reverse.drops_random, 0);
+}
+
+/// A link's `jitter`, `reorder` and `reorder_by` reach both directions' delay lines
+/// (`longhaul_path::delay`; their distributions are checked on a port in `port::tests`). With
+/// a constant delay no RTT sample can be below 2 × 10 ms; with 1 ms of jitter each way the
+/// round trip's offset has sd √2 ms, so among hundreds of samples some lie more than 1 ms below
+/// (each one with probability 24 %). Reordering 1 % of packets by 2 ms (about 70 of a
+/// 10 MiB transfer) must not stop the transfer: every byte is delivered, in order.
+#[test]
+fn jitter_and_reordering_reach_the_delay_lines() {
+    let c = Scenario::parse(
+        r#"
+duration = "20s"
+transport = "model"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "10ms"
+jitter = "1ms"
+reorder = 0.01
+reorder_by = "2ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+bytes = "10M"
+"#,
+        "test.toml",
+        "test",
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = longhaul_sim::run_traced(&c, &mut |_| {}).unwrap();
+    let t = o.trace.expect("traced");
+    let rtts = &t.rtt_ns[0];
+    let min = *rtts.iter().min().expect("RTT samples");
+    println!("{} RTT samples, min {} µs", rtts.len(), min / 1000);
+    assert!(rtts.len() > 200, "{}", rtts.len());
+    assert!(min < 19_000_000, "min RTT {min} ns");
+    let delivered: u64 = t.deliveries[0].iter().map(|&(_, b)| b).sum();
+    assert_eq!(delivered, c.scenario.flows[0].bytes.expect("a transfer").0);
+}
+
 /// Before a flow's first RTT sample its RTT series has a gap (NaN, JSON `null`), not 0 ms: the
 /// first 100-ms interval of a 180-ms path has no sample, and every sample after is at least the
 /// path's round trip.

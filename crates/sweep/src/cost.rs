@@ -92,7 +92,7 @@ pub fn estimate(checked: &Checked) -> Cost {
             let link = &s.links[l];
             pps = pps.min(link.rate.0 / bits(link) / f64::from(sharing[l].max(1)));
             rtt_s += 2.0 * link.delay.secs();
-            kept *= 1.0 - link.loss.clamp(0.0, 1.0);
+            kept *= 1.0 - link.loss.mean().clamp(0.0, 1.0);
             queued += link.queue.packets.unwrap_or(0) as f64
                 + link
                     .queue

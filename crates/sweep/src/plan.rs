@@ -691,7 +691,7 @@ mod tests {
         // The overrides are the simulator's own: the run's scenario has them.
         let checked = r.load().unwrap();
         assert_eq!(checked.scenario.seed, 3);
-        assert_eq!(checked.scenario.links[0].loss, 1e-4);
+        assert_eq!(checked.scenario.links[0].loss.mean(), 1e-4);
         let e = p.run(24).unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -9,25 +9,31 @@
 //! The stages, in the order a packet meets them (mahimahi's `mm-loss` → `mm-link` → `mm-delay`,
 //! folded into one pass and computed instead of slept for):
 //!
-//! 1. random loss (`loss`: Bernoulli or Gilbert–Elliott) — the lossy medium before the router;
+//! 1. random loss (`loss`, from `longhaul_path::loss`: Bernoulli or Gilbert–Elliott) — the lossy
+//!    medium before the router;
 //! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
 //!    the cross traffic generated at the bottleneck (`cross`);
-//! 3. the serialiser (`serializer` for a constant rate, `trace` for mahimahi trace files), which
-//!    computes the instant the last bit leaves the bottleneck from logical timestamps;
-//! 4. the propagation delay line (`delay`), with optional jitter, reordering and duplication, and
-//!    per-flow extra delay keyed by port (`port_delay`).
+//! 3. the serialiser (`serializer` for a constant rate, `trace` from `longhaul_path::trace` for
+//!    mahimahi trace files), which computes the instant the last bit leaves the bottleneck from
+//!    logical timestamps;
+//! 4. the propagation delay line (`delay`, from `longhaul_path::delay`), with optional jitter,
+//!    reordering and duplication, and per-flow extra delay keyed by port (`port_delay`).
 //!
 //! `path::PathModel` composes them and keeps the counters.
 
 pub mod cross;
-pub mod delay;
-pub mod loss;
 pub mod path;
 pub mod port_delay;
 pub mod queue;
 pub mod red;
 pub mod serializer;
-pub mod trace;
+
+/// The delay line (jitter, reordering, duplication), shared with the simulator.
+pub use longhaul_path::delay;
+/// The random-loss models, shared with the simulator.
+pub use longhaul_path::loss;
+/// mahimahi link traces and their serialiser.
+pub use longhaul_path::trace;
 
 /// Nanoseconds on the monotonic clock of whoever drives the model.
 pub type Nanos = u64;

@@ -15,6 +15,8 @@ use super::serializer::RateSerializer;
 use super::trace::TraceSerializer;
 use super::Nanos;
 use crate::config::{DirectionConfig, RateConfig};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 /// Why a packet was dropped.
@@ -138,6 +140,10 @@ pub struct PathModel {
     queue: BottleneckQueue,
     red: Option<Red>,
     loss: LossModel,
+    /// The loss model's own random stream.
+    loss_rng: SmallRng,
+    /// The delay stage's own random stream.
+    delay_rng: SmallRng,
     delay: DelayModel,
     cross: Vec<CrossGenerator>,
     overhead: u32,
@@ -167,8 +173,10 @@ impl PathModel {
             link,
             queue: BottleneckQueue::new(cfg.queue),
             red: cfg.red.map(|r| Red::new(r, seed ^ 0x5245_4400)),
-            loss: LossModel::new(cfg.loss, seed ^ 0x4c4f_5353),
-            delay: DelayModel::new(cfg.delay, seed ^ 0x444c_4159),
+            loss: LossModel::new(cfg.loss),
+            loss_rng: SmallRng::seed_from_u64(seed ^ 0x4c4f_5353),
+            delay: DelayModel::new(cfg.delay),
+            delay_rng: SmallRng::seed_from_u64(seed ^ 0x444c_4159),
             cross: cfg
                 .cross
                 .iter()
@@ -255,14 +263,14 @@ impl PathModel {
         self.run_cross_until(now);
         self.counters.arrived_packets += 1;
         self.counters.arrived_bytes += bytes as u64;
-        let verdict = if self.loss.lose() {
+        let verdict = if self.loss.lose(&mut self.loss_rng) {
             Verdict::Drop(DropReason::RandomLoss)
         } else {
             match self.enqueue(now, bytes + self.overhead) {
                 Err(r) => Verdict::Drop(r),
                 Ok(departure) => Verdict::Deliver {
                     departure,
-                    release: self.delay.release(departure),
+                    release: self.delay.release(departure, &mut self.delay_rng),
                 },
             }
         };
@@ -432,6 +440,33 @@ mod tests {
         let lost = m.counters().dropped_random_loss as f64;
         let sd = (n as f64 * 0.01 * 0.99).sqrt();
         assert!((lost - 4000.0).abs() < 4.0 * sd, "{lost}");
+        assert_eq!(m.counters().dropped_queue_full, 0);
+    }
+
+    #[test]
+    fn gilbert_elliott_loss_gives_its_mean_rate() {
+        // p = 0.01, r = 0.25, loss only when Bad: mean π = p/(p+r) = 3.846 %. The count of n
+        // correlated losses has the binomial variance n·π(1−π) times (1+λ)/(1−λ) = 6.69, with
+        // λ = 1 − p − r the chain's second eigenvalue (Kemeny & Snell 1960, §4.6): sd = 320
+        // packets of n = 400,000; the count must lie within 4 of them.
+        let (p, r) = (0.01, 0.25);
+        let mut cfg = rate_cfg(10_000_000_000, None);
+        cfg.loss = LossConfig::GilbertElliott {
+            p,
+            r,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        let n = 400_000u64;
+        for k in 0..n {
+            m.on_arrival(k * 2_000, 1500);
+        }
+        let lost = m.counters().dropped_random_loss as f64;
+        let pi = p / (p + r);
+        let lambda = 1.0 - p - r;
+        let sd = (n as f64 * pi * (1.0 - pi) * (1.0 + lambda) / (1.0 - lambda)).sqrt();
+        assert!((lost - n as f64 * pi).abs() < 4.0 * sd, "{lost} ± {sd}");
         assert_eq!(m.counters().dropped_queue_full, 0);
     }
 

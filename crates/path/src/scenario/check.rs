@@ -42,14 +42,23 @@ impl Scenario {
                     format!("{} is outside 576..=65535 bytes", l.mtu),
                 ));
             }
-            for (f, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
-                if !(0.0..1.0).contains(&p) {
-                    return Err(err(
-                        format!("links[{i}].{f}"),
-                        format!("{p} is not a probability in [0, 1)"),
-                    ));
+            for (f, loss) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+                match loss {
+                    LinkLoss::Probability(p) if !(0.0..1.0).contains(&p) => {
+                        return Err(err(
+                            format!("links[{i}].{f}"),
+                            format!("{p} is not a probability in [0, 1)"),
+                        ));
+                    }
+                    LinkLoss::Probability(_) => {}
+                    LinkLoss::Model(m) => m
+                        .check()
+                        .map_err(|e| err(format!("links[{i}].{f}.{}", e.field), e.message))?,
                 }
             }
+            l.delay_config()
+                .check()
+                .map_err(|(what, message)| err(format!("links[{i}].{what}"), message))?;
             if !(l.distance_km >= 0.0 && l.distance_km.is_finite()) {
                 return Err(err(
                     format!("links[{i}].distance_km"),

@@ -19,10 +19,14 @@
 //! name = "core"
 //! rate = "1gbit"                # capacity each way (`reverse_rate` to differ)
 //! delay = "90ms"                # one-way propagation delay
+//! jitter = "0ms"                # standard deviation of a normal delay offset (keeps order)
+//! reorder = 0.0                 # probability that a packet arrives `reorder_by` early
+//! reorder_by = "0ms"
 //! mtu = 1500                    # bytes on the wire per full packet (default 1500)
 //! distance_km = 10037           # for bit-meters/second (default 0)
-//! loss = 0.0                    # random loss probability, data direction
-//! reverse_loss = 0.0            # random loss probability, ACK direction
+//! loss = 0.0                    # random loss probability, data direction, or a model:
+//! # loss = { model = "gilbert_elliott", p = 0.01, r = 0.25, loss_good = 0, loss_bad = 1 }
+//! reverse_loss = 0.0            # the same for the ACK direction
 //! queue = { kind = "droptail", packets = 1000 }   # or bytes = "1.5M"
 //! # queue = { kind = "red", packets = 1000, min_th = 50, max_th = 150, max_p = 0.1,
 //! #           weight = 0.002, gentle = true, ecn = true }
@@ -74,6 +78,7 @@
 //! `--set duration=30s --set flows.0.cc=reno --set links.0.queue.packets=500`. The value is read
 //! as TOML when it parses as TOML (`500`, `true`, `{ name = "fast" }`) and as a string otherwise.
 
+use crate::delay::DelayConfig;
 use crate::red::RedParams;
 use crate::units::{Bytes, EventRate, Nanos, Rate};
 use longhaul_cc::CcSpec;
@@ -82,9 +87,11 @@ use std::path::Path;
 use thiserror::Error;
 
 mod check;
+mod link_loss;
 mod overrides;
 
 pub use check::{MAX_FLOWS, MAX_RATE_BPS, MAX_SAMPLES, MIN_RATE_BPS};
+pub use link_loss::LinkLoss;
 pub use overrides::apply_override;
 
 /// A scenario as written in the file, with defaults not yet applied.
@@ -148,18 +155,30 @@ pub struct LinkSpec {
     pub reverse_rate: Option<Rate>,
     /// One-way propagation delay.
     pub delay: Nanos,
+    /// Standard deviation of a normally distributed offset added to each packet's delay, both
+    /// directions; a packet never overtakes the one before it (`crate::delay`).
+    #[serde(default)]
+    pub jitter: Nanos,
+    /// Probability that a packet's delay is cut by `reorder_by`, so it overtakes those sent
+    /// just before it; both directions.
+    #[serde(default)]
+    pub reorder: f64,
+    /// How much earlier a reordered packet arrives.
+    #[serde(default)]
+    pub reorder_by: Nanos,
     /// Bytes on the wire of a full packet (default 1500).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
     /// Length, for bit-meters per second (default 0).
     #[serde(default)]
     pub distance_km: f64,
-    /// Random loss probability per packet, data direction.
+    /// Random loss on the wire, data direction: a probability per packet or a model
+    /// (`crate::loss`).
     #[serde(default)]
-    pub loss: f64,
-    /// Random loss probability per packet, ACK direction.
+    pub loss: LinkLoss,
+    /// Random loss on the wire, ACK direction.
     #[serde(default)]
-    pub reverse_loss: f64,
+    pub reverse_loss: LinkLoss,
     /// The data direction's output queue (default: drop-tail, 1000 packets).
     #[serde(default)]
     pub queue: QueueSpec,
@@ -170,6 +189,20 @@ pub struct LinkSpec {
 
 fn default_mtu() -> u32 {
     1500
+}
+
+impl LinkSpec {
+    /// The delay line of each direction (`crate::delay`): `delay`, `jitter`, `reorder` and
+    /// `reorder_by`.
+    pub fn delay_config(&self) -> DelayConfig {
+        DelayConfig {
+            delay_ns: self.delay.0,
+            jitter_ns: self.jitter.0,
+            reorder_p: self.reorder,
+            reorder_by_ns: self.reorder_by.0,
+            duplicate_p: 0.0,
+        }
+    }
 }
 
 /// A queue discipline.

@@ -17,10 +17,10 @@ impl Engine<'_> {
         } else {
             0.0
         };
-        let u_loss = if p.loss > 0.0 { rng.gen::<f64>() } else { 1.0 };
+        let lost = p.loss.lose(rng);
         self.packet_count += 1;
         let remote = p.remote;
-        let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, u_loss);
+        let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, lost, rng);
         match verdict {
             Enqueued::Sent { arrival, head } => {
                 if head {

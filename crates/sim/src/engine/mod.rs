@@ -68,6 +68,8 @@ use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_R
 use longhaul_metrics::summary::Summary;
 use longhaul_metrics::summary::{AggregateSeries, FlowSeries, LinkSeries, LinkSummary, Mode};
 use longhaul_metrics::throughput::{self, Capacity};
+use longhaul_path::delay::DelayConfig;
+use longhaul_path::loss::LossConfig;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::BTreeMap;

@@ -29,7 +29,8 @@
 //! up; drop-log entries carry the key of the event that made them and are merged in key order.
 //!
 //! **When.** `plan` splits a run only when the cut exists and is safe: every flow's routes end
-//! and start at the same two ports, both with a propagation delay above zero, no cross traffic
+//! and start at the same two ports, both with a constant propagation delay above zero (no
+//! jitter or reordering, which bound no packet's delay from below), no cross traffic
 //! on the ACK port and no responsive (congestion-controlled) cross traffic, which creates flows
 //! during the run; and, unless asked to split whenever it can (`SplitWhen::Possible`, for
 //! tests), only when the smaller delay holds enough packets for the split to pay
@@ -84,13 +85,15 @@ pub(super) fn plan(e: &Engine, when: SplitWhen) -> Option<Cut> {
     });
     let cross_ok = e.cross.iter().all(|c| c.cc.is_none() && c.port != cut.rev);
     let (fwd, rev) = (&e.ports[cut.fwd as usize], &e.ports[cut.rev as usize]);
+    // Jitter and reordering give no lower bound on a packet's delay, hence no lookahead.
+    let constant = fwd.delay_model.is_none() && rev.delay_model.is_none();
     let lookahead = fwd.delay_ns.min(rev.delay_ns);
     let window_packets = lookahead.checked_div(fwd.mtu_tx_ns).unwrap_or(0);
     let enough = match when {
         SplitWhen::Worthwhile => window_packets >= MIN_WINDOW_PACKETS,
         SplitWhen::Possible => lookahead > 0,
     };
-    (same_cut && cross_ok && enough).then_some(cut)
+    (same_cut && cross_ok && constant && enough).then_some(cut)
 }
 
 /// What one part sends the other.

@@ -15,8 +15,10 @@
 //! rounded to the millisecond tick at which mahimahi's event loop happens to wake, so a packet
 //! leaves exactly at its opportunity. The bursts inside one millisecond are the trace's own.
 
-use super::Nanos;
 use std::path::Path;
+
+/// Nanoseconds from the trace's epoch, on the clock of whoever drives the serialiser.
+type Nanos = u64;
 
 /// Bytes carried by one delivery opportunity (mahimahi `PACKET_SIZE`).
 pub const OPPORTUNITY_BYTES: u32 = 1504;
