@@ -259,6 +259,54 @@ pub fn human_s(s: f64) -> String {
     }
 }
 
+/// `longhaul sweep plan`'s table: a row per run with its axis values, simulated seconds and
+/// estimated CPU seconds (`-` for a run that cannot run as planned).
+pub struct PlanTable {
+    /// The table, rendered.
+    pub text: String,
+    /// Why each run that cannot run as planned cannot: `run I (LABEL): ERROR`.
+    pub bad: Vec<String>,
+    /// The cost of the runs that can run.
+    pub total: Cost,
+}
+
+/// Every run of `plan` with its estimated cost on a machine of `speed`.
+pub fn plan_table(plan: &crate::plan::Plan, speed: &Speed) -> Result<PlanTable> {
+    use longhaul_metrics::report::{Align, Table};
+    let mut t = Table::new(&[Align::Right]);
+    let mut head = vec!["index".to_string()];
+    head.extend(plan.axis_names().iter().cloned());
+    head.extend(["sim_s".to_string(), "est_cpu_s".to_string()]);
+    t.header(&head);
+    let mut bad = Vec::new();
+    let mut total = Cost::default();
+    for i in 0..plan.runs {
+        let run = plan.run(i)?;
+        let mut row = vec![i.to_string()];
+        row.extend(run.axes.iter().map(|(_, v)| crate::spec::display(v)));
+        match run.load() {
+            Ok(checked) => {
+                let c = estimate(&checked);
+                total = total + c;
+                // Durations are whole nanoseconds: three decimals show every one that is written
+                // in milliseconds, without float noise.
+                row.push(format!("{}", (c.sim_s * 1e3).round() / 1e3));
+                row.push(format!("{:.2}", speed.cpu_s(&c)));
+            }
+            Err(e) => {
+                bad.push(format!("run {i} ({}): {e}", run.label()));
+                row.extend(["-".to_string(), "-".to_string()]);
+            }
+        }
+        t.row(row);
+    }
+    Ok(PlanTable {
+        text: t.render(),
+        bad,
+        total,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

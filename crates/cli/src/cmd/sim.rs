@@ -121,31 +121,10 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     o.summary.write(&dir.join("summary.json"))?;
     write_html_report(&o.summary, &dir.join("report.html"))?;
     longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
-    let mut csv = String::from("time_s,link,direction,flow,reason\n");
-    for d in &o.drops {
-        let flow = d
-            .flow
-            .map(|f| f.to_string())
-            .unwrap_or_else(|| "cross".into());
-        csv.push_str(&format!(
-            "{:.9},{},{},{},{}\n",
-            d.time_s, d.link, d.direction, flow, d.reason
-        ));
-    }
-    longhaul_output::write(&dir.join("drops.csv"), csv.as_bytes())?;
-    let mut details = serde_json::json!({
-        "ports": o.ports,
-        "cross_traffic": o.cross_traffic,
-        "drops_unlogged": o.drops_unlogged,
-        "events": o.events,
-        "packet_hops": o.packet_hops,
-    });
-    if !o.host_stalls.is_empty() {
-        details["host_stalls"] = serde_json::json!(o.host_stalls);
-    }
+    longhaul_output::write(&dir.join("drops.csv"), o.drops_csv().as_bytes())?;
     longhaul_output::write(
         &dir.join("details.json"),
-        serde_json::to_string_pretty(&details)?.as_bytes(),
+        serde_json::to_string_pretty(&o.details())?.as_bytes(),
     )?;
     Ok(())
 }

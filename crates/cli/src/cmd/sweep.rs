@@ -5,13 +5,11 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use longhaul_metrics::report::{Align, Table};
 use longhaul_sweep::collect::{collect, csv, jsonl, long_csv, table};
-use longhaul_sweep::cost::{describe, estimate, Cost, Speed};
+use longhaul_sweep::cost::{describe, plan_table, PlanTable, Speed};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
 use longhaul_sweep::slurm::{script, submit, SlurmOptions};
-use longhaul_sweep::spec::display;
 use longhaul_sweep::store::SweepDir;
 use longhaul_sweep::tasks::{missing, Tasks};
 use std::io::IsTerminal;
@@ -201,47 +199,14 @@ fn plan(a: PlanArgs) -> Result<()> {
     if let Some(i) = a.index {
         let run = plan.run(i)?;
         println!("run {i}: {}", run.label());
-        let mut cmd = format!(
-            "longhaul sim {}",
-            shell_word(&run.scenario_path.display().to_string())
-        );
-        for s in &run.sets {
-            cmd.push_str(&format!(" --set {}", shell_word(s)));
-        }
-        println!("{cmd}");
+        println!("{}", run.sim_command());
         println!("result: DIR/runs/{}.json", run.key());
         return Ok(());
     }
     println!("{}: {}", plan.name(), plan.describe());
     let speed = Speed::calibrate(1.0, 0.3)?;
-    let mut t = Table::new(&[Align::Right]);
-    let mut head = vec!["index".to_string()];
-    head.extend(plan.axis_names().iter().cloned());
-    head.extend(["sim_s".to_string(), "est_cpu_s".to_string()]);
-    t.header(&head);
-    let mut bad = Vec::new();
-    let mut total = Cost::default();
-    for i in 0..plan.runs {
-        let run = plan.run(i)?;
-        let mut row = vec![i.to_string()];
-        row.extend(run.axes.iter().map(|(_, v)| display(v)));
-        match run.load() {
-            Ok(checked) => {
-                let c = estimate(&checked);
-                total = total + c;
-                // Durations are whole nanoseconds: three decimals show every one that is written
-                // in milliseconds, without float noise.
-                row.push(format!("{}", (c.sim_s * 1e3).round() / 1e3));
-                row.push(format!("{:.2}", speed.cpu_s(&c)));
-            }
-            Err(e) => {
-                bad.push(format!("run {i} ({}): {e}", run.label()));
-                row.extend(["-".to_string(), "-".to_string()]);
-            }
-        }
-        t.row(row);
-    }
-    print!("{}", t.render());
+    let PlanTable { text, bad, total } = plan_table(&plan, &speed)?;
+    print!("{text}");
     let loaded = plan.runs - bad.len() as u64;
     println!("{}", describe(&total, loaded, &speed, cores()));
     if !bad.is_empty() && !a.check {
@@ -448,18 +413,6 @@ fn collect_dir(a: CollectArgs) -> Result<()> {
 
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(p).with_context(|| format!("resolving {}", p.display()))
-}
-
-/// A word for a POSIX shell: as it is when it is plain, else in single quotes.
-fn shell_word(s: &str) -> String {
-    let plain = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain && !s.is_empty() {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 /// `sweep run --engine lab`: each run is `longhaul lab` on its scenario and overrides.
