@@ -262,6 +262,19 @@ pub enum KeyError {
         /// The key the receiver presented.
         got: PublicKey,
     },
+    /// This end needs a key pair and its key file does not exist.
+    #[error(
+        "the {role} needs a key pair and there is none at {}: run `longhaul keygen` (or \
+         pass --identity FILE); to send without authentication on a closed test network, \
+         start both ends with --insecure",
+        path.display()
+    )]
+    NoKeyPair {
+        /// `sender` or `receiver`.
+        role: String,
+        /// Where the key file was looked for.
+        path: PathBuf,
+    },
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> KeyError + '_ {

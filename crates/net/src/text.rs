@@ -4,9 +4,10 @@
 
 use crate::keys::PublicKey;
 use crate::path::{Printable, STAGING_DIR};
-use crate::recv::{FileOutcome, Received};
+use crate::recv::{FileOutcome, Received, Receiver};
 use crate::send::{Outcome, Progress, SendReport};
 use crate::store::{self, StalePart};
+use crate::NetError;
 use longhaul_proto::{SendState, SendTimes, Stats};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -246,4 +247,67 @@ pub fn stale_parts_note(dir: &Path) -> Option<String> {
         dir.join(STAGING_DIR).display(),
         dir.display()
     ))
+}
+
+/// `recv --clean-parts DAYS`: removes the part files in `dir` nothing wrote for `days` days,
+/// telling `out` of each and of the total.
+pub fn clean_parts(dir: &Path, days: u64, out: &mut dyn FnMut(String)) -> Result<(), NetError> {
+    let age = Duration::from_secs(days.saturating_mul(86_400));
+    let shown = dir.join(STAGING_DIR);
+    let stale = store::stale_parts(dir, age)
+        .map_err(|e| NetError::File(format!("listing the part files in {}", shown.display()), e))?;
+    let (mut removed, mut freed) = (0, 0);
+    for p in &stale {
+        let name = part_name(p);
+        let days_old = p.age.as_secs() / 86_400;
+        let gone = store::remove_part(dir, p)
+            .map_err(|e| NetError::File(format!("removing the part file of {name}"), e))?;
+        if gone {
+            out(format!(
+                "removed {name}: {} unwritten for {days_old} days",
+                bytes(p.bytes)
+            ));
+            removed += 1;
+            freed += p.bytes;
+        } else {
+            out(format!("kept {name}: a receiver is writing it now"));
+        }
+    }
+    out(format!(
+        "{removed} part file(s) unwritten for {days} days or more removed from {} ({} freed)",
+        shown.display(),
+        bytes(freed)
+    ));
+    Ok(())
+}
+
+/// What a bound receiver says before serving: where it stores, its address and offloads, and
+/// a note when the kernel granted a socket receive buffer too small for a busy receiver.
+pub fn receiver_lines(r: &Receiver, discard: bool) -> Vec<String> {
+    let (gso, gro) = r.offloads();
+    let on = |b: bool| if b { "on" } else { "off" };
+    let into = if discard {
+        "nowhere (--discard: verified, then dropped)".to_string()
+    } else {
+        r.dir().display().to_string()
+    };
+    let mut out = vec![format!(
+        "receiving into {into} on UDP {} (GSO {}, GRO {}, receiving thread {})",
+        r.local_addr(),
+        on(gso),
+        on(gro),
+        on(r.has_recv_thread())
+    )];
+    // Linux doubles what it grants for bookkeeping, and caps the request at
+    // net.core.rmem_max unless the process may override it (root).
+    if r.recv_buffer() < 2 * crate::socket::SOCKET_BUFFER {
+        out.push(format!(
+            "note: the socket receive buffer is {} (net.core.rmem_max caps it); a receiver busy \
+             writing to disk drops what does not fit, which the sender takes as loss. Raise it: \
+             sysctl -w net.core.rmem_max={} (`longhaul tune` prints the host's settings)",
+            bytes(r.recv_buffer() as u64),
+            2 * crate::socket::SOCKET_BUFFER
+        ));
+    }
+    out
 }

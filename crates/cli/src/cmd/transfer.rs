@@ -11,21 +11,21 @@ use clap::Args;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
 use longhaul_net::destination::Destination;
-use longhaul_net::keys::{self, KeyPair, PublicKey};
+use longhaul_net::keys::{KeyPair, PublicKey};
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::text::{
-    bits_per_s, bytes, file_line, part_name, send_summary, session_lines, stale_parts_note,
-    ProgressLines,
+    bits_per_s, bytes, clean_parts, file_line, receiver_lines, send_summary, session_lines,
+    stale_parts_note, ProgressLines,
 };
 use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::Security;
 use longhaul_proto::Config;
-use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -370,7 +370,7 @@ fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)>
         eprintln!("{INSECURE_WARNING}");
         return Ok((Security::Off, None));
     }
-    let pair = own_key_pair(&a.transport, "sender")?;
+    let pair = trust::own_key_pair(a.transport.identity.as_deref(), "sender")?;
     Ok(trust::sender_security(
         &pair,
         a.peer_key,
@@ -380,60 +380,12 @@ fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)>
     )?)
 }
 
-/// This end's key pair: `--identity FILE`, or the default one `longhaul keygen` writes.
-fn own_key_pair(t: &TransportArgs, role: &str) -> Result<KeyPair> {
-    let path = match &t.identity {
-        Some(p) => p.clone(),
-        None => keys::default_private_key()?,
-    };
-    if !path.exists() {
-        bail!(
-            "the {role} needs a key pair and there is none at {}: run `longhaul keygen` (or \
-             pass --identity FILE); to send without authentication on a closed test network, \
-             start both ends with --insecure",
-            path.display()
-        );
-    }
-    Ok(keys::read_private_key(&path)?)
-}
-
-/// `recv --clean-parts DAYS`: remove the part files nothing wrote for DAYS days, listing each.
-fn clean_parts(dir: &Path, days: u64) -> Result<()> {
-    let age = Duration::from_secs(days.saturating_mul(86_400));
-    let shown = dir.join(longhaul_net::path::STAGING_DIR);
-    let stale = longhaul_net::store::stale_parts(dir, age)
-        .with_context(|| format!("listing the part files in {}", shown.display()))?;
-    let (mut removed, mut freed) = (0, 0);
-    for p in &stale {
-        let name = part_name(p);
-        let days_old = p.age.as_secs() / 86_400;
-        if longhaul_net::store::remove_part(dir, p)
-            .with_context(|| format!("removing the part file of {name}"))?
-        {
-            eprintln!(
-                "removed {name}: {} unwritten for {days_old} days",
-                bytes(p.bytes)
-            );
-            removed += 1;
-            freed += p.bytes;
-        } else {
-            eprintln!("kept {name}: a receiver is writing it now");
-        }
-    }
-    eprintln!(
-        "{removed} part file(s) unwritten for {days} days or more removed from {} ({} freed)",
-        shown.display(),
-        bytes(freed)
-    );
-    Ok(())
-}
-
 pub fn recv(a: RecvArgs) -> Result<()> {
     if a.max_sessions == 0 || a.max_per_source == 0 {
         bail!("--max-sessions and --max-per-source must be at least 1");
     }
     if let Some(days) = a.clean_parts {
-        return clean_parts(&a.dir, days);
+        return Ok(clean_parts(&a.dir, days, &mut |l| eprintln!("{l}"))?);
     }
     let (security, own_key) = receiver_trust(&a)?;
     let config = a.transport.config(security)?;
@@ -461,42 +413,14 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         bytes(a.transport.window),
         bytes(a.transport.window.saturating_mul(a.max_sessions as u64))
     );
-    let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
-    let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
-    let mut r = match a.bind {
-        Some(ip) => Receiver::bind(SocketAddr::new(ip, a.port), options)?,
-        // A host without IPv6 listens on IPv4 alone.
-        None => Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))?,
-    };
+    let mut r = Receiver::bind_port(a.bind, a.port, options)?;
     let stop = stop_flag();
     if a.launched.exit_on_eof {
         remote::stop_on_eof(stop.clone());
     }
-    let (gso, gro) = r.offloads();
-    let on = |b: bool| if b { "on" } else { "off" };
-    let into = if a.discard {
-        "nowhere (--discard: verified, then dropped)".to_string()
-    } else {
-        r.dir().display().to_string()
-    };
-    eprintln!(
-        "receiving into {into} on UDP {} (GSO {}, GRO {}, receiving thread {})",
-        r.local_addr(),
-        on(gso),
-        on(gro),
-        on(r.has_recv_thread())
-    );
-    // Linux doubles what it grants for bookkeeping, and caps the request at
-    // net.core.rmem_max unless the process may override it (root).
-    if r.recv_buffer() < 2 * longhaul_net::socket::SOCKET_BUFFER {
-        eprintln!(
-            "note: the socket receive buffer is {} (net.core.rmem_max caps it); a receiver busy \
-             writing to disk drops what does not fit, which the sender takes as loss. Raise it: \
-             sysctl -w net.core.rmem_max={} (`longhaul tune` prints the host's settings)",
-            bytes(r.recv_buffer() as u64),
-            2 * longhaul_net::socket::SOCKET_BUFFER
-        );
-    }
+    receiver_lines(&r, a.discard)
+        .iter()
+        .for_each(|l| eprintln!("{l}"));
     if !a.discard {
         if let Some(note) = stale_parts_note(&a.dir) {
             eprintln!("{note}");
@@ -567,7 +491,7 @@ fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
     let pair = if a.identity_ephemeral {
         KeyPair::generate()?
     } else {
-        own_key_pair(&a.transport, "receiver")?
+        trust::own_key_pair(a.transport.identity.as_deref(), "receiver")?
     };
     let (security, allowed) =
         trust::receiver_security(&pair, &a.authorize_key, a.authorized_keys.as_deref())?;
