@@ -110,6 +110,16 @@ pub fn all() -> Vec<Builtin> {
     ]
 }
 
+/// `longhaul lab --list`: a table of the built-ins (name, file, what each shows) and how to
+/// run one.
+pub fn listing() -> String {
+    let mut out = format!("{:<10} {:<40} about\n", "name", "file");
+    for b in all() {
+        out += &format!("{:<10} {:<40} {}\n", b.name, b.path, b.about);
+    }
+    out + "\nrun one with `sudo longhaul lab NAME [--variant LABEL] [--report DIR]`\n"
+}
+
 /// The built-in called `name`.
 pub fn find(name: &str) -> Option<Builtin> {
     all().into_iter().find(|b| b.name == name)

@@ -429,6 +429,36 @@ pub fn check_comment(comment: &str) -> Result<(), KeyError> {
     Ok(())
 }
 
+/// What `longhaul keygen` says after writing a key pair: where the files are, the public key
+/// line and its fingerprint, and what to do with them (`authorized`: this host's
+/// authorized_keys file, as shown).
+pub fn created_text(
+    path: &Path,
+    pub_path: &Path,
+    public: &PublicKey,
+    comment: Option<&str>,
+    authorized: &str,
+) -> String {
+    format!(
+        "Private key: {} (mode 0600; keep it secret)\n\
+         Public key:  {}\n\
+         \n\
+         {}\n\
+         fingerprint {}\n\
+         \n\
+         Next:\n  \
+         - To send from this host: append the line above to\n    \
+         ~/.longhaul/authorized_keys on each receiving host.\n  \
+         - To receive on this host: append each sender's public key line to\n    \
+         {authorized}.\n    \
+         Senders record this host's key on first contact (their ~/.longhaul/known_hosts).",
+        path.display(),
+        pub_path.display(),
+        public.to_line(comment),
+        public.fingerprint()
+    )
+}
+
 /// `user@host`, the comment `longhaul keygen` gives a key by default, as ssh-keygen does.
 pub fn default_comment() -> Option<String> {
     let user = std::env::var("USER").ok().filter(|u| !u.is_empty());

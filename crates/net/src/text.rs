@@ -311,3 +311,15 @@ pub fn receiver_lines(r: &Receiver, discard: bool) -> Vec<String> {
     }
     out
 }
+
+/// What a receiver's session limits cost at most: each session holds at most its window of
+/// out-of-order data.
+pub fn buffers_line(max_sessions: usize, per_source: usize, window: u64) -> String {
+    format!(
+        "at most {} sessions ({} per address) × {} window = {} of receive buffers",
+        max_sessions,
+        per_source,
+        bytes(window),
+        bytes(window.saturating_mul(max_sessions as u64))
+    )
+}

@@ -76,25 +76,7 @@ fn load(spec: &str, params: &[String], name: Option<String>) -> Result<()> {
     let algorithm = Algorithm::parse(&algorithm)?;
     let params = ParamValues::from_settings(algorithm, &settings)?;
     let loaded = loader::load(&LoadOptions { params, name })?;
-    let params = loaded
-        .params
-        .map(|p| p.to_string())
-        .unwrap_or_else(|| "?".into());
-    println!(
-        "loaded {} as `{}` ({}), pinned at {}",
-        loaded.algorithm,
-        loaded.name,
-        if params.is_empty() {
-            "no parameters".to_string()
-        } else {
-            params
-        },
-        loaded.pin_dir.display()
-    );
-    println!(
-        "use it with: sysctl net.ipv4.tcp_congestion_control={0}  or  setsockopt(TCP_CONGESTION, \"{0}\")",
-        loaded.name
-    );
+    println!("{}", loaded.describe());
     Ok(())
 }
 

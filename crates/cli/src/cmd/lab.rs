@@ -81,11 +81,7 @@ fn coalesce_ns(s: &str) -> Result<u64> {
 
 pub fn run(args: LabArgs) -> Result<()> {
     if args.list {
-        println!("{:<10} {:<40} about", "name", "file");
-        for b in builtin::all() {
-            println!("{:<10} {:<40} {}", b.name, b.path, b.about);
-        }
-        println!("\nrun one with `sudo longhaul lab NAME [--variant LABEL] [--report DIR]`");
+        print!("{}", builtin::listing());
         return Ok(());
     }
     let target = args.target.clone().expect("clap requires it");

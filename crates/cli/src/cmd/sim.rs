@@ -8,8 +8,9 @@ use crate::units::parse_duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use longhaul_metrics::report::{summary_table, write_html_report};
-use longhaul_sim::{run_on, Outcome, Progress, Scenario};
-use std::io::{IsTerminal, Write};
+use longhaul_sim::progress_bar::ProgressBar;
+use longhaul_sim::{run_on, Outcome, Scenario};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -127,71 +128,4 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
         serde_json::to_string_pretty(&o.details())?.as_bytes(),
     )?;
     Ok(())
-}
-
-/// A one-line progress display: simulated time, events per wall second, and the ETA.
-struct ProgressBar {
-    enabled: bool,
-    started: Instant,
-    last_draw: f64,
-}
-
-impl ProgressBar {
-    fn new(enabled: bool) -> Self {
-        ProgressBar {
-            enabled,
-            started: Instant::now(),
-            last_draw: -1.0,
-        }
-    }
-
-    fn update(&mut self, p: &Progress) {
-        if !self.enabled {
-            return;
-        }
-        let wall = self.started.elapsed().as_secs_f64();
-        if wall - self.last_draw < 0.2 {
-            return;
-        }
-        self.last_draw = wall;
-        let frac = (p.sim_ns as f64 / p.duration_ns.max(1) as f64).clamp(0.0, 1.0);
-        let width = 30;
-        let filled = (frac * width as f64) as usize;
-        let eta = if frac > 0.0 {
-            wall * (1.0 - frac) / frac
-        } else {
-            f64::NAN
-        };
-        eprint!(
-            "\r[{}{}] {:.1}/{:.1} s simulated  {:.1} M events/s  {:.1} M pkt-hops/s  ETA {}   ",
-            "#".repeat(filled),
-            "-".repeat(width - filled),
-            p.sim_ns as f64 / 1e9,
-            p.duration_ns as f64 / 1e9,
-            p.events as f64 / wall.max(1e-9) / 1e6,
-            p.packets as f64 / wall.max(1e-9) / 1e6,
-            if eta.is_finite() {
-                format!("{eta:.0} s")
-            } else {
-                "-".into()
-            },
-        );
-        let _ = std::io::stderr().flush();
-    }
-
-    fn finish(&mut self, o: &Outcome, wall: f64) {
-        if !self.enabled {
-            return;
-        }
-        eprintln!(
-            "\r{:<120}\rsimulated {:.1} s in {:.1} s wall ({:.0}× real time), {:.1} M events/s, {} thread{}",
-            "",
-            o.summary.duration_s,
-            wall,
-            o.summary.duration_s / wall.max(1e-9),
-            o.events as f64 / wall.max(1e-9) / 1e6,
-            o.threads,
-            if o.threads == 1 { "" } else { "s" }
-        );
-    }
 }

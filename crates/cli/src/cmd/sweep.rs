@@ -5,13 +5,13 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use longhaul_sweep::collect::{collect, csv, jsonl, long_csv, table};
+use longhaul_sweep::collect::{collect, table, write_results};
 use longhaul_sweep::cost::{describe, plan_table, PlanTable, Speed};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
-use longhaul_sweep::slurm::{script, submit, SlurmOptions};
+use longhaul_sweep::slurm::{prepare, submit, Prepared, SlurmOptions};
 use longhaul_sweep::store::SweepDir;
-use longhaul_sweep::tasks::{missing, Tasks};
+use longhaul_sweep::tasks::Tasks;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -314,13 +314,6 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let todo = missing(&plan, &dir)?;
-    let count: u64 = todo.iter().map(|r| r.end - r.start).sum();
-    let finished = plan.runs - count;
-    if count == 0 {
-        println!("all {} runs are finished: nothing to submit", plan.runs);
-        return Ok(());
-    }
     // The tasks start in another directory, on another machine: absolute paths only.
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
@@ -337,21 +330,15 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         longhaul,
         allow_large: a.allow_large,
     };
-    let shape = opts.shape(count);
-    let tasks = Tasks::new(&plan, &todo, shape.chunk);
-    let tasks_file = out.join("slurm").join(tasks.file_name());
-    // The script first: a value it refuses leaves no tasks file behind.
-    let text = script(plan.name(), count, plan.runs, &tasks_file, &out, &opts)?;
-    tasks.write(&dir)?;
-    let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
-    let what = format!(
-        "{} runs ({finished} finished) as {} task{} of {} run{}",
-        plan.runs,
-        shape.tasks,
-        if shape.tasks == 1 { "" } else { "s" },
-        shape.chunk,
-        if shape.chunk == 1 { "" } else { "s" }
-    );
+    let Some(Prepared {
+        script: path,
+        tasks_file,
+        what,
+    }) = prepare(&plan, &dir, &out, &opts)?
+    else {
+        println!("all {} runs are finished: nothing to submit", plan.runs);
+        return Ok(());
+    };
     if a.dry_run {
         println!(
             "wrote {} ({what}, listed in {}); submit it with: sbatch {}",
@@ -374,39 +361,14 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
 fn collect_dir(a: CollectArgs) -> Result<()> {
     let dir = SweepDir::open(&a.dir)?;
     let c = collect(&dir)?;
-    let title = format!("sweep {}", dir.stamp.name);
-    let mut written = vec![
-        dir.write_file("results.csv", csv(&c)?.as_bytes())?,
-        dir.write_file("results.jsonl", jsonl(&c).as_bytes())?,
-    ];
-    if a.long {
-        written.push(dir.write_file("results-long.csv", long_csv(&c)?.as_bytes())?);
-    }
-    written.push(dir.write_file(
-        "report.html",
-        longhaul_sweep::report::html(&c, &title)?.as_bytes(),
-    )?);
+    let written = write_results(&dir, &c, a.long)?;
     if !a.quiet {
         print!("{}", longhaul_sweep::report::controller_table(&c));
     }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("collected {}: {}", c.describe(), names.join(", "));
-    if c.others > 0 {
-        eprintln!(
-            "note: {}/runs also holds {} result{} of runs outside this plan, kept: `sweep run` \
-             with a sweep file that has them makes it the directory's plan again",
-            a.dir.display(),
-            c.others,
-            if c.others == 1 { "" } else { "s" }
-        );
-    }
-    if !c.missing.is_empty() {
-        eprintln!(
-            "note: {} run{} without a result; `longhaul sweep run` on the same file and \
-             directory runs only those",
-            c.missing.len(),
-            if c.missing.len() == 1 { " is" } else { "s are" }
-        );
+    for note in c.notes(&a.dir) {
+        eprintln!("{note}");
     }
     Ok(())
 }

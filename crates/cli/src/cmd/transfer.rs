@@ -17,7 +17,7 @@ use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::text::{
-    bits_per_s, bytes, clean_parts, file_line, receiver_lines, send_summary, session_lines,
+    bits_per_s, buffers_line, clean_parts, file_line, receiver_lines, send_summary, session_lines,
     stale_parts_note, ProgressLines,
 };
 use longhaul_net::trust;
@@ -405,18 +405,14 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         recv_thread: a.recv_thread.choice(),
         sender_name: ssh_user_identity(&a)?,
     };
-    // Each session holds at most its window of out-of-order data.
     eprintln!(
-        "at most {} sessions ({} per address) × {} window = {} of receive buffers",
-        a.max_sessions,
-        a.max_per_source,
-        bytes(a.transport.window),
-        bytes(a.transport.window.saturating_mul(a.max_sessions as u64))
+        "{}",
+        buffers_line(a.max_sessions, a.max_per_source, a.transport.window)
     );
     let mut r = Receiver::bind_port(a.bind, a.port, options)?;
     let stop = stop_flag();
     if a.launched.exit_on_eof {
-        remote::stop_on_eof(stop.clone());
+        ssh::stop_on_eof(stop.clone());
     }
     receiver_lines(&r, a.discard)
         .iter()
