@@ -323,3 +323,21 @@ pub fn buffers_line(max_sessions: usize, per_source: usize, window: u64) -> Stri
         bytes(window.saturating_mul(max_sessions as u64))
     )
 }
+
+/// The sender's first line: how many paths go where, with which congestion control (`cc` as
+/// given), MTU, window and rate cap.
+pub fn sending_line(
+    paths: usize,
+    peer: SocketAddr,
+    cc: &str,
+    mtu: u32,
+    window: u64,
+    rate_limit: Option<f64>,
+) -> String {
+    format!(
+        "sending {paths} path(s) to {peer} with {cc} (MTU {mtu}, window {window} B{})",
+        rate_limit
+            .map(|r| format!(", limit {}", bits_per_s(r)))
+            .unwrap_or_default()
+    )
+}

@@ -270,6 +270,30 @@ pub struct PlanTable {
     pub total: Cost,
 }
 
+impl PlanTable {
+    /// Without `--check`: a note that the runs that cannot run as planned are not counted
+    /// (`None` when every run can).
+    pub fn note(&self) -> Option<String> {
+        let n = self.bad.len();
+        (n > 0).then(|| {
+            format!(
+                "note: {n} run{} cannot run as planned and {} not counted (`--check` lists them)",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            )
+        })
+    }
+
+    /// With `--check`: why the plan of `runs` runs is refused when some cannot run as planned.
+    pub fn refusal(&self, runs: u64) -> String {
+        format!(
+            "{} of {runs} runs cannot run as planned (above); change the axes so that these \
+             combinations are left out, e.g. by a [[zip]] group",
+            self.bad.len()
+        )
+    }
+}
+
 /// Every run of `plan` with its estimated cost on a machine of `speed`.
 pub fn plan_table(plan: &crate::plan::Plan, speed: &Speed) -> Result<PlanTable> {
     use longhaul_metrics::report::{Align, Table};

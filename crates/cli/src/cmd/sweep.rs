@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use longhaul_sweep::collect::{collect, table, write_results};
-use longhaul_sweep::cost::{describe, plan_table, PlanTable, Speed};
+use longhaul_sweep::cost::{describe, plan_table, Speed};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
 use longhaul_sweep::slurm::{prepare, submit, Prepared, SlurmOptions};
@@ -205,29 +205,19 @@ fn plan(a: PlanArgs) -> Result<()> {
     }
     println!("{}: {}", plan.name(), plan.describe());
     let speed = Speed::calibrate(1.0, 0.3)?;
-    let PlanTable { text, bad, total } = plan_table(&plan, &speed)?;
-    print!("{text}");
-    let loaded = plan.runs - bad.len() as u64;
-    println!("{}", describe(&total, loaded, &speed, cores()));
-    if !bad.is_empty() && !a.check {
-        eprintln!(
-            "note: {} run{} cannot run as planned and {} not counted (`--check` lists them)",
-            bad.len(),
-            if bad.len() == 1 { "" } else { "s" },
-            if bad.len() == 1 { "is" } else { "are" }
-        );
-        return Ok(());
-    }
-    if !bad.is_empty() {
-        for b in &bad {
+    let table = plan_table(&plan, &speed)?;
+    print!("{}", table.text);
+    let loaded = plan.runs - table.bad.len() as u64;
+    println!("{}", describe(&table.total, loaded, &speed, cores()));
+    if !a.check {
+        if let Some(note) = table.note() {
+            eprintln!("{note}");
+        }
+    } else if !table.bad.is_empty() {
+        for b in &table.bad {
             eprintln!("{b}");
         }
-        bail!(
-            "{} of {} runs cannot run as planned (above); change the axes so that these \
-             combinations are left out, e.g. by a [[zip]] group",
-            bad.len(),
-            plan.runs
-        );
+        bail!(table.refusal(plan.runs));
     }
     Ok(())
 }
@@ -239,21 +229,7 @@ fn is_tasks_file(file: &Path) -> bool {
 
 fn run_sweep(a: RunArgs) -> Result<()> {
     let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
-        if a.chunk.is_some() {
-            bail!(
-                "{}: a tasks file fixes each task's runs; drop --chunk",
-                a.file.display()
-            );
-        }
-        let tasks = Tasks::load(&a.file)?;
-        let plan = Plan::from_stamp(tasks.plan.clone(), &a.file, a.allow_large)?;
-        plan.check_scenarios()?;
-        let dir = SweepDir::join(&a.out, &plan.stamp)?;
-        let indices = match a.index {
-            Some(t) => tasks.task(t, &a.file)?,
-            None => tasks.all().collect(),
-        };
-        (plan, dir, indices)
+        Tasks::work(&a.file, &a.out, a.index, a.chunk, a.allow_large)?
     } else {
         let plan = Plan::load(&a.file, a.allow_large)?;
         let text = std::fs::read_to_string(&a.file).ok();

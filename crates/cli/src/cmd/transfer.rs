@@ -17,8 +17,8 @@ use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::text::{
-    bits_per_s, buffers_line, clean_parts, file_line, receiver_lines, send_summary, session_lines,
-    stale_parts_note, ProgressLines,
+    buffers_line, clean_parts, file_line, receiver_lines, send_summary, sending_line,
+    session_lines, stale_parts_note, ProgressLines,
 };
 use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
@@ -290,16 +290,9 @@ pub fn send(a: SendArgs) -> Result<()> {
         None => longhaul_net::resolve(to).map_err(|e| anyhow!(e))?,
     };
     if !a.json {
-        eprintln!(
-            "sending {} path(s) to {peer} with {} (MTU {}, window {} B{})",
-            paths.len(),
-            a.transport.cc,
-            a.transport.mtu,
-            a.transport.window,
-            a.rate_limit
-                .map(|r| format!(", limit {}", bits_per_s(r)))
-                .unwrap_or_default()
-        );
+        let (t, rate) = (&a.transport, a.rate_limit);
+        let line = sending_line(paths.len(), peer, &t.cc, t.mtu, t.window, rate);
+        eprintln!("{line}");
     }
     let mut lines = ProgressLines::default();
     let json = a.json;
