@@ -145,6 +145,81 @@ pub struct Totals {
     pub utilization: f64,
 }
 
+/// A slow-start threshold for people: `-` while there is none yet.
+fn ssthresh_text(s: f64) -> String {
+    if s >= crate::controller::INFINITE_SSTHRESH {
+        "-".to_string()
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// Milliseconds of an RTT sample, NaN without one.
+fn rtt_ms(d: Option<Duration>) -> f64 {
+    d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+}
+
+/// `longhaul cc trace --csv`: a header, then one line per sample (in-flight in packets of
+/// `mss` bytes).
+pub fn trace_csv(samples: &[Sample], mss: u32) -> String {
+    let mut out = String::from(
+        "t_s,cwnd_pkts,ssthresh_pkts,inflight_pkts,rtt_ms,queue_pkts,throughput_mbps,pacing_mbps,phase\n",
+    );
+    for s in samples {
+        out += &format!(
+            "{:.3},{:.2},{},{},{:.3},{},{:.3},{},{}\n",
+            s.t.as_secs_f64(),
+            s.cwnd,
+            ssthresh_text(s.ssthresh),
+            s.in_flight / mss as u64,
+            rtt_ms(s.rtt),
+            s.queue,
+            s.throughput_bps / 1e6,
+            s.pacing_rate
+                .map_or(String::new(), |r| format!("{:.3}", r as f64 * 8.0 / 1e6)),
+            s.phase
+        );
+    }
+    out
+}
+
+/// `longhaul cc trace`'s table: a header, then one row per sample (in-flight in packets of
+/// `mss` bytes).
+pub fn trace_table(samples: &[Sample], mss: u32) -> String {
+    let mut out = format!(
+        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>7} {:>10}  phase\n",
+        "t (s)", "cwnd", "ssthresh", "inflight", "rtt (ms)", "queue", "Mb/s"
+    );
+    for s in samples {
+        out += &format!(
+            "{:>8.2} {:>10.1} {:>10} {:>9} {:>9.2} {:>7} {:>10.2}  {}\n",
+            s.t.as_secs_f64(),
+            s.cwnd,
+            ssthresh_text(s.ssthresh),
+            s.in_flight / mss as u64,
+            rtt_ms(s.rtt),
+            s.queue,
+            s.throughput_bps / 1e6,
+            s.phase
+        );
+    }
+    out
+}
+
+impl Totals {
+    /// The last line of `longhaul cc trace`'s table: throughput, utilization, drops, timeouts.
+    pub fn line(&self) -> String {
+        format!(
+            "# {:.1} Mb/s, utilization {:.1} % (net of 40-byte headers), {} queue drops, {} random drops, {} timeouts",
+            self.throughput_bps / 1e6,
+            self.utilization * 100.0,
+            self.queue_drops,
+            self.random_drops,
+            self.rtos
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// A packet reaches the receiver.

@@ -33,6 +33,44 @@ impl fmt::Debug for Algorithm {
     }
 }
 
+impl Algorithm {
+    /// Its entry in `longhaul cc list`: name and summary, source, one line per parameter
+    /// (default, unit, allowed values, help) and per preset, then a blank line.
+    pub fn describe(&self) -> String {
+        use crate::params::ParamKind;
+        let mut out = format!("{:<10} {}\n", self.name, self.summary);
+        out += &format!("{:<10} source: {}\n", "", self.source);
+        for p in self.params {
+            let unit = if p.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", p.unit)
+            };
+            let range = match p.kind {
+                ParamKind::Float { .. } | ParamKind::Int { .. } | ParamKind::Choice(_) => {
+                    format!(" ({})", p.allowed())
+                }
+                ParamKind::Bool => String::new(),
+            };
+            out += &format!(
+                "{:<12}{}={}{}{}  {}\n",
+                "", p.name, p.default, unit, range, p.help
+            );
+        }
+        for pr in self.presets {
+            let vals: Vec<String> = pr.values.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out += &format!(
+                "{:<12}preset={} [{}]  {}\n",
+                "",
+                pr.name,
+                vals.join(","),
+                pr.help
+            );
+        }
+        out + "\n"
+    }
+}
+
 /// Every algorithm, in the order `longhaul cc list` shows them.
 pub fn algorithms() -> &'static [Algorithm] {
     crate::algorithms::ALL

@@ -451,6 +451,24 @@ impl Algorithm {
         }
     }
 
+    /// Its entry in `longhaul kernel algorithms`: name and summary, then one line per
+    /// parameter (default, unit, range, help).
+    pub fn describe(self) -> String {
+        let mut out = format!("{:<10} {}\n", self.name(), self.summary());
+        for p in self.params() {
+            let unit = if p.unit.is_empty() || p.unit == "bool" {
+                String::new()
+            } else {
+                format!(" {}", p.unit)
+            };
+            out += &format!(
+                "{:<12}{}={}{} [{}..{}]  {}\n",
+                "", p.name, p.default, unit, p.min, p.max, p.help
+            );
+        }
+        out
+    }
+
     /// The algorithm called `name`.
     pub fn parse(name: &str) -> Result<Algorithm, KernelError> {
         Algorithm::ALL
@@ -526,6 +544,19 @@ pub struct ParamValues {
     pub algorithm: Algorithm,
     /// Each parameter's name and value, in the order of the algorithm's [`ParamSpec`]s.
     pub values: Vec<(&'static str, f64)>,
+}
+
+/// `NAME[:key=value,…]` and the `--param` settings: the algorithm's name and every setting.
+pub fn split_spec(spec: &str, params: &[String]) -> (String, Vec<String>) {
+    let (name, inline) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut settings: Vec<String> = inline
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    settings.extend(params.iter().cloned());
+    (name.trim().to_string(), settings)
 }
 
 impl ParamValues {
@@ -779,6 +810,22 @@ fn q16(x: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `kernel load` takes algorithms as every other command does, `NAME[:key=value,…]`, and
+    /// the settings reach the same validation as `--param`.
+    #[test]
+    fn load_takes_name_colon_parameters() {
+        let (name, settings) = split_spec("fast:alpha=20,beta=20", &["gamma=0.25".into()]);
+        assert_eq!(name, "fast");
+        assert_eq!(settings, ["alpha=20", "beta=20", "gamma=0.25"]);
+        let algorithm = Algorithm::parse(&name).unwrap();
+        let v = ParamValues::from_settings(algorithm, &settings).unwrap();
+        assert!(
+            v.to_string().starts_with("alpha=20,beta=20,gamma=0.25"),
+            "{v}"
+        );
+        assert_eq!(split_spec("vegas", &[]), ("vegas".to_string(), vec![]));
+    }
 
     #[test]
     fn an_unknown_name_lists_every_algorithm() {

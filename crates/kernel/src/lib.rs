@@ -16,6 +16,7 @@
 //!   programs' read-only globals.
 //! - [`loader`]: load (register and pin), list and unload.
 //! - [`sockets`]: which sockets use which congestion control (sock_diag).
+//! - [`status`]: what `longhaul kernel list` shows of them, as a table or JSON.
 //!
 //! Kernel requirements: BTF (`/sys/kernel/btf/vmlinux`), `struct_ops` links (Linux 6.4 or later)
 //! and root (CAP_BPF + CAP_NET_ADMIN) to load.
@@ -28,6 +29,7 @@ pub mod loader;
 pub mod native;
 mod skel;
 pub mod sockets;
+pub mod status;
 
 pub use catalog::{Algorithm, ParamValues};
 pub use error::KernelError;

@@ -66,6 +66,30 @@ pub struct Loaded {
     pub pin_dir: PathBuf,
 }
 
+impl Loaded {
+    /// What `longhaul kernel load` says after loading: the name, parameters and pins, then how
+    /// to use it.
+    pub fn describe(&self) -> String {
+        let params = self
+            .params
+            .as_ref()
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "?".into());
+        format!(
+            "loaded {} as `{}` ({}), pinned at {}\n\
+             use it with: sysctl net.ipv4.tcp_congestion_control={1}  or  setsockopt(TCP_CONGESTION, \"{1}\")",
+            self.algorithm,
+            self.name,
+            if params.is_empty() {
+                "no parameters".to_string()
+            } else {
+                params
+            },
+            self.pin_dir.display()
+        )
+    }
+}
+
 /// The names in /proc/sys/net/ipv4/tcp_available_congestion_control.
 pub fn available() -> Result<Vec<String>, KernelError> {
     let text = std::fs::read_to_string(AVAILABLE).map_err(KernelError::io(AVAILABLE))?;

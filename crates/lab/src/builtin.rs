@@ -110,9 +110,84 @@ pub fn all() -> Vec<Builtin> {
     ]
 }
 
+/// `longhaul lab --list`: a table of the built-ins (name, file, what each shows) and how to
+/// run one.
+pub fn listing() -> String {
+    let mut out = format!("{:<10} {:<40} about\n", "name", "file");
+    for b in all() {
+        out += &format!("{:<10} {:<40} {}\n", b.name, b.path, b.about);
+    }
+    out + "\nrun one with `sudo longhaul lab NAME [--variant LABEL] [--report DIR]`\n"
+}
+
 /// The built-in called `name`.
 pub fn find(name: &str) -> Option<Builtin> {
     all().into_iter().find(|b| b.name == name)
+}
+
+/// What `longhaul lab TARGET` runs: a scenario's text, its file (for messages), the name it
+/// defaults to, and its variants.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The scenario file's text.
+    pub text: String,
+    /// The file, as messages name it.
+    pub file: String,
+    /// The scenario's default name (the file's stem, or the built-in's name).
+    pub stem: String,
+    /// The runs to make: one without overrides for a file, the built-in's (or the one
+    /// `variant` names) for a built-in.
+    pub variants: Vec<Variant>,
+}
+
+/// `target` as a scenario file, else as a built-in's name (a file wins over a built-in of the
+/// same name); `variant` keeps only the built-in's variant of that label.
+pub fn resolve(target: &str, variant: Option<&str>) -> Result<Target, crate::LabError> {
+    let path = std::path::Path::new(target);
+    if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::LabError::Setup {
+            what: format!("reading scenario {target}"),
+            message: e.to_string(),
+        })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        return Ok(Target {
+            text,
+            file: target.to_string(),
+            stem,
+            variants: vec![Variant {
+                label: String::new(),
+                sets: vec![],
+            }],
+        });
+    }
+    let Some(b) = find(target) else {
+        let known: Vec<_> = all().iter().map(|b| b.name).collect();
+        return Err(crate::LabError::UnknownBuiltin {
+            name: target.to_string(),
+            known: known.join(", "),
+        });
+    };
+    let mut v = b.variants.clone();
+    if let Some(only) = variant {
+        v.retain(|x| x.label == only);
+        if v.is_empty() {
+            let labels: Vec<_> = b.variants.iter().map(|x| x.label.clone()).collect();
+            return Err(crate::LabError::UnknownVariant {
+                name: b.name.to_string(),
+                variant: only.to_string(),
+                labels: labels.join(", "),
+            });
+        }
+    }
+    Ok(Target {
+        text: b.text.to_string(),
+        file: b.path.to_string(),
+        stem: b.name.to_string(),
+        variants: v,
+    })
 }
 
 #[cfg(test)]

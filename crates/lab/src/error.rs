@@ -65,6 +65,16 @@ pub enum LabError {
         /// The built-ins' names.
         known: String,
     },
+    /// `longhaul lab NAME --variant LABEL` with a label the built-in does not have.
+    #[error("built-in `{name}` has no variant `{variant}`; variants: {labels}")]
+    UnknownVariant {
+        /// The built-in.
+        name: String,
+        /// The label given.
+        variant: String,
+        /// The built-in's labels.
+        labels: String,
+    },
 }
 
 impl From<longhaul_emu::scenario::Unsupported> for LabError {

@@ -52,6 +52,33 @@ pub struct Outcome {
     pub raw: RawOutcome,
 }
 
+impl Outcome {
+    /// The report's `drops.csv`: every drop the emulator logged, both directions, with the
+    /// bottleneck's name. The emulator does not parse flows out of dropped packets: the flow
+    /// column is `-`.
+    pub fn drops_csv(&self) -> String {
+        let mut csv = String::from("time_s,link,direction,flow,reason,bytes,queue_packets\n");
+        let link = self
+            .summary
+            .links
+            .first()
+            .map(|l| l.name.clone())
+            .unwrap_or_default();
+        for (direction, log) in [
+            ("forward", &self.raw.forward_log),
+            ("reverse", &self.raw.reverse_log),
+        ] {
+            for d in &log.drops {
+                csv.push_str(&format!(
+                    "{:.9},{link},{direction},-,{},{},{}\n",
+                    d.time_s, d.reason, d.bytes, d.queue_packets
+                ));
+            }
+        }
+        csv
+    }
+}
+
 /// Runs a plan and builds its summary.
 pub fn run(
     plan: &LabPlan,

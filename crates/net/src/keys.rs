@@ -262,6 +262,19 @@ pub enum KeyError {
         /// The key the receiver presented.
         got: PublicKey,
     },
+    /// This end needs a key pair and its key file does not exist.
+    #[error(
+        "the {role} needs a key pair and there is none at {}: run `longhaul keygen` (or \
+         pass --identity FILE); to send without authentication on a closed test network, \
+         start both ends with --insecure",
+        path.display()
+    )]
+    NoKeyPair {
+        /// `sender` or `receiver`.
+        role: String,
+        /// Where the key file was looked for.
+        path: PathBuf,
+    },
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> KeyError + '_ {
@@ -414,6 +427,36 @@ pub fn check_comment(comment: &str) -> Result<(), KeyError> {
         )));
     }
     Ok(())
+}
+
+/// What `longhaul keygen` says after writing a key pair: where the files are, the public key
+/// line and its fingerprint, and what to do with them (`authorized`: this host's
+/// authorized_keys file, as shown).
+pub fn created_text(
+    path: &Path,
+    pub_path: &Path,
+    public: &PublicKey,
+    comment: Option<&str>,
+    authorized: &str,
+) -> String {
+    format!(
+        "Private key: {} (mode 0600; keep it secret)\n\
+         Public key:  {}\n\
+         \n\
+         {}\n\
+         fingerprint {}\n\
+         \n\
+         Next:\n  \
+         - To send from this host: append the line above to\n    \
+         ~/.longhaul/authorized_keys on each receiving host.\n  \
+         - To receive on this host: append each sender's public key line to\n    \
+         {authorized}.\n    \
+         Senders record this host's key on first contact (their ~/.longhaul/known_hosts).",
+        path.display(),
+        pub_path.display(),
+        public.to_line(comment),
+        public.fingerprint()
+    )
 }
 
 /// `user@host`, the comment `longhaul keygen` gives a key by default, as ssh-keygen does.

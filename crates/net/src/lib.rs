@@ -39,6 +39,7 @@
 //! - [`trust`]: whom each end trusts (a key given, `known_hosts` with trust on first use,
 //!   `authorized_keys`), as the handshake's security settings.
 //! - [`summary`]: the `-J` summaries of `send` and `recv`, as typed JSON.
+//! - [`text`]: what `send` and `recv` print for people (progress, summaries, notes).
 //! - [`keys`]: key pairs and trust, ssh-style — `longhaul keygen`'s files, the receiver's
 //!   `authorized_keys`, the sender's `known_hosts` (trust on first use), fingerprints.
 //!
@@ -68,6 +69,7 @@ pub mod socket;
 pub mod ssh;
 pub mod store;
 pub mod summary;
+pub mod text;
 pub mod trust;
 
 use std::net::SocketAddr;
@@ -86,6 +88,47 @@ pub fn io_threads_by_default() -> bool {
 
 /// The UDP port `longhaul recv` listens on by default.
 pub const DEFAULT_PORT: u16 = 5301;
+
+/// The connection settings of a real host: congestion control `cc` with `security`, packets
+/// that fill a path MTU of `mtu` bytes, receive window and send buffer of `window` bytes, an
+/// idle timeout, and bursts of [`longhaul_proto::HOST_BURST_TIME`] of the pacing rate (not a
+/// simulator's timer wake-ups of 10 packets).
+pub fn host_config(
+    cc: longhaul_cc::CcSpec,
+    security: longhaul_proto::secure::Security,
+    mtu: u32,
+    window: u64,
+    idle_timeout: Duration,
+) -> Result<longhaul_proto::Config, longhaul_proto::ConfigError> {
+    let mut c = longhaul_proto::Config::new(cc);
+    c.security = security;
+    let mss = c.mss_for(mtu);
+    c.mss = mss;
+    c.setup.mss = mss;
+    c.recv_window = window;
+    c.send_buffer = window;
+    c.idle_timeout = Some(idle_timeout);
+    c.burst_time = longhaul_proto::HOST_BURST_TIME;
+    c.validate()?;
+    Ok(c)
+}
+
+/// A receiver's address from `HOST`, `HOST:PORT` or `[IPv6]:PORT` (the port defaults to
+/// [`DEFAULT_PORT`]); the error says why not, for people.
+pub fn resolve(to: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(mut a) = to.to_socket_addrs() {
+        if let Some(a) = a.next() {
+            return Ok(a);
+        }
+    }
+    let host = to.trim_start_matches('[').trim_end_matches(']');
+    (host, DEFAULT_PORT)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {to:?} (HOST, HOST:PORT or [IPv6]:PORT): {e}"))?
+        .next()
+        .ok_or_else(|| format!("{to:?} resolves to no address"))
+}
 
 /// Why a transfer, or a receiver, stopped.
 #[derive(Debug, Error)]

@@ -654,6 +654,23 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// Binds `port` on `ip`, or without one on every IPv6 and IPv4 address (IPv4 alone on a
+    /// host without IPv6), and opens the receiving directory.
+    pub fn bind_port(
+        ip: Option<std::net::IpAddr>,
+        port: u16,
+        options: RecvOptions,
+    ) -> Result<Receiver, NetError> {
+        let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port));
+        let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, port));
+        match ip {
+            Some(ip) => Receiver::bind(SocketAddr::new(ip, port), options),
+            None => {
+                Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))
+            }
+        }
+    }
+
     /// Binds `addr` and opens the receiving directory (its staging directory is created if
     /// missing).
     pub fn bind(addr: SocketAddr, options: RecvOptions) -> Result<Receiver, NetError> {

@@ -751,6 +751,23 @@ fn choose_address(resolved: &[IpAddr], via: Option<IpAddr>) -> Option<IpAddr> {
     }
 }
 
+/// A receiver started over ssh (`recv --exit-on-eof`): sets `stop` when standard input
+/// closes, which is when the ssh session that started it ends.
+pub fn stop_on_eof(stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::io::Read;
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut input = std::io::stdin().lock();
+        loop {
+            match input.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,22 @@ impl fmt::Display for FirstContact {
     }
 }
 
+/// This end's key pair: the file `identity`, or the default one `longhaul keygen` writes
+/// ([`keys::default_private_key`]); `role` (`sender`, `receiver`) names the end when it has none.
+pub fn own_key_pair(identity: Option<&Path>, role: &str) -> Result<KeyPair, KeyError> {
+    let path = match identity {
+        Some(p) => p.to_path_buf(),
+        None => keys::default_private_key()?,
+    };
+    if !path.exists() {
+        return Err(KeyError::NoKeyPair {
+            role: role.to_string(),
+            path,
+        });
+    }
+    keys::read_private_key(&path)
+}
+
 /// The sender's security toward `host` (as the user named it): with `pair`, expecting
 /// `peer_key` if given, else the host's key in `known_hosts` (the default file when `None`),
 /// else any key, recorded on first use by the returned hook, which calls `on_first_contact`

@@ -68,3 +68,23 @@ pub const EXPERIMENTS: &[&Experiment] = &[
 pub fn experiment(name: &str) -> Option<&'static Experiment> {
     EXPERIMENTS.iter().copied().find(|e| e.name == name)
 }
+
+/// The experiments called `names`, in that order (all of them when there are none); the
+/// error names the first unknown one and lists the experiments.
+pub fn pick(names: &[String]) -> Result<Vec<&'static Experiment>, String> {
+    if names.is_empty() {
+        return Ok(EXPERIMENTS.to_vec());
+    }
+    names
+        .iter()
+        .map(|name| {
+            experiment(name).ok_or_else(|| {
+                let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
+                format!(
+                    "no experiment named `{name}`; experiments are: {} (see `longhaul reproduce --list`)",
+                    known.join(", ")
+                )
+            })
+        })
+        .collect()
+}

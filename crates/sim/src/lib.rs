@@ -20,7 +20,8 @@
 //! pending-event set holds O(links + flows) entries; packets are `Copy` structs passed by value;
 //! nothing allocates per packet; and a run whose flows share one bottleneck is split across two
 //! cores, senders on one and receivers on the other, with the same result bit for bit. See
-//! `engine` (and its `split`), `port` and `events` for the details.
+//! `engine` (and its `split`), `port` and `events` for the details; `progress_bar` is the
+//! progress line `longhaul sim` draws on a terminal.
 //!
 //! ```no_run
 //! use longhaul_sim::{run, Scenario};
@@ -38,6 +39,7 @@ pub mod engine;
 pub mod events;
 pub mod packet;
 pub mod port;
+pub mod progress_bar;
 pub mod ring;
 pub mod stall;
 pub mod summary;

@@ -122,3 +122,37 @@ pub struct Outcome {
     #[serde(skip)]
     pub trace: Option<crate::trace::Trace>,
 }
+
+impl Outcome {
+    /// The report's `drops.csv`: every logged drop (`cross` for cross traffic's packets).
+    pub fn drops_csv(&self) -> String {
+        let mut csv = String::from("time_s,link,direction,flow,reason\n");
+        for d in &self.drops {
+            let flow = d
+                .flow
+                .map(|f| f.to_string())
+                .unwrap_or_else(|| "cross".into());
+            csv.push_str(&format!(
+                "{:.9},{},{},{},{}\n",
+                d.time_s, d.link, d.direction, flow, d.reason
+            ));
+        }
+        csv
+    }
+
+    /// The report's `details.json`: per-port counters, cross traffic, unlogged drops, events,
+    /// packet-hops and (when any host stalled) the host stalls.
+    pub fn details(&self) -> serde_json::Value {
+        let mut details = serde_json::json!({
+            "ports": self.ports,
+            "cross_traffic": self.cross_traffic,
+            "drops_unlogged": self.drops_unlogged,
+            "events": self.events,
+            "packet_hops": self.packet_hops,
+        });
+        if !self.host_stalls.is_empty() {
+            details["host_stalls"] = serde_json::json!(self.host_stalls);
+        }
+        details
+    }
+}

@@ -428,6 +428,51 @@ pub fn jsonl(c: &Collected) -> String {
     out
 }
 
+/// `longhaul sweep collect`'s files in `dir`: `results.csv`, `results.jsonl`, with `long`
+/// `results-long.csv`, and `report.html`. Returns the paths written, in that order.
+pub fn write_results(dir: &SweepDir, c: &Collected, long: bool) -> Result<Vec<std::path::PathBuf>> {
+    let title = format!("sweep {}", dir.stamp.name);
+    let mut written = vec![
+        dir.write_file("results.csv", csv(c)?.as_bytes())?,
+        dir.write_file("results.jsonl", jsonl(c).as_bytes())?,
+    ];
+    if long {
+        written.push(dir.write_file("results-long.csv", long_csv(c)?.as_bytes())?);
+    }
+    written.push(dir.write_file("report.html", crate::report::html(c, &title)?.as_bytes())?);
+    Ok(written)
+}
+
+impl Collected {
+    /// Notes for people on what the collection left out: results of runs outside the plan
+    /// (kept in `shown`/runs), and runs without a result.
+    pub fn notes(&self, shown: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.others > 0 {
+            out.push(format!(
+                "note: {}/runs also holds {} result{} of runs outside this plan, kept: `sweep run` \
+                 with a sweep file that has them makes it the directory's plan again",
+                shown.display(),
+                self.others,
+                if self.others == 1 { "" } else { "s" }
+            ));
+        }
+        if !self.missing.is_empty() {
+            out.push(format!(
+                "note: {} run{} without a result; `longhaul sweep run` on the same file and \
+                 directory runs only those",
+                self.missing.len(),
+                if self.missing.len() == 1 {
+                    " is"
+                } else {
+                    "s are"
+                }
+            ));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -259,6 +259,78 @@ pub fn human_s(s: f64) -> String {
     }
 }
 
+/// `longhaul sweep plan`'s table: a row per run with its axis values, simulated seconds and
+/// estimated CPU seconds (`-` for a run that cannot run as planned).
+pub struct PlanTable {
+    /// The table, rendered.
+    pub text: String,
+    /// Why each run that cannot run as planned cannot: `run I (LABEL): ERROR`.
+    pub bad: Vec<String>,
+    /// The cost of the runs that can run.
+    pub total: Cost,
+}
+
+impl PlanTable {
+    /// Without `--check`: a note that the runs that cannot run as planned are not counted
+    /// (`None` when every run can).
+    pub fn note(&self) -> Option<String> {
+        let n = self.bad.len();
+        (n > 0).then(|| {
+            format!(
+                "note: {n} run{} cannot run as planned and {} not counted (`--check` lists them)",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            )
+        })
+    }
+
+    /// With `--check`: why the plan of `runs` runs is refused when some cannot run as planned.
+    pub fn refusal(&self, runs: u64) -> String {
+        format!(
+            "{} of {runs} runs cannot run as planned (above); change the axes so that these \
+             combinations are left out, e.g. by a [[zip]] group",
+            self.bad.len()
+        )
+    }
+}
+
+/// Every run of `plan` with its estimated cost on a machine of `speed`.
+pub fn plan_table(plan: &crate::plan::Plan, speed: &Speed) -> Result<PlanTable> {
+    use longhaul_metrics::report::{Align, Table};
+    let mut t = Table::new(&[Align::Right]);
+    let mut head = vec!["index".to_string()];
+    head.extend(plan.axis_names().iter().cloned());
+    head.extend(["sim_s".to_string(), "est_cpu_s".to_string()]);
+    t.header(&head);
+    let mut bad = Vec::new();
+    let mut total = Cost::default();
+    for i in 0..plan.runs {
+        let run = plan.run(i)?;
+        let mut row = vec![i.to_string()];
+        row.extend(run.axes.iter().map(|(_, v)| crate::spec::display(v)));
+        match run.load() {
+            Ok(checked) => {
+                let c = estimate(&checked);
+                total = total + c;
+                // Durations are whole nanoseconds: three decimals show every one that is written
+                // in milliseconds, without float noise.
+                row.push(format!("{}", (c.sim_s * 1e3).round() / 1e3));
+                row.push(format!("{:.2}", speed.cpu_s(&c)));
+            }
+            Err(e) => {
+                bad.push(format!("run {i} ({}): {e}", run.label()));
+                row.extend(["-".to_string(), "-".to_string()]);
+            }
+        }
+        t.row(row);
+    }
+    Ok(PlanTable {
+        text: t.render(),
+        bad,
+        total,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -344,6 +344,19 @@ impl Run {
             .join(" ")
     }
 
+    /// The command that runs it alone, as a POSIX shell reads it:
+    /// `longhaul sim SCENARIO --set … --set …`.
+    pub fn sim_command(&self) -> String {
+        let mut cmd = format!(
+            "longhaul sim {}",
+            shell_word(&self.scenario_path.display().to_string())
+        );
+        for s in &self.sets {
+            cmd.push_str(&format!(" --set {}", shell_word(s)));
+        }
+        cmd
+    }
+
     /// The run's identity: its scenario's content and its overrides (`config_key`).
     pub fn key(&self) -> String {
         config_key(&self.scenario_sha256, &self.sets)
@@ -616,6 +629,18 @@ fn check_values(
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A word for a POSIX shell: as it is when it is plain, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain && !s.is_empty() {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]

@@ -297,6 +297,52 @@ pub fn submit(script: &Path) -> Result<String> {
     Ok(id)
 }
 
+/// A Slurm array job written and ready to submit.
+pub struct Prepared {
+    /// The batch script (`DIR/slurm/sweep.sbatch`).
+    pub script: PathBuf,
+    /// The tasks file listing each task's runs.
+    pub tasks_file: PathBuf,
+    /// What it runs, for people: `N runs (F finished) as T tasks of C runs`.
+    pub what: String,
+}
+
+/// Writes the batch script and tasks file that run the runs of `plan` missing from `dir`,
+/// whose absolute path is `out`; `None` when every run is finished. The script comes first,
+/// so a value it refuses leaves no tasks file behind.
+pub fn prepare(
+    plan: &crate::plan::Plan,
+    dir: &crate::store::SweepDir,
+    out: &Path,
+    opts: &SlurmOptions,
+) -> Result<Option<Prepared>> {
+    let todo = crate::tasks::missing(plan, dir)?;
+    let count: u64 = todo.iter().map(|r| r.end - r.start).sum();
+    let finished = plan.runs - count;
+    if count == 0 {
+        return Ok(None);
+    }
+    let shape = opts.shape(count);
+    let tasks = crate::tasks::Tasks::new(plan, &todo, shape.chunk);
+    let tasks_file = out.join("slurm").join(tasks.file_name());
+    let text = script(plan.name(), count, plan.runs, &tasks_file, out, opts)?;
+    tasks.write(dir)?;
+    let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
+    let what = format!(
+        "{} runs ({finished} finished) as {} task{} of {} run{}",
+        plan.runs,
+        shape.tasks,
+        if shape.tasks == 1 { "" } else { "s" },
+        shape.chunk,
+        if shape.chunk == 1 { "" } else { "s" }
+    );
+    Ok(Some(Prepared {
+        script: path,
+        tasks_file,
+        what,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,6 +138,34 @@ impl Tasks {
         Ok(path)
     }
 
+    /// `longhaul sweep run TASKS.json [--index T]`: the plan the tasks file records (its
+    /// scenarios checked), the sweep directory `out` that holds its results, and the runs of
+    /// task `task` (all of them without one). A tasks file fixes each task's runs: `chunk`
+    /// is refused.
+    pub fn work(
+        file: &Path,
+        out: &Path,
+        task: Option<u64>,
+        chunk: Option<u64>,
+        allow_large: bool,
+    ) -> Result<(Plan, SweepDir, Vec<u64>)> {
+        if chunk.is_some() {
+            return Err(SweepError::Syntax {
+                file: file.to_path_buf(),
+                message: "a tasks file fixes each task's runs; drop --chunk".into(),
+            });
+        }
+        let tasks = Tasks::load(file)?;
+        let plan = Plan::from_stamp(tasks.plan.clone(), file, allow_large)?;
+        plan.check_scenarios()?;
+        let dir = SweepDir::join(out, &plan.stamp)?;
+        let indices = match task {
+            Some(t) => tasks.task(t, file)?,
+            None => tasks.all().collect(),
+        };
+        Ok((plan, dir, indices))
+    }
+
     /// Read a tasks file.
     pub fn load(path: &Path) -> Result<Tasks> {
         let text = std::fs::read_to_string(path).map_err(|source| SweepError::Read {

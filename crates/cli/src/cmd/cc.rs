@@ -4,9 +4,8 @@ use crate::units::{parse_duration, parse_rate_bps};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use longhaul_cc::bottleneck::{self, PathConfig};
-use longhaul_cc::{algorithms, vectors, CcSpec, ParamKind, Setup, INFINITE_SSTHRESH};
+use longhaul_cc::{algorithms, vectors, CcSpec, Setup};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum CcCommand {
@@ -77,36 +76,7 @@ pub fn run(cmd: CcCommand) -> Result<()> {
 
 fn list() -> Result<()> {
     for a in algorithms() {
-        println!("{:<10} {}", a.name, a.summary);
-        println!("{:<10} source: {}", "", a.source);
-        for p in a.params {
-            let unit = if p.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", p.unit)
-            };
-            let range = match p.kind {
-                ParamKind::Float { .. } | ParamKind::Int { .. } | ParamKind::Choice(_) => {
-                    format!(" ({})", p.allowed())
-                }
-                ParamKind::Bool => String::new(),
-            };
-            println!(
-                "{:<12}{}={}{}{}  {}",
-                "", p.name, p.default, unit, range, p.help
-            );
-        }
-        for pr in a.presets {
-            let vals: Vec<String> = pr.values.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            println!(
-                "{:<12}preset={} [{}]  {}",
-                "",
-                pr.name,
-                vals.join(","),
-                pr.help
-            );
-        }
-        println!();
+        print!("{}", a.describe());
     }
     Ok(())
 }
@@ -155,31 +125,8 @@ fn trace(a: TraceArgs) -> Result<()> {
     let mut cc = spec.build(&setup)?;
     let (samples, totals) =
         bottleneck::run(&path, &setup, cc.as_mut(), duration, every, &mut |_, _| {});
-    let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
-    let ss = |s: f64| {
-        if s >= INFINITE_SSTHRESH {
-            "-".to_string()
-        } else {
-            format!("{s:.1}")
-        }
-    };
     if a.csv {
-        println!("t_s,cwnd_pkts,ssthresh_pkts,inflight_pkts,rtt_ms,queue_pkts,throughput_mbps,pacing_mbps,phase");
-        for s in &samples {
-            println!(
-                "{:.3},{:.2},{},{},{:.3},{},{:.3},{},{}",
-                s.t.as_secs_f64(),
-                s.cwnd,
-                ss(s.ssthresh),
-                s.in_flight / setup.mss as u64,
-                ms(s.rtt),
-                s.queue,
-                s.throughput_bps / 1e6,
-                s.pacing_rate
-                    .map_or(String::new(), |r| format!("{:.3}", r as f64 * 8.0 / 1e6)),
-                s.phase
-            );
-        }
+        print!("{}", bottleneck::trace_csv(&samples, setup.mss));
         return Ok(());
     }
     println!(
@@ -191,31 +138,8 @@ fn trace(a: TraceArgs) -> Result<()> {
         path.buffer_packets as f64 / bdp.max(1e-9),
         a.loss
     );
-    println!(
-        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>7} {:>10}  phase",
-        "t (s)", "cwnd", "ssthresh", "inflight", "rtt (ms)", "queue", "Mb/s"
-    );
-    for s in &samples {
-        println!(
-            "{:>8.2} {:>10.1} {:>10} {:>9} {:>9.2} {:>7} {:>10.2}  {}",
-            s.t.as_secs_f64(),
-            s.cwnd,
-            ss(s.ssthresh),
-            s.in_flight / setup.mss as u64,
-            ms(s.rtt),
-            s.queue,
-            s.throughput_bps / 1e6,
-            s.phase
-        );
-    }
-    println!(
-        "# {:.1} Mb/s, utilization {:.1} % (net of 40-byte headers), {} queue drops, {} random drops, {} timeouts",
-        totals.throughput_bps / 1e6,
-        totals.utilization * 100.0,
-        totals.queue_drops,
-        totals.random_drops,
-        totals.rtos
-    );
+    print!("{}", bottleneck::trace_table(&samples, setup.mss));
+    println!("{}", totals.line());
     Ok(())
 }
 

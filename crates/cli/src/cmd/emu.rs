@@ -344,19 +344,7 @@ fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
 // Modes.
 
 fn describe(emu: &Emulator) {
-    let st = emu.state();
-    eprintln!(
-        "longhaul emu {}: pid {}, host a {} (netns {}), host b {} ({})",
-        st.mode,
-        st.pid,
-        st.addr_a,
-        st.side_a.as_deref().unwrap_or("-"),
-        st.addr_b,
-        st.side_b
-            .as_deref()
-            .map(|n| format!("netns {n}"))
-            .unwrap_or_else(|| "this host".into()),
-    );
+    eprintln!("{}", emu.state().describe());
     if let (Some(cpu), Some(hosts)) = (emu.forwarder_cpu(), emu.host_cpus()) {
         eprintln!(
             "longhaul emu: busy polling on CPU {cpu}; programs run through the emulator use CPUs \
@@ -366,37 +354,18 @@ fn describe(emu: &Emulator) {
 }
 
 /// Runs `child` (if any) until it exits, a signal arrives, or `deadline` passes.
-fn supervise(
-    mut child: Option<std::process::Child>,
-    deadline: Option<Instant>,
-) -> Result<Option<i32>> {
-    loop {
-        if let Some(sig) = wait_signal(Duration::from_millis(100)) {
-            eprintln!("longhaul emu: signal {sig}, stopping");
-            if let Some(c) = child.as_mut() {
-                // SAFETY: plain kill(2) on our own child.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-                let t = Instant::now();
-                while t.elapsed() < Duration::from_secs(2) {
-                    if c.try_wait()?.is_some() {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = c.kill();
-                let _ = c.wait();
+fn supervise(child: Option<std::process::Child>, deadline: Option<Instant>) -> Result<Option<i32>> {
+    Ok(longhaul_emu::sys::pidns::supervise(
+        child,
+        deadline,
+        &mut |d| {
+            let sig = wait_signal(d);
+            if let Some(sig) = sig {
+                eprintln!("longhaul emu: signal {sig}, stopping");
             }
-            return Ok(Some(128 + sig));
-        }
-        if let Some(c) = child.as_mut() {
-            if let Some(status) = c.try_wait()? {
-                return Ok(Some(status.code().unwrap_or(1)));
-            }
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(None);
-        }
-    }
+            sig
+        },
+    )?)
 }
 
 fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
@@ -549,16 +518,7 @@ fn list() -> Result<()> {
         println!("no emulator instances");
     }
     for s in all {
-        println!(
-            "{:>8}  {:<5}  {:<7}  a={} ({})  b={} ({})",
-            s.pid,
-            s.mode,
-            if s.alive() { "running" } else { "stale" },
-            s.addr_a,
-            s.side_a.as_deref().unwrap_or("host"),
-            s.addr_b,
-            s.side_b.as_deref().unwrap_or("host")
-        );
+        println!("{}", s.line());
     }
     Ok(())
 }

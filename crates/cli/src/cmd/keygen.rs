@@ -44,21 +44,14 @@ pub fn run(a: KeygenArgs) -> Result<()> {
             p.display().to_string()
         });
     println!(
-        "Private key: {} (mode 0600; keep it secret)",
-        path.display()
-    );
-    println!("Public key:  {}", pub_path.display());
-    println!();
-    println!("{}", pair.public.to_line(comment.as_deref()));
-    println!("fingerprint {}", pair.public.fingerprint());
-    println!();
-    println!("Next:");
-    println!("  - To send from this host: append the line above to");
-    println!("    ~/.longhaul/authorized_keys on each receiving host.");
-    println!("  - To receive on this host: append each sender's public key line to");
-    println!("    {authorized}.");
-    println!(
-        "    Senders record this host's key on first contact (their ~/.longhaul/known_hosts)."
+        "{}",
+        keys::created_text(
+            &path,
+            &pub_path,
+            &pair.public,
+            comment.as_deref(),
+            &authorized
+        )
     );
     Ok(())
 }

@@ -6,11 +6,11 @@
 //! still removes its namespaces and unloads its congestion controls.
 
 use crate::signals::{block_termination_signals, wait_signal};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
-use longhaul_lab::builtin::{self, Variant};
-use longhaul_lab::{plan_from_text, LabError, Outcome, RunOptions};
-use longhaul_metrics::report::{summary_table, write_html_report};
+use longhaul_lab::builtin::{self, Target};
+use longhaul_lab::{plan_from_text, Outcome, RunOptions};
+use longhaul_metrics::report::{summary_table, variants_table, write_html_report};
 use longhaul_metrics::summary::Summary;
 use std::path::{Path, PathBuf};
 
@@ -81,11 +81,7 @@ fn coalesce_ns(s: &str) -> Result<u64> {
 
 pub fn run(args: LabArgs) -> Result<()> {
     if args.list {
-        println!("{:<10} {:<40} about", "name", "file");
-        for b in builtin::all() {
-            println!("{:<10} {:<40} {}", b.name, b.path, b.about);
-        }
-        println!("\nrun one with `sudo longhaul lab NAME [--variant LABEL] [--report DIR]`");
+        print!("{}", builtin::listing());
         return Ok(());
     }
     let target = args.target.clone().expect("clap requires it");
@@ -93,50 +89,12 @@ pub fn run(args: LabArgs) -> Result<()> {
     if let Some(d) = &args.duration {
         sets.push(format!("duration=\"{d}\""));
     }
-    // A file wins over a built-in of the same name.
-    let (text, file, stem, variants) = if Path::new(&target).exists() {
-        let text = std::fs::read_to_string(&target)
-            .with_context(|| format!("reading scenario {target}"))?;
-        let stem = Path::new(&target)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "scenario".into());
-        (
-            text,
-            target.clone(),
-            stem,
-            vec![Variant {
-                label: String::new(),
-                sets: vec![],
-            }],
-        )
-    } else if let Some(b) = builtin::find(&target) {
-        let mut v = b.variants.clone();
-        if let Some(only) = &args.variant {
-            v.retain(|x| &x.label == only);
-            if v.is_empty() {
-                let labels: Vec<_> = b.variants.iter().map(|x| x.label.clone()).collect();
-                bail!(
-                    "built-in `{}` has no variant `{only}`; variants: {}",
-                    b.name,
-                    labels.join(", ")
-                );
-            }
-        }
-        (
-            b.text.to_string(),
-            b.path.to_string(),
-            b.name.to_string(),
-            v,
-        )
-    } else {
-        let known: Vec<_> = builtin::all().iter().map(|b| b.name).collect();
-        return Err(LabError::UnknownBuiltin {
-            name: target,
-            known: known.join(", "),
-        }
-        .into());
-    };
+    let Target {
+        text,
+        file,
+        stem,
+        variants,
+    } = builtin::resolve(&target, args.variant.as_deref())?;
     // Check every variant before running any.
     let mut plans = Vec::new();
     for v in &variants {
@@ -208,66 +166,12 @@ fn variant_dir(dir: &Path, label: &str, n: usize) -> PathBuf {
     }
 }
 
-/// One row per variant: the numbers seed 000's Table 1 reports, plus fairness.
-fn variants_table(rows: &[(String, Summary)]) -> String {
-    let mut out = format!(
-        "\n{:<12} {:>8} {:>12} {:>9} {:>9} {:>9} {:>11} {:>6}\n",
-        "variant", "util %", "thru Mb/s", "qd mean", "qd p95", "loss %", "1e15 b·m/s", "jain"
-    );
-    for (label, s) in rows {
-        let n = s.flows.len().max(1) as f64;
-        let mean = s
-            .flows
-            .iter()
-            .map(|f| f.queueing_delay_ms.mean)
-            .sum::<f64>()
-            / n;
-        let p95 = s
-            .flows
-            .iter()
-            .map(|f| f.queueing_delay_ms.p95)
-            .fold(f64::NAN, f64::max);
-        let loss = s.flows.iter().map(|f| f.loss_rate).sum::<f64>() / n;
-        out.push_str(&format!(
-            "{:<12} {:>8.1} {:>12.1} {:>6.1} ms {:>6.1} ms {:>9.4} {:>11.2} {:>6.3}\n",
-            label,
-            s.aggregate.utilization * 100.0,
-            s.aggregate.throughput_bps / 1e6,
-            mean,
-            p95,
-            loss * 100.0,
-            s.aggregate.bmps / 1e15,
-            s.aggregate.jain
-        ));
-    }
-    out
-}
-
 fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     o.summary.write(&dir.join("summary.json"))?;
     write_html_report(&o.summary, &dir.join("report.html"))?;
     longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
-    let mut csv = String::from("time_s,link,direction,flow,reason,bytes,queue_packets\n");
-    let link = o
-        .summary
-        .links
-        .first()
-        .map(|l| l.name.clone())
-        .unwrap_or_default();
-    for (direction, log) in [
-        ("forward", &o.raw.forward_log),
-        ("reverse", &o.raw.reverse_log),
-    ] {
-        for d in &log.drops {
-            // The emulator does not parse flows out of dropped packets: flow is unknown ("-").
-            csv.push_str(&format!(
-                "{:.9},{link},{direction},-,{},{},{}\n",
-                d.time_s, d.reason, d.bytes, d.queue_packets
-            ));
-        }
-    }
-    longhaul_output::write(&dir.join("drops.csv"), csv.as_bytes())?;
+    longhaul_output::write(&dir.join("drops.csv"), o.drops_csv().as_bytes())?;
     longhaul_output::write(
         &dir.join("emulator.json"),
         (serde_json::to_string_pretty(&o.raw.emulator)? + "\n").as_bytes(),

@@ -1,6 +1,7 @@
 //! The command-line side of the ssh launch (`longhaul_net::ssh`): `send`'s options for the
 //! `[user@]host:DIR` form, and `recv`'s for being started by it — announcing its port and key
-//! on standard output (`longhaul_net::announce`) and stopping when standard input closes.
+//! on standard output (`longhaul_net::announce`); `longhaul_net::ssh::stop_on_eof` stops it
+//! when standard input closes.
 
 use crate::cmd::transfer::TransportArgs;
 use crate::units::parse_duration;
@@ -9,9 +10,6 @@ use clap::Args;
 use longhaul_net::announce::Announce;
 use longhaul_net::keys::PublicKey;
 use longhaul_net::ssh::LaunchOptions;
-use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// `send`'s options for the `[user@]host:DIR` form.
@@ -95,20 +93,4 @@ pub fn announce(port: u16, key: Option<PublicKey>) -> Result<()> {
     writeln!(out, "{}", Announce::new(port, key).line())
         .and_then(|_| out.flush())
         .context("writing the announce line to standard output")
-}
-
-/// Sets `stop` when standard input reaches its end (or fails): the session that started the
-/// receiver is gone, so nobody waits for what it would do.
-pub fn stop_on_eof(stop: Arc<AtomicBool>) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        let mut input = std::io::stdin().lock();
-        loop {
-            match input.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-        }
-        stop.store(true, Ordering::Relaxed);
-    });
 }

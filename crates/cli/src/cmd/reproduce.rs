@@ -5,11 +5,11 @@
 //! progress on stderr, prints each experiment's claims table on stdout, and writes the JSON (one
 //! result summary per run, claims on each experiment's first) and HTML reports.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, Result};
 use clap::Args;
 use longhaul_reproduce::experiment::plan_name;
 use longhaul_reproduce::output::{all_summaries, claims_table, list, totals, write_reports};
-use longhaul_reproduce::{experiment, run_experiment, Event, Experiment, Plan, EXPERIMENTS};
+use longhaul_reproduce::{run_experiment, Event, Plan};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -37,28 +37,8 @@ pub struct ReproduceArgs {
     pub threads: Option<usize>,
 }
 
-fn pick(names: &[String]) -> Result<Vec<&'static Experiment>> {
-    if names.is_empty() {
-        return Ok(EXPERIMENTS.to_vec());
-    }
-    let mut picked = Vec::new();
-    for name in names {
-        match experiment(name) {
-            Some(e) => picked.push(e),
-            None => {
-                let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
-                bail!(
-                    "no experiment named `{name}`; experiments are: {} (see `longhaul reproduce --list`)",
-                    known.join(", ")
-                );
-            }
-        }
-    }
-    Ok(picked)
-}
-
 pub fn run(args: ReproduceArgs) -> Result<()> {
-    let picked = pick(&args.names)?;
+    let picked = longhaul_reproduce::pick(&args.names).map_err(|e| anyhow!(e))?;
     if args.list {
         print!("{}", list(&picked));
         return Ok(());

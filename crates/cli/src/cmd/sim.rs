@@ -8,8 +8,9 @@ use crate::units::parse_duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use longhaul_metrics::report::{summary_table, write_html_report};
-use longhaul_sim::{run_on, Outcome, Progress, Scenario};
-use std::io::{IsTerminal, Write};
+use longhaul_sim::progress_bar::ProgressBar;
+use longhaul_sim::{run_on, Outcome, Scenario};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -121,98 +122,10 @@ fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     o.summary.write(&dir.join("summary.json"))?;
     write_html_report(&o.summary, &dir.join("report.html"))?;
     longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
-    let mut csv = String::from("time_s,link,direction,flow,reason\n");
-    for d in &o.drops {
-        let flow = d
-            .flow
-            .map(|f| f.to_string())
-            .unwrap_or_else(|| "cross".into());
-        csv.push_str(&format!(
-            "{:.9},{},{},{},{}\n",
-            d.time_s, d.link, d.direction, flow, d.reason
-        ));
-    }
-    longhaul_output::write(&dir.join("drops.csv"), csv.as_bytes())?;
-    let mut details = serde_json::json!({
-        "ports": o.ports,
-        "cross_traffic": o.cross_traffic,
-        "drops_unlogged": o.drops_unlogged,
-        "events": o.events,
-        "packet_hops": o.packet_hops,
-    });
-    if !o.host_stalls.is_empty() {
-        details["host_stalls"] = serde_json::json!(o.host_stalls);
-    }
+    longhaul_output::write(&dir.join("drops.csv"), o.drops_csv().as_bytes())?;
     longhaul_output::write(
         &dir.join("details.json"),
-        serde_json::to_string_pretty(&details)?.as_bytes(),
+        serde_json::to_string_pretty(&o.details())?.as_bytes(),
     )?;
     Ok(())
-}
-
-/// A one-line progress display: simulated time, events per wall second, and the ETA.
-struct ProgressBar {
-    enabled: bool,
-    started: Instant,
-    last_draw: f64,
-}
-
-impl ProgressBar {
-    fn new(enabled: bool) -> Self {
-        ProgressBar {
-            enabled,
-            started: Instant::now(),
-            last_draw: -1.0,
-        }
-    }
-
-    fn update(&mut self, p: &Progress) {
-        if !self.enabled {
-            return;
-        }
-        let wall = self.started.elapsed().as_secs_f64();
-        if wall - self.last_draw < 0.2 {
-            return;
-        }
-        self.last_draw = wall;
-        let frac = (p.sim_ns as f64 / p.duration_ns.max(1) as f64).clamp(0.0, 1.0);
-        let width = 30;
-        let filled = (frac * width as f64) as usize;
-        let eta = if frac > 0.0 {
-            wall * (1.0 - frac) / frac
-        } else {
-            f64::NAN
-        };
-        eprint!(
-            "\r[{}{}] {:.1}/{:.1} s simulated  {:.1} M events/s  {:.1} M pkt-hops/s  ETA {}   ",
-            "#".repeat(filled),
-            "-".repeat(width - filled),
-            p.sim_ns as f64 / 1e9,
-            p.duration_ns as f64 / 1e9,
-            p.events as f64 / wall.max(1e-9) / 1e6,
-            p.packets as f64 / wall.max(1e-9) / 1e6,
-            if eta.is_finite() {
-                format!("{eta:.0} s")
-            } else {
-                "-".into()
-            },
-        );
-        let _ = std::io::stderr().flush();
-    }
-
-    fn finish(&mut self, o: &Outcome, wall: f64) {
-        if !self.enabled {
-            return;
-        }
-        eprintln!(
-            "\r{:<120}\rsimulated {:.1} s in {:.1} s wall ({:.0}× real time), {:.1} M events/s, {} thread{}",
-            "",
-            o.summary.duration_s,
-            wall,
-            o.summary.duration_s / wall.max(1e-9),
-            o.events as f64 / wall.max(1e-9) / 1e6,
-            o.threads,
-            if o.threads == 1 { "" } else { "s" }
-        );
-    }
 }

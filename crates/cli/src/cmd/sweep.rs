@@ -5,15 +5,13 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use longhaul_metrics::report::{Align, Table};
-use longhaul_sweep::collect::{collect, csv, jsonl, long_csv, table};
-use longhaul_sweep::cost::{describe, estimate, Cost, Speed};
+use longhaul_sweep::collect::{collect, table, write_results};
+use longhaul_sweep::cost::{describe, plan_table, Speed};
 use longhaul_sweep::plan::Plan;
 use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
-use longhaul_sweep::slurm::{script, submit, SlurmOptions};
-use longhaul_sweep::spec::display;
+use longhaul_sweep::slurm::{prepare, submit, Prepared, SlurmOptions};
 use longhaul_sweep::store::SweepDir;
-use longhaul_sweep::tasks::{missing, Tasks};
+use longhaul_sweep::tasks::Tasks;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -201,68 +199,25 @@ fn plan(a: PlanArgs) -> Result<()> {
     if let Some(i) = a.index {
         let run = plan.run(i)?;
         println!("run {i}: {}", run.label());
-        let mut cmd = format!(
-            "longhaul sim {}",
-            shell_word(&run.scenario_path.display().to_string())
-        );
-        for s in &run.sets {
-            cmd.push_str(&format!(" --set {}", shell_word(s)));
-        }
-        println!("{cmd}");
+        println!("{}", run.sim_command());
         println!("result: DIR/runs/{}.json", run.key());
         return Ok(());
     }
     println!("{}: {}", plan.name(), plan.describe());
     let speed = Speed::calibrate(1.0, 0.3)?;
-    let mut t = Table::new(&[Align::Right]);
-    let mut head = vec!["index".to_string()];
-    head.extend(plan.axis_names().iter().cloned());
-    head.extend(["sim_s".to_string(), "est_cpu_s".to_string()]);
-    t.header(&head);
-    let mut bad = Vec::new();
-    let mut total = Cost::default();
-    for i in 0..plan.runs {
-        let run = plan.run(i)?;
-        let mut row = vec![i.to_string()];
-        row.extend(run.axes.iter().map(|(_, v)| display(v)));
-        match run.load() {
-            Ok(checked) => {
-                let c = estimate(&checked);
-                total = total + c;
-                // Durations are whole nanoseconds: three decimals show every one that is written
-                // in milliseconds, without float noise.
-                row.push(format!("{}", (c.sim_s * 1e3).round() / 1e3));
-                row.push(format!("{:.2}", speed.cpu_s(&c)));
-            }
-            Err(e) => {
-                bad.push(format!("run {i} ({}): {e}", run.label()));
-                row.extend(["-".to_string(), "-".to_string()]);
-            }
+    let table = plan_table(&plan, &speed)?;
+    print!("{}", table.text);
+    let loaded = plan.runs - table.bad.len() as u64;
+    println!("{}", describe(&table.total, loaded, &speed, cores()));
+    if !a.check {
+        if let Some(note) = table.note() {
+            eprintln!("{note}");
         }
-        t.row(row);
-    }
-    print!("{}", t.render());
-    let loaded = plan.runs - bad.len() as u64;
-    println!("{}", describe(&total, loaded, &speed, cores()));
-    if !bad.is_empty() && !a.check {
-        eprintln!(
-            "note: {} run{} cannot run as planned and {} not counted (`--check` lists them)",
-            bad.len(),
-            if bad.len() == 1 { "" } else { "s" },
-            if bad.len() == 1 { "is" } else { "are" }
-        );
-        return Ok(());
-    }
-    if !bad.is_empty() {
-        for b in &bad {
+    } else if !table.bad.is_empty() {
+        for b in &table.bad {
             eprintln!("{b}");
         }
-        bail!(
-            "{} of {} runs cannot run as planned (above); change the axes so that these \
-             combinations are left out, e.g. by a [[zip]] group",
-            bad.len(),
-            plan.runs
-        );
+        bail!(table.refusal(plan.runs));
     }
     Ok(())
 }
@@ -274,21 +229,7 @@ fn is_tasks_file(file: &Path) -> bool {
 
 fn run_sweep(a: RunArgs) -> Result<()> {
     let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
-        if a.chunk.is_some() {
-            bail!(
-                "{}: a tasks file fixes each task's runs; drop --chunk",
-                a.file.display()
-            );
-        }
-        let tasks = Tasks::load(&a.file)?;
-        let plan = Plan::from_stamp(tasks.plan.clone(), &a.file, a.allow_large)?;
-        plan.check_scenarios()?;
-        let dir = SweepDir::join(&a.out, &plan.stamp)?;
-        let indices = match a.index {
-            Some(t) => tasks.task(t, &a.file)?,
-            None => tasks.all().collect(),
-        };
-        (plan, dir, indices)
+        Tasks::work(&a.file, &a.out, a.index, a.chunk, a.allow_large)?
     } else {
         let plan = Plan::load(&a.file, a.allow_large)?;
         let text = std::fs::read_to_string(&a.file).ok();
@@ -349,13 +290,6 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
     let plan = Plan::load(&a.file, a.allow_large)?;
     let text = std::fs::read_to_string(&a.file).ok();
     let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-    let todo = missing(&plan, &dir)?;
-    let count: u64 = todo.iter().map(|r| r.end - r.start).sum();
-    let finished = plan.runs - count;
-    if count == 0 {
-        println!("all {} runs are finished: nothing to submit", plan.runs);
-        return Ok(());
-    }
     // The tasks start in another directory, on another machine: absolute paths only.
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
@@ -372,21 +306,15 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
         longhaul,
         allow_large: a.allow_large,
     };
-    let shape = opts.shape(count);
-    let tasks = Tasks::new(&plan, &todo, shape.chunk);
-    let tasks_file = out.join("slurm").join(tasks.file_name());
-    // The script first: a value it refuses leaves no tasks file behind.
-    let text = script(plan.name(), count, plan.runs, &tasks_file, &out, &opts)?;
-    tasks.write(&dir)?;
-    let path = dir.write_file("slurm/sweep.sbatch", text.as_bytes())?;
-    let what = format!(
-        "{} runs ({finished} finished) as {} task{} of {} run{}",
-        plan.runs,
-        shape.tasks,
-        if shape.tasks == 1 { "" } else { "s" },
-        shape.chunk,
-        if shape.chunk == 1 { "" } else { "s" }
-    );
+    let Some(Prepared {
+        script: path,
+        tasks_file,
+        what,
+    }) = prepare(&plan, &dir, &out, &opts)?
+    else {
+        println!("all {} runs are finished: nothing to submit", plan.runs);
+        return Ok(());
+    };
     if a.dry_run {
         println!(
             "wrote {} ({what}, listed in {}); submit it with: sbatch {}",
@@ -409,57 +337,20 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
 fn collect_dir(a: CollectArgs) -> Result<()> {
     let dir = SweepDir::open(&a.dir)?;
     let c = collect(&dir)?;
-    let title = format!("sweep {}", dir.stamp.name);
-    let mut written = vec![
-        dir.write_file("results.csv", csv(&c)?.as_bytes())?,
-        dir.write_file("results.jsonl", jsonl(&c).as_bytes())?,
-    ];
-    if a.long {
-        written.push(dir.write_file("results-long.csv", long_csv(&c)?.as_bytes())?);
-    }
-    written.push(dir.write_file(
-        "report.html",
-        longhaul_sweep::report::html(&c, &title)?.as_bytes(),
-    )?);
+    let written = write_results(&dir, &c, a.long)?;
     if !a.quiet {
         print!("{}", longhaul_sweep::report::controller_table(&c));
     }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("collected {}: {}", c.describe(), names.join(", "));
-    if c.others > 0 {
-        eprintln!(
-            "note: {}/runs also holds {} result{} of runs outside this plan, kept: `sweep run` \
-             with a sweep file that has them makes it the directory's plan again",
-            a.dir.display(),
-            c.others,
-            if c.others == 1 { "" } else { "s" }
-        );
-    }
-    if !c.missing.is_empty() {
-        eprintln!(
-            "note: {} run{} without a result; `longhaul sweep run` on the same file and \
-             directory runs only those",
-            c.missing.len(),
-            if c.missing.len() == 1 { " is" } else { "s are" }
-        );
+    for note in c.notes(&a.dir) {
+        eprintln!("{note}");
     }
     Ok(())
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(p).with_context(|| format!("resolving {}", p.display()))
-}
-
-/// A word for a POSIX shell: as it is when it is plain, else in single quotes.
-fn shell_word(s: &str) -> String {
-    let plain = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain && !s.is_empty() {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 /// `sweep run --engine lab`: each run is `longhaul lab` on its scenario and overrides.

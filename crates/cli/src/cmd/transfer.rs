@@ -11,18 +11,21 @@ use clap::Args;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
 use longhaul_net::destination::Destination;
-use longhaul_net::keys::{self, KeyPair, PublicKey};
-use longhaul_net::path::Printable;
+use longhaul_net::keys::{KeyPair, PublicKey};
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
-use longhaul_net::send::{send_paths, Outcome, Progress, SendOptions, SendReport, TrustHook};
+use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
+use longhaul_net::text::{
+    buffers_line, clean_parts, file_line, receiver_lines, send_summary, sending_line,
+    session_lines, stale_parts_note, ProgressLines,
+};
 use longhaul_net::trust;
 use longhaul_net::DEFAULT_PORT;
 use longhaul_proto::secure::Security;
-use longhaul_proto::{Config, SendState, SendTimes, Stats};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use longhaul_proto::Config;
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,19 +92,8 @@ impl TransportArgs {
             .cc
             .parse()
             .map_err(|e| anyhow!("--congestion {}: {e}", self.cc))?;
-        let mut c = Config::new(cc);
-        c.security = security;
-        let mss = c.mss_for(self.mtu);
-        c.mss = mss;
-        c.setup.mss = mss;
-        c.recv_window = self.window;
-        c.send_buffer = self.window;
-        c.idle_timeout = Some(self.idle_timeout);
-        // A real host: bursts of 1 ms of the pacing rate, not timer wake-ups of 10 packets.
-        c.burst_time = longhaul_proto::HOST_BURST_TIME;
-        c.validate()
-            .map_err(|e| anyhow!("--mtu {} / --window {}: {e}", self.mtu, self.window))?;
-        Ok(c)
+        longhaul_net::host_config(cc, security, self.mtu, self.window, self.idle_timeout)
+            .map_err(|e| anyhow!("--mtu {} / --window {}: {e}", self.mtu, self.window))
     }
 }
 
@@ -273,20 +265,6 @@ fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
-fn resolve(to: &str) -> Result<SocketAddr> {
-    if let Ok(mut a) = to.to_socket_addrs() {
-        if let Some(a) = a.next() {
-            return Ok(a);
-        }
-    }
-    let host = to.trim_start_matches('[').trim_end_matches(']');
-    (host, DEFAULT_PORT)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {to:?} (HOST, HOST:PORT or [IPv6]:PORT)"))?
-        .next()
-        .ok_or_else(|| anyhow!("{to:?} resolves to no address"))
-}
-
 pub fn send(a: SendArgs) -> Result<()> {
     let (to, paths) = a.args.split_last().expect("clap requires two");
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
@@ -309,21 +287,14 @@ pub fn send(a: SendArgs) -> Result<()> {
     let config = a.transport.config(security)?;
     let peer = match &launched {
         Some(l) => l.addr,
-        None => resolve(to)?,
+        None => longhaul_net::resolve(to).map_err(|e| anyhow!(e))?,
     };
     if !a.json {
-        eprintln!(
-            "sending {} path(s) to {peer} with {} (MTU {}, window {} B{})",
-            paths.len(),
-            a.transport.cc,
-            a.transport.mtu,
-            a.transport.window,
-            a.rate_limit
-                .map(|r| format!(", limit {}", bits_per_s(r)))
-                .unwrap_or_default()
-        );
+        let (t, rate) = (&a.transport, a.rate_limit);
+        let line = sending_line(paths.len(), peer, &t.cc, t.mtu, t.window, rate);
+        eprintln!("{line}");
     }
-    let mut last = (Duration::ZERO, 0u64, SendTimes::default());
+    let mut lines = ProgressLines::default();
     let json = a.json;
     let report = send_paths(
         &paths,
@@ -343,7 +314,7 @@ pub fn send(a: SendArgs) -> Result<()> {
         &stop,
         |p: &Progress| {
             if !json {
-                eprintln!("{}", progress_line(p, &mut last));
+                eprintln!("{}", lines.line(p));
             }
         },
     )
@@ -360,7 +331,7 @@ pub fn send(a: SendArgs) -> Result<()> {
             serde_json::to_string_pretty(&SendSummary::new(&report, &a.transport.cc))?
         );
     } else {
-        print_summary(&report);
+        send_summary(&report).iter().for_each(|l| eprintln!("{l}"));
     }
     if report.failed() > 0 {
         bail!(
@@ -392,7 +363,7 @@ fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)>
         eprintln!("{INSECURE_WARNING}");
         return Ok((Security::Off, None));
     }
-    let pair = own_key_pair(&a.transport, "sender")?;
+    let pair = trust::own_key_pair(a.transport.identity.as_deref(), "sender")?;
     Ok(trust::sender_security(
         &pair,
         a.peer_key,
@@ -402,193 +373,12 @@ fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)>
     )?)
 }
 
-/// This end's key pair: `--identity FILE`, or the default one `longhaul keygen` writes.
-fn own_key_pair(t: &TransportArgs, role: &str) -> Result<KeyPair> {
-    let path = match &t.identity {
-        Some(p) => p.clone(),
-        None => keys::default_private_key()?,
-    };
-    if !path.exists() {
-        bail!(
-            "the {role} needs a key pair and there is none at {}: run `longhaul keygen` (or \
-             pass --identity FILE); to send without authentication on a closed test network, \
-             start both ends with --insecure",
-            path.display()
-        );
-    }
-    Ok(keys::read_private_key(&path)?)
-}
-
-/// One progress line: moved and total, current and average rate, ETA, the connection's state.
-fn progress_line(p: &Progress, last: &mut (Duration, u64, SendTimes)) -> String {
-    let dt = (p.elapsed - last.0).as_secs_f64().max(1e-9);
-    let rate = p.done.saturating_sub(last.1) as f64 * 8.0 / dt;
-    let held = held_by(&p.stats.send_times.since(&last.2));
-    *last = (p.elapsed, p.done, p.stats.send_times);
-    let avg = p.done as f64 * 8.0 / p.elapsed.as_secs_f64().max(1e-9);
-    let pct = 100.0 * p.done as f64 / p.total.max(1) as f64;
-    let eta = if avg > 0.0 && p.total > p.done {
-        format!("{:.0} s", (p.total - p.done) as f64 * 8.0 / avg)
-    } else {
-        "-".into()
-    };
-    format!(
-        "{:>6.1} s  {} / {} ({:>5.1}%)  files {}/{}  now {}  avg {}  ETA {}  cwnd {}  in flight {}  pacing {}  srtt {:.1} ms  retr {}  held by {}",
-        p.elapsed.as_secs_f64(),
-        bytes(p.done),
-        bytes(p.total),
-        pct,
-        p.files_done,
-        p.files_total,
-        bits_per_s(rate),
-        bits_per_s(avg),
-        eta,
-        bytes(p.stats.cwnd_bytes),
-        bytes(p.stats.bytes_in_flight),
-        bits_per_s(p.stats.pacing_rate as f64 * 8.0),
-        p.stats.srtt_us as f64 / 1000.0,
-        p.stats.packets_retransmitted,
-        held,
-    )
-}
-
-/// What held the sender back most over `t`, with its share: `window 63%` (`-` when nothing
-/// was counted).
-fn held_by(t: &SendTimes) -> String {
-    if t.total_ns() == 0 {
-        return "-".into();
-    }
-    let (state, share) = t
-        .shares()
-        .into_iter()
-        .filter(|(s, _)| *s != SendState::Sending)
-        .reduce(|best, x| if x.1 > best.1 { x } else { best })
-        .expect("five states besides sending");
-    format!("{} {:.0}%", state.name(), share * 100.0)
-}
-
-/// Every sending state's share, for the summary: `sending 12%, window 40%, …`.
-fn send_time_shares(t: &SendTimes) -> String {
-    t.shares()
-        .iter()
-        .map(|(s, share)| format!("{} {:.0}%", s.name(), share * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn print_summary(report: &SendReport) {
-    for f in &report.files {
-        let what = match &f.outcome {
-            Outcome::Stored(hex) if f.resumed > 0 => format!(
-                "stored ({} moved, {} resumed) BLAKE3 list {hex}",
-                bytes(f.sent),
-                bytes(f.resumed)
-            ),
-            Outcome::Stored(hex) => format!("stored ({}) BLAKE3 list {hex}", bytes(f.sent)),
-            Outcome::Skipped(why) => format!("skipped: {why}"),
-            Outcome::Failed(why) => format!("FAILED: {why}"),
-        };
-        eprintln!("  {}  {what}", Printable::from(f.path.as_str()));
-    }
-    let s = &report.stats;
-    let stored = report
-        .files
-        .iter()
-        .filter(|f| matches!(f.outcome, Outcome::Stored(_)))
-        .count();
-    eprintln!(
-        "{} stored, {} skipped, {} failed; {} moved ({} resumed) in {:.2} s: {} goodput; \
-         {} packets, {} retransmitted, {} lost, {} socket drops; RTT min {:.1} ms, smoothed {:.1} ms",
-        stored,
-        report.files.len() - stored - report.failed(),
-        report.failed(),
-        bytes(report.bytes_sent()),
-        bytes(report.bytes_resumed()),
-        report.duration.as_secs_f64(),
-        bits_per_s(report.goodput_bps()),
-        s.packets_sent,
-        s.packets_retransmitted,
-        s.packets_lost,
-        report.socket.local_drops,
-        s.min_rtt_us as f64 / 1000.0,
-        s.srtt_us as f64 / 1000.0,
-    );
-    eprintln!("datagrams dropped: {}", dropped(s));
-    if s.send_times.total_ns() > 0 {
-        eprintln!("sender's time: {}", send_time_shares(&s.send_times));
-    }
-}
-
-/// What the connection refused to take, for a summary: `3 forged or damaged, 1 replayed, 0 too
-/// old, 0 unsealed (4 rejected in all)` (the first four count only with security on).
-fn dropped(s: &Stats) -> String {
-    format!(
-        "{} forged or damaged, {} replayed, {} too old, {} unsealed ({} rejected in all)",
-        s.auth_failures, s.replays, s.too_old, s.unsealed, s.packets_rejected
-    )
-}
-
-/// Part files a receiver notes at start when nothing wrote them for this many days.
-const STALE_PART_DAYS: u64 = 7;
-
-/// `recv --clean-parts DAYS`: remove the part files nothing wrote for DAYS days, listing each.
-fn clean_parts(dir: &Path, days: u64) -> Result<()> {
-    let age = Duration::from_secs(days.saturating_mul(86_400));
-    let shown = dir.join(longhaul_net::path::STAGING_DIR);
-    let stale = longhaul_net::store::stale_parts(dir, age)
-        .with_context(|| format!("listing the part files in {}", shown.display()))?;
-    let (mut removed, mut freed) = (0, 0);
-    for p in &stale {
-        let name = p
-            .path
-            .as_deref()
-            .map(|n| Printable::from(n).to_string())
-            .unwrap_or_else(|| format!("part file {}", p.key));
-        let days_old = p.age.as_secs() / 86_400;
-        if longhaul_net::store::remove_part(dir, p)
-            .with_context(|| format!("removing the part file of {name}"))?
-        {
-            eprintln!(
-                "removed {name}: {} unwritten for {days_old} days",
-                bytes(p.bytes)
-            );
-            removed += 1;
-            freed += p.bytes;
-        } else {
-            eprintln!("kept {name}: a receiver is writing it now");
-        }
-    }
-    eprintln!(
-        "{removed} part file(s) unwritten for {days} days or more removed from {} ({} freed)",
-        shown.display(),
-        bytes(freed)
-    );
-    Ok(())
-}
-
-/// At start: the part files nothing wrote for a week, which only `--clean-parts` removes.
-fn note_stale_parts(dir: &Path) {
-    let age = Duration::from_secs(STALE_PART_DAYS * 86_400);
-    if let Ok(stale) = longhaul_net::store::stale_parts(dir, age) {
-        if !stale.is_empty() {
-            eprintln!(
-                "note: {} part file(s) ({}) in {} unwritten for {STALE_PART_DAYS} days or more; \
-                 `longhaul recv -d {} --clean-parts {STALE_PART_DAYS}` removes them",
-                stale.len(),
-                bytes(stale.iter().map(|p| p.bytes).sum()),
-                dir.join(longhaul_net::path::STAGING_DIR).display(),
-                dir.display()
-            );
-        }
-    }
-}
-
 pub fn recv(a: RecvArgs) -> Result<()> {
     if a.max_sessions == 0 || a.max_per_source == 0 {
         bail!("--max-sessions and --max-per-source must be at least 1");
     }
     if let Some(days) = a.clean_parts {
-        return clean_parts(&a.dir, days);
+        return Ok(clean_parts(&a.dir, days, &mut |l| eprintln!("{l}"))?);
     }
     let (security, own_key) = receiver_trust(&a)?;
     let config = a.transport.config(security)?;
@@ -608,104 +398,37 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         recv_thread: a.recv_thread.choice(),
         sender_name: ssh_user_identity(&a)?,
     };
-    // Each session holds at most its window of out-of-order data.
     eprintln!(
-        "at most {} sessions ({} per address) × {} window = {} of receive buffers",
-        a.max_sessions,
-        a.max_per_source,
-        bytes(a.transport.window),
-        bytes(a.transport.window.saturating_mul(a.max_sessions as u64))
+        "{}",
+        buffers_line(a.max_sessions, a.max_per_source, a.transport.window)
     );
-    let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
-    let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
-    let mut r = match a.bind {
-        Some(ip) => Receiver::bind(SocketAddr::new(ip, a.port), options)?,
-        // A host without IPv6 listens on IPv4 alone.
-        None => Receiver::bind(any6, options.clone()).or_else(|_| Receiver::bind(any4, options))?,
-    };
+    let mut r = Receiver::bind_port(a.bind, a.port, options)?;
     let stop = stop_flag();
     if a.launched.exit_on_eof {
-        remote::stop_on_eof(stop.clone());
+        ssh::stop_on_eof(stop.clone());
     }
-    let (gso, gro) = r.offloads();
-    let on = |b: bool| if b { "on" } else { "off" };
-    let into = if a.discard {
-        "nowhere (--discard: verified, then dropped)".to_string()
-    } else {
-        r.dir().display().to_string()
-    };
-    eprintln!(
-        "receiving into {into} on UDP {} (GSO {}, GRO {}, receiving thread {})",
-        r.local_addr(),
-        on(gso),
-        on(gro),
-        on(r.has_recv_thread())
-    );
-    // Linux doubles what it grants for bookkeeping, and caps the request at
-    // net.core.rmem_max unless the process may override it (root).
-    if r.recv_buffer() < 2 * longhaul_net::socket::SOCKET_BUFFER {
-        eprintln!(
-            "note: the socket receive buffer is {} (net.core.rmem_max caps it); a receiver busy \
-             writing to disk drops what does not fit, which the sender takes as loss. Raise it: \
-             sysctl -w net.core.rmem_max={} (`longhaul tune` prints the host's settings)",
-            bytes(r.recv_buffer() as u64),
-            2 * longhaul_net::socket::SOCKET_BUFFER
-        );
-    }
+    receiver_lines(&r, a.discard)
+        .iter()
+        .for_each(|l| eprintln!("{l}"));
     if !a.discard {
-        note_stale_parts(&a.dir);
+        if let Some(note) = stale_parts_note(&a.dir) {
+            eprintln!("{note}");
+        }
     }
     // Bound, so a sender may come now.
     if a.launched.announce {
         remote::announce(r.local_addr().port(), own_key)?;
     }
     let mut failures = 0;
-    let stored = if a.discard {
-        "verified and discarded"
-    } else {
-        "stored"
-    };
     let ended = r.serve(&stop, count, |e| match e {
-        Event::File(peer, f) => match &f.result {
-            Ok(sha) => eprintln!(
-                "{peer}: {stored} {} ({}{}); BLAKE3 list {sha}",
-                Printable::from(f.path.as_str()),
-                bytes(f.bytes),
-                if f.resumed > 0 {
-                    format!(" after {} resumed", bytes(f.resumed))
-                } else {
-                    String::new()
-                },
-            ),
-            Err(why) => {
+        Event::File(peer, f) => {
+            eprintln!("{}", file_line(peer, f, a.discard));
+            if f.result.is_err() {
                 failures += 1;
-                eprintln!("{peer}: {} not stored: {why}", Printable::from(f.path.as_str()));
             }
-        },
+        }
         Event::Session(s) if s.genuine => {
-            let moved: u64 = s.files.iter().map(|f| f.bytes).sum();
-            eprintln!(
-                "{} ({}): session ended after {:.2} s: {} files stored, {} skipped, {} refused, {} moved ({}){}",
-                s.peer,
-                s.sender_key
-                    .map(|k| format!("key {}", PublicKey(k).fingerprint()))
-                    .unwrap_or_else(|| "unauthenticated".into()),
-                s.duration.as_secs_f64(),
-                s.files.iter().filter(|f| f.result.is_ok()).count(),
-                s.skipped.len(),
-                s.refused.len(),
-                bytes(moved),
-                bits_per_s(moved as f64 * 8.0 / s.duration.as_secs_f64().max(1e-9)),
-                s.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
-            );
-            for (path, why) in &s.refused {
-                eprintln!("  refused {}: {why}", Printable::from(path.as_str()));
-            }
-            eprintln!(
-                "  datagrams dropped: {}; {} without a session",
-                dropped(&s.stats),
-                s.without_session
-            );
+            session_lines(s).iter().for_each(|l| eprintln!("{l}"));
             if a.json {
                 let line = serde_json::to_string(&ReceivedSummary::new(s));
                 println!("{}", line.expect("a summary has string keys only"));
@@ -757,7 +480,7 @@ fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
     let pair = if a.identity_ephemeral {
         KeyPair::generate()?
     } else {
-        own_key_pair(&a.transport, "receiver")?
+        trust::own_key_pair(a.transport.identity.as_deref(), "receiver")?
     };
     let (security, allowed) =
         trust::receiver_security(&pair, &a.authorize_key, a.authorized_keys.as_deref())?;
@@ -768,24 +491,4 @@ fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
         allowed
     );
     Ok((security, Some(pair.public)))
-}
-
-fn bytes(n: u64) -> String {
-    let n = n as f64;
-    match n {
-        n if n >= 1e12 => format!("{:.2} TB", n / 1e12),
-        n if n >= 1e9 => format!("{:.2} GB", n / 1e9),
-        n if n >= 1e6 => format!("{:.1} MB", n / 1e6),
-        n if n >= 1e3 => format!("{:.1} kB", n / 1e3),
-        n => format!("{n} B"),
-    }
-}
-
-fn bits_per_s(b: f64) -> String {
-    match b {
-        b if b >= 1e9 => format!("{:.2} Gb/s", b / 1e9),
-        b if b >= 1e6 => format!("{:.1} Mb/s", b / 1e6),
-        b if b >= 1e3 => format!("{:.1} kb/s", b / 1e3),
-        b => format!("{b:.0} b/s"),
-    }
 }

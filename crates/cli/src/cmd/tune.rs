@@ -52,21 +52,10 @@ pub fn run(a: TuneArgs) -> Result<()> {
         return Ok(());
     }
     println!("--apply:");
-    let mut failed = 0;
     for a in &applied {
-        let before = a.before.as_deref().unwrap_or("-");
-        match &a.after {
-            Ok(after) => println!(
-                "  {:32} {before} -> {}",
-                a.name,
-                after.as_deref().unwrap_or("-")
-            ),
-            Err(e) => {
-                failed += 1;
-                println!("  {:32} {before} unchanged: {e}", a.name);
-            }
-        }
+        println!("{}", a.line());
     }
+    let failed = applied.iter().filter(|a| a.after.is_err()).count();
     if failed > 0 {
         bail!(
             "{failed} of {} settings could not be changed (see above)",

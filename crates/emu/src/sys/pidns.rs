@@ -181,6 +181,43 @@ pub fn kill_init(pid: u32) {
     }
 }
 
+/// Runs `child` (if any) until it exits (its exit code), a signal arrives (128 + the signal),
+/// or `deadline` passes (`None`). `signal` waits up to the time given for a termination
+/// signal; on one the child gets SIGTERM, then SIGKILL after 2 s.
+pub fn supervise(
+    mut child: Option<Child>,
+    deadline: Option<std::time::Instant>,
+    signal: &mut dyn FnMut(std::time::Duration) -> Option<i32>,
+) -> io::Result<Option<i32>> {
+    use std::time::{Duration, Instant};
+    loop {
+        if let Some(sig) = signal(Duration::from_millis(100)) {
+            if let Some(c) = child.as_mut() {
+                // SAFETY: plain kill(2) on our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_secs(2) {
+                    if c.try_wait()?.is_some() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            return Ok(Some(128 + sig));
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(status) = c.try_wait()? {
+                return Ok(Some(status.code().unwrap_or(1)));
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,6 +76,36 @@ fn has_file(pid: u32) -> bool {
 }
 
 impl InstanceState {
+    /// Its line in `longhaul emu list`: PID, mode, running or stale, both hosts.
+    pub fn line(&self) -> String {
+        format!(
+            "{:>8}  {:<5}  {:<7}  a={} ({})  b={} ({})",
+            self.pid,
+            self.mode,
+            if self.alive() { "running" } else { "stale" },
+            self.addr_a,
+            self.side_a.as_deref().unwrap_or("host"),
+            self.addr_b,
+            self.side_b.as_deref().unwrap_or("host")
+        )
+    }
+
+    /// What `longhaul emu pair` and `shell` say at start: the mode, PID and both hosts.
+    pub fn describe(&self) -> String {
+        format!(
+            "longhaul emu {}: pid {}, host a {} (netns {}), host b {} ({})",
+            self.mode,
+            self.pid,
+            self.addr_a,
+            self.side_a.as_deref().unwrap_or("-"),
+            self.addr_b,
+            self.side_b
+                .as_deref()
+                .map(|n| format!("netns {n}"))
+                .unwrap_or_else(|| "this host".into()),
+        )
+    }
+
     /// Is the process that wrote this still the same running process?
     pub fn alive(&self) -> bool {
         proc_start_time(self.pid) == Some(self.start_time)

@@ -19,4 +19,4 @@ pub use html::{
     page as html_page,
 };
 pub use html::{provenance_section, table as html_table, write_html_report};
-pub use table::{num, pct, summary_table, Align, Table};
+pub use table::{num, pct, summary_table, variants_table, Align, Table};

@@ -234,6 +234,43 @@ pub fn summary_table(s: &Summary) -> String {
     out
 }
 
+/// One row per labelled run (`longhaul lab NAME`'s variants): the numbers seed 000's Table 1
+/// reports (utilization, throughput, queueing delay, loss, bit-metres per second), plus
+/// fairness.
+pub fn variants_table(rows: &[(String, Summary)]) -> String {
+    let mut out = format!(
+        "\n{:<12} {:>8} {:>12} {:>9} {:>9} {:>9} {:>11} {:>6}\n",
+        "variant", "util %", "thru Mb/s", "qd mean", "qd p95", "loss %", "1e15 b·m/s", "jain"
+    );
+    for (label, s) in rows {
+        let n = s.flows.len().max(1) as f64;
+        let mean = s
+            .flows
+            .iter()
+            .map(|f| f.queueing_delay_ms.mean)
+            .sum::<f64>()
+            / n;
+        let p95 = s
+            .flows
+            .iter()
+            .map(|f| f.queueing_delay_ms.p95)
+            .fold(f64::NAN, f64::max);
+        let loss = s.flows.iter().map(|f| f.loss_rate).sum::<f64>() / n;
+        out.push_str(&format!(
+            "{:<12} {:>8.1} {:>12.1} {:>6.1} ms {:>6.1} ms {:>9.4} {:>11.2} {:>6.3}\n",
+            label,
+            s.aggregate.utilization * 100.0,
+            s.aggregate.throughput_bps / 1e6,
+            mean,
+            p95,
+            loss * 100.0,
+            s.aggregate.bmps / 1e15,
+            s.aggregate.jain
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,22 @@ pub struct Applied {
     pub after: Result<Option<String>, TuneError>,
 }
 
+impl Applied {
+    /// Its line in `longhaul tune --apply`: the value before and after, or why it is
+    /// unchanged.
+    pub fn line(&self) -> String {
+        let before = self.before.as_deref().unwrap_or("-");
+        match &self.after {
+            Ok(after) => format!(
+                "  {:32} {before} -> {}",
+                self.name,
+                after.as_deref().unwrap_or("-")
+            ),
+            Err(e) => format!("  {:32} {before} unchanged: {e}", self.name),
+        }
+    }
+}
+
 /// Write every short setting of `report` under `roots`.
 pub fn apply_fixes(report: &TuneReport, roots: &HostRoots) -> Vec<Applied> {
     report
