@@ -115,24 +115,21 @@ impl SentPackets {
     /// Mark `pn` acknowledged if it is in flight; returns the record.
     pub fn ack(&mut self, pn: u64) -> Option<SentPacket> {
         self.work += 1;
-        let p = self.get_mut(pn)?;
-        if p.state != PacketState::InFlight {
-            return None;
-        }
-        p.state = PacketState::Acked;
-        let p = *p;
-        self.bytes_in_flight -= p.bytes as u64;
-        self.packets_in_flight -= 1;
-        Some(p)
+        self.leave_flight(pn, PacketState::Acked)
     }
 
     /// Mark `pn` lost if it is in flight; returns the record.
     pub fn lose(&mut self, pn: u64) -> Option<SentPacket> {
+        self.leave_flight(pn, PacketState::Lost)
+    }
+
+    /// Move `pn` out of flight into `state` (if it is in flight) and return its record.
+    fn leave_flight(&mut self, pn: u64, state: PacketState) -> Option<SentPacket> {
         let p = self.get_mut(pn)?;
         if p.state != PacketState::InFlight {
             return None;
         }
-        p.state = PacketState::Lost;
+        p.state = state;
         let p = *p;
         self.bytes_in_flight -= p.bytes as u64;
         self.packets_in_flight -= 1;

@@ -39,23 +39,9 @@ impl Connection {
             }
             (Side::Client, true) => {
                 if self.state == State::Connecting {
-                    let echo = Time::from_micros(h.echo_us);
-                    if echo > now {
-                        return Err(PacketError::FutureTimestamp {
-                            echo_us: h.echo_us,
-                            now_us: now.as_micros(),
-                        });
-                    }
-                    let sample = self.rtt_sample(now, echo);
-                    self.update_rtt(sample, Duration::ZERO);
-                    // Measured before any queue of ours: delay-based controllers take it as
-                    // the propagation delay (Linux: the SYN-ACK's RTT enters tp->rtt_min).
-                    self.cc.on_rtt_sample(now, sample);
-                    self.stats.rtt_samples += 1;
-                    self.peer_max_offset = h.recv_window;
-                    self.state = State::Established;
-                    self.rto_backoff = 0;
-                    self.handshake_sent_at = None;
+                    let echo = handshake_echo(now, h.echo_us)?;
+                    self.handshake_rtt(now, echo);
+                    self.establish(h.recv_window);
                 }
                 Ok(())
             }
@@ -150,25 +136,31 @@ impl Connection {
             self.close_with(CloseCode::ProtocolError);
             return Err(e);
         }
-        let echo = Time::from_micros(hello.echo_us);
-        if echo > now {
-            return Err(PacketError::FutureTimestamp {
-                echo_us: hello.echo_us,
-                now_us: now.as_micros(),
-            });
-        }
+        let echo = handshake_echo(now, hello.echo_us)?;
         if !self.handshake_repeated {
             // Karn: after a repeated INIT the echo may belong to an earlier copy.
-            let sample = self.rtt_sample(now, echo);
-            self.update_rtt(sample, Duration::ZERO);
-            self.cc.on_rtt_sample(now, sample);
-            self.stats.rtt_samples += 1;
+            self.handshake_rtt(now, echo);
         }
-        self.peer_max_offset = hello.recv_window;
+        self.establish(hello.recv_window);
+        Ok(())
+    }
+
+    /// The handshake's round trip as an RTT sample. Measured before any queue of ours:
+    /// delay-based controllers take it as the propagation delay (Linux: the SYN-ACK's RTT
+    /// enters tp->rtt_min).
+    fn handshake_rtt(&mut self, now: Time, echo: Time) {
+        let sample = self.rtt_sample(now, echo);
+        self.update_rtt(sample, Duration::ZERO);
+        self.cc.on_rtt_sample(now, sample);
+        self.stats.rtt_samples += 1;
+    }
+
+    /// The handshake is over: the peer's window is known and no handshake message is repeated.
+    fn establish(&mut self, peer_recv_window: u64) {
+        self.peer_max_offset = peer_recv_window;
         self.state = State::Established;
         self.rto_backoff = 0;
         self.handshake_sent_at = None;
-        Ok(())
     }
 
     /// Server: the client's FINISH. Once it authenticates, the client's key is checked against
@@ -230,4 +222,16 @@ impl Connection {
     pub(super) fn finish_unconfirmed(&self) -> bool {
         self.side == Side::Client && self.secure.as_ref().is_some_and(|s| !s.confirmed())
     }
+}
+
+/// The peer's echo of our handshake timestamp; one from the future is refused.
+fn handshake_echo(now: Time, echo_us: u64) -> Result<Time, PacketError> {
+    let echo = Time::from_micros(echo_us);
+    if echo > now {
+        return Err(PacketError::FutureTimestamp {
+            echo_us,
+            now_us: now.as_micros(),
+        });
+    }
+    Ok(echo)
 }
