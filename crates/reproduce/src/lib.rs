@@ -29,7 +29,7 @@
 //! * `lion-contest` — seed 002 Fig. 5: Lion against stock TCP for 5 s ([`experiments::lion`]);
 //! * `lion-mbs` — seed 002 Figs. 2–4: loss against burst size at a fixed rate, and a window
 //!   ([`experiments::lion_mbs`]);
-//! * `lion-matched` — Lion against window-based senders at matched throughput
+//! * `lion-matched` — Lion against Reno and CUBIC at their rate, five seeds, line-rate bursts
 //!   ([`experiments::lion_matched`]);
 //! * `lion-buffers` — Lion against Reno, CUBIC and BBR over buffers of 2–200 % of the BDP, as a
 //!   sweep read from `scenarios/sweeps/lion-buffers.toml` ([`experiments::lion_buffers`]);
@@ -45,6 +45,7 @@ pub mod experiments;
 pub mod measure;
 pub mod output;
 pub mod scenarios;
+pub mod seeds;
 /// Response functions, from `longhaul_cc::response` (the sweep's cost estimate uses them too).
 pub use longhaul_cc::response as theory;
 

@@ -155,3 +155,25 @@ pub fn climb_time(t: &[f64], cwnd: &[f64], after_s: f64, w_from: f64, w_to: f64)
     }
     None
 }
+
+/// A run's aggregate throughput (b/s) and loss rate (packets dropped ÷ sent, over all its flows;
+/// NaN if it sent nothing).
+pub fn throughput_and_loss(s: &Summary) -> (f64, f64) {
+    let thr = s.flows.iter().map(|f| f.throughput_bps).sum();
+    let sent: f64 = s
+        .flows
+        .iter()
+        .map(|f| f.packets_sent.unwrap_or(0) as f64)
+        .sum();
+    let lost: f64 = s
+        .flows
+        .iter()
+        .map(|f| {
+            f.packets_lost
+                .map_or(f.loss_rate * f.packets_sent.unwrap_or(0) as f64, |l| {
+                    l as f64
+                })
+        })
+        .sum();
+    (thr, if sent > 0.0 { lost / sent } else { f64::NAN })
+}
