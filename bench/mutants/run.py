@@ -87,11 +87,14 @@ def check_finds(mutants, root):
 
 
 def sync_tree():
-    """Copy the repository's tracked files (as in the working tree) into the scratch tree,
-    rewriting only those whose content differs, so cargo rebuilds only what changed."""
+    """Make the scratch tree the repository's tracked files (as in the working tree): rewrite
+    only those whose content differs, so cargo rebuilds only what changed, and delete what the
+    repository no longer has (a file moved into a directory, `a.rs` → `a/mod.rs`, would
+    otherwise leave both and the tree would not build)."""
     files = subprocess.run(
         ["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True
     ).stdout.split(b"\0")
+    kept = set()
     for raw in files:
         if not raw:
             continue
@@ -99,6 +102,7 @@ def sync_tree():
         src = REPO / rel
         if not src.is_file():
             continue
+        kept.add(rel)
         dst = TREE / rel
         data = src.read_bytes()
         if dst.is_file() and dst.read_bytes() == data:
@@ -106,6 +110,14 @@ def sync_tree():
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(data)
         shutil.copymode(src, dst)
+    if not TREE.is_dir():
+        return
+    for path in sorted(TREE.rglob("*"), reverse=True):
+        rel = path.relative_to(TREE).as_posix()
+        if path.is_file() and rel not in kept:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
 
 
 def cargo(command, timeout=None):
