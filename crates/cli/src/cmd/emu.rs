@@ -16,13 +16,13 @@
 //! shorthand; `longhaul_emu::settings` reads the file, lays the flags over it and documents
 //! both.
 
-use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{nanos, parse_duration, parse_rate_bps};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
 use longhaul_emu::emulator::{host_command, Side};
 use longhaul_emu::settings::{self, per_direction, Overrides};
+use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_emu::sys::state;
 use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
@@ -396,40 +396,11 @@ fn print_summary(s: &Summary) {
     eprint!("{}", s.table());
 }
 
-/// One direction of the path as it was built, so that a unit read otherwise than meant
-/// (`--rate 1gbps` is 8 Gb/s, as tc reads it) shows before anything runs.
-fn direction_line(d: &longhaul_emu::config::DirectionConfig) -> String {
-    use longhaul_emu::config::RateConfig;
-    let rate = match &d.rate {
-        RateConfig::Unlimited => "no rate limit".to_string(),
-        RateConfig::Constant { bps } => longhaul_metrics::units::format_rate(*bps as f64),
-        RateConfig::Trace { path, .. } => format!("trace {path}"),
-    };
-    let mut line = format!("{rate}, delay {} ms", d.delay.delay_ns as f64 / 1e6);
-    if d.delay.jitter_ns > 0 {
-        line += &format!(" ± {} ms", d.delay.jitter_ns as f64 / 1e6);
-    }
-    match (d.queue.packets, d.queue.bytes) {
-        (Some(p), _) => line += &format!(", queue {p} packets"),
-        (None, Some(b)) => line += &format!(", queue {b} bytes"),
-        (None, None) => line += ", queue unlimited",
-    }
-    if d.red.is_some() {
-        line += ", RED";
-    }
-    if !matches!(d.loss, longhaul_emu::model::loss::LossConfig::None) {
-        line += &format!(", loss {:?}", d.loss);
-    }
-    if !d.cross.is_empty() {
-        line += &format!(", {} cross-traffic source(s)", d.cross.len());
-    }
-    line
-}
-
 /// Print the path the emulator is about to build, both directions.
 fn print_path(cfg: &LinkConfig) {
-    eprintln!("longhaul emu: path a→b: {}", direction_line(&cfg.a_to_b));
-    eprintln!("longhaul emu: path b→a: {}", direction_line(&cfg.b_to_a));
+    for line in cfg.describe().lines() {
+        eprintln!("longhaul emu: {line}");
+    }
 }
 
 fn pair(a: PairArgs) -> Result<i32> {

@@ -5,9 +5,9 @@
 //! SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected here, so an interrupted run
 //! still removes its namespaces and unloads its congestion controls.
 
-use crate::signals::{block_termination_signals, wait_signal};
 use anyhow::{Context, Result};
 use clap::Args;
+use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_lab::builtin::{self, Target};
 use longhaul_lab::{plan_from_text, Outcome, RunOptions};
 use longhaul_metrics::report::{summary_table, variants_table, write_html_report};

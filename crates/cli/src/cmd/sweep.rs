@@ -163,21 +163,11 @@ pub struct ShowArgs {
 
 pub fn run(cmd: SweepCommand) -> Result<()> {
     match cmd {
-        SweepCommand::Plan(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            plan(a)
-        }
+        SweepCommand::Plan(a) => plan(a),
         SweepCommand::Run(a) => run_sweep(a),
         SweepCommand::Submit(a) => submit_sweep(a),
-        // Its files are written before anything is printed.
-        SweepCommand::Collect(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            collect_dir(a)
-        }
-        SweepCommand::Show(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            show(a)
-        }
+        SweepCommand::Collect(a) => collect_dir(a),
+        SweepCommand::Show(a) => show(a),
     }
 }
 
@@ -250,7 +240,7 @@ fn run_sweep(a: RunArgs) -> Result<()> {
     };
     let engine = match a.engine {
         EngineArg::Sim => Engine::SIM,
-        EngineArg::Lab => lab::engine(&plan, &indices)?,
+        EngineArg::Lab => lab_engine(&plan, &indices)?,
     };
     let opts = RunOptions {
         engine,
@@ -355,72 +345,12 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 
 /// `sweep run --engine lab`: each run is `longhaul lab` on its scenario and overrides.
 #[cfg(feature = "kernel")]
-mod lab {
-    use anyhow::{bail, Result};
-    use longhaul_lab::LabError;
-    use longhaul_metrics::summary::Summary;
-    use longhaul_sweep::plan::{Plan, Run};
-    use longhaul_sweep::runner::Engine;
-
-    /// The lab engine, after checking that this process is root and that every run of
-    /// `indices` maps onto the lab (as `longhaul lab` checks every variant before running any).
-    /// Termination signals are blocked from here on and collected by the runs, so an interrupted
-    /// run removes its namespaces before the sweep ends.
-    pub fn engine(plan: &Plan, indices: &[u64]) -> Result<Engine> {
-        if !longhaul_lab::is_root() {
-            bail!(
-                "sweep run --engine lab needs root: each run creates network namespaces and TUN \
-                 devices (run it with sudo)"
-            );
-        }
-        for &i in indices {
-            let run = plan.run(i)?;
-            let text = String::from_utf8(run.read_scenario()?)?;
-            let file = run.scenario_path.display().to_string();
-            if let Err(e) =
-                longhaul_lab::plan_from_text(&text, &file, &run.default_name(), &run.sets)
-            {
-                bail!("run {i} ({}) cannot run in the lab: {e}", run.label());
-            }
-        }
-        crate::signals::block_termination_signals();
-        Ok(Engine {
-            name: "lab",
-            run: lab_run,
-            parallel: false,
-        })
-    }
-
-    fn lab_run(run: &Run, bytes: &[u8], _threads: usize) -> Result<Summary, String> {
-        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
-        let file = run.scenario_path.display().to_string();
-        let plan = longhaul_lab::plan_from_text(text, &file, &run.default_name(), &run.sets)
-            .map_err(|e| e.to_string())?;
-        let opts = longhaul_lab::RunOptions::default();
-        match longhaul_lab::run(&plan, &opts, &mut crate::signals::wait_signal) {
-            Ok(o) => Ok(o.summary),
-            // The run has cleaned up; the finished runs are stored: stop the sweep as the
-            // signal asks (a re-run runs the rest).
-            Err(LabError::Interrupted(sig)) => {
-                eprintln!(
-                    "longhaul sweep: interrupted by signal {sig} during run {}",
-                    run.index
-                );
-                std::process::exit(128 + sig)
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
+fn lab_engine(plan: &Plan, indices: &[u64]) -> Result<Engine> {
+    Ok(longhaul_lab::sweep::engine(plan, indices)?)
 }
 
 /// Without the `kernel` feature there is no lab.
 #[cfg(not(feature = "kernel"))]
-mod lab {
-    use anyhow::{bail, Result};
-    use longhaul_sweep::plan::Plan;
-    use longhaul_sweep::runner::Engine;
-
-    pub fn engine(_: &Plan, _: &[u64]) -> Result<Engine> {
-        bail!("this longhaul was built without the `kernel` feature, which `--engine lab` needs")
-    }
+fn lab_engine(_: &Plan, _: &[u64]) -> Result<Engine> {
+    bail!("this longhaul was built without the `kernel` feature, which `--engine lab` needs")
 }
