@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 use longhaul_sweep::collect::{collect, table, write_results};
 use longhaul_sweep::cost::{describe, plan_table, Speed};
 use longhaul_sweep::plan::Plan;
-use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
+use longhaul_sweep::runner::{cores, run_indices, Engine, RunOptions};
 use longhaul_sweep::slurm::{prepare, submit, Prepared, SlurmOptions};
 use longhaul_sweep::store::SweepDir;
-use longhaul_sweep::tasks::Tasks;
+use longhaul_sweep::work::Work;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -212,35 +212,15 @@ fn plan(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
-/// A tasks file of `sweep submit` rather than a sweep file.
-fn is_tasks_file(file: &Path) -> bool {
-    file.extension().is_some_and(|e| e == "json")
-}
-
 fn run_sweep(a: RunArgs) -> Result<()> {
-    let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
-        Tasks::work(&a.file, &a.out, a.index, a.chunk, a.allow_large)?
-    } else {
-        let plan = Plan::load(&a.file, a.allow_large)?;
-        let text = std::fs::read_to_string(&a.file).ok();
-        let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-        if let (Some(before), false) = (&dir.replaced, a.quiet) {
-            eprintln!(
-                "{}: the sweep differs from the plan recorded there ({}); runs already there \
-                 are kept, only the missing ones run",
-                a.out.display(),
-                plan.stamp.difference(before)
-            );
-        }
-        let indices = match a.index {
-            Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?.collect(),
-            None => (0..plan.runs).collect(),
-        };
-        (plan, dir, indices)
-    };
+    let work = Work::select(&a.file, &a.out, a.index, a.chunk, a.allow_large)?;
+    let Work { plan, dir, .. } = &work;
+    if let (Some(note), false) = (&work.note, a.quiet) {
+        eprintln!("{note}");
+    }
     let engine = match a.engine {
         EngineArg::Sim => Engine::SIM,
-        EngineArg::Lab => lab_engine(&plan, &indices)?,
+        EngineArg::Lab => lab_engine(plan, &work.indices)?,
     };
     let opts = RunOptions {
         engine,
@@ -251,21 +231,13 @@ fn run_sweep(a: RunArgs) -> Result<()> {
     if !a.quiet {
         eprintln!("{}: {}", plan.name(), plan.describe());
     }
-    let report = run_indices(&plan, &dir, indices, &opts)?;
+    let report = run_indices(plan, dir, work.indices.iter().copied(), &opts)?;
     if !a.quiet {
         println!("{report}");
     }
-    if !report.failed.is_empty() {
-        for (i, e) in report.failed.iter().take(5) {
-            eprintln!("run {i}: {e}");
-        }
-        let first = plan.run(report.failed[0].0)?;
-        bail!(
-            "{} run{} failed (each error is in {}); re-run the same command to retry them",
-            report.failed.len(),
-            if report.failed.len() == 1 { "" } else { "s" },
-            dir.failure_path(&first.key()).display()
-        );
+    if let Some((lines, message)) = work.failures(&report)? {
+        lines.iter().for_each(|l| eprintln!("{l}"));
+        bail!(message);
     }
     Ok(())
 }
@@ -277,9 +249,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
              parallel, which run `longhaul sweep run --index` themselves)"
         );
     }
-    let plan = Plan::load(&a.file, a.allow_large)?;
-    let text = std::fs::read_to_string(&a.file).ok();
-    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+    let (plan, dir) = longhaul_sweep::work::open(&a.file, &a.out, a.allow_large)?;
     // The tasks start in another directory, on another machine: absolute paths only.
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
