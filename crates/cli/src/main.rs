@@ -6,10 +6,10 @@ mod cmd;
 mod outputs;
 mod png;
 mod provenance;
-mod signals;
 mod units;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use longhaul_emu::sys::signals;
 use std::process::ExitCode;
 
 #[derive(Parser)]

@@ -29,7 +29,7 @@ use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -314,6 +314,22 @@ pub fn host_command(st: &InstanceState, side: Side, argv: &[String]) -> Command 
         .env("LONGHAUL_EMU_B", b)
         .env("LONGHAUL_EMU_PEER", if side == Side::A { b } else { a });
     c
+}
+
+/// Spawns `argv` on `side` of the running instance `st` inside the instance's PID namespace
+/// (`sys::pidns`), so that it and whatever it starts end with the emulator, even one killed
+/// with SIGKILL: what `longhaul emu exec` runs. The error says what to do.
+pub fn spawn_on(st: &InstanceState, side: Side, argv: &[String]) -> Result<Child, String> {
+    let Some(init) = st.init_pid else {
+        return Err(format!(
+            "emulator {} was started by an older longhaul that does not keep its programs in a \
+             PID namespace; restart it",
+            st.pid
+        ));
+    };
+    let name = argv.first().map_or("", String::as_str);
+    crate::sys::pidns::spawn_in(init, &mut host_command(st, side, argv))
+        .map_err(|e| format!("cannot run {name}: {e}"))
 }
 
 impl Emulator {

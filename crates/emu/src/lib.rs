@@ -19,13 +19,13 @@
 //!
 //! Layout: `model` is pure and clock-free (unit-tested with explicit times); `config` holds the
 //! typed settings and `settings` reads them as users write them (scenario file, flags), and
-//! `scenario` maps a simulator scenario's link onto them; `sys` wraps
-//! the kernel (TUN, namespaces, timers, state files); `forward` is the per-direction I/O loop;
-//! `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and `coalesce`
-//! decides which of their wire segments leave together; `emulator` sets up and tears down a pair or
-//! shell; `observe` holds the counters, lateness statistics, event log and pcap writer, and `report`
-//! the summary's table for people; `naive` is
-//! the baseline forwarder the benchmark compares against.
+//! `scenario` maps a simulator scenario's link onto them; `sys` wraps the kernel (TUN,
+//! namespaces, timers, termination signals, state files); `forward` is the per-direction I/O
+//! loop; `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and
+//! `coalesce` decides which of their wire segments leave together; `emulator` sets up and tears
+//! down a pair or shell; `observe` holds the counters, lateness statistics, event log and pcap
+//! writer, and `report` the path as built and the summary as text for people; `naive` is the
+//! baseline forwarder the benchmark compares against.
 
 #![warn(missing_docs)]
 

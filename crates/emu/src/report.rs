@@ -1,9 +1,56 @@
-//! The emulator's summary as text for people: the table of what each direction carried,
-//! dropped and delayed, and the warnings about what went wrong besides the path, printed when
-//! a run stops (as the benchmark's report prints its own table, `crate::bench`). The JSON
-//! summary is [`Summary`] itself.
+//! The emulator's path and summary as text for people: the path as built, one line per
+//! direction, printed before a run starts (so that a unit read otherwise than meant, such as
+//! `--rate 1gbps`, which is 8 Gb/s as tc reads it, shows before anything runs); and the table
+//! of what each direction carried, dropped and delayed, with the warnings about what went wrong
+//! besides the path, printed when a run stops (as the benchmark's report prints its own table,
+//! `crate::bench`). The JSON summary is [`Summary`] itself. Rates print as every longhaul
+//! report prints them (`longhaul_metrics::units::format_rate`).
 
+use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::emulator::Summary;
+use crate::model::loss::LossConfig;
+
+impl LinkConfig {
+    /// Both directions as built: `path a→b: …` and `path b→a: …`, one line each.
+    pub fn describe(&self) -> String {
+        format!(
+            "path a→b: {}\npath b→a: {}\n",
+            self.a_to_b.describe(),
+            self.b_to_a.describe()
+        )
+    }
+}
+
+impl DirectionConfig {
+    /// The direction in one line: rate, delay and jitter, queue limit, and the RED, loss and
+    /// cross traffic it has, e.g. `100 Mb/s, delay 90 ms, queue 1000 packets`.
+    pub fn describe(&self) -> String {
+        let rate = match &self.rate {
+            RateConfig::Unlimited => "no rate limit".to_string(),
+            RateConfig::Constant { bps } => longhaul_metrics::units::format_rate(*bps as f64),
+            RateConfig::Trace { path, .. } => format!("trace {path}"),
+        };
+        let mut line = format!("{rate}, delay {} ms", self.delay.delay_ns as f64 / 1e6);
+        if self.delay.jitter_ns > 0 {
+            line += &format!(" ± {} ms", self.delay.jitter_ns as f64 / 1e6);
+        }
+        match (self.queue.packets, self.queue.bytes) {
+            (Some(p), _) => line += &format!(", queue {p} packets"),
+            (None, Some(b)) => line += &format!(", queue {b} bytes"),
+            (None, None) => line += ", queue unlimited",
+        }
+        if self.red.is_some() {
+            line += ", RED";
+        }
+        if !matches!(self.loss, LossConfig::None) {
+            line += &format!(", loss {:?}", self.loss);
+        }
+        if !self.cross.is_empty() {
+            line += &format!(", {} cross-traffic source(s)", self.cross.len());
+        }
+        line
+    }
+}
 
 impl Summary {
     /// What went wrong besides the path: output files left incomplete, packets the hosts'
@@ -74,5 +121,25 @@ impl Summary {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_prints_each_direction_as_built() {
+        let mut c = LinkConfig::default();
+        c.a_to_b.rate = RateConfig::Constant { bps: 100_000_000 };
+        c.a_to_b.delay.delay_ns = 90_000_000;
+        c.a_to_b.delay.jitter_ns = 2_000_000;
+        c.a_to_b.queue.packets = Some(1000);
+        c.b_to_a.loss = LossConfig::Bernoulli { p: 0.01 };
+        assert_eq!(
+            c.describe(),
+            "path a→b: 100 Mb/s, delay 90 ms ± 2 ms, queue 1000 packets\n\
+             path b→a: no rate limit, delay 0 ms, queue unlimited, loss Bernoulli { p: 0.01 }\n"
+        );
     }
 }

@@ -22,7 +22,8 @@
 //!   from (the ACK clock repeats a host's stall every round trip);
 //! * [`stack_counters`]: the sender's TCP stack counters (how slow start ended, recoveries);
 //! * [`summary`]: the result summary;
-//! * [`builtin`]: the built-in experiments under `scenarios/lab/`.
+//! * [`builtin`]: the built-in experiments under `scenarios/lab/`;
+//! * [`sweep`](mod@sweep): the lab as an engine of `longhaul sweep run --engine lab`.
 
 #![warn(missing_docs)]
 
@@ -35,6 +36,7 @@ pub mod run;
 pub mod silences;
 pub mod stack_counters;
 pub mod summary;
+pub mod sweep;
 
 pub use error::LabError;
 pub use plan::{LabFlow, LabPlan};

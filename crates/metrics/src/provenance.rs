@@ -98,7 +98,7 @@ impl Provenance {
     pub fn command_line(&self) -> String {
         self.command
             .iter()
-            .map(|a| shell_quote(a))
+            .map(|a| longhaul_output::shell::word(a))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -178,18 +178,6 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
 
 /// The kernel release, as `uname -r` prints it.

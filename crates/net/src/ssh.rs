@@ -85,17 +85,6 @@ pub struct LaunchOptions {
     pub idle_timeout: Duration,
 }
 
-/// A word for the remote login shell (sh, bash, zsh, fish, csh alike): as it is when made of
-/// harmless characters, else in single quotes.
-fn shell_word(w: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:+,@%".contains(c);
-    if !w.is_empty() && w.chars().all(plain) {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
-    }
-}
-
 /// The command line ssh runs on the far host.
 fn remote_command(
     longhaul: &str,
@@ -127,7 +116,7 @@ fn remote_command(
     ];
     words
         .iter()
-        .map(|w| shell_word(w))
+        .map(|w| longhaul_output::shell::word(w))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -803,8 +792,6 @@ mod tests {
         ] {
             assert!(words.iter().any(|w| w == flag), "{flag}: {c}");
         }
-        assert_eq!(shell_word("$(reboot)"), "'$(reboot)'");
-        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

@@ -22,8 +22,13 @@
 //!
 //! [`check`] answers, before a long run, whether [`write`](fn@write) will be able to write a path, without
 //! writing it (and without opening a FIFO, which would wait for a reader).
+//!
+//! [`shell::word`] writes a path or an argument into a command line that a shell reads back as
+//! the same word.
 
 #![warn(missing_docs)]
+
+pub mod shell;
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions, Permissions};

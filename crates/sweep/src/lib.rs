@@ -19,6 +19,8 @@
 //!   configuration; the plans it has run);
 //! * [`runner`]: running runs on this machine, skipping finished ones;
 //! * [`tasks`]: a submission's missing runs, frozen with their plan, cut into array tasks;
+//! * [`work`]: what `sweep run` and `sweep submit` start from: the plan, its results directory,
+//!   the selected runs;
 //! * [`slurm`]: the sbatch array script and its submission;
 //! * [`collect`]: `results.csv`, its long form and `results.jsonl`; [`show`]: a query of them
 //!   for the terminal; [`report`]: `report.html`.
@@ -47,5 +49,6 @@ pub mod store;
 pub mod tasks;
 #[cfg(test)]
 mod testkit;
+pub mod work;
 
 pub use error::SweepError;

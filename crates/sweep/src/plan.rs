@@ -349,10 +349,10 @@ impl Run {
     pub fn sim_command(&self) -> String {
         let mut cmd = format!(
             "longhaul sim {}",
-            shell_word(&self.scenario_path.display().to_string())
+            longhaul_output::shell::word(&self.scenario_path.display().to_string())
         );
         for s in &self.sets {
-            cmd.push_str(&format!(" --set {}", shell_word(s)));
+            cmd.push_str(&format!(" --set {}", longhaul_output::shell::word(s)));
         }
         cmd
     }
@@ -629,18 +629,6 @@ fn check_values(
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A word for a POSIX shell: as it is when it is plain, else in single quotes.
-fn shell_word(s: &str) -> String {
-    let plain = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain && !s.is_empty() {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// What runs a run: the simulator ([`Engine::SIM`]), or an engine the caller provides (the
-/// CLI's `sweep run --engine lab`, real kernel stacks over the emulator).
+/// What runs a run: the simulator ([`Engine::SIM`]), or an engine another crate provides
+/// (`longhaul_lab::sweep`'s, for `sweep run --engine lab`: real kernel stacks over the emulator).
 #[derive(Clone, Copy, Debug)]
 pub struct Engine {
     /// Its name, which the results directory records (`DIR/engine`): results of two engines

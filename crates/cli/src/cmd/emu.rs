@@ -16,13 +16,13 @@
 //! shorthand; `longhaul_emu::settings` reads the file, lays the flags over it and documents
 //! both.
 
-use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{nanos, parse_duration, parse_rate_bps};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
-use longhaul_emu::emulator::{host_command, Side};
-use longhaul_emu::settings::{self, per_direction, Overrides};
+use longhaul_emu::emulator::{spawn_on, Side};
+use longhaul_emu::settings::{self, Overrides, Quantity};
+use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_emu::sys::state;
 use longhaul_emu::{Emulator, Mode, Options, Summary};
 use std::path::{Path, PathBuf};
@@ -238,19 +238,8 @@ pub fn run(cmd: EmuCommand) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Settings: flags → `longhaul_emu::settings`, which lays them over the scenario file's.
 
-/// A flag's rate or duration must carry a unit (`crate::units`); a file's may be bare.
-fn check_rate(flag: &str, v: &str) -> Result<()> {
-    parse_rate_bps(v).with_context(|| format!("--{flag}"))?;
-    Ok(())
-}
-
-fn check_duration(flag: &str, v: &str) -> Result<()> {
-    parse_duration(v).with_context(|| format!("--{flag}"))?;
-    Ok(())
-}
-
 /// The flags as the emulator's settings take them, once their rates and durations (a
-/// `--cross` spec's too) are checked for units.
+/// `--cross` spec's too) are checked for units (`crate::units`; a file's may be bare).
 fn overrides(f: &LinkArgs) -> Result<Overrides> {
     let given = [
         ("rate", &f.rate),
@@ -266,35 +255,23 @@ fn overrides(f: &LinkArgs) -> Result<Overrides> {
         ("duplicate", &f.duplicate),
         ("overhead", &f.overhead),
     ];
-    let mut o = Overrides {
+    let o = Overrides {
+        per_direction: given
+            .into_iter()
+            .filter_map(|(key, v)| Some((key, v.clone()?)))
+            .collect(),
         uplink_trace: f.uplink_trace.as_ref().map(|t| t.display().to_string()),
         downlink_trace: f.downlink_trace.as_ref().map(|t| t.display().to_string()),
         cross: f.cross.clone(),
         mtu: f.mtu,
         seed: f.seed,
-        ..Default::default()
     };
-    for (key, value) in given {
-        let Some(v) = value else { continue };
-        let flag = key.replace('_', "-");
-        let (x, y) = per_direction(v);
-        for v in [x, y] {
-            match key {
-                "rate" => check_rate(&flag, &v)?,
-                "delay" | "jitter" | "reorder_by" => check_duration(&flag, &v)?,
-                _ => {}
-            }
+    for (flag, quantity, v) in o.quantities() {
+        match quantity {
+            Quantity::Rate => parse_rate_bps(&v).map(drop),
+            Quantity::Duration => parse_duration(&v).map(drop),
         }
-        o.per_direction.push((key, v.clone()));
-    }
-    for spec in &f.cross {
-        for kv in spec.split(',').skip(1) {
-            match kv.trim().split_once('=') {
-                Some(("rate", v)) => check_rate("cross rate", v)?,
-                Some(("on" | "off", v)) => check_duration("cross on/off", v)?,
-                _ => {}
-            }
-        }
+        .with_context(|| format!("--{flag}"))?;
     }
     Ok(o)
 }
@@ -396,40 +373,11 @@ fn print_summary(s: &Summary) {
     eprint!("{}", s.table());
 }
 
-/// One direction of the path as it was built, so that a unit read otherwise than meant
-/// (`--rate 1gbps` is 8 Gb/s, as tc reads it) shows before anything runs.
-fn direction_line(d: &longhaul_emu::config::DirectionConfig) -> String {
-    use longhaul_emu::config::RateConfig;
-    let rate = match &d.rate {
-        RateConfig::Unlimited => "no rate limit".to_string(),
-        RateConfig::Constant { bps } => longhaul_metrics::units::format_rate(*bps as f64),
-        RateConfig::Trace { path, .. } => format!("trace {path}"),
-    };
-    let mut line = format!("{rate}, delay {} ms", d.delay.delay_ns as f64 / 1e6);
-    if d.delay.jitter_ns > 0 {
-        line += &format!(" ± {} ms", d.delay.jitter_ns as f64 / 1e6);
-    }
-    match (d.queue.packets, d.queue.bytes) {
-        (Some(p), _) => line += &format!(", queue {p} packets"),
-        (None, Some(b)) => line += &format!(", queue {b} bytes"),
-        (None, None) => line += ", queue unlimited",
-    }
-    if d.red.is_some() {
-        line += ", RED";
-    }
-    if !matches!(d.loss, longhaul_emu::model::loss::LossConfig::None) {
-        line += &format!(", loss {:?}", d.loss);
-    }
-    if !d.cross.is_empty() {
-        line += &format!(", {} cross-traffic source(s)", d.cross.len());
-    }
-    line
-}
-
 /// Print the path the emulator is about to build, both directions.
 fn print_path(cfg: &LinkConfig) {
-    eprintln!("longhaul emu: path a→b: {}", direction_line(&cfg.a_to_b));
-    eprintln!("longhaul emu: path b→a: {}", direction_line(&cfg.b_to_a));
+    for line in cfg.describe().lines() {
+        eprintln!("longhaul emu: {line}");
+    }
 }
 
 fn pair(a: PairArgs) -> Result<i32> {
@@ -498,17 +446,8 @@ fn exec(a: ExecArgs) -> Result<i32> {
         SideArg::A => Side::A,
         SideArg::B => Side::B,
     };
-    let mut c = host_command(&inst, side, &a.command);
-    let Some(init) = inst.init_pid else {
-        bail!(
-            "emulator {} was started by an older longhaul that does not keep its programs in a \
-             PID namespace; restart it",
-            inst.pid
-        );
-    };
     block_termination_signals();
-    let child = longhaul_emu::sys::pidns::spawn_in(init, &mut c)
-        .map_err(|e| anyhow!("cannot run {}: {e}", a.command[0]))?;
+    let child = spawn_on(&inst, side, &a.command).map_err(|e| anyhow!(e))?;
     Ok(exit_code(supervise(Some(child), None)?))
 }
 

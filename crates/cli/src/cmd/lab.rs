@@ -5,12 +5,12 @@
 //! SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected here, so an interrupted run
 //! still removes its namespaces and unloads its congestion controls.
 
-use crate::signals::{block_termination_signals, wait_signal};
 use anyhow::{Context, Result};
 use clap::Args;
+use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_lab::builtin::{self, Target};
 use longhaul_lab::{plan_from_text, Outcome, RunOptions};
-use longhaul_metrics::report::{summary_table, variants_table, write_html_report};
+use longhaul_metrics::report::{summary_table, variants_table, write_report_dir};
 use longhaul_metrics::summary::Summary;
 use std::path::{Path, PathBuf};
 
@@ -168,17 +168,13 @@ fn variant_dir(dir: &Path, label: &str, n: usize) -> PathBuf {
 
 fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    o.summary.write(&dir.join("summary.json"))?;
-    write_html_report(&o.summary, &dir.join("report.html"))?;
-    longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
-    longhaul_output::write(&dir.join("drops.csv"), o.drops_csv().as_bytes())?;
-    longhaul_output::write(
-        &dir.join("emulator.json"),
-        (serde_json::to_string_pretty(&o.raw.emulator)? + "\n").as_bytes(),
-    )?;
-    longhaul_output::write(
-        &dir.join("clock.json"),
-        (serde_json::to_string_pretty(&o.raw.clock())? + "\n").as_bytes(),
-    )?;
+    let emulator = serde_json::to_string_pretty(&o.raw.emulator)? + "\n";
+    let clock = serde_json::to_string_pretty(&o.raw.clock())? + "\n";
+    let files = [
+        ("drops.csv", o.drops_csv()),
+        ("emulator.json", emulator),
+        ("clock.json", clock),
+    ];
+    write_report_dir(&o.summary, dir, &files)?;
     Ok(())
 }

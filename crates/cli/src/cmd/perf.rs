@@ -1,13 +1,13 @@
 //! `longhaul perf server|client`: iperf-like measurement (logic in `longhaul_perf::perf`).
 
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use longhaul_perf::perf::{self, report, ClientConfig, PathFacts, Server, ServerConfig};
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 #[derive(Subcommand)]
 pub enum PerfCommand {
@@ -82,37 +82,12 @@ pub fn run(c: PerfCommand) -> Result<()> {
 }
 
 fn server(a: ServerArgs) -> Result<()> {
-    let log = Arc::new(|e: perf::ServerEvent| {
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() % 86_400_000)
-            .unwrap_or(0);
-        let (h, m, s, f) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
-        eprintln!("{h:02}:{m:02}:{s:02}.{f:03}Z {e}");
-    });
+    let log = Arc::new(|e: perf::ServerEvent| eprintln!("{}", e.log_line(SystemTime::now())));
     let config = ServerConfig {
         idle_timeout: a.idle_timeout,
         max_connections: a.max_connections,
     };
-    let s = match a.bind {
-        Some(ip) => {
-            let addr = SocketAddr::new(ip, a.port);
-            Server::bind(addr, config, log).with_context(|| format!("cannot listen on {addr}"))?
-        }
-        None => {
-            let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, a.port));
-            let any4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, a.port));
-            match Server::bind(any6, config.clone(), log.clone()) {
-                Ok(s) => s,
-                // A kernel without IPv6: fall back to IPv4.
-                Err(e) if e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
-                    Server::bind(any4, config, log)
-                        .with_context(|| format!("cannot listen on {any4}"))?
-                }
-                Err(e) => return Err(e).with_context(|| format!("cannot listen on {any6}")),
-            }
-        }
-    };
+    let s = Server::bind_port(a.bind, a.port, config, log)?;
     s.serve(&AtomicBool::new(false))?;
     Ok(())
 }

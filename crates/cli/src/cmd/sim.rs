@@ -7,7 +7,7 @@
 use crate::units::parse_duration;
 use anyhow::{Context, Result};
 use clap::Args;
-use longhaul_metrics::report::{summary_table, write_html_report};
+use longhaul_metrics::report::{summary_table, write_report_dir};
 use longhaul_sim::progress_bar::ProgressBar;
 use longhaul_sim::{run_on, Outcome, Scenario};
 use std::io::IsTerminal;
@@ -119,13 +119,8 @@ pub fn run(args: SimArgs) -> Result<()> {
 
 fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    o.summary.write(&dir.join("summary.json"))?;
-    write_html_report(&o.summary, &dir.join("report.html"))?;
-    longhaul_metrics::report::write_figures(&[("", &o.summary)], &dir.join("figures"))?;
-    longhaul_output::write(&dir.join("drops.csv"), o.drops_csv().as_bytes())?;
-    longhaul_output::write(
-        &dir.join("details.json"),
-        serde_json::to_string_pretty(&o.details())?.as_bytes(),
-    )?;
+    let details = serde_json::to_string_pretty(&o.details())?;
+    let files = [("drops.csv", o.drops_csv()), ("details.json", details)];
+    write_report_dir(&o.summary, dir, &files)?;
     Ok(())
 }

@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 use longhaul_sweep::collect::{collect, table, write_results};
 use longhaul_sweep::cost::{describe, plan_table, Speed};
 use longhaul_sweep::plan::Plan;
-use longhaul_sweep::runner::{block, cores, run_indices, Engine, RunOptions};
+use longhaul_sweep::runner::{cores, run_indices, Engine, RunOptions};
 use longhaul_sweep::slurm::{prepare, submit, Prepared, SlurmOptions};
 use longhaul_sweep::store::SweepDir;
-use longhaul_sweep::tasks::Tasks;
+use longhaul_sweep::work::Work;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -163,21 +163,11 @@ pub struct ShowArgs {
 
 pub fn run(cmd: SweepCommand) -> Result<()> {
     match cmd {
-        SweepCommand::Plan(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            plan(a)
-        }
+        SweepCommand::Plan(a) => plan(a),
         SweepCommand::Run(a) => run_sweep(a),
         SweepCommand::Submit(a) => submit_sweep(a),
-        // Its files are written before anything is printed.
-        SweepCommand::Collect(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            collect_dir(a)
-        }
-        SweepCommand::Show(a) => {
-            crate::signals::end_quietly_on_closed_stdout();
-            show(a)
-        }
+        SweepCommand::Collect(a) => collect_dir(a),
+        SweepCommand::Show(a) => show(a),
     }
 }
 
@@ -222,35 +212,15 @@ fn plan(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
-/// A tasks file of `sweep submit` rather than a sweep file.
-fn is_tasks_file(file: &Path) -> bool {
-    file.extension().is_some_and(|e| e == "json")
-}
-
 fn run_sweep(a: RunArgs) -> Result<()> {
-    let (plan, dir, indices): (Plan, SweepDir, Vec<u64>) = if is_tasks_file(&a.file) {
-        Tasks::work(&a.file, &a.out, a.index, a.chunk, a.allow_large)?
-    } else {
-        let plan = Plan::load(&a.file, a.allow_large)?;
-        let text = std::fs::read_to_string(&a.file).ok();
-        let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
-        if let (Some(before), false) = (&dir.replaced, a.quiet) {
-            eprintln!(
-                "{}: the sweep differs from the plan recorded there ({}); runs already there \
-                 are kept, only the missing ones run",
-                a.out.display(),
-                plan.stamp.difference(before)
-            );
-        }
-        let indices = match a.index {
-            Some(n) => block(&plan, n, a.chunk.unwrap_or(1))?.collect(),
-            None => (0..plan.runs).collect(),
-        };
-        (plan, dir, indices)
-    };
+    let work = Work::select(&a.file, &a.out, a.index, a.chunk, a.allow_large)?;
+    let Work { plan, dir, .. } = &work;
+    if let (Some(note), false) = (&work.note, a.quiet) {
+        eprintln!("{note}");
+    }
     let engine = match a.engine {
         EngineArg::Sim => Engine::SIM,
-        EngineArg::Lab => lab::engine(&plan, &indices)?,
+        EngineArg::Lab => lab_engine(plan, &work.indices)?,
     };
     let opts = RunOptions {
         engine,
@@ -261,21 +231,13 @@ fn run_sweep(a: RunArgs) -> Result<()> {
     if !a.quiet {
         eprintln!("{}: {}", plan.name(), plan.describe());
     }
-    let report = run_indices(&plan, &dir, indices, &opts)?;
+    let report = run_indices(plan, dir, work.indices.iter().copied(), &opts)?;
     if !a.quiet {
         println!("{report}");
     }
-    if !report.failed.is_empty() {
-        for (i, e) in report.failed.iter().take(5) {
-            eprintln!("run {i}: {e}");
-        }
-        let first = plan.run(report.failed[0].0)?;
-        bail!(
-            "{} run{} failed (each error is in {}); re-run the same command to retry them",
-            report.failed.len(),
-            if report.failed.len() == 1 { "" } else { "s" },
-            dir.failure_path(&first.key()).display()
-        );
+    if let Some((lines, message)) = work.failures(&report)? {
+        lines.iter().for_each(|l| eprintln!("{l}"));
+        bail!(message);
     }
     Ok(())
 }
@@ -287,9 +249,7 @@ fn submit_sweep(a: SubmitArgs) -> Result<()> {
              parallel, which run `longhaul sweep run --index` themselves)"
         );
     }
-    let plan = Plan::load(&a.file, a.allow_large)?;
-    let text = std::fs::read_to_string(&a.file).ok();
-    let dir = SweepDir::create(&a.out, &plan.stamp, text.as_deref())?;
+    let (plan, dir) = longhaul_sweep::work::open(&a.file, &a.out, a.allow_large)?;
     // The tasks start in another directory, on another machine: absolute paths only.
     let out = absolute(&a.out)?;
     let longhaul = match a.longhaul {
@@ -355,72 +315,12 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 
 /// `sweep run --engine lab`: each run is `longhaul lab` on its scenario and overrides.
 #[cfg(feature = "kernel")]
-mod lab {
-    use anyhow::{bail, Result};
-    use longhaul_lab::LabError;
-    use longhaul_metrics::summary::Summary;
-    use longhaul_sweep::plan::{Plan, Run};
-    use longhaul_sweep::runner::Engine;
-
-    /// The lab engine, after checking that this process is root and that every run of
-    /// `indices` maps onto the lab (as `longhaul lab` checks every variant before running any).
-    /// Termination signals are blocked from here on and collected by the runs, so an interrupted
-    /// run removes its namespaces before the sweep ends.
-    pub fn engine(plan: &Plan, indices: &[u64]) -> Result<Engine> {
-        if !longhaul_lab::is_root() {
-            bail!(
-                "sweep run --engine lab needs root: each run creates network namespaces and TUN \
-                 devices (run it with sudo)"
-            );
-        }
-        for &i in indices {
-            let run = plan.run(i)?;
-            let text = String::from_utf8(run.read_scenario()?)?;
-            let file = run.scenario_path.display().to_string();
-            if let Err(e) =
-                longhaul_lab::plan_from_text(&text, &file, &run.default_name(), &run.sets)
-            {
-                bail!("run {i} ({}) cannot run in the lab: {e}", run.label());
-            }
-        }
-        crate::signals::block_termination_signals();
-        Ok(Engine {
-            name: "lab",
-            run: lab_run,
-            parallel: false,
-        })
-    }
-
-    fn lab_run(run: &Run, bytes: &[u8], _threads: usize) -> Result<Summary, String> {
-        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
-        let file = run.scenario_path.display().to_string();
-        let plan = longhaul_lab::plan_from_text(text, &file, &run.default_name(), &run.sets)
-            .map_err(|e| e.to_string())?;
-        let opts = longhaul_lab::RunOptions::default();
-        match longhaul_lab::run(&plan, &opts, &mut crate::signals::wait_signal) {
-            Ok(o) => Ok(o.summary),
-            // The run has cleaned up; the finished runs are stored: stop the sweep as the
-            // signal asks (a re-run runs the rest).
-            Err(LabError::Interrupted(sig)) => {
-                eprintln!(
-                    "longhaul sweep: interrupted by signal {sig} during run {}",
-                    run.index
-                );
-                std::process::exit(128 + sig)
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
+fn lab_engine(plan: &Plan, indices: &[u64]) -> Result<Engine> {
+    Ok(longhaul_lab::sweep::engine(plan, indices)?)
 }
 
 /// Without the `kernel` feature there is no lab.
 #[cfg(not(feature = "kernel"))]
-mod lab {
-    use anyhow::{bail, Result};
-    use longhaul_sweep::plan::Plan;
-    use longhaul_sweep::runner::Engine;
-
-    pub fn engine(_: &Plan, _: &[u64]) -> Result<Engine> {
-        bail!("this longhaul was built without the `kernel` feature, which `--engine lab` needs")
-    }
+fn lab_engine(_: &Plan, _: &[u64]) -> Result<Engine> {
+    bail!("this longhaul was built without the `kernel` feature, which `--engine lab` needs")
 }

@@ -4,11 +4,11 @@
 //! (`longhaul_net::ssh`).
 
 use crate::cmd::remote::{self, LaunchedArgs, SshArgs};
-use crate::signals::{block_termination_signals, wait_signal};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
+use longhaul_emu::sys::signals::stop_flag;
 use longhaul_net::admission::Limits;
 use longhaul_net::destination::Destination;
 use longhaul_net::keys::{KeyPair, PublicKey};
@@ -26,8 +26,6 @@ use longhaul_proto::secure::Security;
 use longhaul_proto::Config;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Transport settings shared by both ends.
@@ -250,19 +248,6 @@ pub struct RecvArgs {
     pub launched: LaunchedArgs,
     #[command(flatten)]
     pub transport: TransportArgs,
-}
-
-/// A signal watcher that sets the returned flag on SIGINT/SIGTERM/SIGHUP.
-fn stop_flag() -> Arc<AtomicBool> {
-    block_termination_signals();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    std::thread::spawn(move || loop {
-        if wait_signal(Duration::from_millis(500)).is_some() {
-            s.store(true, Ordering::Relaxed);
-        }
-    });
-    stop
 }
 
 pub fn send(a: SendArgs) -> Result<()> {

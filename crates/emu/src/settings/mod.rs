@@ -21,7 +21,8 @@
 //! ```
 //!
 //! Values are read in the scenario file's units (`longhaul_path::units`): a bare number is bit/s
-//! or seconds there. The command line requires units and checks them before they get here.
+//! or seconds there. The command line requires units and checks them
+//! ([`Overrides::quantities`]) before they get here.
 
 pub mod file;
 pub mod overrides;
@@ -29,7 +30,7 @@ pub mod raw;
 pub mod values;
 
 use crate::config::LinkConfig;
-pub use overrides::{link_config, Overrides};
+pub use overrides::{link_config, Overrides, Quantity};
 pub use raw::RawDirection;
 use thiserror::Error;
 

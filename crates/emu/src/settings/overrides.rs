@@ -30,6 +30,44 @@ pub struct Overrides {
     pub seed: Option<u64>,
 }
 
+/// What a value that takes a unit measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// A rate (`100mbit`).
+    Rate,
+    /// A duration (`90ms`).
+    Duration,
+}
+
+impl Overrides {
+    /// Every rate and duration among the values, each direction's separately, with the flag it
+    /// came from (`rate`, `reorder-by`, `cross rate`, `cross on/off`), in the order given: a
+    /// flag needs a unit where a file's bare number has one (bit/s, seconds), so the command
+    /// line checks these before they are read in the file's units.
+    pub fn quantities(&self) -> Vec<(String, Quantity, String)> {
+        let mut out = Vec::new();
+        for (key, v) in &self.per_direction {
+            let q = match *key {
+                "rate" => Quantity::Rate,
+                "delay" | "jitter" | "reorder_by" => Quantity::Duration,
+                _ => continue,
+            };
+            let (flag, (x, y)) = (key.replace('_', "-"), per_direction(v));
+            out.extend([(flag.clone(), q, x), (flag, q, y)]);
+        }
+        for kv in self.cross.iter().flat_map(|spec| spec.split(',').skip(1)) {
+            match kv.trim().split_once('=') {
+                Some(("rate", v)) => out.push(("cross rate".into(), Quantity::Rate, v.into())),
+                Some(("on" | "off", v)) => {
+                    out.push(("cross on/off".into(), Quantity::Duration, v.into()))
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 /// The checked link: `scenario`'s (`link` chooses among a simulator scenario's links), or the
 /// defaults without one, with `overrides` on top.
 pub fn link_config(
@@ -124,5 +162,37 @@ impl Settings {
         self.mtu = o.mtu.or(self.mtu);
         self.seed = o.seed.or(self.seed);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_durations_are_listed_per_direction_with_their_flags() {
+        let o = Overrides {
+            per_direction: vec![
+                ("rate", "100mbit/10mbit".into()),
+                ("loss", "1%".into()),
+                ("reorder_by", "1ms".into()),
+            ],
+            cross: vec!["onoff,rate=5mbit,size=1500,on=1s,off=2s,dir=ba".into()],
+            ..Default::default()
+        };
+        let q = |f: &str, q, v: &str| (f.to_string(), q, v.to_string());
+        use Quantity::{Duration as D, Rate as R};
+        assert_eq!(
+            o.quantities(),
+            [
+                q("rate", R, "100mbit"),
+                q("rate", R, "10mbit"),
+                q("reorder-by", D, "1ms"),
+                q("reorder-by", D, "1ms"),
+                q("cross rate", R, "5mbit"),
+                q("cross on/off", D, "1s"),
+                q("cross on/off", D, "2s"),
+            ]
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! Thin wrappers over the kernel interfaces the emulator uses: TUN devices, network namespaces
-//! (through `ip(8)`), the monotonic clock with timerfd waits, and the state files that let a later
-//! run find and remove what a killed run left behind.
+//! (through `ip(8)`), the monotonic clock with timerfd waits, the termination signals its
+//! cleanup waits for, and the state files that let a later run find and remove what a killed
+//! run left behind.
 
 pub mod clock;
 pub mod netns;
 pub mod pidns;
+pub mod signals;
 pub mod state;
 pub mod steal;
 pub mod tun;

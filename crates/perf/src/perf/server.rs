@@ -15,11 +15,11 @@ use super::socket;
 use socket2::SockRef;
 use std::collections::HashMap;
 use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -109,6 +109,19 @@ impl std::fmt::Display for ServerEvent {
     }
 }
 
+impl ServerEvent {
+    /// The event as the server's log prints it at `now`: the UTC time of day to the
+    /// millisecond, then the event (`13:04:05.678Z Server listening on [::]:5201`).
+    pub fn log_line(&self, now: SystemTime) -> String {
+        let ms = now
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() % 86_400_000)
+            .unwrap_or(0);
+        let (h, m, s, f) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        format!("{h:02}:{m:02}:{s:02}.{f:03}Z {self}")
+    }
+}
+
 type Log = Arc<dyn Fn(ServerEvent) + Send + Sync>;
 
 /// A data connection on its way to its test.
@@ -132,6 +145,29 @@ pub struct Server {
 }
 
 impl Server {
+    /// Bind `port` on `ip`, or without one on every IPv6 and IPv4 address (`[::]`), falling
+    /// back to IPv4's (`0.0.0.0`) on a kernel without IPv6. The error names the address.
+    pub fn bind_port(
+        ip: Option<IpAddr>,
+        port: u16,
+        config: ServerConfig,
+        log: Log,
+    ) -> std::io::Result<Server> {
+        let named = |addr: SocketAddr| {
+            move |e: std::io::Error| {
+                std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
+            }
+        };
+        let addr = SocketAddr::new(ip.unwrap_or(Ipv6Addr::UNSPECIFIED.into()), port);
+        match Server::bind(addr, config.clone(), log.clone()) {
+            Err(e) if ip.is_none() && e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
+                let any4 = SocketAddr::from((Ipv4Addr::UNSPECIFIED, port));
+                Server::bind(any4, config, log).map_err(named(any4))
+            }
+            r => r.map_err(named(addr)),
+        }
+    }
+
     /// Bind to `addr` (port 0 picks a free port).
     pub fn bind(addr: SocketAddr, config: ServerConfig, log: Log) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
@@ -393,5 +429,44 @@ fn drain(mut c: TcpStream, idle: Duration, deadline: Instant) -> Result<u64, Str
             }
             Err(e) => return Err(format!("{e} after {total} bytes")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_carry_the_utc_time_of_day() {
+        let addr: SocketAddr = "127.0.0.1:5201".parse().unwrap();
+        // 2001-09-09 01:46:40.123 UTC.
+        let now = UNIX_EPOCH + Duration::from_millis(1_000_000_000_123);
+        assert_eq!(
+            ServerEvent::Listening(addr).log_line(now),
+            "01:46:40.123Z Server listening on 127.0.0.1:5201"
+        );
+    }
+
+    #[test]
+    fn a_taken_port_is_named_in_the_error() {
+        let log: Log = Arc::new(|_| {});
+        let s = Server::bind_port(Some([127, 0, 0, 1].into()), 0, ServerConfig::default(), log)
+            .unwrap();
+        let port = s.listener.local_addr().unwrap().port();
+        let log: Log = Arc::new(|_| {});
+        let e = Server::bind_port(
+            Some([127, 0, 0, 1].into()),
+            port,
+            ServerConfig::default(),
+            log,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse);
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot listen on 127.0.0.1:{port}: ")),
+            "{e}"
+        );
     }
 }
