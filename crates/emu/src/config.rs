@@ -314,35 +314,14 @@ impl DirectionConfig {
             ));
         }
         for c in &self.cross {
-            if !(c.rate_bps.is_finite() && c.rate_bps > 0.0) {
-                return Err(err(dir, "cross traffic rate must be positive".into()));
-            }
-            if c.packet_bytes < 20 || c.packet_bytes > mtu {
-                return Err(err(
-                    dir,
-                    format!(
-                        "cross traffic packet size {} must be within 20..={mtu} (the MTU)",
-                        c.packet_bytes
-                    ),
-                ));
+            if let Some(problem) = c.problem(mtu) {
+                return Err(err(dir, problem));
             }
             if self.rate == RateConfig::Unlimited {
                 return Err(err(
                     dir,
                     "cross traffic needs a rate: it competes for the bottleneck".into(),
                 ));
-            }
-            if let crate::model::cross::CrossKind::OnOff {
-                mean_on_ns,
-                mean_off_ns,
-            } = c.kind
-            {
-                if mean_on_ns == 0 || mean_off_ns == 0 {
-                    return Err(err(
-                        dir,
-                        "on/off cross traffic needs positive mean on and off times".into(),
-                    ));
-                }
             }
         }
         // Memory: packets in flight in the delay line at full rate, plus the queue.

@@ -3,7 +3,7 @@
 //! values laid over either, bad keys and unemulable links refused with what to write instead.
 
 use longhaul_emu::config::{LinkConfig, RateConfig};
-use longhaul_emu::model::cross::CrossKind;
+use longhaul_emu::model::cross::CrossProcess;
 use longhaul_emu::model::loss::LossConfig;
 use longhaul_emu::settings::file::{parse, ScenarioKind};
 use longhaul_emu::settings::{self, per_direction, Overrides, Settings};
@@ -168,7 +168,7 @@ fn a_rate_flag_replaces_a_files_trace_and_cross_traffic_goes_its_way() {
     assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 100_000_000 });
     assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 10_000_000 });
     assert_eq!((c.a_to_b.cross.len(), c.b_to_a.cross.len()), (1, 1));
-    assert_eq!(c.b_to_a.cross[0].kind, CrossKind::Cbr);
+    assert_eq!(c.b_to_a.cross[0].kind, CrossProcess::Cbr);
 }
 
 #[test]
@@ -270,7 +270,7 @@ reverse = true
     assert!(c.b_to_a.red.is_none());
     assert_eq!(c.b_to_a.queue.bytes, Some(2 << 20)); // "2M" is 2 MiB, as in the simulator
     assert_eq!(c.a_to_b.cross.len(), 1);
-    assert_eq!(c.a_to_b.cross[0].kind, CrossKind::Poisson);
+    assert_eq!(c.a_to_b.cross[0].kind, CrossProcess::Poisson);
     assert_eq!(c.a_to_b.cross[0].rate_bps, 50e6);
     assert_eq!(c.a_to_b.cross[0].packet_bytes, 1000);
     // The reverse source defaults to the link's MTU.
@@ -296,14 +296,23 @@ fn malformed_or_unemulable_simulator_links_are_refused() {
             "links[0].queue.ecn",
         ),
         (
-            "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\"",
-            "cross_traffic[0].kind",
+            "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"1mbit\"\nstart = \"1s\"",
+            "cross_traffic[0].start",
         ),
     ];
     for (extra, field) in cases {
         let e = from_text("bad", &link(extra), &Overrides::default()).unwrap_err();
         assert!(e.contains(field), "`{extra}`: `{e}` lacks `{field}`");
-    } // Jitter is one of the path's models, emulated in both directions.
+    }
+    // Web cross traffic is the simulator's generator, emulated too.
+    let c = from_text(
+        "web",
+        &link("[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\""),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(matches!(c.a_to_b.cross[0].kind, CrossProcess::Web { .. }));
+    // Jitter is one of the path's models, emulated in both directions.
     let c = from_text("jitter", &link("jitter = \"1ms\""), &Overrides::default()).unwrap();
     assert_eq!(c.a_to_b.delay.jitter_ns, 1_000_000);
     assert_eq!(c.b_to_a.delay.jitter_ns, 1_000_000);

@@ -22,8 +22,8 @@
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
 //! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
-//! what the lab's own hosts do), cross traffic that is responsive, of
-//! kind `web`, on another link, or limited in time. `transport` is ignored: the lab always runs
+//! what the lab's own hosts do), cross traffic that is responsive, on another link, or limited
+//! in time (every kind, `web` included, runs the simulator's generator). `transport` is ignored: the lab always runs
 //! the kernel's TCP; the summary records that.
 
 use crate::error::LabError;
@@ -273,9 +273,8 @@ impl LabPlan {
 mod tests {
     use super::*;
     use longhaul_emu::config::RateConfig;
-    use longhaul_emu::model::cross::CrossKind as EmuCross;
+    use longhaul_emu::model::cross::CrossProcess;
     use longhaul_emu::model::loss::LossConfig;
-    use longhaul_sim::scenario::CrossKind;
 
     const BASE: &str = r#"
 name = "t"
@@ -394,14 +393,14 @@ reverse = true
         assert_eq!(e.a_to_b.cross.len(), 1);
         assert_eq!(
             e.a_to_b.cross[0].kind,
-            EmuCross::OnOff {
+            CrossProcess::OnOff {
                 mean_on_ns: 100_000_000,
                 mean_off_ns: 300_000_000
             }
         );
         assert_eq!(e.a_to_b.cross[0].packet_bytes, 1000);
         // The reverse source defaults to the link's MTU.
-        assert_eq!(e.b_to_a.cross[0].kind, EmuCross::Cbr);
+        assert_eq!(e.b_to_a.cross[0].kind, CrossProcess::Cbr);
         assert_eq!(e.b_to_a.cross[0].packet_bytes, 1500);
     }
 
@@ -418,64 +417,46 @@ reverse = true
         assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
     }
 
-    /// Every kind of cross traffic the lab generates offers the load the simulator offers for
-    /// the same scenario entry: `rate` is the average in both (an on/off source at 20 Mb/s with
-    /// a 25 % duty cycle offers 20 Mb/s, not 5), measured by running the emulator's generator.
+    /// Every kind of cross traffic, `web` included, maps onto the simulator's own generator
+    /// (`longhaul_path::cross`) with the scenario's parameters, so the lab offers the load the
+    /// simulator offers for the same entry: `rate` is the average in both (an on/off source at
+    /// 20 Mb/s with a 25 % duty cycle offers 20 Mb/s, not 5), measured by running it.
     #[test]
-    fn cross_traffic_offers_the_simulators_average_load_for_every_kind() {
-        use longhaul_emu::model::cross::CrossGenerator;
+    fn cross_traffic_runs_the_simulators_generator_for_every_kind() {
+        use longhaul_sim::cross::{CrossConfig, CrossSource};
         for (kind, extra) in [
             ("cbr", ""),
             ("poisson", ""),
             ("onoff", "on = \"100ms\"\noff = \"300ms\""),
+            ("web", "size = \"100KiB\"\nshape = 2.5"),
         ] {
-            let p = plan(
-                &format!(
-                    "[[cross_traffic]]\nkind = \"{kind}\"\nlink = \"core\"\nrate = \"20mbit\"\n{extra}\n"
-                ),
-                &[],
-            )
-            .unwrap();
-            let cfg = p.emulator.a_to_b.cross[0];
-            assert_eq!(cfg.mean_load_bps(), 20e6, "{kind}");
-            // 400 s of the generator's packets (1000 on/off cycles).
-            let mut g = CrossGenerator::new(cfg, 0, 7);
-            let end = 400_000_000_000u64;
-            let mut bits = 0.0;
-            while g.peek() < end {
-                bits += f64::from(g.packet_bytes()) * 8.0;
-                g.advance();
-            }
-            let offered = bits / 400.0;
-            // The simulator's source for the same entry, over the same 400 s.
-            let sim_kind = match kind {
-                "cbr" => CrossKind::Cbr,
-                "poisson" => CrossKind::Poisson,
-                _ => CrossKind::Onoff,
-            };
-            let mut src = longhaul_sim::cross::CrossSource::new(
-                sim_kind,
-                0,
-                false,
-                20e6,
-                cfg.packet_bytes,
-                0,
-                end,
-                100_000_000,
-                300_000_000,
-                50_000,
-                1.5,
-                p.capacity_bps,
-                7,
+            let entry = format!(
+                "[[cross_traffic]]\nkind = \"{kind}\"\nlink = \"core\"\nrate = \"20mbit\"\n{extra}\n"
             );
-            let mut t = src.first_event();
-            while let (_, Some(next)) = src.fire(t) {
-                t = next;
-            }
-            let sim = src.bytes as f64 * 8.0 / 400.0;
+            let p = plan(&entry, &[]).unwrap();
+            let cfg = p.emulator.a_to_b.cross[0];
+            let checked =
+                longhaul_sim::Scenario::parse(&format!("{BASE}{entry}"), "t.toml", "t", &[])
+                    .unwrap();
+            let sim =
+                CrossConfig::from_scenario(&checked.scenario.cross_traffic[0], &checked.cross[0]);
+            assert_eq!(cfg.kind, sim.kind, "{kind}");
+            assert_eq!(
+                (cfg.rate_bps, cfg.packet_bytes, cfg.start_ns, cfg.stop_ns),
+                (20e6, 1500, 0, u64::MAX),
+                "{kind}"
+            );
+            // 400 s of the generator's packets (1000 on/off cycles, ~9,800 web transfers).
+            let end = 400_000_000_000u64;
+            let bits: f64 = CrossSource::new(&cfg, 0, p.capacity_bps, 7)
+                .arrivals()
+                .take_while(|&(t, _)| t < end)
+                .map(|(_, size)| f64::from(size) * 8.0)
+                .sum();
+            let offered = bits / 400.0;
             assert!(
-                (offered / sim - 1.0).abs() < 0.05 && (sim / 20e6 - 1.0).abs() < 0.05,
-                "{kind}: the lab offers {offered} b/s, the simulator {sim} b/s for a 20 Mb/s rate"
+                (offered / 20e6 - 1.0).abs() < 0.05,
+                "{kind}: the lab offers {offered} b/s for a 20 Mb/s rate"
             );
         }
     }
@@ -515,14 +496,6 @@ reverse = true
                 ),
                 "links[0].queue.ecn",
                 "ECN",
-            ),
-            (
-                plan(
-                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\n",
-                    &[],
-                ),
-                "cross_traffic[0].kind",
-                "web",
             ),
             (
                 plan(

@@ -11,13 +11,16 @@
 //!   random stream;
 //! - [`delay`]: the propagation delay line with jitter, reordering and duplication;
 //! - [`trace`]: mahimahi link traces and the serialiser they drive (the emulator runs them; the
-//!   simulator's ports have a constant rate).
+//!   simulator's ports have a constant rate);
+//! - [`cross`]: unresponsive cross traffic (cbr, poisson, onoff, web) as packet generators the
+//!   simulator fires from its event queue and the emulator reads against its clock.
 //!
 //! Nothing here keeps time or moves packets: each engine owns its clock and calls these with
 //! the time it has.
 
 #![warn(missing_docs)]
 
+pub mod cross;
 pub mod delay;
 pub mod loss;
 pub mod red;

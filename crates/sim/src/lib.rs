@@ -7,7 +7,8 @@
 //! (drop-tail in packets or bytes, or RED with optional ECN marking) at every link output in
 //! both directions, so ACKs queue too; per-flow access links
 //! and extra delay so flows have different RTTs; dumbbell and parking-lot topologies; CBR,
-//! Poisson, on/off and web-like cross traffic, unresponsive or carried by congestion-controlled
+//! Poisson, on/off and web-like cross traffic (`longhaul-path`'s generators, shared with the
+//! emulator), unresponsive or carried by congestion-controlled
 //! flows. It reports the summary of docs/measurements.md, per-flow and per-queue time series and a drop log
 //! naming where and why each packet was lost.
 //!
@@ -34,7 +35,6 @@
 
 pub mod budget;
 mod bufpool;
-pub mod cross;
 pub mod engine;
 pub mod events;
 pub mod packet;
@@ -49,7 +49,7 @@ pub mod transport;
 pub use engine::{Progress, SimError, SplitWhen};
 pub use longhaul_metrics::summary::Summary;
 /// The scenario file, its units and RED live below both engines, in `longhaul-path`.
-pub use longhaul_path::{red, scenario, units};
+pub use longhaul_path::{cross, red, scenario, units};
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
 

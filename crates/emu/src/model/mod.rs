@@ -12,7 +12,8 @@
 //! 1. random loss (`loss`, from `longhaul_path::loss`: Bernoulli or Gilbert–Elliott) — the lossy
 //!    medium before the router;
 //! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
-//!    the cross traffic generated at the bottleneck (`cross`);
+//!    the cross traffic generated at the bottleneck (`cross`: the simulator's generators, from
+//!    `longhaul_path::cross`);
 //! 3. the serialiser (`serializer` for a constant rate, `trace` from `longhaul_path::trace` for
 //!    mahimahi trace files), which computes the instant the last bit leaves the bottleneck from
 //!    logical timestamps;

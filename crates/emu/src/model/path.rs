@@ -6,7 +6,7 @@
 //! first, so real and synthetic packets meet the bottleneck in time order. Every outcome is
 //! counted in `PathCounters`, with drops split by reason.
 
-use super::cross::CrossGenerator;
+use super::cross::{CrossArrivals, CrossSource};
 use super::delay::{DelayModel, Release};
 use super::loss::LossModel;
 use super::queue::BottleneckQueue;
@@ -145,7 +145,7 @@ pub struct PathModel {
     /// The delay stage's own random stream.
     delay_rng: SmallRng,
     delay: DelayModel,
-    cross: Vec<CrossGenerator>,
+    cross: Vec<CrossArrivals>,
     overhead: u32,
     /// Serialisation time of a typical (MTU) packet, for RED's idle decay.
     typical_tx_ns: Nanos,
@@ -181,7 +181,13 @@ impl PathModel {
                 .cross
                 .iter()
                 .enumerate()
-                .map(|(i, c)| CrossGenerator::new(*c, epoch, seed ^ (0x4352_0000 + i as u64)))
+                .map(|(i, c)| {
+                    // Web transfers leave at the link's rate (validation refuses cross traffic
+                    // on an unlimited link).
+                    let link_bps = cfg.capacity_bps().unwrap_or(f64::INFINITY);
+                    let seed = seed ^ (0x4352_0000 + i as u64);
+                    CrossSource::new(c, epoch, link_bps, seed).arrivals()
+                })
                 .collect(),
             overhead: cfg.overhead_bytes,
             typical_tx_ns,
@@ -245,7 +251,7 @@ impl PathModel {
             else {
                 return;
             };
-            if t > now {
+            if t > now || t == Nanos::MAX {
                 return;
             }
             let bytes = self.cross[i].packet_bytes();
@@ -306,7 +312,7 @@ impl PathModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::cross::{CrossConfig, CrossKind};
+    use crate::model::cross::{CrossConfig, CrossProcess};
     use crate::model::delay::DelayConfig;
     use crate::model::loss::LossConfig;
     use crate::model::queue::QueueLimits;
@@ -476,11 +482,7 @@ mod tests {
         // 120 Mb/s: the bottleneck serves both in arrival order.
         let mut cfg = rate_cfg(100_000_000, None);
         cfg.delay.delay_ns = 0;
-        cfg.cross = vec![CrossConfig {
-            kind: CrossKind::Cbr,
-            rate_bps: 40e6,
-            packet_bytes: 1500,
-        }];
+        cfg.cross = vec![CrossConfig::new(CrossProcess::Cbr, 40e6, 1500)];
         let mut m = PathModel::new(&cfg, 1500, 0);
         let mut last = 0;
         for k in 0..5000u64 {
@@ -495,5 +497,48 @@ mod tests {
         assert_eq!(m.counters().cross_packets, 1667);
         assert_eq!(last, 6667 * 120_000);
         assert_eq!(m.counters().delivered_packets, 5000);
+    }
+
+    #[test]
+    fn web_cross_traffic_is_injected_in_bursts_at_the_link_rate() {
+        // 100 Mb/s link (1500 B = 120 µs); web transfers of 60 KB mean offering 30 Mb/s on
+        // average, each sent back to back at the link's rate; our packets one per ms (12 Mb/s).
+        let mut cfg = rate_cfg(100_000_000, None);
+        cfg.delay.delay_ns = 0;
+        cfg.seed = 3;
+        cfg.cross = vec![CrossConfig::new(
+            CrossProcess::Web {
+                mean_bytes: 60_000,
+                shape: 2.5,
+            },
+            30e6,
+            1500,
+        )];
+        let mut m = PathModel::new(&cfg, 1500, 1_000);
+        let mut queued = 0;
+        let secs = 20;
+        for k in 0..secs * 1000 {
+            let now = 1_000 + k * 1_000_000;
+            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500).verdict {
+                // Alone, our packet would leave after its own 120 µs; behind a burst, later.
+                if departure > now + 120_000 {
+                    queued += 1;
+                }
+            }
+        }
+        let c = m.counters();
+        let offered = c.cross_bytes as f64 * 8.0 / secs as f64;
+        // ~1,250 transfers; relative sd of the bytes √(1.8/1250) ≈ 3.8 %, so ±25 % is > 6 sd.
+        assert!(
+            (offered / 30e6 - 1.0).abs() < 0.25,
+            "web offered {offered} b/s for 30 Mb/s"
+        );
+        assert_eq!(c.cross_dropped, 0, "no queue limit");
+        // Bursts at the link's rate hold our packets back: 30 % of the time the link is busy.
+        assert!(
+            queued > secs * 1000 / 10,
+            "{queued} of our packets waited behind cross traffic"
+        );
+        assert_eq!(c.delivered_packets, secs * 1000);
     }
 }

@@ -186,17 +186,8 @@ impl<'a> Engine<'a> {
                 e.link_ports[c.link].0
             };
             let src = CrossSource::new(
-                spec.kind,
-                c.link,
-                spec.reverse,
-                spec.rate.0,
-                c.packet_size,
-                c.start,
-                c.stop,
-                spec.on.map(|d| d.0).unwrap_or(0),
-                spec.off.map(|d| d.0).unwrap_or(0),
-                spec.size.map(|b| b.0).unwrap_or(100 * 1024),
-                spec.shape.unwrap_or(1.2),
+                &CrossConfig::from_scenario(spec, c),
+                0,
                 l.rate.0,
                 mix(sc.seed, 2_000_000 + i as u64),
             );
@@ -204,6 +195,7 @@ impl<'a> Engine<'a> {
             let responsive = c.cc.is_some();
             e.cross.push(CrossState {
                 src,
+                link: c.link,
                 port,
                 cc: c.cc.clone(),
                 delivered: 0,

@@ -42,7 +42,7 @@ impl Engine<'_> {
             _ => (c.src.transfer_size(), now + c.src.next_transfer_gap()),
         };
         c.src.transfers += 1;
-        let link = c.src.link;
+        let link = c.link;
         let mtu = sc.links[link].mtu;
         let spec = c.cc.clone().expect("responsive source has a controller");
         let setup = Setup {

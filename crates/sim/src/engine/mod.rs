@@ -48,7 +48,7 @@ pub use split::SplitWhen;
 
 // Shared by the engine's modules (each has `use super::*`).
 use crate::bufpool::BufPool;
-use crate::cross::CrossSource;
+use crate::cross::{CrossConfig, CrossSource};
 use crate::events::{Ev, EventQueue};
 use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
@@ -194,6 +194,8 @@ impl Flow {
 
 struct CrossState {
     src: CrossSource,
+    /// Index of the link it loads.
+    link: usize,
     port: u32,
     /// Responsive: controller and delivered payload.
     cc: Option<CcSpec>,
