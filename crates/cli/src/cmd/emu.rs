@@ -109,9 +109,11 @@ pub struct LinkArgs {
     /// mahimahi trace for b→a.
     #[arg(long, value_name = "FILE")]
     downlink_trace: Option<PathBuf>,
-    /// Cross traffic at the bottleneck: KIND,rate=R[,size=B][,on=D,off=D][,dir=ab|ba|both]
-    /// with KIND cbr, poisson or onoff (default dir=ab); R is the average load for every kind
-    /// (onoff sends at R·(on+off)/on while on). Repeatable.
+    /// Cross traffic at the bottleneck:
+    /// KIND,rate=R[,size=B][,on=D,off=D][,mean=B,shape=A][,dir=ab|ba|both] with KIND cbr,
+    /// poisson, onoff or web (default dir=ab); R is the average load for every kind (onoff
+    /// sends at R·(on+off)/on while on; web sends Pareto-sized transfers of mean B back to back).
+    /// Repeatable.
     #[arg(long, value_name = "SPEC")]
     cross: Vec<String>,
     /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet); or A/B
