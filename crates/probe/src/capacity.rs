@@ -47,14 +47,8 @@ pub fn by_trains(trains: &[Train]) -> Option<Estimate> {
 pub fn by_pairs(trains: &[Train]) -> Option<Estimate> {
     let mut rates = Vec::new();
     for t in trains.iter().filter(|t| spread(t).is_some()) {
-        let mut arrivals: Vec<(f64, u32)> = t
-            .packets
-            .iter()
-            .filter_map(|p| p.received.map(|r| (r, p.bytes)))
-            .collect();
-        arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
         rates.extend(
-            arrivals
+            t.arrivals()
                 .windows(2)
                 .filter(|w| w[1].0 > w[0].0)
                 .map(|w| f64::from(w[1].1) * 8.0 / (w[1].0 - w[0].0)),

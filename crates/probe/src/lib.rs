@@ -44,6 +44,12 @@
 //!   which stays inside [0, 1] and is honest for the small counts a short probe sees; a packet
 //!   that arrives before one sent ahead of it counts as reordered.
 //!
+//! ## The measurement
+//!
+//! [`probe`] ([`client`]) measures the path to a probe server ([`Server`], [`server`]) over
+//! an authenticated longhaul connection, with probe datagrams beside it ([`wire`]), and returns
+//! a [`Report`] ([`report`]).
+//!
 //! Every result is an [`Estimate`]: the value, an interval, what the interval means, and the
 //! method's name, so that a report says how much to trust each number.
 
@@ -51,14 +57,21 @@
 
 pub mod burst;
 pub mod capacity;
+pub mod client;
 pub mod estimate;
 pub mod loss;
+pub mod report;
 pub mod rtt;
+pub mod server;
 pub mod slops;
 pub mod train;
+pub mod wire;
 
 #[cfg(test)]
 mod model;
 
+pub use client::{probe, ProbeError, ProbeOptions};
 pub use estimate::Estimate;
+pub use report::Report;
+pub use server::Server;
 pub use train::{Packet, Train};

@@ -56,15 +56,21 @@ impl Train {
     /// the first to arrive, over the time from the first arrival to the last; `None` for fewer
     /// than two arrivals or no time between them.
     pub fn receive_rate(&self) -> Option<f64> {
-        let mut arrivals: Vec<(f64, u32)> = self
-            .packets
-            .iter()
-            .filter_map(|p| p.received.map(|r| (r, p.bytes)))
-            .collect();
-        arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let arrivals = self.arrivals();
         let (first, last) = (arrivals.first()?, arrivals.last()?);
         let span = last.0 - first.0;
         let bytes: u64 = arrivals[1..].iter().map(|a| u64::from(a.1)).sum();
         (span > 0.0).then(|| bytes as f64 * 8.0 / span)
+    }
+
+    /// `(arrival time, bytes)` of the packets that arrived, in arrival order.
+    pub fn arrivals(&self) -> Vec<(f64, u32)> {
+        let mut a: Vec<(f64, u32)> = self
+            .packets
+            .iter()
+            .filter_map(|p| p.received.map(|r| (r, p.bytes)))
+            .collect();
+        a.sort_by(|x, y| x.0.total_cmp(&y.0));
+        a
     }
 }
