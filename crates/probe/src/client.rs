@@ -108,6 +108,7 @@ struct Link<'a> {
     on_peer_key: Option<TrustHook>,
     stop: &'a AtomicBool,
     bytes: u64,
+    inbuf: Vec<u8>,
 }
 
 fn refused(e: std::io::Error, peer: SocketAddr) -> NetError {
@@ -124,10 +125,9 @@ impl Link<'_> {
         if self.stop.load(Ordering::Relaxed) {
             return Err(NetError::Interrupted.into());
         }
-        let mut inbuf = vec![0u8; 65_536];
         let (conn, pongs, key) = (&mut self.conn, &mut self.pongs, &self.key);
         self.port
-            .receive(&mut inbuf, &self.clock, |_, d, at| {
+            .receive(&mut self.inbuf, &self.clock, |_, d, at| {
                 if wire::is_probe(d) {
                     if let Some(h) = wire::decode(d, key).filter(|h| h.kind == Kind::Pong) {
                         pongs.entry(h.seq).or_insert(at.stamped);
@@ -327,6 +327,7 @@ pub fn probe(
         on_peer_key: options.on_peer_key,
         stop,
         bytes: 0,
+        inbuf: vec![0u8; 65_536],
     };
     let connected = link.pump(started + options.connect_timeout, |l| {
         l.conn.is_established() && (l.on_peer_key.is_none() || !l.conn.is_secure())

@@ -48,7 +48,8 @@
 //!
 //! [`probe`] ([`client`]) measures the path to a probe server ([`Server`], [`server`]) over
 //! an authenticated longhaul connection, with probe datagrams beside it ([`wire`]), and returns
-//! a [`Report`] ([`report`]).
+//! a [`Report`] ([`report`]); [`scenario`] writes the measured path as a scenario file for
+//! the simulator and the lab.
 //!
 //! Every result is an [`Estimate`]: the value, an interval, what the interval means, and the
 //! method's name, so that a report says how much to trust each number.
@@ -62,6 +63,7 @@ pub mod estimate;
 pub mod loss;
 pub mod report;
 pub mod rtt;
+pub mod scenario;
 pub mod server;
 pub mod slops;
 pub mod train;

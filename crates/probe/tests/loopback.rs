@@ -68,10 +68,18 @@ fn an_authenticated_probe_measures_loopback() {
     assert_eq!(rtt.samples, 10);
     assert!(rtt.value > 0.0 && rtt.value < 0.01, "{rtt:?}");
     assert!(r.jitter.is_some());
-    // Loopback delivers the trains as fast as they are sent: nothing to disperse them.
-    assert!(r.capacity.is_none() || r.packets_received > 0, "{r:?}");
+    // Loopback delivers the trains as fast as they are sent: nothing to disperse them, and
+    // the report says so rather than giving the sender's rate as a capacity.
+    if r.capacity.is_none() {
+        assert!(
+            r.notes.iter().any(|n| n.contains("no train was spread")),
+            "{r:?}"
+        );
+    }
     assert_eq!(r.packets_received, r.packets_sent, "{r:?}");
     assert!(r.packets_sent >= 4 * 48, "{r:?}");
+    let loss = r.loss.as_ref().expect("the pings' loss");
+    assert_eq!((loss.value, loss.samples), (0.0, 10), "{loss:?}");
     let text = r.lines().join("\n");
     assert!(text.contains("base RTT"), "{text}");
     let json = serde_json::to_value(&r).unwrap();
@@ -88,6 +96,24 @@ fn a_server_with_another_key_is_refused_before_any_measurement() {
     o.connect_timeout = Duration::from_secs(2);
     let e = probe(addr, o, &stop).unwrap_err();
     assert!(matches!(e, ProbeError::Net(_)), "the handshake fails: {e}");
+}
+
+#[test]
+fn a_prober_whose_key_is_not_authorized_gets_no_measurement() {
+    let (prober, server_key) = keys();
+    let stranger = Identity::from_private([4; 32]);
+    let allowed: HashSet<[u8; 32]> = [prober.public_key()].into();
+    let (addr, _h) = server(Security::noise(
+        server_key.clone(),
+        PeerPolicy::AllowList(Arc::new(allowed)),
+    ));
+    let stop = AtomicBool::new(false);
+    let mut o = options(Security::noise(
+        stranger,
+        PeerPolicy::Exactly(server_key.public_key()),
+    ));
+    o.connect_timeout = Duration::from_secs(2);
+    assert!(probe(addr, o, &stop).is_err());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! Neither end holds anything to clean up, so Ctrl-C simply ends it.
 
 use crate::units::{parse_duration, parse_size};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
@@ -53,6 +53,9 @@ pub struct ProbeArgs {
     /// The report as JSON on standard output.
     #[arg(short = 'J', long)]
     pub json: bool,
+    /// Also write the measured path as a scenario file (`longhaul sim FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
     /// The server's public key (default: its line in known_hosts, else trust on first use).
     #[arg(long, value_name = "KEY")]
     pub peer_key: Option<PublicKey>,
@@ -113,12 +116,21 @@ pub fn run(a: ProbeArgs) -> Result<()> {
     } else {
         report.lines().iter().for_each(|l| println!("{l}"));
     }
+    if let Some(path) = &a.scenario {
+        let name = path
+            .file_stem()
+            .map_or("probed-path".into(), |s| s.to_string_lossy().into_owned());
+        let text = longhaul_probe::scenario::scenario_toml(&report, &name, 60.0)
+            .with_context(|| format!("--scenario {}", path.display()))?;
+        longhaul_output::write(path, text.as_bytes())?;
+        eprintln!("the measured path is in {}", path.display());
+    }
     Ok(())
 }
 
 fn serve(a: &ProbeArgs) -> Result<()> {
-    if a.host.is_some() {
-        bail!("--serve takes no HOST (it listens on --bind and --port)");
+    if a.host.is_some() || a.scenario.is_some() {
+        bail!("--serve takes no HOST and no --scenario (it listens on --bind and --port)");
     }
     let security = if a.insecure {
         Security::Off
