@@ -18,9 +18,11 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-// The doc comments below are clap's `--help` text.
+// The doc comments below are clap's `--help` text, printed as written: brackets in them are
+// usage syntax, not rustdoc links.
 
 /// Measure the path to a probe server (`longhaul probe --serve` on the far host).
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args)]
 pub struct ProbeArgs {
     /// The probe server, HOST, HOST:PORT or [IPv6]:PORT (port 5301 by default).
