@@ -10,7 +10,9 @@
 //! errors of the difference (each mean's standard error is its seeds' sample standard deviation
 //! over √n): a one-sided test at the 5 % level under the normal approximation. With one seed,
 //! or with seeds that all agree (no loss at all), the error is zero and the test is the plain
-//! inequality.
+//! inequality. Means and variances are the metrics crate's running statistics.
+
+use longhaul_metrics::online::RunningStats;
 
 /// A loss exceeds another when the difference of means is above this many standard errors of
 /// the difference: the one-sided 5 % point of the normal distribution.
@@ -26,24 +28,24 @@ pub struct Repeats {
 impl Repeats {
     /// Mean throughput over the seeds, b/s (NaN without runs).
     pub fn throughput(&self) -> f64 {
-        mean(self.runs.iter().map(|r| r.0))
+        stats(self.runs.iter().map(|r| r.0))
+            .mean()
+            .unwrap_or(f64::NAN)
     }
 
     /// Mean loss fraction over the seeds (NaN without runs).
     pub fn loss(&self) -> f64 {
-        mean(self.runs.iter().map(|r| r.1))
+        stats(self.runs.iter().map(|r| r.1))
+            .mean()
+            .unwrap_or(f64::NAN)
     }
 
     /// Standard error of [`Repeats::loss`]: the sample standard deviation over the seeds over
     /// √n (0 with fewer than two).
     pub fn loss_error(&self) -> f64 {
-        let n = self.runs.len();
-        if n < 2 {
-            return 0.0;
-        }
-        let m = self.loss();
-        let var = self.runs.iter().map(|r| (r.1 - m).powi(2)).sum::<f64>() / (n - 1) as f64;
-        (var / n as f64).sqrt()
+        let s = stats(self.runs.iter().map(|r| r.1));
+        s.variance_sample()
+            .map_or(0.0, |var| (var / s.count() as f64).sqrt())
     }
 
     /// How far above `other`'s mean loss this one may lie and still not be more: [`Z_ONE_SIDED`]
@@ -58,13 +60,10 @@ impl Repeats {
     }
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum / n as f64
-    }
+fn stats(values: impl Iterator<Item = f64>) -> RunningStats {
+    let mut s = RunningStats::new();
+    values.for_each(|v| s.push(v));
+    s
 }
 
 #[cfg(test)]
