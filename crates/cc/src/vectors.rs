@@ -49,7 +49,8 @@ pub struct VectorFile {
 /// One recorded event sequence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sequence {
-    /// The recording's name (`slow_start_and_avoidance`, `random_loss`, `timeout`, `equilibrium`).
+    /// The recording's name (`slow_start_and_avoidance`, `random_loss`, `timeout`, `equilibrium`,
+    /// `delayed_ack_jitter`).
     pub name: String,
     /// One line on the path and what the sequence exercises.
     pub description: String,
@@ -128,6 +129,10 @@ fn recipes(mss: u32) -> Vec<Recipe> {
     let mut long = PathConfig::new(8e6, ms(50), mss);
     long.buffer_packets = 400;
     long.ack_every = 16;
+    let mut jittery = PathConfig::new(100e6, ms(20), mss);
+    jittery.buffer_packets = 2 * jittery.buffer_packets;
+    jittery.ack_every = 3;
+    jittery.ack_delay = ms(2);
     vec![
         Recipe {
             name: "slow_start_and_avoidance",
@@ -155,6 +160,14 @@ fn recipes(mss: u32) -> Vec<Recipe> {
                           long equilibrium for delay-based controllers",
             path: long,
             duration: Duration::from_secs(10),
+        },
+        Recipe {
+            name: "delayed_ack_jitter",
+            description: "100 Mb/s, 20 ms, 2-BDP buffer, an ACK every 3 packets or after 2 ms: \
+                          the delayed-ACK timer's samples peak above the queue, a jittery path \
+                          (Lion's startup ends early and its probing climbs)",
+            path: jittery,
+            duration: Duration::from_secs(4),
         },
     ]
 }

@@ -63,7 +63,7 @@ fn every_algorithm_and_preset_has_vectors_that_replay_exactly() {
             spec.to_string(),
             "{name}: spec changed; regenerate the vectors"
         );
-        assert_eq!(file.sequences.len(), 4, "{name}");
+        assert_eq!(file.sequences.len(), 5, "{name}");
         for seq in &file.sequences {
             assert!(
                 seq.steps.len() > 50,

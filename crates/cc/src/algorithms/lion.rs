@@ -67,7 +67,15 @@
 //!   - clear (no standing queue, no warning): back to `abw` after a drain (if more than
 //!     2^-10 below it), else probe one step: from our rate if the path delivered it (within
 //!     `probe_gain`), else from `abw` — the rounds in flight have not answered yet, and
-//!     stepping from an unanswered rate compounds the overshoot. A step is `probe_gain` of
+//!     stepping from an unanswered rate compounds the overshoot. A round's ACKs acknowledge
+//!     what left during the round before, at the rate before the last step, one `probe_gain`
+//!     below ours: delivery samples a little under the rate (pacing gaps) then fall short,
+//!     and the step waits a round for its answer — probing advances every other round.
+//!     Below half the path's rate and before any congestion loss the round is held to the
+//!     rate before the last step instead, and probing advances every round: there a step
+//!     cannot overfill a buffer unless cross traffic takes half the link, and a startup that
+//!     a jittery path (host timers, a loaded emulator, a radio hop) ended at a few packets
+//!     per RTT reaches half the link in seconds, not tens of seconds. A step is `probe_gain` of
 //!     the rate, at least a packet per base RTT, and once `q_eff` is known at most what queues
 //!     1/16 of it in one round above the available bandwidth. The MBS grows by `mbs_step`
 //!     (shrinks on a burst queue).
@@ -184,7 +192,11 @@
 //! it (`reproduce lion-contest`), the losses of the two slow starts are congestion to Lion,
 //! which backs off; balancing engages only once the competitor's queue has stood for
 //! `2 · yield_rounds` rounds, and a competitor that leaves the link short of full (no queue)
-//! is met by probing alone.
+//! is met by probing alone. The delay signals have no noise floor of their own: RTT samples
+//! that jitter by a few tenths of a millisecond (σ) peak above `queue_threshold`'s quarter in
+//! every round and end startup in its first rounds, and jitter of 1 ms (σ) puts the round's
+//! smallest sample a millisecond above the smallest ever, read as a standing queue (Lion then
+//! holds about a fifth of `scenarios/lab/short.toml`'s link with `jitter = "1ms"`).
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
@@ -906,14 +918,25 @@ impl Lion {
                         // Back to the available bandwidth after a drain, then probe above it.
                         // Probe from our rate if the path delivered it, else from the
                         // available bandwidth: the rounds in flight have not answered yet.
+                        // Below half the path's rate, before any congestion loss, the round
+                        // answers the rate before the last step (its ACKs acknowledge what
+                        // left in the round before), so a step need not wait for its answer.
+                        let step = self.probe_step();
+                        let answered = if self.q_eff == 0.0
+                            && self.rate < STARTUP_TRAIN_SHARE * self.path_rate()
+                        {
+                            (self.rate - step).max(0.0)
+                        } else {
+                            self.rate
+                        };
                         let next = if self.rate < self.abw * (1.0 - SAME_RATE) {
                             self.abw
                         } else {
-                            (if delivered >= self.rate * (1.0 - cfg.probe_gain) {
+                            (if delivered >= answered * (1.0 - cfg.probe_gain) {
                                 self.rate
                             } else {
                                 self.rate.min(self.abw)
-                            }) + self.probe_step()
+                            }) + step
                         };
                         self.set_rate(next);
                     }
@@ -1546,6 +1569,52 @@ mod tests {
             "{}",
             rate(&cc)
         );
+    }
+
+    /// `rounds` rounds whose ACKs carry delivery-rate samples 1 % under the rate of the round
+    /// before (what its ACKs acknowledge; pacing gaps keep samples a little under the rate);
+    /// the rates after each.
+    fn lagged_rounds(cc: &mut Lion, path: &mut Path, rounds: usize) -> Vec<f64> {
+        let mut rates = vec![rate(cc)];
+        for _ in 0..rounds {
+            let answered = 0.99 * rates[rates.len().saturating_sub(2)];
+            path.round(cc, 0.040, answered);
+            rates.push(rate(cc));
+        }
+        rates
+    }
+
+    #[test]
+    fn below_half_the_link_a_probe_step_does_not_wait_for_its_answer() {
+        // A 1 Gb/s train, then a round whose peak queues 1 ms beyond our bursts: startup
+        // ends at a few Mb/s (a jittery path looks like this).
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.train(&mut cc, 0.040, 10, 1000.0 * MBPS);
+        let r = rate(&cc);
+        path.round(&mut cc, 0.040, r);
+        let r = rate(&cc);
+        path.round_jitter(&mut cc, 0.040, 0.0015, r);
+        assert_eq!(cc.phase(), "drop_avoidance");
+        let start = rate(&cc);
+        assert!(start < 100.0 * MBPS, "{start}");
+        // Below half the link the round is held to the rate before the last step: probing
+        // steps every round, by probe_gain (5 %) or a packet per base RTT.
+        let rates = lagged_rounds(&mut cc, &mut path, 20);
+        for w in rates.windows(2) {
+            assert!(w[1] >= w[0] * 1.049, "{rates:?}");
+        }
+        // Above half the link a step waits for its answer: the rate rises every other round.
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.train(&mut cc, 0.040, 10, 100.0 * MBPS);
+        while cc.phase() == "startup" {
+            let r = rate(&cc);
+            path.round(&mut cc, 0.040, r);
+        }
+        let rates = lagged_rounds(&mut cc, &mut path, 20);
+        let (last, first) = (rates[20], rates[0]);
+        assert!(last > first && last < first * 1.05f64.powi(11), "{rates:?}");
     }
 
     #[test]

@@ -586,17 +586,22 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 				/* Back to the available bandwidth after a drain, else probe from our
 				 * rate if the path delivered it, from abw if not. An abw within 2^-10
 				 * above the rate is the rate: whole-µs sample intervals measure a
-				 * rate only that well. */
-				__u64 next, from = l->rate;
+				 * rate only that well. Below half the path's rate before a congestion
+				 * loss, the round answers the rate before the last step. */
+				__u64 next, from = l->rate, answered = l->rate;
+				__u64 step = lh_lion_probe_step(l, p, mss);
 
+				if (!l->q_eff && l->rate < lh_lion_path_rate(l) /
+								   LH_LION_STARTUP_TRAIN_DIV)
+					answered = l->rate > step ? l->rate - step : 0;
 				if (l->rate < l->abw - (l->abw >> 10)) {
 					next = l->abw;
 				} else {
 					if ((delivered << LH_Q16_SHIFT) <
-						    (__u64)(LH_Q16_ONE - p->probe_gain_q16) * l->rate &&
+						    (__u64)(LH_Q16_ONE - p->probe_gain_q16) * answered &&
 					    l->abw < l->rate)
 						from = l->abw;
-					next = from + lh_lion_probe_step(l, p, mss);
+					next = from + step;
 				}
 				lh_lion_set_rate(l, next, mss, clamp);
 			}
