@@ -94,7 +94,8 @@ pub fn all() -> Vec<Builtin> {
             path: "scenarios/lab/seed002-contest.toml",
             text: include_str!("../../../scenarios/lab/seed002-contest.toml"),
             about: "seed 002's 5-s contest at 1/5 scale: lion and reno together, 200 Mb/s, \
-                    80 ms, 60 Mb/s Poisson cross traffic (the simulator's: reproduce lion-contest)",
+                    80 ms, 60 Mb/s Poisson cross traffic (one of the variants reproduce \
+                    lion-contest runs beside its claims)",
             variants: vec![Variant {
                 label: "lion+reno".to_string(),
                 sets: Vec::new(),
