@@ -716,6 +716,116 @@ fn lion_yield_and_balance_match_the_reference() {
     );
 }
 
+/// Lion's probing after a congestion loss far below the path's rate, through the native build:
+/// a 1 Gb/s, 80 ms path whose rounds deliver 1 % under the rate of the round before (what their
+/// ACKs acknowledge), a round whose samples peak 40 ms above the base and a loss in it, then
+/// clear rounds. The reference must step every round there (below half the path's rate a step
+/// does not wait for its answer), or the replay would not test it.
+#[test]
+fn lion_probing_below_half_the_path_matches_the_reference() {
+    use longhaul_cc::event::{AckEvent, Event, LossEvent, RateSample};
+    use longhaul_cc::vectors::{PathSummary, Sequence, Step, VectorFile, FORMAT};
+    use longhaul_cc::{CcSpec, CongestionControl, Setup, Time};
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+    const ACKS: u64 = 50;
+    let spec: CcSpec = "lion".parse().unwrap();
+    let setup = Setup::default();
+    let mut cc = spec.build(&setup).unwrap();
+    let mut steps: Vec<Step> = Vec::new();
+    let step = |event: Event, cc: &dyn CongestionControl| Step {
+        event,
+        cwnd: cc.cwnd(),
+        ssthresh: cc.ssthresh(),
+        pacing_rate: cc.pacing_rate(),
+        max_burst: cc.max_burst(),
+        phase: cc.phase().to_string(),
+    };
+    let base = 0.080;
+    let (mut now, mut pn, mut delivered_total) = (Time::ZERO, 0u64, 0u64);
+    let mut rates = vec![10.0 * MSS as f64 / base];
+    for round in 0..40 {
+        let delivered = 0.99 * rates[rates.len().saturating_sub(2)];
+        let start = now;
+        for i in 1..=ACKS {
+            delivered_total += MSS;
+            let closing = i == ACKS;
+            // The tenth round peaks 4 ms above the base on every other sample.
+            let extra = if round == 10 && i % 2 == 0 {
+                0.004
+            } else {
+                0.0
+            };
+            let ack = AckEvent {
+                now: start + Duration::from_secs_f64(base * i as f64 / ACKS as f64),
+                acked_packets: 1,
+                acked_bytes: MSS,
+                rtt: (!closing).then(|| Duration::from_secs_f64(base + extra)),
+                prior_bytes_in_flight: 0,
+                bytes_in_flight: 0,
+                in_flight_at_send: 0,
+                largest_acked: pn + i,
+                next_packet: pn + if closing { 2 * ACKS } else { ACKS },
+                rate: (!closing).then_some(RateSample {
+                    delivered: delivered_total,
+                    prior_delivered: delivered_total.saturating_sub(1000 * MSS),
+                    interval: Duration::from_secs_f64(1000.0 * MSS as f64 / delivered),
+                    is_app_limited: false,
+                }),
+                in_recovery: false,
+                cwnd_limited: true,
+            };
+            cc.on_ack(&ack);
+            steps.push(step(Event::Ack(ack), cc.as_ref()));
+            if round == 10 && i == ACKS - 1 {
+                let loss = LossEvent {
+                    now: ack.now,
+                    lost_packets: 1,
+                    lost_bytes: MSS,
+                    prior_bytes_in_flight: 0,
+                    largest_lost: pn + i,
+                    first_in_window: true,
+                };
+                cc.on_loss(&loss);
+                steps.push(step(Event::Loss(loss), cc.as_ref()));
+            }
+        }
+        now = start + Duration::from_secs_f64(base);
+        pn += ACKS;
+        rates.push(cc.pacing_rate().unwrap_or(0) as f64);
+    }
+    // The last 20 rounds, far below the 185 MB/s startup reached: a step every round.
+    let after = &rates[rates.len() - 20..];
+    assert!(
+        after.windows(2).all(|w| w[1] > w[0]) && after.iter().all(|&r| r < 90e6),
+        "the reference must step every round below half the path: {rates:?}"
+    );
+    let file = VectorFile {
+        format: FORMAT,
+        algorithm: "lion".into(),
+        preset: None,
+        spec: spec.to_string(),
+        params: serde_json::Map::new(),
+        setup,
+        sequences: vec![Sequence {
+            name: "probing_below_half".into(),
+            description: "fluid, 80 ms; a loss at a 40 ms peak, then clear rounds".into(),
+            path: PathSummary {
+                rate_bps: 1e9,
+                base_rtt_ms: 80.0,
+                buffer_packets: 0,
+                random_loss: 0.0,
+                ack_every: 1,
+            },
+            steps,
+        }],
+    };
+    let doc = serde_json::to_value(&file).unwrap();
+    let (n, _) = run_doc(&doc, "lion probing").unwrap_or_else(|u| panic!("{}", u.0));
+    assert!(n > 2000, "{n} steps");
+}
+
 /// The shuffle table in the C header against the reference's, across every decade a rate can
 /// have (1 b/s to 8.8 Tb/s) and at each row's edges.
 #[test]

@@ -71,11 +71,12 @@
 //!     what left during the round before, at the rate before the last step, one `probe_gain`
 //!     below ours: delivery samples a little under the rate (pacing gaps) then fall short,
 //!     and the step waits a round for its answer — probing advances every other round.
-//!     Below half the path's rate and before any congestion loss the round is held to the
-//!     rate before the last step instead, and probing advances every round: there a step
-//!     cannot overfill a buffer unless cross traffic takes half the link, and a startup that
-//!     a jittery path (host timers, a loaded emulator, a radio hop) ended at a few packets
-//!     per RTT reaches half the link in seconds, not tens of seconds. A step is `probe_gain` of
+//!     Below half the path's rate the round is held to the rate before the last step
+//!     instead, and probing advances every round: there a step cannot overfill a buffer
+//!     unless cross traffic takes half the link, a startup that a jittery path (host timers, a
+//!     loaded emulator, a radio hop) ended at a few packets per RTT reaches half the link in
+//!     seconds, not tens of seconds, and so does a rate cut far down by a loss shared with a
+//!     loss-based competitor. A step is `probe_gain` of
 //!     the rate, at least a packet per base RTT, and once `q_eff` is known at most what queues
 //!     1/16 of it in one round above the available bandwidth. The MBS grows by `mbs_step`
 //!     (shrinks on a burst queue).
@@ -918,13 +919,11 @@ impl Lion {
                         // Back to the available bandwidth after a drain, then probe above it.
                         // Probe from our rate if the path delivered it, else from the
                         // available bandwidth: the rounds in flight have not answered yet.
-                        // Below half the path's rate, before any congestion loss, the round
-                        // answers the rate before the last step (its ACKs acknowledge what
-                        // left in the round before), so a step need not wait for its answer.
+                        // Below half the path's rate the round answers the rate before the
+                        // last step (its ACKs acknowledge what left in the round before), so a
+                        // step need not wait for its answer.
                         let step = self.probe_step();
-                        let answered = if self.q_eff == 0.0
-                            && self.rate < STARTUP_TRAIN_SHARE * self.path_rate()
-                        {
+                        let answered = if self.rate < STARTUP_TRAIN_SHARE * self.path_rate() {
                             (self.rate - step).max(0.0)
                         } else {
                             self.rate
@@ -1602,6 +1601,22 @@ mod tests {
         // steps every round, by probe_gain (5 %) or a packet per base RTT.
         let rates = lagged_rounds(&mut cc, &mut path, 20);
         for w in rates.windows(2) {
+            assert!(w[1] >= w[0] * 1.049, "{rates:?}");
+        }
+        // So after a congestion loss, the effective queue known (4 ms: steps of up to 0.78 MB/s
+        // per round, more than 5 % of these rates).
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.train(&mut cc, 0.040, 10, 1000.0 * MBPS);
+        let r = rate(&cc);
+        path.round(&mut cc, 0.040, r);
+        let r = rate(&cc);
+        path.round_jitter(&mut cc, 0.040, 0.004, r);
+        cc.on_loss(&loss(true));
+        assert!(cc.effective_queue().is_some_and(|q| q > 0.0039));
+        let rates = lagged_rounds(&mut cc, &mut path, 12);
+        assert!(rates[12] < 50.0 * MBPS, "{rates:?}");
+        for w in rates[2..].windows(2) {
             assert!(w[1] >= w[0] * 1.049, "{rates:?}");
         }
         // Above half the link a step waits for its answer: the rate rises every other round.

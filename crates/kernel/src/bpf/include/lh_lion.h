@@ -586,13 +586,12 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 				/* Back to the available bandwidth after a drain, else probe from our
 				 * rate if the path delivered it, from abw if not. An abw within 2^-10
 				 * above the rate is the rate: whole-µs sample intervals measure a
-				 * rate only that well. Below half the path's rate before a congestion
-				 * loss, the round answers the rate before the last step. */
+				 * rate only that well. Below half the path's rate the round answers the
+				 * rate before the last step. */
 				__u64 next, from = l->rate, answered = l->rate;
 				__u64 step = lh_lion_probe_step(l, p, mss);
 
-				if (!l->q_eff && l->rate < lh_lion_path_rate(l) /
-								   LH_LION_STARTUP_TRAIN_DIV)
+				if (l->rate < lh_lion_path_rate(l) / LH_LION_STARTUP_TRAIN_DIV)
 					answered = l->rate > step ? l->rate - step : 0;
 				if (l->rate < l->abw - (l->abw >> 10)) {
 					next = l->abw;
