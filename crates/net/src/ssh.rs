@@ -551,6 +551,15 @@ pub fn launch(
 }
 
 impl Launched {
+    /// The session's security: its one-time key pair, expecting only the key the remote
+    /// receiver announced on the ssh channel (which ssh authenticated).
+    pub fn security(&self) -> Result<longhaul_proto::secure::Security, String> {
+        let key = self
+            .peer_key
+            .ok_or("the remote longhaul announced no key: it is an older version; update it")?;
+        Ok(crate::trust::launched_security(&self.identity, key))
+    }
+
     /// The remote side's last lines, for an error message.
     fn remote_text(&self) -> String {
         let t = tail_text(&self.tail);
