@@ -21,7 +21,7 @@ use longhaul_net::text::{
     stale_parts_note, ProgressLines,
 };
 use longhaul_net::trust;
-use longhaul_net::DEFAULT_PORT;
+use longhaul_net::{ranges, DEFAULT_PORT};
 use longhaul_proto::secure::Security;
 use longhaul_proto::Config;
 use std::net::IpAddr;
@@ -90,44 +90,26 @@ impl TransportArgs {
     }
 }
 
-/// The window's accepted range: below 64 KiB a long path cannot be filled at all; above 4 GiB
-/// (a 10 Gb/s path at 3 s RTT) it is a mistake, and it bounds the receiver's memory per sender.
+/// A value of `s` through one of `longhaul_net::ranges`' checks, the error naming `s`.
+fn in_range<T>(s: &str, v: T, check: fn(T) -> Result<T, String>) -> Result<T> {
+    check(v).map_err(|e| anyhow!("{s}: {e}"))
+}
+
 fn parse_window(s: &str) -> Result<u64> {
-    let w = parse_size(s)?;
-    if !(64 << 10..=4 << 30).contains(&w) {
-        bail!("{s}: the window must be between 64K and 4G (the path's bandwidth-delay product)");
-    }
-    Ok(w)
+    in_range(s, parse_size(s)?, ranges::window)
 }
 
 fn parse_idle_timeout(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_secs(1) {
-        bail!("{s}: the idle timeout must be at least 1s (longer than the path's round trip)");
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::idle_timeout)
 }
 
-/// Shorter than the handshake's first resend (`initial_rto`, 1 s, as TCP's first SYN resend in
-/// Linux), a connect timeout gives up before a lost INIT or SYN is sent again; 0 gives up before
-/// the first answer can arrive. `send` and `perf client` take it.
+/// `send` and `perf client` take it.
 pub(crate) fn parse_connect_timeout(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_secs(1) {
-        bail!(
-            "{s}: the connect timeout must be at least 1s (an unanswered handshake is sent \
-             again after 1 s)"
-        );
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::connect_timeout)
 }
 
 fn parse_interval(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_millis(10) {
-        bail!("{s}: the progress interval must be at least 10ms");
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::progress_interval)
 }
 
 // The doc comments below are clap's `--help` text, printed as written: brackets and angle
