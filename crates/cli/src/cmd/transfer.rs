@@ -232,13 +232,13 @@ pub fn send(a: SendArgs) -> Result<()> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     let stop = stop_flag();
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
+    let options = a.ssh.launch_options(&a.transport);
     let launched = match Destination::parse(to)? {
-        Destination::Ssh(t) => {
-            let options = a.ssh.launch_options(&a.transport);
-            Some(ssh::launch(&t, &options, &stop, a.json)?)
-        }
+        Destination::Ssh(t) => Some(ssh::launch(&t, &options, &stop, a.json)?),
         Destination::Udp => {
-            a.ssh.check_unused(to)?;
+            options
+                .refuse_unless_launching(to)
+                .map_err(|e| anyhow!(e))?;
             None
         }
     };
