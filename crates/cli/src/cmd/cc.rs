@@ -123,28 +123,14 @@ fn write_vectors(a: VectorArgs) -> Result<()> {
         std::fs::create_dir_all(&a.dir)
             .with_context(|| format!("cannot create {}", a.dir.display()))?;
     }
-    let mut differ = Vec::new();
-    for (name, spec) in vectors::vector_specs() {
-        let file = vectors::generate(&spec)?;
-        let mut text = serde_json::to_string(&file)?;
-        text.push('\n');
-        let path = a.dir.join(format!("{name}.json"));
-        let steps: usize = file.sequences.iter().map(|s| s.steps.len()).sum();
-        if a.check {
-            let old = std::fs::read_to_string(&path).unwrap_or_default();
-            if old != text {
-                differ.push(path.display().to_string());
-            }
-        } else {
-            longhaul_output::write(&path, text.as_bytes())?;
-            println!("{:<40} {:>6} steps  {}", path.display(), steps, spec);
-        }
+    let files = vectors::render_all()?;
+    if a.check {
+        return vectors::check(&a.dir, &files).map_err(|e| anyhow!(e));
     }
-    if !differ.is_empty() {
-        bail!(
-            "vectors differ from the code: {} (run `longhaul cc vectors` and review the change)",
-            differ.join(", ")
-        );
+    for f in &files {
+        let path = a.dir.join(&f.file_name);
+        longhaul_output::write(&path, f.text.as_bytes())?;
+        println!("{:<40} {:>6} steps  {}", path.display(), f.steps, f.spec);
     }
     Ok(())
 }
