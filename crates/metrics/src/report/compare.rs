@@ -282,7 +282,10 @@ mod tests {
         assert_eq!((&*pairs[0].0.scenario, &*pairs[0].1.scenario), ("x", "x"));
         assert_eq!(
             notes,
-            ["note: scenario `y` is only in A", "note: scenario `z` is only in B"]
+            [
+                "note: scenario `y` is only in A",
+                "note: scenario `z` is only in B"
+            ]
         );
     }
 
