@@ -611,6 +611,106 @@ impl<'a> Loop<'a> {
     }
 }
 
+/// A `longhaul cc trace` run as its flags give it: the path, the run's length and how often
+/// it is sampled. [`TraceRun::check`] refuses what is out of range, naming the flag.
+#[derive(Clone, Debug)]
+pub struct TraceRun {
+    /// Bottleneck rate, bits per second.
+    pub rate_bps: f64,
+    /// Round-trip propagation delay; positive.
+    pub rtt: Duration,
+    /// Packet size on the wire, 100..=65535 bytes.
+    pub mtu: u32,
+    /// Buffer in packets (default: one bandwidth-delay product).
+    pub buffer: Option<u32>,
+    /// Buffer as a multiple of the bandwidth-delay product, when `buffer` is not given.
+    pub buffer_bdp: Option<f64>,
+    /// Random loss probability, in [0, 1).
+    pub loss: f64,
+    /// The receiver acknowledges every this many packets; at least 1.
+    pub ack_every: u32,
+    /// Seed of the setup and of the random loss.
+    pub seed: u64,
+    /// Length of the run.
+    pub duration: Duration,
+    /// Sampling interval: positive, at most `duration`.
+    pub every: Duration,
+}
+
+impl TraceRun {
+    /// The sender's setup and the path, or why the run cannot be made.
+    pub fn check(&self) -> Result<(Setup, PathConfig), String> {
+        if self.mtu < 100 || self.mtu > 65_535 {
+            return Err(format!("--mtu {} is out of range (100..=65535)", self.mtu));
+        }
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(format!(
+                "--loss {} must be a probability in [0, 1)",
+                self.loss
+            ));
+        }
+        if self.ack_every == 0 {
+            return Err("--ack-every must be at least 1".into());
+        }
+        if self.rtt.is_zero() {
+            return Err("--rtt must be positive".into());
+        }
+        if self.every.is_zero() || self.every > self.duration {
+            return Err("--every must be positive and at most --duration".into());
+        }
+        let setup = Setup {
+            seed: self.seed,
+            ..Setup::for_mtu(self.mtu)
+        };
+        let mut path = PathConfig::new(self.rate_bps, self.rtt, setup.mss);
+        if let Some(b) = self.buffer {
+            path.buffer_packets = b;
+        } else if let Some(x) = self.buffer_bdp {
+            if !(x >= 0.0 && x.is_finite()) {
+                return Err("--buffer-bdp must be a non-negative number".into());
+            }
+            path.buffer_packets = (path.bdp_packets(setup.mss) * x).round() as u32;
+        }
+        path.random_loss = self.loss;
+        path.ack_every = self.ack_every;
+        path.seed = self.seed;
+        Ok((setup, path))
+    }
+
+    /// A warning when the round trip is longer than the run (`--rtt 180s` for `180ms`).
+    pub fn rtt_warning(&self) -> Option<String> {
+        (self.rtt > self.duration).then(|| {
+            format!(
+                "warning: --rtt {:?} is longer than --duration {:?}: the run ends before the \
+                 first round trip completes (did you mean {}ms?)",
+                self.rtt,
+                self.duration,
+                self.rtt.as_secs_f64()
+            )
+        })
+    }
+
+    /// The trace table's first line: `controller` over the path, its buffer and loss.
+    pub fn header(
+        &self,
+        controller: &dyn std::fmt::Display,
+        path: &PathConfig,
+        mss: u32,
+    ) -> String {
+        let bdp = path.bdp_packets(mss);
+        format!(
+            "# {controller} over {:.0} Mb/s × {:.0} ms, MTU {}, buffer {} packets ({:.2} BDP), \
+             loss {}",
+            self.rate_bps / 1e6,
+            self.rtt.as_secs_f64() * 1e3,
+            self.mtu,
+            path.buffer_packets,
+            path.buffer_packets as f64 / bdp.max(1e-9),
+            self.loss
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,5 +844,91 @@ mod tests {
         };
         assert_eq!(go(7), go(7));
         assert_ne!(go(7), go(8));
+    }
+
+    fn trace_run() -> TraceRun {
+        TraceRun {
+            rate_bps: 1e9,
+            rtt: Duration::from_millis(180),
+            mtu: 1500,
+            buffer: None,
+            buffer_bdp: None,
+            loss: 0.0,
+            ack_every: 1,
+            seed: 1,
+            duration: Duration::from_secs(60),
+            every: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn an_rtt_longer_than_the_run_is_warned_about() {
+        let t = TraceRun {
+            rtt: Duration::from_secs(180),
+            ..trace_run()
+        };
+        let w = t.rtt_warning().unwrap();
+        assert!(
+            w.contains("longer than --duration") && w.contains("180ms"),
+            "{w}"
+        );
+        assert!(trace_run().rtt_warning().is_none());
+    }
+
+    #[test]
+    fn a_trace_run_refuses_out_of_range_flags_by_name() {
+        let bad = [
+            TraceRun {
+                mtu: 99,
+                ..trace_run()
+            },
+            TraceRun {
+                loss: 1.0,
+                ..trace_run()
+            },
+            TraceRun {
+                ack_every: 0,
+                ..trace_run()
+            },
+            TraceRun {
+                rtt: Duration::ZERO,
+                ..trace_run()
+            },
+            TraceRun {
+                every: Duration::from_secs(61),
+                ..trace_run()
+            },
+            TraceRun {
+                buffer_bdp: Some(-1.0),
+                ..trace_run()
+            },
+        ];
+        let flags = [
+            "--mtu",
+            "--loss",
+            "--ack-every",
+            "--rtt",
+            "--every",
+            "--buffer-bdp",
+        ];
+        for (t, flag) in bad.iter().zip(flags) {
+            let e = t.check().unwrap_err();
+            assert!(e.starts_with(flag), "{flag}: {e}");
+        }
+        let (setup, path) = TraceRun {
+            buffer_bdp: Some(2.0),
+            ..trace_run()
+        }
+        .check()
+        .unwrap();
+        let bdp = path.bdp_packets(setup.mss);
+        assert_eq!(path.buffer_packets, (2.0 * bdp).round() as u32);
+        let (_, path) = TraceRun {
+            buffer: Some(7),
+            ..trace_run()
+        }
+        .check()
+        .unwrap();
+        assert_eq!(path.buffer_packets, 7);
     }
 }

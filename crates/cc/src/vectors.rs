@@ -293,3 +293,52 @@ pub fn replay(file: &VectorFile) -> Result<usize, Mismatch> {
     }
     Ok(checked)
 }
+/// One vector file as it is kept in `testdata/cc-vectors/`: its file name, its JSON text (with a
+/// final newline), its spec and how many steps its sequences hold.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    /// `NAME.json`.
+    pub file_name: String,
+    /// The spec it was recorded with.
+    pub spec: CcSpec,
+    /// The file's text.
+    pub text: String,
+    /// Steps over all its sequences.
+    pub steps: usize,
+}
+
+/// Every vector file ([`vector_specs`]), generated and rendered.
+pub fn render_all() -> Result<Vec<Rendered>, ParamError> {
+    let mut out = Vec::new();
+    for (name, spec) in vector_specs() {
+        let file = generate(&spec)?;
+        let mut text = serde_json::to_string(&file).expect("a vector file has string keys only");
+        text.push('\n');
+        let steps = file.sequences.iter().map(|s| s.steps.len()).sum();
+        out.push(Rendered {
+            file_name: format!("{name}.json"),
+            spec,
+            text,
+            steps,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `dir` holds every file of `rendered` as rendered; the error lists those it does not
+/// (missing or different), which `longhaul cc vectors` writes anew.
+pub fn check(dir: &std::path::Path, rendered: &[Rendered]) -> Result<(), String> {
+    let differ: Vec<String> = rendered
+        .iter()
+        .map(|r| (dir.join(&r.file_name), &r.text))
+        .filter(|(path, text)| std::fs::read_to_string(path).unwrap_or_default() != **text)
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    if differ.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "vectors differ from the code: {} (run `longhaul cc vectors` and review the change)",
+        differ.join(", ")
+    ))
+}

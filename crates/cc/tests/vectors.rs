@@ -113,3 +113,23 @@ fn a_tampered_vector_is_caught() {
         ("slow_start_and_avoidance", 20)
     );
 }
+
+/// The files `longhaul cc vectors` writes are the ones kept in testdata, and a kept file that
+/// differs is named.
+#[test]
+fn the_rendered_vectors_are_the_kept_files_and_a_changed_one_is_named() {
+    let rendered = vectors::render_all().unwrap();
+    assert_eq!(rendered.len(), vectors::vector_specs().len());
+    vectors::check(&dir(), &rendered).unwrap();
+    let scratch = std::env::temp_dir().join(format!("lh-cc-vectors-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    for r in &rendered {
+        std::fs::write(scratch.join(&r.file_name), &r.text).unwrap();
+    }
+    vectors::check(&scratch, &rendered).unwrap();
+    let changed = scratch.join(&rendered[0].file_name);
+    std::fs::write(&changed, "{}\n").unwrap();
+    let e = vectors::check(&scratch, &rendered).unwrap_err();
+    assert!(e.contains(&changed.display().to_string()), "{e}");
+    std::fs::remove_dir_all(&scratch).unwrap();
+}

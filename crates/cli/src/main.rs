@@ -49,6 +49,9 @@ enum Command {
     /// iperf-like memory-to-memory TCP measurement: `perf server`, `perf client HOST`; -J for JSON.
     #[command(subcommand)]
     Perf(cmd::perf::PerfCommand),
+    /// Measure a path: base RTT, capacity, available bandwidth, queue (maximum burst size) and
+    /// loss, with packet trains to a `longhaul probe --serve`; -J for JSON.
+    Probe(cmd::probe::ProbeArgs),
     /// Host tuning for a long fat path: BDP, socket buffers, txqueuelen, MTU, congestion control.
     Tune(cmd::tune::TuneArgs),
     /// Send a file to a `longhaul recv` over longhaul's own transport on UDP (any controller,
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Kernel(c) => cmd::kernel::run(c),
         Command::Emu(c) => cmd::emu::run(c),
         Command::Perf(c) => cmd::perf::run(c),
+        Command::Probe(a) => cmd::probe::run(a),
         Command::Tune(a) => cmd::tune::run(a),
         Command::Send(a) => cmd::transfer::send(a),
         Command::Recv(a) => cmd::transfer::recv(a),

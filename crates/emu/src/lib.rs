@@ -23,9 +23,10 @@
 //! namespaces, timers, termination signals, state files); `forward` is the per-direction I/O
 //! loop; `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and
 //! `coalesce` decides which of their wire segments leave together; `emulator` sets up and tears
-//! down a pair or shell; `observe` holds the counters, lateness statistics, event log and pcap
-//! writer, and `report` the path as built and the summary as text for people; `naive` is the
-//! baseline forwarder the benchmark compares against.
+//! down a pair or shell, and `run` runs one around a command (or a command on a running one);
+//! `observe` holds the counters, lateness statistics, event log and pcap writer, and `report`
+//! the path as built and the summary as text for people; `naive` is the baseline forwarder the
+//! benchmark compares against.
 
 #![warn(missing_docs)]
 
@@ -41,6 +42,7 @@ pub mod observe;
 pub mod poll;
 pub mod probe;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod settings;
 pub mod sys;

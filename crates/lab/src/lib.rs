@@ -55,6 +55,19 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The lab's own files in a run's report directory (beside the summary and page that
+    /// `longhaul_metrics::report::write_report_dir` writes): `drops.csv`, the emulator's
+    /// summary and the run's clock.
+    pub fn report_files(&self) -> Result<[(&'static str, String); 3], serde_json::Error> {
+        let emulator = serde_json::to_string_pretty(&self.raw.emulator)? + "\n";
+        let clock = serde_json::to_string_pretty(&self.raw.clock())? + "\n";
+        Ok([
+            ("drops.csv", self.drops_csv()),
+            ("emulator.json", emulator),
+            ("clock.json", clock),
+        ])
+    }
+
     /// The report's `drops.csv`: every drop the emulator logged, both directions, with the
     /// bottleneck's name. The emulator does not parse flows out of dropped packets: the flow
     /// column is `-`.

@@ -159,6 +159,58 @@ pub enum Decision {
     Drop,
 }
 
+/// What a server does with a datagram from `peer` that belongs to no session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Door {
+    /// It is no handshake's first message (`secure`: no INIT): it opens nothing.
+    NotAnInit,
+    /// Ignore it.
+    Drop,
+    /// Send this RETRY, carrying a token, to `peer`.
+    Retry(Vec<u8>),
+    /// Open a session with it (after evicting this one, if set).
+    Admit {
+        /// The peer whose half-open session to close first.
+        evict: Option<SocketAddr>,
+    },
+}
+
+/// [`decide`] on datagram `d` from `peer`, which belongs to none of `sessions`: with security
+/// on (`secure`) only an INIT may open a session, and its token is read from it; without, the
+/// plain handshake carries no token, so none is demanded.
+pub fn at_the_door(
+    limits: &Limits,
+    tokens: &Tokens,
+    sessions: &[Slot],
+    peer: SocketAddr,
+    d: &[u8],
+    secure: bool,
+) -> Door {
+    let token = if secure {
+        match longhaul_proto::packet::handshake_token(d) {
+            Some(t) => t,
+            None => return Door::NotAnInit,
+        }
+    } else {
+        &[][..]
+    };
+    let mut limits = limits.clone();
+    if !secure {
+        limits.retry_above = usize::MAX;
+    }
+    match decide(&limits, tokens, sessions, peer, token) {
+        Decision::Drop => Door::Drop,
+        Decision::Retry => {
+            let mut buf = [0u8; 256];
+            match longhaul_proto::packet::encode_retry(d, &tokens.make(peer), &mut buf) {
+                Some(n) => Door::Retry(buf[..n].to_vec()),
+                None => Door::Drop,
+            }
+        }
+        Decision::Admit { evict } => Door::Admit { evict },
+    }
+}
+
 /// Decide on an INIT from `peer` carrying `token` (empty if none).
 pub fn decide(
     limits: &Limits,

@@ -113,6 +113,72 @@ pub fn host_config(
     Ok(c)
 }
 
+/// The ranges of the transfer's settings as people give them, each check returning the value
+/// it accepts or why not.
+pub mod ranges {
+    use std::time::Duration;
+
+    /// The window (receive window and send buffer): below 64 KiB a long path cannot be filled
+    /// at all; above 4 GiB (a 10 Gb/s path at 3 s RTT) it is a mistake, and it bounds the
+    /// receiver's memory per sender.
+    pub fn window(w: u64) -> Result<u64, String> {
+        if !(64 << 10..=4 << 30).contains(&w) {
+            return Err(
+                "the window must be between 64K and 4G (the path's bandwidth-delay product)".into(),
+            );
+        }
+        Ok(w)
+    }
+
+    /// The idle timeout: at least 1 s, longer than the path's round trip.
+    pub fn idle_timeout(d: Duration) -> Result<Duration, String> {
+        if d < Duration::from_secs(1) {
+            return Err(
+                "the idle timeout must be at least 1s (longer than the path's round trip)".into(),
+            );
+        }
+        Ok(d)
+    }
+
+    /// The connect timeout: at least 1 s. Shorter than the handshake's first resend
+    /// (`initial_rto`, 1 s, as TCP's first SYN resend in Linux), it gives up before a lost INIT
+    /// or SYN is sent again; 0 gives up before the first answer can arrive.
+    pub fn connect_timeout(d: Duration) -> Result<Duration, String> {
+        if d < Duration::from_secs(1) {
+            return Err(
+                "the connect timeout must be at least 1s (an unanswered handshake is \
+                        sent again after 1 s)"
+                    .into(),
+            );
+        }
+        Ok(d)
+    }
+
+    /// The progress interval: at least 10 ms.
+    pub fn progress_interval(d: Duration) -> Result<Duration, String> {
+        if d < Duration::from_millis(10) {
+            return Err("the progress interval must be at least 10ms".into());
+        }
+        Ok(d)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn each_range_keeps_its_bounds() {
+            assert!(window(64 << 10).is_ok() && window(4 << 30).is_ok());
+            assert!(window((64 << 10) - 1).is_err() && window((4 << 30) + 1).is_err());
+            let s = Duration::from_secs(1);
+            assert!(idle_timeout(s).is_ok() && idle_timeout(s / 2).is_err());
+            assert!(connect_timeout(s).is_ok() && connect_timeout(s / 2).is_err());
+            let ms = Duration::from_millis(10);
+            assert!(progress_interval(ms).is_ok() && progress_interval(ms / 2).is_err());
+        }
+    }
+}
+
 /// A receiver's address from `HOST`, `HOST:PORT` or `[IPv6]:PORT` (the port defaults to
 /// [`DEFAULT_PORT`]); the error says why not, for people.
 pub fn resolve(to: &str) -> Result<SocketAddr, String> {

@@ -8,7 +8,7 @@
 //! before the sender hears `DONE`. A session cut in the middle keeps its part files and
 //! journals for the next one; a full disk stops the session with `FATAL` and keeps them too.
 
-use crate::admission::{self, Decision, Limits, Slot, Tokens};
+use crate::admission::{self, Door as Admission, Limits, Slot, Tokens};
 use crate::framing::{
     Action, Entry, FramingError, Kind, Message, MessageReader, DIGEST_LEN, MAGIC,
 };
@@ -17,7 +17,6 @@ use crate::recv_thread::Openers;
 use crate::socket::{self, Arrival, Clock, UdpPort};
 use crate::store::{busy_reason, Incoming, Plan, Planned, Store};
 use crate::NetError;
-use longhaul_proto::packet::{encode_retry, handshake_token};
 use longhaul_proto::{Config, Connection, OpenAttempt, Side, Stats, Time};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -957,17 +956,6 @@ impl Door<'_> {
             return;
         }
         // Only an INIT (or, without security, a plain handshake) may open a session.
-        let token = if secure {
-            match handshake_token(d) {
-                Some(t) => t,
-                None => {
-                    *self.without_session += 1;
-                    return;
-                }
-            }
-        } else {
-            &[][..]
-        };
         let slots: Vec<Slot> = sessions
             .iter()
             .map(|(p, s)| Slot {
@@ -976,20 +964,11 @@ impl Door<'_> {
                 idle: s.last_heard.elapsed(),
             })
             .collect();
-        let mut limits = options.limits.clone();
-        if !secure {
-            // The plain handshake has no token to carry.
-            limits.retry_above = usize::MAX;
-        }
-        match admission::decide(&limits, tokens, &slots, from, token) {
-            Decision::Drop => {}
-            Decision::Retry => {
-                let mut buf = [0u8; 256];
-                if let Some(n) = encode_retry(d, &tokens.make(from), &mut buf) {
-                    self.retries.push((from, buf[..n].to_vec()));
-                }
-            }
-            Decision::Admit { evict } => {
+        match admission::at_the_door(&options.limits, tokens, &slots, from, d, secure) {
+            Admission::NotAnInit => *self.without_session += 1,
+            Admission::Drop => {}
+            Admission::Retry(retry) => self.retries.push((from, retry)),
+            Admission::Admit { evict } => {
                 let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now)
                 else {
                     return;

@@ -85,6 +85,26 @@ pub struct LaunchOptions {
     pub idle_timeout: Duration,
 }
 
+impl LaunchOptions {
+    /// Refuses launch settings given for `to`, a destination that names a receiver already
+    /// running (`HOST[:PORT]`): they start a receiver over ssh, which needs `[user@]host:DIR`.
+    pub fn refuse_unless_launching(&self, to: &str) -> Result<(), String> {
+        let given = [
+            (self.ssh.is_some(), "--ssh"),
+            (self.remote_longhaul.is_some(), "--remote-longhaul"),
+            (self.remote_port.is_some(), "--remote-port"),
+            (self.launch_timeout.is_some(), "--launch-timeout"),
+        ];
+        match given.iter().find(|(g, _)| *g) {
+            Some((_, flag)) => Err(format!(
+                "{flag} starts the receiver over ssh, which needs a destination of the form \
+                 [user@]host:DIR; {to:?} names a receiver already running (HOST[:PORT])"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The command line ssh runs on the far host.
 fn remote_command(
     longhaul: &str,
@@ -551,6 +571,15 @@ pub fn launch(
 }
 
 impl Launched {
+    /// The session's security: its one-time key pair, expecting only the key the remote
+    /// receiver announced on the ssh channel (which ssh authenticated).
+    pub fn security(&self) -> Result<longhaul_proto::secure::Security, String> {
+        let key = self
+            .peer_key
+            .ok_or("the remote longhaul announced no key: it is an older version; update it")?;
+        Ok(crate::trust::launched_security(&self.identity, key))
+    }
+
     /// The remote side's last lines, for an error message.
     fn remote_text(&self) -> String {
         let t = tail_text(&self.tail);
@@ -760,6 +789,30 @@ pub fn stop_on_eof(stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_settings_are_refused_for_a_running_receiver() {
+        let mut o = LaunchOptions {
+            ssh: None,
+            remote_longhaul: None,
+            remote_port: None,
+            launch_timeout: None,
+            mtu: 1500,
+            window: 64 << 20,
+            idle_timeout: Duration::from_secs(30),
+        };
+        assert!(o.refuse_unless_launching("host").is_ok());
+        o.remote_port = Some(9);
+        let e = o.refuse_unless_launching("host:5301").unwrap_err();
+        assert!(
+            e.starts_with("--remote-port starts the receiver over ssh"),
+            "{e}"
+        );
+        assert!(
+            e.contains("\"host:5301\" names a receiver already running"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_remote_command_survives_the_remote_shell() {

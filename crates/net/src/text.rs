@@ -4,7 +4,7 @@
 
 use crate::keys::PublicKey;
 use crate::path::{Printable, STAGING_DIR};
-use crate::recv::{FileOutcome, Received, Receiver};
+use crate::recv::{Event, FileOutcome, Received, Receiver};
 use crate::send::{Outcome, Progress, SendReport};
 use crate::store::{self, StalePart};
 use crate::NetError;
@@ -163,6 +163,21 @@ pub fn dropped(s: &Stats) -> String {
         "{} forged or damaged, {} replayed, {} too old, {} unsealed ({} rejected in all)",
         s.auth_failures, s.replays, s.too_old, s.unsealed, s.packets_rejected
     )
+}
+
+/// The receiver's lines for one of its events ([`Event`]), and whether the event is a
+/// failure: a file not stored, or a transfer that ended in error. A handshake that never
+/// finished (not `genuine`: at most a few per timeout, whoever sends INITs) is logged with its
+/// error alone and is no failure.
+pub fn event_lines(e: &Event<'_>, discard: bool) -> (Vec<String>, bool) {
+    match e {
+        Event::File(peer, f) => (vec![file_line(*peer, f, discard)], f.result.is_err()),
+        Event::Session(s) if s.genuine => (session_lines(s), s.error.is_some()),
+        Event::Session(s) => {
+            let error = s.error.iter().map(|e| format!("{}: {e}", s.peer));
+            (error.collect(), false)
+        }
+    }
 }
 
 /// The receiver's line for one file: `stored` (or `verified and discarded`) with its digest,

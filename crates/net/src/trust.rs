@@ -10,6 +10,9 @@
 //!   (`--authorize-key`) and, when given none or told to, those of its `authorized_keys` file.
 //! - A sender that started its receiver over ssh ([`launched_security`]) expects exactly the
 //!   one-time key the receiver announced on the ssh channel.
+//!
+//! [`connecting_end`] and [`listening_end`] put an end's own key pair and these together as
+//! `send`, `recv` and `probe` take them from their flags.
 
 use crate::keys::{self, AuthorizedKeys, KeyError, KeyPair, KnownHosts, PublicKey, Trust};
 use crate::send::TrustHook;
@@ -141,6 +144,86 @@ pub fn receiver_security(
     ))
 }
 
+/// Printed whenever a transfer's security is off (`--insecure`).
+pub const INSECURE_WARNING: &str = "WARNING: --insecure: no authentication, no encryption. \
+    Anyone who can reach the receiver may store files in its directory, and anyone on the path \
+    may read, alter or forge the transfer.";
+
+/// The security of an end that connects (a sender, a prober) toward `host`: none when
+/// `insecure`, else its key pair ([`own_key_pair`], named `role` when it has none) and
+/// [`sender_security`].
+pub fn connecting_end(
+    insecure: bool,
+    identity: Option<&Path>,
+    role: &str,
+    peer_key: Option<PublicKey>,
+    known_hosts: Option<&Path>,
+    host: &str,
+    on_first_contact: impl Fn(&FirstContact) + 'static,
+) -> Result<(Security, Option<TrustHook>), KeyError> {
+    if insecure {
+        return Ok((Security::Off, None));
+    }
+    let pair = own_key_pair(identity, role)?;
+    sender_security(&pair, peer_key, known_hosts, host, on_first_contact)
+}
+
+/// Where an end that listens (a receiver, a probe server) takes its key pair from.
+#[derive(Clone, Copy, Debug)]
+pub enum Identity<'a> {
+    /// A file, or the default one when `None` ([`own_key_pair`]).
+    File(Option<&'a Path>),
+    /// A one-time key pair made in memory.
+    Ephemeral,
+}
+
+/// The security of an end that listens: none when `insecure`, else its key pair and the keys
+/// [`receiver_security`] accepts. Returns its public key (`None` when insecure) and says what
+/// it accepts in one line: `{role} key FINGERPRINT (KEY); N {peers} key(s) authorized`.
+pub fn listening_end(
+    insecure: bool,
+    identity: Identity<'_>,
+    (role, peers): (&str, &str),
+    authorize: &[PublicKey],
+    authorized_keys: Option<&Path>,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Security, Option<PublicKey>), KeyError> {
+    if insecure {
+        return Ok((Security::Off, None));
+    }
+    let pair = match identity {
+        Identity::File(path) => own_key_pair(path, role)?,
+        Identity::Ephemeral => KeyPair::generate()?,
+    };
+    let (security, allowed) = receiver_security(&pair, authorize, authorized_keys)?;
+    say(&format!(
+        "{role} key {} ({}); {allowed} {peers} key(s) authorized",
+        pair.public.fingerprint(),
+        pair.public
+    ));
+    Ok((security, Some(pair.public)))
+}
+
+/// The name a receiver started over ssh keeps the one authorized (one-time) sender key's part
+/// files under: the user it runs as, whom ssh authenticated (`--ssh-user-identity`). Needs
+/// exactly one key in `authorize` and no `authorized_keys` file.
+pub fn ssh_user_name(
+    authorize: &[PublicKey],
+    authorized_keys: Option<&Path>,
+) -> Result<String, String> {
+    if authorize.len() != 1 || authorized_keys.is_some() {
+        return Err(
+            "--ssh-user-identity names the one sender key given with --authorize-key \
+                    after the ssh user; give exactly one --authorize-key and no \
+                    --authorized-keys"
+                .into(),
+        );
+    }
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    Ok(format!("ssh-user uid={uid}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +270,51 @@ mod tests {
         let (s, hook) = sender_security(&pair, None, Some(&known), "data", |_| {}).unwrap();
         assert!(matches!(peer(&s), PeerPolicy::Exactly(k) if *k == theirs.0));
         assert!(hook.is_none());
+    }
+
+    #[test]
+    fn the_ends_put_together_from_their_flags() {
+        let missing = Path::new("/nonexistent/longhaul-id");
+        let (s, hook) =
+            connecting_end(true, Some(missing), "prober", None, None, "h", |_| {}).unwrap();
+        assert!(matches!(s, Security::Off) && hook.is_none());
+        let e = connecting_end(false, Some(missing), "prober", None, None, "h", |_| {});
+        assert!(e.err().unwrap().to_string().contains("prober"));
+
+        let mut said = Vec::new();
+        let theirs = KeyPair::from_private(&[2; 32]).public;
+        let roles = ("probe server", "prober");
+        let (s, own) = listening_end(true, Identity::Ephemeral, roles, &[], None, &mut |l| {
+            said.push(l.to_string())
+        })
+        .unwrap();
+        assert!(matches!(s, Security::Off) && own.is_none() && said.is_empty());
+        let (s, own) = listening_end(
+            false,
+            Identity::Ephemeral,
+            roles,
+            &[theirs],
+            None,
+            &mut |l| said.push(l.to_string()),
+        )
+        .unwrap();
+        assert!(matches!(peer(&s), PeerPolicy::AllowList(k) if k.len() == 1));
+        let own = own.unwrap();
+        let line = format!(
+            "probe server key {} ({own}); 1 prober key(s) authorized",
+            own.fingerprint()
+        );
+        assert_eq!(said, [line]);
+    }
+
+    #[test]
+    fn the_ssh_user_names_exactly_one_authorized_key() {
+        let k = KeyPair::from_private(&[2; 32]).public;
+        assert!(ssh_user_name(&[k], None)
+            .unwrap()
+            .starts_with("ssh-user uid="));
+        assert!(ssh_user_name(&[], None).is_err());
+        assert!(ssh_user_name(&[k, k], None).is_err());
+        assert!(ssh_user_name(&[k], Some(Path::new("a"))).is_err());
     }
 }

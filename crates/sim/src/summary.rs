@@ -124,6 +124,35 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// What a person should know beside the summary's table: drops counted but not logged, and
+    /// each host's stalls.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.drops_unlogged > 0 {
+            notes.push(format!(
+                "note: {} drops beyond output.drop_log_limit were counted but not logged",
+                self.drops_unlogged
+            ));
+        }
+        notes.extend(self.host_stalls.iter().map(|r| {
+            format!(
+                "host stalls: flow {} {}: {} stalls, {:.1} ms stalled",
+                r.flow,
+                r.host,
+                r.stalls,
+                r.stalled_s * 1e3
+            )
+        }));
+        notes
+    }
+
+    /// The simulator's own files in a run's report directory (beside the summary and page that
+    /// `longhaul_metrics::report::write_report_dir` writes): `drops.csv` and `details.json`.
+    pub fn report_files(&self) -> Result<[(&'static str, String); 2], serde_json::Error> {
+        let details = serde_json::to_string_pretty(&self.details())?;
+        Ok([("drops.csv", self.drops_csv()), ("details.json", details)])
+    }
+
     /// The report's `drops.csv`: every logged drop (`cross` for cross traffic's packets).
     pub fn drops_csv(&self) -> String {
         let mut csv = String::from("time_s,link,direction,flow,reason\n");

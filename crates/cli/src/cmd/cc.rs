@@ -1,10 +1,10 @@
 //! `longhaul cc`: the congestion-control library from the command line.
 
 use crate::units::{parse_duration, parse_rate_bps};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
-use longhaul_cc::bottleneck::{self, PathConfig};
-use longhaul_cc::{algorithms, vectors, CcSpec, Setup};
+use longhaul_cc::bottleneck::{self, TraceRun};
+use longhaul_cc::{algorithms, vectors, CcSpec};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
@@ -83,78 +83,39 @@ fn list() -> Result<()> {
 
 fn trace(a: TraceArgs) -> Result<()> {
     let spec: CcSpec = a.algorithm.parse()?;
-    if a.mtu < 100 || a.mtu > 65_535 {
-        bail!("--mtu {} is out of range (100..=65535)", a.mtu);
-    }
-    if !(0.0..1.0).contains(&a.loss) {
-        bail!("--loss {} must be a probability in [0, 1)", a.loss);
-    }
-    if a.ack_every == 0 {
-        bail!("--ack-every must be at least 1");
-    }
-    let setup = Setup {
+    let run = TraceRun {
+        rate_bps: parse_rate_bps(&a.rate).context("--rate")?,
+        rtt: parse_duration(&a.rtt).context("--rtt")?,
+        mtu: a.mtu,
+        buffer: a.buffer,
+        buffer_bdp: a.buffer_bdp,
+        loss: a.loss,
+        ack_every: a.ack_every,
         seed: a.seed,
-        ..Setup::for_mtu(a.mtu)
+        duration: parse_duration(&a.duration).context("--duration")?,
+        every: parse_duration(&a.every).context("--every")?,
     };
-    let rate = parse_rate_bps(&a.rate).context("--rate")?;
-    let rtt = parse_duration(&a.rtt).context("--rtt")?;
-    if rtt.is_zero() {
-        bail!("--rtt must be positive");
-    }
-    let duration = parse_duration(&a.duration).context("--duration")?;
-    let every = parse_duration(&a.every).context("--every")?;
-    if let Some(w) = rtt_warning(rtt, duration) {
+    if let Some(w) = run.rtt_warning() {
         eprintln!("{w}");
     }
-    if every.is_zero() || every > duration {
-        bail!("--every must be positive and at most --duration");
-    }
-    let mut path = PathConfig::new(rate, rtt, setup.mss);
-    let bdp = path.bdp_packets(setup.mss);
-    if let Some(b) = a.buffer {
-        path.buffer_packets = b;
-    } else if let Some(x) = a.buffer_bdp {
-        if !(x >= 0.0 && x.is_finite()) {
-            bail!("--buffer-bdp must be a non-negative number");
-        }
-        path.buffer_packets = (bdp * x).round() as u32;
-    }
-    path.random_loss = a.loss;
-    path.ack_every = a.ack_every;
-    path.seed = a.seed;
+    let (setup, path) = run.check().map_err(|e| anyhow!(e))?;
     let mut cc = spec.build(&setup)?;
-    let (samples, totals) =
-        bottleneck::run(&path, &setup, cc.as_mut(), duration, every, &mut |_, _| {});
+    let (samples, totals) = bottleneck::run(
+        &path,
+        &setup,
+        cc.as_mut(),
+        run.duration,
+        run.every,
+        &mut |_, _| {},
+    );
     if a.csv {
         print!("{}", bottleneck::trace_csv(&samples, setup.mss));
         return Ok(());
     }
-    println!(
-        "# {spec} over {:.0} Mb/s × {:.0} ms, MTU {}, buffer {} packets ({:.2} BDP), loss {}",
-        rate / 1e6,
-        rtt.as_secs_f64() * 1e3,
-        a.mtu,
-        path.buffer_packets,
-        path.buffer_packets as f64 / bdp.max(1e-9),
-        a.loss
-    );
+    println!("{}", run.header(&spec, &path, setup.mss));
     print!("{}", bottleneck::trace_table(&samples, setup.mss));
     println!("{}", totals.line());
     Ok(())
-}
-
-/// A round trip longer than the run leaves no complete round to observe (the trace would be
-/// empty or NaN): say so before running.
-fn rtt_warning(rtt: std::time::Duration, run: std::time::Duration) -> Option<String> {
-    (rtt > run).then(|| {
-        format!(
-            "warning: --rtt {:?} is longer than --duration {:?}: the run ends before the first \
-             round trip completes (did you mean {}ms?)",
-            rtt,
-            run,
-            rtt.as_secs_f64()
-        )
-    })
 }
 
 fn write_vectors(a: VectorArgs) -> Result<()> {
@@ -162,44 +123,14 @@ fn write_vectors(a: VectorArgs) -> Result<()> {
         std::fs::create_dir_all(&a.dir)
             .with_context(|| format!("cannot create {}", a.dir.display()))?;
     }
-    let mut differ = Vec::new();
-    for (name, spec) in vectors::vector_specs() {
-        let file = vectors::generate(&spec)?;
-        let mut text = serde_json::to_string(&file)?;
-        text.push('\n');
-        let path = a.dir.join(format!("{name}.json"));
-        let steps: usize = file.sequences.iter().map(|s| s.steps.len()).sum();
-        if a.check {
-            let old = std::fs::read_to_string(&path).unwrap_or_default();
-            if old != text {
-                differ.push(path.display().to_string());
-            }
-        } else {
-            longhaul_output::write(&path, text.as_bytes())?;
-            println!("{:<40} {:>6} steps  {}", path.display(), steps, spec);
-        }
+    let files = vectors::render_all()?;
+    if a.check {
+        return vectors::check(&a.dir, &files).map_err(|e| anyhow!(e));
     }
-    if !differ.is_empty() {
-        bail!(
-            "vectors differ from the code: {} (run `longhaul cc vectors` and review the change)",
-            differ.join(", ")
-        );
+    for f in &files {
+        let path = a.dir.join(&f.file_name);
+        longhaul_output::write(&path, f.text.as_bytes())?;
+        println!("{:<40} {:>6} steps  {}", path.display(), f.steps, f.spec);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn an_rtt_longer_than_the_run_is_warned_about() {
-        let w = rtt_warning(Duration::from_secs(180), Duration::from_secs(60)).unwrap();
-        assert!(
-            w.contains("longer than --duration") && w.contains("180ms"),
-            "{w}"
-        );
-        assert!(rtt_warning(Duration::from_millis(180), Duration::from_secs(60)).is_none());
-    }
 }

@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use longhaul_metrics::report::compare;
+use longhaul_metrics::report::{by_scenario, compare};
 use longhaul_metrics::summary::Summary;
 use std::path::{Path, PathBuf};
 
@@ -81,27 +81,16 @@ pub fn run(args: CompareArgs) -> Result<()> {
         print!("{}", compare(&a[0], &la, &b[0], &lb).render());
         return Ok(());
     }
-    let mut compared = 0;
-    for sa in &a {
-        match b.iter().find(|sb| sb.scenario == sa.scenario) {
-            Some(sb) => {
-                if compared > 0 {
-                    println!();
-                }
-                println!("== {}", sa.scenario);
-                print!("{}", compare(sa, &la, sb, &lb).render());
-                compared += 1;
-            }
-            None => eprintln!("note: scenario `{}` is only in {la}", sa.scenario),
+    let (pairs, notes) = by_scenario(&a, &la, &b, &lb);
+    for (i, (sa, sb)) in pairs.iter().enumerate() {
+        if i > 0 {
+            println!();
         }
+        println!("== {}", sa.scenario);
+        print!("{}", compare(sa, &la, sb, &lb).render());
     }
-    for sb in b
-        .iter()
-        .filter(|sb| !a.iter().any(|sa| sa.scenario == sb.scenario))
-    {
-        eprintln!("note: scenario `{}` is only in {lb}", sb.scenario);
-    }
-    if compared == 0 {
+    notes.iter().for_each(|n| eprintln!("{n}"));
+    if pairs.is_empty() {
         bail!("{la} and {lb} have no scenario in common");
     }
     Ok(())

@@ -16,15 +16,15 @@
 //! shorthand; `longhaul_emu::settings` reads the file, lays the flags over it and documents
 //! both.
 
-use crate::units::{nanos, parse_duration, parse_rate_bps};
-use anyhow::{anyhow, bail, Context, Result};
+use crate::units::{parse_duration, parse_rate_bps};
+use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use longhaul_emu::config::LinkConfig;
-use longhaul_emu::emulator::{spawn_on, Side};
+use longhaul_emu::emulator::Side;
+use longhaul_emu::run::OutputSettings;
 use longhaul_emu::settings::{self, Overrides, Quantity};
-use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_emu::sys::state;
-use longhaul_emu::{Emulator, Mode, Options, Summary};
+use longhaul_emu::{Mode, Options, Summary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -288,68 +288,45 @@ fn link_config(f: &LinkArgs) -> Result<LinkConfig> {
     )?)
 }
 
+/// The emulator's options for `link` with the output flags (`longhaul_emu::run`).
 fn options(link: LinkConfig, out: &OutputArgs) -> Result<Options> {
-    let mut o = Options::new(link);
-    o.event_log = out.log.clone();
-    o.pcap_dir = out.pcap.clone();
-    if out.no_realtime {
-        o.realtime_priority = 0;
-    }
-    if let Some(s) = &out.spin {
-        o.spin_ns = Some(nanos(parse_duration(s).context("--spin")?));
-    }
-    if let Some(cpu) = out.forwarder_cpu {
-        let online = longhaul_emu::sys::clock::allowed_cpus();
-        if !online.contains(&cpu) {
-            bail!(
-                "--forwarder-cpu {cpu}: this process may run on CPUs {online:?} only (see \
-                 `nproc`, `taskset -p $$`)"
-            );
-        }
-        o.forwarder_cpu = Some(cpu);
-    }
-    o.offload = !out.no_offload;
-    if let Some(s) = &out.coalesce {
-        if out.no_offload {
-            bail!("--coalesce applies to offloaded super-packets; drop it or --no-offload");
-        }
-        o.coalesce_ns = nanos(parse_duration(s).context("--coalesce")?);
-    }
-    o.busy_poll = out.busy_poll;
-    Ok(o)
+    let duration = |s: &Option<String>, flag: &str| {
+        s.as_deref()
+            .map(parse_duration)
+            .transpose()
+            .with_context(|| flag.to_string())
+    };
+    let settings = OutputSettings {
+        event_log: out.log.clone(),
+        pcap_dir: out.pcap.clone(),
+        spin: duration(&out.spin, "--spin")?,
+        no_realtime: out.no_realtime,
+        forwarder_cpu: out.forwarder_cpu,
+        no_offload: out.no_offload,
+        coalesce: duration(&out.coalesce, "--coalesce")?,
+        busy_poll: out.busy_poll,
+    };
+    Ok(Options::new(link).with_output(&settings)?)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Modes.
 
-fn describe(emu: &Emulator) {
-    eprintln!("{}", emu.state().describe());
-    if let (Some(cpu), Some(hosts)) = (emu.forwarder_cpu(), emu.host_cpus()) {
-        eprintln!(
-            "longhaul emu: busy polling on CPU {cpu}; programs run through the emulator use CPUs \
-             {hosts:?}"
-        );
+/// Runs `mode` around `command` (`longhaul_emu::run`), prints the summary and writes its JSON;
+/// returns the exit code to pass on.
+fn run_until(
+    mode: Mode,
+    link: &LinkArgs,
+    out: &OutputArgs,
+    command: &[String],
+    deadline: Option<Instant>,
+) -> Result<i32> {
+    let opts = options(link_config(link)?, out)?;
+    let (summary, code) = longhaul_emu::run::run(mode, opts, command, deadline, &mut say)?;
+    for w in summary.warnings() {
+        eprintln!("warning: {w}");
     }
-}
-
-/// Runs `child` (if any) until it exits, a signal arrives, or `deadline` passes.
-fn supervise(child: Option<std::process::Child>, deadline: Option<Instant>) -> Result<Option<i32>> {
-    Ok(longhaul_emu::sys::pidns::supervise(
-        child,
-        deadline,
-        &mut |d| {
-            let sig = wait_signal(d);
-            if let Some(sig) = sig {
-                eprintln!("longhaul emu: signal {sig}, stopping");
-            }
-            sig
-        },
-    )?)
-}
-
-fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
-    let summary = emu.stop()?;
-    print_summary(&summary);
+    eprint!("{}", summary.table());
     if let Some(j) = &out.json {
         let text = serde_json::to_string_pretty(&Stamped {
             summary: &summary,
@@ -357,7 +334,11 @@ fn finish(emu: Emulator, out: &OutputArgs) -> Result<()> {
         })?;
         crate::outputs::write_text(Path::new(j), &text)?;
     }
-    Ok(())
+    Ok(code)
+}
+
+fn say(line: &str) {
+    eprintln!("{line}");
 }
 
 /// The emulator's summary with the run's provenance beside its own fields.
@@ -368,89 +349,28 @@ struct Stamped<'a> {
     provenance: longhaul_metrics::provenance::Provenance,
 }
 
-fn print_summary(s: &Summary) {
-    for w in s.warnings() {
-        eprintln!("warning: {w}");
-    }
-    eprint!("{}", s.table());
-}
-
-/// Print the path the emulator is about to build, both directions.
-fn print_path(cfg: &LinkConfig) {
-    for line in cfg.describe().lines() {
-        eprintln!("longhaul emu: {line}");
-    }
-}
-
 fn pair(a: PairArgs) -> Result<i32> {
-    let cfg = link_config(&a.link)?;
-    print_path(&cfg);
-    let opts = options(cfg, &a.out)?;
-    block_termination_signals();
-    let emu = Emulator::start(Mode::Pair, opts)?;
-    describe(&emu);
-    let st = emu.state();
-    eprintln!(
-        "run commands with: longhaul emu exec a -- CMD   (or: ip netns exec {} CMD)",
-        st.side_a.as_deref().unwrap_or_default()
-    );
-    let deadline = a
-        .duration
-        .as_deref()
-        .map(parse_duration)
-        .transpose()?
-        .map(|d| Instant::now() + d);
-    let child = if a.command.is_empty() {
-        if deadline.is_none() {
-            eprintln!("press Ctrl-C to stop");
-        }
-        None
-    } else {
-        Some(
-            emu.spawn(&mut emu.command(Side::A, &a.command))
-                .with_context(|| format!("starting {}", a.command[0]))?,
-        )
-    };
-    let code = supervise(child, deadline)?;
-    finish(emu, &a.out)?;
-    Ok(exit_code(code))
-}
-
-fn exit_code(code: Option<i32>) -> i32 {
-    code.unwrap_or(0).clamp(0, 255)
+    let duration = a.duration.as_deref().map(parse_duration).transpose()?;
+    let deadline = duration.map(|d| Instant::now() + d);
+    run_until(Mode::Pair, &a.link, &a.out, &a.command, deadline)
 }
 
 fn shell(a: ShellArgs) -> Result<i32> {
-    let cfg = link_config(&a.link)?;
-    print_path(&cfg);
-    let opts = options(cfg, &a.out)?;
     let command = if a.command.is_empty() {
         vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
     } else {
         a.command.clone()
     };
-    block_termination_signals();
-    let emu = Emulator::start(Mode::Shell, opts)?;
-    describe(&emu);
-    let child = emu
-        .spawn(&mut emu.command(Side::A, &command))
-        .with_context(|| format!("starting {}", command[0]))?;
-    let code = supervise(Some(child), None)?;
-    finish(emu, &a.out)?;
-    Ok(exit_code(code))
+    run_until(Mode::Shell, &a.link, &a.out, &command, None)
 }
 
-/// Runs the command in the instance's PID namespace, so that it and whatever it starts end
-/// with the emulator (`longhaul_emu::sys::pidns`); waits for it and returns its exit code.
+/// Runs the command on a host of a running pair (`longhaul_emu::run::exec`).
 fn exec(a: ExecArgs) -> Result<i32> {
-    let inst = state::running(a.id).map_err(|e| anyhow!(e))?;
     let side = match a.side {
         SideArg::A => Side::A,
         SideArg::B => Side::B,
     };
-    block_termination_signals();
-    let child = spawn_on(&inst, side, &a.command).map_err(|e| anyhow!(e))?;
-    Ok(exit_code(supervise(Some(child), None)?))
+    longhaul_emu::run::exec(a.id, side, &a.command, &mut say).map_err(|e| anyhow!(e))
 }
 
 fn list() -> Result<()> {
@@ -505,32 +425,18 @@ mod tests {
     }
 
     #[test]
-    fn offload_forwarder_cpu_and_coalesce_flags() {
-        let link = LinkConfig::default();
-        let o = options(link.clone(), &out()).unwrap();
-        assert!(o.offload);
-        assert_eq!(o.coalesce_ns, longhaul_emu::emulator::DEFAULT_COALESCE_NS);
-        assert_eq!(o.forwarder_cpu, None);
+    fn output_flags_reach_the_options() {
         let mut f = out();
-        f.no_offload = true;
-        f.forwarder_cpu = Some(longhaul_emu::sys::clock::allowed_cpus()[0]);
-        let o = options(link.clone(), &f).unwrap();
-        assert!(!o.offload);
-        assert_eq!(o.forwarder_cpu, f.forwarder_cpu);
-        f.forwarder_cpu = Some(100_000);
-        let e = options(link.clone(), &f).unwrap_err().to_string();
-        assert!(e.contains("--forwarder-cpu 100000"), "{e}");
-        f.forwarder_cpu = None;
+        f.spin = Some("30us".into());
         f.coalesce = Some("5us".into());
-        assert!(
-            options(link.clone(), &f).is_err(),
-            "--coalesce needs offloads"
-        );
-        f.no_offload = false;
-        assert_eq!(options(link.clone(), &f).unwrap().coalesce_ns, 5_000);
-        assert!(!options(link.clone(), &f).unwrap().busy_poll);
-        f.busy_poll = true;
-        assert!(options(link, &f).unwrap().busy_poll);
+        let o = options(LinkConfig::default(), &f).unwrap();
+        assert_eq!((o.spin_ns, o.coalesce_ns), (Some(30_000), 5_000));
+        f.spin = Some("30".into());
+        let e = format!("{:#}", options(LinkConfig::default(), &f).unwrap_err());
+        assert!(e.contains("--spin") && e.contains("needs a unit"), "{e}");
+        f.spin = None;
+        f.no_offload = true;
+        assert!(options(LinkConfig::default(), &f).is_err());
     }
 
     #[test]

@@ -5,11 +5,11 @@
 //! SIGINT/SIGTERM/SIGHUP are blocked in every thread and collected here, so an interrupted run
 //! still removes its namespaces and unloads its congestion controls.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use longhaul_emu::sys::signals::{block_termination_signals, wait_signal};
 use longhaul_lab::builtin::{self, Target};
-use longhaul_lab::{plan_from_text, Outcome, RunOptions};
+use longhaul_lab::{plan_from_text, RunOptions};
 use longhaul_metrics::report::{summary_table, variants_table, write_report_dir};
 use longhaul_metrics::summary::Summary;
 use std::path::{Path, PathBuf};
@@ -133,7 +133,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         }
         if let Some(dir) = &args.report {
             let dir = variant_dir(dir, label, plans.len());
-            write_report(&dir, &outcome)?;
+            write_report_dir(&outcome.summary, &dir, &outcome.report_files()?)?;
             if args.png {
                 crate::png::convert_dir(&dir.join("figures"))?;
             }
@@ -164,17 +164,4 @@ fn variant_dir(dir: &Path, label: &str, n: usize) -> PathBuf {
     } else {
         dir.to_path_buf()
     }
-}
-
-fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let emulator = serde_json::to_string_pretty(&o.raw.emulator)? + "\n";
-    let clock = serde_json::to_string_pretty(&o.raw.clock())? + "\n";
-    let files = [
-        ("drops.csv", o.drops_csv()),
-        ("emulator.json", emulator),
-        ("clock.json", clock),
-    ];
-    write_report_dir(&o.summary, dir, &files)?;
-    Ok(())
 }

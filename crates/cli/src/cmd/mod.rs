@@ -11,6 +11,7 @@ pub mod keygen;
 pub mod lab;
 pub mod man;
 pub mod perf;
+pub mod probe;
 pub mod remote;
 pub mod reproduce;
 pub mod sim;

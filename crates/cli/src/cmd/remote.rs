@@ -5,7 +5,7 @@
 
 use crate::cmd::transfer::TransportArgs;
 use crate::units::parse_duration;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use longhaul_net::announce::Announce;
 use longhaul_net::keys::PublicKey;
@@ -46,23 +46,6 @@ impl SshArgs {
             window: t.window,
             idle_timeout: t.idle_timeout,
         }
-    }
-
-    /// The options make sense only with an ssh destination.
-    pub fn check_unused(&self, to: &str) -> Result<()> {
-        let given = [
-            (self.ssh.is_some(), "--ssh"),
-            (self.remote_longhaul.is_some(), "--remote-longhaul"),
-            (self.remote_port.is_some(), "--remote-port"),
-            (self.launch_timeout.is_some(), "--launch-timeout"),
-        ];
-        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
-            bail!(
-                "{flag} starts the receiver over ssh, which needs a destination of the form \
-                 [user@]host:DIR; {to:?} names a receiver already running (HOST[:PORT])"
-            );
-        }
-        Ok(())
     }
 }
 

@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use longhaul_metrics::report::{summary_table, write_report_dir};
 use longhaul_sim::progress_bar::ProgressBar;
-use longhaul_sim::{run_on, Outcome, Scenario};
+use longhaul_sim::{run_on, Scenario};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -86,27 +86,13 @@ pub fn run(args: SimArgs) -> Result<()> {
     let json_to_stdout = args.json.as_deref().is_some_and(crate::outputs::is_stdout);
     if !args.quiet && !json_to_stdout {
         print!("{}", summary_table(&outcome.summary));
-        if outcome.drops_unlogged > 0 {
-            println!(
-                "note: {} drops beyond output.drop_log_limit were counted but not logged",
-                outcome.drops_unlogged
-            );
-        }
-        for r in &outcome.host_stalls {
-            println!(
-                "host stalls: flow {} {}: {} stalls, {:.1} ms stalled",
-                r.flow,
-                r.host,
-                r.stalls,
-                r.stalled_s * 1e3
-            );
-        }
+        outcome.notes().iter().for_each(|n| println!("{n}"));
     }
     if let Some(path) = &args.json {
         crate::outputs::write_text(path, &outcome.summary.to_json()?)?;
     }
     if let Some(dir) = &args.report {
-        write_report(dir, &outcome)?;
+        write_report_dir(&outcome.summary, dir, &outcome.report_files()?)?;
         if args.png {
             crate::png::convert_dir(&dir.join("figures"))?;
         }
@@ -114,13 +100,5 @@ pub fn run(args: SimArgs) -> Result<()> {
             eprintln!("report: {}", dir.join("report.html").display());
         }
     }
-    Ok(())
-}
-
-fn write_report(dir: &Path, o: &Outcome) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let details = serde_json::to_string_pretty(&o.details())?;
-    let files = [("drops.csv", o.drops_csv()), ("details.json", details)];
-    write_report_dir(&o.summary, dir, &files)?;
     Ok(())
 }

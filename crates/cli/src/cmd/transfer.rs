@@ -11,17 +11,17 @@ use longhaul_cc::CcSpec;
 use longhaul_emu::sys::signals::stop_flag;
 use longhaul_net::admission::Limits;
 use longhaul_net::destination::Destination;
-use longhaul_net::keys::{KeyPair, PublicKey};
+use longhaul_net::keys::PublicKey;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
 use longhaul_net::summary::{ReceivedSummary, SendSummary};
 use longhaul_net::text::{
-    buffers_line, clean_parts, file_line, receiver_lines, send_summary, sending_line,
-    session_lines, stale_parts_note, ProgressLines,
+    buffers_line, clean_parts, event_lines, receiver_lines, send_summary, sending_line,
+    stale_parts_note, ProgressLines,
 };
 use longhaul_net::trust;
-use longhaul_net::DEFAULT_PORT;
+use longhaul_net::{ranges, DEFAULT_PORT};
 use longhaul_proto::secure::Security;
 use longhaul_proto::Config;
 use std::net::IpAddr;
@@ -79,11 +79,6 @@ impl OnOff {
     }
 }
 
-/// Printed whenever security is off.
-const INSECURE_WARNING: &str = "WARNING: --insecure: no authentication, no encryption. Anyone \
-    who can reach the receiver may store files in its directory, and anyone on the path may \
-    read, alter or forge the transfer.";
-
 impl TransportArgs {
     fn config(&self, security: Security) -> Result<Config> {
         let cc: CcSpec = self
@@ -95,44 +90,26 @@ impl TransportArgs {
     }
 }
 
-/// The window's accepted range: below 64 KiB a long path cannot be filled at all; above 4 GiB
-/// (a 10 Gb/s path at 3 s RTT) it is a mistake, and it bounds the receiver's memory per sender.
+/// A value of `s` through one of `longhaul_net::ranges`' checks, the error naming `s`.
+fn in_range<T>(s: &str, v: T, check: fn(T) -> Result<T, String>) -> Result<T> {
+    check(v).map_err(|e| anyhow!("{s}: {e}"))
+}
+
 fn parse_window(s: &str) -> Result<u64> {
-    let w = parse_size(s)?;
-    if !(64 << 10..=4 << 30).contains(&w) {
-        bail!("{s}: the window must be between 64K and 4G (the path's bandwidth-delay product)");
-    }
-    Ok(w)
+    in_range(s, parse_size(s)?, ranges::window)
 }
 
 fn parse_idle_timeout(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_secs(1) {
-        bail!("{s}: the idle timeout must be at least 1s (longer than the path's round trip)");
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::idle_timeout)
 }
 
-/// Shorter than the handshake's first resend (`initial_rto`, 1 s, as TCP's first SYN resend in
-/// Linux), a connect timeout gives up before a lost INIT or SYN is sent again; 0 gives up before
-/// the first answer can arrive. `send` and `perf client` take it.
+/// `send` and `perf client` take it.
 pub(crate) fn parse_connect_timeout(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_secs(1) {
-        bail!(
-            "{s}: the connect timeout must be at least 1s (an unanswered handshake is sent \
-             again after 1 s)"
-        );
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::connect_timeout)
 }
 
 fn parse_interval(s: &str) -> Result<Duration> {
-    let d = parse_duration(s)?;
-    if d < Duration::from_millis(10) {
-        bail!("{s}: the progress interval must be at least 10ms");
-    }
-    Ok(d)
+    in_range(s, parse_duration(s)?, ranges::progress_interval)
 }
 
 // The doc comments below are clap's `--help` text, printed as written: brackets and angle
@@ -255,20 +232,17 @@ pub fn send(a: SendArgs) -> Result<()> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     let stop = stop_flag();
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
+    let options = a.ssh.launch_options(&a.transport);
     let launched = match Destination::parse(to)? {
-        Destination::Ssh(t) => {
-            let options = a.ssh.launch_options(&a.transport);
-            Some(ssh::launch(&t, &options, &stop, a.json)?)
-        }
+        Destination::Ssh(t) => Some(ssh::launch(&t, &options, &stop, a.json)?),
         Destination::Udp => {
-            a.ssh.check_unused(to)?;
+            options
+                .refuse_unless_launching(to)
+                .map_err(|e| anyhow!(e))?;
             None
         }
     };
-    let (security, on_peer_key) = match &launched {
-        Some(l) => launched_trust(&a, l)?,
-        None => sender_trust(&a, to)?,
-    };
+    let (security, on_peer_key) = sender_trust(&a, to, launched.as_ref())?;
     let config = a.transport.config(security)?;
     let peer = match &launched {
         Some(l) => l.addr,
@@ -329,33 +303,33 @@ pub fn send(a: SendArgs) -> Result<()> {
     Ok(())
 }
 
-/// Over ssh: the session's one-time key pair, and only the key the remote receiver announced
-/// on the ssh channel (which ssh authenticated).
-fn launched_trust(a: &SendArgs, l: &ssh::Launched) -> Result<(Security, Option<TrustHook>)> {
-    if a.transport.insecure || a.peer_key.is_some() {
-        bail!("--insecure and --peer-key do not apply to `host:DIR`: the keys come over ssh");
+/// The sender's identity and whom it trusts (`longhaul_net::trust`): over ssh, only the key the
+/// remote receiver announced; else `--peer-key`, the receiver's known_hosts line, or trust on
+/// first use.
+fn sender_trust(
+    a: &SendArgs,
+    to: &str,
+    launched: Option<&ssh::Launched>,
+) -> Result<(Security, Option<TrustHook>)> {
+    let t = &a.transport;
+    if let Some(l) = launched {
+        if t.insecure || a.peer_key.is_some() {
+            bail!("--insecure and --peer-key do not apply to `host:DIR`: the keys come over ssh");
+        }
+        return Ok((l.security().map_err(|e| anyhow!(e))?, None));
     }
-    let key = l.peer_key.ok_or_else(|| {
-        anyhow!("the remote longhaul announced no key: it is an older version; update it")
-    })?;
-    Ok((trust::launched_security(&l.identity, key), None))
+    warn_if_insecure(t.insecure);
+    let (id, hosts) = (t.identity.as_deref(), a.known_hosts.as_deref());
+    let first = |c: &trust::FirstContact| eprintln!("{c}");
+    Ok(trust::connecting_end(
+        t.insecure, id, "sender", a.peer_key, hosts, to, first,
+    )?)
 }
 
-/// The sender's identity and whom it trusts (`longhaul_net::trust`): `--peer-key`, else the
-/// receiver's known_hosts line, else trust on first use.
-fn sender_trust(a: &SendArgs, to: &str) -> Result<(Security, Option<TrustHook>)> {
-    if a.transport.insecure {
-        eprintln!("{INSECURE_WARNING}");
-        return Ok((Security::Off, None));
+fn warn_if_insecure(insecure: bool) {
+    if insecure {
+        eprintln!("{}", trust::INSECURE_WARNING);
     }
-    let pair = trust::own_key_pair(a.transport.identity.as_deref(), "sender")?;
-    Ok(trust::sender_security(
-        &pair,
-        a.peer_key,
-        a.known_hosts.as_deref(),
-        to,
-        |c| eprintln!("{c}"),
-    )?)
 }
 
 pub fn recv(a: RecvArgs) -> Result<()> {
@@ -365,7 +339,19 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     if let Some(days) = a.clean_parts {
         return Ok(clean_parts(&a.dir, days, &mut |l| eprintln!("{l}"))?);
     }
-    let (security, own_key) = receiver_trust(&a)?;
+    warn_if_insecure(a.transport.insecure);
+    let identity = match a.identity_ephemeral {
+        true => trust::Identity::Ephemeral,
+        false => trust::Identity::File(a.transport.identity.as_deref()),
+    };
+    let (security, own_key) = trust::listening_end(
+        a.transport.insecure,
+        identity,
+        ("receiver", "sender"),
+        &a.authorize_key,
+        a.authorized_keys.as_deref(),
+        &mut |l| eprintln!("{l}"),
+    )?;
     let config = a.transport.config(security)?;
     let count = if a.launched.once { Some(1) } else { a.count };
     let options = RecvOptions {
@@ -381,7 +367,12 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         },
         offload: !a.transport.no_offload,
         recv_thread: a.recv_thread.choice(),
-        sender_name: ssh_user_identity(&a)?,
+        sender_name: a
+            .launched
+            .ssh_user_identity
+            .then(|| trust::ssh_user_name(&a.authorize_key, a.authorized_keys.as_deref()))
+            .transpose()
+            .map_err(|e| anyhow!(e))?,
     };
     eprintln!(
         "{}",
@@ -405,28 +396,14 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         remote::announce(r.local_addr().port(), own_key)?;
     }
     let mut failures = 0;
-    let ended = r.serve(&stop, count, |e| match e {
-        Event::File(peer, f) => {
-            eprintln!("{}", file_line(peer, f, a.discard));
-            if f.result.is_err() {
-                failures += 1;
-            }
-        }
-        Event::Session(s) if s.genuine => {
-            session_lines(s).iter().for_each(|l| eprintln!("{l}"));
-            if a.json {
+    let ended = r.serve(&stop, count, |e| {
+        let (lines, failed) = event_lines(&e, a.discard);
+        lines.iter().for_each(|l| eprintln!("{l}"));
+        failures += usize::from(failed);
+        if let Event::Session(s) = e {
+            if a.json && s.genuine {
                 let line = serde_json::to_string(&ReceivedSummary::new(s));
                 println!("{}", line.expect("a summary has string keys only"));
-            }
-            if s.error.is_some() {
-                failures += 1;
-            }
-        }
-        // A handshake that never finished: at most a few per timeout, whoever sends INITs (a
-        // source with one half-open session must prove its address for another).
-        Event::Session(s) => {
-            if let Some(e) = &s.error {
-                eprintln!("{}: {e}", s.peer);
             }
         }
     })?;
@@ -437,43 +414,4 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         bail!("stopped before a transfer ended");
     }
     Ok(())
-}
-
-/// With `--ssh-user-identity`, the name the one authorized (one-time) key's part files are
-/// kept under: the user this receiver runs as, whom ssh authenticated.
-fn ssh_user_identity(a: &RecvArgs) -> Result<Option<String>> {
-    if !a.launched.ssh_user_identity {
-        return Ok(None);
-    }
-    if a.authorize_key.len() != 1 || a.authorized_keys.is_some() {
-        bail!(
-            "--ssh-user-identity names the one sender key given with --authorize-key after the \
-             ssh user; give exactly one --authorize-key and no --authorized-keys"
-        );
-    }
-    // SAFETY: getuid cannot fail and touches no memory.
-    let uid = unsafe { libc::getuid() };
-    Ok(Some(format!("ssh-user uid={uid}")))
-}
-
-/// The receiver's identity and the senders it accepts; its public key for `--announce`.
-fn receiver_trust(a: &RecvArgs) -> Result<(Security, Option<PublicKey>)> {
-    if a.transport.insecure {
-        eprintln!("{INSECURE_WARNING}");
-        return Ok((Security::Off, None));
-    }
-    let pair = if a.identity_ephemeral {
-        KeyPair::generate()?
-    } else {
-        trust::own_key_pair(a.transport.identity.as_deref(), "receiver")?
-    };
-    let (security, allowed) =
-        trust::receiver_security(&pair, &a.authorize_key, a.authorized_keys.as_deref())?;
-    eprintln!(
-        "receiver key {} ({}); {} sender key(s) authorized",
-        pair.public.fingerprint(),
-        pair.public,
-        allowed
-    );
-    Ok((security, Some(pair.public)))
 }

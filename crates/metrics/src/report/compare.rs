@@ -98,6 +98,36 @@ fn pair_rows(
     }
 }
 
+/// The runs of `a` and `b` (labelled `a_label`, `b_label`) matched by scenario name, in `a`'s
+/// order, and a note for each scenario only one side has (`a`'s first).
+pub fn by_scenario<'s>(
+    a: &'s [Summary],
+    a_label: &str,
+    b: &'s [Summary],
+    b_label: &str,
+) -> (Vec<(&'s Summary, &'s Summary)>, Vec<String>) {
+    let (mut pairs, mut notes) = (Vec::new(), Vec::new());
+    for sa in a {
+        match b.iter().find(|sb| sb.scenario == sa.scenario) {
+            Some(sb) => pairs.push((sa, sb)),
+            None => notes.push(format!(
+                "note: scenario `{}` is only in {a_label}",
+                sa.scenario
+            )),
+        }
+    }
+    for sb in b
+        .iter()
+        .filter(|sb| !a.iter().any(|sa| sa.scenario == sb.scenario))
+    {
+        notes.push(format!(
+            "note: scenario `{}` is only in {b_label}",
+            sb.scenario
+        ));
+    }
+    (pairs, notes)
+}
+
 /// Compare summary `b` against `a`.
 pub fn compare(a: &Summary, a_label: &str, b: &Summary, b_label: &str) -> Comparison {
     let mut rows = Vec::new();
@@ -238,6 +268,26 @@ mod tests {
     use super::*;
     use crate::example::example_summary;
     use crate::summary::Mode;
+
+    #[test]
+    fn runs_are_matched_by_scenario_and_the_rest_noted() {
+        let named = |n: &str| Summary {
+            scenario: n.into(),
+            ..example_summary()
+        };
+        let a = [named("x"), named("y")];
+        let b = [named("z"), named("x")];
+        let (pairs, notes) = by_scenario(&a, "A", &b, "B");
+        assert_eq!(pairs.len(), 1);
+        assert_eq!((&*pairs[0].0.scenario, &*pairs[0].1.scenario), ("x", "x"));
+        assert_eq!(
+            notes,
+            [
+                "note: scenario `y` is only in A",
+                "note: scenario `z` is only in B"
+            ]
+        );
+    }
 
     #[test]
     fn identical_summaries_have_zero_differences() {

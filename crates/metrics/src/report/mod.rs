@@ -11,7 +11,7 @@ mod html;
 pub mod plot;
 mod table;
 
-pub use compare::{compare, Comparison, ComparisonRow};
+pub use compare::{by_scenario, compare, Comparison, ComparisonRow};
 pub use dir::{write_figures, write_report_dir};
 pub use experiments::experiments_table;
 pub use html::{

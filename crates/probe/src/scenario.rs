@@ -1,0 +1,136 @@
+//! The measured path as a scenario file (`docs/scenario.md`), for `longhaul sim` and
+//! `longhaul lab`: one link with the measured capacity, half the base RTT as its one-way
+//! delay, a drop-tail queue of the measured effective size and the measured random loss, and
+//! one FAST flow across it as a starting point.
+//!
+//! What a probe does not see is left at the format's defaults, and said so in the file's
+//! header: the reverse direction (taken as the same), jitter and reordering, and cross
+//! traffic (a path whose available bandwidth is below its capacity carries some, whose shape
+//! the probe does not measure). The text is checked with the scenario format's own parser
+//! (`longhaul_path::scenario`) before it is returned, so what is written is a scenario the
+//! simulator runs.
+
+use crate::report::Report;
+use longhaul_path::scenario::Scenario;
+
+/// Why no scenario could be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The probe did not measure what a link needs.
+    #[error("the probe did not measure the path's {0}, which a scenario needs")]
+    Missing(&'static str),
+    /// The scenario format refused the text (a measured value out of its ranges).
+    #[error(transparent)]
+    Format(#[from] longhaul_path::scenario::ScenarioError),
+}
+
+/// The scenario text of the path in `report` for the file `path`: named after the file's stem
+/// (`probed-path` when it has none), running 60 seconds.
+pub fn scenario_file(report: &Report, path: &std::path::Path) -> Result<String, ScenarioError> {
+    let name = path
+        .file_stem()
+        .map_or("probed-path".into(), |s| s.to_string_lossy().into_owned());
+    scenario_toml(report, &name, 60.0)
+}
+
+/// The scenario text of the path in `report`, named `name`, running `duration_s` seconds.
+pub fn scenario_toml(
+    report: &Report,
+    name: &str,
+    duration_s: f64,
+) -> Result<String, ScenarioError> {
+    let rate = report
+        .capacity
+        .as_ref()
+        .ok_or(ScenarioError::Missing("capacity"))?
+        .value;
+    let rtt = report
+        .rtt
+        .as_ref()
+        .ok_or(ScenarioError::Missing("round-trip time"))?
+        .value;
+    let queue = match &report.queue {
+        Some(q) => format!("{{ kind = \"droptail\", bytes = {:.0} }}", q.value),
+        None => return Err(ScenarioError::Missing("queue")),
+    };
+    let loss = report.loss.as_ref().map_or(0.0, |l| l.value);
+    let mut notes = vec![format!(
+        "# The path to {} as `longhaul probe` measured it ({:.1} s, {} bytes of probes).",
+        report.peer, report.duration_s, report.bytes_sent
+    )];
+    notes.push(
+        "# Not measured, so left at the defaults: the reverse direction (the same as this one),\n\
+         # jitter and reordering, and cross traffic."
+            .to_string(),
+    );
+    if let Some(a) = report.available.as_ref().filter(|a| a.value < 0.9 * rate) {
+        notes.push(format!(
+            "# The available bandwidth was {:.1} Mb/s of {:.1}: the path carries cross traffic\n\
+             # that this file does not model (add [[cross]] sources for it).",
+            a.value / 1e6,
+            rate / 1e6
+        ));
+    }
+    let text = format!(
+        "{notes}\nname = {name:?}\nduration = \"{duration_s}s\"\n\n\
+         [[links]]\nname = \"path\"\nrate = {rate:.0}\ndelay = \"{delay_us:.0}us\"\n\
+         mtu = {mtu}\nloss = {loss:e}\nqueue = {queue}\n\n\
+         [topology]\nkind = \"dumbbell\"\nbottleneck = \"path\"\n\n\
+         [[flows]]\ncc = \"fast\"\n",
+        notes = notes.join("\n"),
+        delay_us = rtt / 2.0 * 1e6,
+        mtu = report.datagram + longhaul_proto::IP_UDP_OVERHEAD,
+    );
+    Scenario::parse(&text, name, name, &[])?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::Estimate;
+
+    fn e(value: f64, unit: &'static str) -> Option<Estimate> {
+        Some(Estimate {
+            value,
+            low: value,
+            high: value,
+            unit,
+            interval: String::new(),
+            method: "given",
+            samples: 1,
+        })
+    }
+
+    #[test]
+    fn the_measured_path_becomes_a_scenario_the_format_accepts() {
+        let mut r = Report::new("192.0.2.1:5301".parse().unwrap(), 1472);
+        assert!(matches!(
+            scenario_toml(&r, "p", 30.0),
+            Err(ScenarioError::Missing("capacity"))
+        ));
+        r.rtt = e(0.040_2, "s");
+        r.capacity = e(50.1e6, "bit/s");
+        r.queue = e(123_600.0, "bytes");
+        r.loss = e(1e-4, "1");
+        r.available = e(30e6, "bit/s");
+        let text = scenario_toml(&r, "probed", 30.0).unwrap();
+        assert!(text.contains("rate = 50100000\n"), "{text}");
+        assert!(text.contains("delay = \"20100us\"\n"), "{text}");
+        assert!(text.contains("bytes = 123600 }"), "{text}");
+        assert!(text.contains("mtu = 1500\n"), "{text}");
+        assert!(
+            text.contains("cross traffic\n# that this file does not model"),
+            "{text}"
+        );
+        let checked = Scenario::parse(&text, "t", "t", &[]).unwrap();
+        let link = &checked.scenario.links[0];
+        assert_eq!(link.mtu, 1500);
+        // A queue no format accepts is refused, never written.
+        r.queue = e(-5.0, "bytes");
+        assert!(matches!(
+            scenario_toml(&r, "p", 30.0),
+            Err(ScenarioError::Format(_))
+        ));
+    }
+}

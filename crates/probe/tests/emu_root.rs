@@ -1,0 +1,132 @@
+//! `probe` over the WAN emulator, against the path's configuration (needs root: namespaces and
+//! TUN devices). Without root these tests print that they were skipped; with `CI=true` they
+//! fail instead. The emulator is stopped by its `Drop` on failure too. The tests take a global
+//! lock: two emulators timing packets on a 2-core machine disturb each other.
+//!
+//! The prober and the server run as the emulator's own traffic generators do
+//! (`longhaul_emu::probe::spawn_on`: inside the hosts' namespaces, at real-time priority below
+//! the forwarders'), so that a busy machine delays neither the trains nor the stamps.
+
+use longhaul_cc::CcSpec;
+use longhaul_emu::config::{LinkConfig, RateConfig};
+use longhaul_emu::emulator::Side;
+use longhaul_emu::probe::spawn_on;
+use longhaul_emu::{Emulator, Mode, Options};
+use longhaul_net::admission::Limits;
+use longhaul_probe::{probe, ProbeOptions, Report, Server};
+use longhaul_proto::secure::{Identity, PeerPolicy, Security};
+use longhaul_proto::Config;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn config(security: Security) -> Config {
+    let cc: CcSpec = "fast".parse().unwrap();
+    longhaul_net::host_config(cc, security, 1500, 4 << 20, Duration::from_secs(10)).unwrap()
+}
+
+/// Probes a pair joined by `rate` bit/s, `rtt` seconds and a buffer of `buffer` bytes each way.
+fn probe_cell(rate: u64, rtt: f64, buffer: u64) -> Report {
+    let mut link = LinkConfig::default();
+    for d in [&mut link.a_to_b, &mut link.b_to_a] {
+        d.rate = RateConfig::Constant { bps: rate };
+        d.delay.delay_ns = (rtt / 2.0 * 1e9) as u64;
+        d.queue.packets = None;
+        d.queue.bytes = Some(buffer);
+    }
+    let emu = Emulator::start(Mode::Pair, Options::new(link)).expect("emulator starts");
+    std::thread::sleep(Duration::from_millis(50));
+    let (prober, server_key) = (
+        Identity::from_private([1; 32]),
+        Identity::from_private([2; 32]),
+    );
+    let allowed: HashSet<[u8; 32]> = [prober.public_key()].into();
+    let server_security =
+        Security::noise(server_key.clone(), PeerPolicy::AllowList(Arc::new(allowed)));
+    let addr: SocketAddr = (emu.address(Side::B), 5301).into();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = spawn_on(&emu, Side::B, move || {
+        let mut s = Server::bind(addr, config(server_security), Limits::default()).unwrap();
+        tx.send(()).unwrap();
+        s.serve(&AtomicBool::new(false), Some(1), |_| {}).unwrap()
+    });
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("server bound");
+    let client = spawn_on(&emu, Side::A, move || {
+        let mut o = ProbeOptions::new(config(Security::noise(
+            prober,
+            PeerPolicy::Exactly(server_key.public_key()),
+        )));
+        o.time_limit = Duration::from_secs(30);
+        probe(addr, o, &AtomicBool::new(false))
+    });
+    let report = client.join().unwrap().unwrap().expect("probe");
+    assert_eq!(server.join().unwrap().unwrap(), 1);
+    drop(emu);
+    eprintln!("{}", report.lines().join("\n"));
+    report
+}
+
+fn within(what: &str, got: f64, truth: f64, tolerance: f64) {
+    let err = got / truth - 1.0;
+    eprintln!(
+        "{what}: {got:.6e} against {truth:.6e} ({:+.2} %)",
+        err * 100.0
+    );
+    assert!(
+        err.abs() <= tolerance,
+        "{what}: {got} is {:+.2} % off {truth}",
+        err * 100.0
+    );
+}
+
+/// Checks the report against the path: RTT and capacity within 5 %, the queue within 20 %.
+fn check(rate: u64, rtt: f64, buffer_bdp: f64) {
+    if !longhaul_testenv::root_or_skip(
+        "probe over the emulator",
+        "needs root (network namespaces and TUN devices)",
+    ) {
+        return;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let buffer = (rate as f64 * rtt / 8.0 * buffer_bdp) as u64;
+    let r = probe_cell(rate, rtt, buffer);
+    within("base RTT", r.rtt.as_ref().expect("RTT").value, rtt, 0.05);
+    within(
+        "capacity",
+        r.capacity.as_ref().expect("capacity").value,
+        rate as f64,
+        0.05,
+    );
+    within(
+        "queue",
+        r.queue.as_ref().expect("queue").value,
+        buffer as f64,
+        0.20,
+    );
+    let loss = r.loss.as_ref().expect("loss");
+    assert!(
+        loss.low == 0.0 && loss.high < 0.05,
+        "a lossless path: {loss:?}"
+    );
+    assert!(r.duration_s <= 31.0, "{} s", r.duration_s);
+}
+
+#[test]
+fn a_50_mbit_40_ms_path_with_half_a_bdp_of_buffer() {
+    check(50_000_000, 0.040, 0.5);
+}
+
+#[test]
+fn a_200_mbit_100_ms_path_with_half_a_bdp_of_buffer() {
+    check(200_000_000, 0.100, 0.5);
+}
+
+#[test]
+fn a_20_mbit_200_ms_path_with_a_fifth_of_a_bdp_of_buffer() {
+    check(20_000_000, 0.200, 0.2);
+}
