@@ -770,12 +770,10 @@ fn protocol(why: String) -> NetError {
     NetError::Closed(format!("the receiver broke the protocol: {why}"))
 }
 
-/// Send the close packet (best effort: the peer's idle timer covers a lost one).
+/// Send the close packet (best effort: the peer's idle timer covers a lost one); the counters
+/// are complete once the sending thread has finished.
 fn close_now(port: &mut UdpPort, conn: &mut Connection, clock: &Clock) {
-    conn.close();
-    let _ = port.flush(None, conn, clock.now());
-    // The CLOSE is out, and the counters complete, once the sending thread has finished.
-    let _ = port.stop_send_thread(conn, clock.now());
+    port.close(None, conn, clock.now());
 }
 
 fn refused_or(e: std::io::Error, peer: SocketAddr) -> NetError {

@@ -319,6 +319,14 @@ impl UdpPort {
         }
     }
 
+    /// Close `conn` and send its close packet now (best effort: the peer's idle timer covers a
+    /// lost one); a sending thread, if there is one, sends it and stops.
+    pub fn close(&mut self, peer: Option<SocketAddr>, conn: &mut Connection, now: Time) {
+        conn.close();
+        let _ = self.flush(peer, conn, now);
+        let _ = self.stop_send_thread(conn, now);
+    }
+
     /// Wait until the sending thread (if one runs) has sent everything handed to it, and take
     /// its last reports into the counters; sends after this are the loop's own again.
     pub fn stop_send_thread(&mut self, conn: &mut Connection, now: Time) -> io::Result<()> {

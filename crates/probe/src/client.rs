@@ -405,6 +405,7 @@ pub fn probe(
     let Some(cap) = report.capacity.clone() else {
         report.loss = loss::random_loss([&ping_train(ping_sent, &link.pongs)]);
         notes.push("no train was spread by the path: the capacity is more than this host sends back to back".to_string());
+        link.port.close(None, &mut link.conn, link.clock.now());
         report.finish(link.bytes, started.elapsed(), notes, &all);
         return Ok(report);
     };
@@ -457,8 +458,7 @@ pub fn probe(
     // 5. Random loss: pings and streams that did not queue.
     quiet.push(ping_train(ping_sent, &link.pongs));
     report.loss = loss::random_loss(&quiet);
-    link.conn.close();
-    let _ = link.port.flush(None, &mut link.conn, link.clock.now());
+    link.port.close(None, &mut link.conn, link.clock.now());
     report.finish(link.bytes, started.elapsed(), notes, &all);
     Ok(report)
 }

@@ -63,7 +63,14 @@ fn an_authenticated_probe_measures_loopback() {
         PeerPolicy::Exactly(server_key.public_key()),
     ));
     let r = probe(addr, o, &stop).unwrap();
+    // The prober's close ends the server's session at once, not its 10-s idle timer.
+    let done = std::time::Instant::now();
     assert_eq!(h.join().unwrap(), 1);
+    assert!(
+        done.elapsed() < Duration::from_secs(3),
+        "the session outlived its prober by {:?}",
+        done.elapsed()
+    );
     let rtt = r.rtt.as_ref().expect("pings answered");
     assert_eq!(rtt.samples, 10);
     assert!(rtt.value > 0.0 && rtt.value < 0.01, "{rtt:?}");

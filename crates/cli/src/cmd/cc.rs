@@ -1,7 +1,7 @@
 //! `longhaul cc`: the congestion-control library from the command line.
 
 use crate::units::{parse_duration, parse_rate_bps};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use longhaul_cc::bottleneck::{self, TraceRun};
 use longhaul_cc::{algorithms, vectors, CcSpec};
