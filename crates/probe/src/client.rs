@@ -33,6 +33,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Streams per fleet of the available-bandwidth search: four of five must agree
+/// ([`crate::slops::AGREE`]); pathload's twelve cost more time than a 30-s probe has.
+const FLEET: usize = 5;
+
 /// How a probe runs.
 pub struct ProbeOptions {
     /// The connection's settings (security as for `send`).
@@ -430,7 +434,7 @@ pub fn probe(
     report.burst_stop = bursts.stopped();
 
     // 4. SLoPS streams: the available bandwidth.
-    let mut search = Search::new(cap.value, 0.04 * cap.value, 10);
+    let mut search = Search::new(cap.value, 0.04 * cap.value, FLEET, 10);
     let mut quiet = Vec::new();
     while let Some(rate) = search.next_rate() {
         let bytes = wire_bytes * options.stream_len as u64;

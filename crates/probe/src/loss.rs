@@ -22,17 +22,28 @@ use crate::train::Train;
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Wilson's score interval `(low, high)` of `k` events in `n` trials at `z`; `(0, 1)` for no
-/// trials.
+/// trials. Its bounds at `k = 0` and `k = n` are exactly 0 and 1 (in floating point
+/// `center − half` leaves a residue of about 1e-19 there).
 pub fn wilson(k: u64, n: u64, z: f64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
-    let (n, p) = (n as f64, k as f64 / n as f64);
+    let (nf, p) = (n as f64, k as f64 / n as f64);
     let z2 = z * z;
-    let denom = 1.0 + z2 / n;
-    let center = (p + z2 / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((center - half).max(0.0), (center + half).min(1.0))
+    let denom = 1.0 + z2 / nf;
+    let center = (p + z2 / (2.0 * nf)) / denom;
+    let half = z * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt() / denom;
+    let low = if k == 0 {
+        0.0
+    } else {
+        (center - half).max(0.0)
+    };
+    let high = if k >= n {
+        1.0
+    } else {
+        (center + half).min(1.0)
+    };
+    (low, high)
 }
 
 /// The loss rate over `trains`, with its 95 % Wilson interval; `None` for no packets.
@@ -98,6 +109,11 @@ mod tests {
             "{:?}",
             wilson(0, 10, Z95)
         );
+        // No event, or every one: the bounds are exact, whatever n.
+        for n in [1, 10, 2320, 1_000_000] {
+            assert_eq!(wilson(0, n, Z95).0, 0.0, "{n}");
+            assert_eq!(wilson(n, n, Z95).1, 1.0, "{n}");
+        }
         assert_eq!(wilson(0, 0, Z95), (0.0, 1.0));
     }
 

@@ -19,13 +19,18 @@
 //! the other does not say the contrary (pathload's thresholds and rule). A stream that loses
 //! more than 10 % of its packets is increasing: the queue overflowed.
 //!
-//! The [`Search`] is a bisection on the rate: it starts with the bracket `[0, C]` (the capacity
-//! bounds the available bandwidth), sends a stream at the bracket's middle, raises the lower
-//! end to the rate achieved by a stream that did not increase and lowers the upper end to that
-//! of one that did (or was ambiguous: that rate is within the noise of the turning point), and
-//! stops when the bracket is narrower than the resolution asked. The estimate is the bracket's
-//! middle and the bracket its interval. An ambiguous stream is sent again at the same rate
-//! once before it counts (pathload sends fleets of streams for the same reason).
+//! The [`Search`] is pathload's: a bisection on the rate with fleets and a grey region. It
+//! starts with the bracket `[0, C]` (the capacity bounds the available bandwidth) and sends a
+//! *fleet* of streams at one rate. The fleet is increasing if at least [`AGREE`] of its
+//! streams are, not increasing if at least that share are not; otherwise the available
+//! bandwidth varied across the fleet around that rate, and the rate joins the *grey region*
+//! `[G₋, G₊]`. A not-increasing fleet raises the bracket's lower end to its rate (the mean
+//! its streams achieved), an increasing one lowers the upper end. The next rate is the
+//! bracket's middle, or with a grey region the middle between it and the nearer open side
+//! (above it first); the search stops when the bracket, less the grey region, is narrower
+//! than the resolution asked on both sides, or after the fleets allowed. The estimate is the
+//! bracket's middle and the bracket its interval: with cross traffic whose rate varies, the
+//! available bandwidth is a range, and the bracket holds the rates at which it varied.
 
 use crate::estimate::{quantile, sorted, Estimate};
 use crate::train::Train;
@@ -113,52 +118,105 @@ pub struct Stream {
     pub test: TrendTest,
 }
 
-/// The bisection for the rate at which streams start to queue.
+/// The share of a fleet's streams that must agree for the fleet to decide (pathload's `f`).
+pub const AGREE: f64 = 0.7;
+
+/// The bisection, with fleets and a grey region, for the rate at which streams start to queue.
 #[derive(Clone, Debug)]
 pub struct Search {
     low: f64,
     high: f64,
+    grey: Option<(f64, f64)>,
     resolution: f64,
-    max_streams: usize,
+    fleet: usize,
+    max_fleets: usize,
+    fleets: usize,
     streams: Vec<Stream>,
-    again: Option<f64>,
+    /// The streams of the fleet being sent.
+    current: Vec<Stream>,
 }
 
 impl Search {
-    /// A search below `capacity` (bit/s) that stops when its bracket is narrower than
-    /// `resolution` (bit/s) or after `max_streams` streams.
-    pub fn new(capacity: f64, resolution: f64, max_streams: usize) -> Search {
+    /// A search below `capacity` (bit/s) with fleets of `fleet` streams, that stops when its
+    /// bracket is narrower than `resolution` (bit/s) outside the grey region or after
+    /// `max_fleets` fleets.
+    pub fn new(capacity: f64, resolution: f64, fleet: usize, max_fleets: usize) -> Search {
         Search {
             low: 0.0,
             high: capacity,
+            grey: None,
             resolution,
-            max_streams,
+            fleet: fleet.max(1),
+            max_fleets,
+            fleets: 0,
             streams: Vec::new(),
-            again: None,
+            current: Vec::new(),
         }
     }
 
-    /// The rate of the next stream to send, bit/s; `None` when the search is over.
+    /// The rate of the fleet being sent or of the next one, bit/s; `None` when the search
+    /// is over.
     pub fn next_rate(&self) -> Option<f64> {
-        let open = self.high - self.low > self.resolution && self.streams.len() < self.max_streams;
-        open.then(|| self.again.unwrap_or((self.low + self.high) / 2.0))
+        if !self.current.is_empty() {
+            return Some(self.fleet_rate());
+        }
+        if self.fleets >= self.max_fleets {
+            return None;
+        }
+        let res = self.resolution;
+        match self.grey {
+            None => (self.high - self.low > res).then(|| (self.low + self.high) / 2.0),
+            Some((g_low, g_high)) => {
+                if self.high - g_high > res {
+                    Some((g_high + self.high) / 2.0)
+                } else if g_low - self.low > res {
+                    Some((self.low + g_low) / 2.0)
+                } else {
+                    None
+                }
+            }
+        }
     }
 
-    /// Takes the stream sent at the last rate asked; a stream too short to judge is ignored.
+    /// The rate the fleet being sent was asked for: the first stream's asked rate is not
+    /// kept, so the middle the state gives (which does not change while a fleet is sent).
+    fn fleet_rate(&self) -> f64 {
+        let mut at_start = self.clone();
+        at_start.current.clear();
+        at_start.next_rate().unwrap_or(self.low)
+    }
+
+    /// Takes the stream sent at the rate asked; a stream too short to judge is ignored. The
+    /// fleet decides once it is complete.
     pub fn record(&mut self, stream: &Train) {
         let (Some(rate), Some(test)) = (stream.send_rate(), trend(stream)) else {
             return;
         };
-        self.streams.push(Stream { rate, test });
-        let asked = self.again.take();
-        if test.trend == Trend::Ambiguous && asked.is_none() {
-            self.again = Some(rate);
+        let s = Stream { rate, test };
+        self.streams.push(s);
+        self.current.push(s);
+        if self.current.len() < self.fleet {
             return;
         }
-        match test.trend {
-            Trend::NotIncreasing => self.low = self.low.max(rate.min(self.high)),
-            Trend::Increasing | Trend::Ambiguous => self.high = self.high.min(rate.max(self.low)),
+        let n = self.current.len() as f64;
+        let share = |t: Trend| self.current.iter().filter(|s| s.test.trend == t).count() as f64 / n;
+        let rate = self.current.iter().map(|s| s.rate).sum::<f64>() / n;
+        let (up, flat) = (share(Trend::Increasing), share(Trend::NotIncreasing));
+        self.current.clear();
+        self.fleets += 1;
+        if up >= AGREE {
+            self.high = self.high.min(rate.max(self.low));
+        } else if flat >= AGREE {
+            self.low = self.low.max(rate.min(self.high));
+        } else {
+            let (g_low, g_high) = self.grey.unwrap_or((rate, rate));
+            self.grey = Some((g_low.min(rate), g_high.max(rate)));
         }
+        // The grey region lies inside the bracket.
+        self.grey = self.grey.and_then(|(g_low, g_high)| {
+            let (g_low, g_high) = (g_low.max(self.low), g_high.min(self.high));
+            (g_low <= g_high).then_some((g_low, g_high))
+        });
     }
 
     /// The streams sent so far.
@@ -166,18 +224,27 @@ impl Search {
         &self.streams
     }
 
-    /// The bracket's middle, bit/s; `None` before any stream.
+    /// The bracket's middle, bit/s; `None` before any fleet decided.
     pub fn estimate(&self) -> Option<Estimate> {
-        (!self.streams.is_empty()).then(|| Estimate {
+        (self.fleets > 0).then(|| Estimate {
             value: (self.low + self.high) / 2.0,
             low: self.low,
             high: self.high,
             unit: "bit/s",
             interval: format!(
-                "the bracket between streams that fitted and streams that queued, after {}",
-                self.streams.len()
+                "the bracket between fleets that fitted and fleets that queued, after {} fleets of {}{}",
+                self.fleets,
+                self.fleet,
+                match self.grey {
+                    Some((a, b)) => format!(
+                        "; the available bandwidth varied between {:.1} and {:.1} Mb/s",
+                        a / 1e6,
+                        b / 1e6
+                    ),
+                    None => String::new(),
+                }
             ),
-            method: "SLoPS: one-way delay trend of periodic streams (Jain and Dovrolis 2002)",
+            method: "SLoPS with pathload's fleets and grey region: one-way delay trend of periodic streams (Jain and Dovrolis 2002)",
             samples: self.streams.len(),
         })
     }
@@ -202,9 +269,9 @@ mod tests {
         assert_eq!(under.trend, Trend::NotIncreasing, "{under:?}");
     }
 
-    /// Runs a search on `path` with streams of 100 packets; returns its estimate.
+    /// Runs a search on `path` with fleets of 5 streams of 100 packets; returns its estimate.
     fn search(path: &mut Path, capacity: f64) -> (Estimate, usize) {
-        let mut s = Search::new(capacity, 0.03 * capacity, 12);
+        let mut s = Search::new(capacity, 0.03 * capacity, 5, 12);
         let mut t = 0.0;
         while let Some(rate) = s.next_rate() {
             s.record(&path.train(t, 100, 1200, rate));
@@ -223,7 +290,37 @@ mod tests {
         let (e, n) = search(&mut path, 100e6);
         assert!((e.value / 60e6 - 1.0).abs() < 0.05, "{e:?}");
         assert!(e.low <= 60e6 * 1.01 && 60e6 <= e.high * 1.01, "{e:?}");
-        assert!(n <= 6, "{n} streams");
+        assert!(n <= 6 * 5, "{n} streams");
+    }
+
+    #[test]
+    fn the_bracket_holds_the_free_rate_beside_poisson_cross_traffic() {
+        // 40 of 100 Mb/s taken by Poisson cross traffic: over a 100-packet stream the free
+        // rate varies around 60 Mb/s, and single streams above it often do not queue. The
+        // fleets' bracket must hold 60 Mb/s, within a resolution step, whatever the arrivals.
+        for start in [0.0, 100.0, 200.0, 300.0, 400.0] {
+            let mut path = Path::new(100e6, 0.02, 1e6);
+            path.cross = Cross::Poisson {
+                rate: 40e6,
+                bytes: 1500,
+            };
+            let mut s = Search::new(100e6, 0.03 * 100e6, 5, 12);
+            let mut t = start;
+            while let Some(rate) = s.next_rate() {
+                s.record(&path.train(t, 100, 1200, rate));
+                t += 0.5;
+            }
+            let e = s.estimate().unwrap();
+            assert!(
+                e.low - 3e6 <= 60e6 && 60e6 <= e.high + 3e6,
+                "{e:?} {:?}",
+                s.streams()
+                    .iter()
+                    .map(|x| ((x.rate / 1e6).round(), x.test.trend))
+                    .collect::<Vec<_>>()
+            );
+            assert!((e.value / 60e6 - 1.0).abs() < 0.15, "{e:?}");
+        }
     }
 
     #[test]
