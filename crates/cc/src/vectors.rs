@@ -93,7 +93,9 @@ pub struct Step {
 }
 
 impl Step {
-    fn after(event: Event, cc: &dyn CongestionControl) -> Step {
+    /// The step that feeding `event` to `cc` made: the event and the controller's outputs after
+    /// it.
+    pub fn after(event: Event, cc: &dyn CongestionControl) -> Step {
         Step {
             event,
             cwnd: cc.cwnd(),

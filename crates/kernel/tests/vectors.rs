@@ -577,6 +577,84 @@ fn option_replays(with: &str, without: &str, option: &str) -> usize {
     differing
 }
 
+/// Packets per round of the fluid Lion sequences below, and their size.
+const FLUID_ACKS: u64 = 50;
+const FLUID_MSS: u64 = 1448;
+
+/// The `i`-th of the `FLUID_ACKS` ACKs of a fluid round that began at `start` and lasts `span`
+/// seconds: one packet each, an RTT sample of `rtt` seconds and a delivery-rate sample of
+/// `delivered` bytes/s, except the last, which carries neither and acknowledges the first packet
+/// sent in the round, so Lion evaluates the round. `pn` is the round's first packet number less
+/// one; `delivered_total` the bytes delivered up to this ACK.
+fn fluid_ack(
+    start: longhaul_cc::Time,
+    span: f64,
+    rtt: f64,
+    pn: u64,
+    i: u64,
+    delivered_total: u64,
+    delivered: f64,
+) -> longhaul_cc::event::AckEvent {
+    use longhaul_cc::event::{AckEvent, RateSample};
+    use std::time::Duration;
+    let closing = i == FLUID_ACKS;
+    AckEvent {
+        now: start + Duration::from_secs_f64(span * i as f64 / FLUID_ACKS as f64),
+        acked_packets: 1,
+        acked_bytes: FLUID_MSS,
+        rtt: (!closing).then(|| Duration::from_secs_f64(rtt)),
+        prior_bytes_in_flight: 0,
+        bytes_in_flight: 0,
+        in_flight_at_send: 0,
+        largest_acked: pn + i,
+        next_packet: pn + if closing { 2 * FLUID_ACKS } else { FLUID_ACKS },
+        rate: (!closing).then_some(RateSample {
+            delivered: delivered_total,
+            // 1000 packets (11.6 ms at 1 Gb/s), as a kernel rate sample spans about a round
+            // trip: its whole-µs interval is then good to 1e-4.
+            prior_delivered: delivered_total.saturating_sub(1000 * FLUID_MSS),
+            interval: Duration::from_secs_f64(1000.0 * FLUID_MSS as f64 / delivered),
+            is_app_limited: false,
+        }),
+        in_recovery: false,
+        cwnd_limited: true,
+    }
+}
+
+/// A one-sequence Lion vector file of `steps` recorded on a fluid 1 Gb/s, 80 ms path, replayed
+/// through the native build as `label`: (steps, largest cwnd difference).
+fn replay_fluid(
+    spec: &longhaul_cc::CcSpec,
+    setup: longhaul_cc::Setup,
+    (name, description): (&str, &str),
+    steps: Vec<longhaul_cc::vectors::Step>,
+    label: &str,
+) -> (usize, f64) {
+    use longhaul_cc::vectors::{PathSummary, Sequence, VectorFile, FORMAT};
+    let file = VectorFile {
+        format: FORMAT,
+        algorithm: "lion".into(),
+        preset: None,
+        spec: spec.to_string(),
+        params: serde_json::Map::new(),
+        setup,
+        sequences: vec![Sequence {
+            name: name.into(),
+            description: description.into(),
+            path: PathSummary {
+                rate_bps: 1e9,
+                base_rtt_ms: 80.0,
+                buffer_packets: 0,
+                random_loss: 0.0,
+                ack_every: 1,
+            },
+            steps,
+        }],
+    };
+    let doc = serde_json::to_value(&file).unwrap();
+    run_doc(&doc, label).unwrap_or_else(|u| panic!("{}", u.0))
+}
+
 /// Lion's yield and balance phases and the shuffle table, which the shared vectors (one flow
 /// on an empty path) never reach: a sequence recorded from the Rust reference on a fluid
 /// bottleneck (1 Gb/s, 80 ms, 100 ms of buffer) where Lion settles alone, a newcomer arrives
@@ -587,27 +665,17 @@ fn option_replays(with: &str, without: &str, option: &str) -> usize {
 /// window within 1.65 packets.
 #[test]
 fn lion_yield_and_balance_match_the_reference() {
-    use longhaul_cc::event::{AckEvent, Event, LossEvent, RateSample};
-    use longhaul_cc::vectors::{PathSummary, Sequence, Step, VectorFile, FORMAT};
-    use longhaul_cc::{CcSpec, CongestionControl, Setup, Time};
+    use longhaul_cc::event::{Event, LossEvent};
+    use longhaul_cc::vectors::Step;
+    use longhaul_cc::{CcSpec, Setup, Time};
     use std::time::Duration;
 
-    const MSS: u64 = 1448;
-    const ACKS: u64 = 50;
+    const MSS: u64 = FLUID_MSS;
+    const ACKS: u64 = FLUID_ACKS;
     let spec: CcSpec = "lion".parse().unwrap();
     let setup = Setup::default();
     let mut cc = spec.build(&setup).unwrap();
     let mut steps = Vec::new();
-    let record = |ev: Event, cc: &dyn CongestionControl, steps: &mut Vec<Step>| {
-        steps.push(Step {
-            event: ev,
-            cwnd: cc.cwnd(),
-            ssthresh: cc.ssthresh(),
-            pacing_rate: cc.pacing_rate(),
-            max_burst: cc.max_burst(),
-            phase: cc.phase().to_string(),
-        });
-    };
     let (capacity, base, buffer) = (1e9 / 8.0, 0.080, 0.1);
     let (mut queue, mut now, mut pn, mut delivered_total) = (0.0f64, Time::ZERO, 0u64, 0u64);
     let mut cross = 0.0f64;
@@ -637,30 +705,9 @@ fn lion_yield_and_balance_match_the_reference() {
         let start = now;
         for i in 1..=ACKS {
             delivered_total += MSS;
-            let closing = i == ACKS;
-            let ack = AckEvent {
-                now: start + Duration::from_secs_f64(rtt * i as f64 / ACKS as f64),
-                acked_packets: 1,
-                acked_bytes: MSS,
-                rtt: (!closing).then(|| Duration::from_secs_f64(rtt)),
-                prior_bytes_in_flight: 0,
-                bytes_in_flight: 0,
-                in_flight_at_send: 0,
-                largest_acked: pn + i,
-                next_packet: pn + if closing { 2 * ACKS } else { ACKS },
-                rate: (!closing).then_some(RateSample {
-                    delivered: delivered_total,
-                    // 1000 packets (11.6 ms at 1 Gb/s), as a kernel rate sample spans about
-                    // a round trip: its whole-µs interval is then good to 1e-4.
-                    prior_delivered: delivered_total.saturating_sub(1000 * MSS),
-                    interval: Duration::from_secs_f64(1000.0 * MSS as f64 / delivered),
-                    is_app_limited: false,
-                }),
-                in_recovery: false,
-                cwnd_limited: true,
-            };
+            let ack = fluid_ack(start, rtt, rtt, pn, i, delivered_total, delivered);
             cc.on_ack(&ack);
-            record(Event::Ack(ack), cc.as_ref(), &mut steps);
+            steps.push(Step::after(Event::Ack(ack), cc.as_ref()));
         }
         now = start + Duration::from_secs_f64(rtt);
         pn += ACKS;
@@ -678,7 +725,7 @@ fn lion_yield_and_balance_match_the_reference() {
                 first_in_window: true,
             };
             cc.on_loss(&loss);
-            record(Event::Loss(loss), cc.as_ref(), &mut steps);
+            steps.push(Step::after(Event::Loss(loss), cc.as_ref()));
         }
     }
     let phases: std::collections::BTreeSet<String> =
@@ -687,28 +734,16 @@ fn lion_yield_and_balance_match_the_reference() {
         phases.contains("yield") && phases.contains("balance"),
         "the reference never yielded and balanced: {phases:?}"
     );
-    let file = VectorFile {
-        format: FORMAT,
-        algorithm: "lion".into(),
-        preset: None,
-        spec: spec.to_string(),
-        params: serde_json::Map::new(),
+    let (n, worst) = replay_fluid(
+        &spec,
         setup,
-        sequences: vec![Sequence {
-            name: "newcomer".into(),
-            description: "fluid 1 Gb/s, 80 ms; a newcomer that keeps growing".into(),
-            path: PathSummary {
-                rate_bps: 1e9,
-                base_rtt_ms: 80.0,
-                buffer_packets: 0,
-                random_loss: 0.0,
-                ack_every: 1,
-            },
-            steps,
-        }],
-    };
-    let doc = serde_json::to_value(&file).unwrap();
-    let (n, worst) = run_doc(&doc, "lion newcomer").unwrap_or_else(|u| panic!("{}", u.0));
+        (
+            "newcomer",
+            "fluid 1 Gb/s, 80 ms; a newcomer that keeps growing",
+        ),
+        steps,
+        "lion newcomer",
+    );
     eprintln!(
         "lion newcomer: {n} steps match ({phases:?}); largest cwnd difference {worst:.2}, \
          relative pacing-rate difference {:.2e}",
@@ -723,25 +758,17 @@ fn lion_yield_and_balance_match_the_reference() {
 /// does not wait for its answer), or the replay would not test it.
 #[test]
 fn lion_probing_below_half_the_path_matches_the_reference() {
-    use longhaul_cc::event::{AckEvent, Event, LossEvent, RateSample};
-    use longhaul_cc::vectors::{PathSummary, Sequence, Step, VectorFile, FORMAT};
-    use longhaul_cc::{CcSpec, CongestionControl, Setup, Time};
+    use longhaul_cc::event::{Event, LossEvent};
+    use longhaul_cc::vectors::Step;
+    use longhaul_cc::{CcSpec, Setup, Time};
     use std::time::Duration;
 
-    const MSS: u64 = 1448;
-    const ACKS: u64 = 50;
+    const MSS: u64 = FLUID_MSS;
+    const ACKS: u64 = FLUID_ACKS;
     let spec: CcSpec = "lion".parse().unwrap();
     let setup = Setup::default();
     let mut cc = spec.build(&setup).unwrap();
     let mut steps: Vec<Step> = Vec::new();
-    let step = |event: Event, cc: &dyn CongestionControl| Step {
-        event,
-        cwnd: cc.cwnd(),
-        ssthresh: cc.ssthresh(),
-        pacing_rate: cc.pacing_rate(),
-        max_burst: cc.max_burst(),
-        phase: cc.phase().to_string(),
-    };
     let base = 0.080;
     let (mut now, mut pn, mut delivered_total) = (Time::ZERO, 0u64, 0u64);
     let mut rates = vec![10.0 * MSS as f64 / base];
@@ -750,34 +777,16 @@ fn lion_probing_below_half_the_path_matches_the_reference() {
         let start = now;
         for i in 1..=ACKS {
             delivered_total += MSS;
-            let closing = i == ACKS;
-            // The tenth round peaks 4 ms above the base on every other sample.
+            // The tenth round peaks 40 ms above the base on every other sample: the effective
+            // queue then caps no step below 5 % of these rates.
             let extra = if round == 10 && i % 2 == 0 {
-                0.004
+                0.040
             } else {
                 0.0
             };
-            let ack = AckEvent {
-                now: start + Duration::from_secs_f64(base * i as f64 / ACKS as f64),
-                acked_packets: 1,
-                acked_bytes: MSS,
-                rtt: (!closing).then(|| Duration::from_secs_f64(base + extra)),
-                prior_bytes_in_flight: 0,
-                bytes_in_flight: 0,
-                in_flight_at_send: 0,
-                largest_acked: pn + i,
-                next_packet: pn + if closing { 2 * ACKS } else { ACKS },
-                rate: (!closing).then_some(RateSample {
-                    delivered: delivered_total,
-                    prior_delivered: delivered_total.saturating_sub(1000 * MSS),
-                    interval: Duration::from_secs_f64(1000.0 * MSS as f64 / delivered),
-                    is_app_limited: false,
-                }),
-                in_recovery: false,
-                cwnd_limited: true,
-            };
+            let ack = fluid_ack(start, base, base + extra, pn, i, delivered_total, delivered);
             cc.on_ack(&ack);
-            steps.push(step(Event::Ack(ack), cc.as_ref()));
+            steps.push(Step::after(Event::Ack(ack), cc.as_ref()));
             if round == 10 && i == ACKS - 1 {
                 let loss = LossEvent {
                     now: ack.now,
@@ -788,7 +797,7 @@ fn lion_probing_below_half_the_path_matches_the_reference() {
                     first_in_window: true,
                 };
                 cc.on_loss(&loss);
-                steps.push(step(Event::Loss(loss), cc.as_ref()));
+                steps.push(Step::after(Event::Loss(loss), cc.as_ref()));
             }
         }
         now = start + Duration::from_secs_f64(base);
@@ -801,28 +810,16 @@ fn lion_probing_below_half_the_path_matches_the_reference() {
         after.windows(2).all(|w| w[1] > w[0]) && after.iter().all(|&r| r < 90e6),
         "the reference must step every round below half the path: {rates:?}"
     );
-    let file = VectorFile {
-        format: FORMAT,
-        algorithm: "lion".into(),
-        preset: None,
-        spec: spec.to_string(),
-        params: serde_json::Map::new(),
+    let (n, _) = replay_fluid(
+        &spec,
         setup,
-        sequences: vec![Sequence {
-            name: "probing_below_half".into(),
-            description: "fluid, 80 ms; a loss at a 40 ms peak, then clear rounds".into(),
-            path: PathSummary {
-                rate_bps: 1e9,
-                base_rtt_ms: 80.0,
-                buffer_packets: 0,
-                random_loss: 0.0,
-                ack_every: 1,
-            },
-            steps,
-        }],
-    };
-    let doc = serde_json::to_value(&file).unwrap();
-    let (n, _) = run_doc(&doc, "lion probing").unwrap_or_else(|u| panic!("{}", u.0));
+        (
+            "probing_below_half",
+            "fluid, 80 ms; a loss at a 40 ms peak, then clear rounds",
+        ),
+        steps,
+        "lion probing",
+    );
     assert!(n > 2000, "{n} steps");
 }
 

@@ -247,7 +247,7 @@ pub fn send_paths(
 
     loop {
         if stop.load(Ordering::Relaxed) {
-            close_now(&mut port, &mut s.conn, &clock);
+            port.close(None, &mut s.conn, clock.now());
             return Err(NetError::Interrupted);
         }
         let mut recv_err = None;
@@ -270,18 +270,18 @@ pub fn send_paths(
         }
         if let (Some(key), Some(hook)) = (s.conn.peer_key(), on_peer_key.as_mut()) {
             if let Err(why) = hook(&key) {
-                close_now(&mut port, &mut s.conn, &clock);
+                port.close(None, &mut s.conn, clock.now());
                 return Err(NetError::Trust(why));
             }
             on_peer_key = None;
         }
         if let Err(e) = s.read_messages() {
-            close_now(&mut port, &mut s.conn, &clock);
+            port.close(None, &mut s.conn, clock.now());
             return Err(e);
         }
         if s.bye {
             let stats = s.conn.stats();
-            close_now(&mut port, &mut s.conn, &clock);
+            port.close(None, &mut s.conn, clock.now());
             return Ok(SendReport {
                 peer,
                 files: s.reports,
@@ -302,7 +302,7 @@ pub fn send_paths(
         } {
             Ok(w) => w,
             Err(e) => {
-                close_now(&mut port, &mut s.conn, &clock);
+                port.close(None, &mut s.conn, clock.now());
                 return Err(e);
             }
         };
@@ -768,12 +768,6 @@ fn file_err(item: &Item, e: std::io::Error) -> NetError {
 
 fn protocol(why: String) -> NetError {
     NetError::Closed(format!("the receiver broke the protocol: {why}"))
-}
-
-/// Send the close packet (best effort: the peer's idle timer covers a lost one); the counters
-/// are complete once the sending thread has finished.
-fn close_now(port: &mut UdpPort, conn: &mut Connection, clock: &Clock) {
-    port.close(None, conn, clock.now());
 }
 
 fn refused_or(e: std::io::Error, peer: SocketAddr) -> NetError {

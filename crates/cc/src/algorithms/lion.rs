@@ -1583,17 +1583,24 @@ mod tests {
         rates
     }
 
-    #[test]
-    fn below_half_the_link_a_probe_step_does_not_wait_for_its_answer() {
-        // A 1 Gb/s train, then a round whose peak queues 1 ms beyond our bursts: startup
-        // ends at a few Mb/s (a jittery path looks like this).
+    /// A 1 Gb/s initial train, a clear round, then a round whose every other sample queues
+    /// `peak` seconds.
+    fn train_then_peak(peak: f64) -> (Lion, Path) {
         let mut cc = lion();
         let mut path = Path::new();
         path.train(&mut cc, 0.040, 10, 1000.0 * MBPS);
         let r = rate(&cc);
         path.round(&mut cc, 0.040, r);
         let r = rate(&cc);
-        path.round_jitter(&mut cc, 0.040, 0.0015, r);
+        path.round_jitter(&mut cc, 0.040, peak, r);
+        (cc, path)
+    }
+
+    #[test]
+    fn below_half_the_link_a_probe_step_does_not_wait_for_its_answer() {
+        // A 1 Gb/s train, then a round whose peak queues 1 ms beyond our bursts: startup
+        // ends at a few Mb/s (a jittery path looks like this).
+        let (mut cc, mut path) = train_then_peak(0.0015);
         assert_eq!(cc.phase(), "drop_avoidance");
         let start = rate(&cc);
         assert!(start < 100.0 * MBPS, "{start}");
@@ -1605,13 +1612,7 @@ mod tests {
         }
         // So after a congestion loss, the effective queue known (4 ms: steps of up to 0.78 MB/s
         // per round, more than 5 % of these rates).
-        let mut cc = lion();
-        let mut path = Path::new();
-        path.train(&mut cc, 0.040, 10, 1000.0 * MBPS);
-        let r = rate(&cc);
-        path.round(&mut cc, 0.040, r);
-        let r = rate(&cc);
-        path.round_jitter(&mut cc, 0.040, 0.004, r);
+        let (mut cc, mut path) = train_then_peak(0.004);
         cc.on_loss(&loss(true));
         assert!(cc.effective_queue().is_some_and(|q| q > 0.0039));
         let rates = lagged_rounds(&mut cc, &mut path, 12);
