@@ -155,11 +155,9 @@ impl Search {
     }
 
     /// The rate of the fleet being sent or of the next one, bit/s; `None` when the search
-    /// is over.
+    /// is over. The bracket, the grey region and the fleet count change only when a fleet
+    /// completes, so every stream of a fleet is asked the same rate.
     pub fn next_rate(&self) -> Option<f64> {
-        if !self.current.is_empty() {
-            return Some(self.fleet_rate());
-        }
         if self.fleets >= self.max_fleets {
             return None;
         }
@@ -176,14 +174,6 @@ impl Search {
                 }
             }
         }
-    }
-
-    /// The rate the fleet being sent was asked for: the first stream's asked rate is not
-    /// kept, so the middle the state gives (which does not change while a fleet is sent).
-    fn fleet_rate(&self) -> f64 {
-        let mut at_start = self.clone();
-        at_start.current.clear();
-        at_start.next_rate().unwrap_or(self.low)
     }
 
     /// Takes the stream sent at the rate asked; a stream too short to judge is ignored. The
