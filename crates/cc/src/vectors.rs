@@ -132,7 +132,7 @@ fn recipes(mss: u32) -> Vec<Recipe> {
     long.buffer_packets = 400;
     long.ack_every = 16;
     let mut jittery = PathConfig::new(100e6, ms(20), mss);
-    jittery.buffer_packets = 2 * jittery.buffer_packets;
+    jittery.buffer_packets *= 2;
     jittery.ack_every = 3;
     jittery.ack_delay = ms(2);
     vec![

@@ -375,7 +375,8 @@ const LION_PARAMS: &[ParamSpec] = &[
         name: "yield_rounds",
         default: 4.0,
         min: 1.0,
-        max: 1000.0,
+        // Counted, up to 2 · yield_rounds, in 8 bits (struct lh_lion).
+        max: 100.0,
         integer: true,
         unit: "rounds",
         help: "rounds to watch a newcomer after yielding",

@@ -655,6 +655,91 @@ fn replay_fluid(
     run_doc(&doc, label).unwrap_or_else(|u| panic!("{}", u.0))
 }
 
+/// A fluid bottleneck for recording Lion against other traffic: 1 Gb/s, 80 ms, 100 ms of
+/// buffer. Per round the queue grows by (arrivals − capacity)·RTT; while a queue exists Lion's
+/// share of the output is its share of the arrivals; the round's ACKs carry its RTT.
+struct FluidLink {
+    capacity: f64,
+    base: f64,
+    buffer: f64,
+    queue: f64,
+    now: longhaul_cc::Time,
+    pn: u64,
+    delivered_total: u64,
+}
+
+impl FluidLink {
+    fn new() -> FluidLink {
+        FluidLink {
+            capacity: 1e9 / 8.0,
+            base: 0.080,
+            buffer: 0.1,
+            queue: 0.0,
+            now: longhaul_cc::Time::ZERO,
+            pn: 0,
+            delivered_total: 0,
+        }
+    }
+
+    /// One round of Lion beside `cross` bytes/s, the `i`-th ACK's RTT sample raised by
+    /// `extra(i)`; records every step. If the buffer overflowed, Lion is told of one loss and
+    /// true is returned.
+    fn round(
+        &mut self,
+        cc: &mut dyn longhaul_cc::CongestionControl,
+        cross: f64,
+        extra: &dyn Fn(u64) -> f64,
+        steps: &mut Vec<longhaul_cc::vectors::Step>,
+    ) -> bool {
+        use longhaul_cc::event::{Event, LossEvent};
+        use longhaul_cc::vectors::Step;
+        use std::time::Duration;
+        let rtt = self.base + self.queue / self.capacity;
+        let ours = cc
+            .pacing_rate()
+            .map_or(10.0 * 1448.0 / self.base, |r| r as f64);
+        let arrival = ours + cross;
+        let delivered = if self.queue > 0.0 || arrival > self.capacity {
+            self.capacity * ours / arrival
+        } else {
+            ours
+        };
+        self.queue = (self.queue + (arrival - self.capacity) * rtt).max(0.0);
+        let start = self.now;
+        for i in 1..=FLUID_ACKS {
+            self.delivered_total += FLUID_MSS;
+            let ack = fluid_ack(
+                start,
+                rtt,
+                rtt + extra(i),
+                self.pn,
+                i,
+                self.delivered_total,
+                delivered,
+            );
+            cc.on_ack(&ack);
+            steps.push(Step::after(Event::Ack(ack), cc));
+        }
+        self.now = start + Duration::from_secs_f64(rtt);
+        self.pn += FLUID_ACKS;
+        let overflow = self.queue > self.buffer * self.capacity;
+        if overflow {
+            self.queue = self.buffer * self.capacity;
+            let loss = LossEvent {
+                now: self.now,
+                lost_packets: 1,
+                lost_bytes: FLUID_MSS,
+                prior_bytes_in_flight: 0,
+                largest_lost: self.pn,
+                first_in_window: true,
+            };
+            cc.on_loss(&loss);
+            steps.push(Step::after(Event::Loss(loss), cc));
+        }
+        overflow
+    }
+}
+
 /// Lion's yield and balance phases and the shuffle table, which the shared vectors (one flow
 /// on an empty path) never reach: a sequence recorded from the Rust reference on a fluid
 /// bottleneck (1 Gb/s, 80 ms, 100 ms of buffer) where Lion settles alone, a newcomer arrives
@@ -665,67 +750,31 @@ fn replay_fluid(
 /// window within 1.65 packets.
 #[test]
 fn lion_yield_and_balance_match_the_reference() {
-    use longhaul_cc::event::{Event, LossEvent};
-    use longhaul_cc::vectors::Step;
-    use longhaul_cc::{CcSpec, Setup, Time};
-    use std::time::Duration;
+    use longhaul_cc::{CcSpec, Setup};
 
-    const MSS: u64 = FLUID_MSS;
-    const ACKS: u64 = FLUID_ACKS;
     let spec: CcSpec = "lion".parse().unwrap();
     let setup = Setup::default();
     let mut cc = spec.build(&setup).unwrap();
     let mut steps = Vec::new();
-    let (capacity, base, buffer) = (1e9 / 8.0, 0.080, 0.1);
-    let (mut queue, mut now, mut pn, mut delivered_total) = (0.0f64, Time::ZERO, 0u64, 0u64);
+    let mut link = FluidLink::new();
     let mut cross = 0.0f64;
     let mut newcomer_round = None;
     for round in 0..140 {
         // Lion alone for 60 rounds and until the queue is empty; then the newcomer.
-        if round >= 60 && newcomer_round.is_none() && queue == 0.0 {
+        if round >= 60 && newcomer_round.is_none() && link.queue == 0.0 {
             newcomer_round = Some(round);
             cross = 250.0e6 / 8.0;
         }
         if let Some(r) = newcomer_round {
             if round > r + 1 {
-                cross = (cross * 2.0).min(capacity);
+                cross = (cross * 2.0).min(link.capacity);
             } else {
                 cross = 500.0e6 / 8.0;
             }
         }
-        let rtt = base + queue / capacity;
-        let ours = cc.pacing_rate().map_or(10.0 * 1448.0 / base, |r| r as f64);
-        let arrival = ours + cross;
-        let delivered = if queue > 0.0 || arrival > capacity {
-            capacity * ours / arrival
-        } else {
-            ours
-        };
-        queue = (queue + (arrival - capacity) * rtt).max(0.0);
-        let start = now;
-        for i in 1..=ACKS {
-            delivered_total += MSS;
-            let ack = fluid_ack(start, rtt, rtt, pn, i, delivered_total, delivered);
-            cc.on_ack(&ack);
-            steps.push(Step::after(Event::Ack(ack), cc.as_ref()));
-        }
-        now = start + Duration::from_secs_f64(rtt);
-        pn += ACKS;
-        if queue > buffer * capacity {
-            queue = buffer * capacity;
-            if newcomer_round.is_some_and(|r| round > r + 1) {
-                cross /= 2.0;
-            }
-            let loss = LossEvent {
-                now,
-                lost_packets: 1,
-                lost_bytes: MSS,
-                prior_bytes_in_flight: 0,
-                largest_lost: pn,
-                first_in_window: true,
-            };
-            cc.on_loss(&loss);
-            steps.push(Step::after(Event::Loss(loss), cc.as_ref()));
+        let overflow = link.round(cc.as_mut(), cross, &|_| 0.0, &mut steps);
+        if overflow && newcomer_round.is_some_and(|r| round > r + 1) {
+            cross /= 2.0;
         }
     }
     let phases: std::collections::BTreeSet<String> =
@@ -751,9 +800,98 @@ fn lion_yield_and_balance_match_the_reference() {
     );
 }
 
+/// Lion beside traffic that does not react to loss, through the native build: on the fluid
+/// bottleneck of the test above (1 Gb/s, 80 ms, 100 ms of buffer), Lion settles alone, a
+/// newcomer that keeps growing makes it balance and hold half the link as a floor, then the
+/// other traffic sends a constant 60 % of the link whatever is lost, so at the floor the buffer
+/// overflows every round: the floor must go. Last, alone again, rounds in which another host's
+/// burst lifts the RTT by 40 ms between two samples (faster than the link drains, above the
+/// warning level of the effective queue the first overflow taught) must not cut the rate on
+/// its way up to the link's (a burst round holds it, a clear one steps). The reference must
+/// do all three, or the replay would not test
+/// them.
+#[test]
+fn lion_beside_unresponsive_traffic_and_foreign_bursts_matches_the_reference() {
+    use longhaul_cc::{CcSpec, Setup};
+
+    let spec: CcSpec = "lion".parse().unwrap();
+    let setup = Setup::default();
+    let mut cc = spec.build(&setup).unwrap();
+    let mut steps = Vec::new();
+    let mut link = FluidLink::new();
+    let capacity = link.capacity;
+    let mut cross = 0.0f64;
+    // (round, rate after it, phase after it, whether the buffer overflowed)
+    let mut trace: Vec<(u32, f64, String, bool)> = Vec::new();
+    let (newcomer, unresponsive, alone, end) = (60, 100, 140, 170);
+    for round in 0..end {
+        cross = match round {
+            r if r < newcomer || r >= alone => 0.0,
+            r if r == newcomer || r == newcomer + 1 => 500.0e6 / 8.0,
+            r if r < unresponsive => (cross * 2.0).min(capacity),
+            _ => 0.6 * capacity,
+        };
+        // Alone again: every other round a burst of another host between two samples.
+        let burst = round >= alone + 10 && round % 2 == 0;
+        let extra = |i: u64| {
+            if burst && (20..25).contains(&i) {
+                0.040
+            } else {
+                0.0
+            }
+        };
+        let overflow = link.round(cc.as_mut(), cross, &extra, &mut steps);
+        if overflow && (newcomer + 2..unresponsive).contains(&round) {
+            cross /= 2.0;
+        }
+        let last = steps.last().unwrap();
+        trace.push((
+            round,
+            last.pacing_rate.unwrap_or(0) as f64,
+            last.phase.clone(),
+            overflow,
+        ));
+    }
+    assert!(
+        trace[newcomer as usize..unresponsive as usize]
+            .iter()
+            .any(|t| t.2 == "balance"),
+        "the reference never balanced: {trace:?}"
+    );
+    let late = &trace[unresponsive as usize + 20..alone as usize];
+    assert!(
+        late.iter()
+            .all(|t| t.2 != "balance" && !t.3 && t.1 < 0.45 * capacity),
+        "the reference kept its floor beside unresponsive traffic: {trace:?}"
+    );
+    let climbing: Vec<_> = trace[alone as usize + 9..]
+        .iter()
+        .take_while(|t| t.1 < 0.9 * capacity)
+        .collect();
+    assert!(
+        climbing.len() >= 8
+            && climbing.windows(2).all(|w| w[1].1 >= w[0].1)
+            && climbing[climbing.len() - 1].1 > 1.5 * climbing[0].1,
+        "another host's bursts cut the reference's rate: {trace:?}"
+    );
+    let (n, worst) = replay_fluid(
+        &spec,
+        setup,
+        (
+            "unresponsive_and_bursts",
+            "fluid 1 Gb/s, 80 ms; a growing newcomer, then 60 % unresponsive traffic, then \
+             another host's bursts",
+        ),
+        steps,
+        "lion unresponsive",
+    );
+    eprintln!("lion unresponsive: {n} steps match; largest cwnd difference {worst:.2}");
+    assert!(n > 8000, "{n} steps");
+}
+
 /// Lion's probing after a congestion loss far below the path's rate, through the native build:
 /// a 1 Gb/s, 80 ms path whose rounds deliver 1 % under the rate of the round before (what their
-/// ACKs acknowledge), a round whose samples peak 40 ms above the base and a loss in it, then
+/// ACKs acknowledge), a round whose queue builds to 30 ms above the base and a loss in it, then
 /// clear rounds. The reference must step every round there (below half the path's rate a step
 /// does not wait for its answer), or the replay would not test it.
 #[test]
@@ -777,10 +915,11 @@ fn lion_probing_below_half_the_path_matches_the_reference() {
         let start = now;
         for i in 1..=ACKS {
             delivered_total += MSS;
-            // The tenth round peaks 40 ms above the base on every other sample: the effective
-            // queue then caps no step below 5 % of these rates.
-            let extra = if round == 10 && i % 2 == 0 {
-                0.040
+            // The tenth round's queue builds to 30 ms above the base over the round, more
+            // slowly than the link drains (not another host's burst): the effective queue then
+            // caps no step below 5 % of these rates.
+            let extra = if round == 10 {
+                0.030 * i as f64 / ACKS as f64
             } else {
                 0.0
             };
@@ -815,7 +954,7 @@ fn lion_probing_below_half_the_path_matches_the_reference() {
         setup,
         (
             "probing_below_half",
-            "fluid, 80 ms; a loss at a 40 ms peak, then clear rounds",
+            "fluid, 80 ms; a loss at a 30 ms peak, then clear rounds",
         ),
         steps,
         "lion probing",

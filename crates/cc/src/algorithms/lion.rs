@@ -37,8 +37,17 @@
 //!   exceeds the available bandwidth): while no queue stands the path carried everything, so
 //!   `abw = max(abw, d)` is a lower bound that probing raises; once a queue stands `abw = d`,
 //!   what the bottleneck actually gives us; after a cut `abw` is the new rate, and the round
-//!   after it (which still delivers what was sent before) does not raise it. `capacity` is
-//!   the largest `d` ever seen (reset by a timeout).
+//!   after it (which still delivers what was sent before) does not raise it — nor, after a
+//!   loss cut the rate during a round, the round after that one. `capacity` is the largest
+//!   `d` ever seen (reset by a timeout).
+//! - *foreign burst*: between two consecutive RTT samples the queue grew by more than 4
+//!   packets at the path's rate beyond the bytes the later ACK acknowledged, and faster than
+//!   the link drains it (the rise exceeds the time between the two packets' departures, the
+//!   time between the ACKs less the RTTs' change). Our own packets add one packet's time each
+//!   and traffic below the link's rate adds less than the link drains meanwhile; only another
+//!   host's burst arriving above the link's rate (a TSO burst of a kernel sender, a router's
+//!   line-rate on/off source) does both. The queue it builds is not ours to prevent: a lower
+//!   rate would shorten it by our share of the arrivals, a few percent.
 //! - *packet train* (Netest's and pathrate's dispersion): the initial window leaves as one
 //!   burst; its ACKs return spaced by the narrow link, so the bytes after the first ACK over
 //!   their spread estimate the bottleneck's capacity — trusted if at least two packets spread
@@ -82,7 +91,9 @@
 //!     (shrinks on a burst queue).
 //!   - warned (peak at the warning level, no standing queue): the rate steps back by
 //!     `probe_gain` — "once the MBS probe process sees the potential queuing, it slows down"
-//!     (seed 002, Fig. 1) — before anything is lost.
+//!     (seed 002, Fig. 1) — before anything is lost; in a round with a foreign burst it
+//!     holds instead (no step either way): stepping back under every other host's burst
+//!     held Lion at a seventh of a 200 Mb/s link that such bursts shared at 24 Mb/s.
 //!   - a growing queue: rate `d · base/(base + q)`. A stable one: `min(rate, d · base/(base +
 //!     q))`. A burst queue shrinks the MBS by `mbs_decrease`. A growing queue while
 //!     `d < (1 − compete_drop) · rate` is *new traffic*: the path now delivers much less than
@@ -105,7 +116,13 @@
 //!   rate, ignoring delay and loss, until the delivered rate reaches the fair share —
 //!   "balance the bandwidth by gradually increasing the burst pacing". Back in
 //!   `drop_avoidance`, delivering less than `(1 − compete_drop)` of the fair share re-enters
-//!   `balance`.
+//!   `balance`. The floor goes when the buffer overflows (a congestion loss with a standing
+//!   queue) in `yield_rounds` drop-avoidance rounds in a row at it: a loss-based competitor
+//!   backs off after its overflow and takes many rounds to fill the buffer again, so traffic
+//!   that keeps it overflowing does not react to loss (heavy unresponsive load), and holding a
+//!   share against it only loses packets (at half the link beside Poisson traffic at 70 %, 6 %
+//!   of ours). Lion then drains, and never sets a floor again on that connection (a timeout
+//!   forgets this).
 //!
 //! **Shuffle yield table.** The seed gives two rows: a stream at 500–999 Mb/s yields 200 Mb/s,
 //! one at 150–499 Mb/s yields 100 Mb/s, "and so on". Both rows are the same pattern read
@@ -197,7 +214,11 @@
 //! that jitter by a few tenths of a millisecond (σ) peak above `queue_threshold`'s quarter in
 //! every round and end startup in its first rounds, and jitter of 1 ms (σ) puts the round's
 //! smallest sample a millisecond above the smallest ever, read as a standing queue (Lion then
-//! holds about a fifth of `scenarios/lab/short.toml`'s link with `jitter = "1ms"`).
+//! holds about a fifth of `scenarios/lab/short.toml`'s link with `jitter = "1ms"`). Beside
+//! heavy unresponsive traffic a standing queue of its random walk still looks like a
+//! competitor's: Lion balances, and loses at the floor until it gives the floor up (100 Mb/s,
+//! 40 ms, Poisson traffic at 70 Mb/s, buffers of a half and a whole BDP: 0.48 and 0.52 % of its
+//! packets, against CUBIC's 0.32 and 0.19 %).
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
@@ -207,6 +228,10 @@ use crate::time::Time;
 
 /// The rate never falls below this many packets per base RTT (nor the window below this many).
 const MIN_PIPE_PACKETS: f64 = 4.0;
+
+/// A rise of the queue between two of our RTT samples, beyond our own bytes, of more than this
+/// many packets at the path's rate (and faster than the link drains) is other traffic's burst.
+const FOREIGN_RISE: f64 = 4.0;
 
 /// The smallest queueing delay taken as a signal, seconds: above microsecond timestamps and a
 /// host's scheduling jitter.
@@ -342,7 +367,8 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "yield_rounds",
-        kind: ParamKind::Int { min: 1, max: 1000 },
+        // At most 100: the kernel program counts rounds, up to 2 · yield_rounds, in 8 bits.
+        kind: ParamKind::Int { min: 1, max: 100 },
         default: Value::Int(4),
         unit: "rounds",
         help: "rounds to watch a newcomer after yielding",
@@ -445,7 +471,7 @@ impl LionConfig {
             compete_drop: p.f64("compete_drop"),
             loss_decrease: p.f64("loss_decrease"),
             shuffle_scale: p.f64("shuffle_scale"),
-            yield_rounds: p.i64("yield_rounds").clamp(1, 1000) as u32,
+            yield_rounds: p.i64("yield_rounds").clamp(1, 100) as u32,
             balance_gain: p.f64("balance_gain"),
             balance_share: p.f64("balance_share"),
             cwnd_gain: p.f64("cwnd_gain"),
@@ -525,6 +551,10 @@ struct RoundStats {
     lost: u32,
     /// A loss of this round already shrank the burst.
     burst_cut_by_loss: bool,
+    /// Between two consecutive RTT samples the queue grew by more than [`FOREIGN_RISE`]
+    /// packets beyond the bytes the later ACK acknowledged, and faster than the link drains
+    /// it: other traffic arriving faster than the link's rate built that queue.
+    foreign: bool,
 }
 
 impl RoundStats {
@@ -542,6 +572,7 @@ impl RoundStats {
             reduced_by_loss: false,
             lost: 0,
             burst_cut_by_loss: false,
+            foreign: false,
         }
     }
 
@@ -588,6 +619,13 @@ pub struct Lion {
     /// The initial window's train was measured (`train` is its result, 0 if it could not
     /// tell).
     train_measured: bool,
+    /// The last RTT sample, seconds (0 before the first).
+    last_rtt: f64,
+    /// Balancing gave up: the buffer overflowed at our floor round after round, so the
+    /// traffic beside us does not react to loss; no floor is set again.
+    unresponsive: bool,
+    /// Rounds in a row the buffer overflowed while we defended a share.
+    overflowing: u32,
     /// The rate was cut (a warning or a congestion loss) since the last round ended.
     cut: bool,
     /// Consecutive drop-avoidance rounds with a standing queue.
@@ -618,6 +656,9 @@ impl Lion {
             train: 0.0,
             settled: false,
             train_measured: false,
+            last_rtt: 0.0,
+            unresponsive: false,
+            overflowing: 0,
             cut: false,
             standing: 0,
             round_end: 0,
@@ -778,6 +819,27 @@ impl Lion {
         step.max(self.mss() / base)
     }
 
+    /// Marks the round [`RoundStats::foreign`] if the queue grew between the last RTT sample
+    /// and this one (`rtt`, seconds) by more than [`FOREIGN_RISE`] packets beyond the bytes
+    /// this ACK acknowledged, and faster than the link drains it: the rise exceeds the time
+    /// between the two packets' departures (the time between the ACKs less the RTTs' change).
+    /// Our own packets add one packet's time each at the path's rate, and traffic below the
+    /// link's rate adds less than the link drains meanwhile; only a burst arriving faster than
+    /// the link serves it (another host's TSO burst, a router's line-rate on/off source) does
+    /// both. Uses the previous ACK's time, which the caller has not yet advanced.
+    fn note_foreign_rise(&mut self, ev: &AckEvent, rtt: f64) {
+        let c = self.path_rate();
+        if self.last_rtt <= 0.0 || c <= 0.0 {
+            return;
+        }
+        let grew = rtt - self.last_rtt;
+        let rise = grew - ev.acked_bytes as f64 / c;
+        let apart = ev.now.saturating_since(self.round.last_ack).as_secs_f64() - grew;
+        if rise > FOREIGN_RISE * self.mss() / c && rise > apart {
+            self.round.foreign = true;
+        }
+    }
+
     fn shrink_mbs(&mut self) {
         self.mbs = (self.mbs * self.cfg.mbs_decrease).max(1.0);
     }
@@ -862,6 +924,11 @@ impl Lion {
         // A round right after a cut still delivers what was sent before it: it says nothing
         // new of the available bandwidth.
         let stale = std::mem::take(&mut self.cut);
+        if r.reduced_by_loss {
+            // A loss cut the rate during this round: the next round's ACKs still acknowledge
+            // what left before the cut.
+            self.cut = true;
+        }
         self.abw = if queued {
             delivered
         } else if stale {
@@ -876,6 +943,28 @@ impl Lion {
         } else {
             0
         };
+        // Rounds in a row of drop avoidance in which the buffer overflowed at the floor that
+        // balancing left.
+        let at_floor = self.floor > 0.0 && self.phase == Phase::DropAvoidance;
+        self.overflowing = if at_floor && queued && r.reduced_by_loss {
+            self.overflowing.saturating_add(1)
+        } else {
+            0
+        };
+        if self.overflowing >= cfg.yield_rounds {
+            // A loss-based competitor backs off after it overflows the buffer and takes many
+            // rounds to fill it again; traffic that keeps it overflowing round after round
+            // while we hold our share does not react to loss (heavy unresponsive load): the
+            // share is not ours to defend against it.
+            self.floor = 0.0;
+            self.unresponsive = true;
+            self.overflowing = 0;
+            self.phase = Phase::DropAvoidance;
+            self.set_rate(self.rate.min(drain));
+            self.q_prev = Some(q);
+            self.peak_prev = peak;
+            return;
+        }
         match self.phase {
             Phase::Startup => {
                 if queued {
@@ -945,13 +1034,16 @@ impl Lion {
                         self.grow_mbs(self.mbs + cfg.mbs_step);
                     }
                 } else if !queued {
-                    // Warned: step back before the queue overflows.
-                    self.back_off(1.0 - cfg.probe_gain);
+                    // Warned: hold (variant A).
+                    if !r.foreign {
+                        self.back_off(1.0 - cfg.probe_gain);
+                    }
                 } else if self.floor > 0.0 && delivered < (1.0 - cfg.compete_drop) * fair {
                     // The known aggressive competitor pushed us below our share again.
                     self.phase = Phase::Balance;
                 } else if self.standing > STANDING_ROUNDS_FACTOR * cfg.yield_rounds
                     && self.floor == 0.0
+                    && !self.unresponsive
                     && delivered < fair
                     && !r.app_limited()
                 {
@@ -981,7 +1073,7 @@ impl Lion {
             Phase::Yield { rounds } => {
                 if !queued {
                     self.phase = Phase::DropAvoidance;
-                } else if rising || squeezed {
+                } else if (rising || squeezed) && !self.unresponsive {
                     self.floor = fair;
                     self.phase = Phase::Balance;
                 } else if rounds >= cfg.yield_rounds {
@@ -1066,6 +1158,8 @@ impl CongestionControl for Lion {
         }
         if let Some(rtt) = ev.rtt {
             let s = rtt.as_secs_f64();
+            self.note_foreign_rise(ev, s);
+            self.last_rtt = s;
             self.base_rtt = self.base_rtt.min(s);
             self.round.min_rtt = self.round.min_rtt.min(s);
             self.round.max_rtt = self.round.max_rtt.max(s);
@@ -1148,6 +1242,7 @@ impl CongestionControl for Lion {
         self.mbs = self.cfg.mbs_initial;
         self.phase = Phase::Startup;
         self.floor = 0.0;
+        self.unresponsive = false;
         self.capacity = 0.0;
         self.q_prev = None;
         self.update_cwnd();
@@ -1264,10 +1359,23 @@ mod tests {
         /// samples, acknowledges the first packet sent in the round, so Lion evaluates the
         /// round before it returns.
         fn acks(&mut self, cc: &mut Lion, rtt: f64, jitter: f64, delivered: f64, count: u64) {
+            let sample = |i: u64| rtt + if i % 2 == 0 { jitter } else { 0.0 };
+            self.acks_with(cc, rtt, &sample, delivered, count);
+        }
+
+        /// [`Path::acks`] with the `i`-th ACK's RTT sample `sample(i)` (i from 1).
+        fn acks_with(
+            &mut self,
+            cc: &mut Lion,
+            rtt: f64,
+            sample: &dyn Fn(u64) -> f64,
+            delivered: f64,
+            count: u64,
+        ) {
             const ACKS: u64 = 50;
             for i in 1..=count.min(ACKS) {
                 let closing = i == ACKS;
-                let this_rtt = rtt + if i % 2 == 0 { jitter } else { 0.0 };
+                let this_rtt = sample(i);
                 let now = self.now + Duration::from_secs_f64(rtt * i as f64 / ACKS as f64);
                 let next = self.pn + if closing { 2 * ACKS } else { ACKS };
                 let (rtt, rate) = if closing {
@@ -1540,6 +1648,61 @@ mod tests {
         assert_eq!((rate(&cc), cc.random_losses()), (held, random + 1));
     }
 
+    /// Lion on 100 Mb/s, 40 ms, settled in drop avoidance after a loss taught it an
+    /// effective queue of 4 ms (its warning level 1.4 ms), at a steady rate.
+    fn taught_a_4ms_queue() -> (Lion, Path) {
+        let mut cc = lion();
+        let mut path = Path::new();
+        path.round(&mut cc, 0.040, 100.0 * MBPS);
+        for _ in 0..4 {
+            let r = rate(&cc);
+            path.round(&mut cc, 0.040, r);
+        }
+        let r = rate(&cc);
+        path.round_jitter(&mut cc, 0.040, 0.004, r);
+        cc.on_loss(&loss(true));
+        assert!((cc.effective_queue().unwrap() - 0.004).abs() < 1e-6);
+        for _ in 0..3 {
+            let r = rate(&cc);
+            path.round(&mut cc, 0.040, r);
+        }
+        assert_eq!(cc.phase(), "drop_avoidance");
+        (cc, path)
+    }
+
+    #[test]
+    fn a_peak_that_other_traffic_builds_faster_than_the_link_drains_does_not_cut_the_rate() {
+        // The same 2.5 ms peak (above the 1.4 ms warning level) reached two ways. Built by our
+        // own rate, it rises a little per sample (0.1 ms, under one packet at 100 Mb/s beyond
+        // our own bytes): Lion steps back before the buffer overflows.
+        let (mut cc, mut path) = taught_a_4ms_queue();
+        let before = rate(&cc);
+        let ramp = |i: u64| 0.040 + (0.0001 * i as f64).min(0.0025);
+        path.acks_with(&mut cc, 0.040, &ramp, before, 50);
+        assert!(rate(&cc) < before, "{} vs {before}", rate(&cc));
+        // Built by a queue that rises by more than four packets between our samples but more
+        // slowly than the link drains (samples 4 ms apart, 0.9 ms of rise each: traffic a
+        // little above the link's rate, ours included), it is a queue our rate helps build:
+        // Lion steps back.
+        let (mut cc, mut path) = taught_a_4ms_queue();
+        let before = rate(&cc);
+        let slow = |i: u64| 0.040 + (0.0009 * i as f64).min(0.0025);
+        path.acks_with(&mut cc, 0.200, &slow, before, 50);
+        assert!(rate(&cc) < before, "{} vs {before}", rate(&cc));
+        // Built by another host's burst arriving faster than the link drains it, it appears
+        // between two of our samples (2.5 ms in 0.8 ms): our rate did not build it and a
+        // lower one would not prevent it, so the rate holds; the next clear round probes on.
+        let (mut cc, mut path) = taught_a_4ms_queue();
+        let before = rate(&cc);
+        let jump = |i: u64| if (20..25).contains(&i) { 0.0425 } else { 0.040 };
+        path.acks_with(&mut cc, 0.040, &jump, before, 50);
+        path.now += Duration::from_secs_f64(0.040);
+        path.pn += 50;
+        assert_eq!(rate(&cc), before);
+        path.round(&mut cc, 0.040, before);
+        assert!(rate(&cc) > before, "{} vs {before}", rate(&cc));
+    }
+
     #[test]
     fn the_initial_windows_train_caps_startup_at_half_the_link() {
         let mut cc = lion();
@@ -1784,8 +1947,9 @@ mod tests {
         assert_eq!(cc.phase(), "yield");
         let yielded = rate(&cc);
         let fair = 0.5 * cc.path_rate();
-        // The newcomer grabs the room and doubles every round up to the link rate, halving
-        // when the buffer overflows (a loss-based flow in slow start).
+        // The newcomer grabs the room like a loss-based flow: it doubles every round up to the
+        // link rate (slow start) until the buffer overflows, then halves and adds a packet per
+        // round trip (congestion avoidance), halving again at every overflow.
         let mut cross = 500.0 * MBPS;
         let mut trace = vec![];
         for _ in 0..40 {
@@ -1840,6 +2004,53 @@ mod tests {
         let fair = 0.5 * cc.path_rate();
         assert_eq!(cc.floor, fair);
         assert!(rate(&cc) >= fair - 1.0, "{} Mb/s", rate(&cc) / MBPS);
+    }
+
+    #[test]
+    fn a_floor_the_buffer_overflows_at_round_after_round_is_given_up() {
+        // Balanced against a competitor that held the queue (above), Lion keeps its fair
+        // share as a floor: a loss-based flow backs off after it overflows the buffer.
+        let (mut cc, mut link) = settled();
+        wait_for_empty_queue(&mut cc, &mut link);
+        let target = 0.004 * link.capacity;
+        for _ in 0..40 {
+            let ours = cc.pacing_rate().unwrap() as f64;
+            let rtt = link.base + link.queue_delay();
+            let cross = (link.capacity - ours + (target - link.queue) / rtt).max(0.0);
+            link.round(&mut cc, cross);
+        }
+        let fair = 0.5 * cc.path_rate();
+        assert_eq!(cc.floor, fair);
+        // Then the traffic beside it turns unresponsive at 60 % of the link: at the floor (half
+        // the link) the buffer overflows every round and nothing backs off. After
+        // yield_rounds (4) such rounds the floor goes, Lion drains, settles in the 40 % left
+        // and does not balance again.
+        let mut trace = vec![];
+        for _ in 0..60 {
+            let (_, overflow) = link.round(&mut cc, 0.6 * link.capacity);
+            trace.push((cc.phase(), rate(&cc) / MBPS, overflow, cc.floor));
+        }
+        let released = trace
+            .iter()
+            .position(|t| t.3 == 0.0)
+            .unwrap_or_else(|| panic!("floor kept: {trace:?}"));
+        assert!(
+            released >= 3 && trace[released - 3..=released].iter().all(|t| t.2),
+            "{trace:?}"
+        );
+        assert!(
+            trace[released..]
+                .iter()
+                .all(|t| t.0 != "balance" && t.3 == 0.0),
+            "{trace:?}"
+        );
+        let overflows = trace.iter().filter(|t| t.2).count();
+        assert!(
+            overflows <= released + 3,
+            "{overflows} overflows: {trace:?}"
+        );
+        assert!(!trace[trace.len() - 10..].iter().any(|t| t.2), "{trace:?}");
+        assert!(rate(&cc) <= 0.4 * link.capacity, "{trace:?}");
     }
 
     #[test]

@@ -12,10 +12,15 @@
  *    the available bandwidth drive four phases: startup (rate and MBS double per clear round,
  *    the rate up to half the initial window's train capacity), drop_avoidance (probe a step
  *    from the rate, or from abw when the path has not delivered the rate; step back on a
- *    warning; drain to d·base/(base+q) on a standing queue; table yield to new traffic),
+ *    warning unless another host's burst built it; drain to d·base/(base+q) on a standing
+ *    queue; table yield to new traffic),
  *    yield (watch the newcomer for yield_rounds) and balance (raise 10 % per round to the
  *    fair share of the path's rate, which becomes a floor), entered from yield or after a
- *    queue stood through more than 2 · yield_rounds drop-avoidance rounds;
+ *    queue stood through more than 2 · yield_rounds drop-avoidance rounds; the floor goes
+ *    (for good) when the buffer overflows at it yield_rounds drop-avoidance rounds in a row;
+ *  - per ACK with an RTT sample, a rise since the last sample of more than 4 packets beyond
+ *    the ACK's own bytes, faster than the link drains, marks the round's peak as another
+ *    host's burst;
  *  - the effective queue q_eff, learned at a congestion loss, sets the thresholds (a quarter
  *    and an eighth of it), the warning level (0.35 of it), the burst cap and the probe step;
  *  - a loss is congestion if a standing queue or the warning level preceded it, or 4 losses
@@ -24,7 +29,7 @@
  *    (and any before the first round ends) is random: the rate stays, the MBS shrinks once per
  *    round; losses while yielding or balancing change nothing;
  *  - a retransmission timeout halves the rate, restarts the MBS and forgets floor, capacity
- *    and the last round's queue;
+ *    and the last round's queue, and whether the floor was given up;
  *  - cwnd is only a safety cap, cwnd_gain · rate · srtt (at least 4 packets); the rate stays
  *    within [4 packets, clamp packets] per base RTT.
  *
@@ -43,9 +48,11 @@
  *    round began), as FAST's; the reference counts packet numbers.
  *  - the per-round sample counters are flags: the reference only ever tests them for zero.
  *  - yield_round counts the rounds of yield, and in drop_avoidance those with a standing
- *    queue (the reference's two counters; each is zeroed on entering its phase).
+ *    queue (the reference's two counters; each is zeroed on entering its phase); it and
+ *    overflowing are 8 bits (saturating; the reference compares them with 2 · yield_rounds).
  *  - the fixed shares are integer fractions (the warning level 7/20 of q_eff, the step 1/16
- *    of it, the loss share 1/50); the train's rate is kept in units of 64 B/s; random_losses,
+ *    of it, the loss share 1/50); the train's rate and the floor are kept in units of 64 B/s
+ *    (the floor saturates at 2^38 B/s, 2.2 Tb/s); random_losses,
  *    r_lost and init_cwnd are 16 bits (saturating): the state must fit icsk_ca_priv.
  *  - the kernel cannot send bursts of exactly the MBS: see lion.bpf.c for what bounds a burst.
  */
@@ -81,8 +88,11 @@
 /* A round with at least 4 losses and at least 1/50 of its packets lost is congestion. */
 #define LH_LION_RANDOM_LOSS_BURST 4
 #define LH_LION_RANDOM_LOSS_DIV 50
-/* The train's rate is kept in units of 64 bytes/s. */
+/* The train's rate and the floor are kept in units of 64 bytes/s. */
 #define LH_LION_TRAIN_SHIFT 6
+/* A rise of the queue between two RTT samples, beyond our own bytes, of more than this many
+ * packets at the path's rate (and faster than the link drains) is other traffic's burst. */
+#define LH_LION_FOREIGN_RISE 4
 /* No warning level (the effective queue is not known). */
 #define LH_LION_NO_LEVEL 0xffffffffU
 
@@ -115,18 +125,19 @@ struct lh_lion_params {
 #define LH_LION_R_CWND_LIMITED 4 /* an ACK was sent while window-limited */
 #define LH_LION_R_REDUCED 8     /* a congestion loss already cut the rate */
 #define LH_LION_R_BURST_CUT 16  /* a random loss already shrank the burst */
+#define LH_LION_R_FOREIGN 32    /* other traffic's burst grew the queue faster than it drains */
 
 /* Connection flags. */
 #define LH_LION_F_HAS_Q_PREV 1   /* q_prev and peak_prev hold a completed round's */
 #define LH_LION_F_SETTLED 2      /* a round has completed: the base RTT is measured */
 #define LH_LION_F_TRAIN 4        /* the initial window's train was measured */
 #define LH_LION_F_CUT 8          /* the rate was cut since the last round ended */
+#define LH_LION_F_UNRESPONSIVE 16 /* balancing gave up: the traffic beside us ignores loss */
 
 struct lh_lion {
 	__u64 rate;     /* pacing rate, bytes/s; 0 until the first RTT sample */
 	__u64 abw;      /* available-bandwidth estimate, bytes/s */
 	__u64 capacity; /* largest delivered rate seen, bytes/s */
-	__u64 floor;    /* balancing's floor, bytes/s (0: none) */
 	__u64 r_max_rate;   /* round: largest delivery-rate sample, bytes/s */
 	__u32 r_start_us;   /* round: when it began (low 32 bits of the µs clock) */
 	__u32 r_min_rtt;    /* round: smallest RTT sample, µs (LH_LION_NO_RTT: none) */
@@ -141,10 +152,13 @@ struct lh_lion {
 	__u32 peak_prev;    /* largest queueing delay of the last completed round, µs */
 	__u32 train;        /* the initial window's train, bytes/s >> LH_LION_TRAIN_SHIFT */
 	__u32 r_last_us;    /* round: when its last ACK came (low 32 bits of the µs clock) */
+	__u32 floor;        /* balancing's floor, bytes/s >> LH_LION_TRAIN_SHIFT (0: none) */
+	__u32 last_rtt;     /* the last RTT sample, µs (0: none yet) */
 	__u16 random_losses; /* saturating */
 	__u16 init_cwnd;    /* packets per first RTT */
 	__u16 r_lost;       /* round: packets declared lost (saturating) */
-	__u16 yield_round;  /* yield: rounds spent in it; drop_avoidance: rounds a queue stood */
+	__u8 yield_round;   /* yield: rounds spent in it; drop_avoidance: rounds a queue stood */
+	__u8 overflowing;   /* drop_avoidance rounds in a row the buffer overflowed at the floor */
 	__u8 phase;         /* LH_LION_* */
 	__u8 r_flags;       /* LH_LION_R_* */
 	__u8 flags;         /* LH_LION_F_* */
@@ -193,6 +207,8 @@ LH_INLINE void lh_lion_init(struct lh_lion *l, const struct lh_lion_params *p, _
 	l->abw = 0;
 	l->capacity = 0;
 	l->floor = 0;
+	l->last_rtt = 0;
+	l->overflowing = 0;
 	l->mbs_q10 = p->mbs_initial_q10;
 	l->base_rtt = 0;
 	l->srtt_q3 = 0;
@@ -232,6 +248,18 @@ LH_INLINE __u64 lh_lion_path_rate(const struct lh_lion *l)
 	__u64 t = (__u64)l->train << LH_LION_TRAIN_SHIFT;
 
 	return l->capacity > t ? l->capacity : t;
+}
+
+/* Balancing's floor, bytes/s (0: none). */
+LH_INLINE __u64 lh_lion_floor(const struct lh_lion *l)
+{
+	return (__u64)l->floor << LH_LION_TRAIN_SHIFT;
+}
+
+LH_INLINE void lh_lion_set_floor(struct lh_lion *l, __u64 floor)
+{
+	floor >>= LH_LION_TRAIN_SHIFT;
+	l->floor = floor > 0xffffffffULL ? 0xffffffffU : (__u32)floor;
 }
 
 /* x/div clamped to [LH_LION_MIN_QUEUE_SIGNAL, cap]: the learned thresholds. */
@@ -372,7 +400,7 @@ LH_INLINE void lh_lion_back_off(struct lh_lion *l, const struct lh_lion_params *
 	__u64 from = l->abw > 0 && l->abw < l->rate ? l->abw : l->rate;
 
 	from = lh_lion_scale(from, factor_q16);
-	lh_lion_set_rate(l, from > l->floor ? from : l->floor, mss, clamp);
+	lh_lion_set_rate(l, from > lh_lion_floor(l) ? from : lh_lion_floor(l), mss, clamp);
 	l->abw = l->rate;
 	l->flags |= LH_LION_F_CUT;
 	lh_lion_shrink_mbs(l, p);
@@ -532,6 +560,10 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	/* A round right after a cut still delivers what was sent before it. */
 	stale = l->flags & LH_LION_F_CUT;
 	l->flags &= ~LH_LION_F_CUT;
+	/* A loss cut the rate during this round: the next round's ACKs still acknowledge what
+	 * left before the cut. */
+	if (l->r_flags & LH_LION_R_REDUCED)
+		l->flags |= LH_LION_F_CUT;
 	if (delivered > l->capacity)
 		l->capacity = delivered;
 	if (queued)
@@ -540,7 +572,22 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		l->abw = delivered;
 	fair = lh_lion_scale(lh_lion_path_rate(l), p->balance_share_q16);
 	if (l->phase == LH_LION_DROP_AVOIDANCE)
-		l->yield_round = queued ? (l->yield_round == 0xffff ? 0xffff : l->yield_round + 1) : 0;
+		l->yield_round = queued ? (l->yield_round == 0xff ? 0xff : l->yield_round + 1) : 0;
+	/* Drop-avoidance rounds in a row in which the buffer overflowed at the floor: a
+	 * loss-based competitor backs off after its overflow; traffic that keeps it overflowing
+	 * while we hold our share ignores loss, and the share is not ours to defend. */
+	if (l->floor && l->phase == LH_LION_DROP_AVOIDANCE && queued &&
+	    (l->r_flags & LH_LION_R_REDUCED))
+		l->overflowing = l->overflowing == 0xff ? 0xff : l->overflowing + 1;
+	else
+		l->overflowing = 0;
+	if ((__u32)l->overflowing >= p->yield_rounds) {
+		l->floor = 0;
+		l->flags |= LH_LION_F_UNRESPONSIVE;
+		l->overflowing = 0;
+		lh_lion_set_rate(l, l->rate < drain ? l->rate : drain, mss, clamp);
+		goto done;
+	}
 
 	switch (l->phase) {
 	case LH_LION_STARTUP:
@@ -609,9 +656,11 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			else if (!app)
 				lh_lion_grow_mbs(l, p, (__u64)l->mbs_q10 + p->mbs_step_q10, mss);
 		} else if (!queued) {
-			/* Warned: step back before the queue overflows. */
-			lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
-		} else if (l->floor > 0 && (delivered << LH_Q16_SHIFT) < cd_keep * fair) {
+			/* Warned: step back before the queue overflows, unless other traffic's
+			 * burst built the peak faster than the link drains it. */
+			if (!(l->r_flags & LH_LION_R_FOREIGN))
+				lh_lion_back_off(l, p, LH_Q16_ONE - p->probe_gain_q16, mss, clamp);
+		} else if (l->floor && (delivered << LH_Q16_SHIFT) < cd_keep * fair) {
 			/* The known aggressive competitor pushed us below our share again. */
 			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if (rising && squeezed && !app && l->floor == 0) {
@@ -621,18 +670,21 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			lh_lion_shrink_mbs(l, p);
 			lh_lion_enter(l, LH_LION_YIELD);
 		} else if ((__u32)l->yield_round > LH_LION_STANDING_FACTOR * p->yield_rounds &&
-			   l->floor == 0 && delivered < fair && !app) {
+			   l->floor == 0 && !(l->flags & LH_LION_F_UNRESPONSIVE) && delivered < fair &&
+			   !app) {
 			/* We drained for many rounds and the queue still stands: a competitor keeps
 			 * it full and does not share by delay. */
-			l->floor = fair;
+			lh_lion_set_floor(l, fair);
 			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if (rising) {
-			lh_lion_set_rate(l, drain > l->floor ? drain : l->floor, mss, clamp);
+			lh_lion_set_rate(l, drain > lh_lion_floor(l) ? drain : lh_lion_floor(l), mss,
+					 clamp);
 		} else {
 			/* A queue stands: send what is delivered, less what drains it. */
 			__u64 held = l->rate < drain ? l->rate : drain;
 
-			lh_lion_set_rate(l, held > l->floor ? held : l->floor, mss, clamp);
+			lh_lion_set_rate(l, held > lh_lion_floor(l) ? held : lh_lion_floor(l), mss,
+					 clamp);
 		}
 		if (queued && burst_queue)
 			lh_lion_shrink_mbs(l, p);
@@ -643,8 +695,8 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			l->yield_round = 1;
 		} else if (!queued) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
-		} else if (rising || squeezed) {
-			l->floor = fair;
+		} else if ((rising || squeezed) && !(l->flags & LH_LION_F_UNRESPONSIVE)) {
+			lh_lion_set_floor(l, fair);
 			lh_lion_enter(l, LH_LION_BALANCE);
 		} else if ((__u32)l->yield_round >= p->yield_rounds) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
@@ -665,6 +717,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		}
 		break;
 	}
+done:
 	l->q_prev = q;
 	l->peak_prev = peak;
 	l->flags |= LH_LION_F_HAS_Q_PREV | LH_LION_F_SETTLED;
@@ -693,6 +746,27 @@ LH_INLINE __u32 lh_lion_cwnd(const struct lh_lion *l, const struct lh_lion_param
 }
 
 /*
+ * Marks the round LH_LION_R_FOREIGN if the queue grew between the last RTT sample and this one
+ * (`s`, µs) by more than LH_LION_FOREIGN_RISE packets beyond the bytes this ACK acknowledged,
+ * and faster than the link drains it: twice the growth exceeds the time between the ACKs plus
+ * our own bytes' time. r_last_us is still the previous ACK's time.
+ */
+LH_INLINE void lh_lion_note_foreign_rise(struct lh_lion *l, __u64 now_us, __u32 s,
+					 __u64 acked_bytes, __u32 mss)
+{
+	__u64 c = lh_lion_path_rate(l), grew, own, k, gap;
+
+	if (!l->last_rtt || s <= l->last_rtt || !c)
+		return;
+	grew = s - l->last_rtt;
+	own = lh_lion_mul_div(acked_bytes, LH_USEC_PER_SEC, c);
+	k = lh_lion_mul_div((__u64)LH_LION_FOREIGN_RISE * mss, LH_USEC_PER_SEC, c);
+	gap = (__u32)now_us - l->r_last_us;
+	if (grew > own + k && 2 * grew > gap + own)
+		l->r_flags |= LH_LION_R_FOREIGN;
+}
+
+/*
  * One ACK that acknowledges data. `ack` is snd_una after it; rtt_us < 0: no RTT sample;
  * interval_us == 0: no delivery-rate sample (else `delivered` bytes over `interval_us`).
  */
@@ -712,6 +786,8 @@ LH_INLINE void lh_lion_ack(struct lh_lion *l, const struct lh_lion_params *p, __
 	if (rtt_us >= 0) {
 		__u32 s = rtt_us > 0xfffffffeLL ? 0xfffffffeU : rtt_us < 1 ? 1 : (__u32)rtt_us;
 
+		lh_lion_note_foreign_rise(l, now_us, s, acked_bytes, mss);
+		l->last_rtt = s;
 		if (l->base_rtt == 0 || s < l->base_rtt)
 			l->base_rtt = s;
 		if (s < l->r_min_rtt)
@@ -800,6 +876,7 @@ LH_INLINE void lh_lion_rto(struct lh_lion *l, const struct lh_lion_params *p, __
 	l->mbs_q10 = p->mbs_initial_q10;
 	l->phase = LH_LION_STARTUP;
 	l->floor = 0;
+	l->flags &= ~LH_LION_F_UNRESPONSIVE;
 	l->capacity = 0;
 	l->flags &= ~LH_LION_F_HAS_Q_PREV;
 }
