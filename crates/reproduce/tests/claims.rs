@@ -397,7 +397,9 @@ fn lion_contest_prints_its_claims_on_every_variant() {
         judged.contains("327 yes") && judged.contains("175 yes"),
         "{judged}"
     );
-    assert!(notes.contains("600 NO"), "{notes}");
+    // Lion's throughput is judged one-sided: more than the paper's holds, less fails.
+    assert!(notes.contains("600 yes"), "{notes}");
+    assert!(notes.contains("150 NO"), "{notes}");
     // Where stock TCP got more than Lion the ratio fails.
     assert!(notes.contains("0.75 NO"), "{notes}");
     assert!(notes.contains("0.425 NO"), "{notes}");
