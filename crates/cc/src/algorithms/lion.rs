@@ -1704,6 +1704,64 @@ mod tests {
     }
 
     #[test]
+    fn a_foreign_burst_is_a_rise_of_more_than_four_packets_beyond_our_own() {
+        // At 100 Mb/s a packet is 0.116 ms. Rises of 3.5 packets beyond the ACK's own bytes
+        // between samples 0.8 ms apart (faster than the link drains) do not make a foreign
+        // burst: the warning they reach steps the rate back. Rises of 4.5 packets do: it holds.
+        let packet = MSS as f64 / (100.0 * MBPS);
+        for (packets, holds) in [(3.5, false), (4.5, true)] {
+            let (mut cc, mut path) = taught_a_4ms_queue();
+            let before = rate(&cc);
+            let grew = (packets + 1.0) * packet;
+            let steps = |i: u64| {
+                0.040
+                    + if i >= 20 {
+                        (grew * (i - 19) as f64).min(6.0 * grew)
+                    } else {
+                        0.0
+                    }
+            };
+            path.acks_with(&mut cc, 0.040, &steps, before, 50);
+            assert_eq!(
+                rate(&cc) >= before,
+                holds,
+                "{packets} packets: {} vs {before}",
+                rate(&cc)
+            );
+        }
+    }
+
+    #[test]
+    fn a_loss_late_in_a_round_leaves_the_next_rounds_delivery_out_of_the_estimate() {
+        // A congestion loss near the end of a round cuts the rate; the next round's ACKs still
+        // acknowledge what left at the old rate. That round's delivery must not lift the
+        // available bandwidth back to the old rate, or the next clear round returns to it.
+        let (mut cc, mut path) = taught_a_4ms_queue();
+        let old = rate(&cc);
+        path.acks(&mut cc, 0.040, 0.0025, old, 49);
+        cc.on_loss(&loss(true));
+        let cut = rate(&cc);
+        assert!(cut < 0.9 * old, "{cut} vs {old}");
+        let close = path.ack(
+            path.now + Duration::from_secs_f64(0.040),
+            None,
+            path.pn + 50,
+            path.pn + 100,
+            None,
+        );
+        cc.on_ack(&close);
+        path.now += Duration::from_secs_f64(0.040);
+        path.pn += 50;
+        path.round(&mut cc, 0.040, old);
+        path.round(&mut cc, 0.040, cut);
+        assert!(
+            rate(&cc) < 0.95 * old,
+            "{} vs {old} (cut to {cut})",
+            rate(&cc)
+        );
+    }
+
+    #[test]
     fn the_initial_windows_train_caps_startup_at_half_the_link() {
         let mut cc = lion();
         let mut path = Path::new();
