@@ -624,7 +624,7 @@ pub struct Lion {
     /// Balancing gave up: the buffer overflowed at our floor round after round, so the
     /// traffic beside us does not react to loss; no floor is set again.
     unresponsive: bool,
-    /// Rounds in a row the buffer overflowed while we defended a share.
+    /// Drop-avoidance rounds in a row the buffer overflowed at the floor.
     overflowing: u32,
     /// The rate was cut (a warning or a congestion loss) since the last round ended.
     cut: bool,
@@ -959,7 +959,6 @@ impl Lion {
             self.floor = 0.0;
             self.unresponsive = true;
             self.overflowing = 0;
-            self.phase = Phase::DropAvoidance;
             self.set_rate(self.rate.min(drain));
             self.q_prev = Some(q);
             self.peak_prev = peak;
@@ -1034,7 +1033,8 @@ impl Lion {
                         self.grow_mbs(self.mbs + cfg.mbs_step);
                     }
                 } else if !queued {
-                    // Warned: hold (variant A).
+                    // Warned: step back before the queue overflows, unless another host's
+                    // burst built the peak (a lower rate would not shorten it): then hold.
                     if !r.foreign {
                         self.back_off(1.0 - cfg.probe_gain);
                     }
