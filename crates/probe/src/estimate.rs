@@ -22,6 +22,20 @@ pub struct Estimate {
     pub samples: usize,
 }
 
+/// An estimate of exactly `value` (a one-point interval), for tests that build a report.
+#[cfg(test)]
+pub(crate) fn given(value: f64, unit: &'static str) -> Option<Estimate> {
+    Some(Estimate {
+        value,
+        low: value,
+        high: value,
+        unit,
+        interval: String::new(),
+        method: "given",
+        samples: 1,
+    })
+}
+
 /// The `q`-quantile (0 ≤ q ≤ 1) of `sorted` (ascending), interpolated linearly between order
 /// statistics; `None` for no samples.
 pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {

@@ -49,7 +49,8 @@
 //! [`probe`] ([`client`]) measures the path to a probe server ([`Server`], [`server`]) over
 //! an authenticated longhaul connection, with probe datagrams beside it ([`wire`]), and returns
 //! a [`Report`] ([`report`]); [`scenario`] writes the measured path as a scenario file for
-//! the simulator and the lab. [`run`] puts a probe and a server together from the command
+//! the simulator and the lab, and [`predict`] runs every congestion controller on it in the
+//! simulator and names the one to use. [`run`] puts a probe and a server together from the command
 //! line's values, as `longhaul probe` runs them.
 //!
 //! Every result is an [`Estimate`]: the value, an interval, what the interval means, and the
@@ -62,6 +63,7 @@ pub mod capacity;
 pub mod client;
 pub mod estimate;
 pub mod loss;
+pub mod predict;
 pub mod report;
 pub mod rtt;
 pub mod run;

@@ -46,6 +46,9 @@ pub struct Report {
     pub packets_received: usize,
     /// What could not be measured, and why.
     pub notes: Vec<String>,
+    /// `--simulate`: every controller on the measured path, and the one to use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::predict::Prediction>,
 }
 
 impl Report {
@@ -69,6 +72,7 @@ impl Report {
             packets_sent: 0,
             packets_received: 0,
             notes: Vec::new(),
+            prediction: None,
         }
     }
 
@@ -82,7 +86,8 @@ impl Report {
         self.packets_received = trains.iter().map(Train::received).sum();
     }
 
-    /// The report for people: one line per estimate, with its interval and method.
+    /// The report for people: one line per estimate, with its interval and method; then the
+    /// prediction's table and `longhaul tune`'s settings, when there is one.
     pub fn lines(&self) -> Vec<String> {
         let mut out = vec![format!(
             "probe of {}: {:.1} s, {} sent in {}-byte datagrams",
@@ -119,11 +124,19 @@ impl Report {
             "reordered", self.reordered, self.packets_received
         ));
         out.extend(self.notes.iter().map(|n| format!("  note: {n}")));
+        if let Some(p) = &self.prediction {
+            out.push(String::new());
+            out.extend(p.lines());
+            if let Some(t) = &p.tune {
+                out.push(String::new());
+                out.extend(t.to_string().lines().map(str::to_string));
+            }
+        }
         out
     }
 }
 
-fn bytes(b: f64) -> String {
+pub(crate) fn bytes(b: f64) -> String {
     if b >= 1e6 {
         format!("{:.2} MB", b / 1e6)
     } else if b >= 1e3 {

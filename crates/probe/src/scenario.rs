@@ -88,19 +88,7 @@ pub fn scenario_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimate::Estimate;
-
-    fn e(value: f64, unit: &'static str) -> Option<Estimate> {
-        Some(Estimate {
-            value,
-            low: value,
-            high: value,
-            unit,
-            interval: String::new(),
-            method: "given",
-            samples: 1,
-        })
-    }
+    use crate::estimate::given as e;
 
     #[test]
     fn the_measured_path_becomes_a_scenario_the_format_accepts() {

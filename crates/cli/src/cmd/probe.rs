@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use longhaul_net::keys::PublicKey;
 use longhaul_net::{trust, DEFAULT_PORT};
+use longhaul_probe::predict;
 use longhaul_probe::run::{self, Settings};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -53,6 +54,13 @@ pub struct ProbeArgs {
     /// Also write the measured path as a scenario file (`longhaul sim FILE`).
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
+    /// Also run every congestion controller on the measured path in the simulator, and name
+    /// the one to use, with `longhaul tune`'s settings for the path.
+    #[arg(long)]
+    pub simulate: bool,
+    /// --simulate: simulated time per controller, at most (less on a fast path).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub simulate_time: Duration,
     /// The server's public key (default: its line in known_hosts, else trust on first use).
     #[arg(long, value_name = "KEY")]
     pub peer_key: Option<PublicKey>,
@@ -77,8 +85,8 @@ pub struct ProbeArgs {
 pub fn run(a: ProbeArgs) -> Result<()> {
     let stop = AtomicBool::new(false);
     if a.serve {
-        if a.host.is_some() || a.scenario.is_some() {
-            bail!("--serve takes no HOST and no --scenario (it listens on --bind and --port)");
+        if a.host.is_some() || a.scenario.is_some() || a.simulate {
+            bail!("--serve takes no HOST, --scenario or --simulate (it listens on --bind and --port; the prober measures and simulates)");
         }
         let identity = trust::Identity::File(a.identity.as_deref());
         let roles = ("probe server", "prober");
@@ -108,7 +116,19 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         byte_limit: a.bytes,
         pings: a.pings,
     };
-    let report = run::run(host, trust, &settings, &stop)?;
+    let mut report = run::run(host, trust, &settings, &stop)?;
+    // A prediction that fails still leaves the measurement to print (then the error).
+    let mut failed = None;
+    if a.simulate {
+        let opts = predict::Options {
+            duration: a.simulate_time,
+            ..predict::Options::default()
+        };
+        match predict::predict(&report, &opts) {
+            Ok(p) => report.prediction = Some(p),
+            Err(e) => failed = Some(e),
+        }
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -119,6 +139,9 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             .with_context(|| format!("--scenario {}", path.display()))?;
         longhaul_output::write(path, text.as_bytes())?;
         eprintln!("the measured path is in {}", path.display());
+    }
+    if let Some(e) = failed {
+        return Err(e).context("--simulate");
     }
     Ok(())
 }

@@ -25,7 +25,8 @@ use super::TuneError;
 use std::fmt;
 
 /// How a setting compares with what the path needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Already good enough.
     Ok,
@@ -49,7 +50,8 @@ impl fmt::Display for Status {
 }
 
 /// Where a setting lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Target {
     /// A sysctl, by its dotted name (`net.core.rmem_max`).
     Sysctl(String),
@@ -63,7 +65,7 @@ pub enum Target {
 }
 
 /// One line of the report.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Check {
     /// `net.core.rmem_max`, `eth0 txqueuelen`.
     pub name: String,
@@ -82,7 +84,7 @@ pub struct Check {
 }
 
 /// Everything `longhaul tune` says about one path on one host.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TuneReport {
     /// The path the host is sized for.
     pub path: PathSpec,

@@ -28,14 +28,20 @@ use std::time::Duration;
 pub const KERNEL_INT_MAX: u64 = i32::MAX as u64;
 
 /// The path a host is tuned for.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PathSpec {
     /// Bottleneck rate, bits per second.
     pub rate_bps: f64,
-    /// Round-trip time (propagation; the minimum RTT).
+    /// Round-trip time (propagation; the minimum RTT); in JSON `rtt_s`, seconds.
+    #[serde(rename = "rtt_s", serialize_with = "seconds")]
     pub rtt: Duration,
     /// MTU of the path, bytes.
     pub mtu: u32,
+}
+
+/// A duration as seconds (`0.1`), as the project's JSON reports give times.
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 impl PathSpec {
