@@ -17,7 +17,8 @@
 //! [`BurstSearch`] grows the burst by a factor (1.5 by default) from a small size, each burst
 //! after the queue has drained, and stops at the first burst that loses a packet, or when the
 //! queueing delay stops growing with the burst (a queue that caps delay without dropping, or
-//! a sender no faster than the path), or at a size limit. The last burst overshoots the MBS by
+//! a sender no faster than the path; a burst a busy sender spread out, sent at less than 0.9
+//! of the fastest before it, does not count), or at a size limit. The last burst overshoots the MBS by
 //! at most the growth factor, so it drops at most about `(growth − 1) · MBS` packets.
 
 use crate::estimate::Estimate;
@@ -48,6 +49,29 @@ pub enum Stop {
     Saturated,
     /// The size limit was reached without either.
     Limit,
+}
+
+/// A burst sent at less than this share of the fastest before it left a busy sender spread out:
+/// that its queueing delay did not grow says nothing of the queue.
+const SLOWED: f64 = 0.9;
+
+/// Whether the search ends after the last of `bursts`: at a loss; when the queueing delay did
+/// not grow by 5 % over the largest before it, the burst sent at least [`SLOWED`] of the
+/// fastest earlier burst's rate (a slower one, a busy sender's, is no evidence, and the search
+/// goes on); at `max_packets`.
+fn stop_after(bursts: &[Burst], max_packets: usize) -> Option<Stop> {
+    let (b, earlier) = bursts.split_last()?;
+    let before = earlier.iter().map(|b| b.queueing).fold(0.0, f64::max);
+    let fastest = earlier.iter().map(|b| b.rate).fold(0.0, f64::max);
+    if b.lost > 0 {
+        Some(Stop::Loss)
+    } else if bursts.len() >= 3 && b.queueing < 1.05 * before && b.rate >= SLOWED * fastest {
+        Some(Stop::Saturated)
+    } else if b.packets >= max_packets {
+        Some(Stop::Limit)
+    } else {
+        None
+    }
 }
 
 /// The search for the burst that fills the bottleneck's queue.
@@ -105,17 +129,8 @@ impl BurstSearch {
             queueing: if d.len() >= 2 { hi - lo } else { 0.0 },
             rate: burst.send_rate().unwrap_or(0.0),
         };
-        let before = self.bursts.iter().map(|b| b.queueing).fold(0.0, f64::max);
         self.bursts.push(b);
-        self.stop = if b.lost > 0 {
-            Some(Stop::Loss)
-        } else if self.bursts.len() >= 3 && b.queueing < 1.05 * before {
-            Some(Stop::Saturated)
-        } else if b.packets >= self.max_packets {
-            Some(Stop::Limit)
-        } else {
-            None
-        };
+        self.stop = stop_after(&self.bursts, self.max_packets);
         self.next = ((b.packets as f64 * self.growth).ceil() as usize).max(b.packets + 1);
     }
 
@@ -229,6 +244,30 @@ mod tests {
             );
             assert!(mbs.high <= 1.5 * mbs.low + 1200.0, "{mbs:?}");
         }
+    }
+
+    #[test]
+    fn a_burst_a_busy_sender_spread_out_does_not_end_the_search() {
+        let burst = |packets, queueing, rate| Burst {
+            packets,
+            bytes: packets as u64 * 1500,
+            lost: 0,
+            queueing,
+            rate,
+        };
+        let grown = [burst(10, 0.001, 3e9), burst(15, 0.0015, 3e9)];
+        // The third burst's delay did not grow: at full speed the queue caps it ...
+        let mut b = grown.to_vec();
+        b.push(burst(23, 0.0015, 2.9e9));
+        assert_eq!(stop_after(&b, 1000), Some(Stop::Saturated));
+        // ... but sent at half the speed (a preempted sender), it proves nothing: go on.
+        b[2].rate = 1.5e9;
+        assert_eq!(stop_after(&b, 1000), None);
+        // Loss and the size limit end it whatever the rate.
+        b[2].lost = 1;
+        assert_eq!(stop_after(&b, 1000), Some(Stop::Loss));
+        b[2].lost = 0;
+        assert_eq!(stop_after(&b, 23), Some(Stop::Limit));
     }
 
     #[test]
