@@ -760,6 +760,9 @@ LH_INLINE void lh_lion_note_foreign_rise(struct lh_lion *l, __u64 now_us, __u32 
 		return;
 	grew = s - l->last_rtt;
 	own = lh_lion_mul_div(acked_bytes, LH_USEC_PER_SEC, c);
+	/* Most ACKs rise by no more than their own bytes: skip the second division for them. */
+	if (grew <= own)
+		return;
 	k = lh_lion_mul_div((__u64)LH_LION_FOREIGN_RISE * mss, LH_USEC_PER_SEC, c);
 	gap = (__u32)now_us - l->r_last_us;
 	if (grew > own + k && 2 * grew > gap + own)
