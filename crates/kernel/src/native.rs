@@ -206,7 +206,6 @@ impl LionParams {
 pub struct LionState {
     pub rate: u64,
     pub abw: u64,
-    pub capacity: u64,
     pub r_max_rate: u64,
     pub r_start_us: u32,
     pub r_min_rtt: u32,
@@ -223,6 +222,8 @@ pub struct LionState {
     pub r_last_us: u32,
     pub floor: u32,
     pub last_rtt: u32,
+    pub capacity: u32,
+    pub full: u32,
     pub random_losses: u16,
     pub init_cwnd: u16,
     pub r_lost: u16,

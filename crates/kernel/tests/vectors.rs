@@ -864,14 +864,12 @@ fn lion_beside_unresponsive_traffic_and_foreign_bursts_matches_the_reference() {
             .all(|t| t.2 != "balance" && !t.3 && t.1 < 0.45 * capacity),
         "the reference kept its floor beside unresponsive traffic: {trace:?}"
     );
-    let climbing: Vec<_> = trace[alone as usize + 9..]
-        .iter()
-        .take_while(|t| t.1 < 0.9 * capacity)
-        .collect();
+    let after = &trace[alone as usize + 9..];
+    let climbing: Vec<_> = after.iter().take_while(|t| t.1 < 0.9 * capacity).collect();
     assert!(
         climbing.len() >= 8
-            && climbing.windows(2).all(|w| w[1].1 >= w[0].1)
-            && climbing[climbing.len() - 1].1 > 1.5 * climbing[0].1,
+            && climbing.len() < after.len()
+            && climbing.windows(2).all(|w| w[1].1 >= w[0].1),
         "another host's bursts cut the reference's rate: {trace:?}"
     );
     let (n, worst) = replay_fluid(

@@ -11,9 +11,10 @@
  *    (largest delivery-rate sample of the round, else acknowledged bytes over the round) and
  *    the available bandwidth drive four phases: startup (rate and MBS double per clear round,
  *    the rate up to half the initial window's train capacity), drop_avoidance (probe a step
- *    from the rate, or from abw when the path has not delivered the rate; step back on a
+ *    from the rate, or from abw when the path has not delivered the rate, a quarter step near
+ *    the full rate, the most delivered in a round with a standing queue; step back on a
  *    warning unless another host's burst built it; drain to d·base/(base+q) on a standing
- *    queue; table yield to new traffic),
+ *    queue, then send d for the round after; table yield to new traffic),
  *    yield (watch the newcomer for yield_rounds) and balance (raise 10 % per round to the
  *    fair share of the path's rate, which becomes a floor), entered from yield or after a
  *    queue stood through more than 2 · yield_rounds drop-avoidance rounds; the floor goes
@@ -51,8 +52,9 @@
  *    queue (the reference's two counters; each is zeroed on entering its phase); it and
  *    overflowing are 8 bits (saturating; the reference compares them with 2 · yield_rounds).
  *  - the fixed shares are integer fractions (the warning level 7/20 of q_eff, the step 1/16
- *    of it, the loss share 1/50); the train's rate and the floor are kept in units of 64 B/s
- *    (the floor saturates at 2^38 B/s, 2.2 Tb/s); random_losses,
+ *    of it, the loss share 1/50); the train's rate, the capacity, the full rate and the floor
+ *    are kept in units of 64 B/s (rounded down; saturating at 2^38 B/s, 2.2 Tb/s); q and the
+ *    peak are whole µs (the reference's whole ns); random_losses,
  *    r_lost and init_cwnd are 16 bits (saturating): the state must fit icsk_ca_priv.
  *  - the kernel cannot send bursts of exactly the MBS: see lion.bpf.c for what bounds a burst.
  */
@@ -88,8 +90,10 @@
 /* A round with at least 4 losses and at least 1/50 of its packets lost is congestion. */
 #define LH_LION_RANDOM_LOSS_BURST 4
 #define LH_LION_RANDOM_LOSS_DIV 50
-/* The train's rate and the floor are kept in units of 64 bytes/s. */
+/* The train's rate, the capacity, the full rate and the floor are kept in units of 64 B/s. */
 #define LH_LION_TRAIN_SHIFT 6
+/* Near the full rate a probe step is probe_gain >> 2 of the rate. */
+#define LH_LION_NEAR_SHIFT 2
 /* A rise of the queue between two RTT samples, beyond our own bytes, of more than this many
  * packets at the path's rate (and faster than the link drains) is other traffic's burst. */
 #define LH_LION_FOREIGN_RISE 4
@@ -133,11 +137,12 @@ struct lh_lion_params {
 #define LH_LION_F_TRAIN 4        /* the initial window's train was measured */
 #define LH_LION_F_CUT 8          /* the rate was cut since the last round ended */
 #define LH_LION_F_UNRESPONSIVE 16 /* balancing gave up: the traffic beside us ignores loss */
+#define LH_LION_F_DRAINED 32     /* the last round set the rate to drain its queue */
+#define LH_LION_F_DRAINING 64    /* this round sets it (LH_LION_F_DRAINED << 1) */
 
 struct lh_lion {
 	__u64 rate;     /* pacing rate, bytes/s; 0 until the first RTT sample */
 	__u64 abw;      /* available-bandwidth estimate, bytes/s */
-	__u64 capacity; /* largest delivered rate seen, bytes/s */
 	__u64 r_max_rate;   /* round: largest delivery-rate sample, bytes/s */
 	__u32 r_start_us;   /* round: when it began (low 32 bits of the µs clock) */
 	__u32 r_min_rtt;    /* round: smallest RTT sample, µs (LH_LION_NO_RTT: none) */
@@ -154,6 +159,8 @@ struct lh_lion {
 	__u32 r_last_us;    /* round: when its last ACK came (low 32 bits of the µs clock) */
 	__u32 floor;        /* balancing's floor, bytes/s >> LH_LION_TRAIN_SHIFT (0: none) */
 	__u32 last_rtt;     /* the last RTT sample, µs (0: none yet) */
+	__u32 capacity;     /* largest delivered rate seen, bytes/s >> LH_LION_TRAIN_SHIFT */
+	__u32 full;         /* most delivered in a round a queue stood, >> LH_LION_TRAIN_SHIFT */
 	__u16 random_losses; /* saturating */
 	__u16 init_cwnd;    /* packets per first RTT */
 	__u16 r_lost;       /* round: packets declared lost (saturating) */
@@ -206,6 +213,7 @@ LH_INLINE void lh_lion_init(struct lh_lion *l, const struct lh_lion_params *p, _
 	l->rate = 0;
 	l->abw = 0;
 	l->capacity = 0;
+	l->full = 0;
 	l->floor = 0;
 	l->last_rtt = 0;
 	l->overflowing = 0;
@@ -246,8 +254,9 @@ LH_INLINE void lh_lion_set_rate(struct lh_lion *l, __u64 rate, __u32 mss, __u32 
 LH_INLINE __u64 lh_lion_path_rate(const struct lh_lion *l)
 {
 	__u64 t = (__u64)l->train << LH_LION_TRAIN_SHIFT;
+	__u64 c = (__u64)l->capacity << LH_LION_TRAIN_SHIFT;
 
-	return l->capacity > t ? l->capacity : t;
+	return c > t ? c : t;
 }
 
 /* Balancing's floor, bytes/s (0: none). */
@@ -256,10 +265,16 @@ LH_INLINE __u64 lh_lion_floor(const struct lh_lion *l)
 	return (__u64)l->floor << LH_LION_TRAIN_SHIFT;
 }
 
+/* A rate in units of 64 B/s, saturating at 2^38 B/s. */
+LH_INLINE __u32 lh_lion_units(__u64 rate)
+{
+	rate >>= LH_LION_TRAIN_SHIFT;
+	return rate > 0xffffffffULL ? 0xffffffffU : (__u32)rate;
+}
+
 LH_INLINE void lh_lion_set_floor(struct lh_lion *l, __u64 floor)
 {
-	floor >>= LH_LION_TRAIN_SHIFT;
-	l->floor = floor > 0xffffffffULL ? 0xffffffffU : (__u32)floor;
+	l->floor = lh_lion_units(floor);
 }
 
 /* x/div clamped to [LH_LION_MIN_QUEUE_SIGNAL, cap]: the learned thresholds. */
@@ -375,9 +390,12 @@ LH_INLINE void lh_lion_shrink_mbs(struct lh_lion *l, const struct lh_lion_params
 /* The rate one clear round adds, bytes/s: probe_gain of the rate, at least a packet per base
  * RTT, and once q_eff is known at most what queues 1/16 of it in one round. */
 LH_INLINE __u64 lh_lion_probe_step(const struct lh_lion *l, const struct lh_lion_params *p,
-				   __u32 mss)
+				   __u32 mss, int near)
 {
 	__u64 step = lh_lion_scale(l->rate, p->probe_gain_q16), one;
+
+	if (near)
+		step >>= LH_LION_NEAR_SHIFT;
 
 	if (!l->base_rtt)
 		return step;
@@ -390,6 +408,28 @@ LH_INLINE __u64 lh_lion_probe_step(const struct lh_lion *l, const struct lh_lion
 	}
 	one = lh_lion_mul_div(mss, LH_USEC_PER_SEC, l->base_rtt);
 	return step > one ? step : one;
+}
+
+/* A round with a standing queue, not application-limited, that delivered more than the full
+ * rate raises it. Not inlined: a branch on queued and app ahead of the decisions lets the
+ * compiler duplicate them per outcome, past the verifier's limit. */
+LH_NOINLINE void lh_lion_note_full(struct lh_lion *l, __u64 delivered, int queued, int app)
+{
+	if (queued && !app && delivered > (__u64)l->full << LH_LION_TRAIN_SHIFT)
+		l->full = lh_lion_units(delivered);
+}
+
+/* Near the most the path delivered with a queue standing (within probe_gain below it) a probe
+ * step is fine, unless the round delivered more than that by more than a fine step. */
+LH_INLINE int lh_lion_near(const struct lh_lion *l, const struct lh_lion_params *p,
+			   __u64 delivered)
+{
+	__u64 full = (__u64)l->full << LH_LION_TRAIN_SHIFT, g;
+
+	if (!full)
+		return 0;
+	g = lh_lion_scale(full, p->probe_gain_q16);
+	return l->rate >= full - g && delivered <= full + (g >> LH_LION_NEAR_SHIFT);
 }
 
 /* Lower the rate to factor of min(rate, abw) (not below the floor), take that as abw, mark the
@@ -564,8 +604,12 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	 * left before the cut. */
 	if (l->r_flags & LH_LION_R_REDUCED)
 		l->flags |= LH_LION_F_CUT;
-	if (delivered > l->capacity)
-		l->capacity = delivered;
+	if (delivered > (__u64)l->capacity << LH_LION_TRAIN_SHIFT)
+		l->capacity = lh_lion_units(delivered);
+	/* The full rate changes only in a round with a queue; lh_lion_near() reads it only in
+	 * one without. */
+	lh_lion_note_full(l, delivered, queued, app);
+
 	if (queued)
 		l->abw = delivered;
 	else if (!stale && delivered > l->abw)
@@ -593,6 +637,7 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 	case LH_LION_STARTUP:
 		if (queued) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
+			l->flags |= LH_LION_F_DRAINING;
 			lh_lion_set_rate(l, drain, mss, clamp);
 		} else if (warned) {
 			lh_lion_enter(l, LH_LION_DROP_AVOIDANCE);
@@ -636,7 +681,8 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 				 * rate only that well. Below half the path's rate the round answers the
 				 * rate before the last step. */
 				__u64 next, from = l->rate, answered = l->rate;
-				__u64 step = lh_lion_probe_step(l, p, mss);
+				__u64 step = lh_lion_probe_step(l, p, mss,
+								lh_lion_near(l, p, delivered));
 
 				if (l->rate < lh_lion_path_rate(l) / LH_LION_STARTUP_TRAIN_DIV)
 					answered = l->rate > step ? l->rate - step : 0;
@@ -663,12 +709,6 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 		} else if (l->floor && (delivered << LH_Q16_SHIFT) < cd_keep * fair) {
 			/* The known aggressive competitor pushed us below our share again. */
 			lh_lion_enter(l, LH_LION_BALANCE);
-		} else if (rising && squeezed && !app && l->floor == 0) {
-			__u64 y = lh_lion_yield_amount(l, p);
-
-			lh_lion_set_rate(l, l->rate > y ? l->rate - y : 0, mss, clamp);
-			lh_lion_shrink_mbs(l, p);
-			lh_lion_enter(l, LH_LION_YIELD);
 		} else if ((__u32)l->yield_round > LH_LION_STANDING_FACTOR * p->yield_rounds &&
 			   l->floor == 0 && !(l->flags & LH_LION_F_UNRESPONSIVE) && delivered < fair &&
 			   !app) {
@@ -676,13 +716,26 @@ LH_INLINE void lh_lion_end_round(struct lh_lion *l, const struct lh_lion_params 
 			 * it full and does not share by delay. */
 			lh_lion_set_floor(l, fair);
 			lh_lion_enter(l, LH_LION_BALANCE);
+		} else if (rising && squeezed && !app && l->floor == 0) {
+			__u64 y = lh_lion_yield_amount(l, p);
+
+			lh_lion_set_rate(l, l->rate > y ? l->rate - y : 0, mss, clamp);
+			lh_lion_shrink_mbs(l, p);
+			lh_lion_enter(l, LH_LION_YIELD);
 		} else if (rising) {
+			l->flags |= LH_LION_F_DRAINING;
 			lh_lion_set_rate(l, drain > lh_lion_floor(l) ? drain : lh_lion_floor(l), mss,
 					 clamp);
+		} else if (l->flags & LH_LION_F_DRAINED) {
+			/* The last round's drain empties the queue its round showed; this round's
+			 * samples left before it took effect: send what the path delivers. */
+			lh_lion_set_rate(l, delivered > lh_lion_floor(l) ? delivered : lh_lion_floor(l),
+					 mss, clamp);
 		} else {
 			/* A queue stands: send what is delivered, less what drains it. */
 			__u64 held = l->rate < drain ? l->rate : drain;
 
+			l->flags |= LH_LION_F_DRAINING;
 			lh_lion_set_rate(l, held > lh_lion_floor(l) ? held : lh_lion_floor(l), mss,
 					 clamp);
 		}
@@ -721,6 +774,10 @@ done:
 	l->q_prev = q;
 	l->peak_prev = peak;
 	l->flags |= LH_LION_F_HAS_Q_PREV | LH_LION_F_SETTLED;
+	/* This round's drain is the next round's "drained", without a branch (a flag live across
+	 * the decisions would double the verifier's states). */
+	l->flags = (l->flags & ~(LH_LION_F_DRAINED | LH_LION_F_DRAINING)) |
+		   ((l->flags & LH_LION_F_DRAINING) >> 1);
 }
 
 /*
@@ -879,8 +936,9 @@ LH_INLINE void lh_lion_rto(struct lh_lion *l, const struct lh_lion_params *p, __
 	l->mbs_q10 = p->mbs_initial_q10;
 	l->phase = LH_LION_STARTUP;
 	l->floor = 0;
-	l->flags &= ~LH_LION_F_UNRESPONSIVE;
+	l->flags &= ~(LH_LION_F_UNRESPONSIVE | LH_LION_F_DRAINED | LH_LION_F_DRAINING);
 	l->capacity = 0;
+	l->full = 0;
 	l->flags &= ~LH_LION_F_HAS_Q_PREV;
 }
 

@@ -25,6 +25,9 @@ typedef int64_t __s64;
 #endif
 
 #define LH_INLINE static __always_inline
+/* A call the compiler keeps: it cannot specialise the caller's code on the callee's branches
+ * (which can multiply the paths the eBPF verifier walks). */
+#define LH_NOINLINE static __attribute__((noinline))
 
 LH_INLINE __u32 lh_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
 LH_INLINE __u32 lh_max_u32(__u32 a, __u32 b) { return a > b ? a : b; }
