@@ -260,6 +260,14 @@ impl UdpPort {
         })
     }
 
+    /// Turns the kernel's receive coalescing (GRO) on or off, where it was asked for at
+    /// `bind`: off, every datagram is read with its own arrival stamp.
+    pub fn set_receive_coalescing(&self, on: bool) {
+        if self.reader.gro {
+            let _ = setsockopt(&self.sock, sockopt::UdpGroSegment, &on);
+        }
+    }
+
     /// The socket.
     pub fn socket(&self) -> &UdpSocket {
         &self.sock

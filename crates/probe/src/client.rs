@@ -12,7 +12,8 @@
 //!    maximum burst size ([`crate::burst`]);
 //! 5. periodic streams at the rates the SLoPS search asks: the available bandwidth
 //!    ([`crate::slops`]);
-//! 6. the losses of pings and of streams that did not queue: the random loss
+//! 6. the losses of pings and of streams that did not queue, at rates well below the
+//!    available bandwidth: the random loss
 //!    ([`crate::loss`]); reordering over every train.
 //!
 //! After each train the prober asks the server for its arrivals on the connection's stream; the
@@ -39,6 +40,10 @@ use std::time::{Duration, Instant};
 /// Streams per fleet of the available-bandwidth search: four of five must agree
 /// ([`crate::slops::AGREE`]); pathload's twelve cost more time than a 30-s probe has.
 const FLEET: usize = 5;
+
+/// The streams whose losses count as random: those at most this share of the available
+/// bandwidth's lower bound.
+const QUIET_SHARE: f64 = 0.8;
 
 /// How a probe runs.
 pub struct ProbeOptions {
@@ -513,7 +518,7 @@ pub fn probe(
     let mut next_train = 1u32;
     let mut all: Vec<Train> = Vec::new();
 
-    // 2. Back-to-back trains: the capacity.
+    // 3. Back-to-back trains: the capacity.
     let mut trains = Vec::new();
     for _ in 0..options.trains {
         if !budget(&link, wire_bytes * options.train_len as u64) {
@@ -535,7 +540,7 @@ pub fn probe(
         return Ok(report);
     };
 
-    // 3. Bursts of growing size: the effective queue and the MBS.
+    // 4. Bursts of growing size: the effective queue and the MBS.
     let most = ((options.byte_limit.saturating_sub(link.bytes)) / 3 / wire_bytes).max(2) as usize;
     let mut bursts = BurstSearch::new(8, 1.5, most.min(wire::MAX_TRAIN as usize));
     while let Some(n) = bursts.next_size() {
@@ -554,7 +559,7 @@ pub fn probe(
     report.mbs = bursts.mbs();
     report.burst_stop = bursts.stopped();
 
-    // 4. SLoPS streams: the available bandwidth.
+    // 5. SLoPS streams: the available bandwidth.
     let mut search = Search::new(cap.value, 0.04 * cap.value, FLEET, 10);
     let mut quiet = Vec::new();
     while let Some(rate) = search.next_rate() {
@@ -568,19 +573,30 @@ pub fn probe(
         let t = link.arrivals(next_train, &sent, size)?;
         next_train += 1;
         search.record(&t);
-        if search
+        if let Some(s) = search
             .streams()
             .last()
-            .is_some_and(|s| s.test.trend == Trend::NotIncreasing)
+            .filter(|s| s.test.trend == Trend::NotIncreasing)
         {
-            quiet.push(t.clone());
+            quiet.push((s.rate, t.clone()));
         }
         all.push(t);
         pause(&mut link)?;
     }
     report.available = search.estimate();
 
-    // 5. Random loss: pings and streams that did not queue.
+    // 6. Random loss: pings and streams that did not queue, well below the available
+    //    bandwidth (a stream just under it still queues a little, which a small buffer
+    //    overflows).
+    let calm = report
+        .available
+        .as_ref()
+        .map_or(0.0, |a| QUIET_SHARE * a.low);
+    let mut quiet: Vec<Train> = quiet
+        .into_iter()
+        .filter(|(rate, _)| *rate <= calm)
+        .map(|(_, t)| t)
+        .collect();
     quiet.push(ping_train(ping_sent, &link.pongs));
     report.loss = loss::random_loss(&quiet);
     link.port.close(None, &mut link.conn, link.clock.now());

@@ -79,7 +79,8 @@ pub fn run(
     let peer = longhaul_net::resolve(host).map_err(ProbeError::Usage)?;
     let mtu = match settings.mtu {
         Some(m) => m,
-        None => interface_mtu(peer)?,
+        // An IP packet has at most 65,535 bytes, whatever the interface allows.
+        None => interface_mtu(peer)?.min(65_535),
     };
     let mut options = ProbeOptions::new(config(security));
     options.on_peer_key = on_peer_key;
@@ -103,10 +104,8 @@ pub fn serve(
     say(&format!("serving probes on {}", server.local_addr()));
     Ok(server.serve(stop, count, |end| {
         let how = end.error.as_deref().unwrap_or("done");
-        say(&format!(
-            "probe from {}: {} trains, {how}",
-            end.peer, end.trains
-        ));
+        let served = end.served.as_deref().unwrap_or("not a probe");
+        say(&format!("{}: {served}, {how}", end.peer));
     })?)
 }
 
