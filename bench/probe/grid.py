@@ -107,12 +107,16 @@ def run_cell(binary, cell, time_limit, scratch):
     server = None
     try:
         wait_ready(binary, emu.pid, err_path)
+        # The prober and the server run at real-time priority below the forwarders' (10), as
+        # the root tests run them (`longhaul_emu::probe::PROBE_PRIORITY`): a busy machine
+        # then delays neither the trains nor the stamps.
         exec_on = [binary, "emu", "exec", "--id", str(emu.pid)]
-        server = subprocess.Popen([*exec_on, "b", "--", binary, "probe", "--serve",
+        rt = ["chrt", "--fifo", "5"]
+        server = subprocess.Popen([*exec_on, "b", "--", *rt, binary, "probe", "--serve",
                                    "--insecure", "--count", "1"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
-        p = subprocess.run([*exec_on, "a", "--", binary, "probe", "100.64.0.2", "--insecure",
+        p = subprocess.run([*exec_on, "a", "--", *rt, binary, "probe", "100.64.0.2", "--insecure",
                             "-J", "--time", time_limit],
                            capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
