@@ -30,13 +30,17 @@ fn work_errors_and_usage_errors_have_their_own_status_and_prefix() {
 
 #[test]
 fn the_probe_server_refuses_the_probers_simulate_and_scenario() {
-    for flag in [&["--simulate"][..], &["--scenario", "out.toml"]] {
+    for flag in [
+        &["--simulate"][..],
+        &["--scenario", "out.toml"],
+        &["--mtu", "1400"],
+    ] {
         let mut args = vec!["probe", "--serve", "--insecure", "--port", "1"];
         args.extend(flag);
         let (code, err) = longhaul(&args);
         assert_eq!(code, Some(1), "{args:?}: {err}");
         assert!(
-            err.starts_with("longhaul: --serve takes no HOST, --scenario or --simulate"),
+            err.starts_with("longhaul: --serve takes no HOST, --scenario, --simulate or --mtu"),
             "{args:?}: {err}"
         );
     }

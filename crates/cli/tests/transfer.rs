@@ -710,17 +710,23 @@ fn replayed_and_forged_datagrams_are_shown_in_both_ends_summaries() {
     );
 }
 
+/// A key home with a key pair that no receiver authorizes.
+fn stranger_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let made = Command::new(bin())
+        .arg("keygen")
+        .env("LONGHAUL_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    home
+}
+
 /// A sender whose key the receiver does not authorize is refused, and the receiver's log names
 /// its address and its key's fingerprint.
 #[test]
 fn a_refused_sender_is_logged_with_its_address_and_fingerprint() {
-    let stranger = tempfile::tempdir().unwrap();
-    let made = Command::new(bin())
-        .arg("keygen")
-        .env("LONGHAUL_HOME", stranger.path())
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let stranger = stranger_home();
     let (key, _) =
         longhaul_net::keys::read_public_key(&stranger.path().join("id_x25519.pub")).unwrap();
     let src = tempfile::tempdir().unwrap();
@@ -872,4 +878,54 @@ fn recv_json_reports_the_transfer_and_datagrams_without_a_session() {
     );
     assert!(log.contains("; 3 without a session"), "{log}");
     assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
+}
+
+/// `longhaul probe` against a running `longhaul recv`: the receiver answers it with its own
+/// keys and admission (a prober whose key it does not authorize gets nothing), and goes on
+/// receiving transfers; the probe does not count as one of its `-n` transfers.
+#[test]
+fn a_receiver_answers_probes_and_goes_on_receiving() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut r = recv(dir.path(), port, 1);
+    let probe = |home: &Path| {
+        Command::new(bin())
+            .env("LONGHAUL_HOME", home)
+            .args(["probe", &format!("127.0.0.1:{port}"), "-J"])
+            .args(["--time", "10s", "--pings", "10"])
+            .output()
+            .unwrap()
+    };
+    let out = probe(&homes().tx);
+    let report = json(&out);
+    let rtt = report["rtt"]["value"].as_f64().expect("an RTT");
+    assert!(rtt > 0.0 && rtt < 0.05, "{report}");
+    assert_eq!(report["rtt"]["samples"], 10, "{report}");
+    // Loopback's MTU (65536) is above an IP packet's largest: the largest UDP datagram's
+    // packet, 65535 bytes, arrives.
+    assert_eq!(report["path_mtu"]["value"], 65535.0, "{report}");
+    // A prober the receiver does not authorize is refused before anything is measured.
+    let stranger = stranger_home();
+    let refused = probe(stranger.path());
+    assert!(!refused.status.success(), "a stranger's probe was answered");
+    // The receiver is still there for a transfer, which ends it (-n 1).
+    let source = tempfile::tempdir().unwrap();
+    let file = source.path().join("after-probe.bin");
+    std::fs::write(&file, vec![7u8; 300_000]).unwrap();
+    let sent = json(&send_cmd(&file, port, &[]).output().unwrap());
+    assert_eq!(sent["files"][0]["status"], "stored", "{sent}");
+    let status = r.0.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(r.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("a probe of "),
+        "the receiver reports the probe: {err}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("after-probe.bin"))
+            .unwrap()
+            .len(),
+        300_000
+    );
 }

@@ -58,6 +58,11 @@ pub struct DirectionConfig {
     /// Extra one-way delay of the flows with these ports, added after the bottleneck (per-flow
     /// RTTs on one shared bottleneck; see `model::port_delay`).
     pub port_delays: Vec<PortDelay>,
+    /// The path MTU of this direction, bytes: a hop whose MTU is below the hosts' interfaces.
+    /// An IP packet larger than it is dropped without a word (a PMTU "black hole", RFC 2923
+    /// §2.1, the case RFC 8899's packetization-layer discovery exists for); `None`: the
+    /// interfaces' MTU.
+    pub path_mtu: Option<u32>,
 }
 
 impl Default for DirectionConfig {
@@ -72,6 +77,7 @@ impl Default for DirectionConfig {
             overhead_bytes: 0,
             seed: 1,
             port_delays: Vec::new(),
+            path_mtu: None,
         }
     }
 }
@@ -217,6 +223,16 @@ impl DirectionConfig {
                 return Err(err(
                     dir,
                     format!("rate {bps} b/s needs more than 10 s to send one {mtu}-byte packet"),
+                ));
+            }
+        }
+        if let Some(p) = self.path_mtu {
+            if !(68..=mtu).contains(&p) {
+                return Err(err(
+                    dir,
+                    format!(
+                        "path MTU {p} is outside 68..={mtu} (IPv4's minimum to the interfaces' MTU)"
+                    ),
                 ));
             }
         }
@@ -395,6 +411,17 @@ mod tests {
         c.b_to_a.rate = RateConfig::Constant { bps: 1_000_000 };
         c.b_to_a.queue.bytes = Some(1000);
         assert!(c.validate().unwrap_err().message.contains("cannot hold"));
+
+        let mut c = LinkConfig::default();
+        c.b_to_a.path_mtu = Some(1501);
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.direction, "b→a");
+        assert!(
+            e.message.contains("path MTU 1501 is outside 68..=1500"),
+            "{e}"
+        );
+        c.b_to_a.path_mtu = Some(1400);
+        c.validate().unwrap();
 
         let mut c = LinkConfig::default();
         c.a_to_b.queue.packets = Some(100);

@@ -48,6 +48,9 @@ impl DirectionConfig {
         if !self.cross.is_empty() {
             line += &format!(", {} cross-traffic source(s)", self.cross.len());
         }
+        if let Some(m) = self.path_mtu {
+            line += &format!(", path MTU {m} (larger packets dropped)");
+        }
         line
     }
 }

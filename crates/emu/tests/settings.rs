@@ -26,16 +26,22 @@ delay = "90ms"
 queue_bytes = "4M"
 red = { min = "300k", max = "900k", max_p = 0.05 }
 mtu = 9000
+path_mtu = 8000
 seed = 4
 cross = ["poisson,rate=200mbit,size=1000"]
 [link.down]
 rate = "100mbit"
 loss = 0.001
+path_mtu = 1500
 "#,
     )
     .unwrap();
     let c = s.link_config().unwrap();
     assert_eq!(c.mtu, 9000);
+    assert_eq!(
+        (c.a_to_b.path_mtu, c.b_to_a.path_mtu),
+        (Some(8000), Some(1500))
+    );
     assert_eq!(c.a_to_b.rate, RateConfig::Constant { bps: 1_000_000_000 });
     assert_eq!(c.b_to_a.rate, RateConfig::Constant { bps: 100_000_000 });
     assert_eq!(c.a_to_b.delay.delay_ns, 90_000_000);

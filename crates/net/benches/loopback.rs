@@ -92,6 +92,8 @@ fn transfer(
         offload,
         recv_thread: Some(false),
         sender_name: None,
+        service: None,
+        transfers: true,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
     let addr = r.local_addr();

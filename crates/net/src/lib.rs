@@ -65,6 +65,7 @@ pub mod recv;
 pub mod recv_thread;
 pub mod send;
 pub mod send_thread;
+pub mod service;
 pub mod socket;
 pub mod ssh;
 pub mod store;

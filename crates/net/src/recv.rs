@@ -14,6 +14,7 @@ use crate::framing::{
 };
 use crate::path::Printable;
 use crate::recv_thread::Openers;
+use crate::service::{Service, ServiceSession};
 use crate::socket::{self, Arrival, Clock, UdpPort};
 use crate::store::{busy_reason, Incoming, Plan, Planned, Store};
 use crate::NetError;
@@ -78,6 +79,12 @@ pub struct RecvOptions {
     /// ([`crate::recv_thread`]); `None`: where the host has the cores for it
     /// ([`crate::io_threads_by_default`]).
     pub recv_thread: Option<bool>,
+    /// Another protocol served beside transfers ([`crate::service`]: `longhaul probe`'s far
+    /// end), to the same keys and admission.
+    pub service: Option<Arc<dyn Service>>,
+    /// Serve transfers; without, a sender's session ends with FATAL at its first message (a
+    /// receiver that only serves `service`).
+    pub transfers: bool,
 }
 
 /// One file's outcome.
@@ -119,6 +126,9 @@ pub struct Received {
     /// that did not decode), counted by the receiver since the previous transfer's report
     /// (reported with transfers only: `genuine`).
     pub without_session: u64,
+    /// A session of [`RecvOptions::service`], not a transfer: what it did
+    /// ([`ServiceSession::summary`]).
+    pub service: Option<String>,
 }
 
 /// Events reported while serving.
@@ -157,8 +167,19 @@ struct Body {
     digest: Vec<u8>,
 }
 
+/// Whose a session is: undecided until the peer's first stream bytes, when a service is served.
+enum Whose {
+    /// The bytes read so far, too few for the service to tell.
+    Undecided(Vec<u8>),
+    /// A sender's.
+    Transfer,
+    /// A client of the service.
+    Service(Box<dyn ServiceSession>),
+}
+
 struct Session {
     conn: Connection,
+    whose: Whose,
     sender: String,
     started: Instant,
     reader: MessageReader,
@@ -220,11 +241,22 @@ impl Session {
         }
     }
 
-    fn new(conn: Connection, peer: SocketAddr) -> Session {
-        let mut out = MAGIC.to_vec();
+    /// A session of `conn` from `peer`; `undecided` when a service is served, which the
+    /// peer's first bytes may turn out to be for (the magic waits until they say otherwise).
+    fn new(conn: Connection, peer: SocketAddr, undecided: bool) -> Session {
+        let mut out = if undecided {
+            Vec::new()
+        } else {
+            MAGIC.to_vec()
+        };
         out.reserve(4096);
         Session {
             conn,
+            whose: if undecided {
+                Whose::Undecided(Vec::new())
+            } else {
+                Whose::Transfer
+            },
             sender: UNAUTHENTICATED.to_string(),
             started: Instant::now(),
             reader: MessageReader::default(),
@@ -246,6 +278,7 @@ impl Session {
                 sender_key: None,
                 stats: Stats::default(),
                 without_session: 0,
+                service: None,
             },
             reported: 0,
             last_heard: Instant::now(),
@@ -294,8 +327,78 @@ impl Session {
         }
     }
 
+    /// Whether this is a session of the service.
+    fn is_service(&self) -> bool {
+        matches!(self.whose, Whose::Service(_))
+    }
+
+    /// Until the peer's first bytes say whose the session is, reads them; then hands them to
+    /// the service, or starts the transfer with them. Returns whether the transfer goes on.
+    fn decide(&mut self, opts: &RecvOptions, store: &mut Store, buf: &mut [u8]) -> bool {
+        let Whose::Undecided(first) = &mut self.whose else {
+            return matches!(self.whose, Whose::Transfer);
+        };
+        loop {
+            let n = self.conn.read(buf);
+            if n == 0 {
+                break;
+            }
+            first.extend_from_slice(&buf[..n]);
+        }
+        let service = opts.service.as_ref();
+        let claimed = match service {
+            _ if first.is_empty() => return false,
+            Some(s) => match s.claims(first) {
+                None => return false,
+                Some(c) => c,
+            },
+            None => false,
+        };
+        let first = std::mem::take(first);
+        if claimed {
+            let mut session = service.expect("claimed by it").session();
+            self.report.sender_key = self.conn.peer_key();
+            if let Err(e) = session.advance(&first, &mut self.conn) {
+                self.report.error = Some(e);
+                self.conn.close();
+            }
+            self.whose = Whose::Service(session);
+            return false;
+        }
+        self.whose = Whose::Transfer;
+        self.out.splice(0..0, MAGIC.iter().copied());
+        if !opts.transfers {
+            self.fatal(store, "this end serves probes only, not transfers".into());
+            return true;
+        }
+        self.feed(opts, store, &first);
+        true
+    }
+
+    /// A service session's turn: what arrived on the stream goes to it.
+    fn advance_service(&mut self, buf: &mut [u8]) {
+        let Whose::Service(session) = &mut self.whose else {
+            return;
+        };
+        loop {
+            let n = self.conn.read(buf);
+            if n == 0 {
+                return;
+            }
+            if let Err(e) = session.advance(&buf[..n], &mut self.conn) {
+                self.report.error = Some(e);
+                self.conn.close();
+                return;
+            }
+        }
+    }
+
     /// Move received bytes along: messages, file bodies, verdicts.
     fn advance(&mut self, opts: &RecvOptions, store: &mut Store, buf: &mut [u8]) {
+        if !self.decide(opts, store, buf) {
+            self.advance_service(buf);
+            return;
+        }
         // The piece lent to the connection comes back with what it took since the last turn.
         if let Some(b) = self.body.as_mut() {
             if let Err(e) = b.inc.take_back(&mut self.conn) {
@@ -650,6 +753,8 @@ pub struct Receiver {
     clock: Clock,
     /// Datagrams without a session since the last session's report.
     without_session: u64,
+    /// Receive coalescing is off while a service session is served.
+    uncoalesced: bool,
 }
 
 impl Receiver {
@@ -702,6 +807,7 @@ impl Receiver {
             tokens: Tokens::new(),
             clock: Clock::start(),
             without_session: 0,
+            uncoalesced: false,
         })
     }
 
@@ -764,6 +870,12 @@ impl Receiver {
                     s.conn.handle_timeout(now);
                 }
                 s.advance(&self.options, &mut self.store, &mut app);
+                // A service's client may time datagrams (a probe's trains): while one is
+                // served, each datagram is read with its own arrival stamp, none coalesced.
+                if s.is_service() && !self.uncoalesced {
+                    self.port.set_receive_coalescing(false);
+                    self.uncoalesced = true;
+                }
                 // The receiving thread opens with the keys of the moment.
                 if let Some(table) = &openers {
                     let epoch = s.conn.opener_epoch();
@@ -834,7 +946,14 @@ impl Receiver {
                     table.remove(&peer);
                 }
                 s.suspend_all(&mut self.store);
-                if !matches!(s.phase, Phase::Over) && s.report.error.is_none() {
+                if let Whose::Service(g) = &s.whose {
+                    s.report.service = Some(g.summary());
+                    // A client of the service ends by closing the connection.
+                    let by_peer = s.conn.close_reason().is_some_and(|r| r.by_peer);
+                    if !by_peer && s.report.error.is_none() {
+                        s.report.error = Some(s.end_reason());
+                    }
+                } else if !matches!(s.phase, Phase::Over) && s.report.error.is_none() {
                     s.report.error = Some(s.end_reason());
                 }
                 s.report.duration = s.started.elapsed();
@@ -842,10 +961,20 @@ impl Receiver {
                 if s.report.genuine {
                     s.report.without_session = std::mem::take(&mut self.without_session);
                 }
-                if s.report.genuine {
+                // What the receiver serves: transfers, or else the service's sessions.
+                let served = if self.options.transfers {
+                    s.report.genuine
+                } else {
+                    s.report.service.is_some()
+                };
+                if served {
                     ended += 1;
                 }
                 event(Event::Session(&s.report));
+            }
+            if self.uncoalesced && !self.sessions.values().any(Session::is_service) {
+                self.port.set_receive_coalescing(true);
+                self.uncoalesced = false;
             }
             for (peer, _, _) in waiting {
                 if let Some(s) = self.sessions.get_mut(&peer) {
@@ -883,7 +1012,7 @@ impl Receiver {
             tokens: &self.tokens,
             store: &mut self.store,
             secure: self.options.config.security.is_on(),
-            retries: Vec::new(),
+            replies: Vec::new(),
             openers: self.port.openers().cloned(),
             without_session: &mut self.without_session,
         };
@@ -914,9 +1043,9 @@ impl Receiver {
             self.port
                 .receive(inbuf, clock, |from, d, at| door.datagram(from, d, at))
         };
-        let retries = std::mem::take(&mut door.retries);
-        for (to, retry) in retries {
-            let _ = self.port.socket().send_to(&retry, to);
+        let replies = std::mem::take(&mut door.replies);
+        for (to, reply) in replies {
+            let _ = self.port.socket().send_to(&reply, to);
         }
         match result {
             Ok(()) => Ok(more),
@@ -935,8 +1064,8 @@ struct Door<'a> {
     tokens: &'a Tokens,
     store: &'a mut Store,
     secure: bool,
-    /// RETRY datagrams to send once the reading is done.
-    retries: Vec<(SocketAddr, Vec<u8>)>,
+    /// Datagrams to send once the reading is done: RETRYs, and the service's answers.
+    replies: Vec<(SocketAddr, Vec<u8>)>,
     /// The receiving thread's table of keys, which must forget an evicted session.
     openers: Option<Arc<Openers>>,
     /// Datagrams without a session that opened none (see [`Received::without_session`]).
@@ -947,6 +1076,15 @@ impl Door<'_> {
     fn datagram(&mut self, from: SocketAddr, d: &[u8], at: Arrival) {
         let (sessions, options, tokens, secure) =
             (&mut *self.sessions, self.options, self.tokens, self.secure);
+        // The service's own datagrams go to its sessions, never to a connection.
+        if options.service.as_ref().is_some_and(|s| s.owns(d)) {
+            if let Some(Whose::Service(g)) = sessions.get_mut(&from).map(|s| &mut s.whose) {
+                if let Some(reply) = g.datagram(d, at.stamped) {
+                    self.replies.push((from, reply));
+                }
+            }
+            return;
+        }
         // ACK delays count from the datagram's own arrival (see `socket`).
         let now = at.now;
         if let Some(s) = sessions.get_mut(&from) {
@@ -967,7 +1105,7 @@ impl Door<'_> {
         match admission::at_the_door(&options.limits, tokens, &slots, from, d, secure) {
             Admission::NotAnInit => *self.without_session += 1,
             Admission::Drop => {}
-            Admission::Retry(retry) => self.retries.push((from, retry)),
+            Admission::Retry(retry) => self.replies.push((from, retry)),
             Admission::Admit { evict } => {
                 let Ok(mut conn) = Connection::new(options.config.clone(), Side::Server, now)
                 else {
@@ -984,7 +1122,8 @@ impl Door<'_> {
                         o.remove(&peer);
                     }
                 }
-                sessions.insert(from, Session::new(conn, from));
+                let undecided = options.service.is_some();
+                sessions.insert(from, Session::new(conn, from, undecided));
             }
         }
     }

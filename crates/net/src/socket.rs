@@ -260,6 +260,14 @@ impl UdpPort {
         })
     }
 
+    /// Turns the kernel's receive coalescing (GRO) on or off, where it was asked for at
+    /// `bind`: off, every datagram is read with its own arrival stamp.
+    pub fn set_receive_coalescing(&self, on: bool) {
+        if self.reader.gro {
+            let _ = setsockopt(&self.sock, sockopt::UdpGroSegment, &on);
+        }
+    }
+
     /// The socket.
     pub fn socket(&self) -> &UdpSocket {
         &self.sock
@@ -696,6 +704,68 @@ pub(crate) fn send_datagrams(
 /// The socket or the device queue behind it is full: the datagrams did not leave.
 pub(crate) fn is_full(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(Errno::ENOBUFS as i32)
+}
+
+/// The level and option of a path-MTU socket option for `sock`'s address family.
+fn mtu_option(sock: &UdpSocket, v4: libc::c_int, v6: libc::c_int) -> io::Result<(i32, i32)> {
+    Ok(if sock.local_addr()?.is_ipv6() {
+        (libc::IPPROTO_IPV6, v6)
+    } else {
+        (libc::IPPROTO_IP, v4)
+    })
+}
+
+/// Has every datagram `sock` sends leave whole with the don't-fragment bit set, whatever path
+/// MTU the kernel has learnt from ICMP (`IP_PMTUDISC_PROBE`, `IPV6_PMTUDISC_PROBE`; ip(7),
+/// ipv6(7)): the probe packets of RFC 8899's path MTU discovery. A datagram larger than the
+/// interface's MTU fails to send with `EMSGSIZE`.
+pub fn set_probe_path_mtu(sock: &UdpSocket) -> io::Result<()> {
+    let (level, name) = mtu_option(sock, libc::IP_MTU_DISCOVER, libc::IPV6_MTU_DISCOVER)?;
+    let value: libc::c_int = libc::IP_PMTUDISC_PROBE; // IPV6_PMTUDISC_PROBE has the same value
+                                                      // SAFETY: a valid socket, and a c_int option value of its size.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The path MTU the kernel holds for a connected socket's route (`IP_MTU`, `IPV6_MTU`): the
+/// interface's, unless an ICMP "fragmentation needed" (IPv6: "packet too big") lowered it.
+pub fn kernel_path_mtu(sock: &UdpSocket) -> io::Result<u32> {
+    let (level, name) = mtu_option(sock, libc::IP_MTU, libc::IPV6_MTU)?;
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a valid socket, and a c_int of the length given.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        u32::try_from(value).map_err(|_| io::Error::other("a negative path MTU"))
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether `e` says a datagram was too big: for the local interface at a send, or, on a
+/// connected socket, that an ICMP "fragmentation needed" ("packet too big") came back.
+pub fn is_too_big(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EMSGSIZE)
 }
 
 /// The earliest of two optional deadlines.

@@ -426,6 +426,7 @@ mod tests {
             sender_key: None,
             stats: Stats::default(),
             without_session: 4,
+            service: None,
         };
         let text = serde_json::to_string(&ReceivedSummary::new(&s)).unwrap();
         assert_eq!(

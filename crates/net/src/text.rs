@@ -173,6 +173,14 @@ pub fn event_lines(e: &Event<'_>, discard: bool) -> (Vec<String>, bool) {
     match e {
         Event::File(peer, f) => (vec![file_line(*peer, f, discard)], f.result.is_err()),
         Event::Session(s) if s.genuine => (session_lines(s), s.error.is_some()),
+        Event::Session(s) if s.service.is_some() => {
+            let served = s.service.as_deref().unwrap_or_default();
+            let line = match &s.error {
+                Some(e) => format!("{}: {served}; {e}", s.peer),
+                None => format!("{}: {served}", s.peer),
+            };
+            (vec![line], false)
+        }
         Event::Session(s) => {
             let error = s.error.iter().map(|e| format!("{}: {e}", s.peer));
             (error.collect(), false)

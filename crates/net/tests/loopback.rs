@@ -117,6 +117,8 @@ fn receiver_of(
         offload: true,
         recv_thread: Some(recv_thread),
         sender_name: None,
+        service: None,
+        transfers: true,
     };
     let mut r = Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap();
     assert_eq!(r.has_recv_thread(), recv_thread);

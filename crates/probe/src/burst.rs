@@ -15,7 +15,10 @@
 //!   cause a router on the path to drop packets."
 //!
 //! [`BurstSearch`] grows the burst by a factor (1.5 by default) from a small size, each burst
-//! after the queue has drained, and stops at the first burst that loses a packet, or when the
+//! after the queue has drained, and stops at the first burst that loses packets to the queue
+//! ([`overflowed`]: the one-way delay stopped rising at the first loss, where a full drop-tail
+//! queue holds it; an isolated random loss, after which the delay goes on rising, does not end
+//! the search), or when the
 //! queueing delay stops growing with the burst (a queue that caps delay without dropping, or
 //! a sender no faster than the path; a burst a busy sender spread out, sent at less than 0.9
 //! of the fastest before it, does not count), or at a size limit. The last burst overshoots the MBS by
@@ -38,6 +41,49 @@ pub struct Burst {
     pub queueing: f64,
     /// The rate it was sent at, bit/s.
     pub rate: f64,
+    /// Its losses were the queue's ([`overflowed`]), not random.
+    pub overflowed: bool,
+}
+
+/// Whether the losses of `burst` are a full queue's. A drop-tail queue that fills holds the
+/// one-way delay at its most from then on: the packets that still get in, after the first loss,
+/// wait no longer than the last one before it. Past a random loss the delay goes on rising as
+/// before it. So the losses are the queue's when the delay rose after the first loss by less
+/// than half of what the rise before it, continued, would give; or, with no packet arriving
+/// after the first loss, when at least two packets were lost (two random losses in a row, at
+/// the very end, are unlikely). A burst whose delay did not rise before its first loss built no
+/// queue: its losses are random; so are losses before the second arrival.
+pub fn overflowed(burst: &Train) -> bool {
+    // The first loss after two arrivals (a queue that drops a burst's first packets is not
+    // being filled by it).
+    let mut arrived = 0;
+    let Some(first_loss) = burst.packets.iter().position(|p| {
+        arrived += usize::from(p.received.is_some());
+        p.received.is_none() && arrived >= 2
+    }) else {
+        return false;
+    };
+    let delay = |i: usize| {
+        let p = &burst.packets[i];
+        p.received.map(|r| (i as f64, r - p.sent))
+    };
+    let before: Vec<(f64, f64)> = (0..first_loss).filter_map(delay).collect();
+    let after: Vec<(f64, f64)> = (first_loss + 1..burst.packets.len())
+        .filter_map(delay)
+        .collect();
+    if after.is_empty() {
+        return burst.lost() >= 2;
+    }
+    let (Some(&(i0, d0)), Some(&(i1, d1))) = (before.first(), before.last()) else {
+        return false;
+    };
+    let slope = if i1 > i0 { (d1 - d0) / (i1 - i0) } else { 0.0 };
+    if slope <= 0.0 {
+        return false;
+    }
+    let (last, _) = after[after.len() - 1];
+    let rise = after.iter().map(|a| a.1).fold(f64::NEG_INFINITY, f64::max) - d1;
+    rise < 0.5 * slope * (last - i1)
 }
 
 /// Why a [`BurstSearch`] stopped.
@@ -55,7 +101,7 @@ pub enum Stop {
 /// that its queueing delay did not grow says nothing of the queue.
 const SLOWED: f64 = 0.9;
 
-/// Whether the search ends after the last of `bursts`: at a loss; when the queueing delay did
+/// Whether the search ends after the last of `bursts`: at a loss to the queue; when the queueing delay did
 /// not grow by 5 % over the largest before it, the burst sent at least [`SLOWED`] of the
 /// fastest earlier burst's rate (a slower one, a busy sender's, is no evidence, and the search
 /// goes on); at `max_packets`.
@@ -63,7 +109,7 @@ fn stop_after(bursts: &[Burst], max_packets: usize) -> Option<Stop> {
     let (b, earlier) = bursts.split_last()?;
     let before = earlier.iter().map(|b| b.queueing).fold(0.0, f64::max);
     let fastest = earlier.iter().map(|b| b.rate).fold(0.0, f64::max);
-    if b.lost > 0 {
+    if b.lost > 0 && b.overflowed {
         Some(Stop::Loss)
     } else if bursts.len() >= 3 && b.queueing < 1.05 * before && b.rate >= SLOWED * fastest {
         Some(Stop::Saturated)
@@ -128,6 +174,7 @@ impl BurstSearch {
             lost: burst.lost(),
             queueing: if d.len() >= 2 { hi - lo } else { 0.0 },
             rate: burst.send_rate().unwrap_or(0.0),
+            overflowed: overflowed(burst),
         };
         self.bursts.push(b);
         self.stop = stop_after(&self.bursts, self.max_packets);
@@ -254,6 +301,7 @@ mod tests {
             lost: 0,
             queueing,
             rate,
+            overflowed: false,
         };
         let grown = [burst(10, 0.001, 3e9), burst(15, 0.0015, 3e9)];
         // The third burst's delay did not grow: at full speed the queue caps it ...
@@ -263,11 +311,83 @@ mod tests {
         // ... but sent at half the speed (a preempted sender), it proves nothing: go on.
         b[2].rate = 1.5e9;
         assert_eq!(stop_after(&b, 1000), None);
-        // Loss and the size limit end it whatever the rate.
+        // Loss to the queue and the size limit end it whatever the rate; a random loss does not.
         b[2].lost = 1;
+        assert_eq!(stop_after(&b, 1000), None);
+        b[2].overflowed = true;
         assert_eq!(stop_after(&b, 1000), Some(Stop::Loss));
         b[2].lost = 0;
         assert_eq!(stop_after(&b, 23), Some(Stop::Limit));
+    }
+
+    #[test]
+    fn random_losses_do_not_end_the_search_before_the_queue_fills() {
+        // 2 % random loss: nearly every burst of 50 packets or more loses one at random. The
+        // search still goes on to the burst that overflows the 125 kB buffer.
+        let mut went_past_random_losses = 0;
+        for seed in 0..20 {
+            let mut path = Path::new(50e6, 0.02, 125_000.0);
+            path.loss = 0.02;
+            path.reseed(seed);
+            let s = search(&mut path, 1e9, 5000);
+            // At the loss, or at the delay the full queue caps (a burst whose drops mingle
+            // with a random loss).
+            let stop = s.stopped();
+            assert!(
+                matches!(stop, Some(Stop::Loss | Stop::Saturated)),
+                "seed {seed}: {stop:?}"
+            );
+            let q = s.queue(&capacity(50e6), 1200).unwrap();
+            assert!(
+                (q.value / 125_000.0 - 1.0).abs() < 0.05,
+                "seed {seed}: {q:?} after {:?}",
+                s.bursts()
+            );
+            if s.bursts().iter().any(|b| b.lost > 0 && !b.overflowed) {
+                went_past_random_losses += 1;
+            }
+        }
+        // The test means something: most searches met a random loss on their way.
+        assert!(
+            went_past_random_losses >= 10,
+            "{went_past_random_losses} of 20"
+        );
+    }
+
+    #[test]
+    fn losses_are_the_queues_when_the_delay_stops_rising() {
+        let p = |i: usize, delay: Option<f64>| crate::train::Packet {
+            bytes: 1500,
+            sent: i as f64 * 1e-5,
+            received: delay.map(|d| i as f64 * 1e-5 + d),
+        };
+        // Rising by 0.1 ms a packet, then one lost and the rise goes on: random.
+        let rising = |i: usize| Some(1e-4 * i as f64);
+        let random: Vec<_> = (0..20)
+            .map(|i| p(i, rising(i).filter(|_| i != 10)))
+            .collect();
+        assert!(!overflowed(&Train::new(random)));
+        // Rising to 1 ms, then three of every four lost, the rest held at 1 ms: the queue's.
+        let full: Vec<_> = (0..40)
+            .map(|i| match i {
+                0..=10 => p(i, rising(i)),
+                _ if i % 4 == 0 => p(i, Some(1e-3)),
+                _ => p(i, None),
+            })
+            .collect();
+        assert!(overflowed(&Train::new(full)));
+        // Only the last packets lost: two or more are the queue's, one is not known to be.
+        let tail = |lost: usize| -> Vec<_> {
+            (0..20)
+                .map(|i| p(i, rising(i).filter(|_| i < 20 - lost)))
+                .collect()
+        };
+        assert!(overflowed(&Train::new(tail(3))));
+        assert!(!overflowed(&Train::new(tail(1))));
+        // No loss, nothing to judge.
+        assert!(!overflowed(&Train::new(
+            (0..5).map(|i| p(i, rising(i))).collect()
+        )));
     }
 
     #[test]

@@ -5,12 +5,15 @@
 //! measured when a limit is reached is left out of the report, with a note):
 //!
 //! 1. pings, one at a time: the base RTT and its jitter;
-//! 2. trains of back-to-back packets: the capacity ([`crate::capacity`]);
-//! 3. bursts of growing size, each after the queue has drained: the effective queue and the
+//! 2. the path MTU ([`crate::mtu`]): pings padded to the sizes the search asks, with the
+//!    don't-fragment bit set; the probe datagrams of the later phases fill the MTU found;
+//! 3. trains of back-to-back packets: the capacity ([`crate::capacity`]);
+//! 4. bursts of growing size, each after the queue has drained: the effective queue and the
 //!    maximum burst size ([`crate::burst`]);
-//! 4. periodic streams at the rates the SLoPS search asks: the available bandwidth
+//! 5. periodic streams at the rates the SLoPS search asks: the available bandwidth
 //!    ([`crate::slops`]);
-//! 5. the losses of pings and of streams that did not queue: the random loss
+//! 6. the losses of pings and of streams that did not queue, at rates well below the
+//!    available bandwidth: the random loss
 //!    ([`crate::loss`]); reordering over every train.
 //!
 //! After each train the prober asks the server for its arrivals on the connection's stream; the
@@ -18,11 +21,12 @@
 //! has drained, and the next train meets an empty queue.
 
 use crate::burst::BurstSearch;
+use crate::mtu::{MtuSearch, Outcome};
 use crate::report::Report;
 use crate::slops::{Search, Trend};
 use crate::train::{Packet, Train};
 use crate::wire::{self, Control, Header, Kind, Reply, WireError};
-use crate::{capacity, loss, rtt};
+use crate::{capacity, loss, mtu, rtt};
 use longhaul_net::send::TrustHook;
 use longhaul_net::socket::{self, Clock, UdpPort};
 use longhaul_net::NetError;
@@ -37,6 +41,10 @@ use std::time::{Duration, Instant};
 /// ([`crate::slops::AGREE`]); pathload's twelve cost more time than a 30-s probe has.
 const FLEET: usize = 5;
 
+/// The streams whose losses count as random: those at most this share of the available
+/// bandwidth's lower bound.
+const QUIET_SHARE: f64 = 0.8;
+
 /// How a probe runs.
 pub struct ProbeOptions {
     /// The connection's settings (security as for `send`).
@@ -50,8 +58,12 @@ pub struct ProbeOptions {
     pub time_limit: Duration,
     /// The most bytes of probe datagrams to send (IP packets).
     pub byte_limit: u64,
-    /// A probe datagram's UDP payload, bytes (the path MTU less 28 fills it).
+    /// A probe datagram's UDP payload, bytes (the path MTU less 28 fills it): the largest, when
+    /// the path MTU is searched.
     pub datagram: usize,
+    /// Search the path MTU up to `datagram`'s IP packet ([`crate::mtu`]), and fill what is
+    /// found.
+    pub search_mtu: bool,
     /// Pings for the RTT.
     pub pings: usize,
     /// Trains for the capacity.
@@ -73,6 +85,7 @@ impl ProbeOptions {
             time_limit: Duration::from_secs(30),
             byte_limit: 64 << 20,
             datagram: 1472,
+            search_mtu: true,
             pings: 20,
             trains: 12,
             train_len: 48,
@@ -107,11 +120,15 @@ struct Link<'a> {
     key: [u8; 32],
     stream: Vec<u8>,
     replies: VecDeque<Reply>,
-    /// Pong arrival stamps by ping number.
-    pongs: HashMap<u32, Time>,
+    /// Pong arrival stamps by the ping's train (0; a path-MTU probe's: its size) and number.
+    pongs: HashMap<(u32, u32), Time>,
+    /// An ICMP message said a datagram was too big (the connected socket's `EMSGSIZE`).
+    told_too_big: bool,
     on_peer_key: Option<TrustHook>,
     stop: &'a AtomicBool,
     bytes: u64,
+    /// Path-MTU probes sent (their numbers).
+    mtu_probes: u32,
     inbuf: Vec<u8>,
 }
 
@@ -130,17 +147,21 @@ impl Link<'_> {
             return Err(NetError::Interrupted.into());
         }
         let (conn, pongs, key) = (&mut self.conn, &mut self.pongs, &self.key);
-        self.port
-            .receive(&mut self.inbuf, &self.clock, |_, d, at| {
-                if wire::is_probe(d) {
-                    if let Some(h) = wire::decode(d, key).filter(|h| h.kind == Kind::Pong) {
-                        pongs.entry(h.seq).or_insert(at.stamped);
-                    }
-                } else {
-                    let _ = conn.handle_packet_at(at.now, at.stamped, d, false);
+        let received = self.port.receive(&mut self.inbuf, &self.clock, |_, d, at| {
+            if wire::is_probe(d) {
+                if let Some(h) = wire::decode(d, key).filter(|h| h.kind == Kind::Pong) {
+                    pongs.entry((h.train, h.seq)).or_insert(at.stamped);
                 }
-            })
-            .map_err(|e| refused(e, self.peer))?;
+            } else {
+                let _ = conn.handle_packet_at(at.now, at.stamped, d, false);
+            }
+        });
+        match received {
+            // A router's ICMP "fragmentation needed" for a path-MTU probe: the search hears
+            // of it (`kernel_path_mtu`); nothing else is wrong.
+            Err(e) if socket::is_too_big(&e) => self.told_too_big = true,
+            r => r.map_err(|e| refused(e, self.peer))?,
+        }
         let now = self.clock.now();
         if self.conn.poll_timeout().is_some_and(|t| t <= now) {
             self.conn.handle_timeout(now);
@@ -207,6 +228,74 @@ impl Link<'_> {
                 Err(e) => return Err(refused(e, self.peer).into()),
             }
         }
+    }
+
+    /// One round of the path-MTU search: `copies` probes of each of `sizes` (IP bytes), the
+    /// sizes interleaved and 1 ms apart (so that no queue on the path overflows), then the
+    /// pongs awaited for twice the RTT, and at least 200 ms more than it.
+    fn mtu_round(
+        &mut self,
+        sizes: &[u32],
+        copies: usize,
+        overhead: usize,
+        rtt: f64,
+        end: Instant,
+    ) -> Result<Vec<(u32, Outcome)>, ProbeError> {
+        let mut too_big = Vec::new();
+        let mut sent: Vec<(u32, u32)> = Vec::new();
+        for _ in 0..copies {
+            for &size in sizes {
+                if too_big.contains(&size) {
+                    continue;
+                }
+                let seq = self.mtu_probes;
+                self.mtu_probes += 1;
+                let mut d = vec![0u8; (size as usize).saturating_sub(overhead)];
+                if d.len() < wire::MIN_DATAGRAM {
+                    too_big.push(size);
+                    continue;
+                }
+                let h = Header {
+                    kind: Kind::Ping,
+                    train: size,
+                    seq,
+                };
+                wire::encode(h, &self.key, &mut d);
+                match self.port.socket().send(&d) {
+                    Ok(_) => {
+                        self.bytes += (d.len() + IP_UDP_OVERHEAD) as u64;
+                        sent.push((size, seq));
+                    }
+                    Err(e) if socket::is_too_big(&e) => too_big.push(size),
+                    // A full socket buffer loses this copy; the others count.
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(refused(e, self.peer).into()),
+                }
+                self.pump(Instant::now() + Duration::from_millis(1), |_| false)?;
+            }
+        }
+        let wait = Duration::from_secs_f64((2.0 * rtt).max(rtt + 0.2));
+        let until = (Instant::now() + wait).min(end.max(Instant::now()));
+        let arrived = |l: &Self, size: u32| {
+            sent.iter()
+                .any(|&(s, seq)| s == size && l.pongs.contains_key(&(size, seq)))
+        };
+        self.pump(until, |l| {
+            sizes.iter().all(|&s| too_big.contains(&s) || arrived(l, s))
+        })?;
+        Ok(sizes
+            .iter()
+            .map(|&s| {
+                let o = if too_big.contains(&s) {
+                    Outcome::Refused
+                } else if arrived(self, s) {
+                    Outcome::Arrived
+                } else {
+                    Outcome::Lost
+                };
+                (s, o)
+            })
+            .collect())
     }
 
     /// Sends train `train` of `n` datagrams of `size` bytes, `gap` apart (zero: back to
@@ -314,6 +403,9 @@ pub fn probe(
     let port = UdpPort::bind(local, options.config.max_datagram_size(), false)
         .map_err(NetError::Socket)?;
     port.socket().connect(peer).map_err(NetError::Socket)?;
+    if options.search_mtu {
+        socket::set_probe_path_mtu(port.socket()).map_err(NetError::Socket)?;
+    }
     let clock = Clock::start();
     let conn = Connection::new(options.config.clone(), Side::Client, clock.now())
         .map_err(NetError::Config)?;
@@ -328,9 +420,11 @@ pub fn probe(
         stream: Vec::new(),
         replies: VecDeque::new(),
         pongs: HashMap::new(),
+        told_too_big: false,
         on_peer_key: options.on_peer_key,
         stop,
         bytes: 0,
+        mtu_probes: 0,
         inbuf: vec![0u8; 65_536],
     };
     let connected = link.pump(started + options.connect_timeout, |l| {
@@ -348,8 +442,7 @@ pub fn probe(
             "the server did not take the probe's key within 10 s".into(),
         ));
     }
-    let size = options.datagram;
-    let wire_bytes = (size + IP_UDP_OVERHEAD) as u64;
+    let mut size = options.datagram;
     let mut report = Report::new(peer, size);
     let mut notes = Vec::new();
     let budget = |l: &Link, more: u64| Instant::now() < end && l.bytes + more <= options.byte_limit;
@@ -358,7 +451,7 @@ pub fn probe(
     let mut rtts = Vec::new();
     let mut ping_sent = 0u64;
     for seq in 0..options.pings as u32 {
-        if !budget(&link, wire_bytes) {
+        if !budget(&link, (wire::MIN_DATAGRAM + IP_UDP_OVERHEAD) as u64) {
             break;
         }
         let mut d = vec![0u8; wire::MIN_DATAGRAM];
@@ -375,8 +468,8 @@ pub fn probe(
         link.send(&d)?;
         ping_sent += 1;
         let until = (Instant::now() + Duration::from_secs(1)).min(end);
-        if link.pump(until, |l| l.pongs.contains_key(&seq))? {
-            rtts.push(link.pongs[&seq].saturating_since(sent).as_secs_f64());
+        if link.pump(until, |l| l.pongs.contains_key(&(0, seq)))? {
+            rtts.push(link.pongs[&(0, seq)].saturating_since(sent).as_secs_f64());
         }
     }
     if let Some((base, jitter)) = rtt::rtt(&rtts) {
@@ -384,6 +477,39 @@ pub fn probe(
         report.jitter = Some(jitter);
     }
     let rtt = report.rtt.as_ref().map_or(0.1, |e| e.value);
+
+    // 2. The path MTU, from the base up to the largest datagram's packet.
+    if options.search_mtu {
+        let overhead = ip_overhead(peer);
+        let ping_loss = loss::wilson(ping_sent - rtts.len() as u64, ping_sent, loss::Z95).1;
+        let max = (options.datagram + overhead) as u32;
+        let mut search = MtuSearch::new(mtu::BASE, max, mtu::copies(ping_loss), 6);
+        while let Some(sizes) = search.next_round() {
+            let cost = sizes.iter().map(|&s| u64::from(s)).sum::<u64>() * search.copies() as u64;
+            if !budget(&link, cost) {
+                notes.push("the time or byte limit ended the path MTU search".to_string());
+                break;
+            }
+            let round = link.mtu_round(&sizes, search.copies(), overhead, rtt, end)?;
+            search.record(&round);
+            if std::mem::take(&mut link.told_too_big) {
+                if let Ok(m) = socket::kernel_path_mtu(link.port.socket()) {
+                    search.too_big_reported(m);
+                }
+            }
+        }
+        report.path_mtu = search.estimate();
+        match &report.path_mtu {
+            Some(m) => size = size.min(m.value as usize - overhead),
+            None => notes.push(format!(
+                "no path MTU probe of {} bytes arrived: the probe goes on in {}-byte datagrams",
+                mtu::BASE,
+                size
+            )),
+        }
+        report.datagram = size;
+    }
+    let wire_bytes = (size + IP_UDP_OVERHEAD) as u64;
     let pause = |l: &mut Link| {
         l.pump(Instant::now() + Duration::from_secs_f64(rtt / 2.0), |_| {
             false
@@ -392,7 +518,7 @@ pub fn probe(
     let mut next_train = 1u32;
     let mut all: Vec<Train> = Vec::new();
 
-    // 2. Back-to-back trains: the capacity.
+    // 3. Back-to-back trains: the capacity.
     let mut trains = Vec::new();
     for _ in 0..options.trains {
         if !budget(&link, wire_bytes * options.train_len as u64) {
@@ -414,7 +540,7 @@ pub fn probe(
         return Ok(report);
     };
 
-    // 3. Bursts of growing size: the effective queue and the MBS.
+    // 4. Bursts of growing size: the effective queue and the MBS.
     let most = ((options.byte_limit.saturating_sub(link.bytes)) / 3 / wire_bytes).max(2) as usize;
     let mut bursts = BurstSearch::new(8, 1.5, most.min(wire::MAX_TRAIN as usize));
     while let Some(n) = bursts.next_size() {
@@ -433,7 +559,7 @@ pub fn probe(
     report.mbs = bursts.mbs();
     report.burst_stop = bursts.stopped();
 
-    // 4. SLoPS streams: the available bandwidth.
+    // 5. SLoPS streams: the available bandwidth.
     let mut search = Search::new(cap.value, 0.04 * cap.value, FLEET, 10);
     let mut quiet = Vec::new();
     while let Some(rate) = search.next_rate() {
@@ -447,19 +573,30 @@ pub fn probe(
         let t = link.arrivals(next_train, &sent, size)?;
         next_train += 1;
         search.record(&t);
-        if search
+        if let Some(s) = search
             .streams()
             .last()
-            .is_some_and(|s| s.test.trend == Trend::NotIncreasing)
+            .filter(|s| s.test.trend == Trend::NotIncreasing)
         {
-            quiet.push(t.clone());
+            quiet.push((s.rate, t.clone()));
         }
         all.push(t);
         pause(&mut link)?;
     }
     report.available = search.estimate();
 
-    // 5. Random loss: pings and streams that did not queue.
+    // 6. Random loss: pings and streams that did not queue, well below the available
+    //    bandwidth (a stream just under it still queues a little, which a small buffer
+    //    overflows).
+    let calm = report
+        .available
+        .as_ref()
+        .map_or(0.0, |a| QUIET_SHARE * a.low);
+    let mut quiet: Vec<Train> = quiet
+        .into_iter()
+        .filter(|(rate, _)| *rate <= calm)
+        .map(|(_, t)| t)
+        .collect();
     quiet.push(ping_train(ping_sent, &link.pongs));
     report.loss = loss::random_loss(&quiet);
     link.port.close(None, &mut link.conn, link.clock.now());
@@ -467,14 +604,23 @@ pub fn probe(
     Ok(report)
 }
 
+/// Bytes of IP and UDP header before a datagram to `peer`: 28 over IPv4, 48 over IPv6.
+pub fn ip_overhead(peer: SocketAddr) -> usize {
+    if peer.is_ipv6() {
+        48
+    } else {
+        IP_UDP_OVERHEAD
+    }
+}
+
 /// The pings as a train, for the loss count: which of the `sent` were answered.
-fn ping_train(sent: u64, pongs: &HashMap<u32, Time>) -> Train {
+fn ping_train(sent: u64, pongs: &HashMap<(u32, u32), Time>) -> Train {
     Train::new(
         (0..sent)
             .map(|i| Packet {
                 bytes: wire::MIN_DATAGRAM as u32,
                 sent: 0.0,
-                received: pongs.contains_key(&(i as u32)).then_some(0.0),
+                received: pongs.contains_key(&(0, i as u32)).then_some(0.0),
             })
             .collect(),
     )

@@ -39,6 +39,10 @@
 //!   (MBS), which the packet-drop-avoidance paper (seed 002, LBNL: "The MBS is also called
 //!   effective queue size") makes the unit of loss-free sending: any burst above the MBS may
 //!   make a router on the path drop packets.
+//! - **Path MTU** ([`mtu`]): RFC 8899's datagram packetization-layer path MTU discovery:
+//!   probe packets of chosen sizes with the don't-fragment bit set, a size confirmed by any of
+//!   several probes arriving and refuted only by all of them being lost, so that neither a
+//!   router that drops without ICMP (a black hole) nor random loss misleads it.
 //! - **Random loss and reordering** ([`loss`]): packets lost from streams that did not queue
 //!   are the path's random loss, given with a Wilson score interval (Wilson, JASA 22, 1927),
 //!   which stays inside [0, 1] and is honest for the small counts a short probe sees; a packet
@@ -63,6 +67,7 @@ pub mod capacity;
 pub mod client;
 pub mod estimate;
 pub mod loss;
+pub mod mtu;
 pub mod predict;
 pub mod report;
 pub mod rtt;

@@ -57,6 +57,11 @@ impl Path {
         Some(self.busy_until)
     }
 
+    /// Gives the random stream (loss, Poisson gaps) the seed `seed`.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = SmallRng::seed_from_u64(seed);
+    }
+
     /// Runs the cross traffic up to `t`.
     fn cross_until(&mut self, t: f64) {
         let (rate, bytes, poisson) = match self.cross {

@@ -191,7 +191,7 @@ pub fn predict(report: &Report, opts: &Options) -> Result<Prediction, PredictErr
     let text = crate::scenario::scenario_toml(report, name, 1.0)?;
     let capacity = report.capacity.as_ref().map_or(0.0, |e| e.value);
     let rtt_s = report.rtt.as_ref().map_or(0.0, |e| e.value);
-    let mtu = (report.datagram + longhaul_proto::IP_UDP_OVERHEAD) as u32;
+    let mtu = report.mtu();
     let secs = simulated_s(capacity, rtt_s, mtu, opts.duration.as_secs_f64());
     let names: Vec<&str> = longhaul_cc::algorithms().iter().map(|a| a.name).collect();
     let checked = names

@@ -20,6 +20,9 @@ pub struct Report {
     pub bytes_sent: u64,
     /// A probe datagram's UDP payload, bytes.
     pub datagram: usize,
+    /// The path MTU (bytes of IP packet), by RFC 8899's probing; `null` when not searched or
+    /// no probe arrived.
+    pub path_mtu: Option<Estimate>,
     /// Base round-trip time, s.
     pub rtt: Option<Estimate>,
     /// Round-trip jitter, s.
@@ -59,6 +62,7 @@ impl Report {
             duration_s: 0.0,
             bytes_sent: 0,
             datagram,
+            path_mtu: None,
             rtt: None,
             jitter: None,
             capacity: None,
@@ -74,6 +78,15 @@ impl Report {
             notes: Vec::new(),
             prediction: None,
         }
+    }
+
+    /// The path's MTU as the report knows it: the measured path MTU, or else the IP packet the
+    /// probe datagrams made (what `--scenario` and `--simulate` use).
+    pub fn mtu(&self) -> u32 {
+        self.path_mtu.as_ref().map_or(
+            (self.datagram + longhaul_proto::IP_UDP_OVERHEAD) as u32,
+            |m| m.value as u32,
+        )
     }
 
     /// Completes the report with the totals over `trains`.
@@ -96,7 +109,8 @@ impl Report {
             bytes(self.bytes_sent as f64),
             self.datagram
         )];
-        let rows: [(&str, &Option<Estimate>); 8] = [
+        let rows: [(&str, &Option<Estimate>); 9] = [
+            ("path MTU", &self.path_mtu),
             ("base RTT", &self.rtt),
             ("RTT jitter", &self.jitter),
             ("capacity", &self.capacity),
@@ -107,12 +121,14 @@ impl Report {
             ("random loss", &self.loss),
         ];
         for (name, e) in rows {
+            // An MTU is given to the byte.
+            let unit = |e: &Estimate| if name == "path MTU" { "B" } else { e.unit };
             match e {
                 Some(e) => out.push(format!(
                     "  {name:<17} {}  [{} .. {}: {}]  {}",
-                    value(e.value, e.unit),
-                    value(e.low, e.unit),
-                    value(e.high, e.unit),
+                    value(e.value, unit(e)),
+                    value(e.low, unit(e)),
+                    value(e.high, unit(e)),
                     e.interval,
                     e.method
                 )),
@@ -156,6 +172,7 @@ fn value(x: f64, unit: &str) -> String {
         "bit/s" => format!("{:.2} Mb/s", x / 1e6),
         "bytes" => bytes(x),
         "1" => format!("{:.3} %", x * 100.0),
+        "B" => format!("{x:.0} B"),
         _ => format!("{x} {unit}"),
     }
 }
@@ -176,11 +193,24 @@ mod tests {
             method: "trains",
             samples: 12,
         });
+        r.path_mtu = Some(Estimate {
+            value: 1400.0,
+            low: 1400.0,
+            high: 1407.0,
+            unit: "bytes",
+            interval: "between".into(),
+            method: "PLPMTUD",
+            samples: 30,
+        });
         let lines = r.lines();
         assert!(
-            lines[3].contains("50.00 Mb/s  [49.00 Mb/s .. 51.00 Mb/s: iqr]  trains"),
+            lines[1].contains("path MTU          1400 B  [1400 B .. 1407 B: between]  PLPMTUD"),
             "{lines:?}"
         );
-        assert!(lines[1].ends_with("not measured"), "{lines:?}");
+        assert!(
+            lines[4].contains("50.00 Mb/s  [49.00 Mb/s .. 51.00 Mb/s: iqr]  trains"),
+            "{lines:?}"
+        );
+        assert!(lines[2].ends_with("not measured"), "{lines:?}");
     }
 }

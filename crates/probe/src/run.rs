@@ -1,5 +1,6 @@
 //! A probe as `longhaul probe` runs it, from the command line's values: the connection's
-//! settings, the probe datagram that fills the path MTU, the measurement ([`run`]: [`probe`])
+//! settings, the largest probe datagram (the interface's MTU, or `--mtu`; the measurement
+//! searches the path MTU below it), the measurement ([`run`]: [`probe`])
 //! and the server's loop ([`serve`]: [`Server`]). The caller brings each end's security
 //! (`longhaul_net::trust`, as `send` and `recv`) and prints what it is told.
 
@@ -18,8 +19,9 @@ use std::time::Duration;
 /// What the command line sets of a measurement.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
-    /// The path MTU: probe packets fill it.
-    pub mtu: u32,
+    /// The largest IP packet to probe with (`None`: the MTU of the interface toward the
+    /// server); the path MTU is searched below it and probe packets fill it.
+    pub mtu: Option<u32>,
     /// The longest the measurement may take.
     pub time_limit: Duration,
     /// The most bytes of probe packets to send.
@@ -28,21 +30,38 @@ pub struct Settings {
     pub pings: usize,
 }
 
-/// The connection's settings for a probe with `security` over a path of `mtu`: the FAST
-/// control, a 4 MiB window and a 30 s idle timeout (the connection carries only control
-/// messages).
-pub fn config(security: Security, mtu: u32) -> Result<Config, ProbeError> {
-    let cc: CcSpec = "fast"
-        .parse()
-        .map_err(|e| ProbeError::Usage(format!("{e}")))?;
-    longhaul_net::host_config(cc, security, mtu, 4 << 20, Duration::from_secs(30))
-        .map_err(|e| ProbeError::Usage(format!("--mtu {mtu}: {e}")))
+/// The IP packet of the probe's connection, bytes: RFC 8899's base size
+/// ([`crate::mtu::BASE`]), which every path is expected to carry, so that the connection
+/// works before the path MTU is known and on a path that drops larger packets unannounced.
+pub const CONTROL_MTU: u32 = crate::mtu::BASE;
+
+/// The connection's settings for a probe with `security`, both ends': the FAST control, a
+/// 4 MiB window, a 30 s idle timeout and packets of [`CONTROL_MTU`] (the connection carries
+/// only control messages).
+pub fn config(security: Security) -> Config {
+    let cc: CcSpec = "fast".parse().expect("a known controller");
+    longhaul_net::host_config(cc, security, CONTROL_MTU, 4 << 20, Duration::from_secs(30))
+        .expect("valid settings")
+}
+
+/// The MTU of the interface the route to `peer` leaves by (the kernel's path MTU for it).
+pub fn interface_mtu(peer: SocketAddr) -> Result<u32, ProbeError> {
+    let local: SocketAddr = if peer.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let s = std::net::UdpSocket::bind(local)
+        .and_then(|s| s.connect(peer).map(|()| s))
+        .map_err(|e| ProbeError::Net(longhaul_net::NetError::Socket(e)))?;
+    longhaul_net::socket::kernel_path_mtu(&s)
+        .map_err(|e| ProbeError::Net(longhaul_net::NetError::Socket(e)))
 }
 
 /// The UDP payload of a probe datagram that fills `mtu` toward `peer` (less 28 bytes of IPv4
 /// and UDP headers, 48 of IPv6).
 pub fn datagram(mtu: u32, peer: SocketAddr) -> Result<usize, ProbeError> {
-    let ip_header = if peer.is_ipv6() { 48 } else { 28 };
+    let ip_header = crate::client::ip_overhead(peer);
     (mtu as usize)
         .checked_sub(ip_header)
         .filter(|d| *d >= crate::wire::MIN_DATAGRAM)
@@ -58,33 +77,35 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Report, ProbeError> {
     let peer = longhaul_net::resolve(host).map_err(ProbeError::Usage)?;
-    let mut options = ProbeOptions::new(config(security, settings.mtu)?);
+    let mtu = match settings.mtu {
+        Some(m) => m,
+        // An IP packet has at most 65,535 bytes, whatever the interface allows.
+        None => interface_mtu(peer)?.min(65_535),
+    };
+    let mut options = ProbeOptions::new(config(security));
     options.on_peer_key = on_peer_key;
     options.time_limit = settings.time_limit;
     options.byte_limit = settings.byte_limit;
     options.pings = settings.pings;
-    options.datagram = datagram(settings.mtu, peer)?;
+    options.datagram = datagram(mtu, peer)?;
     probe(peer, options, stop)
 }
 
-/// Serves probes on `addr` with `security` over a path of `mtu` until `count` have ended
-/// (`None`: until `stop`); says where it listens, then one line for each probe that ends.
+/// Serves probes on `addr` with `security` until `count` have ended (`None`: until `stop`);
+/// says where it listens, then one line for each probe that ends.
 pub fn serve(
     addr: SocketAddr,
     security: Security,
-    mtu: u32,
     count: Option<usize>,
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<usize, ProbeError> {
-    let mut server = Server::bind(addr, config(security, mtu)?, Limits::default())?;
+    let mut server = Server::bind(addr, config(security), Limits::default())?;
     say(&format!("serving probes on {}", server.local_addr()));
     Ok(server.serve(stop, count, |end| {
         let how = end.error.as_deref().unwrap_or("done");
-        say(&format!(
-            "probe from {}: {} trains, {how}",
-            end.peer, end.trains
-        ));
+        let served = end.served.as_deref().unwrap_or("not a probe");
+        say(&format!("{}: {served}, {how}", end.peer));
     })?)
 }
 
@@ -100,10 +121,6 @@ mod tests {
         assert_eq!(datagram(1500, v6).unwrap(), 1452);
         let e = datagram(40, v4).unwrap_err().to_string();
         assert_eq!(e, "--mtu 40 is too small for a probe packet");
-        assert!(config(Security::Off, 1500).is_ok());
-        assert!(config(Security::Off, 10)
-            .unwrap_err()
-            .to_string()
-            .starts_with("--mtu 10: "));
+        assert_eq!(config(Security::Off).max_datagram_size(), 1200 - 28);
     }
 }

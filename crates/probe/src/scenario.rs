@@ -77,17 +77,18 @@ pub fn scenario_toml(
         .as_ref()
         .filter(|a| a.value < (1.0 - CROSS_SHARE_MIN) * rate)
         .map(|a| rate - a.value.max(0.0));
+    let mtu = report.mtu();
     let cross_table = match cross {
         Some(bps) => {
             notes.push(format!(
                 "# The available bandwidth was {:.1} Mb/s of {:.1}: the rest is cross traffic, as\n\
-                 # Poisson arrivals of 1500-byte packets at its mean rate.",
+                 # Poisson arrivals of full-size ({mtu}-byte) packets at its mean rate.",
                 (rate - bps) / 1e6,
                 rate / 1e6
             ));
             format!(
                 "\n[[cross_traffic]]\nkind = \"poisson\"\nlink = \"path\"\nrate = {bps:.0}\n\
-                 packet_size = 1500\n"
+                 packet_size = {mtu}\n"
             )
         }
         None => String::new(),
@@ -100,7 +101,6 @@ pub fn scenario_toml(
          [[flows]]\ncc = \"fast\"\n{cross_table}",
         notes = notes.join("\n"),
         delay_us = rtt / 2.0 * 1e6,
-        mtu = report.datagram + longhaul_proto::IP_UDP_OVERHEAD,
     );
     Scenario::parse(&text, name, name, &[])?;
     Ok(text)
@@ -137,6 +137,12 @@ mod tests {
         let link = &checked.scenario.links[0];
         assert_eq!(link.mtu, 1500);
         assert_eq!(checked.scenario.cross_traffic.len(), 1);
+        // The measured path MTU, where there is one, for the link and the cross traffic.
+        r.path_mtu = e(1400.0, "bytes");
+        let text = scenario_toml(&r, "probed", 30.0).unwrap();
+        assert!(text.contains("mtu = 1400\n"), "{text}");
+        assert!(text.contains("packet_size = 1400\n"), "{text}");
+        r.path_mtu = None;
         // An available bandwidth within 10 % of the capacity is the estimate's error: no cross
         // traffic.
         r.available = e(46e6, "bit/s");

@@ -153,11 +153,15 @@ pub enum Reply {
 pub struct WireError(pub String);
 
 impl Control {
+    /// The first byte of [`Control::Hello`], which opens a prober's stream (a sender's opens
+    /// with the transfer protocol's magic, `LHT…`).
+    pub const HELLO: u8 = 1;
+
     /// Appends the message to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Control::Hello { key } => {
-                out.push(1);
+                out.push(Control::HELLO);
                 out.extend_from_slice(key);
             }
             Control::Report { train } => {

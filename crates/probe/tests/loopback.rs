@@ -2,7 +2,6 @@
 //! and the refusals, without a bottleneck (loopback spreads no train, so the capacity is left
 //! out with a note).
 
-use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
 use longhaul_probe::{probe, ProbeError, ProbeOptions, Server};
 use longhaul_proto::secure::{Identity, PeerPolicy, Security};
@@ -14,8 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 fn config(security: Security) -> Config {
-    let cc: CcSpec = "fast".parse().unwrap();
-    longhaul_net::host_config(cc, security, 1500, 4 << 20, Duration::from_secs(10)).unwrap()
+    longhaul_probe::run::config(security)
 }
 
 fn keys() -> (Identity, Identity) {
@@ -71,6 +69,10 @@ fn an_authenticated_probe_measures_loopback() {
         "the session outlived its prober by {:?}",
         done.elapsed()
     );
+    // Loopback carries any size: the search ends in its first round at the largest packet.
+    let m = r.path_mtu.as_ref().expect("path MTU");
+    assert_eq!((m.value, m.low, m.high), (1500.0, 1500.0, 1500.0), "{m:?}");
+    assert_eq!(r.datagram, 1472);
     let rtt = r.rtt.as_ref().expect("pings answered");
     assert_eq!(rtt.samples, 10);
     assert!(rtt.value > 0.0 && rtt.value < 0.01, "{rtt:?}");

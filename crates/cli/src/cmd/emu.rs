@@ -120,6 +120,10 @@ pub struct LinkArgs {
     /// (a→b/b→a).
     #[arg(long)]
     overhead: Option<String>,
+    /// A hop's MTU below the interfaces' (--mtu): IP packets larger than it are dropped, as by
+    /// a router that sends no ICMP (a path MTU black hole); e.g. 1400 or 1400/1500 (a→b/b→a).
+    #[arg(long, value_name = "BYTES")]
+    path_mtu: Option<String>,
     /// MTU of both hosts' interfaces (68..=65535).
     #[arg(long)]
     mtu: Option<u32>,
@@ -256,6 +260,7 @@ fn overrides(f: &LinkArgs) -> Result<Overrides> {
         ("reorder_by", &f.reorder_by),
         ("duplicate", &f.duplicate),
         ("overhead", &f.overhead),
+        ("path_mtu", &f.path_mtu),
     ];
     let o = Overrides {
         per_direction: given
@@ -485,6 +490,7 @@ mod tests {
             reorder: v(),
             duplicate: v(),
             overhead: v(),
+            path_mtu: v(),
             rate: Some("1gbit".into()),
             delay: Some("1ms".into()),
             jitter: Some("1ms".into()),

@@ -45,9 +45,10 @@ pub struct ProbeArgs {
     /// Pings for the base RTT.
     #[arg(long, default_value_t = 20)]
     pub pings: usize,
-    /// Path MTU: probe packets fill it.
-    #[arg(long, default_value_t = 1500)]
-    pub mtu: u32,
+    /// The largest IP packet to probe with (default: the MTU of the interface toward HOST); the
+    /// path MTU is searched below it, and probe packets fill what is found.
+    #[arg(long)]
+    pub mtu: Option<u32>,
     /// The report as JSON on standard output.
     #[arg(short = 'J', long)]
     pub json: bool,
@@ -85,8 +86,8 @@ pub struct ProbeArgs {
 pub fn run(a: ProbeArgs) -> Result<()> {
     let stop = AtomicBool::new(false);
     if a.serve {
-        if a.host.is_some() || a.scenario.is_some() || a.simulate {
-            bail!("--serve takes no HOST, --scenario or --simulate (it listens on --bind and --port; the prober measures and simulates)");
+        if a.host.is_some() || a.scenario.is_some() || a.simulate || a.mtu.is_some() {
+            bail!("--serve takes no HOST, --scenario, --simulate or --mtu (it listens on --bind and --port; the prober measures and simulates)");
         }
         let identity = trust::Identity::File(a.identity.as_deref());
         let roles = ("probe server", "prober");
@@ -100,7 +101,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             &mut say,
         )?;
         let addr = (a.bind, a.port).into();
-        run::serve(addr, security, a.mtu, a.count, &stop, &mut say)?;
+        run::serve(addr, security, a.count, &stop, &mut say)?;
         return Ok(());
     }
     let host = a

@@ -373,6 +373,9 @@ pub fn recv(a: RecvArgs) -> Result<()> {
             .then(|| trust::ssh_user_name(&a.authorize_key, a.authorized_keys.as_deref()))
             .transpose()
             .map_err(|e| anyhow!(e))?,
+        // `longhaul probe` against this receiver: the same keys and admission.
+        service: Some(longhaul_probe::server::service()),
+        transfers: true,
     };
     eprintln!(
         "{}",

@@ -15,6 +15,7 @@
 //! red = { min = "300k", max = "900k", max_p = 0.1, weight = 0.002 }
 //! loss = "1%"             # Bernoulli; or gilbert = { p = 0.01, r = 0.25, loss_bad = 1.0 }
 //! mtu = 9000
+//! path_mtu = 1400         # a hop with a smaller MTU: larger packets are dropped
 //! cross = ["poisson,rate=200mbit"]
 //! [link.down]             # overrides for b→a (and [link.up] for a→b)
 //! rate = "100mbit"
@@ -65,7 +66,7 @@ pub struct Settings {
 
 /// The settings given per direction (`VALUE` or `A2B/B2A`), as `[link]` keys; a flag's name is
 /// the key with `-` for `_`.
-pub const PER_DIRECTION: [&str; 12] = [
+pub const PER_DIRECTION: [&str; 13] = [
     "rate",
     "delay",
     "queue_packets",
@@ -78,6 +79,7 @@ pub const PER_DIRECTION: [&str; 12] = [
     "reorder_by",
     "duplicate",
     "overhead",
+    "path_mtu",
 ];
 
 /// Splits `A/B` into per-direction values (`V` alone means both).

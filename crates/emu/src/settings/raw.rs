@@ -40,6 +40,8 @@ pub struct RawDirection {
     pub duplicate: Option<String>,
     /// Bytes added to each packet for serialisation time (`38` for Ethernet framing).
     pub overhead: Option<String>,
+    /// The path MTU, bytes: larger IP packets are dropped (`1400`).
+    pub path_mtu: Option<String>,
     /// Cross-traffic specs, `KIND,rate=R[,size=B][,on=D,off=D]`
     /// ([`parse_cross`]).
     pub cross: Vec<String>,
@@ -77,6 +79,7 @@ impl RawDirection {
             "reorder_by" => &mut self.reorder_by,
             "duplicate" => &mut self.duplicate,
             "overhead" => &mut self.overhead,
+            "path_mtu" => &mut self.path_mtu,
             _ => return None,
         })
     }
@@ -179,6 +182,13 @@ impl RawDirection {
         }
         if let Some(o) = &self.overhead {
             c.overhead_bytes = size(o, dir, "overhead")? as u32;
+        }
+        if let Some(m) = &self.path_mtu {
+            let bytes = size(m, dir, "path-mtu")?;
+            c.path_mtu =
+                Some(u32::try_from(bytes).map_err(|_| {
+                    SettingsError(format!("{dir}: path-mtu {bytes} is not an MTU"))
+                })?);
         }
         for spec in &self.cross {
             c.cross
