@@ -281,13 +281,33 @@ impl Launch {
     }
 }
 
-/// `longhaul send` in namespace `ns` logging in with the key `dir/key` (a command to complete).
-fn send_in(ns: &str, dir: &Path, key: &str) -> Command {
+/// The JSON on the standard output of a run that must have succeeded, and its standard error
+/// (shown under `what`); a failure shows sshd's log too (`dir/sshd.log`).
+fn json_of(out: &Output, what: &str, dir: &Path) -> (serde_json::Value, String) {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!("{what}:\n{err}");
+    assert!(
+        out.status.success(),
+        "{what}: failed ({}):\n{err}\nsshd:\n{}",
+        out.status,
+        sshd_log(dir)
+    );
+    (serde_json::from_slice(&out.stdout).unwrap(), err)
+}
+
+/// `longhaul COMMAND` in namespace `ns` logging in with the key `dir/key` (a command to
+/// complete).
+fn longhaul_in(command: &str, ns: &str, dir: &Path, key: &str) -> Command {
     let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_longhaul"), "send"])
+    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_longhaul"), command])
         .args(["--ssh", &ssh_command(dir, key)])
         .stdin(Stdio::null());
     c
+}
+
+/// `longhaul send` in namespace `ns` logging in with the key `dir/key` (a command to complete).
+fn send_in(ns: &str, dir: &Path, key: &str) -> Command {
+    longhaul_in("send", ns, dir, key)
 }
 
 /// The whole launch: a file arrives byte for byte through sshd's login and longhaul's UDP, both
@@ -305,22 +325,14 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     let dest = &l.dest;
 
     // 1. The file arrives whole; both ends succeed.
-    let out = send_in(&nb, dir, "client")
+    let out = send_in(nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s", "-J"])
         .arg(src.join("run.dat"))
-        .arg(&dest)
+        .arg(dest)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    eprintln!("send:\n{err}");
-    assert!(
-        out.status.success(),
-        "send failed ({}):\n{err}\nsshd:\n{}",
-        out.status,
-        sshd_log(dir)
-    );
+    let (v, err) = json_of(&out, "send", dir);
     assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), *bytes);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["files"][0]["status"], "stored", "{v}");
     assert_eq!(v["bytes_sent"].as_u64(), Some(8_000_000), "{v}");
     // Authenticated and sealed with the one-time keys that crossed the ssh channel.
@@ -347,7 +359,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
 
     // 2. A wrong remote path: a clear error that names it, and nothing left running.
     let missing = "/nonexistent/bin/longhaul";
-    let out = send_in(&nb, dir, "client")
+    let out = send_in(nb, dir, "client")
         .args(["--remote-longhaul", missing, "--launch-timeout", "120s"])
         .arg(src.join("run.dat"))
         .arg(format!("root@{}:{}", l.addr_a, dir.join("other").display()))
@@ -362,7 +374,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
 
     // 3. A key sshd does not accept: the login is named as what failed.
     keygen(&dir.join("stranger"));
-    let out = send_in(&nb, dir, "stranger")
+    let out = send_in(nb, dir, "stranger")
         .args(["--remote-longhaul", bin])
         .arg(src.join("run.dat"))
         .arg(format!("root@{}:{}", l.addr_a, dir.join("other").display()))
@@ -380,7 +392,7 @@ fn send_starts_the_receiver_over_ssh_and_moves_a_file() {
     // stays for a resume.
     let slow = dir.join("slow");
     std::fs::create_dir_all(&slow).unwrap();
-    let mut sender = send_in(&nb, dir, "client")
+    let mut sender = send_in(nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s"])
         .args(["--rate-limit", "4mbit"])
         .arg(src.join("run.dat"))
@@ -476,11 +488,11 @@ fn a_send_over_ssh_killed_and_run_again_resumes() {
     let dest = &l.dest;
 
     // 1. A slow send (16 s at 4 Mb/s), killed once 3 MB are on the receiver's disk.
-    let mut sender = send_in(&nb, dir, "client")
+    let mut sender = send_in(nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s"])
         .args(["--rate-limit", "4mbit"])
         .arg(src.join("run.dat"))
-        .arg(&dest)
+        .arg(dest)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -502,29 +514,187 @@ fn a_send_over_ssh_killed_and_run_again_resumes() {
     assert!(started, "no data arrived before the kill");
 
     // 2. Run again at once: it resumes, and the file arrives exact.
-    let out = send_in(&nb, dir, "client")
+    let out = send_in(nb, dir, "client")
         .args(["--remote-longhaul", bin, "--launch-timeout", "120s", "-J"])
         .arg(src.join("run.dat"))
-        .arg(&dest)
+        .arg(dest)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    eprintln!("send run again:\n{err}");
-    assert!(
-        out.status.success(),
-        "send failed ({}):\n{err}\nsshd:\n{}",
-        out.status,
-        sshd_log(dir)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (v, _) = json_of(&out, "send run again", dir);
     assert_eq!(v["files"][0]["status"], "stored", "{v}");
     let resumed = v["bytes_resumed"].as_u64().unwrap();
     assert!(resumed >= 1 << 20, "nothing resumed: {v}");
     assert_eq!(std::fs::read(dst.join("run.dat")).unwrap(), *bytes);
     gone(&dst.display().to_string(), Duration::from_secs(15));
-    assert_eq!(
-        part_files(&dst),
-        Vec::<String>::new(),
-        "orphaned part files"
+    assert_eq!(part_files(dst), Vec::<String>::new(), "orphaned part files");
+}
+
+/// A network namespace of this test's own, with only its loopback up; deleted, with whatever
+/// still runs in it, when dropped.
+struct Namespace(String);
+
+impl Namespace {
+    fn new(tag: &str) -> Namespace {
+        let name = format!("lh-ssh-{tag}-{}", std::process::id());
+        netns::kill_all_in(&name);
+        let _ = netns::delete(&name);
+        netns::add(&name).expect("ip netns add");
+        Namespace(name)
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        netns::kill_all_in(&self.0);
+        let _ = netns::delete(&self.0);
+    }
+}
+
+/// The probe servers (`probe --serve`) running in namespace `ns`.
+fn probe_servers(ns: &str) -> Vec<String> {
+    netns::pids_in(ns)
+        .into_iter()
+        .filter_map(|pid| {
+            let c = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            c.contains("--serve").then(|| format!("{pid}: {c}"))
+        })
+        .collect()
+}
+
+/// Waits until no probe server runs in `ns`; panics with them otherwise.
+fn no_probe_server(ns: &str, limit: Duration) {
+    let t = Instant::now();
+    while !probe_servers(ns).is_empty() {
+        assert!(
+            t.elapsed() < limit,
+            "a probe server still runs after {limit:?}: {:?}",
+            probe_servers(ns)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `longhaul probe … root@127.0.0.1:` in namespace `ns`, logging in with the key `dir/client`
+/// to sshd on the namespace's loopback (a command to complete).
+fn probe_in(ns: &str, dir: &Path, longhaul: &str) -> Command {
+    let mut c = longhaul_in("probe", ns, dir, "client");
+    c.args(["--remote-longhaul", longhaul, "--launch-timeout", "120s"])
+        .args(["--mtu", "1500"]);
+    c
+}
+
+/// `longhaul probe root@127.0.0.1:` as a user runs it: sshd (in a namespace of the test's own,
+/// on its loopback) starts `longhaul probe --serve` for one probe with one-time keys, the
+/// prober measures the path to the port it announced, text and `-J` as a direct probe, and the
+/// probe server is gone when the prober returns. A missing remote longhaul and a broken
+/// announce line get clear errors; a prober killed mid-probe takes the probe server with it.
+#[test]
+fn probe_starts_the_probe_server_over_ssh_and_measures() {
+    if !root_or_skip("probe_starts_the_probe_server_over_ssh_and_measures") {
+        return;
+    }
+    let _g = lock();
+    let scratch = Scratch::new("probe");
+    let dir = &scratch.0;
+    let ns = Namespace::new("probe");
+    let _sshd = start_sshd(&ns.0, dir);
+    let bin = env!("CARGO_BIN_EXE_longhaul");
+    let target = "root@127.0.0.1:";
+
+    // 1. -J: the report, measured over the one-time keys that crossed ssh.
+    let out = probe_in(&ns.0, dir, bin)
+        .args(["-J", "-t", "10s", "--pings", "10", target])
+        .output()
+        .unwrap();
+    let (v, err) = json_of(&out, "probe -J", dir);
+    let rtt = v["rtt"]["value"].as_f64().expect("an RTT");
+    assert!(rtt > 0.0 && rtt < 0.05, "loopback's RTT: {v}");
+    assert_eq!(v["rtt"]["samples"], 10, "{v}");
+    assert_eq!(v["path_mtu"]["value"], 1500.0, "{v}");
+    let peer = v["peer"].as_str().unwrap();
+    assert!(peer.starts_with("127.0.0.1:"), "{peer}");
+    assert!(!peer.ends_with(":5301"), "a kernel-chosen port: {peer}");
+    // The probe server's own lines came through ssh; it served the one probe.
+    assert!(err.contains("remote: serving probes on"), "{err}");
+    assert!(err.contains("a probe of "), "{err}");
+    // It exited by itself after the probe (ssh returned 0 only after it did).
+    no_probe_server(&ns.0, Duration::from_secs(5));
+
+    // 2. Text, as a direct probe prints it.
+    let out = probe_in(&ns.0, dir, bin)
+        .args(["-t", "5s", target])
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    eprintln!("probe:\n{err}{text}");
+    assert!(out.status.success(), "{err}");
+    assert!(text.starts_with("probe of 127.0.0.1:"), "{text}");
+    assert!(text.contains("base RTT"), "{text}");
+    assert!(
+        err.contains("starting longhaul probe --serve on root@127.0.0.1"),
+        "{err}"
+    );
+    no_probe_server(&ns.0, Duration::from_secs(5));
+
+    // 3. No longhaul where --remote-longhaul says: named, with what to do.
+    let missing = "/nonexistent/bin/longhaul";
+    let out = probe_in(&ns.0, dir, missing).arg(target).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("probe with a wrong --remote-longhaul:\n{err}");
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&format!("{missing:?} was not found on root@127.0.0.1")),
+        "{err}"
+    );
+    assert!(err.contains("--remote-longhaul"), "{err}");
+
+    // 4. A remote end whose announce line does not read: said so, and it is stopped.
+    let fake = dir.join("fake-longhaul");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho longhaul-recv-ready port=x\nexec cat >/dev/null\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = probe_in(&ns.0, dir, &fake.display().to_string())
+        .arg(target)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("probe with a broken announce line:\n{err}");
+    assert!(!out.status.success());
+    assert!(err.contains("\"port=x\" in the announce line"), "{err}");
+    assert!(err.contains("the same version as this one"), "{err}");
+    gone(&fake.display().to_string(), Duration::from_secs(15));
+
+    // 5. The prober killed mid-probe (SIGKILL: no clean-up of its own): the ssh session ends
+    // with it, and the probe server stops on its closed standard input. A million pings keep
+    // the probe going for a while on loopback.
+    let mut prober = probe_in(&ns.0, dir, bin)
+        .args(["-t", "60s", "--pings", "1000000", target])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while probe_servers(&ns.0).is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(120) && prober.try_wait().unwrap().is_none(),
+            "no probe server started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(prober.try_wait().unwrap().is_none(), "the probe ended");
+    prober.kill().unwrap();
+    let _ = prober.wait();
+    no_probe_server(&ns.0, Duration::from_secs(15));
+    gone(
+        &format!("{}/client", dir.display()),
+        Duration::from_secs(15),
     );
 }

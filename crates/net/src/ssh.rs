@@ -1,7 +1,10 @@
 //! The ssh launch behind `longhaul send PATH… [user@]host:DIR` ([`crate::destination`]): start
 //! the receiver on the far host through ssh, then move the data over longhaul's own transport
 //! on UDP. The ssh session only starts the receiver and carries one-time keys; the data never
-//! goes through ssh.
+//! goes through ssh. `longhaul probe [user@]host:` starts its probe server the same way
+//! ([`Remote::ProbeServer`]): `longhaul probe --serve --count 1` with the same `--announce`,
+//! `--exit-on-eof`, `--identity-ephemeral` and `--authorize-key` (a probe server is a receiver
+//! that serves probes only), and measures the path to the port it announces.
 //!
 //! # A launch, step by step
 //!
@@ -63,8 +66,61 @@ const MAX_LINE: u64 = 16 << 10;
 // The remote command
 // ---------------------------------------------------------------------------------------------
 
-/// How to start the remote receiver: the ssh command, where longhaul is there, and the
-/// transport settings both ends must agree on.
+/// What the launch starts on the far host: a receiver either way (`longhaul probe --serve`
+/// is a receiver that serves probes only), for one session.
+#[derive(Clone, Debug)]
+pub enum Remote {
+    /// `longhaul recv --once` into the target's directory (`send … [user@]host:DIR`), with the
+    /// transport settings both ends must agree on.
+    Receiver {
+        /// The path MTU.
+        mtu: u32,
+        /// The receive window.
+        window: u64,
+        /// The connection's idle timeout.
+        idle_timeout: Duration,
+    },
+    /// `longhaul probe --serve --count 1` (`probe [user@]host:`); the probe's connection
+    /// settings are the same at both ends by definition (`longhaul_probe::run::config`).
+    ProbeServer,
+}
+
+impl Remote {
+    /// The remote command's subcommand and its one-session option.
+    fn subcommand(&self) -> &'static [&'static str] {
+        match self {
+            Remote::Receiver { .. } => &["recv", "--once"],
+            Remote::ProbeServer => &["probe", "--serve", "--count", "1"],
+        }
+    }
+
+    /// `longhaul recv`, `longhaul probe --serve`: what runs there, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Remote::Receiver { .. } => "longhaul recv",
+            Remote::ProbeServer => "longhaul probe --serve",
+        }
+    }
+
+    /// The ssh form of the command's argument.
+    fn form(&self) -> &'static str {
+        match self {
+            Remote::Receiver { .. } => "[user@]host:DIR",
+            Remote::ProbeServer => "[user@]host:",
+        }
+    }
+
+    /// What to do by hand when the launch cannot reach the host for the data.
+    fn by_hand(&self) -> &'static str {
+        match self {
+            Remote::Receiver { .. } => "start `longhaul recv` there and send to HOST:PORT",
+            Remote::ProbeServer => "start `longhaul probe --serve` there and probe HOST:PORT",
+        }
+    }
+}
+
+/// How to start the remote receiver: the ssh command, where longhaul is there, and what to
+/// start.
 #[derive(Clone, Debug)]
 pub struct LaunchOptions {
     /// The ssh command with its options, split into words as a shell would, without expanding
@@ -77,17 +133,13 @@ pub struct LaunchOptions {
     /// How long the receiver may take to announce itself after ssh starts
     /// (`--launch-timeout`) [default: 60 s].
     pub launch_timeout: Option<Duration>,
-    /// The path MTU.
-    pub mtu: u32,
-    /// The receive window.
-    pub window: u64,
-    /// The connection's idle timeout.
-    pub idle_timeout: Duration,
+    /// What to start.
+    pub remote: Remote,
 }
 
 impl LaunchOptions {
-    /// Refuses launch settings given for `to`, a destination that names a receiver already
-    /// running (`HOST[:PORT]`): they start a receiver over ssh, which needs `[user@]host:DIR`.
+    /// Refuses launch settings given for `to`, an argument that names a receiver already
+    /// running (`HOST[:PORT]`): they start one over ssh, which needs the ssh form.
     pub fn refuse_unless_launching(&self, to: &str) -> Result<(), String> {
         let given = [
             (self.ssh.is_some(), "--ssh"),
@@ -97,8 +149,10 @@ impl LaunchOptions {
         ];
         match given.iter().find(|(g, _)| *g) {
             Some((_, flag)) => Err(format!(
-                "{flag} starts the receiver over ssh, which needs a destination of the form \
-                 [user@]host:DIR; {to:?} names a receiver already running (HOST[:PORT])"
+                "{flag} starts {} over ssh, which needs an argument of the form {}; {to:?} \
+                 names one already running (HOST[:PORT])",
+                self.remote.name(),
+                self.remote.form()
             )),
             None => Ok(()),
         }
@@ -111,12 +165,11 @@ fn remote_command(
     dir: &str,
     port: u16,
     authorize: &PublicKey,
-    t: &LaunchOptions,
+    r: &Remote,
 ) -> String {
-    let words = [
-        longhaul.to_string(),
-        "recv".into(),
-        "--once".into(),
+    let mut words: Vec<String> = vec![longhaul.to_string()];
+    words.extend(r.subcommand().iter().map(|w| w.to_string()));
+    words.extend([
         "--announce".into(),
         "--exit-on-eof".into(),
         "--port".into(),
@@ -124,16 +177,25 @@ fn remote_command(
         "--identity-ephemeral".into(),
         "--authorize-key".into(),
         authorize.to_base64(),
-        "--ssh-user-identity".into(),
-        "--mtu".into(),
-        t.mtu.to_string(),
-        "--window".into(),
-        t.window.to_string(),
-        "--idle-timeout".into(),
-        format!("{}ms", t.idle_timeout.as_millis()),
-        "--dir".into(),
-        dir.to_string(),
-    ];
+    ]);
+    if let Remote::Receiver {
+        mtu,
+        window,
+        idle_timeout,
+    } = r
+    {
+        words.extend([
+            "--ssh-user-identity".into(),
+            "--mtu".into(),
+            mtu.to_string(),
+            "--window".into(),
+            window.to_string(),
+            "--idle-timeout".into(),
+            format!("{}ms", idle_timeout.as_millis()),
+            "--dir".into(),
+            dir.to_string(),
+        ]);
+    }
     words
         .iter()
         .map(|w| longhaul_output::shell::word(w))
@@ -193,9 +255,9 @@ pub enum LaunchError {
         /// The remote side's last lines.
         remote: String,
     },
-    /// The receiver announced itself, then ended before the transfer.
+    /// The receiver announced itself, then ended before its session.
     #[error(
-        "{label} announced port {port} and then ended ({status}) before the transfer began{remote}"
+        "{label} announced port {port} and then ended ({status}) before its session began{remote}"
     )]
     EndedAfterAnnounce {
         /// `longhaul recv on [user@]host`.
@@ -305,13 +367,15 @@ pub enum LaunchError {
     /// The host has no address here for the data.
     #[error(
         "cannot resolve {host} to an address for the data (ssh reached it, perhaps through a \
-         proxy that is not used for UDP); start `longhaul recv` there and send to HOST:PORT"
+         proxy that is not used for UDP); {by_hand}"
     )]
     Unresolved {
         /// The host as given.
         host: String,
+        /// What to do by hand instead.
+        by_hand: &'static str,
     },
-    /// After the transfer, the receiver ended with an error.
+    /// After its session, the receiver ended with an error.
     #[error("the {label} ended with {status}; its messages are above (remote: …)")]
     Failed {
         /// `longhaul recv on [user@]host`.
@@ -319,9 +383,9 @@ pub enum LaunchError {
         /// ssh's exit status.
         status: ExitStatus,
     },
-    /// After the transfer, the receiver did not exit and was stopped.
+    /// After its session, the receiver did not exit and was stopped.
     #[error(
-        "the {label} did not exit within {:?} after the transfer; stopped it",
+        "the {label} did not exit within {:?} after its session; stopped it",
         EXIT_GRACE
     )]
     NoExit {
@@ -431,14 +495,14 @@ pub fn launch(
     let longhaul = opts.remote_longhaul.as_deref().unwrap_or("longhaul");
     let timeout = opts.launch_timeout.unwrap_or(Duration::from_secs(60));
     let login = target.login();
-    let label = format!("longhaul recv on {login}");
+    let label = format!("{} on {login}", opts.remote.name());
     let identity = KeyPair::generate().map_err(LaunchError::KeyPair)?;
     let command = remote_command(
         longhaul,
         &target.dir,
         opts.remote_port.unwrap_or(0),
         &identity.public,
-        opts,
+        &opts.remote,
     );
     // Before ssh itself starts: `ssh -G` only reads the configuration.
     let addrs = ssh_addresses(&ssh, target);
@@ -546,6 +610,7 @@ pub fn launch(
     };
     let ip = choose_address(&addrs, announce.via).ok_or_else(|| LaunchError::Unresolved {
         host: target.host.clone(),
+        by_hand: opts.remote.by_hand(),
     })?;
     launched.addr = SocketAddr::new(ip, announce.port);
     launched.peer_key = announce.key;
@@ -622,11 +687,16 @@ impl Launched {
                 host,
                 said,
             },
-            Some(2) if text.contains("unexpected argument") => LaunchError::RemoteTooOld {
-                host,
-                longhaul,
-                said,
-            },
+            Some(2)
+                if text.contains("unexpected argument")
+                    || text.contains("unrecognized subcommand") =>
+            {
+                LaunchError::RemoteTooOld {
+                    host,
+                    longhaul,
+                    said,
+                }
+            }
             _ => LaunchError::EndedEarly {
                 label: self.label.clone(),
                 status: st,
@@ -797,30 +867,30 @@ mod tests {
             remote_longhaul: None,
             remote_port: None,
             launch_timeout: None,
-            mtu: 1500,
-            window: 64 << 20,
-            idle_timeout: Duration::from_secs(30),
+            remote: Remote::Receiver {
+                mtu: 1500,
+                window: 64 << 20,
+                idle_timeout: Duration::from_secs(30),
+            },
         };
         assert!(o.refuse_unless_launching("host").is_ok());
         o.remote_port = Some(9);
         let e = o.refuse_unless_launching("host:5301").unwrap_err();
         assert!(
-            e.starts_with("--remote-port starts the receiver over ssh"),
+            e.starts_with("--remote-port starts longhaul recv over ssh"),
             "{e}"
         );
-        assert!(
-            e.contains("\"host:5301\" names a receiver already running"),
-            "{e}"
-        );
+        assert!(e.contains("of the form [user@]host:DIR;"), "{e}");
+        assert!(e.contains("\"host:5301\" names one already running"), "{e}");
+        o.remote = Remote::ProbeServer;
+        let e = o.refuse_unless_launching("host").unwrap_err();
+        assert!(e.contains("longhaul probe --serve over ssh"), "{e}");
+        assert!(e.contains("of the form [user@]host:;"), "{e}");
     }
 
     #[test]
     fn the_remote_command_survives_the_remote_shell() {
-        let t = LaunchOptions {
-            ssh: None,
-            remote_longhaul: None,
-            remote_port: None,
-            launch_timeout: None,
+        let t = Remote::Receiver {
             mtu: 9000,
             window: 64 << 20,
             idle_timeout: Duration::from_secs(30),
@@ -844,6 +914,24 @@ mod tests {
             "--ssh-user-identity",
         ] {
             assert!(words.iter().any(|w| w == flag), "{flag}: {c}");
+        }
+    }
+
+    #[test]
+    fn the_probe_server_is_started_for_one_probe_with_the_receivers_launch_flags() {
+        let key = KeyPair::from_private(&[7; 32]).public;
+        let c = remote_command("longhaul", ".", 0, &key, &Remote::ProbeServer);
+        let words = shlex::split(&c).unwrap();
+        assert_eq!(words[..5], ["longhaul", "probe", "--serve", "--count", "1"]);
+        let at = |flag: &str| &words[words.iter().position(|w| w == flag).unwrap() + 1];
+        assert_eq!(at("--authorize-key"), &key.to_base64());
+        assert_eq!(at("--port"), "0");
+        for flag in ["--announce", "--exit-on-eof", "--identity-ephemeral"] {
+            assert!(words.iter().any(|w| w == flag), "{flag}: {c}");
+        }
+        // Nothing of a transfer: no directory, and the probe's own connection settings.
+        for flag in ["--dir", "--mtu", "--once", "--ssh-user-identity"] {
+            assert!(!words.iter().any(|w| w == flag), "{flag}: {c}");
         }
     }
 

@@ -109,6 +109,18 @@ pub enum ProbeError {
     /// The server did not answer in time.
     #[error("{0}")]
     Timeout(String),
+    /// The probe server could not be started over ssh.
+    #[error(transparent)]
+    Launch(#[from] Box<longhaul_net::ssh::LaunchError>),
+    /// The probe server started over ssh was not reached over UDP: `why` says what to check.
+    #[error("{why}")]
+    Unreachable {
+        /// What the launch knows (a firewall may stop UDP).
+        why: String,
+        /// The error.
+        #[source]
+        error: Box<NetError>,
+    },
 }
 
 /// The connection and the socket, driven together.

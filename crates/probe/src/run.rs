@@ -1,7 +1,8 @@
 //! A probe as `longhaul probe` runs it, from the command line's values: the connection's
 //! settings, the largest probe datagram (the interface's MTU, or `--mtu`; the measurement
-//! searches the path MTU below it), the measurement ([`run`]: [`probe`])
-//! and the server's loop ([`serve`]: [`Server`]). The caller brings each end's security
+//! searches the path MTU below it), the measurement ([`run`]: [`probe`]), the measurement of a
+//! probe server started over ssh for it ([`over_ssh`]: `longhaul probe [user@]host:`) and the
+//! server's loop ([`bind`], [`serve`]: [`Server`]). The caller brings each end's security
 //! (`longhaul_net::trust`, as `send` and `recv`) and prints what it is told.
 
 use crate::client::{probe, ProbeError, ProbeOptions};
@@ -9,10 +10,12 @@ use crate::report::Report;
 use crate::server::Server;
 use longhaul_cc::CcSpec;
 use longhaul_net::admission::Limits;
+use longhaul_net::destination::SshTarget;
 use longhaul_net::send::TrustHook;
+use longhaul_net::ssh::{self, LaunchError, LaunchOptions};
 use longhaul_proto::secure::Security;
 use longhaul_proto::Config;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -72,11 +75,20 @@ pub fn datagram(mtu: u32, peer: SocketAddr) -> Result<usize, ProbeError> {
 /// `security`; `on_peer_key` as [`ProbeOptions::on_peer_key`]; `stop` ends it.
 pub fn run(
     host: &str,
-    (security, on_peer_key): (Security, Option<TrustHook>),
+    trust: (Security, Option<TrustHook>),
     settings: &Settings,
     stop: &AtomicBool,
 ) -> Result<Report, ProbeError> {
     let peer = longhaul_net::resolve(host).map_err(ProbeError::Usage)?;
+    measure(peer, trust, settings, stop)
+}
+
+fn measure(
+    peer: SocketAddr,
+    (security, on_peer_key): (Security, Option<TrustHook>),
+    settings: &Settings,
+    stop: &AtomicBool,
+) -> Result<Report, ProbeError> {
     let mtu = match settings.mtu {
         Some(m) => m,
         // An IP packet has at most 65,535 bytes, whatever the interface allows.
@@ -91,16 +103,62 @@ pub fn run(
     probe(peer, options, stop)
 }
 
-/// Serves probes on `addr` with `security` until `count` have ended (`None`: until `stop`);
-/// says where it listens, then one line for each probe that ends.
+/// `longhaul probe [user@]host:`: starts `longhaul probe --serve` for one probe on `target`
+/// through ssh as `send` starts its receiver ([`longhaul_net::ssh`], with `launch.remote`
+/// [`ssh::Remote::ProbeServer`]), and measures the path to the port it announces, the two ends
+/// holding the one-time keys that crossed the ssh channel. Returns the report and how the
+/// remote server ended (it exits after the probe; a measurement that fails stops it). Says
+/// what it starts on standard error unless `quiet`.
+pub fn over_ssh(
+    target: &SshTarget,
+    launch: &LaunchOptions,
+    settings: &Settings,
+    stop: &AtomicBool,
+    quiet: bool,
+) -> Result<(Report, Result<(), LaunchError>), ProbeError> {
+    if target.dir != "." {
+        return Err(ProbeError::Usage(format!(
+            "{}:{}: a probe server keeps no files; write {}: (nothing after the colon) to \
+             start one over ssh",
+            target.login(),
+            target.dir,
+            target.login()
+        )));
+    }
+    let launched = ssh::launch(target, launch, stop, quiet).map_err(Box::new)?;
+    let security = launched.security().map_err(ProbeError::Usage)?;
+    let report = measure(launched.addr, (security, None), settings, stop).map_err(|e| match e {
+        ProbeError::Net(error) => match launched.explain(&error) {
+            Some(why) => ProbeError::Unreachable {
+                why,
+                error: Box::new(error),
+            },
+            None => ProbeError::Net(error),
+        },
+        e => e,
+    })?;
+    Ok((report, launched.finish(stop)))
+}
+
+/// A probe server bound to `port` on `ip` (`None`: every IPv6 and IPv4 address, or IPv4's
+/// alone where the host has no IPv6) with `security`.
+pub fn bind(ip: Option<IpAddr>, port: u16, security: Security) -> Result<Server, ProbeError> {
+    Ok(Server::bind_port(
+        ip,
+        port,
+        config(security),
+        Limits::default(),
+    )?)
+}
+
+/// Serves probes on `server` until `count` have ended (`None`: until `stop`); says where it
+/// listens, then one line for each probe that ends.
 pub fn serve(
-    addr: SocketAddr,
-    security: Security,
+    mut server: Server,
     count: Option<usize>,
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
 ) -> Result<usize, ProbeError> {
-    let mut server = Server::bind(addr, config(security), Limits::default())?;
     say(&format!("serving probes on {}", server.local_addr()));
     Ok(server.serve(stop, count, |end| {
         let how = end.error.as_deref().unwrap_or("done");

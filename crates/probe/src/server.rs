@@ -17,7 +17,7 @@ use longhaul_net::service::{Service, ServiceSession};
 use longhaul_net::NetError;
 use longhaul_proto::{Config, Connection, Time};
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -134,7 +134,27 @@ pub struct Server {
 impl Server {
     /// Binds to `addr` with connection settings `config` and admission `limits`.
     pub fn bind(addr: SocketAddr, config: Config, limits: Limits) -> Result<Server, NetError> {
-        let options = RecvOptions {
+        Ok(Server {
+            receiver: Receiver::bind(addr, Server::options(config, limits))?,
+        })
+    }
+
+    /// Binds to `port` on `ip`, or on every address as `longhaul recv` does
+    /// ([`Receiver::bind_port`]).
+    pub fn bind_port(
+        ip: Option<IpAddr>,
+        port: u16,
+        config: Config,
+        limits: Limits,
+    ) -> Result<Server, NetError> {
+        Ok(Server {
+            receiver: Receiver::bind_port(ip, port, Server::options(config, limits))?,
+        })
+    }
+
+    /// A receiver's options for serving probes only.
+    fn options(config: Config, limits: Limits) -> RecvOptions {
+        RecvOptions {
             config,
             dir: std::path::PathBuf::new(),
             overwrite: false,
@@ -146,10 +166,7 @@ impl Server {
             recv_thread: Some(false),
             service: Some(service()),
             transfers: false,
-        };
-        Ok(Server {
-            receiver: Receiver::bind(addr, options)?,
-        })
+        }
     }
 
     /// The address it listens on.

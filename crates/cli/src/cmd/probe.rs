@@ -1,18 +1,24 @@
-//! `longhaul probe HOST[:PORT]` and `longhaul probe --serve`: a path's RTT, capacity, available
-//! bandwidth, effective queue and loss, measured with packet trains over an authenticated
-//! connection (logic in `longhaul_probe::run`; keys and trust as `send`/`recv`,
-//! `longhaul_net::trust`). Neither end holds anything to clean up, so Ctrl-C simply ends it.
+//! `longhaul probe HOST[:PORT]`, `longhaul probe [user@]host:` and `longhaul probe --serve`: a
+//! path's RTT, capacity, available bandwidth, effective queue and loss, measured with packet
+//! trains over an authenticated connection (logic in `longhaul_probe::run`; keys and trust as
+//! `send`/`recv`, `longhaul_net::trust`; the ssh form as `send`'s, `longhaul_net::ssh`).
+//! Neither end holds anything to clean up, so Ctrl-C simply ends it: a prober's ssh session
+//! ends with it, and the probe server it started sees its standard input close.
 
+use crate::cmd::remote::{SshArgs, StartedArgs};
 use crate::units::{parse_duration, parse_size};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use longhaul_net::destination::Destination;
 use longhaul_net::keys::PublicKey;
+use longhaul_net::ssh::Remote;
 use longhaul_net::{trust, DEFAULT_PORT};
 use longhaul_probe::predict;
 use longhaul_probe::run::{self, Settings};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 // The doc comments below are clap's `--help` text, printed as written: brackets in them are
@@ -21,7 +27,8 @@ use std::time::Duration;
 #[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args)]
 pub struct ProbeArgs {
-    /// The probe server, HOST, HOST:PORT or [IPv6]:PORT (port 5301 by default).
+    /// The probe server, HOST, HOST:PORT or [IPv6]:PORT (port 5301 by default); or
+    /// [user@]host: to start one there through ssh first, as `send` starts its receiver.
     #[arg(required_unless_present = "serve")]
     pub host: Option<String>,
     /// Serve probes on --port instead.
@@ -30,9 +37,9 @@ pub struct ProbeArgs {
     /// --serve: the UDP port.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
-    /// --serve: the address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
-    pub bind: IpAddr,
+    /// --serve: the address to listen on (default: all IPv6 and IPv4 addresses).
+    #[arg(long)]
+    pub bind: Option<IpAddr>,
     /// --serve: exit after this many probes.
     #[arg(long)]
     pub count: Option<usize>,
@@ -81,18 +88,22 @@ pub struct ProbeArgs {
     /// ends must agree. For closed test networks only.
     #[arg(long)]
     pub insecure: bool,
+    #[command(flatten)]
+    pub started: StartedArgs,
+    #[command(flatten)]
+    pub ssh: SshArgs,
 }
 
 pub fn run(a: ProbeArgs) -> Result<()> {
-    let stop = AtomicBool::new(false);
+    let stop = Arc::new(AtomicBool::new(false));
     if a.serve {
         if a.host.is_some() || a.scenario.is_some() || a.simulate || a.mtu.is_some() {
             bail!("--serve takes no HOST, --scenario, --simulate or --mtu (it listens on --bind and --port; the prober measures and simulates)");
         }
-        let identity = trust::Identity::File(a.identity.as_deref());
+        let identity = a.started.identity(a.identity.as_deref());
         let roles = ("probe server", "prober");
         let keys = a.authorized_keys.as_deref();
-        let (security, _) = trust::listening_end(
+        let (security, own_key) = trust::listening_end(
             a.insecure,
             identity,
             roles,
@@ -100,24 +111,42 @@ pub fn run(a: ProbeArgs) -> Result<()> {
             keys,
             &mut say,
         )?;
-        let addr = (a.bind, a.port).into();
-        run::serve(addr, security, a.count, &stop, &mut say)?;
+        let server = run::bind(a.bind, a.port, security)?;
+        a.started.watch_input(&stop);
+        a.started.announce(server.local_addr().port(), own_key)?;
+        run::serve(server, a.count, &stop, &mut say)?;
         return Ok(());
     }
     let host = a
         .host
         .as_deref()
         .expect("clap requires HOST without --serve");
-    let (id, hosts) = (a.identity.as_deref(), a.known_hosts.as_deref());
-    let first = |c: &trust::FirstContact| eprintln!("{c}");
-    let trust = trust::connecting_end(a.insecure, id, "prober", a.peer_key, hosts, host, first)?;
     let settings = Settings {
         mtu: a.mtu,
         time_limit: a.time,
         byte_limit: a.bytes,
         pings: a.pings,
     };
-    let mut report = run::run(host, trust, &settings, &stop)?;
+    let launch = a.ssh.launch_options(Remote::ProbeServer);
+    let (mut report, remote_end) = match Destination::parse(host)? {
+        Destination::Ssh(target) => {
+            if a.insecure || a.peer_key.is_some() {
+                bail!("--insecure and --peer-key do not apply to `host:`: the keys come over ssh");
+            }
+            let (report, end) = run::over_ssh(&target, &launch, &settings, &stop, a.json)?;
+            (report, Some(end))
+        }
+        Destination::Udp => {
+            launch
+                .refuse_unless_launching(host)
+                .map_err(|e| anyhow!(e))?;
+            let (id, hosts) = (a.identity.as_deref(), a.known_hosts.as_deref());
+            let first = |c: &trust::FirstContact| eprintln!("{c}");
+            let trust =
+                trust::connecting_end(a.insecure, id, "prober", a.peer_key, hosts, host, first)?;
+            (run::run(host, trust, &settings, &stop)?, None)
+        }
+    };
     // A prediction that fails still leaves the measurement to print (then the error).
     let mut failed = None;
     if a.simulate {
@@ -141,6 +170,8 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         longhaul_output::write(path, text.as_bytes())?;
         eprintln!("the measured path is in {}", path.display());
     }
+    // The remote server's end after the report, as `send`'s receiver's after its summary.
+    remote_end.transpose()?;
     if let Some(e) = failed {
         return Err(e).context("--simulate");
     }

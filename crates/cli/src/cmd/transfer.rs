@@ -3,7 +3,7 @@
 //! `longhaul send PATH… [user@]host:DIR` starts the receiver through ssh first
 //! (`longhaul_net::ssh`).
 
-use crate::cmd::remote::{self, LaunchedArgs, SshArgs};
+use crate::cmd::remote::{LaunchedArgs, SshArgs};
 use crate::units::{parse_duration, parse_rate_bps, parse_size};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -208,10 +208,6 @@ pub struct RecvArgs {
     /// keys are allowed.
     #[arg(long, value_name = "KEY")]
     pub authorize_key: Vec<PublicKey>,
-    /// Use a one-time key pair made in memory instead of --identity (the sender must then
-    /// learn it another way, e.g. over the ssh channel that started this receiver).
-    #[arg(long)]
-    pub identity_ephemeral: bool,
     /// Remove the part files (and their journals) in DIR/.longhaul-partial that nothing wrote
     /// for DAYS days or more, listing each, then exit without receiving. Part files a running
     /// receiver writes are kept.
@@ -232,7 +228,12 @@ pub fn send(a: SendArgs) -> Result<()> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     let stop = stop_flag();
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
-    let options = a.ssh.launch_options(&a.transport);
+    let t = &a.transport;
+    let options = a.ssh.launch_options(ssh::Remote::Receiver {
+        mtu: t.mtu,
+        window: t.window,
+        idle_timeout: t.idle_timeout,
+    });
     let launched = match Destination::parse(to)? {
         Destination::Ssh(t) => Some(ssh::launch(&t, &options, &stop, a.json)?),
         Destination::Udp => {
@@ -283,7 +284,7 @@ pub fn send(a: SendArgs) -> Result<()> {
     })
     .with_context(|| format!("sending to {peer}"))?;
     // The remote receiver's last words come before the summary.
-    let remote_end = launched.map(|l| l.finish(&stop));
+    let remote_end = launched.map(|l| l.finish(&stop).map_err(Box::new));
     if a.json {
         println!(
             "{}",
@@ -340,10 +341,8 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         return Ok(clean_parts(&a.dir, days, &mut |l| eprintln!("{l}"))?);
     }
     warn_if_insecure(a.transport.insecure);
-    let identity = match a.identity_ephemeral {
-        true => trust::Identity::Ephemeral,
-        false => trust::Identity::File(a.transport.identity.as_deref()),
-    };
+    let started = &a.launched.started;
+    let identity = started.identity(a.transport.identity.as_deref());
     let (security, own_key) = trust::listening_end(
         a.transport.insecure,
         identity,
@@ -383,9 +382,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
     );
     let mut r = Receiver::bind_port(a.bind, a.port, options)?;
     let stop = stop_flag();
-    if a.launched.exit_on_eof {
-        ssh::stop_on_eof(stop.clone());
-    }
+    started.watch_input(&stop);
     receiver_lines(&r, a.discard)
         .iter()
         .for_each(|l| eprintln!("{l}"));
@@ -395,9 +392,7 @@ pub fn recv(a: RecvArgs) -> Result<()> {
         }
     }
     // Bound, so a sender may come now.
-    if a.launched.announce {
-        remote::announce(r.local_addr().port(), own_key)?;
-    }
+    started.announce(r.local_addr().port(), own_key)?;
     let mut failures = 0;
     let ended = r.serve(&stop, count, |e| {
         let (lines, failed) = event_lines(&e, a.discard);
