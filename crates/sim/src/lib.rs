@@ -40,7 +40,6 @@ pub mod events;
 pub mod packet;
 pub mod port;
 pub mod progress_bar;
-pub mod ring;
 pub mod stall;
 pub mod summary;
 pub mod trace;
@@ -48,8 +47,9 @@ pub mod transport;
 
 pub use engine::{Progress, SimError, SplitWhen};
 pub use longhaul_metrics::summary::Summary;
-/// The scenario file, its units and RED live below both engines, in `longhaul-path`.
-pub use longhaul_path::{cross, red, scenario, units};
+/// The scenario file, its units, RED and the packet ring live below both engines, in
+/// `longhaul-path`.
+pub use longhaul_path::{cross, red, ring, scenario, units};
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
 

@@ -52,7 +52,7 @@ use crate::cross::{CrossConfig, CrossSource};
 use crate::events::{Ev, EventQueue};
 use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
-use crate::port::{Enqueued, Limit, Port};
+use crate::port::{Enqueued, Port, QueueLimits};
 use crate::red::Red;
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
 use crate::scenario::{Scenario, Stack, TransportKind};
@@ -70,6 +70,8 @@ use longhaul_metrics::summary::{AggregateSeries, FlowSeries, LinkSeries, LinkSum
 use longhaul_metrics::throughput::{self, Capacity};
 use longhaul_path::delay::DelayConfig;
 use longhaul_path::loss::LossConfig;
+use longhaul_path::serializer::Serializer;
+use longhaul_path::trace::Trace;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::BTreeMap;
