@@ -503,6 +503,51 @@ fn burst_larger_than_queue_loses_exactly_the_excess() {
     assert!((602.0..=613.0).contains(&q.max), "{q:?}");
 }
 
+/// Cross traffic counts its `start` and `stop` from the zero point the driver gives
+/// (`Emulator::set_zero`), not from the emulator's start. CBR of 1500-byte packets at 12 Mb/s
+/// (one per ms) from 100 ms to 300 ms after the zero point, set 500 ms ahead; one packet of
+/// ours reaches the bottleneck 150 ms after it and makes the model feed the cross packets due by
+/// then: the 51 at 100, 101, …, 150 ms, or a few more if our packet is late, and never the
+/// source's 200 (which it would have sent by then counted from the emulator's start).
+#[test]
+fn cross_traffic_counts_from_the_zero_point_the_driver_gives() {
+    if !root_or_skip("zero point") {
+        return;
+    }
+    let _g = lock();
+    let mut link = LinkConfig::default();
+    link.a_to_b.rate = RateConfig::Constant { bps: 100_000_000 };
+    link.a_to_b.cross = vec![longhaul_emu::model::cross::CrossConfig {
+        start_ns: 100_000_000,
+        stop_ns: 300_000_000,
+        ..longhaul_emu::model::cross::CrossConfig::new(
+            longhaul_emu::model::cross::CrossProcess::Cbr,
+            12e6,
+            1500,
+        )
+    }];
+    let emu = start(link.with_default_queues());
+    let zero = longhaul_emu::sys::clock::now_ns() + 500_000_000;
+    emu.set_zero(zero);
+    let ours = zero + 150_000_000;
+    std::thread::sleep(Duration::from_nanos(
+        ours.saturating_sub(longhaul_emu::sys::clock::now_ns()),
+    ));
+    let r = udp_flood(&emu, 100, 0.0, Duration::ZERO, 1).expect("one packet");
+    let s = emu.stop().unwrap();
+    let c = s.directions[0].counters;
+    eprintln!(
+        "zero point: our packet {} of 1 delivered, {} cross packets before it",
+        r.received, c.cross_packets
+    );
+    assert_eq!(c.arrived_packets, 1);
+    assert!(
+        (51..200).contains(&c.cross_packets),
+        "{} cross packets",
+        c.cross_packets
+    );
+}
+
 #[test]
 fn red_drops_start_at_the_min_threshold() {
     if !root_or_skip("RED") {
