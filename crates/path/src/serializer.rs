@@ -21,8 +21,9 @@
 //! period, and a rate is exact over any run. The quotient and remainder of `bits·10⁹/R` are
 //! kept as the period goes (the per-size step is cached), so a packet costs an addition and a
 //! comparison, not a division. A period restarts when a packet arrives to an idle link. The
-//! rate is taken to the nearest bit per second (the scenario's and the emulator's rates are
-//! whole numbers of bits per second).
+//! rate is taken to the nearest bit per second: the emulator's rates are whole numbers of bits
+//! per second, and so are a scenario's as written (`124.4mbit` is 124,400,000); a fractional
+//! one moves by less than half a bit per second.
 //!
 //! **Traces.** A link whose capacity follows a mahimahi trace serialises by the trace's
 //! delivery opportunities instead ([`crate::trace::TraceSerializer`]).
