@@ -175,7 +175,7 @@ fn check_probability(dir: &str, what: &str, p: f64, allow_one: bool) -> Result<(
 /// simulator's default queue (docs/scenario.md), so a path means the same thing in both. A
 /// bandwidth-delay-product default would need the round trip, which the emulator does not
 /// know (the hosts add their own delays); 1000 packets is 12 ms at 1 Gb/s and 1.2 s at 10 Mb/s.
-pub const DEFAULT_QUEUE_PACKETS: u32 = 1000;
+pub const DEFAULT_QUEUE_PACKETS: u64 = 1000;
 
 /// RED's hard limit given no queue limit, in multiples of its max threshold: tc-red(8)
 /// recommends a limit "a few times greater than max".

@@ -30,7 +30,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -194,6 +194,8 @@ pub struct Emulator {
     mode: Mode,
     state: InstanceState,
     stop: Arc<AtomicBool>,
+    /// The instant (monotonic ns) cross traffic and traces count from (`set_zero`).
+    zero: Arc<AtomicU64>,
     /// Forwarding threads: one per direction, or one for both when busy polling.
     threads: Vec<JoinHandle<Vec<DirectionReport>>>,
     started: Instant,
@@ -376,6 +378,7 @@ impl Emulator {
             mode,
             state: st,
             stop: Arc::new(AtomicBool::new(false)),
+            zero: Arc::new(AtomicU64::new(0)),
             threads: Vec::new(),
             started: Instant::now(),
             link: opts.link.clone(),
@@ -498,6 +501,7 @@ impl Emulator {
         let fd_a: Arc<OwnedFd> = Arc::new(tun_a.fd);
         let fd_b: Arc<OwnedFd> = Arc::new(tun_b.fd);
         let epoch = clock::now_ns();
+        emu.zero.store(epoch, Ordering::Release);
         let dirs = [
             (
                 "a>b",
@@ -549,6 +553,7 @@ impl Emulator {
                     pcap_out: pout,
                 },
                 stop: emu.stop.clone(),
+                zero: emu.zero.clone(),
                 port_delays: cfg.port_delays.clone(),
                 offload: opts.offload,
                 coalesce_ns: opts.coalesce_ns,
@@ -639,6 +644,17 @@ impl Emulator {
             }
         }
         c
+    }
+
+    /// Makes `at_ns` (the monotonic clock, `sys::clock::now_ns`) the instant the path's
+    /// cross traffic and rate traces count from, instead of the emulator's start: every cross
+    /// source starts afresh, its `start` and `stop` after `at_ns`, and a trace's opportunities
+    /// are those of the trace started then. A driver whose experiment begins after the path is
+    /// up (`longhaul lab` sets up hosts and servers first) gives its own start, a little ahead
+    /// of the clock (each forwarder applies it before its next packet, so no packet arriving
+    /// after `at_ns` is decided on the old one).
+    pub fn set_zero(&self, at_ns: u64) {
+        self.zero.store(at_ns, Ordering::Release);
     }
 
     /// The CPUs the hosts' programs are confined to: all but the busy-polling forwarder's

@@ -27,7 +27,7 @@ use crate::sys::clock::{minimize_timer_slack, now_ns, Waiter, Wake};
 use crate::sys::tun::{read_packet, write_packet};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -155,6 +155,9 @@ pub struct Direction {
     pub observers: Observers,
     /// Set to end the loop.
     pub stop: Arc<AtomicBool>,
+    /// The instant cross traffic and traces count from (`Emulator::set_zero`), applied to the
+    /// model before each packet read.
+    pub zero: Arc<AtomicU64>,
     /// Per-flow extra delay (empty: none).
     pub port_delays: Vec<crate::model::port_delay::PortDelay>,
     /// The TUN devices carry virtio headers and TCP super-packets (`crate::gso`).
@@ -438,6 +441,10 @@ impl Direction {
 
     /// One frame of `n` bytes read at `now` in `buf`.
     fn ingest(&mut self, now: Nanos, buf: Box<[u8]>, n: usize, st: &mut State) {
+        let zero = self.zero.load(Ordering::Acquire);
+        if zero != self.model.zero() {
+            self.model.set_zero(zero);
+        }
         let vnet = self.vnet_len();
         let mtu = self.mtu as usize;
         if !self.offload {

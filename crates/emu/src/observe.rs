@@ -11,11 +11,15 @@
 //!
 //! ```text
 //! # t_ns dir event bytes queue_packets queue_bytes detail
-//! 1034 a>b arrive 1500 0 0
-//! 1034 a>b enqueue 1500 1 1500 depart=13034 release=90013034
+//! 1034 a>b arrive 1500 - -
+//! 1034 a>b enqueue 1500 0 0 depart=13034 release=90013034
 //! 2034 a>b drop 1500 100 150000 queue_full
 //! 90013040 a>b deliver 1500 - - late=6
 //! ```
+//!
+//! The queue columns are the bottleneck right after the decision, counting what waits behind
+//! the packet on the wire (what the queue's limits count): the first packet into an idle link
+//! goes on the wire and leaves the queue empty.
 //!
 //! *pcap* files (LINKTYPE_RAW = 101: each record is a bare IPv4/IPv6 packet, as read from TUN)
 //! can be opened in Wireshark; format per the libpcap file-format description

@@ -4,24 +4,30 @@
 //! | scenario (`longhaul_path::scenario`)       | emulator                                         |
 //! |--------------------------------------------|--------------------------------------------------|
 //! | `rate`, `reverse_rate`                     | rate a → b (data), b → a (ACKs; default: same)   |
-//! | `delay`, `jitter`, `reorder`, `reorder_by` | the delay line, both directions                  |
+//! | `trace`, `reverse_trace`                   | the same mahimahi traces a → b, b → a            |
+//! | `delay`, `jitter`, `reorder`, `reorder_by`, `duplicate` | the delay line, both directions     |
 //! | `mtu`                                      | MTU of both TUN devices                          |
 //! | `queue` / `reverse_queue` droptail         | droptail in packets or bytes                     |
 //! | `queue` RED (gentle or not, no ECN)        | RED, thresholds × MTU in bytes                   |
 //! | `loss`, `reverse_loss`                     | Bernoulli or Gilbert–Elliott loss per direction  |
-//! | `cross_traffic` of every kind              | the same generators at the bottleneck (`reverse`: b → a) |
+//! | `cross_traffic` of every kind, `start`, `stop` | the same generators at the bottleneck (`reverse`: b → a) |
 //! | `seed`                                     | the random streams (a → b `seed`, b → a `seed + 1`) |
 //!
+//! Times (a cross source's `start` and `stop`, a trace's opportunities) count from the
+//! emulator's zero point: the emulator's start, or the instant its driver gives
+//! (`Emulator::set_zero`; `longhaul lab` gives the start of its flows, the simulator's time 0).
+//! A source without `stop` runs for as long as the emulator does.
+//!
 //! What the emulator cannot do is refused with an [`Unsupported`] that names the field: ECN
-//! marking, cross traffic that is responsive (it would need hosts of its own), limited in time
-//! (the emulator's clock starts when it does, before the lab's flows are set up, so a scenario's
-//! `start`/`stop` have no fixed point on it), or on another link.
+//! marking, cross traffic that is responsive (it would need hosts of its own) or on another
+//! link.
 
 use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::model::cross::CrossConfig;
 use crate::model::queue::QueueLimits;
 use crate::model::red::RedConfig;
 use longhaul_path::scenario::{LinkLoss, QueueKind, QueueSpec, TopologyKind};
+use longhaul_path::trace::Trace;
 use longhaul_path::Checked;
 use thiserror::Error;
 
@@ -88,8 +94,8 @@ pub struct EmulatedLink {
 }
 
 /// Maps `links[li]` of a checked scenario, and the `cross_traffic` entries, onto the emulator.
-/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic
-/// that is responsive, limited in time, or on another link.
+/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic that is
+/// responsive or on another link.
 pub fn emulated_link(
     checked: &Checked,
     li: usize,
@@ -111,19 +117,32 @@ pub fn emulated_link(
     let rate_bps = link.rate.0.round() as u64;
     let rev_bps = link.reverse_rate.map_or(rate_bps, |r| r.0.round() as u64);
     let delay = link.delay_config();
-    // One direction: its rate, queue, random loss and random stream; the delay is shared.
-    let direction = |bps: u64, queue: &MappedQueue, loss: LinkLoss, seed: u64| DirectionConfig {
-        rate: RateConfig::Constant { bps },
-        delay,
-        queue: queue.limits,
-        red: queue.red,
-        loss: loss.config(),
-        seed,
-        ..Default::default()
+    let traces = checked.traces.get(li).cloned().unwrap_or_default();
+    // A direction's rate: its trace (named as the file names it), else a constant.
+    let rate = |trace: Option<Trace>, name: Option<&String>, bps: u64| match trace {
+        Some(trace) => RateConfig::Trace {
+            path: name.cloned().unwrap_or_default(),
+            trace,
+        },
+        None => RateConfig::Constant { bps },
     };
-    let mut a_to_b = direction(rate_bps, &fwd_queue, link.loss, s.seed);
+    let fwd_rate = rate(traces.forward, link.trace.as_ref(), rate_bps);
+    let rev_name = link.reverse_trace.as_ref().or(link.trace.as_ref());
+    let rev_rate = rate(traces.reverse, rev_name, rev_bps);
+    // One direction: its rate, queue, random loss and random stream; the delay is shared.
+    let direction =
+        |rate: RateConfig, queue: &MappedQueue, loss: LinkLoss, seed: u64| DirectionConfig {
+            rate,
+            delay,
+            queue: queue.limits,
+            red: queue.red,
+            loss: loss.config(),
+            seed,
+            ..Default::default()
+        };
+    let mut a_to_b = direction(fwd_rate, &fwd_queue, link.loss, s.seed);
     let mut b_to_a = direction(
-        rev_bps,
+        rev_rate,
         &rev_queue,
         link.reverse_loss,
         s.seed.wrapping_add(1),
@@ -145,17 +164,11 @@ pub fn emulated_link(
                 "the emulator's cross traffic is unresponsive; for competing TCP add a flow",
             ));
         }
+        // The simulator's generator, from the zero point's `start` to its `stop` (without
+        // one, for as long as the emulator runs).
         let chk = &checked.cross[i];
-        if chk.start != 0 || chk.stop != s.duration.0 {
-            return Err(unsupported(
-                field("start"),
-                "the emulator's cross traffic runs for the whole experiment; remove start/stop",
-            ));
-        }
-        // The simulator's generator, running for the whole emulation.
         let cfg = CrossConfig {
-            start_ns: 0,
-            stop_ns: u64::MAX,
+            stop_ns: if c.stop.is_some() { chk.stop } else { u64::MAX },
             ..CrossConfig::from_scenario(c, chk)
         };
         if c.reverse {
@@ -195,7 +208,7 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
         message: message.to_string(),
     };
     let limits = QueueLimits {
-        packets: q.packets.map(|p| p.min(u32::MAX as u64) as u32),
+        packets: q.packets,
         bytes: q.bytes.map(|b| b.0),
     };
     let max_bytes = q
@@ -366,5 +379,57 @@ cc = "reno"
         );
         assert_eq!((x.rate_bps, x.packet_bytes), (10e6, 1500));
         assert_eq!(l.config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn cross_traffic_limited_in_time_keeps_its_start_and_stop() {
+        let c = checked(
+            "[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n\
+             [[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"10mbit\"\n\
+             start = \"1s\"\nstop = \"4s\"\n\
+             [[cross_traffic]]\nkind = \"poisson\"\nlink = \"core\"\nrate = \"5mbit\"\n\
+             start = \"2s\"\nreverse = true\n",
+        );
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        let (fwd, rev) = (l.config.a_to_b.cross[0], l.config.b_to_a.cross[0]);
+        assert_eq!((fwd.start_ns, fwd.stop_ns), (1_000_000_000, 4_000_000_000));
+        // No `stop`: for as long as the emulator runs, not the scenario's duration.
+        assert_eq!((rev.start_ns, rev.stop_ns), (2_000_000_000, u64::MAX));
+        assert_eq!(l.config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn duplication_and_rate_traces_map_to_the_same_models() {
+        let dir = std::env::temp_dir().join(format!("lh-emu-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // 1504 B per ms up (12.032 Mb/s), twice that down.
+        std::fs::write(dir.join("up.trace"), "1\n").unwrap();
+        std::fs::write(dir.join("down.trace"), "1\n1\n").unwrap();
+        let text = PATH.replace(
+            "rate = \"100mbit\"\ndelay = \"20ms\"",
+            "trace = \"up.trace\"\nreverse_trace = \"down.trace\"\ndelay = \"20ms\"\nduplicate = 0.01",
+        ) + "[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n";
+        let file = dir.join("t.toml");
+        std::fs::write(&file, text).unwrap();
+        let c = Scenario::load(&file, &[]).unwrap();
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        let up = &l.config.a_to_b;
+        match &up.rate {
+            RateConfig::Trace { path, trace } => {
+                assert_eq!(path, "up.trace");
+                assert_eq!(Some(trace), c.traces[0].forward.as_ref());
+            }
+            r => panic!("{r:?}"),
+        }
+        assert!((up.capacity_bps().unwrap() - 12.032e6).abs() < 1e-3);
+        let down = &l.config.b_to_a;
+        assert!(matches!(&down.rate, RateConfig::Trace { path, .. } if path == "down.trace"));
+        assert!((down.capacity_bps().unwrap() - 24.064e6).abs() < 1e-3);
+        assert_eq!(l.reverse_capacity_bps, 24_064_000);
+        for d in [up, down] {
+            assert_eq!(d.delay.duplicate_p, 0.01);
+        }
+        assert_eq!(l.config.validate(), Ok(()));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

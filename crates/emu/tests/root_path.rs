@@ -301,7 +301,7 @@ fn rate_check_with(
     let mut link = LinkConfig::default();
     both(&mut link, |d| {
         d.rate = RateConfig::Constant { bps: rate_bps };
-        d.queue.packets = Some(queue);
+        d.queue.packets = Some(queue.into());
         d.delay.delay_ns = 1_000_000;
     });
     let mut opts = Options::new(link);
@@ -491,15 +491,61 @@ fn burst_larger_than_queue_loses_exactly_the_excess() {
         "burst: sent {} received {} queue drops {}",
         r.sent, r.received, c.dropped_queue_full
     );
+    // The first packet goes on the wire, 50 wait behind it, 149 are dropped.
     assert_eq!(c.arrived_packets, 200);
-    assert_eq!(r.received, 50);
-    assert_eq!(c.dropped_queue_full, 150);
+    assert_eq!(r.received, 51);
+    assert_eq!(c.dropped_queue_full, 149);
     // The k-th admitted packet leaves the bottleneck k × 12 ms after the burst: the largest
-    // queueing delay is 50 × 12 = 600 ms less the burst's own spread (HDR ±0.1 %). The spread
+    // queueing delay is 51 × 12 = 612 ms less the burst's own spread (HDR ±0.1 %). The spread
     // is under 1 ms on a quiet machine; under a load average of 9 the sender was once
     // preempted mid-burst for longer, so the lower bound allows 10 ms; the upper stays exact.
     let q = s.directions[0].queue_delay_ms;
-    assert!((590.0..=601.0).contains(&q.max), "{q:?}");
+    assert!((602.0..=613.0).contains(&q.max), "{q:?}");
+}
+
+/// Cross traffic counts its `start` and `stop` from the zero point the driver gives
+/// (`Emulator::set_zero`), not from the emulator's start. CBR of 1500-byte packets at 12 Mb/s
+/// (one per ms) from 100 ms to 300 ms after the zero point, set 500 ms ahead; one packet of
+/// ours reaches the bottleneck 150 ms after it and makes the model feed the cross packets due by
+/// then: the 51 at 100, 101, …, 150 ms, or a few more if our packet is late, and never the
+/// source's 200 (which it would have sent by then counted from the emulator's start).
+#[test]
+fn cross_traffic_counts_from_the_zero_point_the_driver_gives() {
+    if !root_or_skip("zero point") {
+        return;
+    }
+    let _g = lock();
+    let mut link = LinkConfig::default();
+    link.a_to_b.rate = RateConfig::Constant { bps: 100_000_000 };
+    link.a_to_b.cross = vec![longhaul_emu::model::cross::CrossConfig {
+        start_ns: 100_000_000,
+        stop_ns: 300_000_000,
+        ..longhaul_emu::model::cross::CrossConfig::new(
+            longhaul_emu::model::cross::CrossProcess::Cbr,
+            12e6,
+            1500,
+        )
+    }];
+    let emu = start(link.with_default_queues());
+    let zero = longhaul_emu::sys::clock::now_ns() + 500_000_000;
+    emu.set_zero(zero);
+    let ours = zero + 150_000_000;
+    std::thread::sleep(Duration::from_nanos(
+        ours.saturating_sub(longhaul_emu::sys::clock::now_ns()),
+    ));
+    let r = udp_flood(&emu, 100, 0.0, Duration::ZERO, 1).expect("one packet");
+    let s = emu.stop().unwrap();
+    let c = s.directions[0].counters;
+    eprintln!(
+        "zero point: our packet {} of 1 delivered, {} cross packets before it",
+        r.received, c.cross_packets
+    );
+    assert_eq!(c.arrived_packets, 1);
+    assert!(
+        (51..200).contains(&c.cross_packets),
+        "{} cross packets",
+        c.cross_packets
+    );
 }
 
 #[test]
@@ -637,7 +683,7 @@ fn offload_run(offload: bool, rate_bps: u64, queue: u32, loss: f64, bytes: u64) 
     both(&mut link, |d| {
         d.rate = RateConfig::Constant { bps: rate_bps };
         d.delay.delay_ns = 2_000_000;
-        d.queue.packets = Some(queue);
+        d.queue.packets = Some(queue.into());
     });
     link.a_to_b.loss = LossConfig::Bernoulli { p: loss };
     let mut opts = Options::new(link);

@@ -302,9 +302,10 @@ fn malformed_or_unemulable_simulator_links_are_refused() {
             "links[0].queue.ecn",
         ),
         (
-            "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"1mbit\"\nstart = \"1s\"",
-            "cross_traffic[0].start",
+            "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\"\nresponsive = true",
+            "cross_traffic[0].responsive",
         ),
+        ("trace = \"nowhere.trace\"", "links[0].trace"),
     ];
     for (extra, field) in cases {
         let e = from_text("bad", &link(extra), &Overrides::default()).unwrap_err();
@@ -318,8 +319,27 @@ fn malformed_or_unemulable_simulator_links_are_refused() {
     )
     .unwrap();
     assert!(matches!(c.a_to_b.cross[0].kind, CrossProcess::Web { .. }));
-    // Jitter is one of the path's models, emulated in both directions.
-    let c = from_text("jitter", &link("jitter = \"1ms\""), &Overrides::default()).unwrap();
-    assert_eq!(c.a_to_b.delay.jitter_ns, 1_000_000);
-    assert_eq!(c.b_to_a.delay.jitter_ns, 1_000_000);
+    // Jitter and duplication are the path's models, emulated in both directions.
+    let c = from_text(
+        "jitter",
+        &link("jitter = \"1ms\"\nduplicate = 0.001"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    for d in [&c.a_to_b, &c.b_to_a] {
+        assert_eq!((d.delay.jitter_ns, d.delay.duplicate_p), (1_000_000, 0.001));
+    }
+    // Cross traffic limited in time counts from the emulator's zero point.
+    let c = from_text(
+        "timed",
+        &link(
+            "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"1mbit\"\nstart = \"1s\"",
+        ),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.a_to_b.cross[0].start_ns, c.a_to_b.cross[0].stop_ns),
+        (1_000_000_000, u64::MAX)
+    );
 }

@@ -2,8 +2,9 @@
 //!
 //! The emulator writes one line per event (`longhaul_emu::observe::EventLog`):
 //! `t_ns dir event bytes queue_packets queue_bytes detail`, where `t_ns` is the monotonic clock,
-//! `event` is `arrive`, `enqueue`, `drop` or `deliver`, and the queue columns are the bottleneck
-//! queue right after the arrival was decided. Every wire packet arriving at the bottleneck (each
+//! `event` is `arrive`, `enqueue`, `drop` or `deliver`, and the queue columns are the packets
+//! and bytes waiting in the bottleneck queue (behind the one on the wire, as the simulator's
+//! queue series count them) right after the arrival was decided. Every wire packet arriving at the bottleneck (each
 //! segment of a TCP super-packet too) produces exactly one `enqueue` or `drop` line; this module
 //! keeps those of one direction.
 //!

@@ -30,6 +30,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+/// How far ahead of the clock the experiment's time 0 is set: far more than a forwarder takes
+/// between reading a packet and deciding it, so it decides every packet of the experiment on
+/// the experiment's zero point.
+const ZERO_LEAD: Duration = Duration::from_millis(1);
+
 /// How to run.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -324,9 +329,12 @@ fn run_with_controls(
             .map_err(setup_err("perf server"))?;
     }
 
-    // Clients, each at its start time.
-    let epoch = Instant::now();
-    let epoch_ns = longhaul_emu::sys::clock::now_ns();
+    // The experiment's time 0, a little ahead of the clock: the emulator's cross traffic and
+    // traces count from it (`Emulator::set_zero`; the lead lets both forwarders take it before
+    // any packet of the experiment), and each client starts at its start time after it.
+    let epoch = Instant::now() + ZERO_LEAD;
+    let epoch_ns = longhaul_emu::sys::clock::now_ns() + ZERO_LEAD.as_nanos() as u64;
+    emu.set_zero(epoch_ns);
     let (done_tx, done_rx) = mpsc::channel();
     for (k, f) in plan.flows.iter().enumerate() {
         let cfg = ClientConfig {

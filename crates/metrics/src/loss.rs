@@ -15,6 +15,8 @@ pub const REASON_QUEUE_FULL: &str = "queue_full";
 pub const REASON_AQM: &str = "aqm";
 /// Dropped by configured random loss (a lossy link model).
 pub const REASON_RANDOM: &str = "random";
+/// Larger than a hop's MTU, dropped without a word (a path-MTU black hole).
+pub const REASON_TOO_BIG: &str = "too_big";
 
 /// Loss rate as a fraction: `lost ÷ sent`; 0 when nothing was sent.
 pub fn loss_rate(lost: u64, sent: u64) -> f64 {

@@ -10,8 +10,8 @@
 //! - [`loss`]: random loss, Bernoulli and Gilbert–Elliott, as state machines over the caller's
 //!   random stream;
 //! - [`delay`]: the propagation delay line with jitter, reordering and duplication;
-//! - [`trace`]: mahimahi link traces and the serialiser they drive (the emulator runs them; the
-//!   simulator's ports have a constant rate);
+//! - [`queue`]: the bottleneck — a FIFO with drop-tail limits and RED — and [`serializer`], the
+//!   transmitter that serves it at a constant rate or by a [`trace`] (mahimahi link traces);
 //! - [`cross`]: unresponsive cross traffic (cbr, poisson, onoff, web) as packet generators the
 //!   simulator fires from its event queue and the emulator reads against its clock.
 //!
@@ -23,8 +23,11 @@
 pub mod cross;
 pub mod delay;
 pub mod loss;
+pub mod queue;
 pub mod red;
+pub mod ring;
 pub mod scenario;
+pub mod serializer;
 pub mod trace;
 pub mod units;
 

@@ -173,4 +173,27 @@ mod tests {
         assert_eq!(r.on_arrival(0, 22.5, 1000, 0.54), RedVerdict::Early);
         assert_eq!(r.on_arrival(0, 30.0, 1000, 0.0), RedVerdict::Forced);
     }
+
+    #[test]
+    fn early_signals_are_spaced_uniformly() {
+        // At an average halfway between the thresholds p_b = max_p/2 = 0.05. With the count
+        // raised before p_a = p_b/(1 − count·p_b) and reset on a signal, P(gap > k) =
+        // (1 − (k+1)·p_b)/(1 − p_b): gaps are uniform on 1..=19 (the even spacing Floyd
+        // and Jacobson aim for), of mean 10 and variance 30. Of n = 200,000 arrivals about 20,000 are signalled,
+        // so the mean gap has sd √(30/20,000) = 0.039; 0.2 is 5 of them.
+        use rand::{Rng, SeedableRng};
+        let mut r = Red::new(RedParams {
+            min_th: 15_000.0,
+            max_th: 45_000.0,
+            weight: 1.0,
+            ..params()
+        });
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        let n = 200_000;
+        let signals = (0..n)
+            .filter(|_| r.on_arrival(0, 30_000.0, 1000, rng.gen()) == RedVerdict::Early)
+            .count();
+        let gap = n as f64 / signals as f64;
+        assert!((gap - 10.0).abs() < 0.2, "mean gap {gap}");
+    }
 }

@@ -172,6 +172,20 @@ impl TraceSerializer {
         &self.trace
     }
 
+    /// The instant the trace's time 0 falls on, ns.
+    pub fn epoch(&self) -> Nanos {
+        self.epoch
+    }
+
+    /// Counts the trace from `epoch` on (an engine that learns its zero point after it
+    /// started): packets given from now on meet the opportunities of the trace started at
+    /// `epoch`, after the packets already given finish.
+    pub fn rebase(&mut self, epoch: Nanos) {
+        self.epoch = epoch;
+        self.current = None;
+        self.bytes_left = 0;
+    }
+
     /// When the link finishes the last packet it was given, in ns (the link is busy until then).
     pub fn busy_until(&self) -> Nanos {
         self.busy_until
@@ -263,6 +277,23 @@ mod tests {
         let t = Trace::parse("t", "2\n").unwrap();
         let mut s = TraceSerializer::new(t, 1_000);
         assert_eq!(s.transmit(0, 1500), 1_000 + 2 * MS);
+    }
+
+    #[test]
+    fn a_rebased_trace_counts_from_its_new_epoch_after_what_was_sent() {
+        // Opportunities at 2 ms of every 2 ms period. From epoch 0: 2, 4, 6 ms, ...
+        let t = Trace::parse("t", "2\n").unwrap();
+        let mut s = TraceSerializer::new(t, 0);
+        assert_eq!(s.transmit(0, 1000), 2 * MS);
+        // Counted from 5.5 ms on, the opportunities fall at 7.5, 9.5 ms, ...; the 504 bytes
+        // left of the 2 ms opportunity are gone with the old schedule.
+        s.rebase(5 * MS + MS / 2);
+        assert_eq!(s.transmit(MS, 500), 7 * MS + MS / 2);
+        assert_eq!(s.transmit(8 * MS, 1500), 9 * MS + MS / 2);
+        // Rebased to 10 ms while the last packet is still to leave (at 9.5 ms): the next,
+        // arriving at 9 ms, meets the new schedule's first opportunity, 10 + 2 = 12 ms.
+        s.rebase(10 * MS);
+        assert_eq!(s.transmit(9 * MS, 1500), 12 * MS);
     }
 
     #[test]

@@ -108,12 +108,12 @@ fn loss_models_are_checked_by_parameter() {
     assert_eq!(c.scenario.links[0].loss.mean(), 0.001);
 }
 
-/// `jitter`, `reorder` and `reorder_by` are checked as the delay line needs them.
+/// `jitter`, `reorder`, `reorder_by` and `duplicate` are checked as the delay line needs them.
 #[test]
 fn delay_line_settings_are_checked() {
     let with = |extra: &str| OK.replace("delay = \"90ms\"", &format!("delay = \"90ms\"\n{extra}"));
     let c = Scenario::parse(
-        &with("jitter = \"2ms\"\nreorder = 0.01\nreorder_by = \"1ms\""),
+        &with("jitter = \"2ms\"\nreorder = 0.01\nreorder_by = \"1ms\"\nduplicate = 0.02"),
         "exp.toml",
         "exp",
         &[],
@@ -121,8 +121,19 @@ fn delay_line_settings_are_checked() {
     .unwrap();
     let d = c.scenario.links[0].delay_config();
     assert_eq!(
-        (d.delay_ns, d.jitter_ns, d.reorder_p, d.reorder_by_ns),
-        (90_000_000, 2_000_000, 0.01, 1_000_000)
+        (
+            d.delay_ns,
+            d.jitter_ns,
+            d.reorder_p,
+            d.reorder_by_ns,
+            d.duplicate_p
+        ),
+        (90_000_000, 2_000_000, 0.01, 1_000_000, 0.02)
+    );
+    let e = err(&with("duplicate = 1.0"), &[]);
+    assert!(
+        e.starts_with("exp.toml: field `links[0].duplicate`") && e.contains("[0, 1)"),
+        "{e}"
     );
     let e = err(&with("reorder = 0.01"), &[]);
     assert!(
@@ -282,4 +293,97 @@ fn limits_on_intervals_thresholds_and_durations_are_named() {
     let e = err(OK, &["duration=\"1e30s\""]);
     println!("{e}");
     assert!(e.contains("too long") && !e.contains("non-negative"), "{e}");
+}
+
+/// A trace file in a fresh directory, and a scenario beside it that names it.
+fn traced(trace: &str, link: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "lh-scenario-trace-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cell.up"), trace).unwrap();
+    let text = OK.replace("rate = \"1gbit\"\n", link);
+    (dir, text)
+}
+
+/// A link's capacity is a rate or a mahimahi trace, per direction; a trace is read relative to
+/// the scenario's file and its mean rate becomes the link's `rate`.
+#[test]
+fn a_trace_sets_a_links_capacity_and_its_mean_rate() {
+    // One opportunity every ms (1504 B): 12.032 Mb/s; three per 2 ms: 18.048 Mb/s.
+    let (dir, text) = traced("1\n", "trace = \"cell.up\"\n");
+    std::fs::write(dir.join("cell.down"), "1\n2\n2\n").unwrap();
+    let file = dir.join("exp.toml");
+    std::fs::write(&file, &text).unwrap();
+    let c = Scenario::load(&file, &[]).unwrap();
+    let l = &c.scenario.links[0];
+    assert!((l.rate.0 - 12.032e6).abs() < 1e-3, "{}", l.rate.0);
+    assert_eq!(l.reverse_rate, None);
+    // The ACK direction follows the data direction's trace.
+    let t = &c.traces[0];
+    assert_eq!(t.forward.as_ref().unwrap().mean_rate_bps(), l.rate.0);
+    assert_eq!(t.reverse, t.forward);
+    // A reverse trace of its own; or a reverse rate, which is constant.
+    let set = |k: &str| vec![k.to_string()];
+    let c = Scenario::load(&file, &set("links.0.reverse_trace=cell.down")).unwrap();
+    let rev = c.scenario.links[0].reverse_rate.unwrap().0;
+    assert!((rev - 18.048e6).abs() < 1e-3, "{rev}");
+    assert!(c.traces[0].reverse.is_some() && c.traces[0].reverse != c.traces[0].forward);
+    let c = Scenario::load(&file, &set("links.0.reverse_rate=1mbit")).unwrap();
+    assert_eq!(c.traces[0].reverse, None);
+    // A constant-rate link has no trace.
+    let c = Scenario::parse(OK, "exp.toml", "exp", &[]).unwrap();
+    assert_eq!(c.traces[0], Default::default());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_trace_and_a_rate_for_one_direction_or_neither_are_refused() {
+    let (dir, text) = traced("1\n", "trace = \"cell.up\"\n");
+    let file = dir.join("exp.toml").display().to_string();
+    let e = err(
+        &OK.replace("rate = \"1gbit\"", "rate = \"1gbit\"\ntrace = \"x\""),
+        &[],
+    );
+    assert!(
+        e.starts_with("exp.toml: field `links[0].trace`") && e.contains("not both"),
+        "{e}"
+    );
+    let e = err(&OK.replace("rate = \"1gbit\"\n", ""), &[]);
+    assert!(
+        e.starts_with("exp.toml: field `links[0].rate`") && e.contains("missing"),
+        "{e}"
+    );
+    let both = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Scenario::parse(&text, &file, "exp", &sets)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = both(&[
+        "links.0.reverse_trace=cell.up",
+        "links.0.reverse_rate=1mbit",
+    ]);
+    assert!(
+        e.contains("field `links[0].reverse_trace`") && e.contains("not both"),
+        "{e}"
+    );
+    // A missing or malformed file is named with the field.
+    let e = both(&["links.0.trace=nowhere.trace"]);
+    assert!(
+        e.contains("field `links[0].trace`") && e.contains("nowhere.trace"),
+        "{e}"
+    );
+    std::fs::write(dir.join("bad.trace"), "5\n3\n").unwrap();
+    let e = both(&["links.0.reverse_trace=bad.trace"]);
+    assert!(
+        e.contains("field `links[0].reverse_trace`") && e.contains("must not decrease"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -52,6 +52,12 @@ impl BufPool {
         }
     }
 
+    /// Copy slot `i`'s bytes into a free slot (for a packet the link duplicated).
+    pub fn copy(&mut self, i: u32) -> u32 {
+        let bytes = self.get(i).to_vec();
+        self.put(&bytes)
+    }
+
     pub fn get(&self, i: u32) -> &[u8] {
         if i & BIG != 0 {
             &self.big[(i & !BIG) as usize]
@@ -86,5 +92,18 @@ mod tests {
         assert_eq!(p.put(&[9; 64]), a, "a freed small slot is reused");
         assert_eq!(p.put(&[7; 65]), b, "a freed big slot is reused");
         assert_eq!(p.get(a), &[9; 64]);
+    }
+
+    #[test]
+    fn a_copy_has_the_same_bytes_in_a_slot_of_its_own() {
+        let mut p = BufPool::default();
+        let big: Vec<u8> = (0..200).map(|i| i as u8).collect();
+        for bytes in [&[1u8, 2, 3][..], &big] {
+            let a = p.put(bytes);
+            let c = p.copy(a);
+            assert_ne!(a, c);
+            p.release(a);
+            assert_eq!(p.get(c), bytes, "the copy outlives the original");
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! # longhaul-sim: a deterministic packet simulator for long fat networks
 //!
 //! A discrete-event simulator in integer nanoseconds that runs longhaul's own congestion
-//! controllers (crate `longhaul-cc`) over modelled networks: links with rate, propagation
-//! delay (with optional jitter and reordering), MTU and random loss (Bernoulli or
-//! Gilbert–Elliott; these models are `longhaul-path`'s, shared with the emulator); a queue
-//! (drop-tail in packets or bytes, or RED with optional ECN marking) at every link output in
-//! both directions, so ACKs queue too; per-flow access links
+//! controllers (crate `longhaul-cc`) over modelled networks: links with a rate (constant or a
+//! mahimahi trace), propagation delay (with optional jitter, reordering and duplication), MTU
+//! and random loss (Bernoulli or Gilbert–Elliott); a queue (drop-tail in packets or bytes, or
+//! RED with optional ECN marking) at every link output in both directions, so ACKs queue too
+//! (these models are `longhaul-path`'s, shared with the emulator); per-flow access links
 //! and extra delay so flows have different RTTs; dumbbell and parking-lot topologies; CBR,
 //! Poisson, on/off and web-like cross traffic (`longhaul-path`'s generators, shared with the
 //! emulator), unresponsive or carried by congestion-controlled
@@ -40,7 +40,6 @@ pub mod events;
 pub mod packet;
 pub mod port;
 pub mod progress_bar;
-pub mod ring;
 pub mod stall;
 pub mod summary;
 pub mod trace;
@@ -48,8 +47,9 @@ pub mod transport;
 
 pub use engine::{Progress, SimError, SplitWhen};
 pub use longhaul_metrics::summary::Summary;
-/// The scenario file, its units and RED live below both engines, in `longhaul-path`.
-pub use longhaul_path::{cross, red, scenario, units};
+/// The scenario file, its units, RED and the packet ring live below both engines, in
+/// `longhaul-path`.
+pub use longhaul_path::{cross, red, ring, scenario, units};
 pub use scenario::{Checked, Scenario, ScenarioError};
 pub use summary::Outcome;
 

@@ -1,14 +1,15 @@
-//! One direction of a link: an output queue, a transmitter of fixed rate and a propagation
-//! delay.
+//! One direction of a link: the bottleneck queue and its transmitter (`longhaul_path::queue`,
+//! the one the emulator runs too), then a propagation delay.
 //!
 //! The model is the one every packet simulator uses (a FIFO queue served at the link rate,
 //! then a constant delay), computed so that it costs one scheduled event per packet per hop:
 //!
-//! * **The queue is virtual.** A FIFO served at a constant rate is fully described by the times
-//!   its packets finish transmission: an arriving packet starts when the previous one finishes
-//!   (or now, if the link is idle) and finishes one serialisation time later. So `enqueue`
-//!   computes the departure time at once and keeps only the `(finish, size)` of packets not yet
-//!   transmitted, to know the queue length the next arrival finds. No departure event exists.
+//! * **The queue is virtual.** `longhaul_path::queue::Bottleneck` computes each packet's
+//!   departure time when it arrives and keeps only what the next arrival needs to know (the
+//!   finish times and sizes of packets not yet sent). No departure event exists. Its limits
+//!   count waiting packets (or bytes), not the one being transmitted, as Linux's `txqueuelen`
+//!   and ns-3's `DropTailQueue` do; its serialiser is exact over each busy period
+//!   (`longhaul_path::serializer`), at a constant rate or by a mahimahi trace.
 //! * **The wire is a delay line.** Packets leave in FIFO order and the delay is constant, so
 //!   arrivals at the far end are in the same order; the line is a ring (`Ring`) and only its head
 //!   has an event (the pending-event set is then O(links), not
@@ -20,60 +21,23 @@
 //! the port, before the queue decides, so a Gilbert–Elliott chain moves once per packet offered;
 //! its verdict applies only to a packet the queue accepts.
 //!
-//! A link with jitter or reordering (`longhaul_path::delay`) gives each transmitted packet its
-//! own delay instead; jitter keeps the order, so the line stays a FIFO, and a reordered packet
-//! is inserted ahead of those it overtakes (walking back from the tail, as few as the shift
-//! covers). Such a port's line head can move earlier, so the engine schedules an arrival for
-//! every packet that becomes the head.
-//! Queue limits count waiting packets (or bytes), not the one being transmitted, as Linux's
-//! `txqueuelen` and ns-3's `DropTailQueue` do.
+//! A link with jitter, reordering or duplication (`longhaul_path::delay`) gives each
+//! transmitted packet its own delay instead; jitter keeps the order, so the line stays a FIFO,
+//! and a reordered packet is inserted ahead of those it overtakes (walking back from the tail,
+//! as few as the shift covers). A duplicated packet's copy is released with it (the engine
+//! makes the copy: it owns the packets' bytes). Such a port's line head can move earlier, so
+//! the engine schedules an arrival for every packet that becomes the head.
 
 use crate::packet::{Ecn, Packet};
-use crate::red::{Red, RedVerdict};
+use crate::red::Red;
 use crate::ring::Ring;
 use longhaul_metrics::online::DelayAccumulator;
 use longhaul_path::delay::{DelayConfig, DelayModel};
 use longhaul_path::loss::{LossConfig, LossModel};
+use longhaul_path::queue::{Bottleneck, RedUnit};
+pub use longhaul_path::queue::{DropReason, QueueLimits};
+use longhaul_path::serializer::Serializer;
 use rand::Rng;
-
-/// Why a packet was dropped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropReason {
-    /// The queue was full (drop-tail, or RED's physical limit).
-    QueueFull,
-    /// RED's early, probabilistic drop.
-    RedEarly,
-    /// RED's forced drop above its marking region.
-    RedForced,
-    /// Random loss on the link.
-    RandomLoss,
-    /// A sender's full host queue (`access.on_full = "drop"`): dropped before leaving the host.
-    HostQueueFull,
-}
-
-impl DropReason {
-    /// The reason as the drop log spells it (`queue_full`, `red_early`, `red_forced`,
-    /// `random_loss`, `host_queue_full`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::QueueFull => "queue_full",
-            DropReason::RedEarly => "red_early",
-            DropReason::RedForced => "red_forced",
-            DropReason::RandomLoss => "random_loss",
-            DropReason::HostQueueFull => "host_queue_full",
-        }
-    }
-}
-
-/// The limit of a port's queue, counting waiting packets (not the one being transmitted).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// At most this many packets wait.
-    Packets(u64),
-    /// At most this many bytes wait.
-    Bytes(u64),
-}
 
 /// Counters a port keeps for the summary.
 #[derive(Clone, Debug, Default)]
@@ -92,6 +56,8 @@ pub struct PortStats {
     pub drops_loss: u64,
     /// Packets RED marked with ECN-CE instead of dropping.
     pub ecn_marks: u64,
+    /// Packets the link duplicated (each delivered twice).
+    pub duplicates: u64,
     /// Waiting time in the queue of every accepted packet, ns.
     pub queue_delay: DelayAccumulator,
     /// The most packets ever waiting.
@@ -115,6 +81,9 @@ pub enum Enqueued {
         arrival: u64,
         /// It is now the head of the delay line.
         head: bool,
+        /// The link duplicated it: a copy reaches the far end at this time too (the caller
+        /// puts the copy on the line, `put_copy_on_line`).
+        duplicate: Option<u64>,
     },
     /// Dropped at `at` for `reason`.
     Dropped {
@@ -134,28 +103,18 @@ pub struct Port {
     pub link: usize,
     /// It carries the link's ACK direction.
     pub reverse: bool,
-    /// Bits per second; `None` is unlimited (a pure delay).
+    /// Bits per second (a trace's mean rate); `None` is unlimited (a pure delay).
     pub rate_bps: Option<f64>,
     /// One-way propagation delay, ns (the mean, less the clamps, when `delay_model` is set).
     pub delay_ns: u64,
-    /// Jitter and reordering; `None` for a constant delay.
+    /// Jitter, reordering and duplication; `None` for a constant delay.
     pub delay_model: Option<DelayModel>,
     /// Random loss on the wire.
     pub loss: LossModel,
-    /// The queue's limit.
-    pub limit: Limit,
-    /// RED, if the queue runs it.
-    pub red: Option<Red>,
-    /// Serialisation time of an MTU-sized packet (RED's idle decay unit).
-    pub mtu_tx_ns: u64,
-    /// (finish time, size, payload) of packets accepted and not yet fully transmitted.
-    backlog: Ring<(u64, u32, u32)>,
-    backlog_bytes: u64,
-    last_finish: u64,
+    /// The queue and its transmitter.
+    queue: Bottleneck,
     /// Packets on the wire: (arrival time at the far end, packet).
     line: Ring<(u64, Packet)>,
-    /// Cached serialisation time of the last size seen.
-    tx_cache: (u32, u64),
     /// The far end of this port runs on another thread (`engine::split`): `enqueue` leaves
     /// accepted packets to the caller, which sends them there, instead of the delay line.
     pub remote: bool,
@@ -165,55 +124,57 @@ pub struct Port {
 
 impl Port {
     /// Each argument is one physical property of the port; a builder would only rename them.
+    /// RED counts in the queue's own unit: packets when the queue has a packet limit, else
+    /// bytes (a scenario's queue has one of the two).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         link: usize,
         reverse: bool,
-        rate_bps: Option<f64>,
+        serializer: Serializer,
         delay: DelayConfig,
         loss: LossConfig,
-        limit: Limit,
+        limits: QueueLimits,
         red: Option<Red>,
         mtu: u32,
     ) -> Port {
-        let mut p = Port {
+        let unit = if limits.packets.is_some() {
+            RedUnit::Packets
+        } else {
+            RedUnit::Bytes
+        };
+        Port {
             index: 0,
             link,
             reverse,
-            rate_bps,
+            rate_bps: serializer.mean_rate_bps(),
             delay_ns: delay.delay_ns,
             delay_model: (!delay.is_constant()).then(|| DelayModel::new(delay)),
             loss: LossModel::new(loss),
-            limit,
-            red,
-            mtu_tx_ns: 0,
-            backlog: Ring::new(),
-            backlog_bytes: 0,
-            last_finish: 0,
+            queue: Bottleneck::new(serializer, limits, red, unit, mtu),
             line: Ring::new(),
-            tx_cache: (0, 0),
             remote: false,
             stats: PortStats::default(),
-        };
-        p.mtu_tx_ns = p.tx_ns(mtu);
-        p
+        }
     }
 
-    /// A port with this one's properties and nothing in it or counted yet.
+    /// A port with this one's properties (RED aside) and nothing in it or counted yet.
     pub fn empty_copy(&self) -> Port {
-        let mut p = Port::new(
-            self.link,
-            self.reverse,
-            self.rate_bps,
-            self.delay_config(),
-            self.loss.config(),
-            self.limit,
-            None,
-            0,
-        );
-        p.index = self.index;
-        p.mtu_tx_ns = self.mtu_tx_ns;
-        p
+        Port {
+            index: self.index,
+            link: self.link,
+            reverse: self.reverse,
+            rate_bps: self.rate_bps,
+            delay_ns: self.delay_ns,
+            delay_model: self
+                .delay_model
+                .as_ref()
+                .map(|m| DelayModel::new(*m.config())),
+            loss: LossModel::new(self.loss.config()),
+            queue: self.queue.empty_copy(),
+            line: Ring::new(),
+            remote: false,
+            stats: PortStats::default(),
+        }
     }
 
     /// The delay line's settings.
@@ -224,61 +185,39 @@ impl Port {
         }
     }
 
-    /// Serialisation time of `size` bytes, rounded to the nearest ns.
-    pub fn tx_ns(&mut self, size: u32) -> u64 {
-        if self.tx_cache.0 == size {
-            return self.tx_cache.1;
-        }
-        let t = match self.rate_bps {
-            None => 0,
-            Some(r) => (size as f64 * 8e9 / r).round() as u64,
-        };
-        self.tx_cache = (size, t);
-        t
+    /// The queue's drop-tail limits.
+    pub fn limits(&self) -> QueueLimits {
+        self.queue.limits()
     }
 
-    fn drain(&mut self, now: u64) {
-        while let Some(&(finish, size, _)) = self.backlog.front() {
-            if finish > now {
-                break;
-            }
-            self.backlog.pop_front();
-            self.backlog_bytes -= size as u64;
-            if self.backlog.is_empty() {
-                if let Some(red) = &mut self.red {
-                    red.queue_emptied(finish);
-                }
-            }
-        }
+    /// The queue's RED, if it runs one.
+    pub fn red(&self) -> Option<&Red> {
+        self.queue.red()
+    }
+
+    /// Serialisation time of an MTU-sized packet at the port's rate, ns (0 when unlimited).
+    pub fn mtu_tx_ns(&self) -> u64 {
+        self.queue.typical_tx_ns()
     }
 
     /// Packets waiting (not counting the one being transmitted) at `now`.
     pub fn waiting_packets(&mut self, now: u64) -> u64 {
-        self.drain(now);
-        self.backlog.len().saturating_sub(1) as u64
+        self.queue.waiting_packets(now)
     }
 
     /// Bytes waiting (not counting the packet being transmitted) at `now`.
     pub fn waiting_bytes(&mut self, now: u64) -> u64 {
-        self.drain(now);
-        match self.backlog.front() {
-            Some(&(_, head, _)) => self.backlog_bytes - head as u64,
-            None => 0,
-        }
+        self.queue.waiting_bytes(now)
     }
 
     /// When the packet now being transmitted finishes, if any.
     pub fn next_departure(&mut self, now: u64) -> Option<u64> {
-        self.drain(now);
-        self.backlog.front().map(|&(f, _, _)| f)
+        self.queue.next_departure(now)
     }
 
     /// Packets and payload bytes accepted but not started by `now` (for end-of-run totals).
     pub fn unsent(&mut self, now: u64) -> (u64, u64) {
-        self.drain(now);
-        let n = self.backlog.len().saturating_sub(1);
-        let payload = self.backlog.iter().skip(1).map(|&(_, _, p)| p as u64).sum();
-        (n as u64, payload)
+        self.queue.unsent(now)
     }
 
     /// Offer a packet at `now`. `u_red` is a uniform [0, 1) draw from the port's random stream
@@ -295,76 +234,33 @@ impl Port {
         rng: &mut R,
     ) -> (Enqueued, Packet) {
         let size = pkt.size as u32;
-        let tx = self.tx_ns(size);
-        if self.rate_bps.is_some() {
-            self.drain(now);
-            let waiting = self.backlog.len().saturating_sub(1) as u64;
-            let waiting_bytes = match self.backlog.front() {
-                Some(&(_, head, _)) => self.backlog_bytes - head as u64,
-                None => 0,
-            };
-            if let Some(red) = &mut self.red {
-                let q = match self.limit {
-                    Limit::Packets(_) => waiting as f64,
-                    Limit::Bytes(_) => waiting_bytes as f64,
-                };
-                match red.on_arrival(now, q, self.mtu_tx_ns, u_red) {
-                    RedVerdict::Accept => {}
-                    RedVerdict::Early if red.params.ecn && pkt.ecn != Ecn::NotEct => {
-                        if pkt.ecn == Ecn::Ect {
-                            pkt.ecn = Ecn::Ce;
-                            self.stats.ecn_marks += 1;
-                        }
-                    }
-                    RedVerdict::Early => {
+        let accepted =
+            match self
+                .queue
+                .offer(now, size, pkt.payload as u32, pkt.ecn != Ecn::NotEct, u_red)
+            {
+                Ok(a) => a,
+                Err(reason) => {
+                    if reason == DropReason::QueueFull {
+                        self.stats.drops_queue += 1;
+                    } else {
                         self.stats.drops_red += 1;
-                        return (
-                            Enqueued::Dropped {
-                                at: now,
-                                reason: DropReason::RedEarly,
-                            },
-                            pkt,
-                        );
                     }
-                    RedVerdict::Forced => {
-                        self.stats.drops_red += 1;
-                        return (
-                            Enqueued::Dropped {
-                                at: now,
-                                reason: DropReason::RedForced,
-                            },
-                            pkt,
-                        );
-                    }
+                    return (Enqueued::Dropped { at: now, reason }, pkt);
                 }
-            }
-            let full = match self.limit {
-                Limit::Packets(n) => waiting + 1 > n && !self.backlog.is_empty(),
-                Limit::Bytes(b) => waiting_bytes + size as u64 > b && !self.backlog.is_empty(),
             };
-            if full {
-                self.stats.drops_queue += 1;
-                return (
-                    Enqueued::Dropped {
-                        at: now,
-                        reason: DropReason::QueueFull,
-                    },
-                    pkt,
-                );
-            }
+        if accepted.marked && pkt.ecn == Ecn::Ect {
+            pkt.ecn = Ecn::Ce;
+            self.stats.ecn_marks += 1;
         }
-        let start = self.last_finish.max(now);
-        let finish = start + tx;
-        self.last_finish = finish;
+        let finish = accepted.finish;
         if self.rate_bps.is_some() {
-            self.backlog.push_back((finish, size, pkt.payload as u32));
-            self.backlog_bytes += size as u64;
-            let n = self.backlog.len() as u64;
+            let n = self.queue.waiting_packets_now() + 1;
             if n > self.stats.max_backlog_packets {
                 self.stats.max_backlog_packets = n;
             }
         }
-        self.stats.queue_delay.record_ns(start - now);
+        self.stats.queue_delay.record_ns(accepted.start - now);
         self.stats.packets_out += 1;
         self.stats.bytes_out += size as u64;
         self.stats.payload_out += pkt.payload as u64;
@@ -381,9 +277,19 @@ impl Port {
         let arrival = match &mut self.delay_model {
             None => finish + self.delay_ns,
             Some(m) => {
-                let arrival = m.release(finish, rng).at;
-                let head = self.insert_on_line(arrival, pkt);
-                return (Enqueued::Sent { arrival, head }, pkt);
+                let release = m.release(finish, rng);
+                let head = self.insert_on_line(release.at, pkt);
+                if release.duplicate_at.is_some() {
+                    self.stats.duplicates += 1;
+                }
+                return (
+                    Enqueued::Sent {
+                        arrival: release.at,
+                        head,
+                        duplicate: release.duplicate_at,
+                    },
+                    pkt,
+                );
             }
         };
         if self.remote {
@@ -391,13 +297,21 @@ impl Port {
                 Enqueued::Sent {
                     arrival,
                     head: false,
+                    duplicate: None,
                 },
                 pkt,
             );
         }
         let head = self.line.is_empty();
         self.line.push_back((arrival, pkt));
-        (Enqueued::Sent { arrival, head }, pkt)
+        (
+            Enqueued::Sent {
+                arrival,
+                head,
+                duplicate: None,
+            },
+            pkt,
+        )
     }
 
     /// Put a packet on the line in arrival order, after any due at the same time; true if it is
@@ -415,6 +329,13 @@ impl Port {
         }
         *self.line.get_mut(i).expect("in the line") = (arrival, pkt);
         i == 0
+    }
+
+    /// Put the copy of a packet this port duplicated on the line (`Enqueued::Sent`'s
+    /// `duplicate`), after any due at the same time; true if it is the new head (its arrival
+    /// must be scheduled).
+    pub fn put_copy_on_line(&mut self, arrival: u64, pkt: Packet) -> bool {
+        self.insert_on_line(arrival, pkt)
     }
 
     /// Take the head of the delay line if it has arrived by `now`; also returns the next head's
@@ -465,10 +386,10 @@ mod tests {
         let mut p = Port::new(
             0,
             false,
-            Some(1e9),
+            Serializer::rate(1e9),
             DelayConfig::constant(10_000_000),
             LossConfig::None,
-            Limit::Packets(2),
+            QueueLimits::packets(2),
             None,
             1500,
         );
@@ -477,7 +398,8 @@ mod tests {
             a,
             Enqueued::Sent {
                 arrival: 12_000 + 10_000_000,
-                head: true
+                head: true,
+                duplicate: None
             }
         );
         let (b, _) = p.enqueue(1_000, pkt(1500), 0.0, false, &mut rng());
@@ -485,7 +407,8 @@ mod tests {
             b,
             Enqueued::Sent {
                 arrival: 24_000 + 10_000_000,
-                head: false
+                head: false,
+                duplicate: None
             }
         );
         // Two waiting would be the third packet: queue of 2 holds packets 2 and 3.
@@ -513,49 +436,14 @@ mod tests {
     }
 
     #[test]
-    fn byte_limit_counts_waiting_bytes() {
-        let mut p = Port::new(
-            0,
-            false,
-            Some(1e6),
-            DelayConfig::constant(0),
-            LossConfig::None,
-            Limit::Bytes(3000),
-            None,
-            1500,
-        );
-        assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
-            Enqueued::Sent { .. }
-        ));
-        assert!(matches!(
-            p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
-            Enqueued::Sent { .. }
-        ));
-        assert!(matches!(
-            p.enqueue(0, pkt(1000), 0.0, false, &mut rng()).0,
-            Enqueued::Sent { .. }
-        ));
-        assert_eq!(p.waiting_bytes(0), 2500);
-        assert!(matches!(
-            p.enqueue(0, pkt(600), 0.0, false, &mut rng()).0,
-            Enqueued::Dropped { .. }
-        ));
-        assert!(matches!(
-            p.enqueue(0, pkt(500), 0.0, false, &mut rng()).0,
-            Enqueued::Sent { .. }
-        ));
-    }
-
-    #[test]
     fn unlimited_rate_is_a_pure_delay() {
         let mut p = Port::new(
             0,
             false,
-            None,
+            Serializer::Unlimited,
             DelayConfig::constant(5_000),
             LossConfig::None,
-            Limit::Packets(1),
+            QueueLimits::packets(1),
             None,
             1500,
         );
@@ -564,7 +452,8 @@ mod tests {
                 p.enqueue(0, pkt(1500), 0.0, false, &mut rng()).0,
                 Enqueued::Sent {
                     arrival: 5_000,
-                    head: i == 0
+                    head: i == 0,
+                    duplicate: None
                 }
             );
         }
@@ -584,10 +473,10 @@ mod tests {
         let mut p = Port::new(
             0,
             false,
-            Some(1e9),
+            Serializer::rate(1e9),
             DelayConfig::constant(10_000_000),
             LossConfig::None,
-            Limit::Packets(100),
+            QueueLimits::packets(100),
             None,
             1500,
         );
@@ -596,7 +485,8 @@ mod tests {
             p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
             Enqueued::Sent {
                 arrival: 10_012_000,
-                head: true
+                head: true,
+                duplicate: None
             }
         ));
         p.delay_model = Some(DelayModel::new(delay));
@@ -605,7 +495,8 @@ mod tests {
             p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
             Enqueued::Sent {
                 arrival: 9_994_000,
-                head: true
+                head: true,
+                duplicate: None
             }
         );
         // Finishes at 36 µs, arrives at 10,006 µs: between the two.
@@ -613,7 +504,8 @@ mod tests {
             p.enqueue(0, pkt(1500), 0.0, false, &mut r).0,
             Enqueued::Sent {
                 arrival: 10_006_000,
-                head: false
+                head: false,
+                duplicate: None
             }
         );
         let order: Vec<u64> = std::iter::from_fn(|| p.pop_arrived(u64::MAX))
@@ -639,7 +531,7 @@ mod tests {
         let mut p = Port::new(
             0,
             false,
-            None,
+            Serializer::Unlimited,
             DelayConfig {
                 delay_ns,
                 jitter_ns,
@@ -648,7 +540,7 @@ mod tests {
                 duplicate_p: 0.0,
             },
             LossConfig::None,
-            Limit::Packets(100),
+            QueueLimits::packets(100),
             None,
             1500,
         );

@@ -58,6 +58,9 @@ pub struct PortReport {
     pub drops_random: u64,
     /// Packets RED marked with ECN-CE.
     pub ecn_marks: u64,
+    /// Packets the link duplicated (`duplicate`): each arrived twice.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicates: u64,
     /// The most packets ever waiting (not counting the one being transmitted).
     pub max_queue_packets: u64,
     /// Packets waiting at the end of the run (accepted, never transmitted).
@@ -184,4 +187,8 @@ impl Outcome {
         }
         details
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -71,12 +71,13 @@ pub struct LinkArgs {
     /// One-way propagation delay, e.g. 90ms or 90ms/10ms (a→b/b→a).
     #[arg(long)]
     delay: Option<String>,
-    /// Droptail queue limit in packets (includes the packet being sent), e.g. 1000 or 1000/100
-    /// (a→b/b→a). Default with a rate and no --queue-bytes: 1000 packets (Linux's txqueuelen,
-    /// as tc's pfifo); with --red: 4 × RED's max threshold in bytes.
+    /// Droptail queue limit in packets waiting behind the one being sent, e.g. 1000 or
+    /// 1000/100 (a→b/b→a). Default with a rate and no --queue-bytes: 1000 packets (Linux's
+    /// txqueuelen, as tc's pfifo); with --red: 4 × RED's max threshold in bytes.
     #[arg(long, value_name = "N")]
     queue_packets: Option<String>,
-    /// Droptail queue limit in bytes, e.g. 4M or 4M/64k (a→b/b→a).
+    /// Droptail queue limit in bytes waiting behind the packet being sent, e.g. 4M or 4M/64k
+    /// (a→b/b→a).
     #[arg(long, value_name = "SIZE")]
     queue_bytes: Option<String>,
     /// RED: MIN,MAX[,MAX_P[,WEIGHT]] thresholds in bytes (default max_p 0.1, weight 0.002);

@@ -11,12 +11,13 @@
 //!
 //! 1. random loss (`loss`, from `longhaul_path::loss`: Bernoulli or Gilbert–Elliott) — the lossy
 //!    medium before the router;
-//! 2. the bottleneck queue (`queue`: droptail in packets and/or bytes, optionally RED), shared with
-//!    the cross traffic generated at the bottleneck (`cross`: the simulator's generators, from
-//!    `longhaul_path::cross`);
-//! 3. the serialiser (`serializer` for a constant rate, `trace` from `longhaul_path::trace` for
-//!    mahimahi trace files), which computes the instant the last bit leaves the bottleneck from
-//!    logical timestamps;
+//! 2. the bottleneck queue (`queue`, from `longhaul_path::queue`: drop-tail in packets and/or
+//!    bytes counting what waits behind the packet on the wire, optionally RED in bytes), shared
+//!    with the cross traffic generated at the bottleneck (`cross`: the simulator's generators,
+//!    from `longhaul_path::cross`);
+//! 3. the serialiser (`serializer`, from `longhaul_path::serializer`: a constant rate exact over
+//!    each busy period, or a mahimahi trace from `longhaul_path::trace`), which computes the
+//!    instant the last bit leaves the bottleneck from logical timestamps;
 //! 4. the propagation delay line (`delay`, from `longhaul_path::delay`), with optional jitter,
 //!    reordering and duplication, and per-flow extra delay keyed by port (`port_delay`).
 //!
@@ -25,14 +26,16 @@
 pub mod cross;
 pub mod path;
 pub mod port_delay;
-pub mod queue;
 pub mod red;
-pub mod serializer;
 
 /// The delay line (jitter, reordering, duplication), shared with the simulator.
 pub use longhaul_path::delay;
 /// The random-loss models, shared with the simulator.
 pub use longhaul_path::loss;
+/// The bottleneck queue (drop-tail limits and RED), shared with the simulator.
+pub use longhaul_path::queue;
+/// The bottleneck's transmitter, shared with the simulator.
+pub use longhaul_path::serializer;
 /// mahimahi link traces and their serialiser.
 pub use longhaul_path::trace;
 

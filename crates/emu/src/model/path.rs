@@ -1,53 +1,27 @@
-//! One direction of the emulated path: loss → queue (droptail/RED, shared with cross traffic) →
-//! serialiser → propagation delay. See `model` for the order and `serializer` for the timing.
+//! One direction of the emulated path: loss → queue (drop-tail/RED, shared with cross traffic) →
+//! serialiser → propagation delay. See `model` for the order; the queue and the serialiser are
+//! `longhaul_path::queue::Bottleneck`, the simulator's too.
 //!
 //! `PathModel::on_arrival(now, bytes)` decides a packet's fate when it arrives and, if it is
 //! delivered, when it must be released. Cross-traffic arrivals up to `now` are fed into the queue
 //! first, so real and synthetic packets meet the bottleneck in time order. Every outcome is
 //! counted in `PathCounters`, with drops split by reason.
 
-use super::cross::{CrossArrivals, CrossSource};
+use super::cross::{CrossArrivals, CrossConfig, CrossSource};
 use super::delay::{DelayModel, Release};
 use super::loss::LossModel;
-use super::queue::BottleneckQueue;
-use super::red::{Red, RedVerdict};
-use super::serializer::RateSerializer;
-use super::trace::TraceSerializer;
+use super::queue::{Bottleneck, RedUnit};
+use super::serializer::Serializer;
 use super::Nanos;
 use crate::config::{DirectionConfig, RateConfig};
+use longhaul_path::red::Red;
 use rand::rngs::SmallRng;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// Why a packet was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropReason {
-    /// Random loss model (Bernoulli or Gilbert–Elliott).
-    RandomLoss,
-    /// Droptail: the queue's packet or byte limit was reached.
-    QueueFull,
-    /// RED early (probabilistic) drop.
-    RedEarly,
-    /// RED forced drop (average ≥ max threshold).
-    RedForced,
-    /// Larger than the path MTU (`DirectionConfig::path_mtu`).
-    TooBig,
-}
-
-impl DropReason {
-    /// The reason as the event log and reports spell it (`random_loss`, `queue_full`, `red_early`,
-    /// `red_forced`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::RandomLoss => "random_loss",
-            DropReason::QueueFull => "queue_full",
-            DropReason::RedEarly => "red_early",
-            DropReason::RedForced => "red_forced",
-            DropReason::TooBig => "too_big",
-        }
-    }
-}
+/// Why a packet was dropped (the emulator's are `random_loss`, `queue_full`, `red_early` and
+/// `red_forced`).
+pub use super::queue::DropReason;
 
 /// What happens to one packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,9 +42,10 @@ pub enum Verdict {
 pub struct Decision {
     /// What happens to the packet.
     pub verdict: Verdict,
-    /// Packets in the bottleneck queue right after the decision (including the one being sent).
-    pub queue_packets: usize,
-    /// Wire bytes in the bottleneck queue right after the decision.
+    /// Packets waiting in the bottleneck queue right after the decision (not counting the one
+    /// being sent).
+    pub queue_packets: u64,
+    /// Wire bytes waiting in the bottleneck queue right after the decision.
     pub queue_bytes: u64,
 }
 
@@ -108,9 +83,9 @@ pub struct PathCounters {
     pub cross_bytes: u64,
     /// Cross-traffic packets the queue dropped.
     pub cross_dropped: u64,
-    /// Largest queue seen at an arrival, in packets.
+    /// Most packets ever waiting (not counting the one being sent), after an admission.
     pub max_queue_packets: u64,
-    /// Largest queue seen at an arrival, in wire bytes.
+    /// Most wire bytes ever waiting, after an admission.
     pub max_queue_bytes: u64,
 }
 
@@ -125,83 +100,90 @@ impl PathCounters {
     }
 }
 
-enum Link {
-    Unlimited,
-    Rate(RateSerializer),
-    Trace(TraceSerializer),
-}
-
-impl Link {
-    fn transmit(&mut self, start: Nanos, bytes: u32) -> Nanos {
-        match self {
-            Link::Unlimited => start,
-            Link::Rate(s) => s.transmit(start, bytes),
-            Link::Trace(s) => s.transmit(start, bytes),
-        }
-    }
-}
-
 /// The model of one direction.
 pub struct PathModel {
-    link: Link,
-    queue: BottleneckQueue,
-    red: Option<Red>,
+    queue: Bottleneck,
+    /// RED's own random stream.
+    red_rng: SmallRng,
     loss: LossModel,
     /// The loss model's own random stream.
     loss_rng: SmallRng,
     /// The delay stage's own random stream.
     delay_rng: SmallRng,
     delay: DelayModel,
+    /// The cross-traffic sources as configured, and their packets counted from `zero`.
+    cross_cfg: Vec<CrossConfig>,
     cross: Vec<CrossArrivals>,
+    /// The instant cross traffic and a trace count from.
+    zero: Nanos,
+    seed: u64,
+    /// Web transfers leave at the link's rate (validation refuses cross traffic on an
+    /// unlimited link).
+    link_bps: f64,
     overhead: u32,
     path_mtu: Option<u32>,
-    /// Serialisation time of a typical (MTU) packet, for RED's idle decay.
-    typical_tx_ns: Nanos,
     counters: PathCounters,
 }
 
 impl PathModel {
-    /// Builds the model; traces and cross traffic start at `epoch`.
+    /// Builds the model; traces and cross traffic count from `epoch` (until
+    /// [`set_zero`](Self::set_zero) moves it).
     pub fn new(cfg: &DirectionConfig, mtu: u32, epoch: Nanos) -> Self {
         // Independent random streams per component, so enabling one knob does not change the
         // random sequence of another.
         let seed = cfg.seed;
-        let link = match &cfg.rate {
-            RateConfig::Unlimited => Link::Unlimited,
-            RateConfig::Constant { bps } => Link::Rate(RateSerializer::new(*bps)),
-            RateConfig::Trace { trace, .. } => {
-                Link::Trace(TraceSerializer::new(trace.clone(), epoch))
-            }
+        let serializer = match &cfg.rate {
+            RateConfig::Unlimited => Serializer::Unlimited,
+            RateConfig::Constant { bps } => Serializer::rate(*bps as f64),
+            RateConfig::Trace { trace, .. } => Serializer::trace(trace.clone(), epoch),
         };
-        let typical_tx_ns = match cfg.capacity_bps() {
-            Some(c) => ((mtu as f64 * 8.0 / c) * 1e9) as Nanos,
-            None => 1,
-        };
-        Self {
-            link,
-            queue: BottleneckQueue::new(cfg.queue),
-            red: cfg.red.map(|r| Red::new(r, seed ^ 0x5245_4400)),
+        let red = cfg.red.map(|r| Red::new(r.params()));
+        let mut m = Self {
+            queue: Bottleneck::new(serializer, cfg.queue, red, RedUnit::Bytes, mtu),
+            red_rng: SmallRng::seed_from_u64(seed ^ 0x5245_4400),
             loss: LossModel::new(cfg.loss),
             loss_rng: SmallRng::seed_from_u64(seed ^ 0x4c4f_5353),
             delay: DelayModel::new(cfg.delay),
             delay_rng: SmallRng::seed_from_u64(seed ^ 0x444c_4159),
-            cross: cfg
-                .cross
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    // Web transfers leave at the link's rate (validation refuses cross traffic
-                    // on an unlimited link).
-                    let link_bps = cfg.capacity_bps().unwrap_or(f64::INFINITY);
-                    let seed = seed ^ (0x4352_0000 + i as u64);
-                    CrossSource::new(c, epoch, link_bps, seed).arrivals()
-                })
-                .collect(),
+            cross_cfg: cfg.cross.clone(),
+            cross: Vec::new(),
+            zero: epoch,
+            seed,
+            link_bps: cfg.capacity_bps().unwrap_or(f64::INFINITY),
             overhead: cfg.overhead_bytes,
             path_mtu: cfg.path_mtu,
-            typical_tx_ns,
             counters: PathCounters::default(),
-        }
+        };
+        m.start_cross();
+        m
+    }
+
+    /// (Re)starts every cross-traffic source from `zero`, each with its own random stream.
+    fn start_cross(&mut self) {
+        self.cross = self
+            .cross_cfg
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let seed = self.seed ^ (0x4352_0000 + i as u64);
+                CrossSource::new(c, self.zero, self.link_bps, seed).arrivals()
+            })
+            .collect();
+    }
+
+    /// The instant cross traffic and a trace count from, ns.
+    pub fn zero(&self) -> Nanos {
+        self.zero
+    }
+
+    /// Counts cross traffic and a trace from `zero` on: each source starts afresh, its `start`
+    /// and `stop` after `zero` (the packets it would have sent before are not sent), and a
+    /// trace's opportunities are those of the trace started at `zero`. The driver calls it
+    /// before deciding any packet that arrives at or after `zero` (`Emulator::set_zero`).
+    pub fn set_zero(&mut self, zero: Nanos) {
+        self.zero = zero;
+        self.start_cross();
+        self.queue.rebase(zero);
     }
 
     /// What this direction has counted so far.
@@ -210,42 +192,23 @@ impl PathModel {
     }
 
     /// The bottleneck queue.
-    pub fn queue(&self) -> &BottleneckQueue {
+    pub fn queue(&self) -> &Bottleneck {
         &self.queue
     }
 
     /// Runs the queue (and RED, and the serialiser) for a packet of `wire` bytes at `now`.
     /// Returns the departure time, or why it was dropped.
     fn enqueue(&mut self, now: Nanos, wire: u32) -> Result<Nanos, DropReason> {
-        if self.queue.advance(now) {
-            if let (Some(red), Some(f)) = (self.red.as_mut(), self.queue.last_finish()) {
-                red.queue_emptied(f);
-            }
-        }
-        if self.queue.len_packets() == 0 {
-            if let Some(red) = self.red.as_mut() {
-                red.queue_emptied(now);
-            }
-        }
-        if let Some(red) = self.red.as_mut() {
-            match red.on_arrival(now, self.queue.len_bytes(), self.typical_tx_ns) {
-                RedVerdict::Accept => {}
-                RedVerdict::Early => return Err(DropReason::RedEarly),
-                RedVerdict::Forced => return Err(DropReason::RedForced),
-            }
-        }
-        if !self.queue.fits(wire) {
-            return Err(DropReason::QueueFull);
-        }
-        let finish = self.link.transmit(now, wire);
-        if !matches!(self.link, Link::Unlimited) {
-            self.queue.push(finish, wire);
-        }
-        let qp = self.queue.len_packets() as u64;
-        let qb = self.queue.len_bytes();
-        self.counters.max_queue_packets = self.counters.max_queue_packets.max(qp);
-        self.counters.max_queue_bytes = self.counters.max_queue_bytes.max(qb);
-        Ok(finish)
+        let u = if self.queue.red().is_some() {
+            self.red_rng.gen()
+        } else {
+            0.0
+        };
+        let accepted = self.queue.offer(now, wire, 0, false, u)?;
+        let c = &mut self.counters;
+        c.max_queue_packets = c.max_queue_packets.max(self.queue.waiting_packets_now());
+        c.max_queue_bytes = c.max_queue_bytes.max(self.queue.waiting_bytes_now());
+        Ok(accepted.finish)
     }
 
     /// Feeds cross-traffic arrivals with times ≤ `now` into the bottleneck.
@@ -296,7 +259,10 @@ impl PathModel {
                 self.counters.dropped_bytes += bytes as u64;
                 match r {
                     DropReason::RandomLoss => self.counters.dropped_random_loss += 1,
-                    DropReason::QueueFull => self.counters.dropped_queue_full += 1,
+                    // The emulator has no host queues: `HostQueueFull` never comes from it.
+                    DropReason::QueueFull | DropReason::HostQueueFull => {
+                        self.counters.dropped_queue_full += 1
+                    }
                     DropReason::RedEarly => self.counters.dropped_red_early += 1,
                     DropReason::RedForced => self.counters.dropped_red_forced += 1,
                     DropReason::TooBig => self.counters.dropped_too_big += 1,
@@ -315,8 +281,8 @@ impl PathModel {
         }
         Decision {
             verdict,
-            queue_packets: self.queue.len_packets(),
-            queue_bytes: self.queue.len_bytes(),
+            queue_packets: self.queue.waiting_packets_now(),
+            queue_bytes: self.queue.waiting_bytes_now(),
         }
     }
 }
@@ -330,7 +296,7 @@ mod tests {
     use crate::model::queue::QueueLimits;
     use crate::model::red::RedConfig;
 
-    fn rate_cfg(bps: u64, packets: Option<u32>) -> DirectionConfig {
+    fn rate_cfg(bps: u64, packets: Option<u64>) -> DirectionConfig {
         DirectionConfig {
             rate: RateConfig::Constant { bps },
             queue: QueueLimits {
@@ -347,19 +313,27 @@ mod tests {
 
     #[test]
     fn burst_larger_than_queue_loses_exactly_the_excess() {
+        // 250 packets at once into an idle link whose queue holds 100: the first goes on the
+        // wire, 100 wait behind it, the other 149 are dropped (the last arrivals: drop-tail).
         let mut m = PathModel::new(&rate_cfg(100_000_000, Some(100)), 1500, 0);
         let delivered = (0..250)
             .filter(|_| matches!(m.on_arrival(0, 1500).verdict, Verdict::Deliver { .. }))
             .count();
-        assert_eq!(delivered, 100);
-        assert_eq!(m.counters().dropped_queue_full, 150);
-        assert_eq!(m.counters().dropped_packets(), 150);
+        assert_eq!(delivered, 101);
+        assert_eq!(m.counters().dropped_queue_full, 149);
+        assert_eq!(m.counters().dropped_packets(), 149);
+        assert_eq!(m.counters().max_queue_packets, 100);
+        assert_eq!(m.counters().max_queue_bytes, 150_000);
     }
 
     #[test]
     fn a_flood_into_the_default_queue_waits_at_most_1000_packets() {
-        // 10× the rate for 1 s into a direction given no limit: without the default, all
-        // 100,000 packets would queue (9 s of delay at the end); with it 1000 wait, the rest drop.
+        // 10× the rate for 1.2 s into a direction given no limit: without the default, all
+        // 100,000 packets would queue (10.8 s of delay at the end); with it 1000 wait behind
+        // the one on the wire and the rest drop. The link is busy from 0 on, so packets leave
+        // at multiples of 120 µs, and an arrival at such an instant (every tenth) takes the
+        // place just freed: it waits for the packet starting then, the 999 waiting and its own
+        // transmission, 1001 × 120 µs.
         let cfg = rate_cfg(100_000_000, None).with_default_queue();
         let mut m = PathModel::new(&cfg, 1500, 0);
         let mut worst_wait = 0;
@@ -369,14 +343,11 @@ mod tests {
                 worst_wait = worst_wait.max(departure - now);
             }
         }
-        // 1000 packets of 120 µs each: 120 ms.
-        assert!(worst_wait <= 120_000_000, "waited {worst_wait} ns");
-        assert!(
-            worst_wait >= 119_000_000,
-            "the queue filled: {worst_wait} ns"
-        );
-        let dropped = m.counters().dropped_queue_full;
-        assert!((89_000..=91_000).contains(&dropped), "dropped {dropped}");
+        assert_eq!(worst_wait, 1001 * 120_000);
+        // By the last arrival (1,199,988 µs) 9,999 packets have left, one is on the wire and
+        // 1000 wait: 11,000 of the 100,000 were accepted.
+        assert_eq!(m.counters().dropped_queue_full, 89_000);
+        assert_eq!(m.counters().max_queue_packets, 1000);
     }
 
     #[test]
@@ -401,13 +372,19 @@ mod tests {
         for k in 0..10_000u64 {
             let o = m.on_arrival(k * 12_000, 1500);
             assert!(matches!(o.verdict, Verdict::Deliver { .. }), "packet {k}");
+            assert_eq!(o.queue_packets, 0);
         }
-        // At 2× the rate, half are dropped.
+        // At 2× the rate (one every 6 µs, each 12 µs on the wire): the second arrival waits
+        // behind the first; from then on an arrival at an even multiple of 6 µs finds the
+        // packet on the wire just gone and the place free, and one at an odd multiple finds it
+        // taken. Arrivals 3, 5, …, 9999 are dropped: 4,999.
         let mut m = PathModel::new(&rate_cfg(1_000_000_000, Some(1)), 1500, 0);
         for k in 0..10_000u64 {
-            m.on_arrival(k * 6_000, 1500);
+            let o = m.on_arrival(k * 6_000, 1500);
+            let dropped = matches!(o.verdict, Verdict::Drop(_));
+            assert_eq!(dropped, k >= 3 && k % 2 == 1, "packet {k}");
         }
-        assert_eq!(m.counters().dropped_queue_full, 5_000);
+        assert_eq!(m.counters().dropped_queue_full, 4_999);
     }
 
     #[test]
@@ -437,13 +414,13 @@ mod tests {
             }
         }
         // No drop below min_th; from min_th on p_a grows quickly (1/29, 2/26, ... at 31, 32, ...
-        // packets), so the first drop comes within a few packets.
+        // packets waiting), so the first drop comes within a few packets.
         let first = first_drop_qlen.expect("RED dropped");
-        assert!((30..40).contains(&first), "first RED drop at queue {first}");
+        assert!((31..40).contains(&first), "first RED drop at queue {first}");
         assert_eq!(m.counters().dropped_queue_full, 0);
-        // With max_p = 1 the count-spacing drops all but every other packet past min_th, and
-        // every packet at max_th: the queue never exceeds 60 packets.
-        assert!(m.counters().max_queue_packets < 60);
+        // Every arrival finding max_th (60 packets' bytes) waiting is forced out: at most 60
+        // wait.
+        assert!(m.counters().max_queue_packets <= 60);
     }
 
     #[test]
@@ -530,6 +507,33 @@ mod tests {
         assert_eq!(m.counters().cross_packets, 1667);
         assert_eq!(last, 6667 * 120_000);
         assert_eq!(m.counters().delivered_packets, 5000);
+    }
+
+    #[test]
+    fn cross_traffic_counts_its_start_and_stop_from_the_zero_point() {
+        // CBR of 1500-byte packets at 12 Mb/s, one per ms, from 100 ms to 300 ms after the
+        // zero point (200 packets). The model starts with its zero at 0; at 50 ms the driver
+        // moves it to 1 s. Counted from 0, the source would have sent all 200 by 0.5 s.
+        let ms = 1_000_000;
+        let mut cfg = rate_cfg(100_000_000, None);
+        cfg.cross = vec![CrossConfig {
+            start_ns: 100 * ms,
+            stop_ns: 300 * ms,
+            ..CrossConfig::new(CrossProcess::Cbr, 12e6, 1500)
+        }];
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        m.on_arrival(50 * ms, 100);
+        assert_eq!(m.counters().cross_packets, 0);
+        m.set_zero(1000 * ms);
+        assert_eq!(m.zero(), 1000 * ms);
+        m.on_arrival(500 * ms, 100);
+        assert_eq!(m.counters().cross_packets, 0);
+        // By 1.2 s: the packets at 1.1 s + k ms, k = 0..=100.
+        m.on_arrival(1200 * ms, 100);
+        assert_eq!(m.counters().cross_packets, 101);
+        // Before its stop at 1.3 s: k = 0..200.
+        m.on_arrival(2000 * ms, 100);
+        assert_eq!(m.counters().cross_packets, 200);
     }
 
     #[test]

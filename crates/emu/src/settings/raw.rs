@@ -124,7 +124,7 @@ impl RawDirection {
             let n: u32 = q.trim().trim_end_matches('p').parse().map_err(|_| {
                 SettingsError(format!("{dir}: queue-packets `{q}` is not a packet count"))
             })?;
-            c.queue.packets = Some(n);
+            c.queue.packets = Some(n.into());
         }
         if let Some(q) = &self.queue_bytes {
             c.queue.bytes = Some(size(q, dir, "queue-bytes")?);

@@ -46,7 +46,7 @@ impl EmulatedPath {
         let mut link = LinkConfig::default();
         let one_way = rtt.as_nanos() as u64 / 2;
         link.a_to_b.rate = RateConfig::Constant { bps: rate_bps };
-        link.a_to_b.queue.packets = Some(queue_packets);
+        link.a_to_b.queue.packets = Some(queue_packets.into());
         if loss > 0.0 {
             link.a_to_b.loss = LossConfig::Bernoulli { p: loss };
         }

@@ -7,7 +7,7 @@
 //! The reference computes with none of lab's or the emulator's code: it splits lines, sums,
 //! sorts and takes nearest ranks. It reads the `queue_packets`/`queue_bytes` columns only to
 //! check them: the queue it rebuilds at every arrival from the accepted packets' departure times
-//! must equal them exactly.
+//! (those not yet gone, less the one on the wire) must equal them exactly.
 //!
 //! Compared, per direction (data `a>b` as `NAME`, ACKs `b>a` as `NAME (reverse)`):
 //! - drops by reason, the total, and the drop log kept by the pipeline: exact counts; each drop
@@ -29,7 +29,8 @@
 //!
 //! Invariants of the pipeline's numbers: p50 ≤ p95 ≤ p99 ≤ max, min ≤ mean ≤ max (min the
 //! reference's, less the resolution), utilization ≤ 1, a bin's mean queue ≤ the packet limit,
-//! the bits accepted in a bin ≤ capacity × its width + the queue's limit + one packet. And of
+//! the bits accepted in a bin ≤ capacity × its width + the queue's limit + two packets (the one
+//! on the wire and one straddling the bin's edge). And of
 //! the log: the bits departing in a bin ≤ capacity × its width + one packet.
 
 use longhaul_emu::forward::DirectionReport;
@@ -200,15 +201,18 @@ fn direction(run: &Run, k: usize) -> Found {
             other => panic!("unknown event {other}"),
         }
         // The queue right after the decision: accepted packets whose last bit is still to
-        // leave (departures are in order, so they are the newest ones).
-        let (mut qp, mut qb) = (0, 0);
+        // leave (departures are in order, so they are the newest ones), less the oldest of
+        // them, the one on the wire: the log counts what waits.
+        let (mut qp, mut qb, mut on_wire) = (0u64, 0, 0);
         for a in accepted.iter().rev() {
             if a.depart <= t {
                 break;
             }
             qp += 1;
             qb += a.bytes;
+            on_wire = a.bytes;
         }
+        let (qp, qb) = (qp.saturating_sub(1), qb - on_wire);
         let accepted_now = f[2] == "enqueue";
         decisions.push(Decision {
             t,
@@ -254,7 +258,7 @@ fn direction(run: &Run, k: usize) -> Found {
     if let Some(limit) = cfg.queue.packets {
         for d in decisions.iter().filter(|d| d.drop_reason.is_some()) {
             if d.drop_reason.as_deref() == Some("queue_full") {
-                assert_eq!(d.queue_pkts, u64::from(limit), "{dir}: full at t {}", d.t);
+                assert_eq!(d.queue_pkts, limit, "{dir}: full at t {}", d.t);
             }
         }
     }
@@ -365,7 +369,9 @@ fn direction(run: &Run, k: usize) -> Found {
         );
         worst_r = worst_r.max((s.throughput_bps[b] - want_r).abs());
         // Invariants: the link sends no faster than its capacity (one packet may straddle the
-        // bin's edge); what it accepts leaves or waits in the queue.
+        // bin's edge); what it accepts leaves or stays in the queue, which holds `limit`
+        // packets waiting and one on the wire: accepted ≤ capacity + one straddling packet +
+        // (limit + 1) packets.
         let capacity_bits = capacity_bps * width_s;
         assert!(
             departed_bytes[b] as f64 * 8.0 <= capacity_bits + (mtu * 8) as f64,
@@ -373,13 +379,13 @@ fn direction(run: &Run, k: usize) -> Found {
             departed_bytes[b] * 8
         );
         if let Some(limit) = cfg.queue.packets {
-            let room_bits = ((u64::from(limit) + 1) * mtu * 8) as f64;
+            let room_bits = ((limit + 2) * mtu * 8) as f64;
             assert!(
                 s.throughput_bps[b] * width_s <= capacity_bits + room_bits,
                 "{dir} bin {b}: accepted {} b/s",
                 s.throughput_bps[b]
             );
-            assert!(s.queue_pkts[b] <= f64::from(limit), "{dir} bin {b}");
+            assert!(s.queue_pkts[b] <= limit as f64, "{dir} bin {b}");
         }
     }
 

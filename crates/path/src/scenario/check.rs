@@ -21,6 +21,13 @@ impl Scenario {
                 "at least one [[links]] table is needed".into(),
             ));
         }
+        let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+        let traces = self
+            .links
+            .iter_mut()
+            .enumerate()
+            .map(|(i, l)| read_traces(l, i, dir, &err))
+            .collect::<Result<Vec<_>, _>>()?;
         let link_names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
         let known = link_names.join(", ");
         let find_link = |name: &str, field: String| {
@@ -65,9 +72,16 @@ impl Scenario {
                     "must be a non-negative number of kilometres".into(),
                 ));
             }
-            check_rate(l.rate, &format!("links[{i}].rate"), &err)?;
+            // A trace's mean rate is checked as the trace.
+            let fwd = if l.trace.is_some() { "trace" } else { "rate" };
+            let rev = if l.reverse_trace.is_some() {
+                "reverse_trace"
+            } else {
+                "reverse_rate"
+            };
+            check_rate(l.rate, &format!("links[{i}].{fwd}"), &err)?;
             if let Some(r) = l.reverse_rate {
-                check_rate(r, &format!("links[{i}].reverse_rate"), &err)?;
+                check_rate(r, &format!("links[{i}].{rev}"), &err)?;
             }
             check_queue(&l.queue, &format!("links[{i}].queue"), &err)?;
             if let Some(q) = &l.reverse_queue {
@@ -390,9 +404,63 @@ impl Scenario {
             scenario: self,
             flows,
             cross,
+            traces,
             name,
         })
     }
+}
+
+/// Reads a link's trace files (`trace`, `reverse_trace`; a relative path from `dir`, the
+/// scenario file's directory) and fills in the rates they give: a trace's mean rate. A file
+/// gives each direction a rate or a trace, not both; the ACK direction follows the data
+/// direction's trace unless it has a rate or a trace of its own.
+fn read_traces(
+    l: &mut LinkSpec,
+    i: usize,
+    dir: &Path,
+    err: &dyn Fn(String, String) -> ScenarioError,
+) -> Result<LinkTraces, ScenarioError> {
+    let read = |name: &str, field: &str| {
+        Trace::from_file(&dir.join(name))
+            .map_err(|e| err(format!("links[{i}].{field}"), e.to_string()))
+    };
+    let forward = match (&l.trace, l.rate.0.is_nan()) {
+        (Some(_), false) => {
+            return Err(err(
+                format!("links[{i}].trace"),
+                "a link's capacity is a `rate` or a `trace`, not both; remove one".into(),
+            ))
+        }
+        (None, true) => {
+            return Err(err(
+                format!("links[{i}].rate"),
+                "missing: give the link's `rate` (or a mahimahi `trace` file)".into(),
+            ))
+        }
+        (Some(name), true) => {
+            let t = read(name, "trace")?;
+            l.rate = Rate(t.mean_rate_bps());
+            Some(t)
+        }
+        (None, false) => None,
+    };
+    let reverse =
+        match (&l.reverse_trace, l.reverse_rate) {
+            (Some(_), Some(_)) => return Err(err(
+                format!("links[{i}].reverse_trace"),
+                "the ACK direction's capacity is a `reverse_rate` or a `reverse_trace`, not both; \
+                 remove one"
+                    .into(),
+            )),
+            (Some(name), None) => {
+                let t = read(name, "reverse_trace")?;
+                l.reverse_rate = Some(Rate(t.mean_rate_bps()));
+                Some(t)
+            }
+            (None, Some(_)) => None,
+            (None, None) => forward.clone(),
+        };
+    Ok(LinkTraces { forward, reverse })
 }
 
 /// Most samples one time series may hold (an hour at 3.6 ms; seed 000's hour at the default

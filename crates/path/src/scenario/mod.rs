@@ -18,10 +18,13 @@
 //! [[links]]                     # a duplex link; each direction has its own queue
 //! name = "core"
 //! rate = "1gbit"                # capacity each way (`reverse_rate` to differ)
+//! # trace = "cell.up"           # or a mahimahi trace file, instead of `rate` (relative to
+//! #                             # this file; `reverse_trace` for the ACK direction)
 //! delay = "90ms"                # one-way propagation delay
 //! jitter = "0ms"                # standard deviation of a normal delay offset (keeps order)
 //! reorder = 0.0                 # probability that a packet arrives `reorder_by` early
 //! reorder_by = "0ms"
+//! duplicate = 0.0               # probability that a packet arrives twice
 //! mtu = 1500                    # bytes on the wire per full packet (default 1500)
 //! distance_km = 10037           # for bit-meters/second (default 0)
 //! loss = 0.0                    # random loss probability, data direction, or a model:
@@ -80,6 +83,7 @@
 
 use crate::delay::DelayConfig;
 use crate::red::RedParams;
+use crate::trace::Trace;
 use crate::units::{Bytes, EventRate, Nanos, Rate};
 use longhaul_cc::CcSpec;
 use serde::{Deserialize, Serialize};
@@ -148,11 +152,22 @@ pub enum TransportKind {
 pub struct LinkSpec {
     /// Unique among the links.
     pub name: String,
-    /// Capacity in the data direction.
+    /// Capacity in the data direction; with `trace`, the trace's mean rate (filled in by the
+    /// checks: a file gives one or the other).
+    #[serde(default = "no_rate")]
     pub rate: Rate,
-    /// Capacity in the ACK direction (default: `rate`).
+    /// Capacity in the ACK direction (default: `rate`, or the `trace`; with `reverse_trace`,
+    /// its mean rate).
     #[serde(default)]
     pub reverse_rate: Option<Rate>,
+    /// A mahimahi trace file (`crate::trace`) whose delivery opportunities set the data
+    /// direction's capacity instead of `rate`; a relative path is read from the scenario
+    /// file's directory.
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// The ACK direction's trace (default: `trace`, unless `reverse_rate` is given).
+    #[serde(default)]
+    pub reverse_trace: Option<String>,
     /// One-way propagation delay.
     pub delay: Nanos,
     /// Standard deviation of a normally distributed offset added to each packet's delay, both
@@ -166,6 +181,10 @@ pub struct LinkSpec {
     /// How much earlier a reordered packet arrives.
     #[serde(default)]
     pub reorder_by: Nanos,
+    /// Probability that a packet is duplicated: a copy arrives with it (netem's `duplicate`);
+    /// both directions.
+    #[serde(default)]
+    pub duplicate: f64,
     /// Bytes on the wire of a full packet (default 1500).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
@@ -191,18 +210,32 @@ fn default_mtu() -> u32 {
     1500
 }
 
+/// `rate` when a file gives none (it then needs a `trace`).
+fn no_rate() -> Rate {
+    Rate(f64::NAN)
+}
+
 impl LinkSpec {
-    /// The delay line of each direction (`crate::delay`): `delay`, `jitter`, `reorder` and
-    /// `reorder_by`.
+    /// The delay line of each direction (`crate::delay`): `delay`, `jitter`, `reorder`,
+    /// `reorder_by` and `duplicate`.
     pub fn delay_config(&self) -> DelayConfig {
         DelayConfig {
             delay_ns: self.delay.0,
             jitter_ns: self.jitter.0,
             reorder_p: self.reorder,
             reorder_by_ns: self.reorder_by.0,
-            duplicate_p: 0.0,
+            duplicate_p: self.duplicate,
         }
     }
+}
+
+/// The traces a link's two directions follow, read by the checks (`None`: a constant rate).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkTraces {
+    /// The data direction's.
+    pub forward: Option<Trace>,
+    /// The ACK direction's.
+    pub reverse: Option<Trace>,
 }
 
 /// A queue discipline.
@@ -590,6 +623,8 @@ pub struct Checked {
     pub flows: Vec<CheckedFlow>,
     /// Per cross-traffic source: the link index and, if responsive, its controller.
     pub cross: Vec<CheckedCross>,
+    /// Per link, the traces its directions follow.
+    pub traces: Vec<LinkTraces>,
     /// The scenario's name, or the file's when it gives none.
     pub name: String,
 }

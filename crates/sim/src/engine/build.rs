@@ -5,21 +5,19 @@
 use super::endpoints::{make_endpoints, Endpoints};
 use super::*;
 
-fn queue_limit(q: &QueueSpec) -> Limit {
+fn queue_limit(q: &QueueSpec) -> QueueLimits {
     match (q.packets, q.bytes) {
-        (Some(p), _) => Limit::Packets(p),
-        (None, Some(b)) => Limit::Bytes(b.0),
-        (None, None) => Limit::Packets(1000),
+        (Some(p), _) => QueueLimits::packets(p),
+        (None, Some(b)) => QueueLimits::bytes(b.0),
+        (None, None) => QueueLimits::packets(1000),
     }
 }
 
 fn make_red(q: &QueueSpec) -> Option<Red> {
     (q.kind == QueueKind::Red).then(|| {
-        let limit = match queue_limit(q) {
-            Limit::Packets(p) => p as f64,
-            Limit::Bytes(b) => b as f64,
-        };
-        Red::new(q.red_params(limit))
+        let limits = queue_limit(q);
+        let limit = limits.packets.or(limits.bytes).unwrap_or(0);
+        Red::new(q.red_params(limit as f64))
     })
 }
 impl<'a> Engine<'a> {
@@ -62,10 +60,16 @@ impl<'a> Engine<'a> {
         let mut e = Engine::empty(checked);
         for (i, l) in sc.links.iter().enumerate() {
             let rq = l.reverse_queue.as_ref().unwrap_or(&l.queue);
+            // A trace's opportunities count from the start of the run.
+            let traces = checked.traces.get(i).cloned().unwrap_or_default();
+            let serializer = |trace: Option<Trace>, rate: f64| match trace {
+                Some(t) => Serializer::trace(t, 0),
+                None => Serializer::rate(rate),
+            };
             let f = e.add_port(Port::new(
                 i,
                 false,
-                Some(l.rate.0),
+                serializer(traces.forward, l.rate.0),
                 l.delay_config(),
                 l.loss.config(),
                 queue_limit(&l.queue),
@@ -75,7 +79,7 @@ impl<'a> Engine<'a> {
             let r = e.add_port(Port::new(
                 i,
                 true,
-                Some(l.reverse_rate.unwrap_or(l.rate).0),
+                serializer(traces.reverse, l.reverse_rate.unwrap_or(l.rate).0),
                 l.delay_config(),
                 l.reverse_loss.config(),
                 queue_limit(rq),
@@ -95,20 +99,22 @@ impl<'a> Engine<'a> {
                 let fwd = e.add_port(Port::new(
                     usize::MAX,
                     false,
-                    spec.access.rate.map(|r| r.0),
+                    spec.access
+                        .rate
+                        .map_or(Serializer::Unlimited, |r| Serializer::rate(r.0)),
                     DelayConfig::constant(access_delay),
                     LossConfig::None,
-                    Limit::Packets(limit),
+                    QueueLimits::packets(limit),
                     None,
                     mtu,
                 ));
                 let rev = e.add_port(Port::new(
                     usize::MAX,
                     true,
-                    None,
+                    Serializer::Unlimited,
                     DelayConfig::constant(access_delay + spec.extra_rtt.0 % 2),
                     LossConfig::None,
-                    Limit::Packets(limit),
+                    QueueLimits::packets(limit),
                     None,
                     mtu,
                 ));

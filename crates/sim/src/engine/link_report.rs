@@ -34,17 +34,11 @@ impl Engine<'_> {
                     }
                 }
                 let q = &st.queue_delay;
-                let queue = match (&p.red, p.limit) {
-                    (None, Limit::Packets(n)) => format!("droptail {n}p"),
-                    (None, Limit::Bytes(b)) => format!("droptail {b}B"),
-                    (Some(r), Limit::Packets(n)) => format!(
-                        "red {n}p min_th={} max_th={}{}",
-                        r.params.min_th,
-                        r.params.max_th,
-                        if r.params.ecn { " ecn" } else { "" }
-                    ),
-                    (Some(r), Limit::Bytes(b)) => format!(
-                        "red {b}B min_th={} max_th={}{}",
+                let limits = p.limits().describe();
+                let queue = match p.red() {
+                    None => format!("droptail {limits}"),
+                    Some(r) => format!(
+                        "red {limits} min_th={} max_th={}{}",
                         r.params.min_th,
                         r.params.max_th,
                         if r.params.ecn { " ecn" } else { "" }
@@ -58,6 +52,7 @@ impl Engine<'_> {
                     drops_red: st.drops_red,
                     drops_random: st.drops_loss,
                     ecn_marks: st.ecn_marks,
+                    duplicates: st.duplicates,
                     max_queue_packets: st.max_backlog_packets.saturating_sub(1),
                     queue_at_end_packets: unsent_n,
                 });
@@ -112,10 +107,7 @@ impl Engine<'_> {
             }
             let q = &st.queue_delay;
             let mtu = path_mtu(sc, &cf.path);
-            let limit = match p.limit {
-                Limit::Packets(n) => format!("host {n}p"),
-                Limit::Bytes(b) => format!("host {b}B"),
-            };
+            let limit = format!("host {}", p.limits().describe());
             links.push(LinkSummary {
                 name: format!("access:{}", cf.id),
                 capacity_bps: rate,

@@ -12,7 +12,7 @@ impl Engine<'_> {
     pub(super) fn enqueue(&mut self, port: u32, pkt: Packet) {
         let p = &mut self.ports[port as usize];
         let rng = &mut self.port_rng[port as usize];
-        let u_red = if p.red.is_some() {
+        let u_red = if p.red().is_some() {
             rng.gen::<f64>()
         } else {
             0.0
@@ -22,12 +22,29 @@ impl Engine<'_> {
         let remote = p.remote;
         let (verdict, pkt) = p.enqueue(self.now, pkt, u_red, lost, rng);
         match verdict {
-            Enqueued::Sent { arrival, head } => {
+            Enqueued::Sent {
+                arrival,
+                head,
+                duplicate,
+            } => {
                 if head {
                     self.events.push(arrival, Ev::Arrive(port));
                 }
                 if remote {
                     self.send_across(arrival, pkt);
+                }
+                if let Some(at) = duplicate {
+                    // The copy carries bytes of its own: each copy's are released where it
+                    // ends.
+                    let buf = if pkt.buf != NO_BUF {
+                        self.bufs.copy(pkt.buf)
+                    } else {
+                        NO_BUF
+                    };
+                    let copy = Packet { buf, ..pkt };
+                    if self.ports[port as usize].put_copy_on_line(at, copy) {
+                        self.events.push(at, Ev::Arrive(port));
+                    }
                 }
             }
             Enqueued::Dropped { at, reason } => {
@@ -178,5 +195,6 @@ fn summary_reason(r: DropReason) -> &'static str {
         DropReason::RedEarly | DropReason::RedForced => REASON_AQM,
         DropReason::RandomLoss => REASON_RANDOM,
         DropReason::HostQueueFull => REASON_HOST_QUEUE_FULL,
+        DropReason::TooBig => REASON_TOO_BIG,
     }
 }

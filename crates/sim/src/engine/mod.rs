@@ -52,7 +52,7 @@ use crate::cross::{CrossConfig, CrossSource};
 use crate::events::{Ev, EventQueue};
 use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
-use crate::port::{Enqueued, Limit, Port};
+use crate::port::{Enqueued, Port, QueueLimits};
 use crate::red::Red;
 use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
 use crate::scenario::{Scenario, Stack, TransportKind};
@@ -64,12 +64,16 @@ use crate::transport::{AnyReceiver, AnySender, Endpoint, FlowReceiver, FlowSende
 use longhaul_cc::{CcSpec, Setup};
 use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck};
 use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
-use longhaul_metrics::loss::{LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM};
+use longhaul_metrics::loss::{
+    LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM, REASON_TOO_BIG,
+};
 use longhaul_metrics::summary::Summary;
 use longhaul_metrics::summary::{AggregateSeries, FlowSeries, LinkSeries, LinkSummary, Mode};
 use longhaul_metrics::throughput::{self, Capacity};
 use longhaul_path::delay::DelayConfig;
 use longhaul_path::loss::LossConfig;
+use longhaul_path::serializer::Serializer;
+use longhaul_path::trace::Trace;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::BTreeMap;

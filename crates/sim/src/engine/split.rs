@@ -88,7 +88,7 @@ pub(super) fn plan(e: &Engine, when: SplitWhen) -> Option<Cut> {
     // Jitter and reordering give no lower bound on a packet's delay, hence no lookahead.
     let constant = fwd.delay_model.is_none() && rev.delay_model.is_none();
     let lookahead = fwd.delay_ns.min(rev.delay_ns);
-    let window_packets = lookahead.checked_div(fwd.mtu_tx_ns).unwrap_or(0);
+    let window_packets = lookahead.checked_div(fwd.mtu_tx_ns()).unwrap_or(0);
     let enough = match when {
         SplitWhen::Worthwhile => window_packets >= MIN_WINDOW_PACKETS,
         SplitWhen::Possible => lookahead > 0,
