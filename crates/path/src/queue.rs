@@ -267,6 +267,13 @@ impl Bottleneck {
         (self.waiting_packets_now(), tags)
     }
 
+    /// The sum of the tags of the packets not finished by `now`, the one on the wire included:
+    /// what a link has not yet carried in full.
+    pub fn unfinished_tags(&mut self, now: u64) -> u64 {
+        self.drain(now);
+        self.backlog.iter().map(|&(_, e)| e >> 32).sum()
+    }
+
     /// Offers a packet of `size` bytes at `now` (offers in time order). `tag` is kept with it
     /// for [`unsent`](Self::unsent); `ecn_capable` lets RED mark it instead of dropping it
     /// early; `u` is a uniform [0, 1) draw for RED's decision (unused without RED). Returns when

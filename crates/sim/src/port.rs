@@ -215,6 +215,12 @@ impl Port {
         self.queue.next_departure(now)
     }
 
+    /// Payload bytes accepted but not carried in full by `now`, the packet on the wire included
+    /// (a link's utilization counts only what it finished sending).
+    pub fn unfinished_payload(&mut self, now: u64) -> u64 {
+        self.queue.unfinished_tags(now)
+    }
+
     /// Packets and payload bytes accepted but not started by `now` (for end-of-run totals).
     pub fn unsent(&mut self, now: u64) -> (u64, u64) {
         self.queue.unsent(now)

@@ -289,3 +289,46 @@ proptest! {
         check(&g)?;
     }
 }
+
+/// A link kept busy to the end of a short run: the packet on the wire when the run ends is not
+/// all carried, so the link's utilization stays at most 1 (counting that packet in full, 0.6 %
+/// of a 1-s run at 2 Mb/s, put it above 1), and near 1: the link idles only until the first
+/// packets arrive (Poisson traffic at 333 packets/s, and the flow's handshake).
+#[test]
+fn a_link_busy_to_the_end_of_a_run_is_used_at_most_fully() {
+    for transport in ["model", "proto"] {
+        let c = Scenario::parse(
+            &format!(
+                r#"
+duration = "1s"
+transport = "{transport}"
+[[links]]
+name = "l"
+rate = "2mbit"
+delay = "5ms"
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "reno"
+[[cross_traffic]]
+kind = "poisson"
+link = "l"
+rate = "4mbit"
+packet_size = 1500
+"#
+            ),
+            "busy.toml",
+            "busy",
+            &[],
+        )
+        .unwrap();
+        let o = run_traced(&c, &mut |_| {}).unwrap();
+        let link = o.summary.links.iter().find(|l| l.name == "l").unwrap();
+        assert!(
+            link.utilization <= 1.0 && link.utilization >= 0.98,
+            "{transport}: {}",
+            link.utilization
+        );
+    }
+}

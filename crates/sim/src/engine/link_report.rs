@@ -15,14 +15,17 @@ impl Engine<'_> {
             let (fp, rp) = self.link_ports[i];
             for (port, reverse) in [(fp, false), (rp, true)] {
                 let p = &mut self.ports[port as usize];
-                let (unsent_n, unsent_payload) = p.unsent(self.end);
+                let (unsent_n, _) = p.unsent(self.end);
+                let unfinished = p.unfinished_payload(self.end);
                 let cap = if reverse {
                     l.reverse_rate.unwrap_or(l.rate).0
                 } else {
                     l.rate.0
                 };
                 let st = &p.stats;
-                let payload_bps = (st.payload_out - unsent_payload) as f64 * 8.0 / run_s;
+                // What the link finished sending: the packet on the wire at the end is not all
+                // carried, and counting it would put a short run's utilization above 1.
+                let payload_bps = (st.payload_out - unfinished) as f64 * 8.0 / run_s;
                 let mut by_reason = BTreeMap::new();
                 for (reason, n) in [
                     (REASON_QUEUE_FULL, st.drops_queue),
@@ -91,9 +94,10 @@ impl Engine<'_> {
             };
             let p = &mut self.ports[ap as usize];
             let Some(rate) = p.rate_bps else { continue };
-            let (unsent_n, unsent_payload) = p.unsent(self.end);
+            let (unsent_n, _) = p.unsent(self.end);
+            let unfinished = p.unfinished_payload(self.end);
             let st = &p.stats;
-            let payload_bps = (st.payload_out - unsent_payload) as f64 * 8.0 / run_s;
+            let payload_bps = (st.payload_out - unfinished) as f64 * 8.0 / run_s;
             let mut by_reason = BTreeMap::new();
             let host_drops: u64 = self.flows[i]
                 .ledger
