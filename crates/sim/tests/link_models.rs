@@ -4,17 +4,6 @@
 
 use longhaul_sim::{run_traced, Scenario};
 
-/// A fresh directory for a scenario and its trace files.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("lh-sim-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A 5 MiB transfer over a link that duplicates 5 % of the packets each way. Every duplicate
 /// reaches the receiver (data) or the sender (ACKs) beside its original; the transport takes
 /// each byte once, so exactly the transfer's bytes are delivered. The duplicates are binomial:
@@ -84,7 +73,8 @@ bytes = "5M"
 /// that mean as the link's capacity.
 #[test]
 fn a_traced_link_sends_only_at_its_opportunities() {
-    let dir = scratch("trace");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let mut trace: Vec<String> = (1..=50).map(|ms| ms.to_string()).collect();
     trace.push("100".into());
     std::fs::write(dir.join("half.trace"), trace.join("\n")).unwrap();
@@ -132,5 +122,4 @@ cc = "reno"
         carried_bps > 0.9 * mean_bps,
         "{carried_bps} b/s through a {mean_bps} b/s trace"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -829,6 +829,11 @@ impl Lion {
             .max(1.0);
     }
 
+    /// The share of the rate a step near the full rate adds.
+    fn fine_gain(&self) -> f64 {
+        self.cfg.probe_gain / f64::from(1u32 << NEAR_SHIFT)
+    }
+
     /// The rate one clear round adds: `probe_gain` of the rate, but at least a packet per base
     /// RTT, and once the effective queue is known at most what queues `STEP_SHARE` of it in one
     /// round above the available bandwidth.
@@ -839,7 +844,7 @@ impl Lion {
             step = step.min(STEP_SHARE * self.q_eff * self.path_rate() / base);
         }
         if near {
-            step = step.min(self.rate * self.cfg.probe_gain / f64::from(1u32 << NEAR_SHIFT));
+            step = step.min(self.rate * self.fine_gain());
         }
         step.max(self.mss() / base)
     }
@@ -949,7 +954,7 @@ impl Lion {
         let drain = delivered * base / (base + q);
         // Probing near the most the path ever delivered goes in fine steps, unless this round
         // delivered more than that.
-        let fine = cfg.probe_gain / f64::from(1u32 << NEAR_SHIFT);
+        let fine = self.fine_gain();
         let near = self.full > 0.0
             && self.rate >= self.full * (1.0 - cfg.probe_gain)
             && delivered <= self.full * (1.0 + fine);
