@@ -291,7 +291,7 @@ pub fn send_paths(
                 offloads: port.offloads(),
                 send_thread,
                 peer_key: s.conn.peer_key(),
-                cipher: s.conn.cipher().map(|c| format!("{c:?}")),
+                cipher: s.conn.cipher().map(|c| c.name().to_string()),
             });
         }
         // No file byte before the hook has accepted the receiver's key.

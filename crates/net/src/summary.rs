@@ -24,6 +24,10 @@ pub struct SendSummary {
     pub cc: String,
     /// The session's cipher (`None`: security off).
     pub cipher: Option<String>,
+    /// What this host measured each suite to seal and open, GB/s of payload on one core, when
+    /// it chose its preference (`longhaul_proto::secure::choice`; `None`: security off). The
+    /// receiver picks the session's suite from its own measurement.
+    pub cipher_rates: Option<BTreeMap<&'static str, f64>>,
     /// Congestion events the controller reacted to.
     pub congestion_events: u64,
     /// Datagrams handed to the kernel.
@@ -153,6 +157,12 @@ impl SendSummary {
             bytes_sent: r.bytes_sent(),
             cc: cc.to_string(),
             cipher: r.cipher.clone(),
+            cipher_rates: r.cipher.as_ref().map(|_| {
+                longhaul_proto::secure::choice::measured()
+                    .iter()
+                    .map(|m| (m.cipher.name(), (m.gbytes_per_s * 100.0).round() / 100.0))
+                    .collect()
+            }),
             congestion_events: s.congestion_events,
             datagrams_sent: r.socket.datagrams_sent,
             dropped_datagrams: DroppedDatagrams::new(s, None),
@@ -319,7 +329,7 @@ mod tests {
             offloads: (true, false),
             send_thread: false,
             peer_key: Some([7; 32]),
-            cipher: Some("ChaChaPoly".into()),
+            cipher: Some("chacha20-poly1305".into()),
         };
         let text = serde_json::to_string(&SendSummary::new(&r, "fast")).unwrap();
         assert_eq!(
@@ -329,6 +339,7 @@ mod tests {
                 "bytes_sent",
                 "cc",
                 "cipher",
+                "cipher_rates",
                 "congestion_events",
                 "datagrams_sent",
                 "dropped_datagrams",
@@ -350,6 +361,10 @@ mod tests {
                 "socket_drops",
                 "srtt_ms",
             ]
+        );
+        assert_eq!(
+            sub_keys(&text, "cipher_rates"),
+            ["aes-256-gcm", "chacha20-poly1305"]
         );
         assert_eq!(
             sub_keys(&text, "files/0"),

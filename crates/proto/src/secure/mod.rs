@@ -90,10 +90,12 @@
 //! Sealing and opening a datagram costs AES-256-GCM a fraction of what it costs
 //! ChaCha20-Poly1305 where the CPU has AES instructions, and more where it has none
 //! (`cargo bench -p longhaul-proto --bench seal`; the measurement is in `bench/README.md`, "The
-//! secure transport's cost"), so [`Cipher::preferred`] picks AES-256-GCM there and
-//! ChaCha20-Poly1305 elsewhere. The same entry gives a whole connection pair's cost per packet
+//! secure transport's cost"), so [`Cipher::preferred`] measures both once per process
+//! ([`choice`]: a few dozen datagrams each, well under a millisecond) and takes the faster:
+//! AES-256-GCM there, ChaCha20-Poly1305 where AES runs in software. The same entry gives a whole connection pair's cost per packet
 //! plain and sealed (`cargo bench -p longhaul-proto --bench per_packet`).
 
+pub mod choice;
 pub mod handshake;
 pub mod keys;
 pub mod opener;

@@ -15,8 +15,8 @@
 //!
 //! Both suites are ring's: ChaCha20-Poly1305 (fast everywhere in software) and AES-256-GCM
 //! (faster where the CPU has AES and carry-less multiplication instructions; ring picks its
-//! implementation from the CPU's features at run time). [`Cipher::preferred`] is this machine's
-//! faster one, as measured by `benches/seal.rs`.
+//! implementation from the CPU's features at run time). [`Cipher::preferred`] is this host's
+//! faster one, measured when the process first asks (`choice.rs`).
 
 use crate::packet::{self, SEAL_HEADER_LEN, SEAL_TAG_LEN};
 use ring::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
@@ -47,16 +47,12 @@ impl Cipher {
     /// Every suite this build offers, in the order a client proposes them after its own choice.
     pub const ALL: [Cipher; 2] = [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305];
 
-    /// The faster suite on this machine: AES-256-GCM where the CPU has AES and carry-less
-    /// multiplication instructions (about twice ChaCha20-Poly1305's rate on the development
-    /// machine, `bench/README.md`), ChaCha20-Poly1305 elsewhere (where AES runs in software and
-    /// is the slower one).
+    /// The faster suite on this host, as measured once per process (`choice.rs`): AES-256-GCM
+    /// where the CPU has AES and carry-less multiplication instructions (2.6× ChaCha20-Poly1305's
+    /// rate on the development machine, `bench/README.md`), ChaCha20-Poly1305 where AES runs in
+    /// software.
     pub fn preferred() -> Cipher {
-        if hardware_aes() {
-            Cipher::Aes256Gcm
-        } else {
-            Cipher::ChaCha20Poly1305
-        }
+        super::choice::fastest(super::choice::measured())
     }
 
     /// The suite's name as shown to people (`aes-256-gcm`, `chacha20-poly1305`).
@@ -112,23 +108,6 @@ impl Cipher {
 impl std::fmt::Display for Cipher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// Whether the CPU has the instructions that make AES-GCM fast.
-fn hardware_aes() -> bool {
-    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-    {
-        std::is_x86_feature_detected!("aes") && std::is_x86_feature_detected!("pclmulqdq")
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        std::arch::is_aarch64_feature_detected!("aes")
-            && std::arch::is_aarch64_feature_detected!("pmull")
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
-    {
-        false
     }
 }
 
