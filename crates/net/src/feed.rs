@@ -11,8 +11,12 @@
 //! to the file's (`hashlist`). While one thread waits for the disk the other hashes, so a file
 //! the page cache does not hold is read as fast as the disk gives it rather than at the
 //! disk's rate less the hashing time. Each lane queues at most [`LANE_DEPTH`] chunks; chunks
-//! come back through another queue to be filled again, so the memory held is bounded whatever
-//! the file's size. The connection's thread never blocks on it: [`Feed::poll`] takes what is
+//! the connection is done with come back through another queue to be filled again, so the
+//! memory held is bounded whatever the file's size: by the most chunks the connection held at
+//! once (its send buffer) and the lanes'. That queue keeps every chunk given back: the
+//! connection releases them in bursts (an ACK for many at once, a window that shrinks), and a
+//! queue that dropped what it could not hold made the lanes allocate and zero a new chunk for
+//! one read in ten. The connection's thread never blocks on it: [`Feed::poll`] takes what is
 //! ready.
 //!
 //! A chunk the page cache holds is read from it (a copy); one it does not hold is read from
@@ -24,7 +28,7 @@
 use crate::direct::{aligned, all_cached, AlignedBuf, ALIGN};
 use crate::framing::{CHUNK_SIZE, DIGEST_LEN};
 use crate::hashlist::{chunk_digest, FileHasher};
-use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TryRecvError};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -106,7 +110,7 @@ impl Feed {
         }
         let source = Arc::new(Source::new(file));
         let chunks = left.div_ceil(CHUNK_SIZE);
-        let (spent, spent_rx) = bounded(2 * LANES * LANE_DEPTH + 2);
+        let (spent, spent_rx) = unbounded();
         // A file of one chunk (most small files) needs one thread.
         let used = (chunks as usize).clamp(1, LANES);
         let mut lanes = Vec::with_capacity(used);
@@ -202,7 +206,7 @@ impl Feed {
         self.short
     }
 
-    /// Give a chunk back to be filled again (dropped if the threads have enough).
+    /// Give a chunk back to be filled again.
     pub fn recycle(&self, buf: Vec<u8>) {
         let _ = self.spent.try_send(buf);
     }
@@ -394,6 +398,51 @@ mod tests {
         assert!(bytes == data[c..], "bytes differ");
         assert_eq!(digest, whole_digest(&data));
         assert!(!short);
+    }
+
+    /// Chunks given back in a burst larger than the lanes' queues are all filled again: none
+    /// is dropped for a new one to be allocated and zeroed in its place.
+    #[test]
+    fn every_chunk_given_back_is_read_into_again() {
+        const CHUNKS: usize = 24;
+        const GIVEN: usize = 3 * LANES * (LANE_DEPTH + 1);
+        let c = CHUNK_SIZE as usize;
+        let data: Vec<u8> = (0..CHUNKS * c).map(|i| (i % 253) as u8).collect();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let mut feed = Feed::start(f, FileHasher::new(), 0, data.len() as u64).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let next = |feed: &mut Feed| loop {
+            assert!(Instant::now() < deadline, "the feed stalled");
+            match feed.poll() {
+                Next::Piece(Piece::Bytes(b)) => return Some(b),
+                Next::Piece(Piece::End { .. }) => return None,
+                Next::Piece(Piece::Failed(e)) => panic!("{e}"),
+                Next::Empty => std::thread::sleep(Duration::from_micros(100)),
+            }
+        };
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            got.push(next(&mut feed).unwrap());
+        }
+        // More than the lanes hold (each at most LANE_DEPTH queued and one being read), given
+        // back at once: every later read finds one waiting.
+        let given: Vec<Vec<u8>> = (0..GIVEN).map(|_| Vec::with_capacity(c)).collect();
+        let addresses: std::collections::HashSet<usize> =
+            given.iter().map(|b| b.as_ptr() as usize).collect();
+        for b in given {
+            feed.recycle(b);
+        }
+        while let Some(b) = next(&mut feed) {
+            got.push(b);
+        }
+        assert_eq!(got.len(), CHUNKS);
+        assert!(got.concat() == data, "bytes differ");
+        let reused = got
+            .iter()
+            .filter(|b| addresses.contains(&(b.as_ptr() as usize)))
+            .count();
+        assert_eq!(reused, GIVEN, "chunks given back and read into again");
     }
 
     /// A file the page cache holds is read from it; once flushed and dropped from the cache it

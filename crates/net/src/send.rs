@@ -613,16 +613,17 @@ impl Sender {
                     return Ok(Some(wait));
                 }
             }
+            // Buffers the connection is done with go back to be filled again, before the
+            // reading threads need them.
+            while let Some(spent) = self.conn.take_spent() {
+                feed.recycle(spent);
+            }
             let mut digest = match feed.poll() {
                 Next::Empty => return Ok(Some(Instant::now() + FEED_RETRY)),
                 Next::Piece(Piece::Failed(e)) => {
                     return Err(file_err(&self.items[cur.id as usize], e))
                 }
                 Next::Piece(Piece::Bytes(buf)) => {
-                    // Buffers the connection is done with go back to be filled again.
-                    while let Some(spent) = self.conn.take_spent() {
-                        feed.recycle(spent);
-                    }
                     if feed.is_short() {
                         // The file shrank under the reader: its bytes are on their way, so
                         // the session stops now rather than after the announced size in
