@@ -21,7 +21,7 @@
 //! has drained, and the next train meets an empty queue.
 
 use crate::burst::BurstSearch;
-use crate::mtu::{MtuSearch, Outcome};
+use crate::mtu::{MtuSearch, SizeFate};
 use crate::report::Report;
 use crate::slops::{Search, Trend};
 use crate::train::{Packet, Train};
@@ -252,7 +252,7 @@ impl Link<'_> {
         overhead: usize,
         rtt: f64,
         end: Instant,
-    ) -> Result<Vec<(u32, Outcome)>, ProbeError> {
+    ) -> Result<Vec<(u32, SizeFate)>, ProbeError> {
         let mut too_big = Vec::new();
         let mut sent: Vec<(u32, u32)> = Vec::new();
         for _ in 0..copies {
@@ -299,11 +299,11 @@ impl Link<'_> {
             .iter()
             .map(|&s| {
                 let o = if too_big.contains(&s) {
-                    Outcome::Refused
+                    SizeFate::Refused
                 } else if arrived(self, s) {
-                    Outcome::Arrived
+                    SizeFate::Arrived
                 } else {
-                    Outcome::Lost
+                    SizeFate::Lost
                 };
                 (s, o)
             })

@@ -52,7 +52,7 @@ pub fn copies(loss: f64) -> usize {
 
 /// What became of one size's probes in a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum SizeFate {
     /// At least one probe of it arrived.
     Arrived,
     /// Every probe of it was lost.
@@ -70,7 +70,7 @@ pub struct MtuSearch {
     max_rounds: usize,
     rounds: usize,
     /// What each size tried gave: arrived beats lost.
-    tried: BTreeMap<u32, Outcome>,
+    tried: BTreeMap<u32, SizeFate>,
     /// The path MTU an ICMP message reported, if any.
     reported: Option<u32>,
 }
@@ -100,7 +100,7 @@ impl MtuSearch {
         self.tried
             .iter()
             .rev()
-            .find(|(_, o)| **o == Outcome::Arrived)
+            .find(|(_, o)| **o == SizeFate::Arrived)
             .map_or(0, |(s, _)| *s)
     }
 
@@ -110,7 +110,7 @@ impl MtuSearch {
         let tried = self
             .tried
             .range(low + 1..)
-            .find(|(_, o)| **o != Outcome::Arrived)
+            .find(|(_, o)| **o != SizeFate::Arrived)
             .map(|(s, _)| *s);
         let reported = self.reported.filter(|r| *r >= low).map(|r| r + 1);
         [tried, reported, Some(self.max + 1)]
@@ -164,11 +164,11 @@ impl MtuSearch {
     }
 
     /// Takes a round's outcomes: each size tried and what became of its probes.
-    pub fn record(&mut self, round: &[(u32, Outcome)]) {
+    pub fn record(&mut self, round: &[(u32, SizeFate)]) {
         self.rounds += 1;
         for &(size, o) in round {
             let e = self.tried.entry(size).or_insert(o);
-            if o == Outcome::Arrived {
+            if o == SizeFate::Arrived {
                 *e = o;
             }
         }
@@ -247,11 +247,11 @@ mod tests {
         /// Runs the search to its end; its estimate.
         fn search(&mut self, s: &mut MtuSearch) -> Option<Estimate> {
             while let Some(sizes) = s.next_round() {
-                let round: Vec<(u32, Outcome)> = sizes
+                let round: Vec<(u32, SizeFate)> = sizes
                     .iter()
                     .map(|&size| {
                         if self.refuse_above.is_some_and(|r| size > r) {
-                            return (size, Outcome::Refused);
+                            return (size, SizeFate::Refused);
                         }
                         let arrived = (0..s.copies())
                             .filter(|_| {
@@ -260,9 +260,9 @@ mod tests {
                             })
                             .count();
                         let o = if arrived > 0 {
-                            Outcome::Arrived
+                            SizeFate::Arrived
                         } else {
-                            Outcome::Lost
+                            SizeFate::Lost
                         };
                         (size, o)
                     })
@@ -327,12 +327,12 @@ mod tests {
     #[test]
     fn a_larger_size_arriving_overrides_a_smaller_ones_losses() {
         let mut s = MtuSearch::new(BASE, 1500, 2, 8);
-        s.record(&[(1200, Outcome::Arrived), (1500, Outcome::Lost)]);
-        s.record(&[(1300, Outcome::Lost), (1450, Outcome::Arrived)]);
+        s.record(&[(1200, SizeFate::Arrived), (1500, SizeFate::Lost)]);
+        s.record(&[(1300, SizeFate::Lost), (1450, SizeFate::Arrived)]);
         assert_eq!((s.low(), s.high()), (1450, 1500));
         // The same size lost in one round and arrived in another: it arrived.
-        s.record(&[(1475, Outcome::Arrived), (1480, Outcome::Lost)]);
-        s.record(&[(1480, Outcome::Arrived)]);
+        s.record(&[(1475, SizeFate::Arrived), (1480, SizeFate::Lost)]);
+        s.record(&[(1480, SizeFate::Arrived)]);
         assert_eq!((s.low(), s.high()), (1480, 1500));
     }
 
@@ -346,10 +346,10 @@ mod tests {
 
         // An ICMP message reports 1400: the next round tries it, and the search ends there.
         let mut s = MtuSearch::new(BASE, 1500, 2, 8);
-        s.record(&[(1200, Outcome::Arrived), (1500, Outcome::Lost)]);
+        s.record(&[(1200, SizeFate::Arrived), (1500, SizeFate::Lost)]);
         s.too_big_reported(1400);
         assert!(s.next_round().unwrap().contains(&1400));
-        s.record(&[(1400, Outcome::Arrived)]);
+        s.record(&[(1400, SizeFate::Arrived)]);
         let e = s.estimate().unwrap();
         assert!(s.done());
         assert_eq!((e.low, e.high), (1400.0, 1400.0));
