@@ -609,14 +609,14 @@ impl Session {
     }
 
     /// The plan for entry `id` is made: tell the sender, keep the part file.
-    fn planned_entry(&mut self, id: u32, e: Entry, action: Action, planned: Option<Planned>) {
+    fn planned_entry(&mut self, id: u32, e: Entry, action: Action, planned: Option<Box<Planned>>) {
         match &action {
             Action::Skip(why) => self.report.skipped.push((e.path.clone(), why.clone())),
             Action::Refuse(why) => self.report.refused.push((e.path.clone(), why.clone())),
             Action::Send { .. } => {}
         }
         if let Some(p) = planned {
-            self.planned.insert(id, p);
+            self.planned.insert(id, *p);
         }
         self.entries.push(e);
         self.send(Message::Plan { id, action });

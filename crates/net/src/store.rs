@@ -61,8 +61,9 @@ pub const LOCK_FILE: &str = "locks";
 
 /// What [`Store::plan_for`] decided.
 pub enum Plan {
-    /// The action to send the sender, with the open part file when a file is to come.
-    Ready(Action, Option<Planned>),
+    /// The action to send the sender, with the open part file when a file is to come (boxed:
+    /// a plan is far larger than the other answer).
+    Ready(Action, Option<Box<Planned>>),
     /// The entry's part file is being written now: by the session of this receiver at that
     /// address, or (`None`) by another process.
     Busy(Option<SocketAddr>),
@@ -129,7 +130,7 @@ pub fn stale_parts(root: &Path, older_than: Duration) -> io::Result<Vec<StalePar
         })
         .filter(|p| p.age >= older_than)
         .collect();
-    stale.sort_by(|a, b| b.age.cmp(&a.age));
+    stale.sort_by_key(|p| std::cmp::Reverse(p.age));
     Ok(stale)
 }
 
@@ -257,7 +258,7 @@ impl Store {
     /// A file whose part file is being written is refused as busy.
     pub fn plan(&mut self, entry: &Entry, sender: &str, resume: bool) -> (Action, Option<Planned>) {
         match self.plan_for(entry, sender, resume, SocketAddr::from(([0, 0, 0, 0], 0))) {
-            Plan::Ready(a, p) => (a, p),
+            Plan::Ready(a, p) => (a, p.map(|p| *p)),
             Plan::Busy(_) => (Action::Refuse(busy_reason(&entry.path)), None),
         }
     }
@@ -391,7 +392,7 @@ impl Store {
                     None
                 };
                 self.busy.insert(key.clone(), owner);
-                let mut planned = Planned::new(&self.staging, key, entry, dest, resume);
+                let mut planned = Box::new(Planned::new(&self.staging, key, entry, dest, resume));
                 planned.lock = lock;
                 let action = Action::Send {
                     from_chunk: planned.offered,
@@ -420,7 +421,7 @@ impl Store {
                     return Ok(Plan::Busy(Some(*holder)));
                 }
                 self.busy.insert(key.clone(), owner);
-                let planned = Planned::discarded(key, entry);
+                let planned = Box::new(Planned::discarded(key, entry));
                 let action = Action::Send {
                     from_chunk: 0,
                     prefix: [0; DIGEST_LEN],
@@ -505,8 +506,9 @@ pub struct Planned {
     /// Chunks the journal vouches for, and the digest of their digests.
     offered: u64,
     prefix: [u8; DIGEST_LEN],
-    /// The offered chunks' digests as read back from the part file at the plan.
-    verified: Option<FileHasher>,
+    /// The offered chunks' digests as read back from the part file at the plan (boxed: a
+    /// planned file waits in a map, and most have none).
+    verified: Option<Box<FileHasher>>,
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
     /// The part file's lock (see [`LOCK_FILE`]), held until the file is stored or suspended;
@@ -538,12 +540,11 @@ impl Planned {
                 if j.chunks() > 0 && held >= (j.chunks() * CHUNK_SIZE).min(entry.size()) =>
             {
                 let (good, hasher) = verified_prefix(&part_path, &j, entry.size());
-                if good < j.chunks() && j.truncate(good).is_err() {
-                    (0, [0; DIGEST_LEN], None)
-                } else if good == 0 {
+                // The journal is cut to the good chunks first, even when none is good.
+                if (good < j.chunks() && j.truncate(good).is_err()) || good == 0 {
                     (0, [0; DIGEST_LEN], None)
                 } else {
-                    (good, j.prefix_digest(), Some(hasher))
+                    (good, j.prefix_digest(), Some(Box::new(hasher)))
                 }
             }
             _ => (0, [0; DIGEST_LEN], None),
@@ -649,7 +650,7 @@ impl Planned {
         let start = (from_chunk * CHUNK_SIZE).min(self.entry.size());
         // The prefix's chunks as read back from the disk at the plan (not as journaled).
         let hasher = match self.verified.take() {
-            Some(h) if from_chunk > 0 => h,
+            Some(h) if from_chunk > 0 => *h,
             _ => FileHasher::new(),
         };
         part.set_len(start).map_err(io)?;
@@ -895,7 +896,7 @@ impl Incoming {
         match self.verify(store, theirs) {
             Verified::Now(result) => Some(result),
             Verified::ToPlace(p) => {
-                store.placer().queue(tag, p);
+                store.placer().queue(tag, *p);
                 None
             }
         }
@@ -928,12 +929,12 @@ impl Incoming {
                 crate::framing::hex(theirs)
             )));
         }
-        Verified::ToPlace(ToPlace {
+        Verified::ToPlace(Box::new(ToPlace {
             part,
             digest: ours,
             overwrite: store.overwrite,
             incoming: this,
-        })
+        }))
     }
 
     /// Remove the part file and journal (a corrupt transfer: nothing to resume from).
@@ -959,8 +960,9 @@ impl Incoming {
 enum Verified {
     /// The verdict, with nothing left to do.
     Now(Result<[u8; DIGEST_LEN], String>),
-    /// A verified part file, to flush and rename into place.
-    ToPlace(ToPlace),
+    /// A verified part file, to flush and rename into place (boxed: it holds the whole
+    /// [`Incoming`]).
+    ToPlace(Box<ToPlace>),
 }
 
 /// A file's bytes, all taken.
