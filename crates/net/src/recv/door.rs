@@ -25,7 +25,8 @@ pub(super) struct Door<'a> {
     pub(super) replies: Vec<(SocketAddr, Vec<u8>)>,
     /// The receiving thread's table of keys, which must forget an evicted session.
     pub(super) openers: Option<Arc<Openers>>,
-    /// Datagrams without a session that opened none (see [`Received::without_session`](super::Received::without_session)).
+    /// Datagrams without a session that opened none (see
+    /// [`Received::without_session`](super::Received::without_session)).
     pub(super) without_session: &'a mut u64,
 }
 

@@ -31,8 +31,9 @@ pub struct Planned {
     verified: Option<Box<FileHasher>>,
     /// A discarding store's: no part file, no journal, no destination.
     sink: bool,
-    /// The part file's lock (see [`LOCK_FILE`](super::LOCK_FILE)), held until the file is stored or suspended;
-    /// `None` until [`Planned::begin`] for a file with nothing staged at its plan.
+    /// The part file's lock (see [`LOCK_FILE`](super::LOCK_FILE)), held until the file is
+    /// stored or suspended; `None` until [`Planned::begin`] for a file with nothing staged at
+    /// its plan.
     pub(super) lock: Option<File>,
 }
 
