@@ -305,9 +305,11 @@ mod tests {
 
     #[test]
     fn the_send_summary_has_its_documented_keys() {
-        let mut stats = Stats::default();
-        stats.packets_sent = 7;
-        stats.min_rtt_us = 1500;
+        let stats = Stats {
+            packets_sent: 7,
+            min_rtt_us: 1500,
+            ..Stats::default()
+        };
         let file = |outcome| FileReport {
             path: "a".into(),
             size: 10,

@@ -92,6 +92,9 @@
 //!   not advance rounds, as Linux treats `rs->interval_us <= 0`.
 //! * Idle restart: [`on_app_limited`](CongestionControl::on_app_limited) followed by a send
 //!   with nothing else in flight is Linux's `CA_EVENT_TX_START` with `app_limited` set.
+//!
+//! The file is long because it is one controller: the header above teaches the model, and the
+//! code is one state machine over its estimates, which splitting would scatter.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RateSample, RtoEvent, SentEvent};

@@ -230,6 +230,10 @@
 //! competitor's: Lion balances, and loses at the floor until it gives the floor up (100 Mb/s,
 //! 40 ms, Poisson traffic at 70 Mb/s, buffers of a half and a whole BDP: 0.48 and 0.52 % of its
 //! packets, against CUBIC's 0.32 and 0.19 %).
+//!
+//! The file is long because it is one controller: the header above is the algorithm's only
+//! full description, and the code is one state machine over those signals, which splitting
+//! would scatter.
 
 use crate::controller::{CongestionControl, Setup, INFINITE_SSTHRESH};
 use crate::event::{AckEvent, LossEvent, RtoEvent};
