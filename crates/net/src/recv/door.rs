@@ -28,6 +28,9 @@ pub(super) struct Door<'a> {
     /// Datagrams without a session that opened none (see
     /// [`Received::without_session`](super::Received::without_session)).
     pub(super) without_session: &'a mut u64,
+    /// When this batch of datagrams was read: a session's `last_heard` (one clock read per
+    /// batch, not per datagram; its uses count seconds).
+    pub(super) heard: Instant,
 }
 
 impl Door<'_> {
@@ -47,7 +50,7 @@ impl Door<'_> {
         let now = at.now;
         if let Some(s) = sessions.get_mut(&from) {
             if s.conn.handle_packet_at(now, at.stamped, d, false).is_ok() {
-                s.last_heard = Instant::now();
+                s.last_heard = self.heard;
             }
             return;
         }

@@ -410,6 +410,7 @@ impl Receiver {
             replies: Vec::new(),
             openers: self.port.openers().cloned(),
             without_session: &mut self.without_session,
+            heard: Instant::now(),
         };
         let clock = &self.clock;
         let mut more = false;
