@@ -404,8 +404,9 @@ mod tests {
     /// is dropped for a new one to be allocated and zeroed in its place.
     #[test]
     fn every_chunk_given_back_is_read_into_again() {
-        const CHUNKS: usize = 24;
+        const CHUNKS: usize = 32;
         const GIVEN: usize = 3 * LANES * (LANE_DEPTH + 1);
+        const _: () = assert!(CHUNKS >= 2 + LANES * (LANE_DEPTH + 1) + GIVEN);
         let c = CHUNK_SIZE as usize;
         let data: Vec<u8> = (0..CHUNKS * c).map(|i| (i % 253) as u8).collect();
         let mut f = tempfile::tempfile().unwrap();
@@ -426,7 +427,8 @@ mod tests {
             got.push(next(&mut feed).unwrap());
         }
         // More than the lanes hold (each at most LANE_DEPTH queued and one being read), given
-        // back at once: every later read finds one waiting.
+        // back at once: every later read finds one waiting. The file has enough chunks left
+        // for all of them to be read into however far ahead the lanes had read.
         let given: Vec<Vec<u8>> = (0..GIVEN).map(|_| Vec::with_capacity(c)).collect();
         let addresses: std::collections::HashSet<usize> =
             given.iter().map(|b| b.as_ptr() as usize).collect();
