@@ -1,5 +1,6 @@
 //! From a scenario file (the one `longhaul sim` takes) to a lab plan: one emulated bottleneck,
-//! the flows that cross it, and what the emulator must generate.
+//! the flows that cross it, the responsive cross traffic beside them, and what the emulator
+//! must generate.
 //!
 //! The lab has one emulated path between two namespaces, so it runs the part of the scenario
 //! format that maps onto one bottleneck. The bottleneck link itself (rate, delay, MTU, queue,
@@ -11,6 +12,7 @@
 //! | `topology.kind = "dumbbell"`              | the emulated path a → b                          |
 //! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
 //! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
+//! | `cross_traffic[i]` `web`/`onoff`, `responsive`, `cc`, `start`, `stop` | kernel TCP transfers a → b on the simulator's schedule (`crate::responsive`) |
 //! | `output.interval`                         | the series interval                              |
 //!
 //! **Per-flow RTT.** Every flow crosses the same emulated path (so the queue is shared exactly as
@@ -19,17 +21,26 @@
 //! (`longhaul_emu::model::port_delay`). Data (to the port) and ACKs (from it) both match, so half
 //! of `extra_rtt` is added each way.
 //!
+//! **Responsive cross traffic.** Each responsive entry becomes a [`LabCross`]: its transfers
+//! (web transfers, or an on/off source's on periods) begin at the times and carry the sizes
+//! that the simulator's source for the entry draws with the simulator's seed
+//! ([`LabCross::schedule`]), each a kernel TCP connection from namespace a to the entry's
+//! receiver in namespace b on port `FIRST_CROSS_PORT + i`, above every flow's port, so no
+//! flow's extra delay applies to it. Its congestion control is loaded as a flow's is. The
+//! emulator generates the unresponsive entries only.
+//!
 //! **Time zero.** The experiment starts when the first flow may start: the lab makes that
 //! instant the emulator's zero point (`Emulator::set_zero`), so cross traffic's `start` and
-//! `stop` and a rate trace's opportunities count from it, as they count from 0 in the
-//! simulator.
+//! `stop`, responsive transfers' times and a rate trace's opportunities count from it, as they
+//! count from 0 in the simulator.
 //!
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
 //! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
-//! what the lab's own hosts do), cross traffic that is responsive or on another link (every
-//! kind, `web` included, runs the simulator's generator). `transport` is ignored: the lab always
-//! runs the kernel's TCP; the summary records that.
+//! what the lab's own hosts do), cross traffic on another link than the bottleneck (responsive
+//! or not), a responsive entry's `cc` without a kernel implementation. Unresponsive cross traffic
+//! of every kind, `web` included, runs the simulator's generator in the emulator. `transport` is
+//! ignored: the lab always runs the kernel's TCP; the summary records that.
 
 use crate::error::LabError;
 use longhaul_cc::CcSpec;
@@ -764,6 +775,8 @@ reverse = true
                 assert_eq!(lab, drawn, "seed {seed}, cross_traffic[{i}]");
                 assert!(lab.len() > 10, "{}", lab.len());
                 assert_eq!(lab[0].0, c.start.as_nanos() as u64);
+                let window = c.start.as_nanos() as u64..c.stop.as_nanos() as u64;
+                assert!(lab.iter().all(|t| window.contains(&t.0)));
             }
             // The simulator's engine begins as many transfers per entry.
             let mut short = checked.clone();

@@ -57,8 +57,21 @@ static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 const WAKE: Duration = Duration::from_secs(1);
 /// How often a receiver looks whether it must stop while no connection arrives.
 const ACCEPT_POLL_MS: i32 = 50;
-/// Stack of the per-transfer and per-connection threads.
+/// Stack of this module's threads.
 const STACK: usize = 256 * 1024;
+/// Prefix of this module's threads' names (`/proc/self/task/*/comm`: `lhx-send`, `lhx-recv`,
+/// `lhx-sched`, `lhx-accept`), so that a test can see that none is left after a run.
+pub const THREAD_PREFIX: &str = "lhx-";
+
+fn spawn<T: Send + 'static>(
+    role: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(format!("{THREAD_PREFIX}{role}"))
+        .stack_size(STACK)
+        .spawn(f)
+}
 
 /// A flag that can be waited on until a deadline.
 #[derive(Default)]
@@ -152,8 +165,8 @@ pub struct ResponsiveTraffic {
     /// Stops the receivers once the senders are done.
     receivers_stop: Arc<Stop>,
     receivers: Vec<JoinHandle<()>>,
-    /// Each entry's scheduler; it returns the transfers it began.
-    schedulers: Vec<JoinHandle<u64>>,
+    /// Each entry's scheduler (none if it could not start); it returns the transfers it began.
+    schedulers: Vec<Option<JoinHandle<u64>>>,
     registered: Vec<String>,
 }
 
@@ -180,7 +193,7 @@ impl ResponsiveTraffic {
             let (tx, rx) = mpsc::channel();
             let (ns, stop, e) = (ns_b.to_string(), me.receivers_stop.clone(), entry.clone());
             let confine = confine.clone();
-            me.receivers.push(std::thread::spawn(move || {
+            let accepting = spawn("accept", move || {
                 confine();
                 let bound = netns::enter(&ns)
                     .map_err(|e| e.to_string())
@@ -198,9 +211,13 @@ impl ResponsiveTraffic {
                         let _ = tx.send(Err(m));
                     }
                 }
-            }));
-            rx.recv()
+            });
+            accepting
                 .map_err(|e| e.to_string())
+                .and_then(|h| {
+                    me.receivers.push(h);
+                    rx.recv().map_err(|e| e.to_string())
+                })
                 .and_then(|r| r)
                 .map_err(|message| LabError::Setup {
                     what: format!("the receiver of cross_traffic[{}]", c.index),
@@ -226,24 +243,29 @@ impl ResponsiveTraffic {
         self.registered = registered.to_vec();
         let end = epoch + duration;
         for (k, (c, entry)) in self.entries.iter().enumerate() {
-            let (c, entry, stop) = (c.clone(), entry.clone(), self.senders_stop.clone());
+            let (c, stop) = (c.clone(), self.senders_stop.clone());
             let (ns, cc) = (ns_a.to_string(), registered[k].clone());
             let confine = confine.clone();
-            self.schedulers.push(std::thread::spawn(move || {
+            let shared = entry.clone();
+            let scheduling = spawn("sched", move || {
                 confine();
                 if let Err(e) = netns::enter(&ns) {
-                    entry.fail(e.to_string());
+                    shared.fail(e.to_string());
                     return 0;
                 }
                 let to = SocketAddr::new(addr_b, c.port);
-                schedule(&c, &entry, &stop, to, &cc, epoch, end)
-            }));
+                schedule(&c, &shared, &stop, to, &cc, epoch, end)
+            });
+            if let Err(e) = &scheduling {
+                entry.fail(format!("starting its schedule: {e}"));
+            }
+            self.schedulers.push(scheduling.ok());
         }
     }
 
     /// Whether every schedule has reached its end (it ends at the run's end).
     pub fn is_finished(&self) -> bool {
-        self.schedulers.iter().all(|t| t.is_finished())
+        self.schedulers.iter().flatten().all(|t| t.is_finished())
     }
 
     /// Waits for every schedule's end, stops the receivers and returns what each entry's
@@ -269,14 +291,14 @@ impl ResponsiveTraffic {
         Ok(runs)
     }
 
-    /// Ends the schedules if they are still running (`senders_stop` set first when cutting
-    /// them short), then stops the receivers; joins every thread. Returns the transfers each
+    /// Waits for the schedules (each ends at the run's end, or at once when `senders_stop` is
+    /// set), then stops the receivers; joins every thread. Returns the transfers each entry's
     /// scheduler began.
     fn join(&mut self) -> Vec<u64> {
         let begun = self
             .schedulers
             .drain(..)
-            .map(|t| t.join().unwrap_or(0))
+            .map(|t| t.map_or(0, |t| t.join().unwrap_or(0)))
             .collect();
         self.receivers_stop.set();
         for t in self.receivers.drain(..) {
@@ -315,13 +337,11 @@ fn schedule(
         }
         begun += 1;
         let (shared, cc, n) = (entry.clone(), cc.to_string(), begun);
-        let spawned = std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                if let Err(e) = transfer(&shared, n, t.bytes, to, &cc) {
-                    shared.fail(format!("transfer {n} ({} B): {e}", t.bytes));
-                }
-            });
+        let spawned = spawn("send", move || {
+            if let Err(e) = transfer(&shared, n, t.bytes, to, &cc) {
+                shared.fail(format!("transfer {n} ({} B): {e}", t.bytes));
+            }
+        });
         match spawned {
             Ok(h) => threads.push(h),
             Err(e) => {
@@ -446,12 +466,10 @@ fn receive(listener: TcpListener, entry: &Arc<Entry>, stop: &Stop) {
             }
         }
         let e = entry.clone();
-        let spawned = std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                read_all(stream);
-                lock(&e.receiving).remove(&n);
-            });
+        let spawned = spawn("recv", move || {
+            read_all(stream);
+            lock(&e.receiving).remove(&n);
+        });
         match spawned {
             Ok(h) => readers.push(h),
             Err(err) => {
