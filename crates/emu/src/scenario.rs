@@ -19,8 +19,8 @@
 //! A source without `stop` runs for as long as the emulator does.
 //!
 //! What the emulator cannot do is refused with an [`Unsupported`] that names the field: ECN
-//! marking, cross traffic that is responsive (it would need hosts of its own) or on another
-//! link.
+//! marking, cross traffic that is responsive (it needs hosts of its own: `longhaul lab` runs it,
+//! [`emulated_link_beside_hosts`]) or on another link.
 
 use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::model::cross::CrossConfig;
@@ -101,6 +101,26 @@ pub fn emulated_link(
     li: usize,
     file: &str,
 ) -> Result<EmulatedLink, Unsupported> {
+    map_link(checked, li, file, false)
+}
+
+/// As [`emulated_link`], for a driver that runs responsive cross traffic on hosts of its own
+/// (`longhaul lab`): responsive entries on this link are left out of the emulator's settings
+/// instead of refused. Cross traffic on another link is still refused.
+pub fn emulated_link_beside_hosts(
+    checked: &Checked,
+    li: usize,
+    file: &str,
+) -> Result<EmulatedLink, Unsupported> {
+    map_link(checked, li, file, true)
+}
+
+fn map_link(
+    checked: &Checked,
+    li: usize,
+    file: &str,
+    hosts_run_responsive: bool,
+) -> Result<EmulatedLink, Unsupported> {
     let s = &checked.scenario;
     let unsupported = |field: String, message: &str| Unsupported {
         file: file.to_string(),
@@ -157,6 +177,9 @@ pub fn emulated_link(
                     link.name
                 ),
             ));
+        }
+        if c.responsive && hosts_run_responsive {
+            continue;
         }
         if c.responsive {
             return Err(unsupported(
@@ -379,6 +402,36 @@ cc = "reno"
         );
         assert_eq!((x.rate_bps, x.packet_bytes), (10e6, 1500));
         assert_eq!(l.config.validate(), Ok(()));
+    }
+
+    /// The bare emulator refuses responsive cross traffic; a driver with hosts of its own gets
+    /// the link without it, and the unresponsive entries beside it. Cross traffic on another
+    /// link is refused either way.
+    #[test]
+    fn responsive_cross_traffic_is_left_to_a_driver_with_hosts() {
+        let c = checked(
+            "[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n\
+             [[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\n\
+             [[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"3mbit\"\n",
+        );
+        let e = emulated_link(&c, 0, "t.toml").unwrap_err();
+        assert_eq!(e.field, "cross_traffic[0].responsive");
+        let l = emulated_link_beside_hosts(&c, 0, "t.toml").unwrap();
+        let kinds: Vec<_> = l.config.a_to_b.cross.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [crate::model::cross::CrossProcess::Cbr]);
+        assert_eq!(l.config.a_to_b.cross[0].rate_bps, 3e6);
+        assert!(l.config.b_to_a.cross.is_empty());
+        let elsewhere = checked(
+            "[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n\
+             [[cross_traffic]]\nkind = \"onoff\"\nlink = \"edge\"\nrate = \"10mbit\"\n\
+             on = \"1s\"\noff = \"1s\"\nresponsive = true\n",
+        );
+        for e in [
+            emulated_link(&elsewhere, 0, "t.toml").unwrap_err(),
+            emulated_link_beside_hosts(&elsewhere, 0, "t.toml").unwrap_err(),
+        ] {
+            assert_eq!(e.field, "cross_traffic[0].link");
+        }
     }
 
     #[test]

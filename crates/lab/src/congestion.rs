@@ -1,4 +1,5 @@
-//! Making each flow's congestion control available in the kernel, and removing what we added.
+//! Making each flow's (and each responsive cross-traffic entry's) congestion control available
+//! in the kernel, and removing what we added.
 //!
 //! `reno`, `cubic` and `bbr` are the kernel's own (`net/ipv4/tcp_cong.c`, `tcp_cubic.c`,
 //! `tcp_bbr.c`); BBR may be a module, so a missing `bbr` is loaded with `modprobe tcp_bbr`
@@ -15,7 +16,7 @@
 //! removes every `lab<pid>_*` whose process is gone.
 
 use crate::error::LabError;
-use crate::plan::{LabFlow, KERNEL_NATIVE};
+use crate::plan::KERNEL_NATIVE;
 use longhaul_kernel::{Algorithm, LoadOptions, ParamValues};
 use std::process::Command;
 
@@ -31,29 +32,30 @@ pub struct LoadedControls {
 }
 
 impl LoadedControls {
-    /// Makes every flow's congestion control available; returns the name each flow's socket
-    /// selects (`TCP_CONGESTION`), in flow order.
-    pub fn prepare(flows: &[LabFlow]) -> Result<(LoadedControls, Vec<String>), LabError> {
+    /// Makes every given congestion control (algorithm name, parameters; `LabPlan::controls`)
+    /// available; returns the name each one's sockets select (`TCP_CONGESTION`), in the
+    /// order given.
+    pub fn prepare(specs: &[(&str, &[String])]) -> Result<(LoadedControls, Vec<String>), LabError> {
         let mut me = LoadedControls::default();
         me.notes.extend(remove_stale());
-        let mut by_spec: Vec<((String, Vec<String>), String)> = Vec::new();
+        let mut by_spec: Vec<((&str, &[String]), String)> = Vec::new();
         let mut names = Vec::new();
-        for f in flows {
-            let key = (f.cc.clone(), f.params.clone());
+        for &(cc, params) in specs {
+            let key = (cc, params);
             if let Some((_, n)) = by_spec.iter().find(|(k, _)| *k == key) {
                 names.push(n.clone());
                 continue;
             }
-            let name = if KERNEL_NATIVE.contains(&f.cc.as_str()) {
-                me.ensure_native(&f.cc)?;
-                f.cc.clone()
+            let name = if KERNEL_NATIVE.contains(&cc) {
+                me.ensure_native(cc)?;
+                cc.to_string()
             } else {
                 let name = format!(
                     "{NAME_PREFIX}{}_{}",
                     std::process::id() % 1_000_000,
                     by_spec.len()
                 );
-                me.load_ebpf(f, &name)?;
+                me.load_ebpf(cc, params, &name)?;
                 name
             };
             by_spec.push((key, name.clone()));
@@ -92,13 +94,13 @@ impl LoadedControls {
         })
     }
 
-    fn load_ebpf(&mut self, f: &LabFlow, name: &str) -> Result<(), LabError> {
+    fn load_ebpf(&mut self, cc: &str, settings: &[String], name: &str) -> Result<(), LabError> {
         let err = |message: String| LabError::Congestion {
-            name: f.cc.clone(),
+            name: cc.to_string(),
             message,
         };
-        let algorithm = Algorithm::parse(&f.cc).map_err(|e| err(e.to_string()))?;
-        let params = ParamValues::from_settings(algorithm, &f.params).map_err(|e| {
+        let algorithm = Algorithm::parse(cc).map_err(|e| err(e.to_string()))?;
+        let params = ParamValues::from_settings(algorithm, settings).map_err(|e| {
             err(format!(
                 "{e}; the eBPF program takes the parameters `longhaul kernel list` shows"
             ))
@@ -110,12 +112,11 @@ impl LoadedControls {
         .map_err(|e| err(format!("loading the eBPF program as `{name}`: {e}")))?;
         self.loaded.push(name.to_string());
         self.notes.push(format!(
-            "loaded eBPF {}{} as {name}",
-            f.cc,
-            if f.params.is_empty() {
+            "loaded eBPF {cc}{} as {name}",
+            if settings.is_empty() {
                 String::new()
             } else {
-                format!(":{}", f.params.join(","))
+                format!(":{}", settings.join(","))
             }
         ));
         Ok(())

@@ -17,6 +17,7 @@
 //! * [`plan`]: scenario → one emulated bottleneck (and the fields it refuses);
 //! * [`congestion`]: load/unload of the congestion controls;
 //! * [`run`](mod@run): the run itself, with cleanup on every exit path;
+//! * [`responsive`]: responsive cross traffic, kernel TCP transfers on the simulator's schedule;
 //! * [`queue_log`]: the emulator's event log → queue series and drop log;
 //! * [`silences`]: silences in the traffic offered to the bottleneck, and which host they came
 //!   from (the ACK clock repeats a host's stall every round trip);
@@ -32,6 +33,7 @@ pub mod congestion;
 pub mod error;
 pub mod plan;
 pub mod queue_log;
+pub mod responsive;
 pub mod run;
 pub mod silences;
 pub mod stack_counters;
@@ -39,7 +41,7 @@ pub mod summary;
 pub mod sweep;
 
 pub use error::LabError;
-pub use plan::{LabFlow, LabPlan};
+pub use plan::{LabCross, LabFlow, LabPlan};
 pub use run::{is_root, RawOutcome, RunClock, RunOptions, Sysctl};
 
 use longhaul_metrics::summary::Summary;

@@ -1,5 +1,6 @@
 //! From a scenario file (the one `longhaul sim` takes) to a lab plan: one emulated bottleneck,
-//! the flows that cross it, and what the emulator must generate.
+//! the flows that cross it, the responsive cross traffic beside them, and what the emulator
+//! must generate.
 //!
 //! The lab has one emulated path between two namespaces, so it runs the part of the scenario
 //! format that maps onto one bottleneck. The bottleneck link itself (rate, delay, MTU, queue,
@@ -11,6 +12,7 @@
 //! | `topology.kind = "dumbbell"`              | the emulated path a → b                          |
 //! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
 //! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
+//! | `cross_traffic[i]` `web`/`onoff`, `responsive`, `cc`, `start`, `stop` | kernel TCP transfers a → b on the simulator's schedule (`crate::responsive`) |
 //! | `output.interval`                         | the series interval                              |
 //!
 //! **Per-flow RTT.** Every flow crosses the same emulated path (so the queue is shared exactly as
@@ -19,28 +21,44 @@
 //! (`longhaul_emu::model::port_delay`). Data (to the port) and ACKs (from it) both match, so half
 //! of `extra_rtt` is added each way.
 //!
+//! **Responsive cross traffic.** Each responsive entry becomes a [`LabCross`]: its transfers
+//! (web transfers, or an on/off source's on periods) begin at the times and carry the sizes
+//! that the simulator's source for the entry draws with the simulator's seed
+//! ([`LabCross::schedule`]), each a kernel TCP connection from namespace a to the entry's
+//! receiver in namespace b on port `FIRST_CROSS_PORT + i`, above every flow's port, so no
+//! flow's extra delay applies to it. Its congestion control is loaded as a flow's is. The
+//! emulator generates the unresponsive entries only.
+//!
 //! **Time zero.** The experiment starts when the first flow may start: the lab makes that
 //! instant the emulator's zero point (`Emulator::set_zero`), so cross traffic's `start` and
-//! `stop` and a rate trace's opportunities count from it, as they count from 0 in the
-//! simulator.
+//! `stop`, responsive transfers' times and a rate trace's opportunities count from it, as they
+//! count from 0 in the simulator.
 //!
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
 //! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
-//! what the lab's own hosts do), cross traffic that is responsive or on another link (every
-//! kind, `web` included, runs the simulator's generator). `transport` is ignored: the lab always
-//! runs the kernel's TCP; the summary records that.
+//! what the lab's own hosts do), cross traffic on another link than the bottleneck (responsive
+//! or not), a responsive entry's `cc` without a kernel implementation. Unresponsive cross traffic
+//! of every kind, `web` included, runs the simulator's generator in the emulator. `transport` is
+//! ignored: the lab always runs the kernel's TCP; the summary records that.
 
 use crate::error::LabError;
+use longhaul_cc::CcSpec;
 use longhaul_emu::config::LinkConfig;
 use longhaul_emu::model::port_delay::PortDelay;
-use longhaul_emu::scenario::{emulated_link, EmulatedLink};
+use longhaul_emu::scenario::{emulated_link_beside_hosts, EmulatedLink};
+use longhaul_sim::cross::{CrossConfig, CrossSource, ResponsiveTransfers};
 use longhaul_sim::scenario::TopologyKind;
 use longhaul_sim::Checked;
 use std::time::Duration;
 
 /// First port of the per-flow perf servers (flow id k listens on `FIRST_PORT + k`).
 pub const FIRST_PORT: u16 = 5302;
+/// At most this many flows (their ports `FIRST_PORT ..`), and as many cross-traffic entries.
+pub const MAX_FLOWS: u16 = 1000;
+/// First port of the responsive cross-traffic receivers (`cross_traffic[i]` listens on
+/// `FIRST_CROSS_PORT + i`): above every flow's port, so none gets a flow's extra delay.
+pub const FIRST_CROSS_PORT: u16 = FIRST_PORT + MAX_FLOWS;
 
 /// The congestion controls the running kernel provides itself (Linux `tcp_*.c`).
 pub const KERNEL_NATIVE: [&str; 3] = ["reno", "cubic", "bbr"];
@@ -69,6 +87,43 @@ pub struct LabFlow {
     pub extra_rtt: Duration,
     /// Port of this flow's server in namespace b; the emulator's per-flow delay keys on it.
     pub port: u16,
+}
+
+/// One responsive `[[cross_traffic]]` entry: its transfers, each a kernel TCP connection
+/// a → b, begin at the times and carry the sizes the simulator's source draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabCross {
+    /// The entry's index in the scenario's `cross_traffic`.
+    pub index: usize,
+    /// The arrival process, `web` or `onoff`.
+    pub kind: &'static str,
+    /// The link it loads (the emulated bottleneck).
+    pub link: String,
+    /// The transfers' algorithm name (`reno`, `fast`, ...).
+    pub cc: String,
+    /// Parameters that differ from the algorithm's defaults, as `key=value`.
+    pub params: Vec<String>,
+    /// When its first transfer begins, from the experiment's start.
+    pub start: Duration,
+    /// No transfer begins at or after it (from the experiment's start); those running go on
+    /// to the run's end.
+    pub stop: Duration,
+    /// Port of the entry's receiver in namespace b.
+    pub port: u16,
+    /// The simulator's source for the entry (`CrossConfig::from_scenario`).
+    pub source: CrossConfig,
+    /// The link's rate, bits per second, as the simulator builds the source with it.
+    pub link_bps: f64,
+    /// The source's random stream (`longhaul_sim::engine::cross_seed`).
+    pub seed: u64,
+}
+
+impl LabCross {
+    /// The transfers in order, each with its start (ns from the experiment's start) and size:
+    /// the simulator's source for the same entry and seed, drawn as the simulator draws it.
+    pub fn schedule(&self) -> ResponsiveTransfers {
+        CrossSource::new(&self.source, 0, self.link_bps, self.seed).responsive_transfers()
+    }
 }
 
 /// Everything a lab run needs.
@@ -102,6 +157,8 @@ pub struct LabPlan {
     pub emulator: LinkConfig,
     /// The flows, in file order.
     pub flows: Vec<LabFlow>,
+    /// Responsive cross traffic, in file order.
+    pub responsive: Vec<LabCross>,
     /// Log every drop (`output.drop_log`).
     pub drop_log: bool,
     /// At most this many drops are logged (`output.drop_log_limit`).
@@ -140,7 +197,7 @@ impl LabPlan {
                 },
             queue: fwd_queue,
             reverse_capacity_bps: rev_bps,
-        } = emulated_link(checked, li, file)?;
+        } = emulated_link_beside_hosts(checked, li, file)?;
 
         // Flows.
         let mut flows = Vec::new();
@@ -177,38 +234,11 @@ impl LabPlan {
         for cf in &checked.flows {
             let spec = &s.flows[cf.spec];
             let field = |k: &str| format!("flows[{}].{k}", cf.spec);
-            let cc = cf.cc.algorithm.to_string();
-            let params: Vec<String> = cf
-                .cc
-                .params
-                .differing_from_defaults()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            if KERNEL_NATIVE.contains(&cc.as_str()) {
-                if !params.is_empty() {
-                    return Err(unsupported(
-                        field("cc"),
-                        &format!(
-                            "`{cc}` is the kernel's own and takes no per-run parameters \
-                             (given: {}); remove them",
-                            params.join(",")
-                        ),
-                    ));
-                }
-            } else if !ebpf().contains(&cc.as_str()) {
-                return Err(unsupported(
-                    field("cc"),
-                    &format!(
-                        "`{cc}` has no kernel implementation; the lab runs {} and {}",
-                        KERNEL_NATIVE.join(", "),
-                        ebpf().join(", ")
-                    ),
-                ));
-            }
+            let (cc, params) = kernel_cc(&cf.cc).map_err(|m| unsupported(field("cc"), &m))?;
             let id = cf.id;
             let port = FIRST_PORT
                 .checked_add(cf.id as u16)
-                .filter(|_| cf.id < 1000)
+                .filter(|_| cf.id < u32::from(MAX_FLOWS))
                 .ok_or_else(|| unsupported(field("count"), "at most 1000 flows"))?;
             flows.push(LabFlow {
                 id,
@@ -234,6 +264,33 @@ impl LabPlan {
             }
         }
 
+        // Responsive cross traffic (on this link and in the data direction: the mapping above
+        // refuses other links, the scenario's check the reverse direction).
+        let mut responsive = Vec::new();
+        for (i, (spec, c)) in s.cross_traffic.iter().zip(&checked.cross).enumerate() {
+            let Some(cc) = &c.cc else { continue };
+            let field = |k: &str| format!("cross_traffic[{i}].{k}");
+            let (cc, params) = kernel_cc(cc).map_err(|m| unsupported(field("cc"), &m))?;
+            let port = u16::try_from(i)
+                .ok()
+                .filter(|&i| i < MAX_FLOWS)
+                .map(|i| FIRST_CROSS_PORT + i)
+                .ok_or_else(|| unsupported(field("responsive"), "at most 1000 entries"))?;
+            responsive.push(LabCross {
+                index: i,
+                kind: spec.kind.name(),
+                link: link.name.clone(),
+                cc,
+                params,
+                start: Duration::from_nanos(c.start),
+                stop: Duration::from_nanos(c.stop),
+                port,
+                source: CrossConfig::from_scenario(spec, c),
+                link_bps: link.rate.0,
+                seed: longhaul_sim::engine::cross_seed(s.seed, i),
+            });
+        }
+
         let emulator = LinkConfig {
             a_to_b,
             b_to_a,
@@ -257,9 +314,21 @@ impl LabPlan {
             queue_bytes: fwd_queue.max_bytes,
             emulator,
             flows,
+            responsive,
             drop_log: s.output.drop_log,
             drop_log_limit: s.output.drop_log_limit,
         })
+    }
+
+    /// Every congestion control the run's sockets select, with its parameters: the flows'
+    /// in flow order, then the responsive cross traffic's in entry order.
+    pub fn controls(&self) -> Vec<(&str, &[String])> {
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| (f.cc.as_str(), f.params.as_slice()));
+        let cross = (self.responsive.iter()).map(|c| (c.cc.as_str(), c.params.as_slice()));
+        flows.chain(cross).collect()
     }
 
     /// Largest base RTT of any flow.
@@ -272,6 +341,33 @@ impl LabPlan {
             .unwrap_or_default();
         self.one_way_delay * 2 + extra
     }
+}
+
+/// A congestion control as the kernel runs it: its name and the parameters that differ from
+/// its defaults; or why the lab cannot run it.
+fn kernel_cc(spec: &CcSpec) -> Result<(String, Vec<String>), String> {
+    let cc = spec.algorithm.to_string();
+    let params: Vec<String> = spec
+        .params
+        .differing_from_defaults()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if KERNEL_NATIVE.contains(&cc.as_str()) {
+        if !params.is_empty() {
+            return Err(format!(
+                "`{cc}` is the kernel's own and takes no per-run parameters (given: {}); \
+                 remove them",
+                params.join(",")
+            ));
+        }
+    } else if !ebpf().contains(&cc.as_str()) {
+        return Err(format!(
+            "`{cc}` has no kernel implementation; the lab runs {} and {}",
+            KERNEL_NATIVE.join(", "),
+            ebpf().join(", ")
+        ));
+    }
+    Ok((cc, params))
 }
 
 #[cfg(test)]
@@ -524,11 +620,27 @@ reverse = true
             ),
             (
                 plan(
-                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\n",
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"side\"\nrate = \"10mbit\"\nresponsive = true\n",
                     &[],
                 ),
-                "cross_traffic[0].responsive",
-                "unresponsive",
+                "cross_traffic[0].link",
+                "bottleneck",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\ncc = \"paced:rate=5e6\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].cc",
+                "no kernel",
+            ),
+            (
+                plan(
+                    "[[cross_traffic]]\nkind = \"onoff\"\nlink = \"core\"\nrate = \"10mbit\"\non = \"1s\"\noff = \"1s\"\nresponsive = true\ncc = \"cubic:beta=0.5\"\n",
+                    &[],
+                ),
+                "cross_traffic[0].cc",
+                "kernel's own",
             ),
             (
                 plan(
@@ -553,6 +665,131 @@ reverse = true
             let (f, m) = unsupported_field(r);
             assert_eq!(f, field);
             assert!(m.contains(words), "{field}: `{m}` lacks `{words}`");
+        }
+    }
+
+    const RESPONSIVE: &str =
+        "[[cross_traffic]]\nkind = \"cbr\"\nlink = \"core\"\nrate = \"2mbit\"\n\
+        [[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\nresponsive = true\n\
+        start = \"2s\"\nstop = \"20s\"\n\
+        [[cross_traffic]]\nkind = \"onoff\"\nlink = \"core\"\nrate = \"5mbit\"\non = \"200ms\"\n\
+        off = \"800ms\"\nresponsive = true\ncc = \"fast:alpha=50\"\n";
+
+    /// Responsive web and on/off traffic map onto kernel TCP transfers: each entry its own
+    /// receiver port above the flows', no per-flow extra delay, its congestion control loaded
+    /// after the flows'; the emulator keeps only the unresponsive entry.
+    #[test]
+    fn responsive_cross_traffic_maps_onto_kernel_transfers() {
+        let p = plan(RESPONSIVE, &[]).unwrap();
+        let x = &p.responsive;
+        assert_eq!(x.len(), 2);
+        assert_eq!(
+            (x[0].index, x[0].kind, x[1].index, x[1].kind),
+            (1, "web", 2, "onoff")
+        );
+        assert_eq!((x[0].cc.as_str(), x[0].params.len()), ("reno", 0));
+        assert_eq!(
+            (x[1].cc.as_str(), x[1].params.clone()),
+            ("fast", vec!["alpha=50".into()])
+        );
+        assert_eq!((x[0].port, x[1].port), (6303, 6304));
+        assert!(p.flows.iter().all(|f| f.port < FIRST_CROSS_PORT));
+        assert_eq!(
+            (x[0].start, x[0].stop),
+            (Duration::from_secs(2), Duration::from_secs(20))
+        );
+        assert_eq!(
+            (x[1].start, x[1].stop),
+            (Duration::ZERO, Duration::from_secs(30))
+        );
+        assert_eq!((x[0].link.as_str(), x[0].link_bps), ("core", 100e6));
+        // Only flow 2's port has an extra delay; the cross ports have none.
+        let ports: Vec<u16> = p
+            .emulator
+            .a_to_b
+            .port_delays
+            .iter()
+            .map(|d| d.port)
+            .collect();
+        assert_eq!(ports, [5304]);
+        // The emulator generates the cbr entry only.
+        let kinds: Vec<_> = p.emulator.a_to_b.cross.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, [longhaul_emu::model::cross::CrossProcess::Cbr]);
+        let controls = p.controls();
+        let names: Vec<&str> = controls.iter().map(|c| c.0).collect();
+        assert_eq!(names, ["fast", "fast", "cubic", "reno", "fast"]);
+        assert_eq!(controls[4].1, ["alpha=50".to_string()]);
+    }
+
+    /// Responsive traffic in the ACK direction is refused, naming the field (the scenario's own
+    /// check: responsive transfers run in the data direction).
+    #[test]
+    fn responsive_cross_traffic_in_the_ack_direction_is_refused() {
+        let entry = "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"10mbit\"\n\
+                     responsive = true\nreverse = true\n";
+        match plan(entry, &[]) {
+            Err(LabError::Scenario(e)) => {
+                let m = e.to_string();
+                assert!(m.contains("cross_traffic[0].reverse"), "{m}");
+                assert!(m.contains("data direction"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The lab's schedule is the simulator's: the same source and seed, drawn in the order the
+    /// simulator draws them (web: a size then the gap to the next arrival; on/off: an on and an
+    /// off period, the on period's bytes at the peak rate), and as many transfers as the
+    /// simulator's engine begins over the run.
+    #[test]
+    fn the_schedule_is_the_simulators() {
+        use longhaul_sim::cross::CrossSource;
+        let text = format!("{BASE}{RESPONSIVE}");
+        for seed in [7u64, 8, 9] {
+            let sets = [format!("seed={seed}")];
+            let checked = longhaul_sim::Scenario::parse(&text, "t.toml", "t", &sets).unwrap();
+            let p = LabPlan::from_scenario(&checked, "t.toml").unwrap();
+            for c in &p.responsive {
+                let lab: Vec<(u64, u64)> = c.schedule().map(|t| (t.at_ns, t.bytes)).collect();
+                // By hand, from the simulator's source for this entry.
+                let i = c.index;
+                let sim_cfg = longhaul_sim::cross::CrossConfig::from_scenario(
+                    &checked.scenario.cross_traffic[i],
+                    &checked.cross[i],
+                );
+                assert_eq!(c.source, sim_cfg);
+                let stream = longhaul_sim::engine::cross_seed(seed, i);
+                let mut src = CrossSource::new(&sim_cfg, 0, 100e6, stream);
+                let (mut t, mut drawn) = (checked.cross[i].start, Vec::new());
+                while t < checked.cross[i].stop {
+                    let (bytes, next) = if c.kind == "web" {
+                        (src.transfer_size(), t + src.next_transfer_gap())
+                    } else {
+                        let (on, off) = src.on_off_periods();
+                        let b = (src.peak_rate_bps() * on as f64 * 1e-9 / 8.0) as u64;
+                        (b.max(1), t + on + off)
+                    };
+                    drawn.push((t, bytes));
+                    t = next;
+                }
+                assert_eq!(lab, drawn, "seed {seed}, cross_traffic[{i}]");
+                assert!(lab.len() > 10, "{}", lab.len());
+                assert_eq!(lab[0].0, c.start.as_nanos() as u64);
+                let window = c.start.as_nanos() as u64..c.stop.as_nanos() as u64;
+                assert!(lab.iter().all(|t| window.contains(&t.0)));
+            }
+            // The simulator's engine begins as many transfers per entry.
+            let mut short = checked.clone();
+            short.scenario.transport = longhaul_sim::scenario::TransportKind::Model;
+            let out = longhaul_sim::run(&short, &mut |_| {}).unwrap();
+            for c in &p.responsive {
+                let sim = &out.summary.responsive_cross;
+                let s = sim.iter().find(|s| s.index as usize == c.index).unwrap();
+                assert_eq!(s.transfers, c.schedule().count() as u64, "seed {seed}");
+                assert_eq!(s.transfers, out.cross_traffic[c.index].transfers);
+                assert!(s.completed > 0 && s.completed <= s.transfers);
+                assert!(s.bytes_delivered > 0);
+            }
         }
     }
 

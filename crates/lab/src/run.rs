@@ -1,13 +1,15 @@
 //! One lab run: emulator up, congestion controls loaded, namespaces tuned, one perf server per
-//! flow in namespace b, one perf client per flow in namespace a at its start time; then
-//! everything down again, in every case.
+//! flow in namespace b, one perf client per flow in namespace a at its start time, responsive
+//! cross traffic's transfers on the simulator's schedule (`crate::responsive`); then everything
+//! down again, in every case.
 //!
 //! Cleanup is by ownership: the emulator (`longhaul_emu::Emulator`) removes its namespaces when
 //! stopped or dropped, and `LoadedControls` unloads its congestion controls when dropped, so an
 //! error at any step, or an interruption reported by the caller's `interrupted` callback (the
 //! command line turns SIGINT/SIGTERM/SIGHUP into that), unwinds through both. Client threads that
 //! are still sending when a run is interrupted lose their path with the namespaces and end with
-//! the process.
+//! the process; the responsive cross traffic's threads are ended and joined
+//! (`ResponsiveTraffic` does so when dropped).
 //!
 //! Socket buffers: a window of BDP + queue must fit in both the sender's and the receiver's
 //! buffers (seed 004: "the TCP window must be at least the BDP"). The autotuning maxima
@@ -19,6 +21,7 @@ use crate::congestion::LoadedControls;
 use crate::error::LabError;
 use crate::plan::LabPlan;
 use crate::queue_log::{self, QueueLog};
+use crate::responsive::{CrossRun, ResponsiveTraffic};
 use longhaul_emu::emulator::Side;
 use longhaul_emu::sys::netns;
 use longhaul_emu::{Emulator, Mode, Options};
@@ -128,6 +131,8 @@ pub struct FlowRun {
 pub struct RawOutcome {
     /// Each flow's run, in plan order.
     pub flows: Vec<FlowRun>,
+    /// What each responsive cross-traffic entry's transfers did, in plan order.
+    pub responsive: Vec<CrossRun>,
     /// The emulator's counters at the end.
     pub emulator: longhaul_emu::Summary,
     /// The data direction's queue, binned (a>b).
@@ -194,7 +199,7 @@ pub fn run(
             eprintln!("longhaul lab: {m}");
         }
     };
-    let (controls, registered) = LoadedControls::prepare(&plan.flows)?;
+    let (controls, registered) = LoadedControls::prepare(&plan.controls())?;
     for n in &controls.notes {
         say(n.clone());
     }
@@ -328,6 +333,11 @@ fn run_with_controls(
             .and_then(|r| r)
             .map_err(setup_err("perf server"))?;
     }
+    // Responsive cross traffic's receivers (dropped before the emulator on every exit: it
+    // ends and joins the transfers).
+    let (flow_cc, cross_cc) = registered.split_at(plan.flows.len());
+    let mut cross =
+        ResponsiveTraffic::listen(&plan.responsive, &ns_b, addr_b.into(), confine.clone())?;
 
     // The experiment's time 0, a little ahead of the clock: the emulator's cross traffic and
     // traces count from it (`Emulator::set_zero`; the lead lets both forwarders take it before
@@ -343,7 +353,7 @@ fn run_with_controls(
             streams: 1,
             duration: f.stop - f.start,
             interval: plan.interval,
-            cc: Some(registered[k].clone()),
+            cc: Some(flow_cc[k].clone()),
             window: None,
             write_len: 128 * 1024,
             connect_timeout: Duration::from_secs(10),
@@ -364,21 +374,38 @@ fn run_with_controls(
         });
     }
     drop(done_tx);
+    cross.start(
+        &ns_a,
+        addr_b.into(),
+        epoch,
+        plan.duration,
+        cross_cc,
+        confine.clone(),
+    );
     say(format!(
-        "{} flow(s) scheduled over {:.1} s",
+        "{} flow(s) and {} responsive cross-traffic entr{} scheduled over {:.1} s",
         plan.flows.len(),
+        plan.responsive.len(),
+        if plan.responsive.len() == 1 {
+            "y"
+        } else {
+            "ies"
+        },
         plan.duration.as_secs_f64()
     ));
 
-    // Wait for every flow; a flow may run past its stop by its drain (about an RTT plus the
-    // queue), so the deadline allows a generous margin before declaring it hung.
+    // Wait for every flow, and for the cross traffic's end (the run's duration); a flow may
+    // run past its stop by its drain (about an RTT plus the queue), so the deadline allows a
+    // generous margin before declaring it hung.
     let deadline = epoch + plan.duration + plan.max_rtt() * 20 + Duration::from_secs(30);
     let mut results: Vec<Option<(PerfRun, f64)>> = vec![None; plan.flows.len()];
     let mut remaining = plan.flows.len();
+    let mut flows_end = (remaining == 0).then(|| epoch.elapsed());
     let mut last_tick = 0u64;
-    while remaining > 0 {
+    while remaining > 0 || !cross.is_finished() {
         if let Some(sig) = interrupted(Duration::from_millis(100)) {
             stop_servers.store(true, Ordering::SeqCst);
+            drop(cross);
             drop(emu);
             return Err(LabError::Interrupted(sig));
         }
@@ -391,11 +418,18 @@ fn run_with_controls(
                     return Err(LabError::Flow { flow: id, message });
                 }
             }
+            if remaining == 0 {
+                flows_end = Some(epoch.elapsed());
+            }
         }
         if Instant::now() > deadline {
             return Err(LabError::Setup {
                 what: "waiting for the flows".into(),
-                message: format!("{remaining} flow(s) did not finish by the deadline"),
+                message: if remaining > 0 {
+                    format!("{remaining} flow(s) did not finish by the deadline")
+                } else {
+                    "the responsive cross traffic did not end by the deadline".into()
+                },
             });
         }
         let t = epoch.elapsed().as_secs();
@@ -404,7 +438,8 @@ fn run_with_controls(
             say(format!("t = {t} s of {:.0} s", plan.duration.as_secs_f64()));
         }
     }
-    let span_s = epoch.elapsed().as_secs_f64();
+    let span_s = flows_end.unwrap_or_else(|| epoch.elapsed()).as_secs_f64();
+    let responsive = cross.finish()?;
     let sender_counters = crate::stack_counters::read(&ns_a).unwrap_or_else(|e| {
         tracing::warn!("the sender's TCP counters: {e}");
         Default::default()
@@ -446,12 +481,13 @@ fn run_with_controls(
             FlowRun {
                 run,
                 started_s,
-                registered_cc: registered[k].clone(),
+                registered_cc: flow_cc[k].clone(),
             }
         })
         .collect();
     Ok(RawOutcome {
         flows,
+        responsive,
         emulator,
         forward_log,
         reverse_log,

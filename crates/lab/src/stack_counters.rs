@@ -2,7 +2,8 @@
 //! namespace's `/proc/net/netstat` (`TcpExt`, Linux `include/uapi/linux/snmp.h`).
 //!
 //! Each lab run creates its namespaces afresh, so their counters start at zero and what they
-//! hold at the end is the run's alone (every flow of namespace a together). The ones kept say
+//! hold at the end is the run's alone (every flow of namespace a together, and every responsive
+//! cross-traffic transfer: they are the namespace's sockets too). The ones kept say
 //! how slow start ended and how losses were repaired, which the per-socket TCP_INFO samples do
 //! not: CUBIC's HyStart exits by ACK train or by delay increase (`TCPHystart*Detect`, with the
 //! sum of the windows it exited at in `TCPHystart*Cwnd`), or not at all, when the first loss

@@ -14,12 +14,18 @@
 //!   handed to `write()`, which arrive in bursts as the send buffer drains and alias the 100-ms
 //!   series (0 to 300 Mb/s on a 100 Mb/s link);
 //! * `cc` is the algorithm's name (the registered `lab<pid>_<k>` name is in `meta`);
+
 //! * what held the sender back (`meta` `flowN_sender_limits`: the kernel's busy, rwnd- and
 //!   sndbuf-limited times, and the share of samples whose window went unfilled;
 //!   `longhaul_perf::perf::sender_limits`).
 //!
 //! Aggregate: all flows' bytes over the span from the experiment's start to the last flow's end;
 //! Jain's index over the flows' throughputs; CoV of the aggregate's 1-s throughput.
+//!
+//! Responsive cross traffic (`responsive_cross`, as the simulator reports it): per entry, the
+//! transfers begun and completed and the payload delivered (`crate::responsive`), over the
+//! entry's active time. Its transfers are not flows: the aggregate leaves them out, as the
+//! simulator's does, and the links' utilization counts their packets with everyone else's.
 //!
 //! Links (the bottleneck's data direction, and its reverse as `NAME (reverse)`, as the simulator
 //! reports them; from the emulator): drops by reason, the queueing delay
@@ -39,7 +45,7 @@ use longhaul_emu::forward::DirectionReport;
 use longhaul_metrics::assemble::{aggregate, flow_summary, AggregateCounts, Bottleneck, Distance};
 use longhaul_metrics::delay::DelayStats;
 use longhaul_metrics::summary::{
-    AggregateSeries, LinkDelay, LinkSeries, LinkSummary, Mode, Summary,
+    AggregateSeries, LinkDelay, LinkSeries, LinkSummary, Mode, ResponsiveCross, Summary,
 };
 use longhaul_metrics::throughput::Capacity;
 use longhaul_metrics::units::TCP_IP_HEADER_BYTES;
@@ -142,11 +148,12 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         "Linux kernel TCP (longhaul perf) over longhaul emu".into(),
     );
     meta.insert("throughput_series".into(), SERIES_BASIS.into());
-    let registered: Vec<String> = plan
-        .flows
-        .iter()
-        .zip(&raw.flows)
+    let registered: Vec<String> = (plan.flows.iter().zip(&raw.flows))
         .map(|(f, r)| format!("{}={}", f.id, r.registered_cc))
+        .chain(
+            (plan.responsive.iter().zip(&raw.responsive))
+                .map(|(c, r)| format!("cross{}={}", c.index, r.registered_cc)),
+        )
         .collect();
     meta.insert("registered_cc".into(), registered.join(" "));
     meta.insert(
@@ -216,6 +223,7 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
     for (k, n) in raw.notes.iter().enumerate() {
         meta.insert(format!("note_{k}"), n.clone());
     }
+    let responsive_cross = responsive_cross(plan, raw);
     Summary {
         scenario: plan.name.clone(),
         mode: Mode::Lab,
@@ -224,10 +232,29 @@ pub fn build(plan: &LabPlan, raw: &RawOutcome) -> Summary {
         links,
         flows,
         aggregate,
+        responsive_cross,
         claims: Vec::new(),
         meta,
         provenance: None,
     }
+}
+
+/// Each responsive cross-traffic entry as the simulator reports it: transfers begun and
+/// completed, payload delivered, and that payload over the entry's active time (`start` to
+/// `stop`).
+fn responsive_cross(plan: &LabPlan, raw: &RawOutcome) -> Vec<ResponsiveCross> {
+    (plan.responsive.iter().zip(&raw.responsive))
+        .map(|(c, r)| ResponsiveCross {
+            index: c.index as u32,
+            kind: c.kind.to_string(),
+            link: c.link.clone(),
+            cc: c.cc.clone(),
+            transfers: r.transfers,
+            completed: r.completed,
+            bytes_delivered: r.bytes_delivered,
+            rate_bps: r.bytes_delivered as f64 * 8.0 / (c.stop - c.start).as_secs_f64(),
+        })
+        .collect()
 }
 
 /// The bottleneck's two directions, named as the simulator names the two queues of a duplex

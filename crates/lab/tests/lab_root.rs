@@ -479,3 +479,206 @@ fn interrupted_run_cleans_up() {
     assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
     assert_clean();
 }
+
+/// This process's threads that `longhaul_lab::responsive` started and that are still alive.
+fn cross_threads() -> Vec<String> {
+    let prefix = longhaul_lab::responsive::THREAD_PREFIX;
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+                .map(|n| n.trim().to_string())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const RESPONSIVE_WEB: &str = r#"
+name = "lab-responsive-web"
+duration = "6s"
+seed = 3
+[[links]]
+name = "path"
+rate = "50mbit"
+delay = "10ms"
+distance_km = 1000
+queue = { kind = "droptail", packets = 100 }
+[topology]
+kind = "dumbbell"
+bottleneck = "path"
+[[flows]]
+cc = "cubic"
+[[cross_traffic]]
+kind = "web"
+link = "path"
+rate = "10mbit"
+responsive = true
+start = "1s"
+[[cross_traffic]]
+kind = "web"
+link = "path"
+rate = "20mbit"
+size = "50MB"
+shape = 2.5
+responsive = true
+cc = "cubic"
+start = "5.5s"
+[output]
+interval = "100ms"
+"#;
+
+/// Responsive web traffic beside a CUBIC flow, 50 Mb/s × 20 ms, 6 s: Reno transfers of
+/// Pareto sizes (mean 100 KiB) arriving at 10 Mb/s from 1 s on, as kernel TCP connections on
+/// the simulator's schedule. The lab begins exactly the schedule's transfers (as many as the
+/// simulator's engine begins for the same file), within Poisson bounds of the arrival rate; they
+/// deliver bytes through the emulated bottleneck, which the link counts and the flow leaves
+/// room for; compare pairs the entry with the simulator's. A second entry begins one transfer
+/// of 30 MB or more at 5.5 s, which cannot finish: at the end it counts what it delivered and
+/// is reset. No thread, namespace or congestion control is left. Asserted is behaviour, not
+/// precision: completions and shares hold with a CPU hog on each core.
+#[test]
+fn responsive_web_traffic_shares_the_link_and_leaves_nothing_running() {
+    if !root_or_skip("responsive_web_traffic_shares_the_link_and_leaves_nothing_running") {
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let plan = plan_from_text(RESPONSIVE_WEB, "responsive.toml", "responsive", &[]).unwrap();
+    let entry = &plan.responsive[0];
+    let schedule: Vec<_> = entry.schedule().collect();
+    // Poisson arrivals at 10 Mb/s ÷ (8 × 100 KiB) = 12.2 per second over the 5 s from `start`.
+    let expected = 10e6 / (8.0 * 102_400.0) * 5.0;
+    let n = schedule.len() as f64;
+    assert!(
+        (n - expected).abs() <= 5.0 * expected.sqrt(),
+        "{n} transfers scheduled, {expected:.1} expected"
+    );
+    assert!(schedule
+        .iter()
+        .all(|t| (1_000_000_000..6_000_000_000).contains(&t.at_ns)));
+
+    let o = run(&plan);
+    print(&o.summary);
+    assert_schema(&o.summary);
+    let leftover = cross_threads();
+    assert!(leftover.is_empty(), "threads left running: {leftover:?}");
+    let x = &o.summary.responsive_cross;
+    assert_eq!(x.len(), 2);
+    let c = &x[0];
+    eprintln!(
+        "responsive web: {} transfers begun, {} completed, {:.2} MB delivered ({:.2} Mb/s)",
+        c.transfers,
+        c.completed,
+        c.bytes_delivered as f64 / 1e6,
+        c.rate_bps / 1e6
+    );
+    assert_eq!(
+        (c.index, c.kind.as_str(), c.cc.as_str()),
+        (0, "web", "reno")
+    );
+    assert_eq!(c.transfers, schedule.len() as u64);
+    // Most transfers are short and end well before the run: at least half complete.
+    assert!(
+        2 * c.completed >= c.transfers && c.completed <= c.transfers,
+        "{} of {} completed",
+        c.completed,
+        c.transfers
+    );
+    // Each completed transfer delivered its size: at least the `completed` smallest sizes; and
+    // never more than all scheduled.
+    let mut sizes: Vec<u64> = schedule.iter().map(|t| t.bytes).collect();
+    sizes.sort_unstable();
+    let floor: u64 = sizes[..c.completed as usize].iter().sum();
+    let all: u64 = sizes.iter().sum();
+    assert!(
+        (floor..=all).contains(&c.bytes_delivered),
+        "{} B delivered, outside [{floor}, {all}]",
+        c.bytes_delivered
+    );
+    assert!((c.rate_bps - c.bytes_delivered as f64 * 8.0 / 5.0).abs() < 1.0);
+    // The cross traffic crossed the bottleneck: at least half of what the schedule offers
+    // (2.76 MB for this seed, 4.4 Mb/s: a Pareto sample's mean lies below its distribution's)
+    // got through, the link carried it beside the flow, and the flow left it room.
+    let payload_bps = 50e6 * 1460.0 / 1500.0;
+    let share = c.bytes_delivered as f64 * 8.0 / (payload_bps * o.raw.span_s);
+    let offered = all as f64 * 8.0 / (payload_bps * o.raw.span_s);
+    assert!(
+        share >= 0.5 * offered,
+        "cross traffic's share {share:.3} of {offered:.3} offered"
+    );
+    let (f, l) = (&o.summary.flows[0], &o.summary.links[0]);
+    assert!(
+        f.utilization <= 1.0 - 0.5 * share,
+        "flow utilization {:.3} beside a cross share of {share:.3}",
+        f.utilization
+    );
+    // In bytes (the link's utilization is over the run's span, the flow's over its own time):
+    // the link's payload holds the flow's and the cross traffic's.
+    let link_bytes = l.utilization * payload_bps * o.raw.span_s / 8.0;
+    let flow_bytes = f.bytes_delivered.expect("the lab counts bytes") as f64;
+    let cross_bytes: u64 = x.iter().map(|c| c.bytes_delivered).sum();
+    assert!(
+        link_bytes >= flow_bytes + 0.9 * cross_bytes as f64,
+        "the link carried {link_bytes:.0} B, the flow {flow_bytes:.0} B, the cross traffic \
+         {cross_bytes} B"
+    );
+    assert!(o.summary.meta["registered_cc"].contains("cross0=reno cross1=cubic"));
+
+    // The large transfer still running at the end: what its receiver acknowledged by then,
+    // at most 0.5 s of the link's rate.
+    let big = &x[1];
+    let size = plan.responsive[1].schedule().next().unwrap().bytes;
+    eprintln!(
+        "large transfer: {} of {size} B delivered at the end",
+        big.bytes_delivered
+    );
+    assert_eq!((big.index, big.transfers, big.completed), (1, 1, 0));
+    assert!(size >= 30_000_000, "{size}");
+    assert!(
+        big.bytes_delivered > 0 && (big.bytes_delivered as f64) < 50e6 / 8.0 * 0.5 * 1.1,
+        "{} B",
+        big.bytes_delivered
+    );
+
+    // The simulator begins the same transfers, and compare pairs the entry.
+    let checked = longhaul_sim::Scenario::parse(RESPONSIVE_WEB, "r.toml", "r", &[]).unwrap();
+    let sim = longhaul_sim::run(&checked, &mut |_| {}).unwrap().summary;
+    assert_eq!(sim.responsive_cross[0].transfers, c.transfers);
+    let cmp = longhaul_metrics::report::compare(&sim, "sim", &o.summary, "lab");
+    assert_eq!(sim.responsive_cross[1].transfers, 1);
+    for item in [
+        "cross traffic 0 (web, reno)",
+        "cross traffic 1 (web, cubic)",
+    ] {
+        let rows: Vec<_> = cmp.rows.iter().filter(|r| r.item == item).collect();
+        assert_eq!(rows.len(), 4, "{}", cmp.render());
+        assert!(rows.iter().all(|r| r.a.is_some() && r.b.is_some()));
+    }
+    eprintln!("{}", cmp.render());
+}
+
+/// A run with responsive cross traffic interrupted mid-way ends its transfers and joins their
+/// threads before it returns.
+#[test]
+fn interrupted_run_with_responsive_cross_traffic_cleans_up() {
+    if !root_or_skip("interrupted_run_with_responsive_cross_traffic_cleans_up") {
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let plan = plan_from_text(RESPONSIVE_WEB, "responsive.toml", "responsive", &[]).unwrap();
+    let t0 = Instant::now();
+    let mut interrupt = |d: Duration| {
+        std::thread::sleep(d);
+        (t0.elapsed() > Duration::from_secs(3)).then_some(libc::SIGTERM)
+    };
+    match longhaul_lab::run(&plan, &RunOptions::default(), &mut interrupt) {
+        Err(LabError::Interrupted(s)) => assert_eq!(s, libc::SIGTERM),
+        other => panic!(
+            "expected an interruption, got {:?}",
+            other.map(|o| o.summary)
+        ),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let leftover = cross_threads();
+    assert!(leftover.is_empty(), "threads left running: {leftover:?}");
+    assert_clean();
+}

@@ -200,6 +200,7 @@ pub fn example_summary() -> Summary {
         links: vec![link],
         flows,
         aggregate: agg,
+        responsive_cross: Vec::new(),
         claims: vec![Claim {
             claim: "aggregate utilization".to_string(),
             paper: PaperValue::Text("88–95 %".to_string()),

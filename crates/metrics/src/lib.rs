@@ -55,7 +55,8 @@
 //! assert!((aggregate.bmps / 1e15 - 9.28).abs() < 0.01);
 //! let summary = Summary {
 //!     scenario: "sc2002-1flow".into(), mode: Mode::Sim, duration_s: 10.0, seed: 1,
-//!     links: vec![], flows, aggregate, claims: vec![], meta: BTreeMap::new(),
+//!     links: vec![], flows, aggregate, responsive_cross: vec![], claims: vec![],
+//!     meta: BTreeMap::new(),
 //!     provenance: None,
 //! };
 //! print!("{}", longhaul_metrics::report::summary_table(&summary));

@@ -68,6 +68,10 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// All flows together.
     pub aggregate: Aggregate,
+    /// Responsive cross traffic (`sim`, `lab`): one entry per `[[cross_traffic]]` entry whose
+    /// transfers are congestion-controlled flows of their own, beside `flows`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub responsive_cross: Vec<ResponsiveCross>,
     /// `reproduce`: the paper's claims and what this run measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<Claim>,
@@ -355,6 +359,30 @@ pub struct AggregateSeries {
     /// Throughput of all flows in the interval, b/s.
     #[serde(deserialize_with = "vec_f64_or_null")]
     pub throughput_bps: Vec<f64>,
+}
+
+/// What one responsive `[[cross_traffic]]` entry's transfers did: web transfers, or an on/off
+/// source's on periods, each a congestion-controlled flow of its own over the entry's link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsiveCross {
+    /// The entry's index in the scenario's `cross_traffic` list; `compare` pairs entries by it.
+    pub index: u32,
+    /// The arrival process, `web` or `onoff`.
+    pub kind: String,
+    /// The link it loads.
+    pub link: String,
+    /// The transfers' congestion control.
+    pub cc: String,
+    /// Transfers begun.
+    pub transfers: u64,
+    /// Transfers that delivered all their bytes before the run's end.
+    pub completed: u64,
+    /// Payload bytes delivered, including what transfers still running at the end had
+    /// delivered by then.
+    pub bytes_delivered: u64,
+    /// `bytes_delivered` × 8 ÷ the entry's active time (its `start` to its `stop`), b/s.
+    #[serde(deserialize_with = "f64_or_null")]
+    pub rate_bps: f64,
 }
 
 /// What a paper says, as a number or as text ("≥ 90 %", "stable").

@@ -2,8 +2,10 @@
 //! off, as clock-free state machines. The simulator drives a [`CrossSource`] from its event
 //! queue in virtual time; the emulator reads [`CrossArrivals`] (the same source, packet by
 //! packet) against its real-time clock and injects each packet into its bottleneck queue.
-//! (Responsive cross traffic is carried by congestion-controlled flows in the simulator's
-//! engine; the source only draws their sizes and gaps.)
+//! Responsive cross traffic is carried by congestion-controlled flows, which each engine runs
+//! itself (the simulator's transfers, the lab's kernel TCP connections); the source draws their
+//! schedule ([`CrossSource::responsive_transfer`], [`CrossSource::responsive_transfers`]), so
+//! both engines run the same transfers at the same times for the same seed.
 //!
 //! Each kind has the configured *average* offered rate `r` with packets of `s` bytes:
 //! * **cbr** — one packet every `8s/r` seconds exactly (times are computed from the packet count,
@@ -391,6 +393,36 @@ impl CrossSource {
         (on, off)
     }
 
+    /// Responsive traffic: the transfer that begins at `now` and when the next one begins, ns
+    /// (counted in [`transfers`](Self::transfers)). A web transfer has a Pareto size and the
+    /// next arrives after an exponential gap; an on period of an on/off source carries what
+    /// the peak rate sends in it (at least one byte), and the next begins after it and the
+    /// off period that follows. The first transfer begins at the source's start.
+    pub fn responsive_transfer(&mut self, now: u64) -> Transfer {
+        let (bytes, next_ns) = match self.kind {
+            CrossKind::Onoff => {
+                let (on, off) = self.on_off_periods();
+                let bytes = (self.peak_rate_bps() * on as f64 * 1e-9 / 8.0) as u64;
+                (bytes.max(1), now + on + off)
+            }
+            _ => (self.transfer_size(), now + self.next_transfer_gap()),
+        };
+        self.transfers += 1;
+        Transfer {
+            at_ns: now,
+            bytes,
+            next_ns,
+        }
+    }
+
+    /// Responsive traffic's transfers from the source's start until its stop, in order.
+    pub fn responsive_transfers(self) -> ResponsiveTransfers {
+        ResponsiveTransfers {
+            next: Some(self.first_event()),
+            src: self,
+        }
+    }
+
     /// Peak rate of on periods (onoff), bit/s.
     pub fn peak_rate_bps(&self) -> f64 {
         self.packet_size as f64 * 8e9 / self.peak_gap_ns
@@ -399,6 +431,36 @@ impl CrossSource {
     /// The source as a sequence of packet arrivals.
     pub fn arrivals(self) -> CrossArrivals {
         CrossArrivals::new(self)
+    }
+}
+
+/// One responsive transfer, as [`CrossSource::responsive_transfer`] draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transfer {
+    /// When it begins, ns (from the source's epoch).
+    pub at_ns: u64,
+    /// Payload bytes it carries.
+    pub bytes: u64,
+    /// When the next transfer begins, ns.
+    pub next_ns: u64,
+}
+
+/// A responsive source's transfers in order, those that begin before its stop: the schedule
+/// the simulator's events follow, for an engine that runs it against its own clock (the lab).
+#[derive(Debug)]
+pub struct ResponsiveTransfers {
+    src: CrossSource,
+    next: Option<u64>,
+}
+
+impl Iterator for ResponsiveTransfers {
+    type Item = Transfer;
+
+    fn next(&mut self) -> Option<Transfer> {
+        let now = self.next.filter(|&t| t < self.src.stop)?;
+        let t = self.src.responsive_transfer(now);
+        self.next = Some(t.next_ns);
+        Some(t)
     }
 }
 

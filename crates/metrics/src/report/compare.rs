@@ -1,12 +1,12 @@
 //! Two summaries side by side (`longhaul compare A.json B.json`), e.g. the same scenario in `sim`
 //! and in `lab`, or two algorithms on one path.
 //!
-//! Flows are matched by id and links by name; a flow or link present in only one summary gets a
-//! row with "-" on the other side. Each row shows both values in display units (Mb/s, %, ms,
+//! Flows are matched by id, links by name and responsive cross traffic by its scenario entry's
+//! index; one present in only one summary gets a row with "-" on the other side. Each row shows both values in display units (Mb/s, %, ms,
 //! 10^15 b·m/s), the difference B − A, and the relative difference (B − A)/|A| in percent.
 
 use super::table::{num, pct, Align, Table};
-use crate::summary::{FlowSummary, LinkSummary, Summary};
+use crate::summary::{FlowSummary, LinkSummary, ResponsiveCross, Summary};
 use crate::units::{bmps_to_e15, to_mbps};
 
 /// One compared metric.
@@ -74,6 +74,15 @@ fn link_metrics(l: &LinkSummary) -> Vec<(&'static str, f64)> {
         ("queue delay mean ms", l.queue_delay_ms.mean),
         ("queue delay p95 ms", l.queue_delay_ms.p95),
         ("queue delay p99 ms", l.queue_delay_ms.p99),
+    ]
+}
+
+fn cross_metrics(c: &ResponsiveCross) -> Vec<(&'static str, f64)> {
+    vec![
+        ("transfers begun", c.transfers as f64),
+        ("transfers completed", c.completed as f64),
+        ("delivered MB", c.bytes_delivered as f64 / 1e6),
+        ("throughput Mb/s", to_mbps(c.rate_bps)),
     ]
 }
 
@@ -180,6 +189,29 @@ pub fn compare(a: &Summary, a_label: &str, b: &Summary, b_label: &str) -> Compar
         );
     }
 
+    let mut entries: Vec<u32> = a
+        .responsive_cross
+        .iter()
+        .chain(&b.responsive_cross)
+        .map(|c| c.index)
+        .collect();
+    entries.sort_unstable();
+    entries.dedup();
+    for i in entries {
+        let ca = a.responsive_cross.iter().find(|c| c.index == i);
+        let cb = b.responsive_cross.iter().find(|c| c.index == i);
+        let what = ca
+            .or(cb)
+            .map(|c| format!("{}, {}", c.kind, c.cc))
+            .unwrap_or_default();
+        pair_rows(
+            &mut rows,
+            format!("cross traffic {i} ({what})"),
+            ca.map(cross_metrics),
+            cb.map(cross_metrics),
+        );
+    }
+
     let mut notes = Vec::new();
     if a.scenario != b.scenario {
         notes.push(format!(
@@ -222,7 +254,7 @@ impl Comparison {
         for r in &self.rows {
             let item = if r.item == last_item { "" } else { &r.item };
             last_item = &r.item;
-            let decimals = if r.metric.ends_with("pkts") {
+            let decimals = if r.metric.ends_with("pkts") || r.metric.starts_with("transfers") {
                 0
             } else if r.metric.starts_with("Jain") || r.metric.starts_with("CoV") {
                 3
@@ -326,6 +358,45 @@ mod tests {
         assert!(text.contains("-10.0 %"), "{text}");
         assert!(text.contains("-30.39"), "{text}");
         assert!(text.starts_with("note: different durations"));
+    }
+
+    #[test]
+    fn responsive_cross_traffic_is_paired_by_its_entry() {
+        let entry = |index: u32, transfers: u64, bytes: u64| ResponsiveCross {
+            index,
+            kind: "web".into(),
+            link: "path".into(),
+            cc: "reno".into(),
+            transfers,
+            completed: transfers - 1,
+            bytes_delivered: bytes,
+            rate_bps: bytes as f64 * 8.0 / 10.0,
+        };
+        let mut a = example_summary();
+        a.responsive_cross = vec![entry(1, 40, 5_000_000), entry(3, 7, 1_000_000)];
+        let mut b = example_summary();
+        b.responsive_cross = vec![entry(1, 40, 4_000_000)];
+        let c = compare(&a, "sim", &b, "lab");
+        let row = |item: &str, metric: &str| {
+            c.rows
+                .iter()
+                .find(|r| r.item == item && r.metric == metric)
+                .unwrap_or_else(|| panic!("no {item} {metric}"))
+                .clone()
+        };
+        let begun = row("cross traffic 1 (web, reno)", "transfers begun");
+        assert_eq!((begun.a, begun.b), (Some(40.0), Some(40.0)));
+        let done = row("cross traffic 1 (web, reno)", "transfers completed");
+        assert_eq!((done.a, done.b), (Some(39.0), Some(39.0)));
+        let mb = row("cross traffic 1 (web, reno)", "delivered MB");
+        assert_eq!((mb.a, mb.b), (Some(5.0), Some(4.0)));
+        let rate = row("cross traffic 1 (web, reno)", "throughput Mb/s");
+        assert!((rate.relative_pct().unwrap() + 20.0).abs() < 1e-9);
+        let only_a = row("cross traffic 3 (web, reno)", "transfers begun");
+        assert_eq!((only_a.a, only_a.b), (Some(7.0), None));
+        // Counts print without decimals.
+        assert!(c.render().contains("transfers begun"), "{}", c.render());
+        assert!(!c.render().contains("40.00"), "{}", c.render());
     }
 
     #[test]

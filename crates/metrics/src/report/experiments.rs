@@ -153,6 +153,7 @@ mod tests {
                 limited_by: None,
                 series: None,
             },
+            responsive_cross: vec![],
             claims: vec![],
             meta: Default::default(),
             provenance: None,

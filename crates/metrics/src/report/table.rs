@@ -126,7 +126,8 @@ pub(crate) fn opt_num(x: Option<f64>, decimals: usize) -> String {
     x.map_or("-".to_string(), |x| num(x, decimals))
 }
 
-/// The summary as the terminal shows it: a heading, then flows, aggregate, links and claims.
+/// The summary as the terminal shows it: a heading, then flows, aggregate, links, responsive
+/// cross traffic and claims.
 pub fn summary_table(s: &Summary) -> String {
     use Align::{Left, Right};
     let mut out = format!(
@@ -215,6 +216,33 @@ pub fn summary_table(s: &Summary) -> String {
         }
         out.push('\n');
         out.push_str(&links.render());
+    }
+
+    if !s.responsive_cross.is_empty() {
+        let mut cross = Table::new(&[Right, Left, Left, Right, Right, Right, Right]);
+        cross.header(&[
+            "cross",
+            "kind",
+            "cc",
+            "transfers",
+            "completed",
+            "delivered",
+            "throughput",
+        ]);
+        cross.header(&["", "", "", "", "", "MB", "Mb/s"]);
+        for c in &s.responsive_cross {
+            cross.row(vec![
+                c.index.to_string(),
+                c.kind.clone(),
+                c.cc.clone(),
+                c.transfers.to_string(),
+                c.completed.to_string(),
+                num(c.bytes_delivered as f64 / 1e6, 2),
+                num(to_mbps(c.rate_bps), 2),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&cross.render());
     }
 
     if !s.claims.is_empty() {
@@ -326,6 +354,29 @@ mod tests {
         // Every line of the flow table has the same width as its rule or less.
         let rule = text.lines().find(|l| l.starts_with("---")).unwrap().len();
         assert!(text.lines().take(6).all(|l| l.chars().count() <= rule));
+    }
+
+    #[test]
+    fn responsive_cross_traffic_has_its_own_table() {
+        let mut s = example_summary();
+        assert!(!summary_table(&s).contains("transfers"));
+        s.responsive_cross = vec![crate::summary::ResponsiveCross {
+            index: 2,
+            kind: "web".into(),
+            link: "bottleneck".into(),
+            cc: "reno".into(),
+            transfers: 117,
+            completed: 115,
+            bytes_delivered: 12_345_678,
+            rate_bps: 4.938e6,
+        }];
+        let text = summary_table(&s);
+        let line = text
+            .lines()
+            .find(|l| l.contains("web"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells, ["2", "web", "reno", "117", "115", "12.35", "4.94"]);
     }
 
     #[test]

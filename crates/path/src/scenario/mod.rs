@@ -480,6 +480,18 @@ pub enum CrossKind {
     Web,
 }
 
+impl CrossKind {
+    /// The scenario file's name for it (`kind = "web"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CrossKind::Cbr => "cbr",
+            CrossKind::Poisson => "poisson",
+            CrossKind::Onoff => "onoff",
+            CrossKind::Web => "web",
+        }
+    }
+}
+
 /// One `[[cross_traffic]]` source.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

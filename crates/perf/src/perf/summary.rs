@@ -237,6 +237,7 @@ pub fn to_summary(run: &PerfRun, facts: &PathFacts) -> Summary {
         links: Vec::new(),
         flows,
         aggregate,
+        responsive_cross: Vec::new(),
         claims: Vec::new(),
         meta,
         provenance: None,

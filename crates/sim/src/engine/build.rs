@@ -195,7 +195,7 @@ impl<'a> Engine<'a> {
                 &CrossConfig::from_scenario(spec, c),
                 0,
                 l.rate.0,
-                mix(sc.seed, 2_000_000 + i as u64),
+                cross_seed(sc.seed, i),
             );
             let first = src.first_event();
             let responsive = c.cc.is_some();
@@ -205,6 +205,7 @@ impl<'a> Engine<'a> {
                 port,
                 cc: c.cc.clone(),
                 delivered: 0,
+                completed: 0,
             });
             if responsive {
                 e.events.push(first, Ev::Transfer(i as u32));

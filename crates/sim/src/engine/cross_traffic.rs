@@ -33,15 +33,8 @@ impl Engine<'_> {
         if now >= c.src.stop {
             return;
         }
-        let (bytes, next) = match c.src.kind {
-            CrossKind::Onoff => {
-                let (on, off) = c.src.on_off_periods();
-                let bytes = (c.src.peak_rate_bps() * on as f64 * 1e-9 / 8.0) as u64;
-                (bytes.max(1), now + on + off)
-            }
-            _ => (c.src.transfer_size(), now + c.src.next_transfer_gap()),
-        };
-        c.src.transfers += 1;
+        let t = c.src.responsive_transfer(now);
+        let (bytes, next) = (t.bytes, t.next_ns);
         let link = c.link;
         let mtu = sc.links[link].mtu;
         let spec = c.cc.clone().expect("responsive source has a controller");
@@ -86,6 +79,7 @@ impl Engine<'_> {
             f.receiver = None;
             if let Some(s) = f.cross {
                 self.cross[s].delivered += d;
+                self.cross[s].completed += 1;
             }
         }
     }

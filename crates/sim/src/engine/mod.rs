@@ -54,7 +54,7 @@ use crate::packet::{Dir, Packet, NO_BUF};
 use crate::port::DropReason;
 use crate::port::{Enqueued, Port, QueueLimits};
 use crate::red::Red;
-use crate::scenario::{Checked, CrossKind, OnFull, QueueKind, QueueSpec, TopologyKind};
+use crate::scenario::{Checked, OnFull, QueueKind, QueueSpec, TopologyKind};
 use crate::scenario::{Scenario, Stack, TransportKind};
 use crate::stall::HostStall;
 use crate::summary::*;
@@ -67,6 +67,7 @@ use longhaul_metrics::assemble::{Distance, FlowCounts, LossBasis};
 use longhaul_metrics::loss::{
     LossLedger, REASON_AQM, REASON_QUEUE_FULL, REASON_RANDOM, REASON_TOO_BIG,
 };
+use longhaul_metrics::summary::ResponsiveCross;
 use longhaul_metrics::summary::Summary;
 use longhaul_metrics::summary::{AggregateSeries, FlowSeries, LinkSeries, LinkSummary, Mode};
 use longhaul_metrics::throughput::{self, Capacity};
@@ -201,9 +202,10 @@ struct CrossState {
     /// Index of the link it loads.
     link: usize,
     port: u32,
-    /// Responsive: controller and delivered payload.
+    /// Responsive: controller, delivered payload and transfers completed.
     cc: Option<CcSpec>,
     delivered: u64,
+    completed: u64,
 }
 
 /// One run: the network built from a checked scenario, its pending events and its counters.
@@ -242,6 +244,13 @@ pub struct Engine<'a> {
 /// The MTU of a flow's path: its smallest link's (1500 for an empty path).
 fn path_mtu(sc: &Scenario, path: &[usize]) -> u32 {
     path.iter().map(|&l| sc.links[l].mtu).min().unwrap_or(1500)
+}
+
+/// The seed of the random stream of the scenario's `cross_traffic[index]` source (its packets,
+/// or its responsive transfers' sizes and times), from the scenario's seed. The lab draws
+/// responsive transfers from the same stream.
+pub fn cross_seed(scenario_seed: u64, index: usize) -> u64 {
+    mix(scenario_seed, 2_000_000 + index as u64)
 }
 
 fn mix(seed: u64, stream: u64) -> u64 {

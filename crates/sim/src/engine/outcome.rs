@@ -83,18 +83,33 @@ impl Engine<'_> {
                     st.src.bytes
                 };
                 CrossSummary {
-                    kind: match st.src.kind {
-                        CrossKind::Cbr => "cbr",
-                        CrossKind::Poisson => "poisson",
-                        CrossKind::Onoff => "onoff",
-                        CrossKind::Web => "web",
-                    },
+                    kind: st.src.kind.name(),
                     link: sc.links[c.link].name.clone(),
                     responsive,
                     rate_bps: bytes as f64 * 8.0 / active,
                     packets: st.src.packets,
                     transfers: st.src.transfers,
                 }
+            })
+            .collect();
+        let responsive_cross = self
+            .checked
+            .cross
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let cc = c.cc.as_ref()?;
+                let st = &self.cross[i];
+                Some(ResponsiveCross {
+                    index: i as u32,
+                    kind: st.src.kind.name().to_string(),
+                    link: sc.links[c.link].name.clone(),
+                    cc: cc.algorithm.to_string(),
+                    transfers: st.src.transfers,
+                    completed: st.completed,
+                    bytes_delivered: st.delivered,
+                    rate_bps: st.delivered as f64 * 8.0 / ((c.stop - c.start) as f64 / 1e9),
+                })
             })
             .collect();
         let mut meta = BTreeMap::new();
@@ -137,6 +152,7 @@ impl Engine<'_> {
             links,
             flows,
             aggregate,
+            responsive_cross,
             claims: Vec::new(),
             meta,
             provenance: None,
