@@ -559,13 +559,7 @@ fn red_drops_start_at_the_min_threshold() {
         d.rate = RateConfig::Constant { bps: 1_000_000 };
         d.queue.packets = Some(200);
         d.delay.delay_ns = 1_000_000;
-        d.red = Some(RedConfig {
-            min_bytes: 30 * 1500,
-            max_bytes: 60 * 1500,
-            max_p: 1.0,
-            weight: 1.0,
-            gentle: false,
-        });
+        d.red = Some(RedConfig::bytes(30 * 1500, 60 * 1500, 1.0, 1.0, false));
     });
     let log = std::env::temp_dir().join(format!("lh-red-{}.log", std::process::id()));
     let mut opts = Options::new(link);
