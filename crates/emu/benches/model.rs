@@ -3,8 +3,8 @@
 //!
 //! The forwarding benchmark (`forwarding.rs`, `longhaul emu bench`) measures the emulator as a
 //! whole, and on a shared machine its figures move by ±15 % between identical runs. This one
-//! measures the part every packet goes through, `PathModel::on_arrival` (loss, the bottleneck
-//! queue with its limits and RED, the serialiser, the delay line, cross traffic), with hand-made
+//! measures the part every packet goes through, `PathModel::on_arrival` (the bottleneck queue
+//! with its limits and RED, the serialiser, loss, the delay line, cross traffic), with hand-made
 //! arrival times, so the CPU cost per packet and the computed times can be compared between
 //! builds exactly:
 //!
@@ -51,7 +51,7 @@ fn rate(cfg: &DirectionConfig, n: u64, gap_ns: f64, size: impl Fn(u64) -> u32) -
         let mut m = PathModel::new(cfg, 1500, 0);
         let t0 = Instant::now();
         for k in 0..n {
-            let d = m.on_arrival((k as f64 * gap_ns) as u64, size(k));
+            let d = m.on_arrival((k as f64 * gap_ns) as u64, size(k), false);
             black_box(d);
         }
         best = best.min(t0.elapsed().as_secs_f64());
@@ -69,7 +69,7 @@ fn timing_error(bps: u64, n: u64, size: impl Fn(u64) -> u32) -> (f64, f64) {
     for k in 0..n {
         let b = size(k);
         bits += 8 * b as u128;
-        let Verdict::Deliver { departure, .. } = m.on_arrival(0, b).verdict else {
+        let Verdict::Deliver { departure, .. } = m.on_arrival(0, b, false).verdict else {
             panic!("an unlimited queue dropped a packet");
         };
         let exact = bits as f64 * 1e9 / bps as f64;
@@ -95,13 +95,7 @@ fn main() {
         r / 1e6
     );
     let mut red = direction(1_000_000_000);
-    red.red = Some(RedConfig {
-        min_bytes: 150_000,
-        max_bytes: 450_000,
-        max_p: 0.1,
-        weight: 0.002,
-        gentle: true,
-    });
+    red.red = Some(RedConfig::bytes(150_000, 450_000, 0.1, 0.002, true));
     let (r, d) = rate(&red, n, flood_gap, |_| 1500);
     println!("| 1 Gb/s RED, flood at 1.1x | {:.2} M | {d} |", r / 1e6);
     let mut cross = direction(10_000_000_000);

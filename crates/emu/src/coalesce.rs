@@ -7,8 +7,10 @@
 //! travel on as one packet — a smaller super-packet — released with the *last* of them, as long
 //! as the run's release times rise and span at most `coalesce_ns`: no segment leaves early, and
 //! none more than `coalesce_ns` late. A run ends at a dropped segment, at a release time that
-//! goes back (reordering) or lies too far from the run's first, and at a duplicated segment,
-//! which leaves alone and, as its copy, again at the copy's time.
+//! goes back (reordering) or lies too far from the run's first, at a duplicated segment, which
+//! leaves alone and, as its copy, again at the copy's time, and where RED's ECN marks change: the
+//! segments of a run share one IP header, so a run is all marked (CE set in that header) or all
+//! unmarked.
 //!
 //! `coalesce_ns = 0` writes every segment at its own time unless segments share one (a
 //! bottleneck so fast that their serialisation rounds to the same nanosecond).
@@ -24,6 +26,8 @@ pub struct Chunk {
     pub count: usize,
     /// Release time of the run: that of its last segment, in ns on the monotonic clock.
     pub at: Nanos,
+    /// RED marked the run's segments: the forwarder sets CE in its IP header.
+    pub ce: bool,
 }
 
 /// Builds the runs of one super-packet, fed its segments' fates in order.
@@ -48,12 +52,14 @@ impl Coalescer {
         self.close(out);
     }
 
-    /// Segment `i` is delivered at `at`, and a duplicate of it at `duplicate_at`.
+    /// Segment `i` is delivered at `at`, and a duplicate of it at `duplicate_at`; `ce`: RED
+    /// marked it.
     pub fn delivered(
         &mut self,
         i: usize,
         at: Nanos,
         duplicate_at: Option<Nanos>,
+        ce: bool,
         out: &mut Vec<Chunk>,
     ) {
         if let Some(dup) = duplicate_at {
@@ -62,16 +68,22 @@ impl Coalescer {
                 first: i,
                 count: 1,
                 at,
+                ce,
             });
             out.push(Chunk {
                 first: i,
                 count: 1,
                 at: dup,
+                ce,
             });
             return;
         }
         if let Some((first_at, c)) = &mut self.open {
-            if at >= c.at && at - *first_at <= self.coalesce_ns && c.first + c.count == i {
+            if at >= c.at
+                && at - *first_at <= self.coalesce_ns
+                && c.first + c.count == i
+                && c.ce == ce
+            {
                 c.count += 1;
                 c.at = at;
                 return;
@@ -84,6 +96,7 @@ impl Coalescer {
                 first: i,
                 count: 1,
                 at,
+                ce,
             },
         ));
     }
@@ -111,7 +124,7 @@ mod tests {
         for (i, f) in fates.iter().enumerate() {
             match f {
                 None => c.dropped(&mut out),
-                Some((at, dup)) => c.delivered(i, *at, *dup, &mut out),
+                Some((at, dup)) => c.delivered(i, *at, *dup, false, &mut out),
             }
         }
         c.finish(&mut out);
@@ -119,7 +132,12 @@ mod tests {
     }
 
     fn ch(first: usize, count: usize, at: Nanos) -> Chunk {
-        Chunk { first, count, at }
+        Chunk {
+            first,
+            count,
+            at,
+            ce: false,
+        }
     }
 
     #[test]
@@ -175,5 +193,28 @@ mod tests {
                 ch(4, 1, 530)
             ]
         );
+    }
+
+    #[test]
+    fn marked_segments_travel_apart_from_unmarked_ones() {
+        // Six segments 100 ns apart, RED marked the third and fourth: three runs, the middle
+        // one marked (its header gets CE), the others not.
+        let mut c = Coalescer::new(20_000);
+        let mut out = Vec::new();
+        for i in 0..6 {
+            c.delivered(i, 100 * i as Nanos, None, i == 2 || i == 3, &mut out);
+        }
+        c.finish(&mut out);
+        let marked = |first, count, at| Chunk {
+            ce: true,
+            ..ch(first, count, at)
+        };
+        assert_eq!(out, [ch(0, 2, 100), marked(2, 2, 300), ch(4, 2, 500)]);
+        // A marked duplicate: both copies are marked.
+        let mut c = Coalescer::new(20_000);
+        let mut out = Vec::new();
+        c.delivered(0, 10, Some(50), true, &mut out);
+        c.finish(&mut out);
+        assert_eq!(out, [marked(0, 1, 10), marked(0, 1, 50)]);
     }
 }

@@ -9,7 +9,7 @@ use crate::model::delay::DelayConfig;
 use crate::model::loss::LossConfig;
 use crate::model::port_delay::PortDelay;
 use crate::model::queue::QueueLimits;
-use crate::model::red::RedConfig;
+use crate::model::red::{RedConfig, RedUnit};
 use crate::model::trace::Trace;
 use serde::Serialize;
 
@@ -45,12 +45,13 @@ pub struct DirectionConfig {
     pub queue: QueueLimits,
     /// RED on the bottleneck queue, if any.
     pub red: Option<RedConfig>,
-    /// The random-loss model, applied before the queue.
+    /// The random-loss model: corruption on the wire, after the queue and the serialiser.
     pub loss: LossConfig,
     /// Synthetic cross-traffic sources injected into the bottleneck queue.
     pub cross: Vec<CrossConfig>,
-    /// Bytes added to each IP packet when computing serialisation time (e.g. 38 for Ethernet
-    /// preamble + header + FCS + gap); 0 = IP bytes only.
+    /// Bytes the link adds to each IP packet (e.g. 38 for Ethernet preamble + header + FCS +
+    /// gap), counted in its serialisation time, the queue's byte limit and RED in bytes
+    /// (`longhaul_path::queue`); 0 = IP bytes only. A scenario's `overhead`.
     pub overhead_bytes: u32,
     /// Seed of the direction's random streams (loss, RED, delay, cross traffic), so a run is
     /// reproducible.
@@ -184,7 +185,7 @@ pub const DEFAULT_RED_LIMIT_OVER_MAX: u64 = 4;
 impl DirectionConfig {
     /// This direction with the default queue limit if it has a rate and no limit of its own
     /// ([`DEFAULT_QUEUE_PACKETS`], or for RED [`DEFAULT_RED_LIMIT_OVER_MAX`] × its max
-    /// threshold in bytes). An unrated direction forms no queue and keeps none.
+    /// threshold, in RED's unit). An unrated direction forms no queue and keeps none.
     pub fn with_default_queue(mut self) -> Self {
         let limited = self.queue.packets.is_some() || self.queue.bytes.is_some();
         if limited || self.rate == RateConfig::Unlimited {
@@ -192,7 +193,11 @@ impl DirectionConfig {
         }
         match &self.red {
             Some(red) => {
-                self.queue.bytes = Some(red.max_bytes.saturating_mul(DEFAULT_RED_LIMIT_OVER_MAX))
+                let limit = (red.max.ceil() as u64).saturating_mul(DEFAULT_RED_LIMIT_OVER_MAX);
+                match red.unit {
+                    RedUnit::Packets => self.queue.packets = Some(limit),
+                    RedUnit::Bytes => self.queue.bytes = Some(limit),
+                }
             }
             None => self.queue.packets = Some(DEFAULT_QUEUE_PACKETS),
         }
@@ -225,6 +230,15 @@ impl DirectionConfig {
                     format!("rate {bps} b/s needs more than 10 s to send one {mtu}-byte packet"),
                 ));
             }
+        }
+        if self.overhead_bytes > mtu {
+            return Err(err(
+                dir,
+                format!(
+                    "overhead of {} bytes per packet exceeds the MTU ({mtu} bytes); Ethernet adds 38",
+                    self.overhead_bytes
+                ),
+            ));
         }
         if let Some(p) = self.path_mtu {
             if !(68..=mtu).contains(&p) {
@@ -286,12 +300,12 @@ impl DirectionConfig {
             }
         }
         if let Some(red) = &self.red {
-            if red.min_bytes >= red.max_bytes {
+            if !(red.min >= 0.0 && red.min < red.max && red.max.is_finite()) {
                 return Err(err(
                     dir,
                     format!(
-                        "RED min threshold {} must be below max threshold {}",
-                        red.min_bytes, red.max_bytes
+                        "RED min threshold {} must be at least 0 and below max threshold {}",
+                        red.min, red.max
                     ),
                 ));
             }
@@ -302,13 +316,17 @@ impl DirectionConfig {
                     format!("RED weight {} must be in (0, 1]", red.weight),
                 ));
             }
-            if let Some(b) = self.queue.bytes {
-                if red.max_bytes > b {
+            let (limit, unit) = match red.unit {
+                RedUnit::Packets => (self.queue.packets, "packets"),
+                RedUnit::Bytes => (self.queue.bytes, "bytes"),
+            };
+            if let Some(l) = limit {
+                if red.max > l as f64 {
                     return Err(err(
                         dir,
                         format!(
-                            "RED max threshold {} exceeds the queue limit {b} bytes",
-                            red.max_bytes
+                            "RED max threshold {} exceeds the queue limit {l} {unit}",
+                            red.max
                         ),
                     ));
                 }
@@ -371,19 +389,21 @@ mod tests {
         let mut link = LinkConfig::default();
         link.a_to_b.rate = RateConfig::Constant { bps: 100_000_000 };
         link.b_to_a.rate = RateConfig::Constant { bps: 100_000_000 };
-        link.b_to_a.red = Some(RedConfig {
-            min_bytes: 300_000,
-            max_bytes: 900_000,
-            max_p: 0.1,
-            weight: 0.002,
-            gentle: false,
-        });
+        link.b_to_a.red = Some(RedConfig::bytes(300_000, 900_000, 0.1, 0.002, false));
         let o = crate::emulator::Options::new(link.clone());
         assert_eq!(o.link.a_to_b.queue.packets, Some(1000));
         assert_eq!(o.link.a_to_b.queue.bytes, None);
         assert_eq!(o.link.b_to_a.queue.bytes, Some(3_600_000), "4 × RED's max");
         assert_eq!(o.link.b_to_a.queue.packets, None);
         o.link.validate().unwrap();
+        // RED in packets: 4 × its max in packets.
+        let mut d = link.b_to_a.clone();
+        d.red = Some(RedConfig {
+            unit: RedUnit::Packets,
+            ..RedConfig::bytes(50, 150, 0.1, 0.002, true)
+        });
+        let d = d.with_default_queue();
+        assert_eq!((d.queue.packets, d.queue.bytes), (Some(600), None));
 
         // A limit of its own is kept; an unrated direction keeps none (no queue forms).
         link.a_to_b.queue.bytes = Some(2 << 20);
@@ -426,6 +446,30 @@ mod tests {
         let mut c = LinkConfig::default();
         c.a_to_b.queue.packets = Some(100);
         assert!(c.validate().unwrap_err().message.contains("needs a rate"));
+
+        let mut c = LinkConfig::default();
+        c.b_to_a.overhead_bytes = 1501;
+        let e = c.validate().unwrap_err();
+        assert!(e.message.contains("overhead of 1501 bytes"), "{e}");
+        c.b_to_a.overhead_bytes = 38;
+        c.validate().unwrap();
+
+        // RED's thresholds are checked against the limit in its own unit.
+        let mut c = LinkConfig::default();
+        c.a_to_b.rate = RateConfig::Constant { bps: 1_000_000 };
+        c.a_to_b.queue.packets = Some(100);
+        c.a_to_b.red = Some(RedConfig {
+            unit: RedUnit::Packets,
+            ..RedConfig::bytes(50, 150, 0.1, 0.002, true)
+        });
+        let e = c.validate().unwrap_err();
+        assert!(
+            e.message
+                .contains("max threshold 150 exceeds the queue limit 100 packets"),
+            "{e}"
+        );
+        c.a_to_b.red.as_mut().unwrap().max = 100.0;
+        c.validate().unwrap();
 
         let mut c = LinkConfig::default();
         c.a_to_b.rate = RateConfig::Constant {

@@ -5,7 +5,8 @@
 //!    falls due meanwhile — timestamps each on the monotonic clock and asks the model for its
 //!    fate (per wire packet: a TCP super-packet from a TUN with offloads is as many decisions as
 //!    it has segments, see `crate::gso` and `arrive_super`); delivered packets go into the delay
-//!    line with the release time the model computed;
+//!    line with the release time the model computed, those RED marked with CE set in their IP
+//!    header (`crate::ecn`);
 //! 2. writes every packet whose release time has come, recording its lateness;
 //! 3. if the input had nothing more, waits for input or for the next release time (timerfd a few
 //!    microseconds early, then a spin — `sys::clock::Waiter`).
@@ -545,8 +546,12 @@ impl Direction {
                 outcome.queue_bytes,
                 r.as_str()
             )),
-            Verdict::Deliver { departure, release } => l.line(format_args!(
-                "{now} {dir} enqueue {ip_len} {} {} depart={departure} release={}{}",
+            Verdict::Deliver {
+                departure,
+                release,
+                marked,
+            } => l.line(format_args!(
+                "{now} {dir} enqueue {ip_len} {} {} depart={departure} release={}{}{}",
                 outcome.queue_packets,
                 outcome.queue_bytes,
                 release.at,
@@ -554,24 +559,30 @@ impl Direction {
                     " duplicate"
                 } else {
                     ""
-                }
+                },
+                if marked { " ce" } else { "" }
             )),
         }
     }
 
     /// One wire packet (frame of `len` bytes, virtio header included when offloading).
     #[inline]
-    fn arrive(&mut self, now: Nanos, buf: Box<[u8]>, len: usize, st: &mut State) {
+    fn arrive(&mut self, now: Nanos, mut buf: Box<[u8]>, len: usize, st: &mut State) {
         let vnet = self.vnet_len();
         let ip_len = (len - vnet) as u32;
-        let outcome = self.model.on_arrival(now, ip_len);
+        let capable = crate::ecn::is_capable(&buf[vnet..len]);
+        let outcome = self.model.on_arrival(now, ip_len, capable);
         self.log_arrival(now, ip_len, &outcome);
         match outcome.verdict {
             Verdict::Drop(_) => st.bufs.put(buf),
             Verdict::Deliver {
                 mut release,
                 departure,
+                marked,
             } => {
+                if marked {
+                    crate::ecn::set_ce(&mut buf[vnet..len]);
+                }
                 st.qdelay.0.record(departure - now);
                 let extra =
                     crate::model::port_delay::extra_delay(&self.port_delays, &buf[vnet..len]);
@@ -603,25 +614,35 @@ impl Direction {
     ) {
         let extra =
             crate::model::port_delay::extra_delay(&self.port_delays, &frame[VNET_HDR_LEN..n]);
+        // The segments share the super-packet's IP header, and its ECN field.
+        let capable = crate::ecn::is_capable(&frame[VNET_HDR_LEN..n]);
         let segments = sp.segments();
         let mut chunks = std::mem::take(&mut st.chunks);
         let mut runs = Coalescer::new(self.coalesce_ns);
         for i in 0..segments {
             let ip_len = sp.segment_ip_len(i);
-            let outcome = self.model.on_arrival(now, ip_len);
+            let outcome = self.model.on_arrival(now, ip_len, capable);
             self.log_arrival(now, ip_len, &outcome);
             match outcome.verdict {
                 Verdict::Drop(_) => runs.dropped(&mut chunks),
-                Verdict::Deliver { departure, release } => {
+                Verdict::Deliver {
+                    departure,
+                    release,
+                    marked,
+                } => {
                     st.qdelay.0.record(departure - now);
                     let dup = release.duplicate_at.map(|t| t + extra);
-                    runs.delivered(i, release.at + extra, dup, &mut chunks);
+                    runs.delivered(i, release.at + extra, dup, marked, &mut chunks);
                 }
             }
         }
         runs.finish(&mut chunks);
         if let [whole] = chunks[..] {
             if whole.count == segments {
+                let mut frame = frame;
+                if whole.ce {
+                    crate::ecn::set_ce(&mut frame[VNET_HDR_LEN..n]);
+                }
                 self.enqueue(st, whole.at, frame, n, segments);
                 chunks.clear();
                 st.chunks = chunks;
@@ -635,6 +656,9 @@ impl Direction {
             let len = sp.chunk_frame_len(c.first, c.count);
             let mut b = st.bufs.get(len);
             sp.write_chunk(&frame[..n], c.first, c.count, &mut b, false);
+            if c.ce {
+                crate::ecn::set_ce(&mut b[VNET_HDR_LEN..len]);
+            }
             self.enqueue(st, c.at, b, len, c.count);
         }
         st.bufs.put(frame);

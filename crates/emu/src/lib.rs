@@ -5,8 +5,8 @@
 //! with the workload. The kernel here has no netem, so the path is built in user space, on the
 //! design of mahimahi (Netravali et al., USENIX ATC 2015): the hosts live in network namespaces,
 //! each with a TUN device, and this process carries every packet from one TUN to the other through
-//! a model of the path — random loss, a bottleneck queue, a serialiser at the configured rate, and
-//! a propagation delay line.
+//! a model of the path — a bottleneck queue, a serialiser at the configured rate, random loss on
+//! the wire, and a propagation delay line.
 //!
 //! Unlike mahimahi, time is kept in nanoseconds on the monotonic clock, each packet's release time
 //! is *computed* from logical timestamps rather than slept for (so timer error never accumulates),
@@ -22,7 +22,8 @@
 //! `scenario` maps a simulator scenario's link onto them; `sys` wraps the kernel (TUN,
 //! namespaces, timers, termination signals, state files); `forward` is the per-direction I/O
 //! loop; `gso` reads and cuts the TCP super-packets a TUN with offloads hands over, and
-//! `coalesce` decides which of their wire segments leave together; `emulator` sets up and tears
+//! `coalesce` decides which of their wire segments leave together; `ecn` reads and marks an IP
+//! packet's ECN field, as RED with ECN does; `emulator` sets up and tears
 //! down a pair or shell, and `run` runs one around a command (or a command on a running one);
 //! `observe` holds the counters, lateness statistics, event log and pcap writer, and `report`
 //! the path as built and the summary as text for people; `naive` is the baseline forwarder the
@@ -33,6 +34,7 @@
 pub mod bench;
 pub mod coalesce;
 pub mod config;
+pub mod ecn;
 pub mod emulator;
 pub mod forward;
 pub mod gso;

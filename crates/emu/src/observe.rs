@@ -19,7 +19,10 @@
 //!
 //! The queue columns are the bottleneck right after the decision, counting what waits behind
 //! the packet on the wire (what the queue's limits count): the first packet into an idle link
-//! goes on the wire and leaves the queue empty.
+//! goes on the wire and leaves the queue empty. An `enqueue` line ends in ` duplicate` for a
+//! packet the delay line duplicates and ` ce` for one RED marked. A packet lost at random is
+//! dropped on the wire, after its transmission: its `drop … random_loss` line counts it in the
+//! queue.
 //!
 //! *pcap* files (LINKTYPE_RAW = 101: each record is a bare IPv4/IPv6 packet, as read from TUN)
 //! can be opened in Wireshark; format per the libpcap file-format description

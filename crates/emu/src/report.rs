@@ -22,8 +22,9 @@ impl LinkConfig {
 }
 
 impl DirectionConfig {
-    /// The direction in one line: rate, delay and jitter, queue limit, and the RED, loss and
-    /// cross traffic it has, e.g. `100 Mb/s, delay 90 ms, queue 1000 packets`.
+    /// The direction in one line: rate, delay and jitter, queue limit, and the RED, framing
+    /// overhead, loss and cross traffic it has, e.g. `100 Mb/s, delay 90 ms, queue 1000
+    /// packets`.
     pub fn describe(&self) -> String {
         let rate = match &self.rate {
             RateConfig::Unlimited => "no rate limit".to_string(),
@@ -39,8 +40,14 @@ impl DirectionConfig {
             (None, Some(b)) => line += &format!(", queue {b} bytes"),
             (None, None) => line += ", queue unlimited",
         }
-        if self.red.is_some() {
-            line += ", RED";
+        if let Some(red) = &self.red {
+            line += &format!(", RED {}", red.describe_thresholds());
+            if red.ecn {
+                line += " marking ECN";
+            }
+        }
+        if self.overhead_bytes > 0 {
+            line += &format!(", {} B framing per packet", self.overhead_bytes);
         }
         if !matches!(self.loss, LossConfig::None) {
             line += &format!(", loss {:?}", self.loss);
@@ -89,11 +96,11 @@ impl Summary {
         out
     }
 
-    /// Per direction: packets arrived and delivered, throughput, drops by reason and the
-    /// release lateness percentiles.
+    /// Per direction: packets arrived and delivered, throughput, drops by reason, RED's ECN
+    /// marks and the release lateness percentiles.
     pub fn table(&self) -> String {
         let mut s = format!(
-            "{:<4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}\n",
+            "{:<4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}\n",
             "dir",
             "arrived",
             "delivered",
@@ -101,6 +108,7 @@ impl Summary {
             "loss",
             "queue",
             "red",
+            "ecn",
             "mem",
             "late p50",
             "late p99",
@@ -109,7 +117,7 @@ impl Summary {
         for d in &self.directions {
             let c = &d.counters;
             s += &format!(
-                "{:<4} {:>10} {:>10} {:>12.3} {:>8} {:>8} {:>8} {:>8} {:>7.1}us {:>7.1}us {:>7.1}us\n",
+                "{:<4} {:>10} {:>10} {:>12.3} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7.1}us {:>7.1}us {:>7.1}us\n",
                 d.direction,
                 c.arrived_packets,
                 c.delivered_packets,
@@ -117,6 +125,7 @@ impl Summary {
                 c.dropped_random_loss,
                 c.dropped_queue_full,
                 c.dropped_red_early + c.dropped_red_forced,
+                c.ecn_marks,
                 d.io.dropped_memory,
                 d.lateness.p50_ns as f64 / 1e3,
                 d.lateness.p99_ns as f64 / 1e3,
@@ -143,6 +152,17 @@ mod tests {
             c.describe(),
             "path a→b: 100 Mb/s, delay 90 ms ± 2 ms, queue 1000 packets\n\
              path b→a: no rate limit, delay 0 ms, queue unlimited, loss Bernoulli { p: 0.01 }\n"
+        );
+        c.a_to_b.red = Some(crate::model::red::RedConfig {
+            unit: crate::model::red::RedUnit::Packets,
+            ecn: true,
+            ..crate::model::red::RedConfig::bytes(50, 150, 0.1, 0.002, true)
+        });
+        c.a_to_b.overhead_bytes = 38;
+        assert_eq!(
+            c.a_to_b.describe(),
+            "100 Mb/s, delay 90 ms ± 2 ms, queue 1000 packets, RED min=50p max=150p marking ECN, \
+             38 B framing per packet"
         );
     }
 }

@@ -7,9 +7,10 @@
 //! | `trace`, `reverse_trace`                   | the same mahimahi traces a → b, b → a            |
 //! | `delay`, `jitter`, `reorder`, `reorder_by`, `duplicate` | the delay line, both directions     |
 //! | `mtu`                                      | MTU of both TUN devices                          |
+//! | `overhead`                                 | framing bytes per packet, both directions        |
 //! | `queue` / `reverse_queue` droptail         | droptail in packets or bytes                     |
-//! | `queue` RED (gentle or not, no ECN)        | RED, thresholds × MTU in bytes                   |
-//! | `loss`, `reverse_loss`                     | Bernoulli or Gilbert–Elliott loss per direction  |
+//! | `queue` RED (gentle or not, `ecn`)         | RED in the queue's unit, marking CE with `ecn`   |
+//! | `loss`, `reverse_loss`                     | Bernoulli or Gilbert–Elliott loss on the wire    |
 //! | `cross_traffic` of every kind, `start`, `stop` | the same generators at the bottleneck (`reverse`: b → a) |
 //! | `seed`                                     | the random streams (a → b `seed`, b → a `seed + 1`) |
 //!
@@ -18,14 +19,14 @@
 //! (`Emulator::set_zero`; `longhaul lab` gives the start of its flows, the simulator's time 0).
 //! A source without `stop` runs for as long as the emulator does.
 //!
-//! What the emulator cannot do is refused with an [`Unsupported`] that names the field: ECN
-//! marking, cross traffic that is responsive (it needs hosts of its own: `longhaul lab` runs it,
+//! What the emulator cannot do is refused with an [`Unsupported`] that names the field: cross
+//! traffic that is responsive (it needs hosts of its own: `longhaul lab` runs it,
 //! [`emulated_link_beside_hosts`]) or on another link.
 
 use crate::config::{DirectionConfig, LinkConfig, RateConfig};
 use crate::model::cross::CrossConfig;
 use crate::model::queue::QueueLimits;
-use crate::model::red::RedConfig;
+use crate::model::red::{RedConfig, RedUnit};
 use longhaul_path::scenario::{LinkLoss, QueueKind, QueueSpec, TopologyKind};
 use longhaul_path::trace::Trace;
 use longhaul_path::Checked;
@@ -94,8 +95,8 @@ pub struct EmulatedLink {
 }
 
 /// Maps `links[li]` of a checked scenario, and the `cross_traffic` entries, onto the emulator.
-/// Refuses (naming the field) what the emulator cannot do: ECN, cross traffic that is
-/// responsive or on another link.
+/// Refuses (naming the field) what the emulator cannot do: cross traffic that is responsive or
+/// on another link.
 pub fn emulated_link(
     checked: &Checked,
     li: usize,
@@ -129,9 +130,9 @@ fn map_link(
     };
     let link = &s.links[li];
     let mtu = link.mtu;
-    let fwd_queue = map_queue(&link.queue, mtu, &format!("links[{li}].queue"), file)?;
+    let fwd_queue = map_queue(&link.queue, mtu);
     let rev_queue = match &link.reverse_queue {
-        Some(q) => map_queue(q, mtu, &format!("links[{li}].reverse_queue"), file)?,
+        Some(q) => map_queue(q, mtu),
         None => fwd_queue.clone(),
     };
     let rate_bps = link.rate.0.round() as u64;
@@ -149,7 +150,9 @@ fn map_link(
     let fwd_rate = rate(traces.forward, link.trace.as_ref(), rate_bps);
     let rev_name = link.reverse_trace.as_ref().or(link.trace.as_ref());
     let rev_rate = rate(traces.reverse, rev_name, rev_bps);
-    // One direction: its rate, queue, random loss and random stream; the delay is shared.
+    // One direction: its rate, queue, random loss and random stream; the delay and the
+    // framing overhead are shared.
+    let overhead_bytes = u32::try_from(link.overhead.0).expect("checked: at most the MTU");
     let direction =
         |rate: RateConfig, queue: &MappedQueue, loss: LinkLoss, seed: u64| DirectionConfig {
             rate,
@@ -157,6 +160,7 @@ fn map_link(
             queue: queue.limits,
             red: queue.red,
             loss: loss.config(),
+            overhead_bytes,
             seed,
             ..Default::default()
         };
@@ -224,12 +228,7 @@ pub struct MappedQueue {
     pub max_bytes: u64,
 }
 
-fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQueue, Unsupported> {
-    let unsupported = |k: &str, message: &str| Unsupported {
-        file: file.to_string(),
-        field: format!("{field}.{k}"),
-        message: message.to_string(),
-    };
+fn map_queue(q: &QueueSpec, mtu: u32) -> MappedQueue {
     let limits = QueueLimits {
         packets: q.packets,
         bytes: q.bytes.map(|b| b.0),
@@ -246,46 +245,45 @@ fn map_queue(q: &QueueSpec, mtu: u32, field: &str, file: &str) -> Result<MappedQ
     let red = match q.kind {
         QueueKind::Droptail => None,
         QueueKind::Red => {
-            if q.ecn == Some(true) {
-                return Err(unsupported(
-                    "ecn",
-                    "the emulator's RED drops and never marks ECN; set `ecn = false`",
-                ));
-            }
             let p = q.red_params(
                 q.packets
                     .map(|p| p as f64)
                     .or(q.bytes.map(|b| b.0 as f64))
                     .unwrap_or(0.0),
             );
-            // Thresholds are in the queue's own unit: packets become MTU-sized bytes.
-            let unit = if q.packets.is_some() { mtu as f64 } else { 1.0 };
+            // Thresholds in the queue's own unit, as the simulator runs them.
             Some(RedConfig {
-                min_bytes: (p.min_th * unit).round() as u64,
-                max_bytes: (p.max_th * unit).round() as u64,
+                min: p.min_th,
+                max: p.max_th,
+                unit: if q.packets.is_some() {
+                    RedUnit::Packets
+                } else {
+                    RedUnit::Bytes
+                },
                 max_p: p.max_p,
                 weight: p.weight,
                 gentle: p.gentle,
+                ecn: p.ecn,
             })
         }
     };
     let describe = match &red {
         None => format!("droptail {size}"),
         Some(r) => format!(
-            "red {size} min={}B max={}B max_p={} w={}{}",
-            r.min_bytes,
-            r.max_bytes,
+            "red {size} {} max_p={} w={}{}{}",
+            r.describe_thresholds(),
             r.max_p,
             r.weight,
-            if r.gentle { " gentle" } else { "" }
+            if r.gentle { " gentle" } else { "" },
+            if r.ecn { " ecn" } else { "" }
         ),
     };
-    Ok(MappedQueue {
+    MappedQueue {
         limits,
         red,
         describe,
         max_bytes,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -332,19 +330,60 @@ cc = "reno"
     }
 
     #[test]
-    fn a_gentle_red_link_maps_in_bytes() {
+    fn a_gentle_red_link_maps_in_its_own_unit() {
         let c = checked("[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n");
         let l = emulated_link(&c, 0, "t.toml").unwrap();
         let red = l.config.a_to_b.red.unwrap();
         assert_eq!(
-            (red.min_bytes, red.max_bytes, red.gentle),
-            (75_000, 225_000, true)
+            (red.min, red.max, red.unit, red.gentle, red.ecn),
+            (50.0, 150.0, RedUnit::Packets, true, false)
         );
+        assert_eq!(
+            l.queue.describe,
+            "red 600p min=50p max=150p max_p=0.1 w=0.002 gentle"
+        );
+        // The simulator's RED state machine, with the same settings.
+        let sim = c.scenario.links[0].queue.red_params(600.0);
+        assert_eq!(red.params(), sim);
         assert_eq!(
             l.config.a_to_b.rate,
             RateConfig::Constant { bps: 100_000_000 }
         );
         assert_eq!(l.config.a_to_b.delay.delay_ns, 20_000_000);
+    }
+
+    #[test]
+    fn red_with_ecn_in_bytes_and_the_links_overhead_map_as_the_simulator_runs_them() {
+        let text = PATH.replace(
+            "queue = { kind = \"red\", packets = 600, min_th = 50, max_th = 150, ecn = false }",
+            "overhead = \"38B\"\n\
+             queue = { kind = \"red\", bytes = \"1M\", min_th = 100000, max_th = 300000, ecn = true }",
+        ) + "[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n";
+        let c = Scenario::parse(&text, "t.toml", "t", &[]).unwrap();
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        for d in [&l.config.a_to_b, &l.config.b_to_a] {
+            assert_eq!(d.overhead_bytes, 38);
+            let red = d.red.unwrap();
+            assert_eq!(
+                (red.min, red.max, red.unit, red.ecn),
+                (100_000.0, 300_000.0, RedUnit::Bytes, true)
+            );
+            assert_eq!(
+                red.params(),
+                c.scenario.links[0].queue.red_params(1048576.0)
+            );
+            assert_eq!(d.queue.bytes, Some(1 << 20));
+        }
+        assert!(
+            l.queue.describe.ends_with(" gentle ecn"),
+            "{}",
+            l.queue.describe
+        );
+        assert_eq!(l.config.validate(), Ok(()));
+        // Without the key, no overhead.
+        let c = checked("[topology]\nkind = \"dumbbell\"\nbottleneck = \"core\"\n");
+        let l = emulated_link(&c, 0, "t.toml").unwrap();
+        assert_eq!(l.config.a_to_b.overhead_bytes, 0);
     }
 
     #[test]

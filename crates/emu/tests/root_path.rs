@@ -7,7 +7,7 @@
 
 use longhaul_emu::config::{LinkConfig, RateConfig};
 use longhaul_emu::model::loss::LossConfig;
-use longhaul_emu::model::red::RedConfig;
+use longhaul_emu::model::red::{RedConfig, RedUnit};
 use longhaul_emu::probe::{tcp_transfer, udp_flood, udp_ping, udp_probe};
 use longhaul_emu::sys::{netns, state};
 use longhaul_emu::{Emulator, Mode, Options, Summary};
@@ -559,13 +559,7 @@ fn red_drops_start_at_the_min_threshold() {
         d.rate = RateConfig::Constant { bps: 1_000_000 };
         d.queue.packets = Some(200);
         d.delay.delay_ns = 1_000_000;
-        d.red = Some(RedConfig {
-            min_bytes: 30 * 1500,
-            max_bytes: 60 * 1500,
-            max_p: 1.0,
-            weight: 1.0,
-            gentle: false,
-        });
+        d.red = Some(RedConfig::bytes(30 * 1500, 60 * 1500, 1.0, 1.0, false));
     });
     let log = std::env::temp_dir().join(format!("lh-red-{}.log", std::process::id()));
     let mut opts = Options::new(link);
@@ -602,6 +596,116 @@ fn red_drops_start_at_the_min_threshold() {
         drops.len() as u64,
         c.dropped_red_early + c.dropped_red_forced
     );
+}
+
+/// A counter of `/proc/net/netstat` (e.g. `IpExt` `InCEPkts`) as the network namespace `ns`
+/// counts it.
+fn netstat(ns: &str, group: &'static str, key: &'static str) -> u64 {
+    netns::run_in(ns, move || {
+        // The calling thread's namespace: /proc/self/net would be the process's.
+        let text = std::fs::read_to_string("/proc/thread-self/net/netstat").expect("netstat");
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(group)).collect();
+        let (names, values) = (&lines[0], &lines[1]);
+        let i = names
+            .split_whitespace()
+            .position(|k| k == key)
+            .unwrap_or_else(|| panic!("{group} {key} not in netstat"));
+        values.split_whitespace().nth(i).unwrap().parse().unwrap()
+    })
+    .expect("in the namespace")
+}
+
+/// A 30 MB kernel TCP transfer through 50 Mb/s × 20 ms RTT and RED that marks ECN, in packets as
+/// a scenario gives it (min 30, max 150 of a 1000-packet queue; the BDP is 83 packets), with
+/// `net.ipv4.tcp_ecn` = 1 in both namespaces if `ecn` (else the kernel's default, 2: ECN only
+/// when the peer asks, so neither does). Returns the a → b counters and the receiver's
+/// `InCEPkts` (packets that arrived with CE) and the sender's `TCPDeliveredCE` (marks echoed
+/// back to it).
+fn ecn_transfer(ecn: bool) -> (longhaul_emu::model::path::PathCounters, u64, u64) {
+    let mut link = LinkConfig::default();
+    both(&mut link, |d| {
+        d.rate = RateConfig::Constant { bps: 50_000_000 };
+        d.delay.delay_ns = 10_000_000;
+        d.queue.packets = Some(1000);
+    });
+    link.a_to_b.red = Some(RedConfig {
+        min: 30.0,
+        max: 150.0,
+        unit: RedUnit::Packets,
+        max_p: 0.1,
+        weight: 0.002,
+        gentle: true,
+        ecn: true,
+    });
+    let emu = start(link);
+    let ns = |side| emu.namespace(side).expect("pair mode").to_string();
+    let (ns_a, ns_b) = (
+        ns(longhaul_emu::emulator::Side::A),
+        ns(longhaul_emu::emulator::Side::B),
+    );
+    let value = if ecn { "1" } else { "2" };
+    for n in [&ns_a, &ns_b] {
+        netns::run_in(n, move || {
+            std::fs::write("/proc/sys/net/ipv4/tcp_ecn", value)
+        })
+        .expect("in the namespace")
+        .expect("net.ipv4.tcp_ecn");
+    }
+    let ce_before = netstat(&ns_b, "IpExt:", "InCEPkts");
+    let echoed_before = netstat(&ns_a, "TcpExt:", "TCPDeliveredCE");
+    let r = tcp_transfer(&emu, Duration::from_secs(20), 30_000_000).expect("transfer");
+    let ce = netstat(&ns_b, "IpExt:", "InCEPkts") - ce_before;
+    let echoed = netstat(&ns_a, "TcpExt:", "TCPDeliveredCE") - echoed_before;
+    let s = emu.stop().unwrap();
+    let c = s.directions[0].counters;
+    eprintln!(
+        "tcp_ecn={value}: {} bytes at {:.1} Mb/s; a>b {} packets, {} ECN marks, drops: red \
+         early {} forced {} queue {}; max queue {} pkts; receiver InCEPkts {ce}, sender \
+         TCPDeliveredCE {echoed}",
+        r.bytes,
+        r.goodput_bps() / 1e6,
+        c.arrived_packets,
+        c.ecn_marks,
+        c.dropped_red_early,
+        c.dropped_red_forced,
+        c.dropped_queue_full,
+        c.max_queue_packets
+    );
+    assert_eq!(r.bytes, 30_000_000, "transfer complete");
+    (c, ce, echoed)
+}
+
+/// Kernel TCP with ECN through RED that marks: RED signals congestion by setting CE on the data
+/// packets, which reach the receiver marked (its IP layer counts them as the emulator does: one
+/// per wire packet); the sender hears the marks echoed and reduces its
+/// window, so the queue is held by marks and nothing, or next to nothing, is dropped. The same
+/// transfer without ECN sends packets that are not ECN-capable: RED drops them instead.
+#[test]
+fn kernel_tcp_with_ecn_sees_red_marks_instead_of_drops() {
+    if !root_or_skip("RED ECN") {
+        return;
+    }
+    let _g = lock();
+    let (c, ce, echoed) = ecn_transfer(true);
+    assert!(c.ecn_marks >= 10, "{} marks", c.ecn_marks);
+    // Every mark reaches the receiver as CE (measured: all of them); a packet its stack
+    // refused before IP counted it would be missing.
+    assert!(
+        ce <= c.ecn_marks && ce * 10 >= c.ecn_marks * 9,
+        "{ce} CE packets for {} marks",
+        c.ecn_marks
+    );
+    assert!(echoed > 0, "the sender saw the marks echoed");
+    // Only packets that are not ECN-capable (the SYN, retransmissions) can be dropped early.
+    assert!(
+        c.dropped_packets() * 20 <= c.ecn_marks,
+        "{} drops against {} marks",
+        c.dropped_packets(),
+        c.ecn_marks
+    );
+    let (plain, ce, _) = ecn_transfer(false);
+    assert_eq!((plain.ecn_marks, ce), (0, 0));
+    assert!(plain.dropped_red_early > 0, "RED drops what it cannot mark");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use longhaul_emu::config::{LinkConfig, RateConfig};
 use longhaul_emu::model::cross::CrossProcess;
 use longhaul_emu::model::loss::LossConfig;
+use longhaul_emu::model::red::RedUnit;
 use longhaul_emu::settings::file::{parse, ScenarioKind};
 use longhaul_emu::settings::{self, per_direction, Overrides, Settings};
 use std::path::{Path, PathBuf};
@@ -48,7 +49,15 @@ path_mtu = 1500
     assert_eq!(c.b_to_a.delay.delay_ns, 90_000_000);
     assert_eq!(c.a_to_b.queue.bytes, Some(4 << 20));
     let red = c.a_to_b.red.unwrap();
-    assert_eq!((red.min_bytes, red.max_bytes), (300 << 10, 900 << 10));
+    assert_eq!(
+        (red.min, red.max, red.unit, red.ecn),
+        (
+            (300 << 10) as f64,
+            (900 << 10) as f64,
+            RedUnit::Bytes,
+            false
+        )
+    );
     assert_eq!(red.max_p, 0.05);
     assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.001 });
     assert_eq!(c.a_to_b.loss, LossConfig::None);
@@ -228,12 +237,24 @@ fn repo_scenario_maps_the_simulators_link_format() {
 }
 
 #[test]
-fn repo_red_ecn_scenario_is_refused_naming_the_field() {
-    // RED that marks ECN cannot be emulated (the emulator's RED drops); it must not run as
-    // plain droptail.
-    let e = from_file(&repo_scenario("red-ecn-cross.toml"), &Overrides::default()).unwrap_err();
-    assert!(e.contains("links[0].queue.ecn"), "{e}");
-    assert!(e.contains("ECN"), "{e}");
+fn repo_red_ecn_scenario_maps_its_red_and_refuses_its_responsive_cross_traffic() {
+    // scenarios/red-ecn-cross.toml: RED in packets that marks ECN, and responsive web
+    // transfers, which would need hosts of their own.
+    let path = repo_scenario("red-ecn-cross.toml");
+    let e = from_file(&path, &Overrides::default()).unwrap_err();
+    assert!(e.contains("cross_traffic[2].responsive"), "{e}");
+    // Without them, the link maps: RED as the simulator runs it (packets, min 200, max 600,
+    // max_p 0.1, marking ECN), beside the unresponsive sources.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace("responsive = true", "");
+    let c = from_text("red-ecn", &text, &Overrides::default()).unwrap();
+    let red = c.a_to_b.red.unwrap();
+    assert_eq!(
+        (red.min, red.max, red.unit, red.max_p, red.ecn),
+        (200.0, 600.0, RedUnit::Packets, 0.1, true)
+    );
+    assert_eq!(c.a_to_b.queue.packets, Some(2000));
+    assert_eq!(c.a_to_b.cross.len(), 3);
 }
 
 #[test]
@@ -269,9 +290,12 @@ reverse = true
     assert_eq!(c.a_to_b.loss, LossConfig::Bernoulli { p: 0.01 });
     assert_eq!(c.b_to_a.loss, LossConfig::Bernoulli { p: 0.002 });
     assert_eq!(c.a_to_b.queue.packets, Some(400));
-    // Thresholds in packets become MTU-sized bytes: 40 × 9000, 120 × 9000.
+    // Thresholds in packets stay packets, as the simulator counts them.
     let red = c.a_to_b.red.unwrap();
-    assert_eq!((red.min_bytes, red.max_bytes), (360_000, 1_080_000));
+    assert_eq!(
+        (red.min, red.max, red.unit, red.gentle, red.ecn),
+        (40.0, 120.0, RedUnit::Packets, false, false)
+    );
     assert_eq!((red.max_p, red.weight), (0.05, 0.004));
     assert!(c.b_to_a.red.is_none());
     assert_eq!(c.b_to_a.queue.bytes, Some(2 << 20)); // "2M" is 2 MiB, as in the simulator
@@ -282,6 +306,27 @@ reverse = true
     // The reverse source defaults to the link's MTU.
     assert_eq!(c.b_to_a.cross.len(), 1);
     assert_eq!(c.b_to_a.cross[0].packet_bytes, 9000);
+}
+
+#[test]
+fn a_scenarios_overhead_is_the_emulators_and_the_flag_overrides_it() {
+    let text = format!(
+        "{SIM_HEAD}\n[[links]]\nname = \"core\"\nrate = \"1gbit\"\ndelay = \"10ms\"\noverhead = \"38B\"\n"
+    );
+    let c = from_text("overhead", &text, &Overrides::default()).unwrap();
+    assert_eq!((c.a_to_b.overhead_bytes, c.b_to_a.overhead_bytes), (38, 38));
+    let flags = Overrides {
+        per_direction: vec![("overhead", "0/42".into())],
+        ..Default::default()
+    };
+    let c = from_text("overhead-flag", &text, &flags).unwrap();
+    assert_eq!((c.a_to_b.overhead_bytes, c.b_to_a.overhead_bytes), (0, 42));
+    let flags = Overrides {
+        per_direction: vec![("overhead", "2000".into())],
+        ..Default::default()
+    };
+    let e = from_text("overhead-big", &text, &flags).unwrap_err();
+    assert!(e.contains("overhead of 2000 bytes"), "{e}");
 }
 
 #[test]
@@ -296,10 +341,6 @@ fn malformed_or_unemulable_simulator_links_are_refused() {
         (
             "queue = { kind = \"sfq\", packets = 10 }",
             "links[0].queue.kind",
-        ),
-        (
-            "queue = { kind = \"red\", packets = 100, ecn = true }",
-            "links[0].queue.ecn",
         ),
         (
             "[[cross_traffic]]\nkind = \"web\"\nlink = \"core\"\nrate = \"1mbit\"\nresponsive = true",

@@ -13,6 +13,7 @@
 //! | `flows[i]`: `cc`, `count`, `start`, `stop`| one kernel TCP connection each (`longhaul perf`) |
 //! | `flows[i].extra_rtt`                      | extra delay by port: ⌈extra/2⌉ on a → b, ⌊extra/2⌋ on b → a |
 //! | `cross_traffic[i]` `web`/`onoff`, `responsive`, `cc`, `start`, `stop` | kernel TCP transfers a → b on the simulator's schedule (`crate::responsive`) |
+//! | `flows[i].ecn`                            | `net.ipv4.tcp_ecn = 1` in both namespaces (every flow alike) |
 //! | `output.interval`                         | the series interval                              |
 //!
 //! **Per-flow RTT.** Every flow crosses the same emulated path (so the queue is shared exactly as
@@ -36,11 +37,13 @@
 //!
 //! Everything else is refused with an error that names the field: a parking lot (several
 //! bottlenecks), access links (`flows[i].access` — each sender would need its own emulated NIC),
-//! fixed-size transfers (`bytes`), ECN, host stalls (`host_stalls`: the simulator's model of
-//! what the lab's own hosts do), cross traffic on another link than the bottleneck (responsive
-//! or not), a responsive entry's `cc` without a kernel implementation. Unresponsive cross traffic
-//! of every kind, `web` included, runs the simulator's generator in the emulator. `transport` is
-//! ignored: the lab always runs the kernel's TCP; the summary records that.
+//! fixed-size transfers (`bytes`), flows that differ in `ecn` (the kernel's ECN setting is its
+//! namespace's, and every flow sends from namespace a), host stalls (`host_stalls`: the
+//! simulator's model of what the lab's own hosts do), cross traffic on another link than the
+//! bottleneck (responsive or not), a responsive entry's `cc` without a kernel implementation.
+//! Unresponsive cross traffic of every kind, `web` included, runs the simulator's generator in
+//! the emulator. `transport` is ignored: the lab always runs the kernel's TCP; the summary
+//! records that.
 
 use crate::error::LabError;
 use longhaul_cc::CcSpec;
@@ -155,6 +158,9 @@ pub struct LabPlan {
     pub queue_bytes: u64,
     /// The emulator's settings for the bottleneck.
     pub emulator: LinkConfig,
+    /// The flows send ECN-capable packets (`flows[i].ecn`): the hosts' namespaces get
+    /// `net.ipv4.tcp_ecn = 1`.
+    pub ecn: bool,
     /// The flows, in file order.
     pub flows: Vec<LabFlow>,
     /// Responsive cross traffic, in file order.
@@ -217,10 +223,11 @@ impl LabPlan {
                     "lab flows are timed bulk transfers (start..stop); remove `bytes`",
                 ));
             }
-            if f.ecn {
+            if f.ecn != s.flows[0].ecn {
                 return Err(unsupported(
                     field("ecn"),
-                    "the emulator does not mark ECN; set `ecn = false`",
+                    "every lab flow sends from one namespace, whose net.ipv4.tcp_ecn is the \
+                     kernel's ECN setting for all of them; give every flow the same `ecn`",
                 ));
             }
             if !f.host_stalls.is_none() {
@@ -313,6 +320,7 @@ impl LabPlan {
             queue: fwd_queue.describe,
             queue_bytes: fwd_queue.max_bytes,
             emulator,
+            ecn: s.flows.first().is_some_and(|f| f.ecn),
             flows,
             responsive,
             drop_log: s.output.drop_log,
@@ -376,6 +384,7 @@ mod tests {
     use longhaul_emu::config::RateConfig;
     use longhaul_emu::model::cross::CrossProcess;
     use longhaul_emu::model::loss::LossConfig;
+    use longhaul_emu::model::red::RedUnit;
 
     const BASE: &str = r#"
 name = "t"
@@ -487,9 +496,12 @@ reverse = true
         assert_eq!(e.a_to_b.loss, LossConfig::Bernoulli { p: 0.001 });
         assert_eq!(e.b_to_a.loss, LossConfig::None);
         assert_eq!(e.b_to_a.rate, RateConfig::Constant { bps: 10_000_000 });
-        // RED thresholds in packets become MTU-sized bytes.
+        // RED's thresholds stay in the queue's unit, packets.
         let red = e.a_to_b.red.unwrap();
-        assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
+        assert_eq!(
+            (red.min, red.max, red.unit),
+            (50.0, 150.0, RedUnit::Packets)
+        );
         assert_eq!((red.max_p, red.weight, red.gentle), (0.1, 0.002, false));
         assert_eq!(e.a_to_b.cross.len(), 1);
         assert_eq!(
@@ -515,7 +527,29 @@ reverse = true
         .unwrap();
         let red = p.emulator.a_to_b.red.unwrap();
         assert!(red.gentle);
-        assert_eq!((red.min_bytes, red.max_bytes), (75_000, 225_000));
+        assert_eq!(
+            (red.min, red.max, red.unit),
+            (50.0, 150.0, RedUnit::Packets)
+        );
+    }
+
+    /// RED that marks ECN, and flows that send ECN-capable packets, run in the lab: the
+    /// emulator marks, and the hosts' kernels negotiate ECN.
+    #[test]
+    fn red_with_ecn_and_ecn_flows_map_onto_the_emulator_and_the_hosts() {
+        let p = plan(
+            "",
+            &[
+                "links.0.queue={ kind = \"red\", packets = 600, min_th = 50, max_th = 150, ecn = true }",
+                "flows.0.ecn=true",
+                "flows.1.ecn=true",
+            ],
+        )
+        .unwrap();
+        assert!(p.ecn);
+        assert!(p.emulator.a_to_b.red.unwrap().ecn);
+        assert!(p.queue.ends_with(" ecn"), "{}", p.queue);
+        assert!(!plan("", &[]).unwrap().ecn);
     }
 
     /// Every kind of cross traffic, `web` included, maps onto the simulator's own generator
@@ -591,7 +625,7 @@ reverse = true
                 "access",
             ),
             (plan("", &["flows.0.bytes=\"1G\""]), "flows[0].bytes", "bytes"),
-            (plan("", &["flows.0.ecn=true"]), "flows[0].ecn", "ECN"),
+            (plan("", &["flows.0.ecn=true"]), "flows[1].ecn", "same `ecn`"),
             (
                 plan(
                     "",
@@ -609,14 +643,6 @@ reverse = true
                 plan("", &["flows.1.cc=\"cubic:beta=0.5\""]),
                 "flows[1].cc",
                 "kernel's own",
-            ),
-            (
-                plan(
-                    "",
-                    &["links.0.queue={ kind = \"red\", packets = 600, gentle = false, ecn = true }"],
-                ),
-                "links[0].queue.ecn",
-                "ECN",
             ),
             (
                 plan(

@@ -288,7 +288,10 @@ fn run_with_controls(
     let bdp = bdp_bytes(plan.capacity_bps, plan.max_rtt());
     let buffer = buffer_for_bdp(bdp + plan.queue_bytes).max(4 << 20);
     for ns in [&ns_a, &ns_b] {
-        tune_namespace(ns, buffer, &opts.sysctls)?;
+        tune_namespace(ns, buffer, plan.ecn, &opts.sysctls)?;
+    }
+    if plan.ecn {
+        say("net.ipv4.tcp_ecn = 1 in both namespaces: the flows send ECN-capable packets".into());
     }
     if !opts.sysctls.is_empty() {
         say(format!(
@@ -502,10 +505,12 @@ fn run_with_controls(
     })
 }
 
-/// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls), then sets the
-/// user's `extra` ones, which may override them. A key the namespace does not have is an error
-/// that names it (some net.core keys exist only in the host's namespace).
-fn tune_namespace(ns: &str, buffer: u64, extra: &[Sysctl]) -> Result<(), LabError> {
+/// Raises the TCP autotuning maxima inside a namespace (per-namespace sysctls), turns ECN on
+/// when the flows ask for it (`ecn`: `net.ipv4.tcp_ecn = 1`, request it on outgoing
+/// connections and accept it on incoming ones), then sets the user's `extra` ones, which may
+/// override them. A key the namespace does not have is an error that names it (some net.core
+/// keys exist only in the host's namespace).
+fn tune_namespace(ns: &str, buffer: u64, ecn: bool, extra: &[Sysctl]) -> Result<(), LabError> {
     let sysctl = |key: &str, value: String| Sysctl {
         key: key.to_string(),
         value,
@@ -516,6 +521,9 @@ fn tune_namespace(ns: &str, buffer: u64, extra: &[Sysctl]) -> Result<(), LabErro
         // A fresh namespace has no cached metrics, but say it: no ssthresh carried over.
         sysctl("net.ipv4.tcp_no_metrics_save", "1".to_string()),
     ];
+    if ecn {
+        values.push(sysctl("net.ipv4.tcp_ecn", "1".to_string()));
+    }
     values.extend_from_slice(extra);
     let ns_name = ns.to_string();
     netns::run_in(ns, move || -> Result<(), String> {

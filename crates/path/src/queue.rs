@@ -23,6 +23,11 @@
 //! (MTU-sized) packet. Its early signal on an ECN-capable packet is a mark instead of a drop
 //! (RFC 3168) when RED marks.
 //!
+//! **Framing overhead.** A link may add bytes of its own to every packet it carries (Ethernet's
+//! 38: preamble, header, FCS and inter-frame gap); the bottleneck counts each packet as its size
+//! plus that overhead, its *wire size*, everywhere: its serialisation time, the byte limit and
+//! RED in bytes (as Linux counts a qdisc's packets with a size table's `overhead`, `tc-stab(8)`).
+//!
 //! A link without a rate ([`Serializer::Unlimited`]) forms no queue: every packet leaves as it
 //! arrives and no limit or RED applies.
 
@@ -110,7 +115,8 @@ fn size_of(entry: u64) -> u64 {
 }
 
 /// What RED's average counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RedUnit {
     /// Packets waiting.
     Packets,
@@ -138,6 +144,10 @@ pub struct Bottleneck {
     red_unit: RedUnit,
     /// Serialisation time of a typical packet, ns (RED's idle decay unit).
     typical_tx_ns: u64,
+    /// The packet size `typical_tx_ns` is computed from (without overhead).
+    typical_bytes: u32,
+    /// Bytes the link adds to each packet (framing), counted in its wire size.
+    overhead: u32,
     /// (finish time, size | the caller's tag << 32) of packets accepted and not yet fully
     /// sent; the front one is on the wire. Size and tag share a word so that an entry is
     /// written from two registers: built field by field on the stack, its copy into the ring
@@ -162,6 +172,8 @@ impl Bottleneck {
     ) -> Bottleneck {
         Bottleneck {
             typical_tx_ns: serializer.typical_tx_ns(typical_bytes),
+            typical_bytes,
+            overhead: 0,
             serializer,
             limits,
             red,
@@ -182,6 +194,21 @@ impl Bottleneck {
             last_finish: 0,
             ..*self
         }
+    }
+
+    /// The same bottleneck with `overhead` bytes of framing added to every packet's wire size
+    /// (the typical packet's too).
+    pub fn with_overhead(mut self, overhead: u32) -> Bottleneck {
+        self.overhead = overhead;
+        self.typical_tx_ns = self
+            .serializer
+            .typical_tx_ns(self.typical_bytes.saturating_add(overhead));
+        self
+    }
+
+    /// Bytes of framing added to every packet.
+    pub fn overhead(&self) -> u32 {
+        self.overhead
     }
 
     /// The serialiser.
@@ -232,7 +259,7 @@ impl Bottleneck {
         self.backlog.len().saturating_sub(1) as u64
     }
 
-    /// Bytes waiting as of the last offer or query (not counting the packet on the wire).
+    /// Wire bytes waiting as of the last offer or query (not counting the packet on the wire).
     #[inline]
     pub fn waiting_bytes_now(&self) -> u64 {
         match self.backlog.front() {
@@ -247,7 +274,7 @@ impl Bottleneck {
         self.waiting_packets_now()
     }
 
-    /// Bytes waiting at `now` (not counting the packet on the wire).
+    /// Wire bytes waiting at `now` (not counting the packet on the wire).
     pub fn waiting_bytes(&mut self, now: u64) -> u64 {
         self.drain(now);
         self.waiting_bytes_now()
@@ -274,7 +301,8 @@ impl Bottleneck {
         self.backlog.iter().map(|&(_, e)| e >> 32).sum()
     }
 
-    /// Offers a packet of `size` bytes at `now` (offers in time order). `tag` is kept with it
+    /// Offers a packet of `size` bytes (its wire size adds the overhead) at `now` (offers in
+    /// time order). `tag` is kept with it
     /// for [`unsent`](Self::unsent); `ecn_capable` lets RED mark it instead of dropping it
     /// early; `u` is a uniform [0, 1) draw for RED's decision (unused without RED). Returns when
     /// it starts and finishes, or why it was dropped.
@@ -288,6 +316,7 @@ impl Bottleneck {
         u: f64,
     ) -> Result<Accepted, DropReason> {
         let mut marked = false;
+        let size = size + self.overhead;
         if self.serializer.is_limited() {
             self.drain(now);
             let waiting = self.waiting_packets_now();
@@ -457,6 +486,25 @@ mod tests {
         assert!(a.marked);
         // Five waiting: avg 5 ≥ max_th: forced, ECN or not.
         assert_eq!(b.offer(0, 1500, 0, true, 0.99), Err(DropReason::RedForced));
+    }
+
+    #[test]
+    fn overhead_counts_in_the_wire_size_of_every_packet() {
+        // 1 Gb/s, 38 B of framing: a 1500-byte packet is 1538 B on the wire, 12,304 ns.
+        let mut b = droptail(1e9, QueueLimits::bytes(3 * 1538)).with_overhead(38);
+        assert_eq!(b.overhead(), 38);
+        assert_eq!(b.typical_tx_ns(), 12_304);
+        assert_eq!(finish(&mut b, 0, 1500), Ok(12_304));
+        // The byte limit counts wire bytes: three 1538-byte packets wait behind the first, a
+        // fourth (1538 more) does not fit, though 4 × 1500 IP bytes would.
+        for k in 2..=4 {
+            assert_eq!(finish(&mut b, 0, 1500), Ok(k * 12_304));
+        }
+        assert_eq!(b.waiting_bytes(0), 3 * 1538);
+        assert_eq!(finish(&mut b, 0, 1500), Err(DropReason::QueueFull));
+        // A copy keeps the overhead.
+        let mut c = b.empty_copy();
+        assert_eq!(finish(&mut c, 0, 62), Ok(800));
     }
 
     #[test]

@@ -30,6 +30,7 @@ fn a_valid_scenario_gets_its_defaults() {
     assert_eq!(c.scenario.seed, 1);
     assert_eq!(c.scenario.links[0].mtu, 1500);
     assert_eq!(c.scenario.links[0].delay.0, 90_000_000);
+    assert_eq!(c.scenario.links[0].overhead.0, 0);
     assert_eq!(c.flows.len(), 1);
     assert_eq!(c.flows[0].stop, 10_000_000_000);
 }
@@ -147,6 +148,32 @@ fn delay_line_settings_are_checked() {
     );
     let e = err(&with("jitter = \"1s\""), &[]);
     assert!(e.contains("links[0].jitter") && e.contains("10×"), "{e}");
+}
+
+#[test]
+fn a_links_overhead_is_a_size_up_to_its_mtu() {
+    let with = |v: &str| {
+        OK.replace(
+            "delay = \"90ms\"",
+            &format!("delay = \"90ms\"\noverhead = {v}"),
+        )
+    };
+    for (v, bytes) in [("\"38B\"", 38), ("42", 42), ("\"1500\"", 1500)] {
+        let c = Scenario::parse(&with(v), "exp.toml", "exp", &[]).unwrap();
+        assert_eq!(c.scenario.links[0].overhead.0, bytes, "{v}");
+    }
+    let e = err(&with("\"1501B\""), &[]);
+    assert!(
+        e.contains("links[0].overhead") && e.contains("exceeds the link's MTU (1500 bytes)"),
+        "{e}"
+    );
+    let e = err(&with("\"38 bits\""), &[]);
+    assert!(e.contains("links[0].overhead"), "{e}");
+    let e = err(&with("-1"), &[]);
+    assert!(e.contains("links[0].overhead"), "{e}");
+    // `--set` reaches it like any key.
+    let c = Scenario::parse(OK, "exp.toml", "exp", &["links.0.overhead=38".into()]).unwrap();
+    assert_eq!(c.scenario.links[0].overhead.0, 38);
 }
 
 #[test]

@@ -157,6 +157,14 @@ impl Port {
         }
     }
 
+    /// This port with `overhead` bytes of framing added to every packet it serialises (the
+    /// link's `overhead`): a packet occupies its size plus that much of the rate and the queue
+    /// (`longhaul_path::queue`). Its counters still count the packets' own bytes.
+    pub fn with_overhead(mut self, overhead: u32) -> Port {
+        self.queue = self.queue.with_overhead(overhead);
+        self
+    }
+
     /// A port with this one's properties (RED aside) and nothing in it or counted yet.
     pub fn empty_copy(&self) -> Port {
         Port {
@@ -195,7 +203,8 @@ impl Port {
         self.queue.red()
     }
 
-    /// Serialisation time of an MTU-sized packet at the port's rate, ns (0 when unlimited).
+    /// Serialisation time of an MTU-sized packet and its framing at the port's rate, ns (0 when
+    /// unlimited).
     pub fn mtu_tx_ns(&self) -> u64 {
         self.queue.typical_tx_ns()
     }

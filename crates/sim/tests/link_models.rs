@@ -1,6 +1,7 @@
-//! A scenario link's packet duplication and mahimahi rate traces, in the simulator: duplicates
-//! reach the far end and leave the transfer intact; a traced link sends only at its delivery
-//! opportunities and carries the trace's mean rate.
+//! A scenario link's packet duplication, mahimahi rate traces and framing overhead, in the
+//! simulator: duplicates reach the far end and leave the transfer intact; a traced link sends
+//! only at its delivery opportunities and carries the trace's mean rate; a link's `overhead`
+//! costs each packet its bytes of capacity.
 
 use longhaul_sim::{run_traced, Scenario};
 
@@ -122,4 +123,71 @@ cc = "reno"
         carried_bps > 0.9 * mean_bps,
         "{carried_bps} b/s through a {mean_bps} b/s trace"
     );
+}
+
+/// A paced sender at 150 Mb/s into a 100 Mb/s link with `overhead = "38B"` (Ethernet's framing)
+/// and a queue that never fills: the link is busy from the first packet to the end. Each of the
+/// model transport's 1500-byte packets (40 bytes of headers, 1460 of payload) takes
+/// (1500 + 38) · 8 / 100 Mb/s = 123,040 ns on the wire, so consecutive packets reach the
+/// receiver exactly that far apart (120,000 ns without the overhead), and the payload the flow
+/// gets is 100 Mb/s · 1460 / 1538 = 94.928 Mb/s: the capacity times payload over wire size.
+/// Without `overhead` the same link carries 100 · 1460 / 1500 = 97.333 Mb/s of payload.
+#[test]
+fn a_links_overhead_costs_each_packet_its_bytes_of_capacity() {
+    let run = |overhead: &str| {
+        let c = Scenario::parse(
+            &format!(
+                r#"
+duration = "2s"
+transport = "model"
+[[links]]
+name = "l"
+rate = "100mbit"
+delay = "5ms"
+{overhead}
+queue = {{ kind = "droptail", packets = 100000 }}
+[topology]
+kind = "dumbbell"
+bottleneck = "l"
+[[flows]]
+cc = "paced:rate=150e6"
+"#
+            ),
+            "test.toml",
+            "test",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        run_traced(&c, &mut |_| {}).unwrap()
+    };
+    for (overhead, wire_bytes) in [("overhead = \"38B\"", 1538u64), ("", 1500)] {
+        let o = run(overhead);
+        let t = o.trace.as_ref().expect("traced");
+        let arrivals = &t.arrivals[0];
+        assert!(arrivals.len() > 10_000, "{} arrivals", arrivals.len());
+        assert!(arrivals.iter().all(|&(_, payload)| payload == 1460));
+        let tx_ns = wire_bytes * 8 * 1_000_000_000 / 100_000_000;
+        // Until its first RTT sample the sender has only its initial window; from then on
+        // (well within 100 ms) it sends faster than the link and the queue never empties.
+        let arrivals: Vec<(u64, u32)> = arrivals
+            .iter()
+            .copied()
+            .filter(|&(at, _)| at >= 100_000_000)
+            .collect();
+        for w in arrivals.windows(2) {
+            assert_eq!(w[1].0 - w[0].0, tx_ns, "{overhead}: gap at {} ns", w[0].0);
+        }
+        let (first, last) = (arrivals[0].0, arrivals[arrivals.len() - 1].0);
+        let payload_bps =
+            (arrivals.len() - 1) as f64 * 1460.0 * 8.0 / ((last - first) as f64 / 1e9);
+        let expected = 100e6 * 1460.0 / wire_bytes as f64;
+        println!("{overhead}: {payload_bps} b/s of payload, expected {expected}");
+        assert!((payload_bps / expected - 1.0).abs() < 1e-9, "{payload_bps}");
+        // The flow's summary throughput counts from its start, before the link got busy.
+        let flow = o.summary.flows[0].throughput_bps;
+        assert!(
+            flow <= expected && flow > 0.95 * expected,
+            "{overhead}: flow throughput {flow} for {expected}"
+        );
+    }
 }

@@ -117,8 +117,8 @@ pub struct LinkArgs {
     /// Repeatable.
     #[arg(long, value_name = "SPEC")]
     cross: Vec<String>,
-    /// Per-packet framing overhead added for serialisation (e.g. 38 for Ethernet); or A/B
-    /// (a→b/b→a).
+    /// Per-packet framing overhead, counted in serialisation and the queue's bytes (e.g. 38 for
+    /// Ethernet); or A/B (a→b/b→a). Overrides a scenario link's `overhead`.
     #[arg(long)]
     overhead: Option<String>,
     /// A hop's MTU below the interfaces' (--mtu): IP packets larger than it are dropped, as by

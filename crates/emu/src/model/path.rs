@@ -1,11 +1,17 @@
-//! One direction of the emulated path: loss → queue (drop-tail/RED, shared with cross traffic) →
-//! serialiser → propagation delay. See `model` for the order; the queue and the serialiser are
-//! `longhaul_path::queue::Bottleneck`, the simulator's too.
+//! One direction of the emulated path: queue (drop-tail/RED, shared with cross traffic) →
+//! serialiser → random loss on the wire → propagation delay. See `model` for the order; the queue
+//! and the serialiser are `longhaul_path::queue::Bottleneck`, the simulator's too.
 //!
-//! `PathModel::on_arrival(now, bytes)` decides a packet's fate when it arrives and, if it is
-//! delivered, when it must be released. Cross-traffic arrivals up to `now` are fed into the queue
-//! first, so real and synthetic packets meet the bottleneck in time order. Every outcome is
-//! counted in `PathCounters`, with drops split by reason.
+//! `PathModel::on_arrival(now, bytes, ecn_capable)` decides a packet's fate when it arrives and,
+//! if it is delivered, when it must be released and whether RED marked it. Cross-traffic arrivals
+//! up to `now` are fed into the queue first, so real and synthetic packets meet the bottleneck in
+//! time order. Every outcome is counted in `PathCounters`, with drops split by reason.
+//!
+//! Random loss is the simulator's (`sim/src/port.rs`): corruption on the wire. The loss model is
+//! asked about every packet offered to the bottleneck, cross traffic's included, before the
+//! queue decides (so a Gilbert–Elliott chain moves once per packet offered), and its verdict
+//! applies to a packet the queue accepts: the packet takes its place in the queue and its
+//! serialisation time, and is not delivered.
 
 use super::cross::{CrossArrivals, CrossConfig, CrossSource};
 use super::delay::{DelayModel, Release};
@@ -19,8 +25,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// Why a packet was dropped (the emulator's are `random_loss`, `queue_full`, `red_early` and
-/// `red_forced`).
+/// Why a packet was dropped (the emulator's are `random_loss`, `queue_full`, `red_early`,
+/// `red_forced` and `too_big`).
 pub use super::queue::DropReason;
 
 /// What happens to one packet.
@@ -34,6 +40,9 @@ pub enum Verdict {
         departure: Nanos,
         /// When it is to be released from the delay line (and its duplicate's time, if any).
         release: Release,
+        /// RED signalled congestion by marking this ECN-capable packet: the forwarder sets CE
+        /// in its header (`crate::ecn::set_ce`).
+        marked: bool,
     },
 }
 
@@ -64,7 +73,7 @@ pub struct PathCounters {
     pub duplicated_packets: u64,
     /// Delivered packets released early on purpose (reordering).
     pub reordered_packets: u64,
-    /// Packets dropped by the random-loss model.
+    /// Packets the random-loss model took on the wire (after their transmission).
     pub dropped_random_loss: u64,
     /// Packets dropped because the queue's packet or byte limit was reached.
     pub dropped_queue_full: u64,
@@ -75,17 +84,21 @@ pub struct PathCounters {
     /// Packets dropped because they were larger than the path MTU.
     #[serde(default)]
     pub dropped_too_big: u64,
+    /// Packets RED marked with ECN-CE instead of dropping them (the simulator's `ecn_marks`);
+    /// they are delivered, and counted there too.
+    #[serde(default)]
+    pub ecn_marks: u64,
     /// IP bytes of every dropped packet.
     pub dropped_bytes: u64,
     /// Cross-traffic packets injected into the bottleneck.
     pub cross_packets: u64,
     /// Cross-traffic bytes injected (packet size, without overhead).
     pub cross_bytes: u64,
-    /// Cross-traffic packets the queue dropped.
+    /// Cross-traffic packets dropped: by the queue, or by random loss on the wire.
     pub cross_dropped: u64,
     /// Most packets ever waiting (not counting the one being sent), after an admission.
     pub max_queue_packets: u64,
-    /// Most wire bytes ever waiting, after an admission.
+    /// Most wire bytes (IP bytes and the link's overhead) ever waiting, after an admission.
     pub max_queue_bytes: u64,
 }
 
@@ -120,7 +133,6 @@ pub struct PathModel {
     /// Web transfers leave at the link's rate (validation refuses cross traffic on an
     /// unlimited link).
     link_bps: f64,
-    overhead: u32,
     path_mtu: Option<u32>,
     counters: PathCounters,
 }
@@ -138,8 +150,10 @@ impl PathModel {
             RateConfig::Trace { trace, .. } => Serializer::trace(trace.clone(), epoch),
         };
         let red = cfg.red.map(|r| Red::new(r.params()));
+        let unit = cfg.red.map_or(RedUnit::Bytes, |r| r.unit);
         let mut m = Self {
-            queue: Bottleneck::new(serializer, cfg.queue, red, RedUnit::Bytes, mtu),
+            queue: Bottleneck::new(serializer, cfg.queue, red, unit, mtu)
+                .with_overhead(cfg.overhead_bytes),
             red_rng: SmallRng::seed_from_u64(seed ^ 0x5245_4400),
             loss: LossModel::new(cfg.loss),
             loss_rng: SmallRng::seed_from_u64(seed ^ 0x4c4f_5353),
@@ -150,7 +164,6 @@ impl PathModel {
             zero: epoch,
             seed,
             link_bps: cfg.capacity_bps().unwrap_or(f64::INFINITY),
-            overhead: cfg.overhead_bytes,
             path_mtu: cfg.path_mtu,
             counters: PathCounters::default(),
         };
@@ -196,19 +209,35 @@ impl PathModel {
         &self.queue
     }
 
-    /// Runs the queue (and RED, and the serialiser) for a packet of `wire` bytes at `now`.
-    /// Returns the departure time, or why it was dropped.
-    fn enqueue(&mut self, now: Nanos, wire: u32) -> Result<Nanos, DropReason> {
+    /// Offers a packet of `bytes` (IP length; the queue adds the link's overhead) to the
+    /// bottleneck at `now`: the loss model is asked, then the queue (and RED, and the
+    /// serialiser) decides; a packet it accepts that the loss model took is dropped after its
+    /// transmission. Returns when its last bit leaves and whether RED marked it, or why it was
+    /// dropped. Always inlined: its result then stays in registers.
+    #[inline(always)]
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        bytes: u32,
+        ecn_capable: bool,
+    ) -> Result<(Nanos, bool), DropReason> {
         let u = if self.queue.red().is_some() {
             self.red_rng.gen()
         } else {
             0.0
         };
-        let accepted = self.queue.offer(now, wire, 0, false, u)?;
+        let lost = self.loss.lose(&mut self.loss_rng);
+        let accepted = self.queue.offer(now, bytes, 0, ecn_capable, u)?;
         let c = &mut self.counters;
         c.max_queue_packets = c.max_queue_packets.max(self.queue.waiting_packets_now());
         c.max_queue_bytes = c.max_queue_bytes.max(self.queue.waiting_bytes_now());
-        Ok(accepted.finish)
+        if accepted.marked {
+            c.ecn_marks += 1;
+        }
+        if lost {
+            return Err(DropReason::RandomLoss);
+        }
+        Ok((accepted.finish, accepted.marked))
     }
 
     /// Feeds cross-traffic arrivals with times ≤ `now` into the bottleneck.
@@ -230,27 +259,28 @@ impl PathModel {
             self.cross[i].advance();
             self.counters.cross_packets += 1;
             self.counters.cross_bytes += bytes as u64;
-            if self.enqueue(t, bytes + self.overhead).is_err() {
+            // Cross traffic's packets are not ECN-capable: RED drops them.
+            if self.enqueue(t, bytes, false).is_err() {
                 self.counters.cross_dropped += 1;
             }
         }
     }
 
-    /// A packet of `bytes` (IP length) arrives at `now`: decide its fate.
-    pub fn on_arrival(&mut self, now: Nanos, bytes: u32) -> Decision {
+    /// A packet of `bytes` (IP length) arrives at `now`: decide its fate. `ecn_capable` says
+    /// whether its header carries ECT(0), ECT(1) or CE, so that RED with ECN may mark it.
+    pub fn on_arrival(&mut self, now: Nanos, bytes: u32, ecn_capable: bool) -> Decision {
         self.run_cross_until(now);
         self.counters.arrived_packets += 1;
         self.counters.arrived_bytes += bytes as u64;
         let verdict = if self.path_mtu.is_some_and(|m| bytes > m) {
             Verdict::Drop(DropReason::TooBig)
-        } else if self.loss.lose(&mut self.loss_rng) {
-            Verdict::Drop(DropReason::RandomLoss)
         } else {
-            match self.enqueue(now, bytes + self.overhead) {
+            match self.enqueue(now, bytes, ecn_capable) {
                 Err(r) => Verdict::Drop(r),
-                Ok(departure) => Verdict::Deliver {
+                Ok((departure, marked)) => Verdict::Deliver {
                     departure,
                     release: self.delay.release(departure, &mut self.delay_rng),
+                    marked,
                 },
             }
         };
@@ -294,7 +324,7 @@ mod tests {
     use crate::model::delay::DelayConfig;
     use crate::model::loss::LossConfig;
     use crate::model::queue::QueueLimits;
-    use crate::model::red::RedConfig;
+    use crate::model::red::{RedConfig, RedUnit};
 
     fn rate_cfg(bps: u64, packets: Option<u64>) -> DirectionConfig {
         DirectionConfig {
@@ -317,7 +347,12 @@ mod tests {
         // wire, 100 wait behind it, the other 149 are dropped (the last arrivals: drop-tail).
         let mut m = PathModel::new(&rate_cfg(100_000_000, Some(100)), 1500, 0);
         let delivered = (0..250)
-            .filter(|_| matches!(m.on_arrival(0, 1500).verdict, Verdict::Deliver { .. }))
+            .filter(|_| {
+                matches!(
+                    m.on_arrival(0, 1500, false).verdict,
+                    Verdict::Deliver { .. }
+                )
+            })
             .count();
         assert_eq!(delivered, 101);
         assert_eq!(m.counters().dropped_queue_full, 149);
@@ -339,7 +374,7 @@ mod tests {
         let mut worst_wait = 0;
         for k in 0..100_000u64 {
             let now = k * 12_000;
-            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500).verdict {
+            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500, false).verdict {
                 worst_wait = worst_wait.max(departure - now);
             }
         }
@@ -352,16 +387,25 @@ mod tests {
 
     #[test]
     fn departures_and_releases_are_byte_exact() {
-        // 100 Mb/s: 1500 B = 120 µs; 90 ms propagation.
-        let mut m = PathModel::new(&rate_cfg(100_000_000, None), 1500, 0);
-        for k in 1..=10u64 {
-            match m.on_arrival(0, 1500).verdict {
-                Verdict::Deliver { departure, release } => {
-                    assert_eq!(departure, k * 120_000);
-                    assert_eq!(release.at, 90_000_000 + k * 120_000);
+        // 100 Mb/s: 1500 B = 120 µs; 90 ms propagation. With 38 B of framing overhead each
+        // packet is 1538 B on the wire: 123.04 µs, and the queue counts those bytes.
+        for (overhead, tx) in [(0, 120_000), (38, 123_040)] {
+            let mut cfg = rate_cfg(100_000_000, None);
+            cfg.overhead_bytes = overhead;
+            let mut m = PathModel::new(&cfg, 1500, 0);
+            for k in 1..=10u64 {
+                match m.on_arrival(0, 1500, false).verdict {
+                    Verdict::Deliver {
+                        departure, release, ..
+                    } => {
+                        assert_eq!(departure, k * tx);
+                        assert_eq!(release.at, 90_000_000 + k * tx);
+                    }
+                    v => panic!("{v:?}"),
                 }
-                v => panic!("{v:?}"),
             }
+            assert_eq!(m.counters().max_queue_bytes, 9 * (1500 + overhead as u64));
+            assert_eq!(m.counters().delivered_bytes, 10 * 1500);
         }
     }
 
@@ -370,7 +414,7 @@ mod tests {
         // Arrivals exactly at the rate into a 1-packet queue: each finds the previous gone.
         let mut m = PathModel::new(&rate_cfg(1_000_000_000, Some(1)), 1500, 0);
         for k in 0..10_000u64 {
-            let o = m.on_arrival(k * 12_000, 1500);
+            let o = m.on_arrival(k * 12_000, 1500, false);
             assert!(matches!(o.verdict, Verdict::Deliver { .. }), "packet {k}");
             assert_eq!(o.queue_packets, 0);
         }
@@ -380,7 +424,7 @@ mod tests {
         // taken. Arrivals 3, 5, …, 9999 are dropped: 4,999.
         let mut m = PathModel::new(&rate_cfg(1_000_000_000, Some(1)), 1500, 0);
         for k in 0..10_000u64 {
-            let o = m.on_arrival(k * 6_000, 1500);
+            let o = m.on_arrival(k * 6_000, 1500, false);
             let dropped = matches!(o.verdict, Verdict::Drop(_));
             assert_eq!(dropped, k >= 3 && k % 2 == 1, "packet {k}");
         }
@@ -392,17 +436,11 @@ mod tests {
         // Instantaneous RED (weight 1), min 30 packets' worth of bytes: a burst into an idle
         // link is accepted up to the point where the queue holds min_th bytes.
         let mut cfg = rate_cfg(100_000_000, Some(1000));
-        cfg.red = Some(RedConfig {
-            min_bytes: 30 * 1500,
-            max_bytes: 60 * 1500,
-            max_p: 1.0,
-            weight: 1.0,
-            gentle: false,
-        });
+        cfg.red = Some(RedConfig::bytes(30 * 1500, 60 * 1500, 1.0, 1.0, false));
         let mut m = PathModel::new(&cfg, 1500, 0);
         let mut first_drop_qlen = None;
         for _ in 0..200 {
-            let o = m.on_arrival(0, 1500);
+            let o = m.on_arrival(0, 1500, false);
             if let Verdict::Drop(r) = o.verdict {
                 assert!(matches!(r, DropReason::RedEarly | DropReason::RedForced));
                 assert!(
@@ -423,12 +461,109 @@ mod tests {
         assert!(m.counters().max_queue_packets <= 60);
     }
 
+    /// RED in packets with ECN (instantaneous: weight 1; min 2, max 4, max_p 1), as a scenario's
+    /// `queue = { kind = "red", packets = 100, min_th = 2, max_th = 4, max_p = 1, weight = 1,
+    /// gentle = false, ecn = true }` maps. A burst into an idle 1 Mb/s link: the first four
+    /// arrivals find 0, 0, 1, 2 waiting, below min or at it (p_b = 0), and are accepted. The
+    /// fifth finds 3: p_b = (3 − 2)/(4 − 2) = 0.5 and count 1, so p_a = p_b/(1 − p_b) = 1, a
+    /// signal whatever the draw: an ECN-capable packet is marked and delivered, a not-capable
+    /// one dropped. The next arrival finds 4 waiting, avg ≥ max: forced out, capable or not.
+    #[test]
+    fn red_in_packets_marks_ecn_capable_packets_instead_of_dropping_them() {
+        let mut cfg = rate_cfg(1_000_000, Some(100));
+        cfg.red = Some(RedConfig {
+            min: 2.0,
+            max: 4.0,
+            unit: RedUnit::Packets,
+            max_p: 1.0,
+            weight: 1.0,
+            gentle: false,
+            ecn: true,
+        });
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        // Small packets: in bytes (min 2 × 1500) 3 × 100 B would never reach it.
+        for _ in 0..4 {
+            let v = m.on_arrival(0, 100, true).verdict;
+            assert!(matches!(v, Verdict::Deliver { marked: false, .. }), "{v:?}");
+        }
+        assert_eq!(m.queue().waiting_packets_now(), 3);
+        let v = m.on_arrival(0, 100, true).verdict;
+        assert!(matches!(v, Verdict::Deliver { marked: true, .. }), "{v:?}");
+        // Four waiting: avg 4 ≥ max: forced, ECN-capable or not.
+        assert_eq!(
+            m.on_arrival(0, 100, true).verdict,
+            Verdict::Drop(DropReason::RedForced)
+        );
+        let c = *m.counters();
+        assert_eq!((c.ecn_marks, c.delivered_packets), (1, 5));
+        assert_eq!((c.dropped_red_early, c.dropped_red_forced), (0, 1));
+
+        // The same queue, a packet that is not ECN-capable at the fifth place: dropped early.
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        for _ in 0..4 {
+            m.on_arrival(0, 100, false);
+        }
+        assert_eq!(
+            m.on_arrival(0, 100, false).verdict,
+            Verdict::Drop(DropReason::RedEarly)
+        );
+        assert_eq!(m.counters().ecn_marks, 0);
+
+        // Without `ecn` the capable packet is dropped too.
+        cfg.red.as_mut().unwrap().ecn = false;
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        for _ in 0..4 {
+            m.on_arrival(0, 100, true);
+        }
+        assert_eq!(
+            m.on_arrival(0, 100, true).verdict,
+            Verdict::Drop(DropReason::RedEarly)
+        );
+    }
+
+    /// A flood of ECN-capable packets into RED with ECN: every early signal is a mark.
+    #[test]
+    fn red_with_ecn_marks_a_flood_of_capable_packets() {
+        // 10 Mb/s (1500 B = 1.2 ms), packets offered at 11 Mb/s for 10 s into RED in packets
+        // with the scenario's defaults for a 1000-packet queue (max_th 500, min_th 166.7,
+        // max_p 0.1, w 0.002, gentle). Marks shed no load, so the queue grows by 1/11 of the
+        // arrivals, to about 830 of the 9,166 in 10 s: the average (lagging it) passes min_th
+        // and then max_th, and RED signals ever more often, by marks (gentle's region above
+        // max_th is early signals too); it never reaches 2 · max_th = 1000, where arrivals
+        // would be forced out, nor does the queue reach its limit: not one packet is dropped.
+        let mut cfg = rate_cfg(10_000_000, Some(1000));
+        cfg.red = Some(RedConfig {
+            min: 500.0 / 3.0,
+            max: 500.0,
+            unit: RedUnit::Packets,
+            max_p: 0.1,
+            weight: 0.002,
+            gentle: true,
+            ecn: true,
+        });
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        let gap = 1500 * 8 * 1_000_000_000 / 11_000_000;
+        let n = 10_000_000_000 / gap;
+        let mut marked = 0;
+        for k in 0..n {
+            if let Verdict::Deliver { marked: true, .. } = m.on_arrival(k * gap, 1500, true).verdict
+            {
+                marked += 1;
+            }
+        }
+        let c = *m.counters();
+        assert_eq!(c.ecn_marks, marked);
+        assert!(marked > 100, "{marked} marks");
+        assert_eq!(c.dropped_packets(), 0);
+        assert_eq!(c.delivered_packets, n);
+    }
+
     #[test]
     fn packets_above_the_path_mtu_are_dropped_and_the_rest_pass() {
         let mut cfg = rate_cfg(100_000_000, Some(1000));
         cfg.path_mtu = Some(1400);
         let mut m = PathModel::new(&cfg, 1500, 0);
-        let fate = |m: &mut PathModel, bytes| m.on_arrival(0, bytes).verdict;
+        let fate = |m: &mut PathModel, bytes| m.on_arrival(0, bytes, false).verdict;
         assert!(matches!(fate(&mut m, 1400), Verdict::Deliver { .. }));
         assert_eq!(fate(&mut m, 1401), Verdict::Drop(DropReason::TooBig));
         assert_eq!(fate(&mut m, 1500), Verdict::Drop(DropReason::TooBig));
@@ -446,17 +581,102 @@ mod tests {
 
     #[test]
     fn one_percent_loss_within_binomial_bound() {
+        // One 1500-byte packet every 2 µs into 10 Gb/s (1.2 µs each): no queue forms, so every
+        // packet is offered to the link and asked about once; the losses are binomial, n·p =
+        // 4,000 of 400,000 with sd √(n·p·(1−p)) = 62.9, and every other packet is delivered.
         let mut cfg = rate_cfg(10_000_000_000, None);
         cfg.loss = LossConfig::Bernoulli { p: 0.01 };
         let mut m = PathModel::new(&cfg, 1500, 0);
         let n = 400_000u64;
         for k in 0..n {
-            m.on_arrival(k * 2_000, 1500);
+            m.on_arrival(k * 2_000, 1500, false);
         }
-        let lost = m.counters().dropped_random_loss as f64;
+        let c = m.counters();
+        let lost = c.dropped_random_loss as f64;
         let sd = (n as f64 * 0.01 * 0.99).sqrt();
         assert!((lost - 4000.0).abs() < 4.0 * sd, "{lost}");
-        assert_eq!(m.counters().dropped_queue_full, 0);
+        assert_eq!(c.dropped_queue_full, 0);
+        assert_eq!(c.delivered_packets + c.dropped_random_loss, n);
+    }
+
+    #[test]
+    fn a_lost_packet_takes_its_place_in_the_queue_and_its_time_on_the_wire() {
+        // 250 packets at once into an idle 100 Mb/s link whose queue holds 100, half of them
+        // lost at random. Loss strikes on the wire, after the queue: the queue accepts the
+        // first 101 (one on the wire, 100 waiting) lost or not, and drops the other 149 full;
+        // the accepted ones leave at k × 120 µs, k = 1..=101, each lost one leaving its slot
+        // empty. (Were loss decided before the queue, about 125 would vanish first and the
+        // queue would take 101 of the rest, dropping only about 24, and the delivered
+        // packets' departures would have no gaps.)
+        let mut cfg = rate_cfg(100_000_000, Some(100));
+        cfg.loss = LossConfig::Bernoulli { p: 0.5 };
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        let mut departures = Vec::new();
+        let mut lost_at_queue = Vec::new();
+        for _ in 0..250 {
+            let o = m.on_arrival(0, 1500, false);
+            match o.verdict {
+                Verdict::Deliver { departure, .. } => departures.push(departure),
+                Verdict::Drop(DropReason::RandomLoss) => lost_at_queue.push(o.queue_packets),
+                Verdict::Drop(r) => assert_eq!(r, DropReason::QueueFull),
+            }
+        }
+        let c = *m.counters();
+        assert_eq!(c.dropped_queue_full, 149);
+        assert_eq!(c.delivered_packets + c.dropped_random_loss, 101);
+        assert_eq!(c.max_queue_packets, 100);
+        // Each lost packet was in the queue when it was dropped: the queue grew past it.
+        for (i, q) in lost_at_queue.iter().enumerate() {
+            assert!(*q >= i as u64, "lost packet {i} found the queue at {q}");
+        }
+        // Delivered packets leave in the slots of the accepted ones; the lost ones' slots are
+        // the gaps.
+        assert!(departures.windows(2).all(|w| w[0] < w[1]));
+        assert!(departures
+            .iter()
+            .all(|d| d % 120_000 == 0 && *d <= 101 * 120_000));
+        let gaps = 101 - departures.len() as u64;
+        assert_eq!(gaps, c.dropped_random_loss);
+        // With p = 1/2 the 101 accepted lose 50.5 ± 5 (sd); 4 sd either way.
+        assert!((30..=71).contains(&c.dropped_random_loss), "{c:?}");
+        // The next packet, once the queue has drained, waits for nobody: the lost packets'
+        // time on the wire was spent.
+        let later = 101 * 120_000;
+        let after: Vec<Verdict> = (0..20)
+            .map(|_| m.on_arrival(later, 1500, false).verdict)
+            .collect();
+        let first_delivered = after
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| match v {
+                Verdict::Deliver { departure, .. } => Some((i as u64, *departure)),
+                _ => None,
+            })
+            .expect("one of 20 delivered");
+        assert_eq!(first_delivered.1, later + (first_delivered.0 + 1) * 120_000);
+    }
+
+    #[test]
+    fn cross_traffic_is_lost_on_the_wire_like_the_hosts_packets() {
+        // 10 % loss on a 100 Mb/s link carrying CBR cross traffic of 12 Mb/s (1500-byte packets,
+        // one a millisecond) and no packet of ours until 10 s: the loss model is asked about
+        // each of the 10,000 cross packets (0..=9,999 ms; our packet at 10 s comes after the
+        // one due then), and takes 1,000 ± 30 (sd) of them, counted as dropped cross traffic;
+        // none of ours was offered before.
+        let mut cfg = rate_cfg(100_000_000, None);
+        cfg.loss = LossConfig::Bernoulli { p: 0.1 };
+        cfg.cross = vec![CrossConfig::new(CrossProcess::Cbr, 12e6, 1500)];
+        let mut m = PathModel::new(&cfg, 1500, 0);
+        m.run_cross_until(9_999_999_999);
+        let c = *m.counters();
+        assert_eq!(c.cross_packets, 10_000);
+        let sd = (10_000.0f64 * 0.1 * 0.9).sqrt();
+        assert!(
+            (c.cross_dropped as f64 - 1000.0).abs() < 4.0 * sd,
+            "{} cross packets lost",
+            c.cross_dropped
+        );
+        assert_eq!((c.arrived_packets, c.dropped_random_loss), (0, 0));
     }
 
     #[test]
@@ -473,10 +693,11 @@ mod tests {
             loss_good: 0.0,
             loss_bad: 1.0,
         };
+        // As above, no queue forms: each of the n packets moves the chain once.
         let mut m = PathModel::new(&cfg, 1500, 0);
         let n = 400_000u64;
         for k in 0..n {
-            m.on_arrival(k * 2_000, 1500);
+            m.on_arrival(k * 2_000, 1500, false);
         }
         let lost = m.counters().dropped_random_loss as f64;
         let pi = p / (p + r);
@@ -497,7 +718,9 @@ mod tests {
         let mut last = 0;
         for k in 0..5000u64 {
             // Offered at 120 Mb/s (one per 100 µs), more than the 60 Mb/s left.
-            if let Verdict::Deliver { departure, .. } = m.on_arrival(k * 100_000, 1500).verdict {
+            if let Verdict::Deliver { departure, .. } =
+                m.on_arrival(k * 100_000, 1500, false).verdict
+            {
                 last = departure;
             }
         }
@@ -522,17 +745,17 @@ mod tests {
             ..CrossConfig::new(CrossProcess::Cbr, 12e6, 1500)
         }];
         let mut m = PathModel::new(&cfg, 1500, 0);
-        m.on_arrival(50 * ms, 100);
+        m.on_arrival(50 * ms, 100, false);
         assert_eq!(m.counters().cross_packets, 0);
         m.set_zero(1000 * ms);
         assert_eq!(m.zero(), 1000 * ms);
-        m.on_arrival(500 * ms, 100);
+        m.on_arrival(500 * ms, 100, false);
         assert_eq!(m.counters().cross_packets, 0);
         // By 1.2 s: the packets at 1.1 s + k ms, k = 0..=100.
-        m.on_arrival(1200 * ms, 100);
+        m.on_arrival(1200 * ms, 100, false);
         assert_eq!(m.counters().cross_packets, 101);
         // Before its stop at 1.3 s: k = 0..200.
-        m.on_arrival(2000 * ms, 100);
+        m.on_arrival(2000 * ms, 100, false);
         assert_eq!(m.counters().cross_packets, 200);
     }
 
@@ -556,7 +779,7 @@ mod tests {
         let secs = 20;
         for k in 0..secs * 1000 {
             let now = 1_000 + k * 1_000_000;
-            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500).verdict {
+            if let Verdict::Deliver { departure, .. } = m.on_arrival(now, 1500, false).verdict {
                 // Alone, our packet would leave after its own 120 µs; behind a burst, later.
                 if departure > now + 120_000 {
                     queued += 1;

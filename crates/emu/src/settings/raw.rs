@@ -131,16 +131,16 @@ impl RawDirection {
         }
         if let Some(r) = &self.red {
             let v = floats(r, "red", 2, 4)?;
-            c.red = Some(RedConfig {
-                min_bytes: size(&v[0], dir, "red min")?,
-                max_bytes: size(&v[1], dir, "red max")?,
-                max_p: v
-                    .get(2)
+            // The shorthand's RED is `tc red`'s: in bytes, dropping, and every arrival above
+            // `max` is dropped (not gentle).
+            c.red = Some(RedConfig::bytes(
+                size(&v[0], dir, "red min")?,
+                size(&v[1], dir, "red max")?,
+                v.get(2)
                     .map(|s| parse_probability(s))
                     .transpose()?
                     .unwrap_or(0.1),
-                weight: v
-                    .get(3)
+                v.get(3)
                     .map(|s| {
                         s.parse::<f64>().map_err(|_| {
                             SettingsError(format!("{dir}: red weight `{s}` is not a number"))
@@ -148,9 +148,8 @@ impl RawDirection {
                     })
                     .transpose()?
                     .unwrap_or(0.002),
-                // The shorthand's RED is `tc red`'s: every arrival above `max` is dropped.
-                gentle: false,
-            });
+                false,
+            ));
         }
         match (&self.loss, &self.gilbert) {
             (Some(_), Some(_)) => {
@@ -181,7 +180,10 @@ impl RawDirection {
             (None, None) => {}
         }
         if let Some(o) = &self.overhead {
-            c.overhead_bytes = size(o, dir, "overhead")? as u32;
+            let bytes = size(o, dir, "overhead")?;
+            c.overhead_bytes = u32::try_from(bytes).map_err(|_| {
+                SettingsError(format!("{dir}: overhead {bytes} is not a packet's framing"))
+            })?;
         }
         if let Some(m) = &self.path_mtu {
             let bytes = size(m, dir, "path-mtu")?;

@@ -49,6 +49,16 @@ impl Scenario {
                     format!("{} is outside 576..=65535 bytes", l.mtu),
                 ));
             }
+            if l.overhead.0 > l.mtu as u64 {
+                return Err(err(
+                    format!("links[{i}].overhead"),
+                    format!(
+                        "{} bytes of framing per packet exceeds the link's MTU ({} bytes); \
+                         Ethernet adds 38",
+                        l.overhead.0, l.mtu
+                    ),
+                ));
+            }
             for (f, loss) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
                 match loss {
                     LinkLoss::Probability(p) if !(0.0..1.0).contains(&p) => {

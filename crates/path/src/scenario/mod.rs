@@ -26,6 +26,8 @@
 //! reorder_by = "0ms"
 //! duplicate = 0.0               # probability that a packet arrives twice
 //! mtu = 1500                    # bytes on the wire per full packet (default 1500)
+//! overhead = "0B"               # framing the link adds to each packet: serialisation time,
+//!                               # byte limits and RED count size + overhead (Ethernet: 38)
 //! distance_km = 10037           # for bit-meters/second (default 0)
 //! loss = 0.0                    # random loss probability, data direction, or a model:
 //! # loss = { model = "gilbert_elliott", p = 0.01, r = 0.25, loss_good = 0, loss_bad = 1 }
@@ -188,6 +190,11 @@ pub struct LinkSpec {
     /// Bytes on the wire of a full packet (default 1500).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// Framing the link adds to every packet in both directions (Ethernet's preamble, header,
+    /// FCS and gap: 38 bytes): each packet occupies its size plus this much of the link's
+    /// capacity and queue (`crate::queue`); default 0.
+    #[serde(default = "no_overhead")]
+    pub overhead: Bytes,
     /// Length, for bit-meters per second (default 0).
     #[serde(default)]
     pub distance_km: f64,
@@ -208,6 +215,10 @@ pub struct LinkSpec {
 
 fn default_mtu() -> u32 {
     1500
+}
+
+fn no_overhead() -> Bytes {
+    Bytes(0)
 }
 
 /// `rate` when a file gives none (it then needs a `trace`).

@@ -66,26 +66,32 @@ impl<'a> Engine<'a> {
                 Some(t) => Serializer::trace(t, 0),
                 None => Serializer::rate(rate),
             };
-            let f = e.add_port(Port::new(
-                i,
-                false,
-                serializer(traces.forward, l.rate.0),
-                l.delay_config(),
-                l.loss.config(),
-                queue_limit(&l.queue),
-                make_red(&l.queue),
-                l.mtu,
-            ));
-            let r = e.add_port(Port::new(
-                i,
-                true,
-                serializer(traces.reverse, l.reverse_rate.unwrap_or(l.rate).0),
-                l.delay_config(),
-                l.reverse_loss.config(),
-                queue_limit(rq),
-                make_red(rq),
-                l.mtu,
-            ));
+            let f = e.add_port(
+                Port::new(
+                    i,
+                    false,
+                    serializer(traces.forward, l.rate.0),
+                    l.delay_config(),
+                    l.loss.config(),
+                    queue_limit(&l.queue),
+                    make_red(&l.queue),
+                    l.mtu,
+                )
+                .with_overhead(l.overhead.0 as u32),
+            );
+            let r = e.add_port(
+                Port::new(
+                    i,
+                    true,
+                    serializer(traces.reverse, l.reverse_rate.unwrap_or(l.rate).0),
+                    l.delay_config(),
+                    l.reverse_loss.config(),
+                    queue_limit(rq),
+                    make_red(rq),
+                    l.mtu,
+                )
+                .with_overhead(l.overhead.0 as u32),
+            );
             e.link_ports.push((f, r));
             e.record_series(f);
             e.record_series(r);
