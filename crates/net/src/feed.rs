@@ -47,7 +47,7 @@ const CHUNK: usize = CHUNK_SIZE as usize;
 pub const SMALL: u64 = 256 << 10;
 
 /// What [`Feed::poll`] hands over.
-pub enum Piece {
+pub enum Supply {
     /// The next bytes of the file (zeros in place of any the file no longer has).
     Bytes(Vec<u8>),
     /// All bytes were handed over: the file's digest (`hashlist`), whether it shrank while
@@ -66,8 +66,8 @@ pub enum Piece {
 
 /// What [`Feed::poll`] found.
 pub enum Next {
-    /// The next piece of the file.
-    Piece(Piece),
+    /// What the file has for the connection next.
+    Supply(Supply),
     /// Nothing ready yet: the threads are reading.
     Empty,
 }
@@ -170,7 +170,7 @@ impl Feed {
     /// The next piece, if the threads have it ready.
     pub fn poll(&mut self) -> Next {
         if self.handed == self.chunks {
-            return Next::Piece(Piece::End {
+            return Next::Supply(Supply::End {
                 digest: self.hasher.digest(),
                 short: self.short,
                 direct: self.direct,
@@ -190,11 +190,11 @@ impl Feed {
                 if direct {
                     self.direct += bytes.len() as u64;
                 }
-                Next::Piece(Piece::Bytes(bytes))
+                Next::Supply(Supply::Bytes(bytes))
             }
-            Ok(Ready::Failed(e)) => Next::Piece(Piece::Failed(e)),
+            Ok(Ready::Failed(e)) => Next::Supply(Supply::Failed(e)),
             Err(TryRecvError::Empty) => Next::Empty,
-            Err(TryRecvError::Disconnected) => Next::Piece(Piece::Failed(io::Error::other(
+            Err(TryRecvError::Disconnected) => Next::Supply(Supply::Failed(io::Error::other(
                 "the file reading thread stopped",
             ))),
         }
@@ -352,16 +352,16 @@ mod tests {
         loop {
             assert!(Instant::now() < deadline, "the feed stalled");
             match feed.poll() {
-                Next::Piece(Piece::Bytes(b)) => {
+                Next::Supply(Supply::Bytes(b)) => {
                     bytes.extend_from_slice(&b);
                     feed.recycle(b);
                 }
-                Next::Piece(Piece::End {
+                Next::Supply(Supply::End {
                     digest,
                     short,
                     direct,
                 }) => return (bytes, digest, short, direct),
-                Next::Piece(Piece::Failed(e)) => panic!("{e}"),
+                Next::Supply(Supply::Failed(e)) => panic!("{e}"),
                 Next::Empty => std::thread::sleep(Duration::from_micros(100)),
             }
         }
@@ -416,9 +416,9 @@ mod tests {
         let next = |feed: &mut Feed| loop {
             assert!(Instant::now() < deadline, "the feed stalled");
             match feed.poll() {
-                Next::Piece(Piece::Bytes(b)) => return Some(b),
-                Next::Piece(Piece::End { .. }) => return None,
-                Next::Piece(Piece::Failed(e)) => panic!("{e}"),
+                Next::Supply(Supply::Bytes(b)) => return Some(b),
+                Next::Supply(Supply::End { .. }) => return None,
+                Next::Supply(Supply::Failed(e)) => panic!("{e}"),
                 Next::Empty => std::thread::sleep(Duration::from_micros(100)),
             }
         };

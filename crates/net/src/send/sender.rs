@@ -4,7 +4,7 @@
 //! back into the report.
 
 use super::{FileReport, Outcome, Progress, SendOptions};
-use crate::feed::{read_at_full, Feed, Next, Piece};
+use crate::feed::{read_at_full, Feed, Next, Supply};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
 use crate::hashlist::{chunk_digest, FileHasher};
 use crate::manifest::{Item, Unsent};
@@ -363,10 +363,10 @@ impl Sender {
             }
             let mut digest = match feed.poll() {
                 Next::Empty => return Ok(Some(Instant::now() + FEED_RETRY)),
-                Next::Piece(Piece::Failed(e)) => {
+                Next::Supply(Supply::Failed(e)) => {
                     return Err(file_err(&self.items[cur.id as usize], e))
                 }
-                Next::Piece(Piece::Bytes(buf)) => {
+                Next::Supply(Supply::Bytes(buf)) => {
                     if feed.is_short() {
                         // The file shrank under the reader: its bytes are on their way, so
                         // the session stops now rather than after the announced size in
@@ -388,7 +388,7 @@ impl Sender {
                     self.reports[cur.id as usize].sent += n;
                     continue;
                 }
-                Next::Piece(Piece::End {
+                Next::Supply(Supply::End {
                     digest,
                     short,
                     direct,
