@@ -100,6 +100,7 @@ pub mod error;
 pub mod limits;
 pub mod packet;
 mod pages;
+pub mod pmtu;
 mod reassembly;
 mod recv;
 pub mod secure;
@@ -115,6 +116,7 @@ pub use limits::{SendState, SendTimes};
 pub use longhaul_cc::sender::{loss, pacer, rate, rtt, sent};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
+pub use pmtu::{Phase as PmtuPhase, PmtuStats};
 pub use reassembly::Sink;
 pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
