@@ -18,6 +18,7 @@ use crate::feed::{read_at_full, Feed, Next, Piece};
 use crate::framing::{self, Action, Kind, Message, MessageReader, CHUNK_SIZE, DIGEST_LEN, MAGIC};
 use crate::hashlist::{chunk_digest, FileHasher};
 use crate::manifest::{self, Item, Unsent};
+use crate::mtu::PathMtu;
 use crate::path::Printable;
 use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
@@ -138,6 +139,8 @@ pub struct SendReport {
     pub peer_key: Option<[u8; 32]>,
     /// The AEAD suite the handshake settled on (`None`: security off).
     pub cipher: Option<String>,
+    /// The size of the datagrams, and how it was settled.
+    pub path_mtu: PathMtu,
 }
 
 impl SendReport {
@@ -230,6 +233,8 @@ pub fn send_paths(
     let mut port = UdpPort::bind(local, max_datagram, options.offload).map_err(NetError::Socket)?;
     // Connected: datagrams from anyone else are filtered out, and a closed port is reported.
     port.socket().connect(peer).map_err(NetError::Socket)?;
+    let mut config = options.config.clone();
+    let route = crate::mtu::fit_to_route(port.socket(), &mut config);
     let send_thread = options
         .send_thread
         .unwrap_or_else(crate::io_threads_by_default);
@@ -237,7 +242,7 @@ pub fn send_paths(
         port.start_send_thread().map_err(NetError::Socket)?;
     }
     let clock = Clock::start();
-    let conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
+    let conn = Connection::new(config, Side::Client, clock.now())?;
     let mut s = Sender::new(conn, manifest.items, manifest.unsent, &options);
     let mut on_peer_key = options.on_peer_key;
     let mut inbuf = vec![0u8; 65_536];
@@ -292,6 +297,7 @@ pub fn send_paths(
                 send_thread,
                 peer_key: s.conn.peer_key(),
                 cipher: s.conn.cipher().map(|c| c.name().to_string()),
+                path_mtu: PathMtu::new(&stats, s.conn.config().base_mtu(), route),
             });
         }
         // No file byte before the hook has accepted the receiver's key.
