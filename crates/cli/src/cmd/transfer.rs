@@ -38,8 +38,8 @@ pub struct TransportArgs {
     pub cc: String,
     /// IP packet size that data packets fill (payload = MTU − 84 bytes of IPv4, UDP and
     /// longhaul headers and the seal; − 57 with --insecure): `auto` starts at 1500 and the
-    /// sender searches, with probes, up to what the route carries (at most 9000); a number
-    /// fixes it. Only the sender's matters.
+    /// sender searches, with probes, up to what the route carries; a number fixes it. Only
+    /// the sender's matters.
     #[arg(long, default_value = "auto", value_parser = parse_mtu)]
     pub mtu: Mtu,
     /// Receive window and send buffer, at least the path's bandwidth-delay product
