@@ -502,6 +502,19 @@ impl UdpPort {
                 self.stats.local_drops += count;
                 Ok(true)
             }
+            // The interface refused a size path MTU discovery raised (its MTU went down):
+            // the connection goes back to the base and sends again what did not leave.
+            SendOutcome::Failed(e) if is_too_big(&e) => {
+                let mut handled = false;
+                for &pn in &batch.pns {
+                    handled |= conn.on_too_big(pn);
+                }
+                if handled {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
+            }
             SendOutcome::Failed(e) => Err(e),
         }
     }

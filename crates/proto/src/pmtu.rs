@@ -230,6 +230,34 @@ impl PmtuSearch {
         }
     }
 
+    /// Packet `pn`, a probe, was refused by the local interface as too big: its size is too
+    /// big at once.
+    pub fn on_probe_refused(&mut self, pn: u64) {
+        if self.outstanding != Some(pn) {
+            return;
+        }
+        self.outstanding = None;
+        self.stats.probes_lost += 1;
+        if self.stats.phase == Phase::Searching {
+            self.high = self.target;
+            self.lost_in_a_row = 0;
+            self.next_target();
+        }
+    }
+
+    /// The size in use no longer leaves this host (the interface's MTU went down): back to the
+    /// base, and the search is over, as after a black hole.
+    pub fn on_refused(&mut self) -> bool {
+        if self.stats.mtu == self.stats.base {
+            return false;
+        }
+        self.stats.phase = Phase::BlackHole;
+        self.stats.mtu = self.stats.base;
+        self.stats.black_holes += 1;
+        self.low = 0;
+        true
+    }
+
     /// Packet `pn`, a probe, never left (the host's queue was full): it is sent again, and
     /// says nothing about the path.
     pub fn on_probe_not_sent(&mut self, pn: u64) {
@@ -377,6 +405,28 @@ mod tests {
         // A late answer to an old probe changes nothing.
         assert_eq!(s.on_probe_acked(0), None);
         assert_eq!(s.stats().probes_lost, 2);
+    }
+
+    #[test]
+    fn a_size_the_interface_refuses_is_too_big_at_once() {
+        let mut s = PmtuSearch::new(1500, 9000);
+        s.on_probe_sent(0);
+        s.on_probe_refused(0);
+        assert_eq!(
+            s.next_probe(),
+            Some(1500 + 234 * STEP),
+            "the next size, not 9000 again"
+        );
+        s.on_probe_sent(1);
+        assert_eq!(s.on_probe_acked(1), Some(5244));
+        // The interface shrinks below the size in use: back at the base, search over.
+        assert!(s.on_refused());
+        assert_eq!(
+            (s.mtu(), s.phase(), s.next_probe()),
+            (1500, Phase::BlackHole, None)
+        );
+        assert!(!s.on_refused(), "once");
+        assert_eq!(s.stats().black_holes, 1);
     }
 
     #[test]

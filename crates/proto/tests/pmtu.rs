@@ -5,11 +5,12 @@
 
 mod common;
 
-use common::{random_bytes, run, run_observed, LinkParams, Workload};
+use common::{random_bytes, run, run_observed, Link, LinkParams, Workload};
 use longhaul_cc::CcSpec;
 use longhaul_proto::pmtu::{MAX_PROBES, STEP};
 use longhaul_proto::{
-    Cipher, Config, Identity, PeerPolicy, PmtuPhase, PmtuStats, Security, Time, IP_UDP_OVERHEAD,
+    Cipher, Config, Connection, Identity, PeerPolicy, PmtuPhase, PmtuStats, Security, Side, Time,
+    IP_UDP_OVERHEAD,
 };
 use std::time::Duration;
 
@@ -245,12 +246,83 @@ fn off_by_default() {
     assert_eq!(out.client.stats().pmtu, None);
     assert_eq!(out.ab.largest_delivered, 1500 - IP_UDP_OVERHEAD);
     // A bound at the base searches nothing either.
-    let c = longhaul_proto::Connection::new(
-        config(Some(1500)),
-        longhaul_proto::Side::Client,
-        Time::ZERO,
-    )
-    .unwrap();
+    let c = Connection::new(config(Some(1500)), Side::Client, Time::ZERO).unwrap();
     assert_eq!(c.stats().pmtu, None);
     assert_eq!(STEP, 16);
+}
+
+/// The local interface's MTU goes down to 1500 bytes after the search raised the size to 9000:
+/// every larger datagram fails to send (`EMSGSIZE`), the driver hands it back with
+/// `on_too_big`, and the connection goes back to the base at once (no timeout) and delivers
+/// every byte.
+#[test]
+fn an_interface_that_refuses_the_raised_size_brings_it_back_to_the_base() {
+    let data = random_bytes(4_000_000, 8);
+    let mut c = Connection::new(config(Some(9000)), Side::Client, Time::ZERO).unwrap();
+    let mut s = Connection::new(config(None), Side::Server, Time::ZERO).unwrap();
+    let (mut ab, mut ba) = (
+        Link::new(link(100.0, 9000), 1),
+        Link::new(link(100.0, 9000), 2),
+    );
+    let shrinks_at = Time::from_millis(200);
+    let (mut now, mut written, mut got, mut refused) = (Time::ZERO, 0, Vec::new(), 0);
+    let mut buf = vec![0u8; 65_536];
+    let mut raised = false;
+    while !(c.is_send_complete() && s.is_recv_finished()) {
+        if written < data.len() {
+            written += c.write(&data[written..]);
+            if written == data.len() {
+                c.finish();
+            }
+        }
+        loop {
+            let n = s.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        raised |= c.path_mtu() == 9000;
+        while let Some(t) = c.poll_transmit(now, &mut buf) {
+            if now >= shrinks_at && t.wire_len > 1500 - IP_UDP_OVERHEAD {
+                refused += 1;
+                assert!(c.on_too_big(t.packet_number.expect("a data packet")));
+                continue;
+            }
+            ab.send(now, &buf[..t.len], t.wire_len);
+        }
+        while let Some(t) = s.poll_transmit(now, &mut buf) {
+            ba.send(now, &buf[..t.len], t.wire_len);
+        }
+        let next = [
+            ab.next_arrival(),
+            ba.next_arrival(),
+            c.poll_timeout(),
+            s.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("something scheduled");
+        now = now.max(next);
+        assert!(now < Time::from_millis(20_000), "stuck: {:?}", c.stats());
+        while let Some(p) = ab.pop_due(now) {
+            let _ = s.handle_packet(now, &p);
+        }
+        while let Some(p) = ba.pop_due(now) {
+            let _ = c.handle_packet(now, &p);
+        }
+        for e in [&mut c, &mut s] {
+            if e.poll_timeout().is_some_and(|t| t <= now) {
+                e.handle_timeout(now);
+            }
+        }
+    }
+    assert!(got == data, "every byte intact");
+    let st = c.stats();
+    let p = st.pmtu.unwrap();
+    assert!(raised);
+    assert_eq!(pmtu(p), (1500, PmtuPhase::BlackHole, 1, 0, 1), "{p:?}");
+    assert!(refused >= 1);
+    assert_eq!(st.rto_count, 0, "{st:?}");
 }

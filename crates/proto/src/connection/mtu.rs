@@ -169,6 +169,35 @@ impl Connection {
         true
     }
 
+    /// The driver could not send packet `pn`, just returned by `poll_transmit`: the local
+    /// interface refused it as too big (`EMSGSIZE`: its MTU is below the packet). A probe's
+    /// size is then too big; a data packet of a raised size brings the size back to the base,
+    /// as a black hole does, and what was not acknowledged goes again in packets that fit.
+    /// Returns false when the packet is of the base size: nothing smaller is left to try, and
+    /// the driver should report the error.
+    pub fn on_too_big(&mut self, pn: u64) -> bool {
+        let Some(p) = self.sent.get(pn).copied() else {
+            return false;
+        };
+        if p.chunk == MTU_PROBE_CHUNK {
+            if self.sent.lose(pn).is_some() {
+                if let Some(s) = self.pmtu.as_mut() {
+                    s.on_probe_refused(pn);
+                }
+                self.sent.trim();
+            }
+            return true;
+        }
+        if p.bytes <= self.config.mss {
+            return false;
+        }
+        // Already back at the base (an earlier packet of the batch): its record is lost too.
+        if self.pmtu.as_mut().is_some_and(|s| s.on_refused()) {
+            self.fall_back_to_base();
+        }
+        true
+    }
+
     /// Packet `pn`, a probe, was taken out of flight as lost.
     pub(super) fn mtu_probe_lost(&mut self, pn: u64) {
         if let Some(p) = self.pmtu.as_mut() {
