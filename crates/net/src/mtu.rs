@@ -234,9 +234,11 @@ mod tests {
     fn the_route_bounds_the_search() {
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.connect(sock.local_addr().unwrap()).unwrap();
-        let mut c = Config::default();
-        c.mss = Config::mss_for_mtu(1500);
-        c.pmtu_max = Some(9000);
+        let mut c = Config {
+            mss: Config::mss_for_mtu(1500),
+            pmtu_max: Some(9000),
+            ..Config::default()
+        };
         let route = fit_to_route(&sock, &mut c);
         assert_eq!(route.kernel, Some(65535));
         assert_eq!(c.pmtu_max, Some(9000));

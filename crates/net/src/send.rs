@@ -40,7 +40,8 @@ const FEED_RETRY: Duration = Duration::from_micros(200);
 
 /// How [`send_paths`] sends.
 pub struct SendOptions {
-    /// The connection settings.
+    /// The connection settings; a `pmtu_max` is the path MTU search's cap, which the route
+    /// lowers ([`crate::mtu::fit_to_route`]).
     pub config: Config,
     /// The name to store a single path under (default: its own name).
     pub name: Option<String>,

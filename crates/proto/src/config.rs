@@ -60,7 +60,8 @@ pub struct Config {
     /// included, at most 65 535), to search up to with padded probes. Data packets start at
     /// `mss` (the base) and fill the largest size a probe confirmed. `None` (the default, and
     /// the simulator's), or a bound no larger than the base: every data packet carries at most
-    /// `mss`, as without discovery.
+    /// `mss`, as without discovery. The driver must send with don't-fragment set and never
+    /// fragment (crate documentation).
     pub pmtu_max: Option<u32>,
 }
 

@@ -40,7 +40,9 @@
 //! (the transport already sends at that size, so a path that does not carry it fails before
 //! any search); no PMTU_RAISE_TIMER re-probe after the search completes and no search after a
 //! black hole (a transfer is one connection; a new one searches again); ICMP Packet Too Big
-//! messages are not used (§4.6 makes them optional, and the probes do not rely on them).
+//! messages are not used (§4.6 makes them optional, and the probes do not rely on them); the
+//! local interface refusing a probe (`EMSGSIZE`, `Connection::on_too_big`) makes its size too
+//! big at once, and refusing a raised data packet is a black hole found at once.
 
 use longhaul_cc::Time;
 
