@@ -104,11 +104,13 @@ fn send_cmd(file: &Path, port: u16, extra: &[&str]) -> Command {
     c
 }
 
-/// `send` with the key pair in `home`, its summary as text (on stderr).
-fn send_text(home: &Path, path: &Path, port: u16) -> Output {
+/// `send` with the key pair in `home` and the `extra` arguments, its summary as text (on
+/// stderr).
+fn send_text(home: &Path, path: &Path, port: u16, extra: &[&str]) -> Output {
     Command::new(bin())
         .env("LONGHAUL_HOME", home)
         .args(["send", "--idle-timeout", "2s"])
+        .args(extra)
         .arg(path)
         .arg(format!("127.0.0.1:{port}"))
         .output()
@@ -557,7 +559,7 @@ fn a_tree_with_a_bad_name_stores_the_rest_and_exits_with_status_1() {
     let port = free_port();
     let mut rx = recv(dst.path(), port, 1);
     std::thread::sleep(Duration::from_millis(300));
-    let out = send_text(&homes().tx, &root, port);
+    let out = send_text(&homes().tx, &root, port, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -678,7 +680,9 @@ fn replayed_and_forged_datagrams_are_shown_in_both_ends_summaries() {
     let relay = HostileRelay::start(format!("127.0.0.1:{port}").parse().unwrap());
     let relay_port = relay.addr.port();
 
-    let v = json(&send_cmd(&file, relay_port, &[]).output().unwrap());
+    // 1500-byte packets (over loopback `--mtu auto` would send 64 KiB ones): many of them.
+    let pinned = ["--mtu", "1500"];
+    let v = json(&send_cmd(&file, relay_port, &pinned).output().unwrap());
     let d = &v["dropped_datagrams"];
     let count = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
     // Towards the sender: a replay and a forgery of each ACK the receiver sealed.
@@ -691,7 +695,7 @@ fn replayed_and_forged_datagrams_are_shown_in_both_ends_summaries() {
     assert_eq!(std::fs::read(dst.path().join("data.bin")).unwrap(), data);
     std::fs::remove_file(dst.path().join("data.bin")).unwrap();
 
-    let out = send_text(&homes().tx, &file, relay_port);
+    let out = send_text(&homes().tx, &file, relay_port, &pinned);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let [forged, replayed, _, unsealed, rejected] = dropped_counts(&err, "datagrams dropped: ");
@@ -735,7 +739,7 @@ fn a_refused_sender_is_logged_with_its_address_and_fingerprint() {
     let port = free_port();
     let mut rx = recv(dst.path(), port, 1);
     std::thread::sleep(Duration::from_millis(300));
-    let out = send_text(stranger.path(), &file, port);
+    let out = send_text(stranger.path(), &file, port, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("does not authorize"),

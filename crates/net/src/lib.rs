@@ -12,6 +12,8 @@
 //!   sending what the connection has ready (a full socket is a local drop the connection
 //!   resends), reading what arrived, and sleeping until the next datagram or deadline with
 //!   nanosecond resolution.
+//! - [`mtu`]: the size of a sender's datagrams: fixed, or searched up to what the route
+//!   carries (path MTU discovery in the connection, don't-fragment probing on the socket).
 //! - [`framing`]: the transfer protocol on the connection's two streams: a manifest of
 //!   entries, the receiver's plan for each (send from a resume point, skip, refuse), each
 //!   file's bytes and digest, and the receiver's verdicts.
@@ -59,6 +61,7 @@ pub mod hashlist;
 pub mod journal;
 pub mod keys;
 pub mod manifest;
+pub mod mtu;
 pub mod part;
 pub mod path;
 pub mod recv;

@@ -74,15 +74,15 @@ impl OutBatch {
 }
 
 impl OutBatch {
-    /// Seal the batch and send it to `peer` (`None`: a connected socket), GSO segments of
-    /// `gso` bytes if set (cleared where the kernel refuses). What the sending thread does
+    /// Seal the batch and send it to `peer` (`None`: a connected socket), as GSO segments of
+    /// `segment` bytes if `gso` is set (cleared where the kernel refuses). What the sending thread does
     /// with each batch, and the connection's thread with its own when no sending thread runs.
     /// Returns what became of it and the system calls it took.
     pub(crate) fn transmit(
         &mut self,
         sock: &UdpSocket,
         peer: Option<SocketAddr>,
-        gso: &mut Option<usize>,
+        gso: &mut bool,
     ) -> (SendOutcome, u64) {
         let mut calls = 0;
         if !self.seal() {
@@ -127,9 +127,9 @@ pub struct Report {
     pub outcome: SendOutcome,
     /// System calls it took.
     pub calls: u64,
-    /// The GSO segment size in force after it (`None`: the kernel refused GSO, the thread
-    /// sends one datagram per call from now on).
-    pub gso: Option<usize>,
+    /// Whether GSO is still on after it (false: the kernel refused it, the thread sends one
+    /// datagram per call from now on).
+    pub gso: bool,
 }
 
 /// The handle the connection's thread keeps.
@@ -143,12 +143,8 @@ pub struct SendThread {
 
 impl SendThread {
     /// Start sending on `sock` (a clone of the connection's socket) to `peer` (`None`: the
-    /// socket is connected), with GSO segments of `gso` bytes if set.
-    pub fn start(
-        sock: UdpSocket,
-        peer: Option<SocketAddr>,
-        gso: Option<usize>,
-    ) -> io::Result<SendThread> {
+    /// socket is connected), with GSO if `gso`.
+    pub fn start(sock: UdpSocket, peer: Option<SocketAddr>, gso: bool) -> io::Result<SendThread> {
         let (queue, batches) = mpsc::sync_channel::<OutBatch>(QUEUE);
         let (report, reports) = mpsc::channel();
         let thread = std::thread::Builder::new()

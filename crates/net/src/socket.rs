@@ -11,7 +11,10 @@
 //! calls a second each way; at 10 Gb/s it is more than a core can make. With UDP GSO (Linux
 //! ≥ 4.18, `UDP_SEGMENT`) the datagrams that one `flush` produces back to back — a paced burst —
 //! leave in one `send` of up to [`MAX_SEGMENTS`] equal-sized segments (the last may be shorter),
-//! which the kernel (or the NIC) cuts into datagrams; with UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
+//! which the kernel (or the NIC) cuts into datagrams. The segment size goes with each send (a
+//! `UDP_SEGMENT` control message), as the full data packet's size, which path MTU discovery
+//! changes, is when the batch is built; a batch holds only full data packets and one shorter
+//! last datagram, and anything else (an ACK, a larger probe) goes in a batch of its own; with UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
 //! receiving kernel hands over runs of a flow's datagrams in one buffer with their segment size,
 //! which `receive` cuts apart again. Neither changes what is on the wire, nor the timing of the
 //! datagrams within a burst (they leave back to back either way). Where the kernel or the route
@@ -42,11 +45,12 @@ use longhaul_proto::{Connection, OpenAttempt, PacketKind, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::socket::{
-    recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrLike, SockaddrStorage,
+    recvmsg, sendmsg, setsockopt, sockopt, ControlMessage, ControlMessageOwned, MsgFlags,
+    SockaddrLike, SockaddrStorage,
 };
 use nix::sys::time::TimeSpec;
 use std::cell::Cell;
-use std::io::{self, IoSliceMut};
+use std::io::{self, IoSlice, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd};
@@ -196,8 +200,8 @@ pub struct SocketStats {
 /// A non-blocking UDP socket with large buffers and, where the kernel has them, GSO and GRO.
 pub struct UdpPort {
     sock: UdpSocket,
-    /// The GSO segment size in force (the connection's largest datagram), if GSO is on.
-    gso: Option<usize>,
+    /// Sends are segmented by the kernel (GSO): the socket takes `UDP_SEGMENT`.
+    gso: bool,
     /// How datagrams are read (GRO, arrival stamps).
     reader: Reader,
     /// Receive buffer the kernel granted, bytes (Linux reports twice the usable size).
@@ -213,8 +217,8 @@ pub struct UdpPort {
 }
 
 impl UdpPort {
-    /// Bind to `addr`. `max_datagram` is the connection's largest datagram (the GSO segment
-    /// size); `offload` asks for GSO and GRO.
+    /// Bind to `addr`. `max_datagram` is the connection's largest datagram; `offload` asks for
+    /// GSO and GRO.
     pub fn bind(addr: SocketAddr, max_datagram: usize, offload: bool) -> io::Result<UdpPort> {
         let domain = socket2::Domain::for_address(addr);
         let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
@@ -236,11 +240,11 @@ impl UdpPort {
         s.set_nonblocking(true)?;
         let recv_buffer = s.recv_buffer_size()?;
         let sock: UdpSocket = s.into();
-        let (mut gso, mut gro) = (None, false);
+        let (mut gso, mut gro) = (false, false);
         if offload {
-            if setsockopt(&sock, sockopt::UdpGsoSegment, &(max_datagram as i32)).is_ok() {
-                gso = Some(max_datagram);
-            }
+            // Segment sizes go with each send; 0 here says the kernel has the option and leaves
+            // a datagram sent without one whole.
+            gso = setsockopt(&sock, sockopt::UdpGsoSegment, &0).is_ok();
             gro = setsockopt(&sock, sockopt::UdpGroSegment, &true).is_ok();
         }
         let timestamps = setsockopt(&sock, sockopt::ReceiveTimestampns, &true).is_ok();
@@ -275,7 +279,7 @@ impl UdpPort {
 
     /// Whether sends are segmented by the kernel (GSO) and reads coalesced (GRO).
     pub fn offloads(&self) -> (bool, bool) {
-        (self.gso.is_some(), self.reader.gro)
+        (self.gso, self.reader.gro)
     }
 
     /// From now on, seal and send on a thread of its own ([`crate::send_thread`]); for a
@@ -379,7 +383,8 @@ impl UdpPort {
         if self.stats.blocked {
             return Ok(());
         }
-        let max = conn.config().max_datagram_size();
+        // The size of a full data packet now: a batch is made of these.
+        let full = conn.data_datagram_size();
         let mut batch = match thread.as_deref_mut() {
             Some(t) => t.batch(),
             None => std::mem::take(&mut self.batch),
@@ -387,6 +392,12 @@ impl UdpPort {
         let mut result: io::Result<bool> = Ok(true);
         loop {
             let at = batch.bytes.len();
+            // Room for what the connection has next; once a batch has begun, only for another
+            // of its segments (a larger datagram, a probe, waits for the next batch).
+            let max = match batch.count {
+                0 => conn.datagram_room(),
+                _ => batch.segment,
+            };
             batch.bytes.resize(at + max, 0);
             let Some((t, seal)) = conn.poll_transmit_unsealed(now, &mut batch.bytes[at..]) else {
                 batch.bytes.truncate(at);
@@ -401,9 +412,9 @@ impl UdpPort {
                 batch.segment = t.len;
             }
             batch.count += 1;
-            // A batch grows while its datagrams are full-sized segments; a shorter one ends it.
-            let segment = self.gso.is_some_and(|s| t.len == s);
-            let room = batch.bytes.len() + max <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
+            // A batch grows while its datagrams are full data packets; a shorter one ends it.
+            let segment = self.gso && t.len == full && t.len == batch.segment;
+            let room = batch.bytes.len() + full <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
             if !(segment && room) {
                 result = self.dispatch(peer, thread.as_deref_mut(), &mut batch, conn, now);
                 if !matches!(result, Ok(true)) {
@@ -456,8 +467,8 @@ impl UdpPort {
     ) -> io::Result<bool> {
         let mut full = false;
         while let Some(r) = thread.report() {
-            if r.gso.is_none() {
-                self.gso = None;
+            if !r.gso {
+                self.gso = false;
             }
             let counted = self.account(&r.batch, r.outcome, r.calls, conn, now);
             thread.reuse(r.batch);
@@ -490,6 +501,19 @@ impl UdpPort {
                 }
                 self.stats.local_drops += count;
                 Ok(true)
+            }
+            // The interface refused a size path MTU discovery raised (its MTU went down):
+            // the connection goes back to the base and sends again what did not leave.
+            SendOutcome::Failed(e) if is_too_big(&e) => {
+                let mut handled = false;
+                for &pn in &batch.pns {
+                    handled |= conn.on_too_big(pn);
+                }
+                if handled {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
             }
             SendOutcome::Failed(e) => Err(e),
         }
@@ -656,17 +680,17 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
 pub(crate) type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
 
 /// Send `count` datagrams lying back to back in `bytes`, each `segment` bytes but the last, to
-/// `peer` (`None`: a connected socket): one GSO send when `gso` is set (the socket's segment
-/// size, equal to `segment`), else one datagram per call. Where the route cannot segment (no
-/// checksum offload: EIO) or the kernel refuses the size, GSO is switched off (`gso` cleared)
-/// and the datagrams go one per call. `calls` counts the system calls.
+/// `peer` (`None`: a connected socket): one GSO send of `segment`-byte segments when `gso` is
+/// set, else one datagram per call. Where the route cannot segment (no checksum offload: EIO)
+/// or the kernel refuses the size, GSO is switched off (`gso` cleared) and the datagrams go one
+/// per call. `calls` counts the system calls.
 pub(crate) fn send_datagrams(
     sock: &UdpSocket,
     peer: Option<SocketAddr>,
     bytes: &[u8],
     segment: usize,
     count: usize,
-    gso: &mut Option<usize>,
+    gso: &mut bool,
     calls: &mut u64,
 ) -> io::Result<()> {
     let send = |bytes: &[u8]| match peer {
@@ -680,11 +704,15 @@ pub(crate) fn send_datagrams(
         }
         Ok(())
     };
-    if count > 1 && gso.is_none() {
+    if count > 1 && !*gso {
         return one_by_one(calls);
     }
     *calls += 1;
-    match send(bytes) {
+    let sent = match count {
+        1 => send(bytes),
+        _ => send_segments(sock, peer, bytes, segment),
+    };
+    match sent {
         Ok(_) => Ok(()),
         Err(e)
             if count > 1
@@ -693,12 +721,33 @@ pub(crate) fn send_datagrams(
                     Some(Errno::EIO | Errno::EINVAL | Errno::EOPNOTSUPP)
                 ) =>
         {
-            *gso = None;
-            let _ = setsockopt(sock, sockopt::UdpGsoSegment, &0);
+            *gso = false;
             one_by_one(calls)
         }
         Err(e) => Err(e),
     }
+}
+
+/// One GSO send: `bytes` cut by the kernel into datagrams of `segment` bytes (the last may be
+/// shorter), the size given with the call (`UDP_SEGMENT` control message).
+fn send_segments(
+    sock: &UdpSocket,
+    peer: Option<SocketAddr>,
+    bytes: &[u8],
+    segment: usize,
+) -> io::Result<usize> {
+    let segment = u16::try_from(segment).map_err(|_| io::Error::from(Errno::EINVAL))?;
+    let cmsgs = [ControlMessage::UdpGsoSegments(&segment)];
+    let iov = [IoSlice::new(bytes)];
+    let to = peer.map(SockaddrStorage::from);
+    sendmsg(
+        sock.as_raw_fd(),
+        &iov,
+        &cmsgs,
+        MsgFlags::empty(),
+        to.as_ref(),
+    )
+    .map_err(io::Error::from)
 }
 
 /// The socket or the device queue behind it is full: the datagrams did not leave.

@@ -7,6 +7,7 @@
 //! (`longhaul_proto::Stats`) and the socket's ([`crate::socket::SocketStats`]).
 
 use crate::keys::PublicKey;
+use crate::mtu::PathMtu;
 use crate::recv::Received;
 use crate::send::{Outcome, SendReport};
 use longhaul_proto::Stats;
@@ -50,6 +51,8 @@ pub struct SendSummary {
     pub packets_retransmitted: u64,
     /// Packets sent.
     pub packets_sent: u64,
+    /// The size of the datagrams and how it was settled ([`crate::mtu`]).
+    pub path_mtu: PathMtu,
     /// The receiver's address.
     pub peer: String,
     /// The receiver's authenticated key, `longhaul-x25519 BASE64` (`None`: security off).
@@ -174,6 +177,7 @@ impl SendSummary {
             packets_lost: s.packets_lost,
             packets_retransmitted: s.packets_retransmitted,
             packets_sent: s.packets_sent,
+            path_mtu: r.path_mtu.clone(),
             peer: r.peer.to_string(),
             peer_key: r.peer_key.map(|k| PublicKey(k).to_string()),
             rto_count: s.rto_count,
@@ -332,6 +336,7 @@ mod tests {
             send_thread: false,
             peer_key: Some([7; 32]),
             cipher: Some("chacha20-poly1305".into()),
+            path_mtu: PathMtu::new(&Stats::default(), 1500, crate::mtu::Route::default()),
         };
         let text = serde_json::to_string(&SendSummary::new(&r, "fast")).unwrap();
         assert_eq!(
@@ -353,6 +358,7 @@ mod tests {
                 "packets_lost",
                 "packets_retransmitted",
                 "packets_sent",
+                "path_mtu",
                 "peer",
                 "peer_key",
                 "rto_count",
@@ -389,6 +395,18 @@ mod tests {
                 "replays",
                 "too_old",
                 "unsealed"
+            ]
+        );
+        assert_eq!(
+            sub_keys(&text, "path_mtu"),
+            [
+                "black_holes",
+                "bound",
+                "how",
+                "kernel",
+                "mtu",
+                "probes_lost",
+                "probes_sent"
             ]
         );
         assert_eq!(

@@ -146,6 +146,7 @@ pub fn send_summary(report: &SendReport) -> Vec<String> {
         s.min_rtt_us as f64 / 1000.0,
         s.srtt_us as f64 / 1000.0,
     ));
+    out.push(report.path_mtu.line());
     out.push(format!("datagrams dropped: {}", dropped(s)));
     if s.send_times.total_ns() > 0 {
         out.push(format!(
@@ -348,12 +349,12 @@ pub fn buffers_line(max_sessions: usize, per_source: usize, window: u64) -> Stri
 }
 
 /// The sender's first line: how many paths go where, with which congestion control (`cc` as
-/// given), MTU, window and rate cap.
+/// given), MTU (`auto`: searched), window and rate cap.
 pub fn sending_line(
     paths: usize,
     peer: SocketAddr,
     cc: &str,
-    mtu: u32,
+    mtu: crate::mtu::Mtu,
     window: u64,
     rate_limit: Option<f64>,
 ) -> String {

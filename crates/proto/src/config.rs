@@ -2,6 +2,7 @@
 
 use crate::error::ConfigError;
 use crate::packet::{DATA_HEADER_LEN, MAX_HANDSHAKE_DATAGRAM, MAX_PAYLOAD};
+use crate::pmtu::MAX_MTU;
 use crate::secure::Security;
 use longhaul_cc::{CcSpec, Setup};
 use std::time::Duration;
@@ -55,6 +56,13 @@ pub struct Config {
     /// [`crate::pacer::DEFAULT_BURST`] packets those cap the rate; [`HOST_BURST_TIME`] is for
     /// real hosts. Zero (the default, and the simulator's) keeps the burst at its packet count.
     pub burst_time: Duration,
+    /// Path MTU discovery ([`crate::pmtu`]): the largest IP packet, bytes (IPv4 and UDP headers
+    /// included, at most 65 535), to search up to with padded probes. Data packets start at
+    /// `mss` (the base) and fill the largest size a probe confirmed. `None` (the default, and
+    /// the simulator's), or a bound no larger than the base: every data packet carries at most
+    /// `mss`, as without discovery. The driver must send with don't-fragment set and never
+    /// fragment (crate documentation).
+    pub pmtu_max: Option<u32>,
 }
 
 /// [`Config::burst_time`] for a transport on a real host: 1 ms of the pacing rate, Linux's.
@@ -79,6 +87,7 @@ impl Config {
             synthetic: false,
             security: Security::Off,
             burst_time: Duration::ZERO,
+            pmtu_max: None,
         }
     }
 
@@ -102,10 +111,18 @@ impl Config {
         DATA_HEADER_LEN + self.security.overhead()
     }
 
-    /// The largest datagram this configuration produces (a full data packet, or a handshake
-    /// message when it is larger); `poll_transmit` needs a buffer at least this large.
+    /// The IP packet a full data packet of `mss` bytes fills: the base of the path MTU search
+    /// (1500 for the `mss` of [`Config::mss_for`]`(1500)`).
+    pub fn base_mtu(&self) -> u32 {
+        self.mss + (IP_UDP_OVERHEAD + self.data_overhead()) as u32
+    }
+
+    /// The largest datagram this configuration produces (a full data packet, a path-MTU probe,
+    /// or a handshake message when it is larger); `poll_transmit` needs a buffer at least this
+    /// large to send everything it may.
     pub fn max_datagram_size(&self) -> usize {
-        let data = self.mss as usize + self.data_overhead();
+        let mtu = self.pmtu_max.unwrap_or(0).max(self.base_mtu());
+        let data = mtu as usize - IP_UDP_OVERHEAD;
         if self.security.is_on() {
             data.max(MAX_HANDSHAKE_DATAGRAM)
         } else {
@@ -120,6 +137,9 @@ impl Config {
         let max = MAX_PAYLOAD - self.security.overhead() as u32;
         if !(64..=max).contains(&self.mss) {
             return Err(ConfigError::Mss(self.mss));
+        }
+        if let Some(m) = self.pmtu_max.filter(|&m| m > MAX_MTU) {
+            return Err(ConfigError::PathMtu(m));
         }
         let min = |name, min: u64, value: u64| {
             if value < min {

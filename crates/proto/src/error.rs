@@ -181,6 +181,9 @@ pub enum ConfigError {
     /// The MSS is outside the range a datagram can carry.
     #[error("mss {0} is out of range: it must be between 64 and {max} bytes ({sealed} with security on)", max = crate::packet::MAX_PAYLOAD, sealed = crate::packet::MAX_PAYLOAD as usize - crate::packet::SEAL_OVERHEAD)]
     Mss(u32),
+    /// The path MTU search's bound is above the largest IP packet.
+    #[error("pmtu_max {0} is out of range: an IP packet is at most {max} bytes", max = crate::pmtu::MAX_MTU)]
+    PathMtu(u32),
     /// A setting below its minimum.
     #[error("{name} must be at least {min} (got {value})")]
     TooSmall {

@@ -82,8 +82,16 @@
 //! - Security on, `handle_data_header` refuses every header (a header carried as a struct was
 //!   never sealed) and `poll_transmit_header` encodes every packet.
 //!
+//! **Path MTU discovery** ([`pmtu`], `Config::pmtu_max`, off by default): padded probes find
+//! the largest datagram the path carries, up to the bound, and new data packets fill it
+//! ([`Connection::path_mtu`]); a black hole brings them back to `mss`. The driver must send with
+//! don't-fragment set and never fragment (Linux `IP_PMTUDISC_PROBE`), and hand
+//! `poll_transmit` a buffer of [`Connection::datagram_room`] bytes (a smaller one defers a
+//! probe); [`Config::max_datagram_size`] counts the bound.
+//!
 //! Modules, one concept each: [`packet`] (wire format), [`secure`] (handshake, sealing,
-//! anti-replay, key schedule), `stream` (the sent stream's chunks), `send_buffer` (its bytes,
+//! anti-replay, key schedule), [`pmtu`] (the path MTU search), `stream` (the sent stream's
+//! chunks), `send_buffer` (its bytes,
 //! copied or handed over whole), `recv` (ACK ranges and ACK policy), `reassembly` (receive
 //! buffer and window), `side` (client or server), [`connection`] (one file per concern),
 //! [`stats`], [`error`], [`config`]. The sender's parts every longhaul transport shares —
@@ -100,6 +108,7 @@ pub mod error;
 pub mod limits;
 pub mod packet;
 mod pages;
+pub mod pmtu;
 mod reassembly;
 mod recv;
 pub mod secure;
@@ -115,6 +124,7 @@ pub use limits::{SendState, SendTimes};
 pub use longhaul_cc::sender::{loss, pacer, rate, rtt, sent};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
+pub use pmtu::{Phase as PmtuPhase, PmtuStats};
 pub use reassembly::Sink;
 pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,

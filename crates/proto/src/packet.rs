@@ -6,8 +6,9 @@
 //! the plain packets (every datagram when security is off; inside SEALED when it is on)
 //! HANDSHAKE (1)  flags:u8 (bit0 response, bit1 synthetic)  recv_window:u64
 //!                timestamp_us:u64  echo_us:u64                    (security off only)
-//! DATA (2)       flags:u8 (bit0 fin, bit1 synthetic)  packet_number:u64  timestamp_us:u64
-//!                offset:u64  len:u16  payload[len]   (payload absent when synthetic)
+//! DATA (2)       flags:u8 (bit0 fin, bit1 synthetic, bit2 padded)  packet_number:u64
+//!                timestamp_us:u64  offset:u64  len:u16  payload[len]  (payload absent when
+//!                synthetic)  padding (when padded: any bytes to the datagram's end)
 //! ACK (3)        flags:u8 (=0)  ack_delay_us:u64  echo_us:u64  cumulative:u64
 //!                max_offset:u64  ce_count:u64  n_ranges:u8  n × (high:u64 low:u64)
 //! CLOSE (4)      code:u8
@@ -44,6 +45,10 @@
 //! the RETRY exchange and the anti-replay rules are described in [`crate::secure`]. The
 //! functions a server's driver needs before a connection exists are here:
 //! [`handshake_token`] reads the token of an INIT and [`encode_retry`] answers one.
+//!
+//! A *padded* data packet is a path-MTU probe ([`crate::pmtu`]): a zero-length data packet
+//! padded to the size being tried ([`encode_padded_probe`]); the padding means nothing and is
+//! skipped.
 //!
 //! "Synthetic" data packets, for the simulator, carry the header with the payload length but not
 //! the payload: the packet's on-wire length is the encoded length plus `len`.
@@ -104,6 +109,7 @@ const HS_RESPONSE: u8 = 0x01;
 const HS_SYNTHETIC: u8 = 0x02;
 const DATA_FIN: u8 = 0x01;
 const DATA_SYNTHETIC: u8 = 0x02;
+const DATA_PADDED: u8 = 0x04;
 
 /// Which kind of packet a [`crate::Transmit`] or a decoded packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -374,7 +380,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, PacketError> {
         TYPE_DATA => {
             r.need("a data header", DATA_HEADER_LEN - 2)?;
             let flags = r.u8();
-            if flags & !(DATA_FIN | DATA_SYNTHETIC) != 0 {
+            if flags & !(DATA_FIN | DATA_SYNTHETIC | DATA_PADDED) != 0 {
                 return Err(PacketError::ReservedFlags {
                     what: "data",
                     flags,
@@ -394,13 +400,15 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, PacketError> {
             } else {
                 header.len as usize
             };
-            if r.rest() != carried {
+            let padded = flags & DATA_PADDED != 0;
+            if r.rest() != carried && !(padded && r.rest() > carried) {
                 return Err(PacketError::PayloadLength {
                     declared: carried,
                     carried: r.rest(),
                 });
             }
             let payload = r.take(carried);
+            r.take(r.rest());
             Packet::Data { header, payload }
         }
         TYPE_ACK => {
@@ -724,6 +732,19 @@ pub fn encode_data_header(h: &DataHeader, buf: &mut [u8]) -> Option<usize> {
     Some(w.pos)
 }
 
+/// Encode a path-MTU probe: a data packet with header `h` (no payload: `h.len` must be 0)
+/// padded with zeros to `len` bytes. Returns `len`, or `None` if `buf` is smaller or `len`
+/// has no room for the header.
+pub fn encode_padded_probe(h: &DataHeader, len: usize, buf: &mut [u8]) -> Option<usize> {
+    if h.len != 0 || len < DATA_HEADER_LEN || buf.len() < len {
+        return None;
+    }
+    let n = encode_data_header(h, buf)?;
+    buf[2] |= DATA_PADDED;
+    buf[n..len].fill(0);
+    Some(len)
+}
+
 /// The fields of an ACK other than its ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckFields {
@@ -834,6 +855,44 @@ mod tests {
                 carried: 2
             })
         );
+    }
+
+    #[test]
+    fn a_padded_probe_decodes_as_an_empty_data_packet_of_its_full_length() {
+        let h = DataHeader {
+            packet_number: 9,
+            timestamp_us: 5,
+            offset: 4096,
+            len: 0,
+            fin: false,
+            synthetic: false,
+        };
+        let mut buf = [0xAAu8; 9000];
+        assert_eq!(encode_padded_probe(&h, 8944, &mut buf), Some(8944));
+        assert!(buf[DATA_HEADER_LEN..8944].iter().all(|&b| b == 0));
+        let p = decode(&buf[..8944]).unwrap();
+        assert_eq!(
+            p,
+            Packet::Data {
+                header: h,
+                payload: &[]
+            }
+        );
+        // Only a padded packet may be longer than its payload; only an empty one is padded.
+        let n = encode_data_header(&h, &mut buf).unwrap();
+        assert_eq!(
+            decode(&buf[..n + 1]),
+            Err(PacketError::PayloadLength {
+                declared: 0,
+                carried: 1
+            })
+        );
+        assert_eq!(
+            encode_padded_probe(&DataHeader { len: 1, ..h }, 100, &mut buf),
+            None
+        );
+        assert_eq!(encode_padded_probe(&h, 9001, &mut buf), None);
+        assert_eq!(encode_padded_probe(&h, DATA_HEADER_LEN - 1, &mut buf), None);
     }
 
     #[test]

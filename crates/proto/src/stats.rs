@@ -1,6 +1,7 @@
 //! Counters and current estimates, as `ss -i` shows them for a TCP socket.
 
 use crate::limits::SendTimes;
+use crate::pmtu::PmtuStats;
 
 /// A snapshot of a connection's counters and state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -79,4 +80,7 @@ pub struct Stats {
     /// Time the sender spent sending and in each state that held it back
     /// ([`crate::limits`]).
     pub send_times: SendTimes,
+    /// Path MTU discovery's state and counters (`None`: discovery is off). Probes are counted
+    /// in `datagrams_sent` and `wire_bytes_sent`, not as data packets.
+    pub pmtu: Option<PmtuStats>,
 }

@@ -45,6 +45,8 @@ pub struct SendStream {
     written: u64,
     /// End of the data cut into chunks so far.
     chunked: u64,
+    /// The most `chunked` has been (it goes back only in a [`SendStream::rewind`]).
+    sent_high: u64,
     capacity: u64,
     finished: bool,
     fin_chunked: bool,
@@ -62,6 +64,7 @@ impl SendStream {
             acked: 0,
             written: 0,
             chunked: 0,
+            sent_high: 0,
             capacity,
             finished: false,
             fin_chunked: false,
@@ -137,9 +140,9 @@ impl SendStream {
         self.finished && self.fin_chunked
     }
 
-    /// End of the data sent so far (cut into chunks).
+    /// End of the data sent so far (cut into chunks), rewinds notwithstanding.
     pub fn sent_end(&self) -> u64 {
-        self.chunked
+        self.sent_high
     }
 
     pub fn acked_offset(&self) -> u64 {
@@ -191,6 +194,7 @@ impl SendStream {
             transmissions: 1,
         };
         self.chunked += len as u64;
+        self.sent_high = self.sent_high.max(self.chunked);
         self.fin_chunked |= fin;
         let id = self.chunk_base + self.chunks.len() as u64;
         self.chunks.push_back(c);
@@ -237,6 +241,20 @@ impl SendStream {
                 self.retransmit.push_back(id);
             }
         }
+    }
+
+    /// Forget every chunk from the first one not acknowledged on, so that their bytes are cut
+    /// again, in chunks of the size then in use (a path that stopped carrying the size they
+    /// were cut for). The caller must first take every packet carrying them out of flight:
+    /// chunk ids are reused. Chunks acknowledged beyond the first gap are sent again.
+    pub fn rewind(&mut self) {
+        let keep = self.chunks.iter().position(|c| !c.acked);
+        if let Some(i) = keep {
+            self.chunked = self.chunks[i].offset;
+            self.chunks.truncate(i);
+            self.fin_chunked = self.chunks.back().is_some_and(|c| c.fin);
+        }
+        self.retransmit.clear();
     }
 
     fn release(&mut self) {
@@ -289,6 +307,37 @@ mod tests {
         let (_, c) = s.next_chunk(100, u64::MAX).unwrap();
         assert_eq!((c.offset, c.len, c.fin), (9, 4, true));
         s.on_cumulative(13);
+        assert!(s.all_acked());
+    }
+
+    #[test]
+    fn a_rewind_cuts_the_unacknowledged_bytes_again_in_smaller_chunks() {
+        let mut s = SendStream::new(false, 1 << 20);
+        let data: Vec<u8> = (0..30_000u32).map(|i| i as u8).collect();
+        assert_eq!(s.write(&data), 30_000);
+        s.finish();
+        let ids: Vec<u64> = (0..4)
+            .map(|_| s.next_chunk(8000, u64::MAX).unwrap().0)
+            .collect();
+        s.on_acked(ids[0]);
+        s.on_acked(ids[2]);
+        s.on_lost(ids[1]);
+        assert!(s.all_sent());
+        s.rewind();
+        assert!(!s.has_retransmissions() && !s.all_sent());
+        assert_eq!(s.sent_end(), 30_000, "what was sent stays sent");
+        let mut got = data[..8000].to_vec();
+        while let Some((_, c)) = s.next_chunk(1400, u64::MAX) {
+            assert!(c.len <= 1400 && c.offset == got.len() as u64);
+            let mut out = vec![0u8; c.len as usize];
+            s.copy_chunk(&c, &mut out);
+            got.extend(out);
+            if c.fin {
+                break;
+            }
+        }
+        assert_eq!(got, data);
+        s.on_cumulative(30_000);
         assert!(s.all_acked());
     }
 

@@ -12,6 +12,7 @@ use longhaul_emu::sys::signals::stop_flag;
 use longhaul_net::admission::Limits;
 use longhaul_net::destination::Destination;
 use longhaul_net::keys::PublicKey;
+use longhaul_net::mtu::Mtu;
 use longhaul_net::recv::{Event, Receiver, RecvOptions};
 use longhaul_net::send::{send_paths, Progress, SendOptions, TrustHook};
 use longhaul_net::ssh;
@@ -35,10 +36,12 @@ pub struct TransportArgs {
     /// Only the sender's matters.
     #[arg(short = 'C', long = "congestion", default_value = "fast")]
     pub cc: String,
-    /// Path MTU: data packets fill it exactly (payload = MTU − 84 bytes of IPv4, UDP and
-    /// longhaul headers and the seal; − 57 with --insecure).
-    #[arg(long, default_value_t = 1500)]
-    pub mtu: u32,
+    /// IP packet size that data packets fill (payload = MTU − 84 bytes of IPv4, UDP and
+    /// longhaul headers and the seal; − 57 with --insecure): `auto` starts at 1500 and the
+    /// sender searches, with probes, up to what the route carries; a number fixes it. Only
+    /// the sender's matters.
+    #[arg(long, default_value = "auto", value_parser = parse_mtu)]
+    pub mtu: Mtu,
     /// Receive window and send buffer, at least the path's bandwidth-delay product
     /// (1 Gb/s × 180 ms = 22.5 MB); 64K to 4G.
     #[arg(short = 'w', long = "window", default_value = "64M", value_parser = parse_window)]
@@ -85,7 +88,8 @@ impl TransportArgs {
             .cc
             .parse()
             .map_err(|e| anyhow!("--congestion {}: {e}", self.cc))?;
-        longhaul_net::host_config(cc, security, self.mtu, self.window, self.idle_timeout)
+        let mtu = self.mtu.base();
+        longhaul_net::host_config(cc, security, mtu, self.window, self.idle_timeout)
             .map_err(|e| anyhow!("--mtu {} / --window {}: {e}", self.mtu, self.window))
     }
 }
@@ -93,6 +97,10 @@ impl TransportArgs {
 /// A value of `s` through one of `longhaul_net::ranges`' checks, the error naming `s`.
 fn in_range<T>(s: &str, v: T, check: fn(T) -> Result<T, String>) -> Result<T> {
     check(v).map_err(|e| anyhow!("{s}: {e}"))
+}
+
+fn parse_mtu(s: &str) -> Result<Mtu> {
+    s.parse().map_err(|e: String| anyhow!(e))
 }
 
 fn parse_window(s: &str) -> Result<u64> {
@@ -230,7 +238,7 @@ pub fn send(a: SendArgs) -> Result<()> {
     // `[user@]host:DIR`: start the receiver there through ssh; it announces port and key.
     let t = &a.transport;
     let options = a.ssh.launch_options(ssh::Remote::Receiver {
-        mtu: t.mtu,
+        mtu: t.mtu.base(),
         window: t.window,
         idle_timeout: t.idle_timeout,
     });
@@ -244,7 +252,9 @@ pub fn send(a: SendArgs) -> Result<()> {
         }
     };
     let (security, on_peer_key) = sender_trust(&a, to, launched.as_ref())?;
-    let config = a.transport.config(security)?;
+    let mut config = a.transport.config(security)?;
+    // Only the sender searches: its socket is connected, so the kernel can say the route's MTU.
+    config.pmtu_max = a.transport.mtu.bound();
     let peer = match &launched {
         Some(l) => l.addr,
         None => longhaul_net::resolve(to).map_err(|e| anyhow!(e))?,

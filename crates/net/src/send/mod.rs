@@ -20,6 +20,7 @@
 mod sender;
 
 use crate::manifest;
+use crate::mtu::PathMtu;
 use crate::socket::{self, Clock, SocketStats, UdpPort};
 use crate::NetError;
 use longhaul_proto::{CloseReason, Config, Connection, Side, Stats};
@@ -31,7 +32,8 @@ use std::time::{Duration, Instant};
 
 /// How [`send_paths`] sends.
 pub struct SendOptions {
-    /// The connection settings.
+    /// The connection settings; a `pmtu_max` is the path MTU search's cap, which the route
+    /// lowers ([`crate::mtu::fit_to_route`]).
     pub config: Config,
     /// The name to store a single path under (default: its own name).
     pub name: Option<String>,
@@ -130,6 +132,8 @@ pub struct SendReport {
     pub peer_key: Option<[u8; 32]>,
     /// The AEAD suite the handshake settled on (`None`: security off).
     pub cipher: Option<String>,
+    /// The size of the datagrams, and how it was settled.
+    pub path_mtu: PathMtu,
 }
 
 impl SendReport {
@@ -173,6 +177,8 @@ pub fn send_paths(
     let mut port = UdpPort::bind(local, max_datagram, options.offload).map_err(NetError::Socket)?;
     // Connected: datagrams from anyone else are filtered out, and a closed port is reported.
     port.socket().connect(peer).map_err(NetError::Socket)?;
+    let mut config = options.config.clone();
+    let route = crate::mtu::fit_to_route(port.socket(), &mut config);
     let send_thread = options
         .send_thread
         .unwrap_or_else(crate::io_threads_by_default);
@@ -180,7 +186,7 @@ pub fn send_paths(
         port.start_send_thread().map_err(NetError::Socket)?;
     }
     let clock = Clock::start();
-    let conn = Connection::new(options.config.clone(), Side::Client, clock.now())?;
+    let conn = Connection::new(config, Side::Client, clock.now())?;
     let mut s = Sender::new(conn, manifest.items, manifest.unsent, &options);
     let mut on_peer_key = options.on_peer_key;
     let mut inbuf = vec![0u8; 65_536];
@@ -235,6 +241,7 @@ pub fn send_paths(
                 send_thread,
                 peer_key: s.conn.peer_key(),
                 cipher: s.conn.cipher().map(|c| c.name().to_string()),
+                path_mtu: PathMtu::new(&stats, s.conn.config().base_mtu(), route),
             });
         }
         // No file byte before the hook has accepted the receiver's key.

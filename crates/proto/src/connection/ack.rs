@@ -17,7 +17,8 @@
 //! undo the reduction (no F-RTO/Eifel); there is no persistent-congestion rule (RFC 9002 §7.6)
 //! beyond the retransmission timeout itself.
 
-use super::{Connection, State, PROBE_CHUNK};
+use super::mtu::LostData;
+use super::{Connection, State, MTU_PROBE_CHUNK, PROBE_CHUNK};
 use crate::error::PacketError;
 use crate::packet;
 use longhaul_cc::sender::loss::detect_lost;
@@ -58,6 +59,7 @@ impl Connection {
         let prior_cwnd = self.cwnd_bytes();
         let mut acked_packets = 0u32;
         let mut acked_bytes = 0u64;
+        let mut data_acked = false;
         // The newest packet acknowledged: its number, send time and the bytes in flight when
         // it was sent (only these, not the whole record, are needed below).
         let mut newest: Option<(u64, Time, u64)> = None;
@@ -68,15 +70,22 @@ impl Connection {
             let mut pn = r.low.max(self.sent.scan);
             while pn <= r.high {
                 if let Some(p) = self.sent.ack(pn) {
-                    acked_packets += 1;
+                    if newest.is_none_or(|(n, _, _)| pn > n) {
+                        newest = Some((pn, p.time_sent, p.in_flight_at_send));
+                    }
+                    if p.chunk == MTU_PROBE_CHUNK {
+                        // Its RTT counts; the controller and the delivery rate never see it.
+                        self.on_mtu_probe_acked(pn);
+                        pn += 1;
+                        continue;
+                    }
+                    data_acked = true;
+                    acked_packets += self.acked_units(p.bytes);
                     acked_bytes += p.bytes as u64;
                     if p.chunk != PROBE_CHUNK {
                         self.stream.on_acked(p.chunk);
                     }
                     self.rate.on_acked(&p, now);
-                    if newest.is_none_or(|(n, _, _)| pn > n) {
-                        newest = Some((pn, p.time_sent, p.in_flight_at_send));
-                    }
                 }
                 pn += 1;
             }
@@ -113,12 +122,16 @@ impl Connection {
             });
         }
         self.newest_acked_sent = newest_sent;
+        if !data_acked {
+            // Only path-MTU probes.
+            return Ok(());
+        }
         let rate = self.rate.take_sample(self.rtt.min_rtt());
         let in_recovery = self
             .recovery_start
             .is_some_and(|start| newest_sent <= start);
         let cwnd_limited = self.window_was_used(prior_cwnd)
-            || prior_in_flight + self.config.mss as u64 >= prior_cwnd;
+            || prior_in_flight + self.data_mss as u64 >= prior_cwnd;
         self.cc.on_ack(&AckEvent {
             now,
             acked_packets,
@@ -139,33 +152,45 @@ impl Connection {
     /// Run loss detection; report what it found to the controller and the stream.
     pub(super) fn detect_losses(&mut self, now: Time) {
         let prior_in_flight = self.sent.bytes_in_flight;
-        let stream = &mut self.stream;
-        let (lost, next) = detect_lost(&mut self.sent, now, self.loss_delay, |_, p| {
+        let (stream, pmtu, base) = (&mut self.stream, &mut self.pmtu, self.config.mss);
+        let mut data = LostData::default();
+        let (lost, next) = detect_lost(&mut self.sent, now, self.loss_delay, |pn, p| {
+            if p.chunk == MTU_PROBE_CHUNK {
+                // Not a congestion signal, not data: only the search hears of it.
+                if let Some(s) = pmtu.as_mut() {
+                    s.on_probe_lost(pn);
+                }
+                return;
+            }
             if p.chunk != PROBE_CHUNK {
                 stream.on_lost(p.chunk);
             }
+            data.add(pn, p, base);
         });
         self.sent.trim();
         self.loss_time = next;
-        if lost.packets == 0 {
+        if data.packets == 0 {
             return;
         }
-        self.stats.packets_lost += lost.packets as u64;
+        self.stats.packets_lost += data.packets as u64;
         let first = self
             .recovery_start
-            .is_none_or(|start| lost.largest_time_sent > start);
+            .is_none_or(|start| data.largest_time_sent > start);
         if first {
             self.recovery_start = Some(now);
             self.stats.congestion_events += 1;
         }
         self.cc.on_loss(&LossEvent {
             now,
-            lost_packets: lost.packets,
+            lost_packets: data.units,
             lost_bytes: lost.bytes,
             prior_bytes_in_flight: prior_in_flight,
-            largest_lost: lost.largest,
+            largest_lost: data.largest,
             first_in_window: first,
         });
+        if let Some(sent) = data.large_sent {
+            self.on_large_lost(now, sent);
+        }
     }
 
     /// The driver could not hand data packet `pn`, just returned by `poll_transmit`, to the
@@ -177,6 +202,11 @@ impl Connection {
     pub fn on_local_drop(&mut self, now: Time, pn: u64) {
         let prior_in_flight = self.sent.bytes_in_flight;
         let Some(p) = self.sent.lose(pn) else { return };
+        if p.chunk == MTU_PROBE_CHUNK {
+            self.mtu_probe_not_sent(pn);
+            self.sent.trim();
+            return;
+        }
         if p.chunk != PROBE_CHUNK {
             self.stream.on_lost(p.chunk);
         }

@@ -16,10 +16,12 @@
 //! - `sealed.rs`: security on, opening and sealing datagrams;
 //! - `ack.rs`: ACKs in: RTT samples, loss detection, recovery and the controller's events;
 //! - `timers.rs`: the retransmission, loss and idle timers;
-//! - `transmit.rs`: datagrams out: close, handshake, ACK, and data within window and pacing.
+//! - `transmit.rs`: datagrams out: close, handshake, ACK, and data within window and pacing;
+//! - `mtu.rs`: path MTU discovery's probes, the data packets' size, and black holes.
 
 mod ack;
 mod handshake;
+mod mtu;
 mod receive;
 mod sealed;
 mod timers;
@@ -29,6 +31,7 @@ use crate::config::Config;
 use crate::error::ConfigError;
 use crate::limits::SendClock;
 use crate::packet::{CloseCode, PacketKind};
+use crate::pmtu::PmtuSearch;
 use crate::reassembly::{Reassembly, Sink};
 use crate::recv::AckState;
 use crate::secure::session::Session;
@@ -94,6 +97,8 @@ impl State {
 const MAX_PN_JUMP: u64 = 1 << 32;
 /// Chunk id used by window probes, which carry no stream data.
 const PROBE_CHUNK: u64 = u64::MAX;
+/// Chunk id used by path-MTU probes, which carry no stream data either.
+const MTU_PROBE_CHUNK: u64 = u64::MAX - 1;
 
 /// One endpoint. See the module documentation.
 #[derive(Debug)]
@@ -164,6 +169,14 @@ pub struct Connection {
     finish_pending: bool,
     /// Server, security on: the client's synthetic flag from its INIT, checked at FINISH.
     peer_synthetic: bool,
+    /// Path MTU discovery, when configured (`mtu.rs`).
+    pmtu: Option<PmtuSearch>,
+    /// Payload bytes of a full data packet now: `config.mss` (the base) unless the search
+    /// raised it.
+    data_mss: u32,
+    /// Payload bytes of acknowledged large packets not yet counted to the controller in whole
+    /// base-sized packets (`mtu.rs`).
+    acked_carry: u64,
 }
 
 impl Connection {
@@ -178,6 +191,10 @@ impl Connection {
         cc.on_transport_pacing(true);
         let secure = Session::new(&config.security, side)?.map(Box::new);
         let rtt = RttEstimator::new(config.initial_rto);
+        let pmtu = config
+            .pmtu_max
+            .filter(|&bound| bound > config.base_mtu())
+            .map(|bound| PmtuSearch::new(config.base_mtu(), bound));
         Ok(Connection {
             side,
             state: match side {
@@ -222,6 +239,9 @@ impl Connection {
             handshake_repeated: false,
             finish_pending: false,
             peer_synthetic: false,
+            pmtu,
+            data_mss: config.mss,
+            acked_carry: 0,
             config,
         })
     }
@@ -384,6 +404,7 @@ impl Connection {
         s.bytes_in_flight = self.sent.bytes_in_flight;
         s.packets_in_flight = self.sent.packets_in_flight;
         s.send_times = self.send_clock.times();
+        s.pmtu = self.pmtu.as_ref().map(PmtuSearch::stats);
         s
     }
 

@@ -7,7 +7,7 @@
 //! recovery period starts. With nothing in flight and the peer's window closed it sends a
 //! window probe instead; too many consecutive expiries close the connection.
 
-use super::{Connection, State, PROBE_CHUNK};
+use super::{Connection, State, MTU_PROBE_CHUNK, PROBE_CHUNK};
 use crate::packet::CloseCode;
 use longhaul_cc::sender::rtt;
 use longhaul_cc::{RtoEvent, Time};
@@ -85,6 +85,9 @@ impl Connection {
     }
 
     fn on_rto(&mut self, now: Time) {
+        if self.rto_of_probe_alone() {
+            return;
+        }
         let consecutive = self.rto_backoff + 1;
         if consecutive > self.config.max_rtos {
             self.close_with(CloseCode::TimedOut);
@@ -110,11 +113,20 @@ impl Connection {
         }
         // RFC 6298 §5 / Linux tcp_enter_loss: everything outstanding is presumed lost.
         let mut pn = self.sent.scan;
+        let mut large_sent = None;
         while pn < self.sent.next_pn() {
             if let Some(p) = self.sent.lose(pn) {
+                if p.chunk == MTU_PROBE_CHUNK {
+                    self.mtu_probe_lost(pn);
+                    pn += 1;
+                    continue;
+                }
                 self.stats.packets_lost += 1;
                 if p.chunk != PROBE_CHUNK {
                     self.stream.on_lost(p.chunk);
+                }
+                if p.bytes > self.config.mss {
+                    large_sent = Some(p.time_sent);
                 }
             }
             pn += 1;
@@ -130,5 +142,8 @@ impl Connection {
         });
         // The backed-off timer runs from now.
         self.last_ack_eliciting_sent = Some(now);
+        if let Some(sent) = large_sent {
+            self.on_large_lost(now, sent);
+        }
     }
 }

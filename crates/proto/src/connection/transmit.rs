@@ -4,7 +4,8 @@
 //! one is due, then data — a queued retransmission before new data — while a full packet fits
 //! in the congestion window, the pacer releases the packet and the peer's window has room. ACKs
 //! and handshakes are neither paced nor counted in flight. Every data packet is reported to the
-//! controller with `on_sent`. The window is `cc.cwnd() × mss` bytes of payload in flight.
+//! controller with `on_sent`. The window is `cc.cwnd() × mss` bytes of payload in flight (the
+//! configured `mss`, whatever size path MTU discovery lets data packets have: `mtu.rs`).
 //! Every packet is paced: at the controller's rate and burst, else by Linux's default rule
 //! (2·cwnd/srtt in slow start, 1.2·cwnd/srtt after) with the pacer's default burst.
 
@@ -182,7 +183,7 @@ impl Connection {
         let cwnd = self.cc.cwnd();
         // A packet goes only if it fits (RFC 9002 §7: bytes in flight may not exceed the
         // window; Linux's `tcp_cwnd_test` on its whole-packet window), at least one at a time.
-        let mss = self.config.mss as u64;
+        let mss = self.data_mss as u64;
         let window = self.bytes_of(cwnd).max(mss);
         if !self.probe_pending && self.sent.bytes_in_flight + mss > window {
             self.validate_window(true);
@@ -190,7 +191,15 @@ impl Connection {
             return None;
         }
         let rate = self.pacing_rate_at(cwnd);
-        let full = self.config.max_datagram_size() as u64;
+        // A path-MTU probe goes in place of a data packet (`mtu.rs`).
+        let mtu_probe = match self.probe_pending {
+            true => None,
+            false => self.mtu_probe_due(buf.len()),
+        };
+        let full = match mtu_probe {
+            Some(len) => (len + self.config.security.overhead()) as u64,
+            None => self.full_datagram(),
+        };
         if let Some(rate) = rate {
             let burst = self.burst_bytes(rate, full);
             let at = self.pacer.release_time(now, full, rate, burst);
@@ -204,11 +213,26 @@ impl Connection {
                 return None;
             }
         }
+        if let Some(len) = mtu_probe {
+            let (len, pn) = self.send_mtu_probe(now, buf, len);
+            if let Some(rate) = rate {
+                self.pacer.commit(full, rate);
+            }
+            self.send_clock.enter(now, SendState::Sending, None);
+            let t = self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Data,
+                packet_number: Some(pn),
+                retransmission: false,
+            });
+            return Some((t, None));
+        }
         let room = buf.len().checked_sub(DATA_HEADER_LEN)?;
         let max_len = if self.config.synthetic {
-            self.config.mss
+            self.data_mss
         } else {
-            (self.config.mss as usize).min(room) as u32
+            (self.data_mss as usize).min(room) as u32
         };
         let (chunk_id, offset, len, fin, retransmission) = if self.probe_pending {
             self.probe_pending = false;

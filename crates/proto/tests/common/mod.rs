@@ -21,6 +21,11 @@ pub struct LinkParams {
     pub reorder: f64,
     pub reorder_delay: Duration,
     pub duplicate: f64,
+    /// The largest datagram (UDP payload, bytes) a hop carries: larger ones vanish without a
+    /// word, as at a narrower hop that sends no ICMP (a path MTU black hole).
+    pub max_datagram: usize,
+    /// From this time on, the hop carries datagrams up to this size instead (a route change).
+    pub narrows: Option<(Time, usize)>,
 }
 
 impl LinkParams {
@@ -33,6 +38,8 @@ impl LinkParams {
             reorder: 0.0,
             reorder_delay: Duration::ZERO,
             duplicate: 0.0,
+            max_datagram: usize::MAX,
+            narrows: None,
         }
     }
 
@@ -57,6 +64,9 @@ pub struct Link {
     pub dropped_queue: u64,
     pub dropped_random: u64,
     pub duplicated: u64,
+    pub dropped_too_big: u64,
+    /// The largest datagram delivered.
+    pub largest_delivered: usize,
 }
 
 impl Link {
@@ -71,6 +81,8 @@ impl Link {
             dropped_queue: 0,
             dropped_random: 0,
             duplicated: 0,
+            dropped_too_big: 0,
+            largest_delivered: 0,
         }
     }
 
@@ -80,6 +92,14 @@ impl Link {
 
     pub fn send(&mut self, now: Time, bytes: &[u8], wire_len: usize) {
         self.sent += 1;
+        let max = match self.p.narrows {
+            Some((at, max)) if now >= at => max,
+            _ => self.p.max_datagram,
+        };
+        if wire_len > max {
+            self.dropped_too_big += 1;
+            return;
+        }
         let start = self.next_free.max(now);
         let backlog = start - now;
         if backlog > self.tx_time(wire_len) * self.p.queue_packets as u32 {
@@ -96,6 +116,7 @@ impl Link {
             at += self.p.reorder_delay.mul_f64(self.rng.gen::<f64>());
         }
         self.push(at, bytes);
+        self.largest_delivered = self.largest_delivered.max(wire_len);
         if self.rng.gen::<f64>() < self.p.duplicate {
             self.duplicated += 1;
             let later = at + self.p.reorder_delay.mul_f64(self.rng.gen::<f64>());
@@ -192,6 +213,21 @@ pub fn run(
     seed: u64,
     limit: Time,
 ) -> Outcome {
+    run_observed(client_cfg, server_cfg, ab, ba, work, seed, limit, |_, _| {})
+}
+
+/// [`run`], showing the client to `observe` before and after each datagram it takes in.
+#[allow(clippy::too_many_arguments)]
+pub fn run_observed(
+    client_cfg: Config,
+    server_cfg: Config,
+    ab: LinkParams,
+    ba: LinkParams,
+    work: Workload<'_>,
+    seed: u64,
+    limit: Time,
+    mut observe: impl FnMut(&Connection, bool),
+) -> Outcome {
     let synthetic = client_cfg.synthetic;
     let mut now = Time::ZERO;
     let mut client = Connection::new(client_cfg, Side::Client, now).expect("client config");
@@ -271,9 +307,11 @@ pub fn run(
             }
         }
         while let Some(p) = ba.pop_due(now) {
+            observe(&client, false);
             if let Err(e) = client.handle_packet(now, &p) {
                 rejected.push(format!("client: {e}"));
             }
+            observe(&client, true);
         }
         if client.poll_timeout().is_some_and(|t| t <= now) {
             client.handle_timeout(now);
