@@ -1,5 +1,8 @@
 //! A UDP socket as a connection's network side, and the driver loop's clock and wait.
 //!
+//! Sending (batches, GSO), receiving (GRO, arrival stamps) and waiting act on one socket's
+//! options and counters, which is why they share this file and it runs past 800 lines.
+//!
 //! The sans-IO [`Connection`] decides what to send and when; [`UdpPort`] moves its datagrams:
 //! `flush` hands every datagram the connection has ready to the kernel, `receive` reads what
 //! arrived, `wait` sleeps until a datagram arrives or the connection's next deadline
@@ -14,7 +17,8 @@
 //! which the kernel (or the NIC) cuts into datagrams. The segment size goes with each send (a
 //! `UDP_SEGMENT` control message), as the full data packet's size, which path MTU discovery
 //! changes, is when the batch is built; a batch holds only full data packets and one shorter
-//! last datagram, and anything else (an ACK, a larger probe) goes in a batch of its own; with UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
+//! last datagram, and anything else (an ACK, a larger probe) goes in a batch of its own. With
+//! UDP GRO (`UDP_GRO`, Linux ≥ 5.0) the
 //! receiving kernel hands over runs of a flow's datagrams in one buffer with their segment size,
 //! which `receive` cuts apart again. Neither changes what is on the wire, nor the timing of the
 //! datagrams within a burst (they leave back to back either way). Where the kernel or the route

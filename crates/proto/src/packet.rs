@@ -1,4 +1,6 @@
 //! The wire format: packet types behind a two-byte header, big-endian, fixed-width fields.
+//! Every type's encoding and decoding is here, beside the diagram below, so that the format is
+//! read and checked in one place: hence the file's length.
 //!
 //! ```text
 //! every packet   version:u8 (=1)  type:u8
