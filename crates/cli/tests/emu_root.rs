@@ -166,6 +166,38 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 /// Records of a pcap file (nanosecond magic, LINKTYPE_RAW): each record's IPv4 payload.
+/// `len` incompressible bytes (xorshift64 from `seed`), the same for the same seed.
+fn incompressible(len: usize, seed: u64) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    let mut x = seed;
+    for chunk in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    data
+}
+
+/// Start the receiver, give it 300 ms to bind, run the sender to its end, then wait for the
+/// receiver: the sender's output, the receiver's exit status and what it wrote on stderr.
+fn transfer(
+    mut recv: Command,
+    mut send: Command,
+) -> (std::process::Output, std::process::ExitStatus, String) {
+    let mut recv = recv.stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = send.output().unwrap();
+    let status = recv.wait().unwrap();
+    let mut err = String::new();
+    recv.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (send, status, err)
+}
+
 fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
     let b = std::fs::read(path).unwrap();
     assert!(b.len() >= 24, "{}: no global header", path.display());
@@ -488,14 +520,7 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
     std::fs::create_dir_all(&src).unwrap();
     std::fs::create_dir_all(&dst).unwrap();
     // 40 MB of incompressible bytes: 3.2 s at the full rate.
-    let mut data = vec![0u8; 40_000_000];
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for chunk in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
+    let data = incompressible(40_000_000, 0x9E37_79B9_7F4A_7C15);
     std::fs::write(src.join("run.dat"), &data).unwrap();
 
     let mut emu = Running::spawn(&[
@@ -532,16 +557,12 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
         rx_home.join("authorized_keys"),
     )
     .unwrap();
-    let mut recv = Command::new("ip")
-        .env("LONGHAUL_HOME", &rx_home)
+    let mut recv = Command::new("ip");
+    recv.env("LONGHAUL_HOME", &rx_home)
         .args(["netns", "exec", &na, bin, "recv", "-n", "1", "-d"])
-        .arg(&dst)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let send = Command::new("ip")
-        .env("LONGHAUL_HOME", &tx_home)
+        .arg(&dst);
+    let mut send = Command::new("ip");
+    send.env("LONGHAUL_HOME", &tx_home)
         .args([
             "netns",
             "exec",
@@ -555,16 +576,8 @@ fn send_and_recv_move_a_file_over_an_emulated_long_path() {
             "5s",
         ])
         .arg(src.join("run.dat"))
-        .arg(&st.addr_a)
-        .output()
-        .unwrap();
-    let recv_status = recv.wait().unwrap();
-    let mut recv_err = String::new();
-    recv.stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut recv_err)
-        .unwrap();
+        .arg(&st.addr_a);
+    let (send, recv_status, recv_err) = transfer(recv, send);
     let send_err = String::from_utf8_lossy(&send.stderr);
     eprintln!("recv: {recv_err}\nsend: {send_err}");
     assert!(send.status.success(), "{send_err}");
@@ -813,14 +826,7 @@ fn send_finds_the_path_mtu_behind_a_black_hole_hop() {
     let _g = lock();
     let dir = scratch("pmtu");
     let file = dir.join("run.dat");
-    let mut data = vec![0u8; 30_000_000];
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for chunk in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
+    let data = incompressible(30_000_000, 0x2545_F491_4F6C_DD1D);
     std::fs::write(&file, &data).unwrap();
     for (hop, want) in [(Some("4000"), 3996), (None, 9000)] {
         let summary = dir.join("emu.json");
@@ -848,37 +854,25 @@ fn send_finds_the_path_mtu_behind_a_black_hole_hop() {
         let bin = env!("CARGO_BIN_EXE_longhaul");
         let dst = dir.join(format!("dst-{want}"));
         std::fs::create_dir_all(&dst).unwrap();
-        let mut recv = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &na,
-                bin,
-                "recv",
-                "--insecure",
-                "-n",
-                "1",
-                "-d",
-            ])
-            .arg(&dst)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        let send = Command::new("ip")
-            .args(["netns", "exec", &nb, bin, "send", "--insecure", "-J"])
+        let mut recv = Command::new("ip");
+        recv.args([
+            "netns",
+            "exec",
+            &na,
+            bin,
+            "recv",
+            "--insecure",
+            "-n",
+            "1",
+            "-d",
+        ])
+        .arg(&dst);
+        let mut send = Command::new("ip");
+        send.args(["netns", "exec", &nb, bin, "send", "--insecure", "-J"])
             .args(["--connect-timeout", "5s"])
             .arg(&file)
-            .arg(&st.addr_a)
-            .output()
-            .unwrap();
-        let recv_status = recv.wait().unwrap();
-        let mut recv_err = String::new();
-        recv.stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut recv_err)
-            .unwrap();
+            .arg(&st.addr_a);
+        let (send, recv_status, recv_err) = transfer(recv, send);
         let send_err = String::from_utf8_lossy(&send.stderr);
         assert!(send.status.success(), "{send_err}");
         assert!(recv_status.success(), "{recv_err}");
