@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_bytes, run, run_observed, Link, LinkParams, Workload};
+use common::{random_bytes, read_all, run, run_observed, Link, LinkParams, Workload};
 use longhaul_cc::CcSpec;
 use longhaul_proto::pmtu::{MAX_PROBES, STEP};
 use longhaul_proto::{
@@ -275,13 +275,7 @@ fn an_interface_that_refuses_the_raised_size_brings_it_back_to_the_base() {
                 c.finish();
             }
         }
-        loop {
-            let n = s.read(&mut buf);
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n]);
-        }
+        read_all(&mut s, &mut got);
         raised |= c.path_mtu() == 9000;
         while let Some(t) = c.poll_transmit(now, &mut buf) {
             if now >= shrinks_at && t.wire_len > 1500 - IP_UDP_OVERHEAD {

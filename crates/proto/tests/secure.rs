@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{random_bytes, run, Link, LinkParams, Workload};
+use common::{random_bytes, read_all, run, Link, LinkParams, Workload};
 use longhaul_cc::CcSpec;
 use longhaul_proto::packet::{self, AckFields, AckRange, DataHeader, SEAL_HEADER_LEN};
 use longhaul_proto::{
@@ -288,7 +288,6 @@ fn injected_forgeries_are_dropped_and_counted_and_the_transfer_is_exact() {
     let mut seen_ba: Vec<Vec<u8>> = Vec::new();
     let mut injected = [0u64; 2];
     let mut refused = [0u64; 2];
-    let mut sink = vec![0u8; 1 << 16];
     loop {
         if written < data.len() {
             written += c.write(&data[written..]);
@@ -296,13 +295,7 @@ fn injected_forgeries_are_dropped_and_counted_and_the_transfer_is_exact() {
                 c.finish();
             }
         }
-        loop {
-            let n = s.read(&mut sink);
-            if n == 0 {
-                break;
-            }
-            received.extend_from_slice(&sink[..n]);
-        }
+        read_all(&mut s, &mut received);
         while let Some(t) = c.poll_transmit(now, &mut buf) {
             ab.send(now, &buf[..t.len], t.wire_len);
         }

@@ -193,6 +193,11 @@ fn drain(c: &mut Connection, out: &mut Vec<u8>, synthetic: bool, count: &mut u64
         *count += c.read_synthetic();
         return;
     }
+    read_all(c, out);
+}
+
+/// Append every stream byte `c` has ready to `out`.
+pub fn read_all(c: &mut Connection, out: &mut Vec<u8>) {
     let mut buf = [0u8; 65536];
     loop {
         let n = c.read(&mut buf);
