@@ -253,10 +253,7 @@ impl PmtuSearch {
         if self.stats.mtu == self.stats.base {
             return false;
         }
-        self.stats.phase = Phase::BlackHole;
-        self.stats.mtu = self.stats.base;
-        self.stats.black_holes += 1;
-        self.low = 0;
+        self.fall_back();
         true
     }
 
@@ -267,6 +264,14 @@ impl PmtuSearch {
             self.outstanding = None;
             self.stats.probes_sent -= 1;
         }
+    }
+
+    /// Back to the base size, for the rest of the connection.
+    fn fall_back(&mut self) {
+        self.stats.phase = Phase::BlackHole;
+        self.stats.mtu = self.stats.base;
+        self.stats.black_holes += 1;
+        self.low = 0;
     }
 
     /// Binary search between `low` and `high`, or complete.
@@ -300,10 +305,7 @@ impl PmtuSearch {
         if self.suspicious < BLACK_HOLE_LOSSES {
             return false;
         }
-        self.stats.phase = Phase::BlackHole;
-        self.stats.mtu = self.stats.base;
-        self.stats.black_holes += 1;
-        self.low = 0;
+        self.fall_back();
         true
     }
 }
