@@ -774,8 +774,9 @@ fn mtu_option(sock: &UdpSocket, v4: libc::c_int, v6: libc::c_int) -> io::Result<
 /// interface's MTU fails to send with `EMSGSIZE`.
 pub fn set_probe_path_mtu(sock: &UdpSocket) -> io::Result<()> {
     let (level, name) = mtu_option(sock, libc::IP_MTU_DISCOVER, libc::IPV6_MTU_DISCOVER)?;
-    let value: libc::c_int = libc::IP_PMTUDISC_PROBE; // IPV6_PMTUDISC_PROBE has the same value
-                                                      // SAFETY: a valid socket, and a c_int option value of its size.
+    // IPV6_PMTUDISC_PROBE has the same value.
+    let value: libc::c_int = libc::IP_PMTUDISC_PROBE;
+    // SAFETY: a valid socket, and a c_int option value of its size.
     let r = unsafe {
         libc::setsockopt(
             sock.as_raw_fd(),
