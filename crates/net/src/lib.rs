@@ -83,7 +83,7 @@ use thiserror::Error;
 /// Whether the socket's work (sealing and sending, reading and opening) runs on threads of its
 /// own unless told: where the host has at least 4 cores. A sender then keeps four threads busy
 /// (its connection's, the sending thread, two reading the file), a receiver three or more (its
-/// loop, the receiving thread, hashing and writing). On the 2-vCPU test machine, where both
+/// loop, which also hashes, the receiving thread and the writing thread). On the 2-vCPU test machine, where both
 /// ends of a loopback transfer share the two cores, handing datagrams between threads cost
 /// more than it saved (bench/README.md, "The socket's work on threads of its own").
 pub fn io_threads_by_default() -> bool {

@@ -1,21 +1,28 @@
 //! The receiver's writes of one file — part file, BLAKE3 digest of each chunk, checkpoints into the
-//! journal — on threads of their own.
+//! journal — with the disk's work on a thread of its own.
 //!
-//! These took half or more of the receiver's CPU on loopback (bench/README.md, "Where a
-//! loopback transfer's time goes"), and done on the connection's thread they kept it from
-//! reading datagrams while the disk was busy. A [`Writer`] takes the bytes in pieces through a
-//! bounded queue of [`DEPTH`] pieces to a thread that hashes each chunk once, then through a
-//! second such queue to a thread that writes them and journals the chunk digests at each
-//! checkpoint. The same chunk digests make the file's digest (`hashlist`), which is what the
-//! sender's digest is checked against, so no second pass over the bytes is needed; hashing
-//! before writing lets one piece be hashed while the last one waits for the disk. The writing
-//! thread takes up to [`BATCH`] queued pieces at a time and writes them with one `writev`.
-//! Pieces come back through a third queue to be filled again, so at most `2 × DEPTH + BATCH +
-//! 2` pieces exist per file being received (both queues full, a batch being written, one
-//! being hashed and one being filled). When the disk is slower than the network the queues fill
-//! and [`Writer::write`] waits for them, as a write on the connection's thread waited before:
-//! the connection's receive window, then its sender's congestion control, absorb the
-//! difference.
+//! Writing took half or more of the receiver's CPU on loopback (bench/README.md, "Where a
+//! loopback transfer's time goes"), and done on the connection's thread it kept that thread
+//! from reading datagrams while the disk was busy. A [`Writer`] takes the bytes in pieces
+//! through a bounded queue of [`DEPTH`] pieces to a thread that writes them and journals the
+//! chunk digests at each checkpoint. The writing thread takes up to [`BATCH`] queued pieces at
+//! a time and writes them with one `writev`. Pieces come back through a second queue to be
+//! filled again, so at most `DEPTH + BATCH + 1` pieces exist per file being received (the
+//! queue full, a batch being written and one being filled). When the disk is
+//! slower than the network the queue fills and [`Writer::write`] waits for it, as a write on
+//! the connection's thread waited before: the connection's receive window, then its sender's
+//! congestion control, absorb the difference.
+//!
+//! **Hashing while the bytes are hot.** Each chunk's digest (the same digests make the file's
+//! digest, `hashlist`, which the sender's digest is checked against, so no second pass over
+//! the bytes is needed) is computed on the connection's thread, [`HASH_SPAN`] bytes at a time
+//! as a piece fills ([`Writer::hash_filled`]), while the bytes the connection just copied in
+//! are still in that core's cache. A hashing thread of its own reads each 1 MiB piece back
+//! after the connection's core wrote it, from the shared cache or from memory, which cost the
+//! receiver more CPU on loopback than the hashing itself saves the connection's thread there
+//! (bench/README.md, "The receiver hashes while the bytes are hot"). The price is that one
+//! connection's thread both copies and hashes: about 0.15 CPU seconds per GB more on it,
+//! which bounds one session's rate where the receiving host has cores to spare.
 //!
 //! **Direct writes.** The part file is written with `O_DIRECT` where the file system takes it:
 //! the bytes go from the piece to the disk without a copy into the page cache. On the
@@ -36,7 +43,7 @@ use std::io::{self, IoSlice, Seek, SeekFrom, Write};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Pieces queued for each thread. 8 rather than 4 absorbs the disk's slower moments: into a
+/// Pieces queued for the writing thread. 8 rather than 4 absorbs the disk's slower moments: into a
 /// file over loopback the sender was held by the receive window 0 % of its time instead of
 /// 0–46 %, and ran 9–14 % faster (bench/README.md).
 pub const DEPTH: usize = 8;
@@ -47,13 +54,20 @@ pub const DEPTH: usize = 8;
 pub const BATCH: usize = 4;
 /// Bytes handed over at a time (a chunk: pieces start on chunk boundaries).
 pub const PIECE: usize = CHUNK_SIZE as usize;
+/// The fewest newly filled bytes of a piece hashed at once. BLAKE3 hashes sixteen of its
+/// 1 KiB blocks side by side with AVX-512 only when given that many at once: fed datagram by
+/// datagram (1,416 bytes) it ran 7 times slower here than fed 16 KiB or more. 64 KiB is a
+/// few datagram batches, still in the core's cache when hashed.
+pub const HASH_SPAN: usize = 64 * 1024;
 /// Up to [`PIECE`] bytes of the file in aligned storage.
 pub struct Piece {
     buf: AlignedBuf,
     /// Bytes it may hold: [`PIECE`], or less for a small file's.
     cap: usize,
     len: usize,
-    /// Digests of the chunks these bytes complete (set by the hashing thread).
+    /// Bytes at the front already hashed.
+    hashed: usize,
+    /// Digests of the chunks these bytes complete (set as they are hashed).
     digests: Vec<[u8; DIGEST_LEN]>,
 }
 
@@ -69,6 +83,7 @@ impl Piece {
             buf: AlignedBuf::new(cap.max(1)),
             cap,
             len: 0,
+            hashed: 0,
             digests: Vec::new(),
         }
     }
@@ -134,7 +149,7 @@ pub struct PartFile {
     /// Bytes of the file in the part file (the resume point plus what was written since).
     written: u64,
     /// The file's digest so far: every chunk's, the resumed prefix's included (kept by the
-    /// [`Writer`]'s hashing thread meanwhile).
+    /// [`Writer`] meanwhile).
     pub hasher: FileHasher,
     /// Digests of chunks written since the last checkpoint.
     pending: Vec<[u8; DIGEST_LEN]>,
@@ -255,64 +270,29 @@ fn write_all_vectored(file: &mut File, pieces: &[&[u8]]) -> io::Result<()> {
 /// What the thread returns: the part file, and the first error (after which it wrote nothing).
 type Outcome = (PartFile, Result<(), Fatal>);
 
-/// A [`PartFile`] hashed and written on threads of its own, or (a small file, see
-/// [`Writer::in_memory`]) kept in memory for the caller.
+/// A [`PartFile`] hashed on the caller's thread and written on a thread of its own, or (a
+/// small file, see [`Writer::in_memory`]) kept in memory for the caller.
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
-    /// Hashes each chunk, before the writing thread.
-    hasher: Option<JoinHandle<FileHasher>>,
+    /// The file's digest so far (the resumed prefix's chunks included).
+    hasher: FileHasher,
+    /// Bytes of the file hashed, the resume point included; and the file's size.
+    hashed: u64,
+    size: u64,
     thread: Option<JoinHandle<Outcome>>,
     /// The bytes kept in memory ([`Writer::in_memory`]).
-    memory: Option<Memory>,
-}
-
-/// A small file's bytes, hashed as they come.
-struct Memory {
-    bytes: Vec<u8>,
-    hasher: FileHasher,
-    size: u64,
-}
-
-impl Memory {
-    fn put(&mut self, piece: &Piece) {
-        let bytes = piece.bytes();
-        self.hasher.update(bytes, |_| {});
-        self.bytes.extend_from_slice(bytes);
-        if self.bytes.len() as u64 == self.size {
-            self.hasher.end();
-        }
-    }
+    memory: Option<Vec<u8>>,
 }
 
 impl Writer {
-    /// Starts the hashing and writing threads for `file`.
+    /// Starts the writing thread for `file`.
     pub fn start(mut file: PartFile) -> io::Result<Writer> {
-        let (pieces, rx) = bounded::<Piece>(DEPTH);
-        let (to_write, write_rx) = bounded::<Piece>(DEPTH);
-        let (spent_tx, spent) = bounded(2 * DEPTH + 2);
-        let mut hasher = std::mem::take(&mut file.hasher);
-        let (mut at, size) = (file.written, file.size);
-        // Ends when the connection's side drops its queue, or the writing thread ended (a
-        // failed write).
-        let hashing = std::thread::Builder::new()
-            .name("longhaul-hash".into())
-            .spawn(move || {
-                for mut piece in rx {
-                    piece.digests.clear();
-                    let done = &mut piece.digests;
-                    let bytes = &piece.buf.as_slice()[..piece.len];
-                    hasher.update(bytes, |d| done.push(d));
-                    at += piece.len as u64;
-                    if at == size {
-                        done.extend(hasher.end());
-                    }
-                    if to_write.send(piece).is_err() {
-                        break;
-                    }
-                }
-                hasher
-            })?;
+        let (pieces, write_rx) = bounded::<Piece>(DEPTH);
+        let (spent_tx, spent) = bounded(DEPTH + 2);
+        let hasher = std::mem::take(&mut file.hasher);
+        let (hashed, size) = (file.written, file.size);
+        // Ends when the connection's side drops its queue.
         let thread = std::thread::Builder::new()
             .name("longhaul-write".into())
             .spawn(move || {
@@ -338,6 +318,8 @@ impl Writer {
                     }
                     for mut piece in batch.drain(..) {
                         piece.len = 0;
+                        piece.hashed = 0;
+                        piece.digests.clear();
                         let _ = spent_tx.try_send(piece);
                     }
                 }
@@ -346,7 +328,9 @@ impl Writer {
         Ok(Writer {
             pieces: Some(pieces),
             spent,
-            hasher: Some(hashing),
+            hasher,
+            hashed,
+            size,
             thread: Some(thread),
             memory: None,
         })
@@ -354,7 +338,7 @@ impl Writer {
 
     /// A writer for a file of less than a chunk: its bytes are hashed on the caller's thread
     /// and kept in memory, for the part file to be written whole when it is placed
-    /// ([`Writer::finish_memory`]). Creating the part file and starting two threads on the
+    /// ([`Writer::finish_memory`]). Creating the part file and starting a thread on the
     /// connection's thread cost more than the write of such a file, and made that thread the
     /// bottleneck of a transfer of many small files.
     pub fn in_memory(size: u64) -> Writer {
@@ -362,13 +346,34 @@ impl Writer {
         Writer {
             pieces: None,
             spent,
-            hasher: None,
+            hasher: FileHasher::new(),
+            hashed: 0,
+            size,
             thread: None,
-            memory: Some(Memory {
-                bytes: Vec::with_capacity(size as usize),
-                hasher: FileHasher::new(),
-                size,
-            }),
+            memory: Some(Vec::with_capacity(size as usize)),
+        }
+    }
+
+    /// Hash the bytes `piece` took since it was last hashed, if there are at least
+    /// [`HASH_SPAN`] of them: called as the piece fills, while they are in the cache.
+    pub fn hash_filled(&mut self, piece: &mut Piece) {
+        if piece.len - piece.hashed >= HASH_SPAN {
+            self.hash_rest(piece);
+        }
+    }
+
+    /// Hash every byte of `piece` not hashed yet; the file's last one closes its last chunk.
+    fn hash_rest(&mut self, piece: &mut Piece) {
+        let bytes = &piece.buf.as_slice()[piece.hashed..piece.len];
+        if bytes.is_empty() {
+            return;
+        }
+        let done = &mut piece.digests;
+        self.hasher.update(bytes, |d| done.push(d));
+        self.hashed += bytes.len() as u64;
+        piece.hashed = piece.len;
+        if self.hashed == self.size {
+            done.extend(self.hasher.end());
         }
     }
 
@@ -379,22 +384,24 @@ impl Writer {
 
     /// An in-memory writer's bytes and their digests.
     pub fn finish_memory(mut self) -> Option<(Vec<u8>, FileHasher)> {
-        self.memory.take().map(|m| (m.bytes, m.hasher))
+        let hasher = std::mem::take(&mut self.hasher);
+        self.memory.take().map(|bytes| (bytes, hasher))
     }
 
     /// An empty piece to fill: one the thread is done with, or a new one.
     pub fn buffer(&self) -> Piece {
         if let Some(m) = &self.memory {
-            return Piece::sized(m.size as usize - m.bytes.len());
+            return Piece::sized(self.size as usize - m.len());
         }
         self.spent.try_recv().unwrap_or_else(|_| Piece::new())
     }
 
     /// Queue `buf` to be written, waiting while the queue is full. An error is the thread's
     /// (the disk's): nothing more is written.
-    pub fn write(&mut self, buf: Piece) -> Result<(), Fatal> {
+    pub fn write(&mut self, mut buf: Piece) -> Result<(), Fatal> {
+        self.hash_rest(&mut buf);
         if let Some(m) = self.memory.as_mut() {
-            m.put(&buf);
+            m.extend_from_slice(buf.bytes());
             return Ok(());
         }
         let Some(pieces) = self.pieces.as_ref() else {
@@ -418,9 +425,10 @@ impl Writer {
     /// Queue `buf` if the queue has room; otherwise give it back (`Ok(Some(buf))`) rather than
     /// wait, so the connection's thread can go on receiving and acknowledging while the disk
     /// catches up. An error is the thread's, as for [`Writer::write`].
-    pub fn try_write(&mut self, buf: Piece) -> Result<Option<Piece>, Fatal> {
+    pub fn try_write(&mut self, mut buf: Piece) -> Result<Option<Piece>, Fatal> {
+        self.hash_rest(&mut buf);
         if let Some(m) = self.memory.as_mut() {
-            m.put(&buf);
+            m.extend_from_slice(buf.bytes());
             return Ok(None);
         }
         let Some(pieces) = self.pieces.as_ref() else {
@@ -443,17 +451,11 @@ impl Writer {
         }
     }
 
-    /// Both threads' ends: the part file with the file's digest in it.
+    /// The writing thread's end: the part file with the file's digest in it.
     fn join(&mut self) -> Option<Outcome> {
-        let outcome = self.thread.take().and_then(|t| t.join().ok());
-        let hasher = self.hasher.take().and_then(|t| t.join().ok());
-        match (outcome, hasher) {
-            (Some((mut file, r)), Some(hasher)) => {
-                file.hasher = hasher;
-                Some((file, r))
-            }
-            _ => None,
-        }
+        let (mut file, r) = self.thread.take().and_then(|t| t.join().ok())?;
+        file.hasher = std::mem::take(&mut self.hasher);
+        Some((file, r))
     }
 }
 
@@ -499,9 +501,18 @@ mod tests {
             if rest.is_empty() {
                 break;
             }
+            // Filled a datagram's worth at a time, as packets fill it, and hashed as it fills.
             let mut p = w.buffer();
-            let n = p.extend(&rest[..c.min(rest.len())]);
-            rest = &rest[n..];
+            for d in rest[..c.min(rest.len())].chunks(1416) {
+                p.extend(d);
+                w.hash_filled(&mut p);
+                assert!(
+                    p.len() - p.hashed < HASH_SPAN,
+                    "{} bytes left unhashed",
+                    p.len() - p.hashed
+                );
+            }
+            rest = &rest[p.len()..];
             w.write(p).unwrap();
         }
         let mut file = w.finish().unwrap();
@@ -518,8 +529,9 @@ mod tests {
         (0..n).map(|i| (i * 31 + i / 4099) as u8).collect()
     }
 
-    /// Whole chunks, then a ragged tail in pieces of odd sizes: the part file holds exactly
-    /// the bytes, the digest is theirs, and the journal has every chunk.
+    /// Whole chunks, then a ragged tail in pieces of odd sizes, each hashed in spans as it
+    /// fills: the part file holds exactly the bytes, the digest is theirs, and the journal has
+    /// every chunk.
     #[test]
     fn pieces_of_any_size_land_in_order_with_digest_and_journal() {
         let data = bytes(2 * PIECE + 12_345);
@@ -603,8 +615,8 @@ mod tests {
     fn a_stalled_disk_hands_the_piece_back_instead_of_waiting() {
         let (mut rd, wr) = std::os::unix::net::UnixStream::pair().unwrap();
         let wr = File::from(std::os::fd::OwnedFd::from(wr));
-        // More pieces than the writer can hold: both queues, a batch and a piece being hashed.
-        let pieces = 2 * DEPTH + BATCH + 8;
+        // More pieces than the writer can hold: the queue and a batch.
+        let pieces = DEPTH + BATCH + 8;
         let total = pieces * PIECE;
         let file = PartFile::new(wr, None, "f", total as u64, 0, FileHasher::new());
         let mut w = Writer::start(file).unwrap();
@@ -639,9 +651,9 @@ mod tests {
                 }
             }
         }
-        // Both queues full, a piece being hashed, and on the writing thread at least one and
-        // at most a batch (the socket's buffer holds under a piece of it).
-        let held = 2 * DEPTH + 2..=2 * DEPTH + 1 + BATCH;
+        // The queue full, and on the writing thread at least one and at most a batch (the
+        // socket's buffer holds under a piece of it).
+        let held = DEPTH + 1..=DEPTH + BATCH;
         if returned.is_none() || !held.contains(&queued) {
             // Unblock the writer first, so the failure is reported rather than waited on.
             drop(rd);

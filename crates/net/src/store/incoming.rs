@@ -147,9 +147,13 @@ impl Incoming {
         })
     }
 
-    /// Queue the piece being filled if it is complete, waiting for room when `wait`. Returns
-    /// whether nothing complete is left waiting.
+    /// Hash what the piece being filled took lately (while it is in the cache), and queue the
+    /// piece if it is complete, waiting for room when `wait`. Returns whether nothing complete
+    /// is left waiting.
     fn hand_over(&mut self, wait: bool) -> Result<bool, Fatal> {
+        if let (Some(piece), Some(writer)) = (self.fill.as_mut(), self.writer.as_mut()) {
+            writer.hash_filled(piece);
+        }
         if !self.waiting_for_disk() {
             return Ok(true);
         }
