@@ -22,11 +22,11 @@
 //! through a socket pair the loop polls with its socket; dropping the [`RecvThread`] stops the
 //! thread (within [`POLL_TICK`]).
 
+use crate::recv::PeerMap;
 use crate::socket::{split, Reader, Received, MAX_GRO_BYTES, RECV_BATCH, RECV_BATCH_BYTES};
 use longhaul_proto::{OpenAttempt, Opener};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::time::TimeSpec;
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::ops::Range;
@@ -74,7 +74,7 @@ pub struct InBatch {
 /// Each session's receive keys, by the sender's address, for the thread.
 #[derive(Default)]
 pub struct Openers {
-    table: Mutex<HashMap<SocketAddr, Opener>>,
+    table: Mutex<PeerMap<Opener>>,
     version: AtomicU64,
 }
 
@@ -102,7 +102,7 @@ impl Openers {
     }
 
     /// A copy of the table if it changed since `seen` (which is updated).
-    fn changed(&self, seen: &mut u64) -> Option<HashMap<SocketAddr, Opener>> {
+    fn changed(&self, seen: &mut u64) -> Option<PeerMap<Opener>> {
         let v = self.version.load(Ordering::Acquire);
         if v == *seen {
             return None;
@@ -193,7 +193,7 @@ fn run(
     stop: Arc<AtomicBool>,
 ) {
     let mut seen = 0;
-    let mut table: HashMap<SocketAddr, Opener> = HashMap::new();
+    let mut table: PeerMap<Opener> = PeerMap::default();
     // A batch that read nothing is kept for the next turn.
     let mut held: Option<InBatch> = None;
     while !stop.load(Ordering::Relaxed) {

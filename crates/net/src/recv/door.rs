@@ -2,13 +2,12 @@
 //! handshake's first datagram, through admission to a new session.
 
 use super::session::{Session, Whose};
-use super::RecvOptions;
+use super::{PeerMap, RecvOptions};
 use crate::admission::{self, Door as Admission, Slot, Tokens};
 use crate::recv_thread::Openers;
 use crate::socket::Arrival;
 use crate::store::Store;
 use longhaul_proto::{Connection, Side};
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +15,7 @@ use std::time::Instant;
 /// Where a datagram not already opened goes: to its session, or, for an INIT (a plain
 /// handshake without security), through admission to a new one.
 pub(super) struct Door<'a> {
-    pub(super) sessions: &'a mut HashMap<SocketAddr, Session>,
+    pub(super) sessions: &'a mut PeerMap<Session>,
     pub(super) options: &'a RecvOptions,
     pub(super) tokens: &'a Tokens,
     pub(super) store: &'a mut Store,
