@@ -281,6 +281,8 @@ pub struct Writer {
     hashed: u64,
     size: u64,
     thread: Option<JoinHandle<Outcome>>,
+    /// Pieces the thread gave back, the latest last.
+    free: Vec<Piece>,
     /// The bytes kept in memory ([`Writer::in_memory`]).
     memory: Option<Vec<u8>>,
 }
@@ -332,6 +334,7 @@ impl Writer {
             hashed,
             size,
             thread: Some(thread),
+            free: Vec::new(),
             memory: None,
         })
     }
@@ -350,6 +353,7 @@ impl Writer {
             hashed: 0,
             size,
             thread: None,
+            free: Vec::new(),
             memory: Some(Vec::with_capacity(size as usize)),
         }
     }
@@ -388,12 +392,15 @@ impl Writer {
         self.memory.take().map(|bytes| (bytes, hasher))
     }
 
-    /// An empty piece to fill: one the thread is done with, or a new one.
-    pub fn buffer(&self) -> Piece {
+    /// An empty piece to fill: the one the thread finished with last, or a new one. The last
+    /// one written is the likeliest to be still in the cache, where the copies into it cost
+    /// least (the queue gives them back oldest first).
+    pub fn buffer(&mut self) -> Piece {
         if let Some(m) = &self.memory {
             return Piece::sized(self.size as usize - m.len());
         }
-        self.spent.try_recv().unwrap_or_else(|_| Piece::new())
+        self.free.extend(self.spent.try_iter());
+        self.free.pop().unwrap_or_else(Piece::new)
     }
 
     /// Queue `buf` to be written, waiting while the queue is full. An error is the thread's
@@ -542,6 +549,30 @@ mod tests {
             assert_eq!(digest, list_digest(want.iter()), "cuts {cuts:?}");
             assert_eq!(chunks, 3, "cuts {cuts:?}");
         }
+    }
+
+    /// The piece handed out next is the one the writing thread gave back last, the likeliest
+    /// to be still in the cache.
+    #[test]
+    fn the_piece_written_last_is_filled_first() {
+        let null = File::options().write(true).open("/dev/null").unwrap();
+        let file = PartFile::new(null, None, "f", 3 * PIECE as u64, 0, FileHasher::new());
+        let mut w = Writer::start(file).unwrap();
+        let data = bytes(PIECE);
+        let (mut first, mut second) = (w.buffer(), w.buffer());
+        let last = second.buf.as_slice().as_ptr();
+        assert_ne!(first.buf.as_slice().as_ptr(), last, "two pieces");
+        first.extend(&data);
+        second.extend(&data);
+        w.write(first).unwrap();
+        w.write(second).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while w.free.len() < 2 {
+            assert!(Instant::now() < deadline, "the pieces never came back");
+            w.free.extend(w.spent.try_iter());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(w.buffer().buf.as_slice().as_ptr(), last);
     }
 
     /// Whether the file system under `dir` takes O_DIRECT (on a file of its own).
