@@ -370,8 +370,9 @@ fn enter(ring: &IoUring, what: &str) -> Result<()> {
 }
 
 fn push(ring: &mut IoUring, e: &squeue::Entry) -> Result<()> {
-    // SAFETY: every entry points at a `Msg` and buffers that outlive the request (the rings
-    // are dropped, after cancelling what is in flight, before them).
+    // SAFETY: every entry points at a `Msg` and buffers that outlive the request: a sender
+    // waits for each of its completions, a receiver cancels what is in flight before its
+    // buffers go (`UringReceiver`'s drop).
     unsafe { ring.submission().push(e) }.map_err(|_| anyhow!("the submission queue is full"))
 }
 
