@@ -8,7 +8,9 @@
 //! another core while the connection goes on with the next batch and with the ACKs.
 //!
 //! The connection's thread fills a [`OutBatch`] (datagrams back to back, each with its pending
-//! seal) and hands it over through a bounded queue ([`QUEUE`] batches: at most 4 × 64 KB wait);
+//! seal, and with security off a data packet as its header and its payload lent from the file
+//! chunk it lies in: below) and hands it over through a bounded queue ([`QUEUE`] batches: at
+//! most 4 × 64 KB wait);
 //! when the queue is full, handing over waits for the sending thread, which never waits on the
 //! socket, so the wait is one batch's work at most. The sending thread applies every seal,
 //! then sends the batch (one GSO send, or one datagram per call where the kernel refuses) and
@@ -17,12 +19,27 @@
 //! drops, as it does when it sends itself), or an error such as a refused port. No datagram
 //! leaves before its seal is applied: the thread seals a whole batch before its first send.
 //!
+//! **Payloads lent, not copied.** A plain data packet's payload is already in memory, in the
+//! chunk of the file the application gave the connection (`Connection::write_owned`).
+//! Copying it into the batch, next to its header, only for the kernel to copy it again cost a
+//! plain loopback sender about a tenth of its CPU (bench/README.md). So the batch holds the
+//! header's bytes and a [`Payload`], a shared reference to the payload's range of the chunk,
+//! and the send is one `sendmsg` whose iovec list alternates headers and payloads (at most
+//! [`MAX_PARTS`], far below Linux's 1024); GSO cuts the concatenated bytes every segment size
+//! whatever the slices, so the datagrams that leave are the bytes a copy would have made. A
+//! chunk is shared, not borrowed: the connection offers it back to the file reader only once
+//! it is acknowledged and no payload of it remains, so a batch waiting here (or carrying a
+//! retransmission of bytes the receiver has meanwhile acknowledged) never reads a chunk being
+//! refilled. The thread drops a batch's payloads as soon as it is sent, before the report
+//! goes back. Sealed datagrams keep the copy (the seal encrypts the payload in place), and
+//! handshakes, ACKs and closes are written whole.
+//!
 //! Order is kept: one queue, one thread, batches sent in the order written; the CLOSE a
 //! closing connection writes last goes out last. Dropping the [`SendThread`] closes the queue;
 //! the thread sends what is queued and ends, and the drop waits for it.
 
-use crate::socket::send_datagrams;
-use longhaul_proto::PendingSeal;
+use crate::socket::{send_datagrams, MAX_PARTS};
+use longhaul_proto::{PacketKind, Payload, PendingSeal, Transmit};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -31,29 +48,103 @@ use std::thread::JoinHandle;
 /// Batches that may wait for the sending thread.
 pub const QUEUE: usize = 4;
 
-/// Datagrams to send together: back to back in `bytes`, all `segment` bytes long but the last.
+/// Datagrams to send together, all `segment` bytes long but the last: what the connection
+/// wrote of each (the datagram whole, or a data packet's header when its payload is lent) back
+/// to back, and the lent payloads, each to go right after its header.
 #[derive(Debug, Default)]
 pub struct OutBatch {
-    /// The datagrams, back to back.
-    pub bytes: Vec<u8>,
+    /// What the connection wrote, in `bytes[..written]`. The vector keeps its length from one
+    /// batch to the next (only `written` goes back to 0): the room offered for a datagram is
+    /// not cleared first, as the connection writes every byte it returns.
+    bytes: Vec<u8>,
+    written: usize,
+    /// Each lent payload, with the offset in `bytes` it follows (its header's end), in order.
+    payloads: Vec<(usize, Payload)>,
+    /// Bytes of the datagrams in all, lent payloads included.
+    len: usize,
+    /// Each sealed datagram's offset in `bytes` and its seal.
+    seals: Vec<(usize, PendingSeal)>,
     /// Bytes of each datagram but the last: the GSO segment size.
     pub segment: usize,
     /// Datagrams in the batch.
     pub count: usize,
-    /// Each sealed datagram's offset in `bytes` and its seal.
-    pub seals: Vec<(usize, PendingSeal)>,
     /// The data packet numbers in the batch, for local drops.
     pub pns: Vec<u64>,
 }
 
 impl OutBatch {
+    /// An empty batch with room for `bytes` bytes written and `datagrams` datagrams.
+    pub fn with_capacity(bytes: usize, datagrams: usize) -> OutBatch {
+        OutBatch {
+            bytes: vec![0; bytes],
+            payloads: Vec::with_capacity(datagrams),
+            pns: Vec::with_capacity(datagrams),
+            ..OutBatch::default()
+        }
+    }
+
+    /// Room for the connection to write the next datagram in, `max` bytes (for
+    /// `Connection::poll_transmit_vectored`); [`OutBatch::push`] then takes what it wrote.
+    pub fn room(&mut self, max: usize) -> &mut [u8] {
+        let end = self.written + max;
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        &mut self.bytes[self.written..end]
+    }
+
+    /// Add the datagram the connection wrote in [`OutBatch::room`]: `t.len` bytes there, with
+    /// its pending seal and its lent payload. Returns the datagram's length.
+    pub fn push(
+        &mut self,
+        t: &Transmit,
+        seal: Option<PendingSeal>,
+        payload: Option<Payload>,
+    ) -> usize {
+        let at = self.written;
+        self.written += t.len;
+        self.seals.extend(seal.map(|s| (at, s)));
+        let mut len = t.len;
+        if let Some(p) = payload {
+            len += p.len();
+            self.payloads.push((self.written, p));
+        }
+        if t.kind == PacketKind::Data {
+            self.pns.extend(t.packet_number);
+        }
+        if self.count == 0 {
+            self.segment = len;
+        }
+        self.count += 1;
+        self.len += len;
+        len
+    }
+
+    /// Bytes of the datagrams in all.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the batch holds no datagram.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Empties the batch for reuse, keeping its allocations.
     pub fn clear(&mut self) {
-        self.bytes.clear();
+        self.forget_datagrams();
         self.segment = 0;
         self.count = 0;
-        self.seals.clear();
         self.pns.clear();
+    }
+
+    /// Lets go of the datagrams' bytes, seals and lent payloads (so that their buffers may go
+    /// back to the application), keeping `count` and `pns`, which say what the batch held.
+    fn forget_datagrams(&mut self) {
+        self.written = 0;
+        self.len = 0;
+        self.seals.clear();
+        self.payloads.clear();
     }
 
     /// Apply every pending seal (in place; lengths do not change). False if one could not be
@@ -70,6 +161,29 @@ impl OutBatch {
             all &= sealed == Some(len);
         }
         all
+    }
+
+    /// The datagrams as the slices to send, in order: runs of written bytes, each lent payload
+    /// between them. `None` if there are more than [`MAX_PARTS`] (a batch of more than
+    /// [`crate::socket::MAX_SEGMENTS`] datagrams: a defect).
+    fn parts<'a>(&'a self, out: &mut [&'a [u8]; MAX_PARTS]) -> Option<usize> {
+        let (mut n, mut from) = (0, 0);
+        let mut add = |part: &'a [u8]| -> Option<()> {
+            *out.get_mut(n)? = part;
+            n += 1;
+            Some(())
+        };
+        for (at, payload) in &self.payloads {
+            if *at > from {
+                add(self.bytes.get(from..*at)?)?;
+            }
+            add(payload.as_slice())?;
+            from = *at;
+        }
+        if self.written > from {
+            add(self.bytes.get(from..self.written)?)?;
+        }
+        Some(n)
     }
 }
 
@@ -89,10 +203,15 @@ impl OutBatch {
             let e = io::Error::other("a datagram could not be sealed; none was sent");
             return (SendOutcome::Failed(e), calls);
         }
+        let mut parts: [&[u8]; MAX_PARTS] = [&[]; MAX_PARTS];
+        let Some(n) = self.parts(&mut parts) else {
+            let e = io::Error::other("a batch of more datagrams than one send takes");
+            return (SendOutcome::Failed(e), calls);
+        };
         let sent = send_datagrams(
             sock,
             peer,
-            &self.bytes,
+            &parts[..n],
             self.segment,
             self.count,
             gso,
@@ -121,7 +240,8 @@ pub enum SendOutcome {
 /// A batch handed back.
 #[derive(Debug)]
 pub struct Report {
-    /// The batch, its bytes and seals gone; its `count` and `pns` still say what it held.
+    /// The batch, its bytes, seals and payloads gone; its `count` and `pns` still say what it
+    /// held.
     pub batch: OutBatch,
     /// What became of it.
     pub outcome: SendOutcome,
@@ -153,7 +273,9 @@ impl SendThread {
                 let mut gso = gso;
                 for mut batch in batches {
                     let (outcome, calls) = batch.transmit(&sock, peer, &mut gso);
-                    batch.bytes.clear();
+                    // The payloads go now, not when the batch comes back: their buffers are
+                    // the application's to refill as soon as nothing reads them.
+                    batch.forget_datagrams();
                     if report
                         .send(Report {
                             batch,

@@ -25,6 +25,12 @@
 //! refuses (an old kernel, a device without checksum offload), the port falls back to one
 //! datagram per call.
 //!
+//! **Payloads from the file's chunks.** With security off, a data packet's payload is not
+//! copied into the batch: the batch lends it from the chunk the application gave
+//! (`Connection::poll_transmit_vectored`) and the send is one `sendmsg` of header and payload
+//! slices ([`send_datagrams`]; why, and how a chunk is kept from being refilled meanwhile, in
+//! [`crate::send_thread`]).
+//!
 //! **A sending thread.** With [`UdpPort::start_send_thread`], `flush` builds the same batches
 //! with their seals pending and hands them to [`crate::send_thread`], which seals and sends
 //! them on another core; what it met (a full socket, an error) comes back at the next `flush`.
@@ -45,7 +51,7 @@
 
 use crate::recv_thread::{Openers, RecvThread};
 use crate::send_thread::{OutBatch, SendOutcome, SendThread};
-use longhaul_proto::{Connection, OpenAttempt, PacketKind, Time};
+use longhaul_proto::{Connection, OpenAttempt, Time};
 use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::socket::{
@@ -190,6 +196,9 @@ pub struct SocketStats {
     pub datagrams_sent: u64,
     /// System calls that sent them (fewer than datagrams with GSO).
     pub send_calls: u64,
+    /// Of the data packets' payload bytes, those sent from where the application gave them
+    /// (lent by `Connection::poll_transmit_vectored`) rather than copied into a batch first.
+    pub bytes_lent: u64,
     /// Datagrams read.
     pub datagrams_received: u64,
     /// System calls that read them (fewer than datagrams with GRO).
@@ -257,11 +266,7 @@ impl UdpPort {
             gso,
             reader: Reader::new(gro, timestamps),
             recv_buffer,
-            batch: OutBatch {
-                bytes: Vec::with_capacity(MAX_GSO_BYTES + max_datagram),
-                pns: Vec::with_capacity(MAX_SEGMENTS),
-                ..OutBatch::default()
-            },
+            batch: OutBatch::with_capacity(MAX_GSO_BYTES + max_datagram, MAX_SEGMENTS),
             send_thread: None,
             recv_thread: None,
             stats: SocketStats::default(),
@@ -395,30 +400,22 @@ impl UdpPort {
         };
         let mut result: io::Result<bool> = Ok(true);
         loop {
-            let at = batch.bytes.len();
             // Room for what the connection has next; once a batch has begun, only for another
             // of its segments (a larger datagram, a probe, waits for the next batch).
             let max = match batch.count {
                 0 => conn.datagram_room(),
                 _ => batch.segment,
             };
-            batch.bytes.resize(at + max, 0);
-            let Some((t, seal)) = conn.poll_transmit_unsealed(now, &mut batch.bytes[at..]) else {
-                batch.bytes.truncate(at);
+            // A data packet's payload in a file chunk is lent, not written into the batch:
+            // it goes from the chunk to the kernel (`send_thread`).
+            let Some((t, seal, payload)) = conn.poll_transmit_vectored(now, batch.room(max)) else {
                 break;
             };
-            batch.bytes.truncate(at + t.len);
-            batch.seals.extend(seal.map(|s| (at, s)));
-            if t.kind == PacketKind::Data {
-                batch.pns.extend(t.packet_number);
-            }
-            if batch.count == 0 {
-                batch.segment = t.len;
-            }
-            batch.count += 1;
+            let len = batch.push(&t, seal, payload);
+            self.stats.bytes_lent += (len - t.len) as u64;
             // A batch grows while its datagrams are full data packets; a shorter one ends it.
-            let segment = self.gso && t.len == full && t.len == batch.segment;
-            let room = batch.bytes.len() + full <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
+            let segment = self.gso && len == full && len == batch.segment;
+            let room = batch.len() + full <= MAX_GSO_BYTES && batch.count < MAX_SEGMENTS;
             if !(segment && room) {
                 result = self.dispatch(peer, thread.as_deref_mut(), &mut batch, conn, now);
                 if !matches!(result, Ok(true)) {
@@ -683,38 +680,44 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
 /// What one read returned: length, source, GRO segment size, arrival stamp.
 pub(crate) type Received = (usize, SocketAddr, Option<usize>, Option<TimeSpec>);
 
-/// Send `count` datagrams lying back to back in `bytes`, each `segment` bytes but the last, to
-/// `peer` (`None`: a connected socket): one GSO send of `segment`-byte segments when `gso` is
-/// set, else one datagram per call. Where the route cannot segment (no checksum offload: EIO)
-/// or the kernel refuses the size, GSO is switched off (`gso` cleared) and the datagrams go one
-/// per call. `calls` counts the system calls.
+/// Most slices the datagrams of one send come in: a header and a payload for each of
+/// [`MAX_SEGMENTS`] datagrams, and one run of bytes written whole.
+pub const MAX_PARTS: usize = 2 * MAX_SEGMENTS + 1;
+/// Linux's cap on the iovec list of one `sendmsg` (`UIO_MAXIOV`, include/uapi/linux/uio.h;
+/// `EMSGSIZE` past it).
+const UIO_MAXIOV: usize = 1024;
+const _: () = assert!(MAX_PARTS <= UIO_MAXIOV);
+
+/// Send `count` datagrams lying back to back in the concatenation of `parts` (each `segment`
+/// bytes but the last) to `peer` (`None`: a connected socket): one GSO send of
+/// `segment`-byte segments when `gso` is set, else one datagram per call. The kernel cuts
+/// the bytes of a GSO send at every `segment` bytes whatever the slices they come in (it
+/// copies them from the iovec list into its buffers first), so a datagram may be its header
+/// and its payload, two slices. Where the route cannot segment (no checksum offload: EIO)
+/// or the kernel refuses the size, GSO is switched off (`gso` cleared) and the datagrams go
+/// one per call. `calls` counts the system calls.
 pub(crate) fn send_datagrams(
     sock: &UdpSocket,
     peer: Option<SocketAddr>,
-    bytes: &[u8],
+    parts: &[&[u8]],
     segment: usize,
     count: usize,
     gso: &mut bool,
     calls: &mut u64,
 ) -> io::Result<()> {
-    let send = |bytes: &[u8]| match peer {
-        Some(p) => sock.send_to(bytes, p),
-        None => sock.send(bytes),
-    };
     let one_by_one = |calls: &mut u64| {
-        for d in bytes.chunks(segment.max(1)) {
+        each_datagram(parts, segment.max(1), |d| {
             *calls += 1;
-            send(d)?;
-        }
-        Ok(())
+            send_parts(sock, peer, d, None).map(|_| ())
+        })
     };
     if count > 1 && !*gso {
         return one_by_one(calls);
     }
     *calls += 1;
     let sent = match count {
-        1 => send(bytes),
-        _ => send_segments(sock, peer, bytes, segment),
+        1 => send_parts(sock, peer, parts, None),
+        _ => send_parts(sock, peer, parts, Some(segment)),
     };
     match sent {
         Ok(_) => Ok(()),
@@ -732,26 +735,69 @@ pub(crate) fn send_datagrams(
     }
 }
 
-/// One GSO send: `bytes` cut by the kernel into datagrams of `segment` bytes (the last may be
+/// Calls `each` with the slices of every datagram in the concatenation of `parts`, cut every
+/// `segment` bytes (the last may be shorter).
+fn each_datagram<'a>(
+    parts: &[&'a [u8]],
+    segment: usize,
+    mut each: impl FnMut(&[&'a [u8]]) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut one: [&[u8]; MAX_PARTS] = [&[]; MAX_PARTS];
+    let (mut n, mut left) = (0, segment);
+    for &part in parts {
+        let mut part = part;
+        while !part.is_empty() {
+            let take = part.len().min(left);
+            *one.get_mut(n).ok_or_else(too_many_parts)? = &part[..take];
+            n += 1;
+            part = &part[take..];
+            left -= take;
+            if left == 0 {
+                each(&one[..n])?;
+                (n, left) = (0, segment);
+            }
+        }
+    }
+    if n > 0 {
+        each(&one[..n])?;
+    }
+    Ok(())
+}
+
+fn too_many_parts() -> io::Error {
+    io::Error::other(format!("more than {MAX_PARTS} slices for one send"))
+}
+
+/// One `sendmsg` of the concatenation of `parts` (an iovec list): one datagram, or with
+/// `segment` a GSO send the kernel cuts into datagrams of that size (the last may be
 /// shorter), the size given with the call (`UDP_SEGMENT` control message).
-fn send_segments(
+fn send_parts(
     sock: &UdpSocket,
     peer: Option<SocketAddr>,
-    bytes: &[u8],
-    segment: usize,
+    parts: &[&[u8]],
+    segment: Option<usize>,
 ) -> io::Result<usize> {
-    let segment = u16::try_from(segment).map_err(|_| io::Error::from(Errno::EINVAL))?;
-    let cmsgs = [ControlMessage::UdpGsoSegments(&segment)];
-    let iov = [IoSlice::new(bytes)];
+    let mut iov = [IoSlice::new(&[]); MAX_PARTS];
+    let iov = iov.get_mut(..parts.len()).ok_or_else(too_many_parts)?;
+    for (v, part) in iov.iter_mut().zip(parts) {
+        *v = IoSlice::new(part);
+    }
     let to = peer.map(SockaddrStorage::from);
-    sendmsg(
-        sock.as_raw_fd(),
-        &iov,
-        &cmsgs,
-        MsgFlags::empty(),
-        to.as_ref(),
-    )
-    .map_err(io::Error::from)
+    let sent = match segment {
+        Some(segment) => {
+            let segment = u16::try_from(segment).map_err(|_| io::Error::from(Errno::EINVAL))?;
+            let cmsgs = [ControlMessage::UdpGsoSegments(&segment)];
+            sendmsg(
+                sock.as_raw_fd(),
+                iov,
+                &cmsgs,
+                MsgFlags::empty(),
+                to.as_ref(),
+            )
+        }
+        None => sendmsg(sock.as_raw_fd(), iov, &[], MsgFlags::empty(), to.as_ref()),
+    };
+    sent.map_err(io::Error::from)
 }
 
 /// The socket or the device queue behind it is full: the datagrams did not leave.
@@ -834,6 +880,7 @@ pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use longhaul_proto::PacketKind;
 
     /// The sending thread's reports: a batch that found the socket full goes back to the
     /// connection as local drops (a congestion signal, its data queued again), as when the

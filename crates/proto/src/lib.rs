@@ -16,12 +16,19 @@
 //! poll_timeout(&self) -> Option<Time>                                         // then sleep until
 //! handle_timeout(&mut self, now: Time)                                        // ... and call this
 //!
+//! // for a driver that seals on another thread, and one that also sends a file's bytes from
+//! // where the application gave them (the header in buf, the payload lent: `send_buffer`)
+//! poll_transmit_unsealed(&mut self, now, buf) -> Option<(Transmit, Option<PendingSeal>)>
+//! poll_transmit_vectored(&mut self, now, buf)
+//!     -> Option<(Transmit, Option<PendingSeal>, Option<Payload>)>
+//!
 //! // for a driver that carries synthetic data headers as structs (the simulator)
 //! poll_transmit_header(&mut self, now, buf) -> Option<(Transmit, Option<DataHeader>)>
 //! handle_data_header(&mut self, now, &DataHeader, ce: bool) -> Result<(), PacketError>
 //!
 //! // application side
 //! write(&mut self, &[u8]) -> usize            read(&mut self, &mut [u8]) -> usize      (real mode)
+//! write_owned(&mut self, Vec<u8>) -> Result<usize, Vec<u8>>   take_spent() -> Option<Vec<u8>>
 //! write_synthetic(&mut self, u64) -> u64      read_synthetic(&mut self) -> u64        (synthetic)
 //! finish(&mut self)                           // end of the local stream
 //! close(&mut self)                            // close now (sends a close packet)
@@ -130,4 +137,5 @@ pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
     Security, StaticKey,
 };
+pub use send_buffer::Payload;
 pub use stats::Stats;

@@ -11,9 +11,10 @@
 //!
 //! In synthetic mode the stream holds only counts: the application "writes" a number of bytes
 //! and no byte is ever stored or copied. In real mode the bytes are in a [`SendBuffer`], which
-//! also takes whole buffers from the application without copying them.
+//! also takes whole buffers from the application without copying them, and lends a chunk's
+//! bytes out of such a buffer to a datagram instead of copying them into it.
 
-use crate::send_buffer::SendBuffer;
+use crate::send_buffer::{Payload, SendBuffer};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +107,8 @@ impl SendStream {
         Ok(n)
     }
 
-    /// A buffer given to [`SendStream::write_owned`] whose bytes are all acknowledged.
+    /// A buffer given to [`SendStream::write_owned`] whose bytes are all acknowledged, and of
+    /// which no lent payload remains.
     pub fn take_spent(&mut self) -> Option<Vec<u8>> {
         self.bytes.take_spent()
     }
@@ -210,6 +212,14 @@ impl SendStream {
     pub fn copy_chunk(&self, c: &Chunk, out: &mut [u8]) {
         let start = (c.offset - self.acked) as usize;
         self.bytes.copy_out(start, &mut out[..c.len as usize]);
+    }
+
+    /// Chunk `c`'s bytes shared rather than copied, if they lie in one buffer given to
+    /// [`SendStream::write_owned`] (real mode); `None`: copy them with
+    /// [`SendStream::copy_chunk`].
+    pub fn lend_chunk(&self, c: &Chunk) -> Option<Payload> {
+        let start = (c.offset - self.acked) as usize;
+        self.bytes.lend(start, c.len as usize)
     }
 
     /// A packet carrying chunk `id` was acknowledged.

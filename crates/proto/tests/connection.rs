@@ -736,3 +736,116 @@ fn a_local_drop_is_resent_and_reduces_once_per_recovery_period() {
     assert_eq!(c.stats().congestion_events, 2);
     assert!(c.cc().cwnd() < 3.0, "{}", c.cc().cwnd());
 }
+
+/// `poll_transmit_vectored` (security off): a data packet whose payload lies in one buffer
+/// given to `write_owned` has only its header in the caller's buffer and its payload lent (a
+/// range of that very buffer); header and payload together are the bytes `poll_transmit`
+/// writes for the same packet of a twin connection, and everything else (copied bytes, a
+/// payload across two buffers, ACKs) is written whole. A buffer comes back through
+/// `take_spent` only once acknowledged and no lent payload of it is held.
+#[test]
+fn vectored_datagrams_are_the_copied_ones_with_owned_payloads_lent() {
+    use longhaul_proto::packet::DATA_HEADER_LEN;
+    let config = reno(100.0, false);
+    let mss = config.mss as u64;
+    let (mut copied, mut s) = established(config.clone(), config.clone());
+    let (mut lent, _) = established(config.clone(), config);
+    let first: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+    let second: Vec<u8> = (0..50_000u32).map(|i| (i * 13 + 5) as u8).collect();
+    // The stream: 12 copied bytes, `first` (owned), 100 copied bytes, `second` (owned).
+    let write = |c: &mut Connection| -> Vec<std::ops::Range<usize>> {
+        let (first, second) = (first.clone(), second.clone());
+        let at = |v: &Vec<u8>| v.as_ptr() as usize..v.as_ptr() as usize + v.len();
+        let given = vec![at(&first), at(&second)];
+        assert_eq!(c.write(b"copied first"), 12);
+        assert_eq!(c.write_owned(first), Ok(3000));
+        assert_eq!(c.write(&[1u8; 100]), 100);
+        assert_eq!(c.write_owned(second), Ok(50_000));
+        c.finish();
+        given
+    };
+    write(&mut copied);
+    let given = write(&mut lent);
+    let stream = [&b"copied first"[..], &first, &[1u8; 100], &second].concat();
+    // A chunk of `mss` bytes from `i * mss` is lent if it lies inside stream offsets 12..3012
+    // (`first`) or 3112..53112 (`second`).
+    let total = stream.len() as u64;
+    let chunks = total.div_ceil(mss);
+    let inside = |a: u64, b: u64| {
+        (0..chunks)
+            .filter(|i| i * mss >= a && ((i + 1) * mss).min(total) <= b)
+            .count()
+    };
+    let want_lent = inside(12, 3012) + inside(3112, 53_112);
+    assert!(
+        want_lent >= 30 && (want_lent as u64) < chunks,
+        "{want_lent} of {chunks}"
+    );
+
+    let (mut buf, mut vbuf, mut ack) = (vec![0u8; 70_000], vec![0u8; 70_000], vec![0u8; 70_000]);
+    let (mut n_lent, mut n_data) = (0, 0);
+    // The first payload lent (of `first`) and the last (of `second`), held as a send queued
+    // on another thread holds them.
+    let (mut held_first, mut held_last) = (None, None);
+    let mut now = ms(100);
+    while !copied.is_send_complete() && now < ms(10_000) {
+        while let Some(t) = copied.poll_transmit(now, &mut buf) {
+            let (v, seal, payload) = lent
+                .poll_transmit_vectored(now, &mut vbuf)
+                .expect("the twin sends the same packet");
+            assert!(seal.is_none());
+            let mut datagram = vbuf[..v.len].to_vec();
+            if let Some(p) = &payload {
+                assert_eq!(v.len, DATA_HEADER_LEN, "the header alone");
+                let ptr = p.as_slice().as_ptr() as usize;
+                assert!(given.iter().any(|g| g.contains(&ptr)), "not a copy");
+                datagram.extend_from_slice(p.as_slice());
+                n_lent += 1;
+            }
+            assert_eq!(datagram, &buf[..t.len], "{t:?} {v:?}");
+            assert_eq!(
+                (v.wire_len, v.kind, v.packet_number),
+                (t.wire_len, t.kind, t.packet_number)
+            );
+            n_data += (t.kind == PacketKind::Data) as usize;
+            s.handle_packet(now, &datagram).unwrap();
+            if held_first.is_none() {
+                held_first = payload.clone();
+            }
+            held_last = payload.or(held_last);
+        }
+        assert!(lent.poll_transmit_vectored(now, &mut vbuf).is_none());
+        now += Duration::from_millis(1);
+        while let Some(t) = s.poll_transmit(now, &mut ack) {
+            copied.handle_packet(now, &ack[..t.len]).unwrap();
+            lent.handle_packet(now, &ack[..t.len]).unwrap();
+        }
+        for c in [&mut copied, &mut lent] {
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+        }
+    }
+    assert!(copied.is_send_complete() && lent.is_send_complete());
+    assert_eq!((n_lent, n_data), (want_lent, chunks as usize));
+    let mut got = vec![0u8; stream.len() + 1];
+    assert_eq!(s.read(&mut got), stream.len());
+    assert_eq!(&got[..stream.len()], &stream[..]);
+    // Everything is acknowledged: the copying twin's buffers are back, the lending twin's
+    // each only once the payload held of it is dropped.
+    assert_eq!(std::iter::from_fn(|| copied.take_spent()).count(), 2);
+    assert!(
+        lent.take_spent().is_none(),
+        "payloads of both buffers are held"
+    );
+    drop(held_first);
+    let back = lent.take_spent().expect("no payload of `first` is held");
+    assert_eq!(
+        back.as_ptr() as usize..back.as_ptr() as usize + back.len(),
+        given[0]
+    );
+    assert!(lent.take_spent().is_none(), "a payload of `second` is held");
+    drop(held_last);
+    let back = lent.take_spent().expect("no payload of `second` is held");
+    assert_eq!(back.as_ptr() as usize, given[1].start);
+}

@@ -940,3 +940,28 @@ fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
     assert_eq!(fresh.open(&mut plain), OpenAttempt::Pass);
     assert_eq!(plain, [1, 2, 3]);
 }
+
+/// With security on the seal covers the payload and is applied in place, so
+/// `poll_transmit_vectored` lends none: every datagram is written whole, sealed, and opens at
+/// the peer, which reads the buffer given to `write_owned`.
+#[test]
+fn a_sealed_payload_is_written_whole_never_lent() {
+    let now = Time::from_millis(1);
+    let (mut c, mut s) = established_with_key_limit(11, 1 << 20, now);
+    let data = random_bytes(8 * 1400, 12);
+    assert_eq!(c.write_owned(data.clone()), Ok(data.len()));
+    let mut buf = vec![0u8; c.config().max_datagram_size()];
+    let mut sent = 0;
+    while let Some((t, seal, payload)) = c.poll_transmit_vectored(now, &mut buf) {
+        assert!(payload.is_none(), "a sealed payload was lent: {t:?}");
+        let seal = seal.expect("sealed");
+        assert_eq!(seal.apply(&mut buf), Some(t.len));
+        assert_eq!(t.wire_len, t.len);
+        s.handle_packet(now, &buf[..t.len]).expect("it opens");
+        sent += 1;
+    }
+    assert!(sent >= 8, "{sent} datagrams");
+    let mut got = Vec::new();
+    read_all(&mut s, &mut got);
+    assert_eq!(got, data);
+}

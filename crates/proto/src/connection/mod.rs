@@ -30,12 +30,13 @@ mod transmit;
 use crate::config::Config;
 use crate::error::ConfigError;
 use crate::limits::SendClock;
-use crate::packet::{CloseCode, PacketKind};
+use crate::packet::{CloseCode, DataHeader, PacketKind};
 use crate::pmtu::PmtuSearch;
 use crate::reassembly::{Reassembly, Sink};
 use crate::recv::AckState;
 use crate::secure::session::Session;
-use crate::secure::{Cipher, StaticKey};
+use crate::secure::{Cipher, PendingSeal, StaticKey};
+use crate::send_buffer::Payload;
 use crate::stats::Stats;
 use crate::stream::SendStream;
 use longhaul_cc::sender::pacer::Pacer;
@@ -50,10 +51,11 @@ pub use crate::side::Side;
 /// One datagram produced by [`Connection::poll_transmit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmit {
-    /// Bytes written to the buffer: the datagram to hand to the network.
+    /// Bytes written to the buffer: the datagram to hand to the network, or, when its payload
+    /// is lent ([`Connection::poll_transmit_vectored`]), the part before the payload.
     pub len: usize,
     /// Bytes the datagram occupies on the wire (UDP payload): `len` plus the payload elided in
-    /// synthetic mode. Equal to `len` in real mode.
+    /// synthetic mode. In real mode, `len` plus the lent payload's length if there is one.
     pub wire_len: usize,
     /// Which kind of packet the datagram is.
     pub kind: PacketKind,
@@ -61,6 +63,30 @@ pub struct Transmit {
     pub packet_number: Option<u64>,
     /// A data packet resending earlier data.
     pub retransmission: bool,
+}
+
+/// A datagram as the connection writes it, before the public calls pick their parts.
+#[derive(Debug)]
+struct Written {
+    t: Transmit,
+    /// Synthetic mode: the data packet's header, not encoded.
+    header: Option<DataHeader>,
+    /// Security on: the seal still to apply.
+    seal: Option<PendingSeal>,
+    /// The data payload, lent instead of written after the header (`t.len` bytes).
+    payload: Option<Payload>,
+}
+
+impl Written {
+    /// A datagram written whole into the buffer.
+    fn whole(t: Transmit) -> Written {
+        Written {
+            t,
+            header: None,
+            seal: None,
+            payload: None,
+        }
+    }
 }
 
 /// Why the connection closed.
@@ -255,7 +281,8 @@ impl Connection {
     }
 
     /// Queue `buf` for sending without copying it (real mode): taken whole if the send buffer
-    /// has room for any of it, else handed back. Once every byte in it is acknowledged it is
+    /// has room for any of it, else handed back. Once every byte in it is acknowledged, and
+    /// no [`Payload`] of it lent by [`Connection::poll_transmit_vectored`] remains, it is
     /// offered back by [`Connection::take_spent`], for the application to fill again.
     pub fn write_owned(&mut self, buf: Vec<u8>) -> Result<usize, Vec<u8>> {
         if self.state == State::Closed {
@@ -264,7 +291,8 @@ impl Connection {
         self.stream.write_owned(buf)
     }
 
-    /// A buffer given to [`Connection::write_owned`] whose bytes are all acknowledged.
+    /// A buffer given to [`Connection::write_owned`] whose bytes are all acknowledged and of
+    /// which no lent [`Payload`] remains.
     pub fn take_spent(&mut self) -> Option<Vec<u8>> {
         self.stream.take_spent()
     }

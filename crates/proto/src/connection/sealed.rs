@@ -7,14 +7,13 @@
 //! for the seal's header and sealed in place; `poll_transmit_unsealed` leaves the sealing to
 //! the driver, which may do it on another thread.
 
-use super::{Connection, Side, State, Transmit};
+use super::{Connection, Side, State, Transmit, Written};
 use crate::error::PacketError;
 use crate::packet::{
-    self, CloseCode, DataHeader, Outer, Packet, PacketKind, SEAL_HEADER_LEN, SEAL_OVERHEAD,
-    SEAL_TAG_LEN,
+    self, CloseCode, Outer, Packet, PacketKind, SEAL_HEADER_LEN, SEAL_OVERHEAD, SEAL_TAG_LEN,
 };
 use crate::secure::session::Session;
-use crate::secure::{OpenedDatagram, Opener, PendingSeal};
+use crate::secure::{OpenedDatagram, Opener};
 use longhaul_cc::Time;
 
 impl Connection {
@@ -170,17 +169,18 @@ impl Connection {
         result
     }
 
-    /// The next datagram, and with security on its seal, not yet applied.
+    /// The next datagram, and with security on its seal, not yet applied. With security off
+    /// and `lend`, a data payload may be lent rather than written (`transmit_plain`); a sealed
+    /// one never is (the seal covers it, in place).
     pub(super) fn transmit_unsealed(
         &mut self,
         now: Time,
         buf: &mut [u8],
         encode_data: bool,
-    ) -> Option<(Transmit, Option<DataHeader>, Option<PendingSeal>)> {
+        lend: bool,
+    ) -> Option<Written> {
         if self.secure.is_none() {
-            return self
-                .transmit_plain(now, buf, encode_data)
-                .map(|(t, h)| (t, h, None));
+            return self.transmit_plain(now, buf, encode_data, lend);
         }
         if let Some(len) = self.poll_handshake_message(now, buf) {
             let t = self.count(Transmit {
@@ -190,7 +190,7 @@ impl Connection {
                 packet_number: None,
                 retransmission: false,
             });
-            return Some((t, None, None));
+            return Some(Written::whole(t));
         }
         if !self.session().can_seal() {
             // Before the keys nothing can be sent that the peer could authenticate: a close
@@ -206,17 +206,19 @@ impl Connection {
         if end <= SEAL_HEADER_LEN {
             return None;
         }
-        let (mut t, header) = self.transmit_plain(now, &mut buf[SEAL_HEADER_LEN..end], true)?;
+        let mut w = self.transmit_plain(now, &mut buf[SEAL_HEADER_LEN..end], true, false)?;
+        debug_assert!(w.payload.is_none(), "a sealed payload is written whole");
         let (seal, updated) = self
             .session()
-            .seal_later(t.len)
+            .seal_later(w.t.len)
             .expect("the keys exist (can_seal)");
         if updated {
             self.stats.key_updates += 1;
         }
-        t.len = seal.len();
-        t.wire_len += SEAL_OVERHEAD;
+        w.t.len = seal.len();
+        w.t.wire_len += SEAL_OVERHEAD;
+        w.seal = Some(seal);
         self.stats.wire_bytes_sent += SEAL_OVERHEAD as u64;
-        Some((t, header, Some(seal)))
+        Some(w)
     }
 }

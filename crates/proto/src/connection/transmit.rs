@@ -8,11 +8,22 @@
 //! configured `mss`, whatever size path MTU discovery lets data packets have: `mtu.rs`).
 //! Every packet is paced: at the controller's rate and burst, else by Linux's default rule
 //! (2·cwnd/srtt in slow start, 1.2·cwnd/srtt after) with the pacer's default burst.
+//!
+//! A data packet's payload is copied from the send buffer into the caller's buffer after its
+//! header — except through `poll_transmit_vectored` with security off, where a payload that
+//! lies in one buffer the application gave is lent instead (`send_buffer`'s [`Payload`]): the
+//! driver hands the kernel the header and the payload as two slices of one datagram, so a file
+//! byte leaving a plain sender is copied once, by the kernel, rather than also into the
+//! datagram here (about a tenth of a plain loopback sender's CPU: bench/README.md). A sealed
+//! payload is always written, as the seal encrypts it in place. Lent or copied, a packet is
+//! cut the same (the room for its payload in the caller's buffer is required either way), so
+//! the bytes that leave are the same.
 
-use super::{Connection, Side, State, Transmit, PROBE_CHUNK};
+use super::{Connection, Side, State, Transmit, Written, PROBE_CHUNK};
 use crate::limits::SendState;
 use crate::packet::{self, AckFields, DataHeader, Handshake, PacketKind, DATA_HEADER_LEN};
 use crate::secure::PendingSeal;
+use crate::send_buffer::Payload;
 use longhaul_cc::sender::pacer::{Pacer, DEFAULT_BURST};
 use longhaul_cc::{SentEvent, Time};
 
@@ -34,8 +45,27 @@ impl Connection {
         now: Time,
         buf: &mut [u8],
     ) -> Option<(Transmit, Option<PendingSeal>)> {
-        self.transmit_unsealed(now, buf, true)
-            .map(|(t, _, seal)| (t, seal))
+        self.transmit_unsealed(now, buf, true, false)
+            .map(|w| (w.t, w.seal))
+    }
+
+    /// [`Connection::poll_transmit_unsealed`] for a driver that sends a datagram from several
+    /// slices (`sendmsg` with an iovec list): with security off, a data packet whose payload
+    /// lies in one buffer given to [`Connection::write_owned`] has only its header written to
+    /// `buf` (`Transmit::len` bytes), and its payload comes back as a [`Payload`], to follow
+    /// the header on the wire (`Transmit::wire_len` bytes in all). Everything else — every
+    /// packet with security on, whose seal covers the payload, and a payload in copied bytes
+    /// or across two buffers — is written to `buf` whole, as `poll_transmit_unsealed` writes
+    /// it. The datagram's bytes are the same either way; what changes is that the payload is
+    /// not copied here, only by the kernel. The buffer is offered back by
+    /// [`Connection::take_spent`] only once its last payload is dropped.
+    pub fn poll_transmit_vectored(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+    ) -> Option<(Transmit, Option<PendingSeal>, Option<Payload>)> {
+        self.transmit_unsealed(now, buf, true, true)
+            .map(|w| (w.t, w.seal, w.payload))
     }
 
     /// [`Connection::poll_transmit`] for a driver that carries data headers itself (the
@@ -60,34 +90,34 @@ impl Connection {
         buf: &mut [u8],
         encode_data: bool,
     ) -> Option<(Transmit, Option<DataHeader>)> {
-        let (t, header, seal) = self.transmit_unsealed(now, buf, encode_data)?;
-        if let Some(seal) = seal {
+        let w = self.transmit_unsealed(now, buf, encode_data, false)?;
+        if let Some(seal) = w.seal {
             let len = seal.apply(buf).expect("the buffer has room for the seal");
-            debug_assert_eq!(len, t.len);
+            debug_assert_eq!(len, w.t.len);
         }
-        Some((t, header))
+        Some((w.t, w.header))
     }
 
+    /// The next datagram, unsealed; with `lend`, a data payload may be lent rather than
+    /// written to `buf` (security off only: the caller asks for it only then).
     pub(super) fn transmit_plain(
         &mut self,
         now: Time,
         buf: &mut [u8],
         encode_data: bool,
-    ) -> Option<(Transmit, Option<DataHeader>)> {
+        lend: bool,
+    ) -> Option<Written> {
         if let Some(code) = self.close_pending {
             let len = packet::encode_close(code, buf)?;
             self.close_pending = None;
             self.state = State::Closed;
-            return Some((
-                self.count(Transmit {
-                    len,
-                    wire_len: len,
-                    kind: PacketKind::Close,
-                    packet_number: None,
-                    retransmission: false,
-                }),
-                None,
-            ));
+            return Some(Written::whole(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Close,
+                packet_number: None,
+                retransmission: false,
+            })));
         }
         if self.state == State::Closed {
             return None;
@@ -105,16 +135,13 @@ impl Connection {
             if self.side == Side::Client {
                 self.handshake_sent_at = Some(now);
             }
-            return Some((
-                self.count(Transmit {
-                    len,
-                    wire_len: len,
-                    kind: PacketKind::Handshake,
-                    packet_number: None,
-                    retransmission: false,
-                }),
-                None,
-            ));
+            return Some(Written::whole(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Handshake,
+                packet_number: None,
+                retransmission: false,
+            })));
         }
         if self.ack.ack_due(now) {
             let (echo_us, ack_delay_us) = self.ack.echo(now);
@@ -128,21 +155,18 @@ impl Connection {
             let len = packet::encode_ack(&fields, self.ack.ranges(), buf)?;
             self.ack.on_ack_sent();
             self.stats.acks_sent += 1;
-            return Some((
-                self.count(Transmit {
-                    len,
-                    wire_len: len,
-                    kind: PacketKind::Ack,
-                    packet_number: None,
-                    retransmission: false,
-                }),
-                None,
-            ));
+            return Some(Written::whole(self.count(Transmit {
+                len,
+                wire_len: len,
+                kind: PacketKind::Ack,
+                packet_number: None,
+                retransmission: false,
+            })));
         }
         if self.state != State::Established {
             return None;
         }
-        self.poll_data(now, buf, encode_data)
+        self.poll_data(now, buf, encode_data, lend)
     }
 
     pub(super) fn count(&mut self, t: Transmit) -> Transmit {
@@ -156,7 +180,8 @@ impl Connection {
         now: Time,
         buf: &mut [u8],
         encode: bool,
-    ) -> Option<(Transmit, Option<DataHeader>)> {
+        lend: bool,
+    ) -> Option<Written> {
         self.pacing_release = None;
         let limit = self.peer_max_offset;
         let has_work = self.probe_pending
@@ -219,14 +244,13 @@ impl Connection {
                 self.pacer.commit(full, rate);
             }
             self.send_clock.enter(now, SendState::Sending, None);
-            let t = self.count(Transmit {
+            return Some(Written::whole(self.count(Transmit {
                 len,
                 wire_len: len,
                 kind: PacketKind::Data,
                 packet_number: Some(pn),
                 retransmission: false,
-            });
-            return Some((t, None));
+            })));
         }
         let room = buf.len().checked_sub(DATA_HEADER_LEN)?;
         let max_len = if self.config.synthetic {
@@ -267,6 +291,7 @@ impl Connection {
             0
         };
         let mut written = hlen;
+        let mut payload = None;
         if !self.config.synthetic && len > 0 {
             let c = crate::stream::Chunk {
                 offset,
@@ -276,9 +301,18 @@ impl Connection {
                 queued: false,
                 transmissions: 0,
             };
-            self.stream
-                .copy_chunk(&c, &mut buf[hlen..hlen + len as usize]);
-            written += len as usize;
+            // Lent where the bytes lie in one buffer the application gave; else copied. The
+            // room for them in `buf` was required all the same, so the chunk is cut alike.
+            payload = if lend {
+                self.stream.lend_chunk(&c)
+            } else {
+                None
+            };
+            if payload.is_none() {
+                self.stream
+                    .copy_chunk(&c, &mut buf[hlen..hlen + len as usize]);
+                written += len as usize;
+            }
         }
         let wire_len = DATA_HEADER_LEN + len as usize;
         let stamp = self.rate.on_send(now, self.sent.bytes_in_flight);
@@ -312,7 +346,12 @@ impl Connection {
             packet_number: Some(pn),
             retransmission,
         });
-        Some((t, (!encode).then_some(header)))
+        Some(Written {
+            t,
+            header: (!encode).then_some(header),
+            seal: None,
+            payload,
+        })
     }
 
     pub(super) fn cwnd_bytes(&self) -> u64 {
