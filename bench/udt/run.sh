@@ -2,9 +2,12 @@
 # One file over loopback (or through the emulator, --emu), in the same run, by longhaul send
 # (plain and encrypted), UDT4 (Debian's libudt-dev, through the small peer in udtfile.cc, built
 # here), kernel TCP (iperf3 -F, CUBIC) and scp (when sshd is installed). Prints, for each, the
-# best of the rounds: Gb/s, CPU seconds per GB (both ends' user + system time), each end's peak
-# memory (getrusage maxrss, as GNU time reports it), and the ratios to longhaul plain. Rounds
-# are interleaved, so other load on the machine weighs on every tool alike.
+# best of the rounds: Gb/s, Gb/s until the received file is flushed to the disk (longhaul's
+# receiver flushes before it is done; the others leave the bytes in the page cache, so `sync
+# FILE` after each ends the clock), CPU seconds per GB (both ends' user + system time), each
+# end's peak memory (getrusage maxrss, as GNU time reports it), and the ratios to longhaul
+# plain; then the rates' medians. Rounds are interleaved, so other load on the machine weighs
+# on every tool alike.
 #
 #   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
 #                    [--dir DIR] [--md FILE] [--discard] [--emu 'EMU ARGS']
@@ -164,10 +167,11 @@ wait_port() {
   die "nothing listens on port $1"
 }
 
-# One transfer: sets wall (s), cpu (s, both ends), rx_rss and tx_rss (KiB).
+# One transfer: sets wall (s), disk_wall (s, until the file is flushed to the disk), cpu (s,
+# both ends), rx_rss and tx_rss (KiB).
 # time(1) writes "elapsed user system maxrss" for each end.
 one() { # RUN
-  local run=$1 out="$dir/received.bin" rx_pid t0 t1 lh
+  local run=$1 out="$dir/received.bin" rx_pid t0 t1 t2 lh
   [ $discard -eq 0 ] || out=/dev/null
   rm -rf "${dir:?}"/* "$dir"/.longhaul-partial
   port=$((port + 1))
@@ -233,6 +237,11 @@ one() { # RUN
     t1=$(date +%s.%N)
   fi
   pids=()
+  # On disk: the file flushed (longhaul's receiver syncs the file before it renames it into
+  # place, so this costs it nothing; iperf3, UDT4's peer and scp leave their bytes in the page
+  # cache). With --discard there is nothing to flush and the two rates are the same.
+  [ $discard -eq 1 ] || sync "$out"
+  t2=$(date +%s.%N)
   local got
   got=$(stat -c %s "$out" 2>/dev/null || echo 0)
   if [ $discard -eq 1 ]; then
@@ -246,18 +255,28 @@ one() { # RUN
     cmp -s "$src" "$out" || die "$run: the received file differs"
   fi
   wall=$(echo "$t1 - $t0" | bc -l)
+  disk_wall=$(echo "$t2 - $t0" | bc -l)
   read -r _ ru rs rx_rss <"$scratch/rx.time"
   read -r _ tu ts tx_rss <"$scratch/tx.time"
   cpu=$(echo "$ru + $rs + $tu + $ts" | bc -l)
 }
 
-declare -A best_wall best_cpu max_rx max_tx
+declare -A best_wall best_cpu best_disk walls disk_walls max_rx max_tx
+# The median of the numbers given.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$rounds"); do
+  # The source back in the page cache, whatever the receivers' writes pushed out.
+  cat "$src" >/dev/null
   for run in $runs; do
     one "$run"
-    printf '%s: round %d %-15s %6.2f s  cpu %6.2f s  rss rx %6d KiB tx %6d KiB\n' \
-      "$tag" "$r" "$run" "$wall" "$cpu" "$rx_rss" "$tx_rss" >&2
+    walls[$run]+=" $wall"
+    disk_walls[$run]+=" $disk_wall"
+    printf '%s: round %d %-15s %6.2f s (on disk %6.2f s)  cpu %6.2f s  rss rx %6d KiB tx %6d KiB\n' \
+      "$tag" "$r" "$run" "$wall" "$disk_wall" "$cpu" "$rx_rss" "$tx_rss" >&2
+    if [ -z "${best_disk[$run]:-}" ] || (($(echo "$disk_wall < ${best_disk[$run]}" | bc -l))); then
+      best_disk[$run]=$disk_wall
+    fi
     if [ -z "${best_wall[$run]:-}" ] || (($(echo "$wall < ${best_wall[$run]}" | bc -l))); then
       best_wall[$run]=$wall
       best_cpu[$run]=$cpu
@@ -271,16 +290,23 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 ref=""
 for run in $runs; do [ -z "$ref" ] && ref=$run; done
 gb=$(echo "$size / 1000000000" | bc -l)
-table="| transfer | Gb/s | CPU s/GB | peak RSS receiver | peak RSS sender | rate vs $ref | CPU/GB vs $ref |
-|---|---|---|---|---|---|---|"
+table="| transfer | Gb/s | Gb/s on disk | Gb/s median | on disk median | CPU s/GB | peak RSS receiver | peak RSS sender | rate vs $ref | on-disk rate vs $ref | CPU/GB vs $ref |
+|---|---|---|---|---|---|---|---|---|---|---|"
 for run in $runs; do
   rate=$(echo "$size * 8 / ${best_wall[$run]} / 1000000000" | bc -l)
   cpg=$(echo "${best_cpu[$run]} / $gb" | bc -l)
+  disk_rate=$(echo "$size * 8 / ${best_disk[$run]} / 1000000000" | bc -l)
   rr=$(echo "${best_wall[$ref]} / ${best_wall[$run]}" | bc -l)
+  dr=$(echo "${best_disk[$ref]} / ${best_disk[$run]}" | bc -l)
   cr=$(echo "${best_cpu[$run]} / ${best_cpu[$ref]}" | bc -l)
-  table+=$(printf '\n| %s | %.2f | %.2f | %.0f MiB | %.0f MiB | %.2f× | %.2f× |' "$run" "$rate" \
-    "$cpg" "$(echo "${max_rx[$run]} / 1024" | bc -l)" "$(echo "${max_tx[$run]} / 1024" | bc -l)" \
-    "$rr" "$cr")
+  # shellcheck disable=SC2086 # the lists split into their numbers
+  med=$(echo "$size * 8 / $(median ${walls[$run]}) / 1000000000" | bc -l)
+  # shellcheck disable=SC2086
+  disk_med=$(echo "$size * 8 / $(median ${disk_walls[$run]}) / 1000000000" | bc -l)
+  table+=$(printf '\n| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f MiB | %.0f MiB | %.2f× | %.2f× | %.2f× |' \
+    "$run" "$rate" "$disk_rate" "$med" "$disk_med" "$cpg" \
+    "$(echo "${max_rx[$run]} / 1024" | bc -l)" "$(echo "${max_tx[$run]} / 1024" | bc -l)" \
+    "$rr" "$dr" "$cr")
 done
 into="a file on disk"; [ $discard -eq 0 ] || into="nothing (receivers discard)"
 summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds (iperf3 with cubic, scp with $scp_cc); load average $load0 → $load1"
