@@ -17,12 +17,11 @@
 //! digest, `hashlist`, which the sender's digest is checked against, so no second pass over
 //! the bytes is needed) is computed on the connection's thread, [`HASH_SPAN`] bytes at a time
 //! as a piece fills ([`Writer::hash_filled`]), while the bytes the connection just copied in
-//! are still in that core's cache. A hashing thread of its own reads each 1 MiB piece back
-//! after the connection's core wrote it, from the shared cache or from memory, which cost the
-//! receiver more CPU on loopback than the hashing itself saves the connection's thread there
-//! (bench/README.md, "The receiver hashes while the bytes are hot"). The price is that one
-//! connection's thread both copies and hashes: about 0.15 CPU seconds per GB more on it,
-//! which bounds one session's rate where the receiving host has cores to spare.
+//! are still in that core's cache. On a thread of its own, hashing met each 1 MiB piece only
+//! after the connection's core had written it, in the shared cache or in memory, and cost
+//! 0.20 CPU seconds per GB on loopback against 0.17 here (bench/README.md, "The receiver
+//! hashes while the bytes are hot"). The price is that one connection's thread both copies
+//! and hashes, which bounds one session's rate where the receiving host has cores to spare.
 //!
 //! **Direct writes.** The part file is written with `O_DIRECT` where the file system takes it:
 //! the bytes go from the piece to the disk without a copy into the page cache. On the
