@@ -17,9 +17,9 @@
 //! digest, `hashlist`, which the sender's digest is checked against, so no second pass over
 //! the bytes is needed) is computed on the connection's thread, [`HASH_SPAN`] bytes at a time
 //! as a piece fills ([`Writer::hash_filled`]), while the bytes the connection just copied in
-//! are still in that core's cache. On a thread of its own, hashing met each 1 MiB piece only
-//! after the connection's core had written it, in the shared cache or in memory, and cost
-//! 0.20 CPU seconds per GB on loopback against 0.17 here (bench/README.md, "The receiver
+//! are still in that core's cache. On a thread of its own, hashing would meet each 1 MiB piece
+//! only after the connection's core wrote it, in the shared cache or in memory: 0.20 CPU
+//! seconds per GB on loopback against 0.17 here (bench/README.md, "The receiver
 //! hashes while the bytes are hot"). The price is that one connection's thread both copies
 //! and hashes, which bounds one session's rate where the receiving host has cores to spare.
 //!
