@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Would io_uring, MSG_ZEROCOPY or mmap make longhaul's I/O cheaper in CPU per byte on this
 # machine? Builds the measuring tool in bench/io (a Cargo workspace of its own, outside the
-# repository's, so its builds and CI never build it; release profile, target dir
-# bench/io/target) and runs it once. Every case moves the same bytes:
+# repository's, so its builds and CI never build it; release profile, its own target
+# directory, which git ignores) and runs it once. Every case moves the same bytes:
 #
 #   - over loopback UDP between two threads, as 64 KiB GSO sends of 1,472-byte segments
 #     (*-gso) or as 65,507-byte datagrams (*-64k), the receiver with UDP_GRO: sendmsg + recvmsg

@@ -28,7 +28,7 @@
 //! **Payloads from the file's chunks.** With security off, a data packet's payload is not
 //! copied into the batch: the batch lends it from the chunk the application gave
 //! (`Connection::poll_transmit_vectored`) and the send is one `sendmsg` of header and payload
-//! slices ([`send_datagrams`]; why, and how a chunk is kept from being refilled meanwhile, in
+//! slices (`send_datagrams`; why, and how a chunk is kept from being refilled meanwhile, in
 //! [`crate::send_thread`]).
 //!
 //! **A sending thread.** With [`UdpPort::start_send_thread`], `flush` builds the same batches
