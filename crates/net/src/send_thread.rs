@@ -4,7 +4,7 @@
 //! kernel's `send` as in everything else the connection does (bench/README.md, "Where a
 //! sealed run's CPU goes"). Both are work on bytes that are already decided: the connection
 //! fixes each datagram's packet number, its seal number and its key when it writes it
-//! (`Connection::poll_transmit_unsealed`), so the encryption and the system call can run on
+//! (`Connection::poll_transmit_vectored`), so the encryption and the system call can run on
 //! another core while the connection goes on with the next batch and with the ACKs.
 //!
 //! The connection's thread fills a [`OutBatch`] (datagrams back to back, each with its pending

@@ -16,9 +16,8 @@
 //! poll_timeout(&self) -> Option<Time>                                         // then sleep until
 //! handle_timeout(&mut self, now: Time)                                        // ... and call this
 //!
-//! // for a driver that seals on another thread, and one that also sends a file's bytes from
-//! // where the application gave them (the header in buf, the payload lent: `send_buffer`)
-//! poll_transmit_unsealed(&mut self, now, buf) -> Option<(Transmit, Option<PendingSeal>)>
+//! // for a driver that seals on another thread and sends a file's bytes from where the
+//! // application gave them (the header in buf, the payload lent: `send_buffer`)
 //! poll_transmit_vectored(&mut self, now, buf)
 //!     -> Option<(Transmit, Option<PendingSeal>, Option<Payload>)>
 //!

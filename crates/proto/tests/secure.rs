@@ -810,7 +810,7 @@ fn established_with_key_limit(
     (c, s)
 }
 
-/// A driver may seal on another thread (`poll_transmit_unsealed`): seals applied there, in
+/// A driver may seal on another thread (`poll_transmit_vectored`): seals applied there, in
 /// reverse order and across key updates, open at the peer, which gets every byte; a datagram
 /// whose seal was not applied is refused.
 #[test]
@@ -825,7 +825,7 @@ fn seals_applied_later_on_another_thread_open_at_the_peer() {
     let max = c.config().max_datagram_size();
     let mut datagrams = Vec::new();
     let mut buf = vec![0u8; max];
-    while let Some((t, seal)) = c.poll_transmit_unsealed(now, &mut buf) {
+    while let Some((t, seal, _)) = c.poll_transmit_vectored(now, &mut buf) {
         let seal = seal.expect("every datagram after the handshake is sealed");
         assert_eq!(seal.len(), t.len);
         datagrams.push((buf[..t.len].to_vec(), seal));

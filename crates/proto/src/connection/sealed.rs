@@ -4,7 +4,7 @@
 //! it counts, either here or by an [`Opener`] on another thread; the plain packet inside is then
 //! processed as with security off. Refusals are counted by reason, and too many failed opens
 //! close the connection (the integrity limit). Leaving, every datagram is written after room
-//! for the seal's header and sealed in place; `poll_transmit_unsealed` leaves the sealing to
+//! for the seal's header and sealed in place; `poll_transmit_vectored` leaves the sealing to
 //! the driver, which may do it on another thread.
 
 use super::{Connection, Side, State, Transmit, Written};

@@ -34,31 +34,21 @@ impl Connection {
         self.transmit(now, buf, true).map(|(t, _)| t)
     }
 
-    /// [`Connection::poll_transmit`] for a driver that seals on another thread: with security
-    /// on, a sealed datagram's bytes in `buf` are its plain packet (after room for the seal's
-    /// header, with room for the tag after it) and the returned [`PendingSeal`] turns them
-    /// into the datagram of `Transmit::len` bytes. The seal must be applied before the bytes
-    /// leave; seals may be applied in any order and on any thread. Handshake datagrams, and
-    /// every datagram with security off, are complete as returned (no seal).
-    pub fn poll_transmit_unsealed(
-        &mut self,
-        now: Time,
-        buf: &mut [u8],
-    ) -> Option<(Transmit, Option<PendingSeal>)> {
-        self.transmit_unsealed(now, buf, true, false)
-            .map(|w| (w.t, w.seal))
-    }
-
-    /// [`Connection::poll_transmit_unsealed`] for a driver that sends a datagram from several
-    /// slices (`sendmsg` with an iovec list): with security off, a data packet whose payload
+    /// [`Connection::poll_transmit`] for a driver that seals on another thread and sends a
+    /// datagram from several slices (`sendmsg` with an iovec list). With security on, a sealed
+    /// datagram's bytes in `buf` are its plain packet (after room for the seal's header, with
+    /// room for the tag after it) and the returned [`PendingSeal`] turns them into the
+    /// datagram of `Transmit::len` bytes. The seal must be applied before the bytes leave;
+    /// seals may be applied in any order and on any thread. Handshake datagrams, and every
+    /// datagram with security off, need no seal. With security off, a data packet whose payload
     /// lies in one buffer given to [`Connection::write_owned`] has only its header written to
     /// `buf` (`Transmit::len` bytes), and its payload comes back as a [`Payload`], to follow
     /// the header on the wire (`Transmit::wire_len` bytes in all). Everything else — every
     /// packet with security on, whose seal covers the payload, and a payload in copied bytes
-    /// or across two buffers — is written to `buf` whole, as `poll_transmit_unsealed` writes
-    /// it. The datagram's bytes are the same either way; what changes is that the payload is
-    /// not copied here, only by the kernel. The buffer is offered back by
-    /// [`Connection::take_spent`] only once its last payload is dropped.
+    /// or across two buffers — is written to `buf` whole. The datagram's bytes are the same
+    /// either way; what changes is that the payload is not copied here, only by the kernel.
+    /// The buffer is offered back by [`Connection::take_spent`] only once its last payload is
+    /// dropped.
     pub fn poll_transmit_vectored(
         &mut self,
         now: Time,

@@ -185,7 +185,7 @@ impl PacketKey {
 /// A datagram's seal, decided but not yet applied: the key, key phase and seal number are
 /// fixed when the connection writes the packet (seal numbers are the nonces and must follow
 /// the order the connection hands them out), the encryption itself may run later and on
-/// another thread (`Connection::poll_transmit_unsealed`), which is how a driver takes the AEAD
+/// another thread (`Connection::poll_transmit_vectored`), which is how a driver takes the AEAD
 /// work off the connection's thread.
 ///
 /// The datagram's bytes are the plain packet until [`PendingSeal::apply`] runs: they must not
