@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_bytes, read_all, run, run_observed, Link, LinkParams, Workload};
+use common::{next_event, random_bytes, read_all, run, run_observed, Link, LinkParams, Workload};
 use longhaul_cc::CcSpec;
 use longhaul_proto::pmtu::{MAX_PROBES, STEP};
 use longhaul_proto::{
@@ -288,16 +288,7 @@ fn an_interface_that_refuses_the_raised_size_brings_it_back_to_the_base() {
         while let Some(t) = s.poll_transmit(now, &mut buf) {
             ba.send(now, &buf[..t.len], t.wire_len);
         }
-        let next = [
-            ab.next_arrival(),
-            ba.next_arrival(),
-            c.poll_timeout(),
-            s.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("something scheduled");
+        let next = next_event(&ab, &ba, &c, &s).expect("something scheduled");
         now = now.max(next);
         assert!(now < Time::from_millis(20_000), "stuck: {:?}", c.stats());
         while let Some(p) = ab.pop_due(now) {

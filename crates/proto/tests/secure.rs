@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{random_bytes, read_all, run, Link, LinkParams, Workload};
+use common::{next_event, random_bytes, read_all, run, Link, LinkParams, Workload};
 use longhaul_cc::CcSpec;
 use longhaul_proto::packet::{self, AckFields, AckRange, DataHeader, SEAL_HEADER_LEN};
 use longhaul_proto::{
@@ -311,16 +311,7 @@ fn injected_forgeries_are_dropped_and_counted_and_the_transfer_is_exact() {
             c.close_reason(),
             s.close_reason()
         );
-        let next = [
-            ab.next_arrival(),
-            ba.next_arrival(),
-            c.poll_timeout(),
-            s.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("stuck");
+        let next = next_event(&ab, &ba, &c, &s).expect("stuck");
         now = now.max(next);
         assert!(now < Time::from_millis(600_000), "transfer stalled");
         // Genuine datagrams, once accepted, are material for replays and mutations.

@@ -208,6 +208,19 @@ pub fn read_all(c: &mut Connection, out: &mut Vec<u8>) {
     }
 }
 
+/// The earliest of the two links' next arrivals and the two connections' timers.
+pub fn next_event(ab: &Link, ba: &Link, c: &Connection, s: &Connection) -> Option<Time> {
+    [
+        ab.next_arrival(),
+        ba.next_arrival(),
+        c.poll_timeout(),
+        s.poll_timeout(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
 /// Run a transfer until both streams are complete, or panic at `limit` (virtual time).
 pub fn run(
     client_cfg: Config,
@@ -289,16 +302,8 @@ pub fn run_observed(
             client.close_reason(),
             server.close_reason()
         );
-        let next = [
-            ab.next_arrival(),
-            ba.next_arrival(),
-            client.poll_timeout(),
-            server.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("nothing scheduled: the transfer is stuck");
+        let next = next_event(&ab, &ba, &client, &server)
+            .expect("nothing scheduled: the transfer is stuck");
         now = now.max(next);
         assert!(
             now <= limit,
