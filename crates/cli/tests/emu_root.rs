@@ -4,6 +4,9 @@
 //! spawned emulator is held by a guard that kills it and removes its state on failure too. The
 //! tests take a global lock: two emulators timing packets on a 2-core machine disturb each other.
 
+mod bytes_common;
+
+use bytes_common::incompressible;
 use longhaul_emu::sys::{netns, state};
 use std::io::Read;
 use std::net::UdpSocket;
@@ -165,20 +168,6 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
-/// Records of a pcap file (nanosecond magic, LINKTYPE_RAW): each record's IPv4 payload.
-/// `len` incompressible bytes (xorshift64 from `seed`), the same for the same seed.
-fn incompressible(len: usize, seed: u64) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    let mut x = seed;
-    for chunk in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
-    data
-}
-
 /// Start the receiver, give it 300 ms to bind, run the sender to its end, then wait for the
 /// receiver: the sender's output, the receiver's exit status and what it wrote on stderr.
 fn transfer(
@@ -198,6 +187,7 @@ fn transfer(
     (send, status, err)
 }
 
+/// Records of a pcap file (nanosecond magic, LINKTYPE_RAW): each record's IPv4 payload.
 fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
     let b = std::fs::read(path).unwrap();
     assert!(b.len() >= 24, "{}: no global header", path.display());

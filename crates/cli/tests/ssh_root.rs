@@ -11,6 +11,9 @@
 //! emulators from timing packets at once on a 2-core machine. Timeouts are generous: the tests
 //! assert what happens, not how fast, and must pass with every core busy.
 
+mod bytes_common;
+
+use bytes_common::incompressible;
 use longhaul_emu::sys::{netns, state};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -227,15 +230,7 @@ fn gone(needle: &str, limit: Duration) {
 
 /// Incompressible bytes.
 fn data(n: usize) -> Vec<u8> {
-    let mut data = vec![0u8; n];
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for chunk in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
-    data
+    incompressible(n, 0x2545_F491_4F6C_DD1D)
 }
 
 /// What each launch test starts from: side a's namespace runs sshd, side b sends `src/run.dat`

@@ -7,6 +7,9 @@
 //! still running when the test cuts it. The disk-full test mounts a small tmpfs and needs root
 //! (it says it was skipped otherwise, and fails under `CI=true`).
 
+mod bytes_common;
+
+use bytes_common::incompressible;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -127,14 +130,7 @@ fn json(out: &Output) -> serde_json::Value {
 }
 
 fn random_file(dir: &Path, len: usize, seed: u64) -> (PathBuf, Vec<u8>) {
-    let mut data = vec![0u8; len];
-    let mut x = seed | 1;
-    for c in data.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
-    }
+    let data = incompressible(len, seed | 1);
     let p = dir.join("data.bin");
     std::fs::write(&p, &data).unwrap();
     (p, data)
