@@ -58,9 +58,21 @@ pub const PIECE: usize = CHUNK_SIZE as usize;
 /// datagram (1,416 bytes) it ran 7 times slower here than fed 16 KiB or more. 64 KiB is a
 /// few datagram batches, still in the core's cache when hashed.
 pub const HASH_SPAN: usize = 64 * 1024;
+/// Storage a full-size piece has before its bytes: room for a datagram's headers when one is
+/// received straight into the piece ([`Landing`]) while the piece is still empty (a block,
+/// so the bytes stay aligned for direct writes).
+const LANDING_HEAD: usize = crate::direct::ALIGN;
+/// Storage a full-size piece has after its [`PIECE`] bytes: a datagram received into the
+/// piece near its end may run past it (the read takes a GRO buffer's worth).
+const LANDING_TAIL: usize = 64 * 1024;
+/// The most header bytes a datagram received into a piece may have before its payload.
+pub const MAX_LANDING_PREFIX: usize = 64;
+
 /// Up to [`PIECE`] bytes of the file in aligned storage.
 pub struct Piece {
     buf: AlignedBuf,
+    /// Where its bytes start in `buf` ([`LANDING_HEAD`] for a full-size piece, else 0).
+    head: usize,
     /// Bytes it may hold: [`PIECE`], or less for a small file's.
     cap: usize,
     len: usize,
@@ -71,8 +83,16 @@ pub struct Piece {
 }
 
 impl Piece {
+    /// A full-size piece, with storage around it for datagrams received into it.
     fn new() -> Piece {
-        Piece::sized(PIECE)
+        Piece {
+            buf: AlignedBuf::new(LANDING_HEAD + PIECE + LANDING_TAIL),
+            head: LANDING_HEAD,
+            cap: PIECE,
+            len: 0,
+            hashed: 0,
+            digests: Vec::new(),
+        }
     }
 
     /// A piece for at most `cap` bytes (a small file's: zeroing a whole one per file cost
@@ -80,6 +100,7 @@ impl Piece {
     fn sized(cap: usize) -> Piece {
         Piece {
             buf: AlignedBuf::new(cap.max(1)),
+            head: 0,
             cap,
             len: 0,
             hashed: 0,
@@ -103,7 +124,7 @@ impl Piece {
     }
 
     /// Append what fits of `data`; returns how much did. (The receiver fills pieces through
-    /// `Incoming::write_with`, and a lent piece from packets; tests fill them from slices.)
+    /// `Incoming::write_with` and `Piece::land`; tests fill them from slices.)
     pub fn extend(&mut self, data: &[u8]) -> usize {
         self.fill_with(data.len(), |spare| {
             spare.copy_from_slice(&data[..spare.len()]);
@@ -116,15 +137,91 @@ impl Piece {
     /// extending); it returns how many it wrote, which are appended.
     pub fn fill_with(&mut self, max: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> usize {
         let room = self.room().min(max);
-        let buf = self.buf.as_mut_slice();
-        let n = fill(&mut buf[self.len..self.len + room]).min(room);
+        let at = self.head + self.len;
+        let n = fill(&mut self.buf.as_mut_slice()[at..at + room]).min(room);
         self.len += n;
         n
     }
 
     /// The bytes held.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf.as_slice()[..self.len]
+        &self.buf.as_slice()[self.head..self.head + self.len]
+    }
+
+    /// The storage from `prefix` bytes before the free space (over the last bytes held) to
+    /// its end, if that reaches at least `after` bytes past the free space.
+    fn landing_area(&mut self, prefix: usize, after: usize) -> Option<&mut [u8]> {
+        let free = self.head + self.len;
+        let start = free.checked_sub(prefix)?;
+        let buf = self.buf.as_mut_slice();
+        (buf.len() - free >= after).then(|| &mut buf[start..])
+    }
+
+    /// Take `prefix` bytes of storage before the free space and what follows it to receive a
+    /// datagram into, so that a payload `prefix` bytes in lies where the piece's next bytes
+    /// go; `room` is how many of them the piece may take. `Err` gives the piece back when its
+    /// storage has no such area: no room for the headers before the free space (a piece of a
+    /// small file, or an empty one without storage before it), or less than a GRO read's
+    /// worth after it.
+    pub fn land(mut self, prefix: usize, room: usize) -> Result<Landing, Piece> {
+        assert!(prefix <= MAX_LANDING_PREFIX);
+        let room = room.min(self.room());
+        let Some(area) = self.landing_area(prefix, crate::socket::MAX_GRO_BYTES) else {
+            return Err(self);
+        };
+        let mut saved = [0u8; MAX_LANDING_PREFIX];
+        saved[..prefix].copy_from_slice(&area[..prefix]);
+        Ok(Landing {
+            piece: self,
+            prefix,
+            saved,
+            room,
+        })
+    }
+}
+
+/// A piece taken out to receive a datagram into ([`Piece::land`]): its bytes the datagram's
+/// headers cover are kept aside, to be put back before anything reads the piece.
+pub struct Landing {
+    piece: Piece,
+    prefix: usize,
+    saved: [u8; MAX_LANDING_PREFIX],
+    room: usize,
+}
+
+impl Landing {
+    /// Where to receive the datagram: its payload, `prefix` bytes in, lies at the piece's free
+    /// space.
+    pub fn area(&mut self) -> &mut [u8] {
+        self.piece
+            .landing_area(self.prefix, 0)
+            .expect("checked when landed")
+    }
+
+    /// Bytes of the datagram's payload the piece may take.
+    pub fn room(&self) -> usize {
+        self.room
+    }
+
+    /// The piece back with `taken`, a range of the area (the datagram's payload bytes the
+    /// piece takes, at most [`Landing::room`]), appended: left where they lie when the payload
+    /// started `prefix` bytes in, as it does for a data packet, else moved there. The bytes
+    /// the headers covered are put back. Also returns how many bytes were left in place.
+    pub fn finish(mut self, taken: std::ops::Range<usize>) -> (Piece, usize) {
+        let n = taken.len();
+        assert!(
+            n <= self.room,
+            "the connection takes at most the room it was given"
+        );
+        let (prefix, saved) = (self.prefix, self.saved);
+        let area = self.area();
+        let in_place = if taken.start == prefix { n } else { 0 };
+        if in_place == 0 {
+            area.copy_within(taken.start..taken.start + n, prefix);
+        }
+        area[..prefix].copy_from_slice(&saved[..prefix]);
+        self.piece.len += n;
+        (self.piece, in_place)
     }
 }
 
@@ -367,7 +464,7 @@ impl Writer {
 
     /// Hash every byte of `piece` not hashed yet; the file's last one closes its last chunk.
     fn hash_rest(&mut self, piece: &mut Piece) {
-        let bytes = &piece.buf.as_slice()[piece.hashed..piece.len];
+        let bytes = &piece.buf.as_slice()[piece.head + piece.hashed..piece.head + piece.len];
         if bytes.is_empty() {
             return;
         }
@@ -548,6 +645,47 @@ mod tests {
             assert_eq!(digest, list_digest(want.iter()), "cuts {cuts:?}");
             assert_eq!(chunks, 3, "cuts {cuts:?}");
         }
+    }
+
+    /// Datagrams received into a piece ([`Piece::land`]): a payload that starts where the
+    /// piece's next bytes go stays there, one that starts elsewhere in the datagram is moved
+    /// there, and the piece's bytes the headers covered come back; over a whole piece the
+    /// bytes are the stream's. A piece without storage before its free space lands nothing.
+    #[test]
+    fn datagrams_received_into_a_piece_leave_the_streams_bytes() {
+        let data = bytes(PIECE);
+        let prefix = 40;
+        let mut p = Piece::new();
+        let (mut at, mut k, mut in_place, mut want_in_place) = (0, 0, 0, 0);
+        while at < data.len() {
+            let n = (1_000 + 7_919 * k % 64_000).min(data.len() - at);
+            let mut l = p
+                .land(prefix, n)
+                .unwrap_or_else(|_| panic!("a full piece lands"));
+            assert_eq!(l.room(), n);
+            // Headers, then the payload; every third datagram's headers are 5 bytes longer.
+            let skew = if k % 3 == 0 { 5 } else { 0 };
+            let area = l.area();
+            assert!(area.len() >= prefix + crate::socket::MAX_GRO_BYTES);
+            area[..prefix + skew].fill(0xEE);
+            area[prefix + skew..prefix + skew + n].copy_from_slice(&data[at..at + n]);
+            let (back, kept) = l.finish(prefix + skew..prefix + skew + n);
+            p = back;
+            in_place += kept;
+            if skew == 0 {
+                want_in_place += n;
+            }
+            at += n;
+            k += 1;
+            assert!(
+                p.bytes() == &data[..at],
+                "datagram {k}: the piece's bytes differ"
+            );
+        }
+        assert_eq!(in_place, want_in_place);
+        assert!(want_in_place > 0 && want_in_place < PIECE);
+        // A small file's piece has no storage before its first byte.
+        assert!(Piece::sized(1_000).land(prefix, 1_000).is_err());
     }
 
     /// The piece handed out next is the one the writing thread gave back last, the likeliest

@@ -318,7 +318,7 @@ impl UdpPort {
     pub fn receive_batch(
         &mut self,
         clock: &Clock,
-        mut deliver: impl FnMut(SocketAddr, &[u8], Arrival, OpenAttempt),
+        mut deliver: impl FnMut(SocketAddr, &mut [u8], Arrival, OpenAttempt),
     ) -> io::Result<bool> {
         let Some(thread) = self.recv_thread.as_mut() else {
             return Ok(false);
@@ -330,7 +330,7 @@ impl UdpPort {
         for d in &batch.datagrams {
             self.stats.datagrams_received += 1;
             let at = clock.arrival(Some(d.stamp));
-            deliver(d.from, &batch.bytes[d.range.clone()], at, d.attempt);
+            deliver(d.from, &mut batch.bytes[d.range.clone()], at, d.attempt);
         }
         let error = batch.error.take();
         thread.reuse(batch);
@@ -529,33 +529,48 @@ impl UdpPort {
         clock: &Clock,
         mut deliver: impl FnMut(SocketAddr, &[u8], Arrival),
     ) -> io::Result<()> {
-        assert!(
-            buf.len() >= MAX_GRO_BYTES,
-            "a GRO read needs a 64 KB buffer"
-        );
         let mut taken = 0;
         for _ in 0..RECV_BATCH {
             if taken >= RECV_BATCH_BYTES {
                 return Ok(());
             }
-            let got = self.reader.read(&self.sock, buf);
-            match got {
-                Ok((n, from, segment, stamp)) => {
-                    self.stats.recv_calls += 1;
-                    taken += n;
-                    let at = clock.arrival(stamp);
-                    for d in split(n, segment) {
-                        self.stats.datagrams_received += 1;
-                        deliver(from, &buf[d], at);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // A connected socket hears of an earlier datagram's ICMP error here.
-                Err(e) => return Err(e),
+            let Some(got) = self.read_once(buf, clock)? else {
+                return Ok(());
+            };
+            taken += got.len;
+            for d in got.datagrams() {
+                deliver(got.from, &buf[d], got.at);
             }
         }
         Ok(())
+    }
+
+    /// One read into `buf` (at least [`MAX_GRO_BYTES`] long: a read may bring a GRO run of
+    /// datagrams); `None` when nothing is waiting. A read interrupted by a signal is tried
+    /// again; a connected socket hears of an earlier datagram's ICMP error here.
+    pub fn read_once(&mut self, buf: &mut [u8], clock: &Clock) -> io::Result<Option<Read>> {
+        assert!(
+            buf.len() >= MAX_GRO_BYTES,
+            "a GRO read needs a 64 KB buffer"
+        );
+        loop {
+            match self.reader.read(&self.sock, buf) {
+                Ok((len, from, segment, stamp)) => {
+                    self.stats.recv_calls += 1;
+                    let got = Read {
+                        len,
+                        from,
+                        segment,
+                        at: clock.arrival(stamp),
+                    };
+                    self.stats.datagrams_received += got.datagrams().count() as u64;
+                    return Ok(Some(got));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Sleep until the socket is readable (or writable, when the last send found it full), or
@@ -675,6 +690,31 @@ fn to_socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
     a.as_sockaddr_in6()
         .map(|v6| SocketAddr::V6((*v6).into()))
         .filter(|_| a.family().is_some())
+}
+
+/// What [`UdpPort::read_once`] read.
+#[derive(Clone, Copy, Debug)]
+pub struct Read {
+    /// Bytes read.
+    pub len: usize,
+    /// The sender.
+    pub from: SocketAddr,
+    /// The GRO segment size, when the kernel coalesced a run of datagrams.
+    pub segment: Option<usize>,
+    /// When it arrived.
+    pub at: Arrival,
+}
+
+impl Read {
+    /// Where each datagram of the read lies in the buffer.
+    pub fn datagrams(&self) -> impl Iterator<Item = Range<usize>> {
+        split(self.len, self.segment)
+    }
+
+    /// One datagram, not a coalesced run.
+    pub fn is_single(&self) -> bool {
+        self.segment.is_none_or(|s| s >= self.len)
+    }
 }
 
 /// What one read returned: length, source, GRO segment size, arrival stamp.

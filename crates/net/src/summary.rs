@@ -461,6 +461,7 @@ mod tests {
             sender_key: None,
             stats: Stats::default(),
             without_session: 4,
+            in_place: 0,
             service: None,
         };
         let text = serde_json::to_string(&ReceivedSummary::new(&s)).unwrap();

@@ -131,7 +131,6 @@ pub use longhaul_cc::sender::{loss, pacer, rate, rtt, sent};
 pub use longhaul_cc::Time;
 pub use packet::{CloseCode, PacketKind};
 pub use pmtu::{Phase as PmtuPhase, PmtuStats};
-pub use reassembly::Sink;
 pub use secure::{
     Cipher, Identity, KeyLimits, OpenAttempt, OpenedDatagram, Opener, PeerPolicy, PendingSeal,
     Security, StaticKey,

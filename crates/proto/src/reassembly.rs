@@ -12,14 +12,17 @@
 //! held (never more than the window plus a page per out-of-order range), not the distance to
 //! the highest offset received, so a packet at the window's far edge costs one page.
 //!
-//! **A lent sink.** The application may lend a [`Sink`] for the bytes it will read next
-//! ([`Reassembly::lend`]): while every byte that has arrived is read (`read == frontier`), data
-//! arriving in order is copied from the packet straight into the sink and counts as read at
-//! once, instead of being copied into the pages and out again. Anything else — data beyond a
-//! hole, the part of a packet the sink has no room for, bytes the application has not read
-//! yet — takes the pages, so the order of the bytes the application sees is the
-//! stream's. (The receiver of a file lends the piece its writer takes next: one copy of each
-//! byte in user space instead of two.)
+//! **Bytes taken where they arrived.** A caller may offer to take in-order bytes itself
+//! ([`Reassembly::insert_taking`] with `room`): while every byte that has arrived is read
+//! (`read == frontier`), the part of an arriving packet that continues the stream (up to
+//! `room` bytes) is not copied anywhere; it counts as read at once, and the caller is told
+//! which bytes of the payload those are, to take them from the packet (or, where the
+//! datagram was received into the caller's own storage, to leave them where they lie).
+//! Anything else — data beyond a hole, the part of a packet past `room`, bytes the
+//! application has not read yet — takes the pages, so the order of the bytes the
+//! application sees is the stream's. (The receiver of a file takes them into the piece its
+//! writer takes next: at most one copy of each byte in user space, none when the datagram
+//! was received into the piece.)
 
 use crate::error::PacketError;
 use crate::pages::PagedBuffer;
@@ -31,14 +34,13 @@ use std::collections::VecDeque;
 /// packet that would open one more is rejected (not acknowledged), and is sent again later.
 pub const MAX_RANGES: usize = 1 << 16;
 
-/// Where in-order bytes may go straight from a packet (see the module's header).
-pub trait Sink: Send {
-    /// Bytes it takes still.
-    fn room(&self) -> usize;
-    /// Append `bytes` (at most `room()`).
-    fn put(&mut self, bytes: &[u8]);
-    /// The lender's own type back ([`std::any::Any`] to downcast).
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+/// What [`Reassembly::insert_taking`] did with a packet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inserted {
+    /// Bytes of the stream that were new.
+    pub new: u64,
+    /// The bytes of the payload the caller takes (already counted as read); empty when none.
+    pub taken: std::ops::Range<usize>,
 }
 
 pub struct Reassembly {
@@ -53,9 +55,7 @@ pub struct Reassembly {
     highest: u64,
     fin: Option<u64>,
     window: u64,
-    /// The application's sink for in-order bytes, while lent.
-    lent: Option<Box<dyn Sink>>,
-    /// Bytes put into the sink since the last `take_direct`.
+    /// Bytes taken by the caller since the last `take_direct`.
     direct: u64,
 }
 
@@ -67,7 +67,6 @@ impl std::fmt::Debug for Reassembly {
             .field("ranges", &self.ranges.len())
             .field("highest", &self.highest)
             .field("fin", &self.fin)
-            .field("lent", &self.lent.is_some())
             .finish()
     }
 }
@@ -83,23 +82,11 @@ impl Reassembly {
             highest: 0,
             fin: None,
             window,
-            lent: None,
             direct: 0,
         }
     }
 
-    /// Lend `sink` for the next in-order bytes (real mode; see the module's header). A sink
-    /// lent before is given back first.
-    pub fn lend(&mut self, sink: Box<dyn Sink>) -> Option<Box<dyn Sink>> {
-        self.lent.replace(sink)
-    }
-
-    /// The sink back, with what it took.
-    pub fn take_lent(&mut self) -> Option<Box<dyn Sink>> {
-        self.lent.take()
-    }
-
-    /// Bytes that went into the sink since the last call: read by the application.
+    /// Bytes the caller took since the last call: read by the application.
     pub fn take_direct(&mut self) -> u64 {
         std::mem::take(&mut self.direct)
     }
@@ -132,6 +119,7 @@ impl Reassembly {
 
     /// Accept `[offset, offset + len)` (`payload` is empty in synthetic mode). Returns the number
     /// of bytes that were new.
+    #[cfg(test)]
     pub fn insert(
         &mut self,
         offset: u64,
@@ -139,6 +127,21 @@ impl Reassembly {
         payload: &[u8],
         fin: bool,
     ) -> Result<u64, PacketError> {
+        self.insert_taking(offset, len, payload, fin, 0)
+            .map(|i| i.new)
+    }
+
+    /// Accept `[offset, offset + len)` (`payload` is empty in synthetic mode), the caller
+    /// taking up to `room` of the packet's in-order bytes itself (see the module's header):
+    /// `taken` says which bytes of `payload` those are.
+    pub fn insert_taking(
+        &mut self,
+        offset: u64,
+        len: u64,
+        payload: &[u8],
+        fin: bool,
+        room: usize,
+    ) -> Result<Inserted, PacketError> {
         let end = offset + len;
         if end > self.max_offset() {
             return Err(PacketError::OutOfWindow {
@@ -172,28 +175,25 @@ impl Reassembly {
         }
         let start = offset.max(self.frontier);
         if start >= end {
-            return Ok(0);
+            return Ok(Inserted::default());
         }
         self.highest = self.highest.max(end);
         let before = self.received_above_frontier(start, end);
         let mut at = start;
-        if start == self.frontier && self.read == self.frontier && !self.synthetic {
-            if let Some(sink) = self.lent.as_mut() {
-                // Straight into the application's sink, read as it arrives.
-                let k = ((end - at).min(usize::MAX as u64) as usize).min(sink.room());
-                if k > 0 {
-                    let from = (at - offset) as usize;
-                    sink.put(&payload[from..from + k]);
-                    at += k as u64;
-                    self.direct += k as u64;
-                    self.read = at;
-                    self.frontier = at;
-                    // Held ranges the sink's bytes reached are in order now (their bytes in
-                    // the pages, from `read` on).
-                    self.merge_front();
-                    self.buf.release(self.read);
-                }
-            }
+        let mut taken = 0..0;
+        if start == self.frontier && self.read == self.frontier && !self.synthetic && room > 0 {
+            // Taken by the caller, read as it arrives.
+            let k = ((end - at).min(usize::MAX as u64) as usize).min(room);
+            let from = (at - offset) as usize;
+            taken = from..from + k;
+            at += k as u64;
+            self.direct += k as u64;
+            self.read = at;
+            self.frontier = at;
+            // Held ranges the taken bytes reached are in order now (their bytes in the pages,
+            // from `read` on).
+            self.merge_front();
+            self.buf.release(self.read);
         }
         // The rest (or all of it) through the pages.
         let rest = at.max(self.frontier);
@@ -209,7 +209,10 @@ impl Reassembly {
             }
             self.merge_front();
         }
-        Ok(end - start - before)
+        Ok(Inserted {
+            new: end - start - before,
+            taken,
+        })
     }
 
     /// Absorb ranges that the frontier has reached.
@@ -298,35 +301,12 @@ impl Reassembly {
 mod tests {
     use super::*;
 
-    /// A sink that takes up to `cap` bytes.
-    struct Capped {
-        data: Vec<u8>,
-        cap: usize,
-    }
-
-    impl Sink for Capped {
-        fn room(&self) -> usize {
-            self.cap - self.data.len()
-        }
-        fn put(&mut self, bytes: &[u8]) {
-            assert!(bytes.len() <= self.room());
-            self.data.extend_from_slice(bytes);
-        }
-        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-            self
-        }
-    }
-
-    fn lent(r: &mut Reassembly) -> Vec<u8> {
-        let sink = r.take_lent().expect("lent");
-        sink.into_any().downcast::<Capped>().unwrap().data
-    }
-
-    /// Against a stream read through the pages alone: every arrival order, with a sink lent
-    /// and taken back between packets, gives the application the same bytes in the same
-    /// order, and the counts of new and directly delivered bytes add up.
+    /// Against a stream read through the pages alone: every arrival order, with the caller
+    /// taking some in-order bytes from the packets (a random room each time) and reading the
+    /// pages now and then, gives the application the same bytes in the same order, and the
+    /// counts of new and taken bytes add up.
     #[test]
-    fn a_lent_sink_sees_the_stream_in_order_whatever_the_arrival_order() {
+    fn bytes_taken_from_packets_are_the_stream_in_order_whatever_the_arrival_order() {
         use rand::rngs::SmallRng;
         use rand::{Rng, SeedableRng};
         // Several of the buffer's 64 KiB pages, in packets of up to 3000 bytes.
@@ -334,7 +314,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(5);
         for round in 0..40 {
             let mut r = Reassembly::new(false, 1 << 20);
-            // Packets of 1..=300 bytes, sent in a shuffled order with duplicates.
+            // Packets of 1..=3000 bytes, sent in a shuffled order with duplicates.
             let mut packets = Vec::new();
             let mut at = 0;
             while at < stream.len() {
@@ -351,32 +331,29 @@ mod tests {
                 .collect();
             packets.extend(dups);
             let mut got = Vec::new();
-            let (mut new, mut direct) = (0, 0);
+            let (mut new, mut direct, mut taken) = (0, 0, 0);
             for (k, &(off, len)) in packets.iter().enumerate() {
-                if rng.gen_bool(0.7) && r.lent.is_none() {
-                    let cap = rng.gen_range(0..6000);
-                    r.lend(Box::new(Capped {
-                        data: Vec::new(),
-                        cap,
-                    }));
-                }
+                let room = if rng.gen_bool(0.7) {
+                    rng.gen_range(0..6000)
+                } else {
+                    0
+                };
                 let fin = off + len == stream.len();
-                new += r
-                    .insert(off as u64, len as u64, &stream[off..off + len], fin)
+                let payload = &stream[off..off + len];
+                let i = r
+                    .insert_taking(off as u64, len as u64, payload, fin, room)
                     .unwrap();
+                assert!(i.taken.len() <= room);
+                new += i.new;
+                taken += i.taken.len() as u64;
+                got.extend_from_slice(&payload[i.taken]);
                 direct += r.take_direct();
-                // Now and then the application takes its sink back and reads the pages.
+                // Now and then the application reads the pages.
                 if k % 3 == 0 {
-                    if r.lent.is_some() {
-                        got.extend(lent(&mut r));
-                    }
                     let mut out = vec![0u8; 5000];
                     let n = r.read(&mut out);
                     got.extend_from_slice(&out[..n]);
                 }
-            }
-            if r.lent.is_some() {
-                got.extend(lent(&mut r));
             }
             let mut out = vec![0u8; stream.len()];
             let n = r.read(&mut out);
@@ -389,9 +366,10 @@ mod tests {
                 stream.len()
             );
             assert_eq!(new, stream.len() as u64);
+            assert_eq!(direct, taken, "round {round}");
             assert!(r.is_finished(), "round {round}");
             if round == 0 {
-                assert!(direct > 0, "nothing went straight into the sink");
+                assert!(direct > 0, "nothing was taken from a packet");
             }
         }
     }

@@ -12,8 +12,8 @@ pub struct Stats {
     pub bytes_acked: u64,
     /// Payload bytes the application has read.
     pub bytes_delivered: u64,
-    /// Of those, bytes that went from their packets straight into a buffer the application
-    /// lent (`Connection::lend`), without passing through the receive buffer.
+    /// Of those, bytes the application took from their packets (`Connection::handle_datagram`),
+    /// without passing through the receive buffer.
     pub bytes_delivered_direct: u64,
     /// New payload bytes received (duplicates excluded).
     pub bytes_received: u64,

@@ -888,7 +888,7 @@ fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
     for (d, a) in &attempts {
         match a {
             OpenAttempt::Opened(o) => {
-                s.handle_opened(now, now, *o, d, false)
+                s.handle_opened(now, now, *o, d, false, 0)
                     .expect("an opened datagram is taken");
                 opened += 1;
                 first_opened.get_or_insert((d.clone(), *o));
@@ -914,7 +914,7 @@ fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
     // The same datagram again is a replay, however it was opened.
     let (d, o) = first_opened.unwrap();
     let replays = s.stats().replays;
-    assert!(s.handle_opened(now, now, o, &d, false).is_err());
+    assert!(s.handle_opened(now, now, o, &d, false, 0).is_err());
     assert_eq!(s.stats().replays, replays + 1);
     // A forged datagram fails where it is opened and counts here.
     // (The newest datagram: sealed under the key the receiver is at now, which it holds.)

@@ -4,6 +4,7 @@
 use super::session::{Session, Whose};
 use super::{PeerMap, RecvOptions};
 use crate::admission::{self, Door as Admission, Slot, Tokens};
+use crate::part::Landing;
 use crate::recv_thread::Openers;
 use crate::socket::Arrival;
 use crate::store::Store;
@@ -33,7 +34,43 @@ pub(super) struct Door<'a> {
 }
 
 impl Door<'_> {
-    pub(super) fn datagram(&mut self, from: SocketAddr, d: &[u8], at: Arrival) {
+    /// The piece the session of `peer` fills next, to receive the next datagram into
+    /// ([`Session::land`]).
+    pub(super) fn land(&mut self, peer: SocketAddr) -> Option<Landing> {
+        self.sessions.get_mut(&peer)?.land(self.store)
+    }
+
+    /// A datagram received into `landing`, the piece of `from`'s session: handled there.
+    pub(super) fn landed(&mut self, from: SocketAddr, mut landing: Landing, n: usize, at: Arrival) {
+        let s = self.sessions.get_mut(&from).expect("landing in a session");
+        // The service's own datagrams go to its sessions, never to a transfer's connection.
+        let service = self.options.service.as_ref();
+        if service.is_some_and(|g| g.owns(&landing.area()[..n])) {
+            s.give_back(self.store, landing, 0..0);
+            return;
+        }
+        if s.landed(self.store, at, landing, n).is_ok() {
+            s.last_heard = self.heard;
+        }
+    }
+
+    /// A datagram received into `landing`, the piece of `peer`'s session, that is not for it
+    /// (another sender's, or a coalesced run): the piece goes back untouched, the datagram's
+    /// bytes are copied into `buf`.
+    pub(super) fn not_landed(
+        &mut self,
+        peer: SocketAddr,
+        mut landing: Landing,
+        buf: &mut [u8],
+        n: usize,
+    ) {
+        buf[..n].copy_from_slice(&landing.area()[..n]);
+        if let Some(s) = self.sessions.get_mut(&peer) {
+            s.give_back(self.store, landing, 0..0);
+        }
+    }
+
+    pub(super) fn datagram(&mut self, from: SocketAddr, d: &mut [u8], at: Arrival) {
         let (sessions, options, tokens, secure) =
             (&mut *self.sessions, self.options, self.tokens, self.secure);
         // The service's own datagrams go to its sessions, never to a connection.
@@ -48,7 +85,7 @@ impl Door<'_> {
         // ACK delays count from the datagram's own arrival (see `socket`).
         let now = at.now;
         if let Some(s) = sessions.get_mut(&from) {
-            if s.conn.handle_packet_at(now, at.stamped, d, false).is_ok() {
+            if s.datagram(self.store, at, d).is_ok() {
                 s.last_heard = self.heard;
             }
             return;

@@ -124,6 +124,9 @@ pub struct Received {
     /// that did not decode), counted by the receiver since the previous transfer's report
     /// (reported with transfers only: `genuine`).
     pub without_session: u64,
+    /// File bytes received straight into the piece they were written from, never copied in
+    /// user space (`read_batch`).
+    pub in_place: u64,
     /// A session of [`RecvOptions::service`], not a transfer: what it did
     /// ([`ServiceSession::summary`](crate::service::ServiceSession::summary)).
     pub service: Option<String>,
@@ -158,6 +161,9 @@ pub struct Receiver {
     without_session: u64,
     /// Receive coalescing is off while a service session is served.
     uncoalesced: bool,
+    /// The sender whose datagram came last: the next read goes into its file's piece, where
+    /// it can (`read_batch`).
+    landing: Option<SocketAddr>,
 }
 
 impl Receiver {
@@ -211,6 +217,7 @@ impl Receiver {
             clock: Clock::start(),
             without_session: 0,
             uncoalesced: false,
+            landing: None,
         })
     }
 
@@ -428,10 +435,7 @@ impl Receiver {
                     OpenAttempt::Pass => door.datagram(from, d, at),
                     OpenAttempt::Opened(o) => {
                         if let Some(s) = door.sessions.get_mut(&from) {
-                            if s.conn
-                                .handle_opened(at.now, at.stamped, o, d, false)
-                                .is_ok()
-                            {
+                            if s.opened(door.store, at, o, d).is_ok() {
                                 s.last_heard = Instant::now();
                             }
                         }
@@ -444,8 +448,7 @@ impl Receiver {
                 })
                 .map(|taken| more = taken)
         } else {
-            self.port
-                .receive(inbuf, clock, |from, d, at| door.datagram(from, d, at))
+            read_batch(&mut self.port, clock, &mut door, &mut self.landing, inbuf)
         };
         let replies = std::mem::take(&mut door.replies);
         for (to, reply) in replies {
@@ -458,4 +461,65 @@ impl Receiver {
             Err(e) => Err(NetError::Socket(e)),
         }
     }
+}
+
+/// Read up to a batch of datagrams, as [`UdpPort::receive`] does, and hand each to `door`.
+///
+/// **Received where the bytes go.** A file's bytes arrive in data packets that mostly come in
+/// order. When the last read brought one datagram (not a coalesced GRO run) from a session
+/// whose file takes the stream's next bytes now, the next read goes straight into that file's
+/// piece, `Connection::data_prefix` bytes before where its next bytes go
+/// ([`Piece::land`](crate::part::Piece::land)). A data packet that continues the stream then
+/// has its payload (opened in place, when sealed) exactly there, and the connection, taking it
+/// (`Connection::handle_datagram`), leaves it in place: no copy of those bytes in user space
+/// at all. The piece's bytes the headers covered are put back before anything reads the
+/// piece. Another sender's datagram or a coalesced run read there is copied out to `inbuf`
+/// and handled as if read there; any other packet of the session (out of order, an ACK) is
+/// handled where it lies, its payload bytes copied to wherever they belong. With 1,500-byte
+/// datagrams, which GRO coalesces, reads go to `inbuf`; with 64 KiB ones (loopback) this
+/// removed the receiver's copy of each byte into the piece (bench/README.md, "Datagrams
+/// received into the file's piece").
+fn read_batch(
+    port: &mut UdpPort,
+    clock: &Clock,
+    door: &mut Door,
+    landing: &mut Option<SocketAddr>,
+    inbuf: &mut [u8],
+) -> std::io::Result<()> {
+    let mut taken = 0;
+    for _ in 0..socket::RECV_BATCH {
+        if taken >= socket::RECV_BATCH_BYTES {
+            break;
+        }
+        let mut land = landing.and_then(|p| Some((p, door.land(p)?)));
+        let got = match &mut land {
+            Some((_, l)) => port.read_once(l.area(), clock),
+            None => port.read_once(inbuf, clock),
+        };
+        let got = match got {
+            Ok(Some(got)) => got,
+            other => {
+                if let Some((peer, l)) = land {
+                    door.not_landed(peer, l, inbuf, 0);
+                }
+                return other.map(|_| ());
+            }
+        };
+        taken += got.len;
+        match land {
+            Some((peer, l)) if peer == got.from && got.is_single() => {
+                door.landed(peer, l, got.len, got.at);
+                continue;
+            }
+            Some((peer, l)) => door.not_landed(peer, l, inbuf, got.len),
+            None => {}
+        }
+        for d in got.datagrams() {
+            door.datagram(got.from, &mut inbuf[d], got.at);
+        }
+        // A coalesced run does not land (its datagrams after the first would be copied out
+        // and back): the next read goes into the piece only after one that was not.
+        *landing = (got.is_single() && door.sessions.contains_key(&got.from)).then_some(got.from);
+    }
+    Ok(())
 }

@@ -7,12 +7,15 @@ use super::{FileOutcome, Received, RecvOptions, BUSY_WAIT};
 use crate::framing::{
     Action, Entry, FramingError, Kind, Message, MessageReader, DIGEST_LEN, MAGIC,
 };
+use crate::part::Landing;
 use crate::path::Printable;
 use crate::service::ServiceSession;
+use crate::socket::Arrival;
 use crate::store::{busy_reason, Incoming, Plan, Planned, Store};
-use longhaul_proto::{Connection, Stats};
+use longhaul_proto::{Connection, OpenedDatagram, PacketError, Stats};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -162,6 +165,7 @@ impl Session {
                 sender_key: None,
                 stats: Stats::default(),
                 without_session: 0,
+                in_place: 0,
                 service: None,
             },
             reported: 0,
@@ -198,11 +202,6 @@ impl Session {
 
     /// Release every part file this session holds, journaling what reached the disk.
     pub(super) fn suspend_all(&mut self, store: &mut Store) {
-        if let Some(b) = self.body.as_mut() {
-            // What the lent piece took is the file's too. (A disk error here is the
-            // suspension's to report: the piece is kept either way.)
-            let _ = b.inc.take_back(&mut self.conn);
-        }
         if let Some(b) = self.body.take() {
             b.inc.suspend(store);
         }
@@ -283,12 +282,6 @@ impl Session {
             self.advance_service(buf);
             return;
         }
-        // The piece lent to the connection comes back with what it took since the last turn.
-        if let Some(b) = self.body.as_mut() {
-            if let Err(e) = b.inc.take_back(&mut self.conn) {
-                self.fatal(store, e.0);
-            }
-        }
         // Messages left buffered when the session paused for a busy part file.
         self.feed(opts, store, &[]);
         loop {
@@ -314,7 +307,6 @@ impl Session {
             self.feed(opts, store, &buf[..n]);
         }
         self.flush_out();
-        self.lend_piece(store);
         if matches!(self.phase, Phase::Over) && self.out.is_empty() {
             self.conn.finish();
         }
@@ -324,21 +316,112 @@ impl Session {
         }
     }
 
-    /// In a file's body with everything that arrived read: lend the piece being filled to
-    /// the connection, so that the file's next bytes go into it straight from their packets
-    /// (taken back at the start of the next turn).
-    fn lend_piece(&mut self, store: &mut Store) {
+    /// How many of the stream's next bytes the file being received takes straight from their
+    /// packets now: in a file's body with everything that arrived read, what its piece takes;
+    /// else 0 (the bytes go through the connection's buffer and `advance`).
+    fn take_room(&mut self, store: &mut Store) -> usize {
         if !matches!(self.phase, Phase::Files) || self.conflict.is_some() {
-            return;
+            return 0;
         }
         let Some(b) = self.body.as_mut() else {
-            return;
+            return 0;
         };
         if self.reader.buffered() > 0 || self.conn.readable() > 0 {
+            return 0;
+        }
+        match b.inc.room() {
+            Ok(n) => n,
+            Err(e) => {
+                self.fatal(store, e.0);
+                0
+            }
+        }
+    }
+
+    /// A datagram for this session's connection (opened in place when sealed): the file bytes
+    /// it continues the stream with go straight into the piece being filled (one copy).
+    pub(super) fn datagram(
+        &mut self,
+        store: &mut Store,
+        at: Arrival,
+        d: &mut [u8],
+    ) -> Result<(), PacketError> {
+        let room = self.take_room(store);
+        let taken = self
+            .conn
+            .handle_datagram(at.now, at.stamped, d, false, room)?;
+        self.take(store, &d[taken]);
+        Ok(())
+    }
+
+    /// A datagram the receiving thread opened, as [`Session::datagram`].
+    pub(super) fn opened(
+        &mut self,
+        store: &mut Store,
+        at: Arrival,
+        o: OpenedDatagram,
+        d: &[u8],
+    ) -> Result<(), PacketError> {
+        let room = self.take_room(store);
+        let taken = self
+            .conn
+            .handle_opened(at.now, at.stamped, o, d, false, room)?;
+        self.take(store, &d[taken]);
+        Ok(())
+    }
+
+    fn take(&mut self, store: &mut Store, bytes: &[u8]) {
+        if bytes.is_empty() {
             return;
         }
-        if let Err(e) = b.inc.lend(&mut self.conn) {
+        let b = self.body.as_mut().expect("bytes are taken only in a body");
+        if let Err(e) = b.inc.take(bytes) {
             self.fatal(store, e.0);
+        }
+    }
+
+    /// The piece the file's next bytes go into, taken out to receive the next datagram into,
+    /// so that a data packet's payload lies where those bytes go ([`Incoming::land`]); `None`
+    /// when it takes nothing now (see `take_room`).
+    pub(super) fn land(&mut self, store: &mut Store) -> Option<Landing> {
+        if self.take_room(store) == 0 {
+            return None;
+        }
+        let prefix = self.conn.data_prefix();
+        let b = self.body.as_mut()?;
+        match b.inc.land(prefix) {
+            Ok(landing) => landing,
+            Err(e) => {
+                self.fatal(store, e.0);
+                None
+            }
+        }
+    }
+
+    /// The datagram received into `landing` (its first `n` bytes), handled; the piece goes
+    /// back with the payload bytes the connection took, where they lie.
+    pub(super) fn landed(
+        &mut self,
+        store: &mut Store,
+        at: Arrival,
+        mut landing: Landing,
+        n: usize,
+    ) -> Result<(), PacketError> {
+        let room = landing.room();
+        let result =
+            self.conn
+                .handle_datagram(at.now, at.stamped, &mut landing.area()[..n], false, room);
+        let taken = result.as_ref().map_or(0..0, Range::clone);
+        self.give_back(store, landing, taken);
+        result.map(|_| ())
+    }
+
+    /// The piece back from [`Session::land`], with `taken` of its landing's area appended.
+    pub(super) fn give_back(&mut self, store: &mut Store, landing: Landing, taken: Range<usize>) {
+        let b = self.body.as_mut().expect("landed only in a body");
+        match b.inc.landed(landing, taken) {
+            Ok(n) => self.report.in_place += n as u64,
+            Err(e) => self.fatal(store, e.0),
         }
     }
 

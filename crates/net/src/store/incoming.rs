@@ -1,14 +1,12 @@
-//! One file being received: its bytes handed to the writing thread (or lent to the connection
-//! to fill straight from their packets), drained, and checked against the sender's digest.
+//! One file being received: its bytes handed to the writing thread (taken straight from their
+//! packets, or received where they go), drained, and checked against the sender's digest.
 
 use super::place::{Staged, ToPlace};
 use super::{Fatal, PlaceTag, Store};
 use crate::framing::{Entry, DIGEST_LEN};
 use crate::hashlist::FileHasher;
-use crate::part::{PartFile, Piece, Writer, PIECE};
+use crate::part::{Landing, PartFile, Piece, Writer, PIECE};
 use crate::path::Printable;
-use longhaul_proto::{Connection, Sink};
-use std::any::Any;
 use std::fs::File;
 use std::path::PathBuf;
 
@@ -34,31 +32,6 @@ pub struct Incoming {
     pub(super) refused: Option<String>,
     /// The part file's lock, dropped with the file.
     pub(super) _lock: Option<File>,
-}
-
-/// A piece on loan to the connection: the file's next bytes go into it from their packets.
-struct LentPiece {
-    piece: Piece,
-    /// File bytes it may still take (the rest of the file).
-    limit: usize,
-    /// File bytes it took.
-    taken: usize,
-}
-
-impl Sink for LentPiece {
-    fn room(&self) -> usize {
-        self.piece.room().min(self.limit - self.taken)
-    }
-
-    fn put(&mut self, bytes: &[u8]) {
-        let n = self.piece.extend(bytes);
-        debug_assert_eq!(n, bytes.len(), "the connection puts at most room()");
-        self.taken += n;
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
 }
 
 impl Incoming {
@@ -104,40 +77,60 @@ impl Incoming {
         Ok(n)
     }
 
-    /// Lend the piece being filled to `conn` for the file's next bytes, which then go into it
-    /// straight from their packets while they arrive in order (`Connection::lend`: one copy
-    /// in user space instead of two). Not while a full piece waits for the disk, or when no
-    /// byte of the file is left to come. Until [`Incoming::take_back`], the bytes the piece
-    /// takes are not counted in `written`.
-    pub fn lend(&mut self, conn: &mut Connection) -> Result<(), Fatal> {
-        let limit = self.remaining().min(usize::MAX as u64) as usize;
-        if limit == 0 || !self.hand_over(false)? {
-            return Ok(());
+    /// File bytes the piece being filled takes now (at most `remaining()`): 0 while a full
+    /// piece waits for room in the writer's queue.
+    pub fn room(&mut self) -> Result<usize, Fatal> {
+        if self.remaining() == 0 || !self.hand_over(false)? {
+            return Ok(0);
         }
         let writer = self.writer.as_mut().expect("not drained");
-        let piece = self.fill.take().unwrap_or_else(|| writer.buffer());
-        let earlier = conn.lend(Box::new(LentPiece {
-            piece,
-            limit,
-            taken: 0,
-        }));
-        debug_assert!(earlier.is_none(), "one piece lent at a time");
+        let piece = self.fill.get_or_insert_with(|| writer.buffer());
+        Ok(piece
+            .room()
+            .min(self.remaining().min(usize::MAX as u64) as usize))
+    }
+
+    /// Take the file's next bytes from a packet (at most [`Incoming::room`]).
+    pub fn take(&mut self, bytes: &[u8]) -> Result<(), Fatal> {
+        let n = self.write_with(bytes.len(), |spare| {
+            spare.copy_from_slice(&bytes[..spare.len()]);
+            spare.len()
+        })?;
+        debug_assert_eq!(n, bytes.len(), "the connection takes at most room()");
         Ok(())
     }
 
-    /// The piece back from `conn`, with the bytes it took (a full one goes to the writer).
-    pub fn take_back(&mut self, conn: &mut Connection) -> Result<(), Fatal> {
-        let Some(sink) = conn.take_lent() else {
-            return Ok(());
-        };
-        let lent = sink
-            .into_any()
-            .downcast::<LentPiece>()
-            .expect("a receiver's connection holds only the pieces it lent");
-        self.written += lent.taken as u64;
-        self.fill = Some(lent.piece);
-        self.hand_over(false)?;
-        Ok(())
+    /// The piece being filled, taken out to receive a datagram into so that its payload,
+    /// `prefix` bytes in, lies where the file's next bytes go ([`Piece::land`]); `None` when
+    /// the piece takes nothing now or has no storage for it. Give it back with
+    /// [`Incoming::landed`].
+    pub fn land(&mut self, prefix: usize) -> Result<Option<Landing>, Fatal> {
+        let room = self.room()?;
+        if room == 0 {
+            return Ok(None);
+        }
+        let piece = self.fill.take().expect("room() holds a piece");
+        match piece.land(prefix, room) {
+            Ok(landing) => Ok(Some(landing)),
+            Err(piece) => {
+                self.fill = Some(piece);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The piece back from [`Incoming::land`], with the datagram's bytes `taken` (a range of
+    /// the landing's area; see [`Landing::finish`]) appended; how many were left in place.
+    pub fn landed(
+        &mut self,
+        landing: Landing,
+        taken: std::ops::Range<usize>,
+    ) -> Result<usize, Fatal> {
+        let n = taken.len();
+        let (piece, in_place) = landing.finish(taken);
+        self.fill = Some(piece);
+        self.written += n as u64;
+        self.hand_over(false).map(|_| in_place)
     }
 
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.

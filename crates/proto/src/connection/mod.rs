@@ -32,7 +32,7 @@ use crate::error::ConfigError;
 use crate::limits::SendClock;
 use crate::packet::{CloseCode, DataHeader, PacketKind};
 use crate::pmtu::PmtuSearch;
-use crate::reassembly::{Reassembly, Sink};
+use crate::reassembly::Reassembly;
 use crate::recv::AckState;
 use crate::secure::session::Session;
 use crate::secure::{Cipher, PendingSeal, StaticKey};
@@ -188,6 +188,10 @@ pub struct Connection {
     secure: Option<Box<Session>>,
     /// Where sealed datagrams are opened (allocated with the keys).
     scratch: Vec<u8>,
+    /// While a datagram is handled by [`Connection::handle_datagram`]: how many of the
+    /// stream's next bytes the caller takes itself, and (address, length) of those taken.
+    take_room: usize,
+    taken: (usize, usize),
     /// Client, security on: the INIT went out more than once (no RTT sample from its answer).
     handshake_repeated: bool,
     /// Client, security on: FINISH should be sent (first after the RESPONSE, then again on
@@ -262,6 +266,8 @@ impl Connection {
             stats: Stats::default(),
             secure,
             scratch: Vec::new(),
+            take_room: 0,
+            taken: (0, 0),
             handshake_repeated: false,
             finish_pending: false,
             peer_synthetic: false,
@@ -315,19 +321,6 @@ impl Connection {
         let n = self.recv.read(out);
         self.after_read(n as u64);
         n
-    }
-
-    /// Lend `sink` for the next bytes of the stream: while everything that arrived has been
-    /// read, data arriving in order is copied from its packet straight into the sink (as much
-    /// as it has room for) and counts as read, saving the copy into the receive buffer and out
-    /// again (real mode). Returns a sink lent before, if any.
-    pub fn lend(&mut self, sink: Box<dyn Sink>) -> Option<Box<dyn Sink>> {
-        self.recv.lend(sink)
-    }
-
-    /// The lent sink back, with what it took.
-    pub fn take_lent(&mut self) -> Option<Box<dyn Sink>> {
-        self.recv.take_lent()
     }
 
     /// Consume every received in-order byte (synthetic mode); returns the count.

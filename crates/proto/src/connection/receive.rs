@@ -10,6 +10,7 @@ use crate::error::PacketError;
 use crate::packet::{self, DataHeader, Packet};
 use crate::recv::Arrival;
 use longhaul_cc::Time;
+use std::ops::Range;
 
 impl Connection {
     /// Process one received datagram.
@@ -43,6 +44,74 @@ impl Connection {
         self.arriving(now, arrived, |c| c.process(now, datagram, ce))
     }
 
+    /// [`Connection::handle_packet_at`], opening a sealed datagram where it lies (no copy; on
+    /// failure its bytes are unspecified), and letting the caller take up to `room` of the
+    /// stream's next bytes itself. While everything that arrived has been read, the part of a
+    /// data packet that continues the stream is not buffered: it counts as read at once, and
+    /// the range of `datagram` returned holds it (empty when there is none), for the caller to
+    /// take from there — or, where it received the datagram into its own storage so that the
+    /// payload already lies where the stream's next bytes go, to leave in place. (The receiver
+    /// of a file takes them into the piece its writer takes next.)
+    pub fn handle_datagram(
+        &mut self,
+        now: Time,
+        arrived: Time,
+        datagram: &mut [u8],
+        ce: bool,
+        room: usize,
+    ) -> Result<Range<usize>, PacketError> {
+        let (base, len) = (datagram.as_ptr() as usize, datagram.len());
+        self.take_room = room;
+        let result = self.arriving(now, arrived, |c| c.process_in_place(now, datagram, ce));
+        self.take_room = 0;
+        let taken = Self::taken_range(base, len, std::mem::take(&mut self.taken));
+        debug_assert!(result.is_ok() || taken.is_empty(), "bytes are taken last");
+        result.map(|()| taken)
+    }
+
+    /// Bytes of a data datagram before its payload: the data header, and with security on the
+    /// seal's header before it. A driver that receives a datagram this far before where the
+    /// stream's next bytes go finds a data packet's payload in place
+    /// ([`Connection::handle_datagram`]).
+    pub fn data_prefix(&self) -> usize {
+        let seal = if self.secure.is_some() {
+            packet::SEAL_HEADER_LEN
+        } else {
+            0
+        };
+        seal + packet::DATA_HEADER_LEN
+    }
+
+    /// Run `handle` on a datagram at `datagram` letting the caller take up to `room` bytes
+    /// (see [`Connection::handle_datagram`]); the range of `datagram` taken.
+    pub(super) fn taking(
+        &mut self,
+        datagram: &[u8],
+        room: usize,
+        handle: impl FnOnce(&mut Self) -> Result<(), PacketError>,
+    ) -> Result<Range<usize>, PacketError> {
+        let (base, len) = (datagram.as_ptr() as usize, datagram.len());
+        self.take_room = room;
+        let result = handle(self);
+        self.take_room = 0;
+        let taken = Self::taken_range(base, len, std::mem::take(&mut self.taken));
+        debug_assert!(result.is_ok() || taken.is_empty(), "bytes are taken last");
+        result.map(|()| taken)
+    }
+
+    /// The bytes taken (`(address, length)`), as a range of the datagram at `base`.
+    fn taken_range(base: usize, len: usize, (at, n): (usize, usize)) -> Range<usize> {
+        if n == 0 {
+            return 0..0;
+        }
+        let start = at.wrapping_sub(base);
+        assert!(
+            start <= len && n <= len - start,
+            "the payload lies in the datagram handled"
+        );
+        start..start + n
+    }
+
     /// Handle one arrival at `arrived` with `handle`; a rejected one is counted.
     pub(super) fn arriving(
         &mut self,
@@ -56,6 +125,22 @@ impl Connection {
             self.stats.packets_rejected += 1;
         }
         result
+    }
+
+    fn process_in_place(
+        &mut self,
+        now: Time,
+        datagram: &mut [u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        if self.state == State::Closed {
+            return Err(PacketError::Closed);
+        }
+        if self.secure.is_some() {
+            return self.process_secure_in_place(now, datagram, ce);
+        }
+        let packet = packet::decode(datagram)?;
+        self.process_decoded(now, packet, ce)
     }
 
     fn process(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError> {
@@ -146,10 +231,18 @@ impl Connection {
                 });
             }
         }
-        let new = self.recv.insert(h.offset, h.len as u64, payload, h.fin)?;
+        let inserted =
+            self.recv
+                .insert_taking(h.offset, h.len as u64, payload, h.fin, self.take_room)?;
+        let new = inserted.new;
+        if !inserted.taken.is_empty() {
+            // Where they lie, for `taken_range`.
+            let at = payload.as_ptr() as usize + inserted.taken.start;
+            self.taken = (at, inserted.taken.len());
+        }
         self.stats.packets_received += 1;
         self.stats.bytes_received += new;
-        // Bytes that went straight into a lent sink were read as they arrived.
+        // Bytes the caller took from their packet were read as they arrived.
         let direct = self.recv.take_direct();
         self.stats.bytes_delivered_direct += direct;
         self.after_read(direct);

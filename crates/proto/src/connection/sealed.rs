@@ -23,6 +23,24 @@ impl Connection {
             .expect("called only with security on")
     }
 
+    /// [`Connection::process_secure`] for a datagram the caller lets it change: a sealed one
+    /// is opened where it lies instead of in a copy.
+    pub(super) fn process_secure_in_place(
+        &mut self,
+        now: Time,
+        datagram: &mut [u8],
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        if let Ok(Outer::Sealed {
+            key_phase,
+            seal_number,
+        }) = packet::decode_outer(datagram)
+        {
+            return self.open_sealed(now, datagram, key_phase, seal_number, ce);
+        }
+        self.process_secure(now, datagram, ce)
+    }
+
     /// Security on: the handshake's clear messages, and sealed datagrams; nothing else.
     pub(super) fn process_secure(
         &mut self,
@@ -77,8 +95,23 @@ impl Connection {
 
     /// A datagram an [`Opener`] opened (in place, in `datagram`): taken as if this connection
     /// had opened it, which it checks (the key's generation, the replay window) before the
-    /// packet inside counts. `arrived` and `ce` as for [`Connection::handle_packet_at`].
+    /// packet inside counts. `arrived` and `ce` as for [`Connection::handle_packet_at`];
+    /// `room` and the range returned as for [`Connection::handle_datagram`].
     pub fn handle_opened(
+        &mut self,
+        now: Time,
+        arrived: Time,
+        opened: OpenedDatagram,
+        datagram: &[u8],
+        ce: bool,
+        room: usize,
+    ) -> Result<std::ops::Range<usize>, PacketError> {
+        self.taking(datagram, room, |c| {
+            c.accept_opened(now, arrived, opened, datagram, ce)
+        })
+    }
+
+    fn accept_opened(
         &mut self,
         now: Time,
         arrived: Time,
@@ -155,18 +188,32 @@ impl Connection {
         ce: bool,
     ) -> Result<(), PacketError> {
         let mut scratch = std::mem::take(&mut self.scratch);
-        let opened = self
-            .session()
-            .open(datagram, key_phase, seal_number, &mut scratch);
-        let result = match opened {
-            Ok((n, updates)) => {
-                self.stats.peer_key_updates += updates as u64;
-                self.process_opened(now, &scratch[SEAL_HEADER_LEN..SEAL_HEADER_LEN + n], ce)
-            }
-            Err(e) => Err(self.open_refused(e)),
-        };
+        if scratch.len() < datagram.len() {
+            scratch.resize(datagram.len(), 0);
+        }
+        let buf = &mut scratch[..datagram.len()];
+        buf.copy_from_slice(datagram);
+        let result = self.open_sealed(now, buf, key_phase, seal_number, ce);
         self.scratch = scratch;
         result
+    }
+
+    /// Open the sealed datagram in `buf` where it lies, then process the packet inside.
+    fn open_sealed(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        key_phase: u8,
+        seal_number: u64,
+        ce: bool,
+    ) -> Result<(), PacketError> {
+        match self.session().open(buf, key_phase, seal_number) {
+            Ok((n, updates)) => {
+                self.stats.peer_key_updates += updates as u64;
+                self.process_opened(now, &buf[SEAL_HEADER_LEN..SEAL_HEADER_LEN + n], ce)
+            }
+            Err(e) => Err(self.open_refused(e)),
+        }
     }
 
     /// The next datagram, and with security on its seal, not yet applied. With security off

@@ -440,15 +440,14 @@ impl Session {
         self.failed_opens += 1;
     }
 
-    /// Open a sealed datagram into `scratch` (grown to the datagram's size if needed). On
-    /// success the plain packet is at `scratch[SEAL_HEADER_LEN..][..n]`; returns `n` and how
-    /// many key generations the receiver moved forward.
+    /// Open the sealed datagram in `datagram` where it lies. On success the plain packet is
+    /// at `datagram[SEAL_HEADER_LEN..][..n]`; returns `n` and how many key generations the
+    /// receiver moved forward. On failure the datagram's bytes are unspecified.
     pub fn open(
         &mut self,
-        datagram: &[u8],
+        datagram: &mut [u8],
         key_phase: u8,
         seal_number: u64,
-        scratch: &mut Vec<u8>,
     ) -> Result<(usize, u8), PacketError> {
         if self.recv.is_none() {
             return Err(PacketError::NoKeysYet);
@@ -457,13 +456,8 @@ impl Session {
         if datagram.len() > MAX_DATAGRAM {
             return Err(PacketError::TrailingBytes(datagram.len() - MAX_DATAGRAM));
         }
-        if scratch.len() < datagram.len() {
-            scratch.resize(datagram.len(), 0);
-        }
-        let buf = &mut scratch[..datagram.len()];
-        buf.copy_from_slice(datagram);
         let recv = self.recv.as_mut().expect("checked above");
-        match recv.open(key_phase, seal_number, buf) {
+        match recv.open(key_phase, seal_number, datagram) {
             Ok((n, how)) => Ok((n, self.opened(seal_number, how))),
             Err(e) => Err(self.refused(e)),
         }
