@@ -352,9 +352,13 @@ fn large_datagrams_are_received_where_the_files_bytes_go() {
             "secure {secure}: the file differs"
         );
         assert_eq!(stored_hex(&report, 0), digest_hex(&data));
+        // Not all: the path MTU search starts at 1,500-byte datagrams, which arrive coalesced,
+        // and a datagram across two pieces puts its bytes past the first one through the
+        // connection's buffer. 95 % here; 77-79 % when those bytes wait for the next turn
+        // instead of being read into the next piece at once (`Session::catch_up`).
         let (in_place, direct) = (got[0].in_place, got[0].stats.bytes_delivered_direct);
         assert!(
-            in_place * 2 >= data.len() as u64 && in_place <= direct,
+            in_place * 100 >= data.len() as u64 * 85 && in_place <= direct,
             "secure {secure}: {in_place} of {} bytes received in place ({direct} direct)",
             data.len()
         );

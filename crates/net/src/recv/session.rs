@@ -351,6 +351,7 @@ impl Session {
             .conn
             .handle_datagram(at.now, at.stamped, d, false, room)?;
         self.take(store, &d[taken]);
+        self.catch_up(store);
         Ok(())
     }
 
@@ -367,7 +368,19 @@ impl Session {
             .conn
             .handle_opened(at.now, at.stamped, o, d, false, room)?;
         self.take(store, &d[taken]);
+        self.catch_up(store);
         Ok(())
+    }
+
+    /// File bytes a packet brought past the piece's room (it filled, and the rest of the
+    /// payload went to the connection's buffer) are read into the next piece at once: while
+    /// any are left unread no packet's bytes can be taken (`take_room`), and the rest of the
+    /// turn's would go through the buffer too.
+    fn catch_up(&mut self, store: &mut Store) {
+        if self.conn.readable() > 0 && matches!(self.phase, Phase::Files) && self.conflict.is_none()
+        {
+            let _ = self.read_file_bytes(store);
+        }
     }
 
     fn take(&mut self, store: &mut Store, bytes: &[u8]) {
@@ -413,6 +426,7 @@ impl Session {
                 .handle_datagram(at.now, at.stamped, &mut landing.area()[..n], false, room);
         let taken = result.as_ref().map_or(0..0, Range::clone);
         self.give_back(store, landing, taken);
+        self.catch_up(store);
         result.map(|_| ())
     }
 
