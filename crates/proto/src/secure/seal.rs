@@ -13,13 +13,13 @@
 //! ciphertext byte. The inner packet is encrypted where it lies in the caller's buffer and the
 //! tag goes after it (`seal_in_place_separate_tag`), so sealing allocates and copies nothing.
 //!
-//! Both suites are ring's: ChaCha20-Poly1305 (fast everywhere in software) and AES-256-GCM
-//! (faster where the CPU has AES and carry-less multiplication instructions; ring picks its
-//! implementation from the CPU's features at run time). [`Cipher::preferred`] is this host's
-//! faster one, measured when the process first asks (`choice.rs`).
+//! Both suites are aws-lc-rs's: ChaCha20-Poly1305 (fast everywhere in software) and
+//! AES-256-GCM (faster where the CPU has AES and carry-less multiplication instructions;
+//! aws-lc picks its implementation from the CPU's features at run time). [`Cipher::preferred`]
+//! is this host's faster one, measured when the process first asks (`choice.rs`).
 
 use crate::packet::{self, SEAL_HEADER_LEN, SEAL_TAG_LEN};
-use ring::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
+use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use std::sync::Arc;
 
 /// An AEAD suite for the datagrams.
@@ -281,5 +281,26 @@ mod tests {
             assert_eq!(Cipher::from_id(c.id()), Some(c));
         }
         assert_eq!(Cipher::from_id(0), None);
+    }
+
+    /// Known answers: one datagram sealed under each suite, its bytes pinned (header, ciphertext
+    /// and tag), so that whatever changes the wire — the AEAD implementation, the nonce's
+    /// layout, the associated data, the tag's place — fails here (other implementations of the
+    /// suites, ring 0.17's and OpenSSL's, give these bytes too). The inner packet is 40 bytes:
+    /// two whole AES blocks and a part.
+    #[test]
+    fn a_sealed_datagram_is_the_pinned_bytes() {
+        let secret: [u8; 32] = std::array::from_fn(|i| i as u8);
+        let inner: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5c).collect();
+        for (cipher, expected) in [
+            (Cipher::Aes256Gcm, "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30"),
+            (Cipher::ChaCha20Poly1305, "0109050102030405060708b39fb3cb6d692ac364aec61d6a517d2999a5a2b2a4185a133f14aa593c85afa2cb89b9de026a7470cdbcd3cc6e4a540942c6c762b3e4a947"),
+        ] {
+            let k = PacketKey::new(cipher, &secret);
+            let mut buf = [0u8; SEAL_HEADER_LEN + 40 + SEAL_TAG_LEN];
+            buf[SEAL_HEADER_LEN..][..40].copy_from_slice(&inner);
+            let n = k.seal(5, 0x0102_0304_0506_0708, &mut buf, 40).unwrap();
+            assert_eq!(crate::secure::hex(&buf[..n]), expected, "{cipher}");
+        }
     }
 }
