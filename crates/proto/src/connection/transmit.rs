@@ -92,7 +92,8 @@ impl Connection {
     }
 
     /// The next datagram, unsealed; with `lend`, a data payload may be lent rather than
-    /// written to `buf` (security off only: the caller asks for it only then).
+    /// written to `buf` (the caller then sends it beside the datagram, or lends it to the
+    /// datagram's seal).
     pub(super) fn transmit_plain(
         &mut self,
         now: Time,
