@@ -8,8 +8,8 @@
 //! another core while the connection goes on with the next batch and with the ACKs.
 //!
 //! The connection's thread fills a [`OutBatch`] (datagrams back to back, each with its pending
-//! seal, and with security off a data packet as its header and its payload lent from the file
-//! chunk it lies in: below) and hands it over through a bounded queue ([`QUEUE`] batches: at
+//! seal, and a data packet as its header and its payload lent from the file chunk it lies in:
+//! below) and hands it over through a bounded queue ([`QUEUE`] batches: at
 //! most 4 × 64 KB wait);
 //! when the queue is full, handing over waits for the sending thread, which never waits on the
 //! socket, so the wait is one batch's work at most. The sending thread applies every seal,
@@ -31,8 +31,11 @@
 //! it is acknowledged and no payload of it remains, so a batch waiting here (or carrying a
 //! retransmission of bytes the receiver has meanwhile acknowledged) never reads a chunk being
 //! refilled. The thread drops a batch's payloads as soon as it is sent, before the report
-//! goes back. Sealed datagrams keep the copy (the seal encrypts the payload in place), and
-//! handshakes, ACKs and closes are written whole.
+//! goes back. With security on the payload is lent to the datagram's seal instead: the
+//! connection writes the header and leaves room after it, and applying the seal here encrypts
+//! the payload from the chunk into that room, tag last (`longhaul_proto::PendingSeal`), so the
+//! datagram is one run of the batch's bytes and the file byte is read once, by the AEAD, on
+//! this thread. Handshakes, ACKs and closes are written whole.
 //!
 //! Order is kept: one queue, one thread, batches sent in the order written; the CLOSE a
 //! closing connection writes last goes out last. Dropping the [`SendThread`] closes the queue;
@@ -147,9 +150,10 @@ impl OutBatch {
         self.payloads.clear();
     }
 
-    /// Apply every pending seal (in place; lengths do not change). False if one could not be
-    /// applied (the connection wrote no room for it: a defect), and then nothing of the batch
-    /// may leave.
+    /// Apply every pending seal, each over its datagram's bytes (a payload lent to a seal is
+    /// encrypted into the room after its header; lengths do not change), and let go of the
+    /// payloads the seals held. False if one could not be applied (the connection wrote no room
+    /// for it: a defect), and then nothing of the batch may leave.
     fn seal(&mut self) -> bool {
         let mut all = true;
         for (at, seal) in self.seals.drain(..) {

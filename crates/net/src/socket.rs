@@ -25,11 +25,11 @@
 //! refuses (an old kernel, a device without checksum offload), the port falls back to one
 //! datagram per call.
 //!
-//! **Payloads from the file's chunks.** With security off, a data packet's payload is not
-//! copied into the batch: the batch lends it from the chunk the application gave
-//! (`Connection::poll_transmit_vectored`) and the send is one `sendmsg` of header and payload
-//! slices (`send_datagrams`; why, and how a chunk is kept from being refilled meanwhile, in
-//! [`crate::send_thread`]).
+//! **Payloads from the file's chunks.** A data packet's payload is not copied into the batch:
+//! it is lent from the chunk the application gave (`Connection::poll_transmit_vectored`). With
+//! security off the send is one `sendmsg` of header and payload slices (`send_datagrams`);
+//! with security on the datagram's seal encrypts the payload from the chunk into the batch
+//! (why, and how a chunk is kept from being refilled meanwhile, in [`crate::send_thread`]).
 //!
 //! **A sending thread.** With [`UdpPort::start_send_thread`], `flush` builds the same batches
 //! with their seals pending and hands them to [`crate::send_thread`], which seals and sends
@@ -198,6 +198,7 @@ pub struct SocketStats {
     pub send_calls: u64,
     /// Of the data packets' payload bytes, those sent from where the application gave them
     /// (lent by `Connection::poll_transmit_vectored`) rather than copied into a batch first.
+    /// Security off only: a payload lent to a seal lands in the batch as ciphertext.
     pub bytes_lent: u64,
     /// Datagrams read.
     pub datagrams_received: u64,
@@ -407,7 +408,7 @@ impl UdpPort {
                 _ => batch.segment,
             };
             // A data packet's payload in a file chunk is lent, not written into the batch:
-            // it goes from the chunk to the kernel (`send_thread`).
+            // it goes from the chunk to the kernel, or to its seal (`send_thread`).
             let Some((t, seal, payload)) = conn.poll_transmit_vectored(now, batch.room(max)) else {
                 break;
             };

@@ -13,12 +13,13 @@
 //! being written) or lent ([`SendBuffer::lend`]): a [`Payload`] is a range of a buffer the
 //! application gave, shared (`Arc`) rather than copied, so that a driver can hand the kernel
 //! the header and the payload as two slices of one datagram (`sendmsg` with an iovec list) and
-//! the only copy of a file byte on its way out is the kernel's. A lent payload may outlive the
-//! acknowledgement of its bytes (a batch queued on a sending thread, a retransmission of bytes
-//! the receiver meanwhile acknowledged): the buffer is then released but kept aside, and offered
-//! back only once the last payload of it is dropped, so that the application never refills a
-//! buffer a datagram still reads. Only owned buffers are lent; a payload that lies in copied
-//! bytes, or across two segments, is copied.
+//! the only copy of a file byte on its way out is the kernel's — or, with security on, so that
+//! the datagram's seal encrypts it from where it lies (`secure::seal`). A lent payload may
+//! outlive the acknowledgement of its bytes (a batch queued on a sending thread, a
+//! retransmission of bytes the receiver meanwhile acknowledged): the buffer is then released
+//! but kept aside, and offered back only once the last payload of it is dropped, so that the
+//! application never refills a buffer a datagram still reads. Only owned buffers are lent; a
+//! payload that lies in copied bytes, or across two segments, is copied.
 //!
 //! Offsets are relative to the front of the buffer (the oldest unacknowledged byte), as the
 //! stream uses them. Copied bytes go into segments of at most [`COPY_SEGMENT`] bytes, so a

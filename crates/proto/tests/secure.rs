@@ -932,23 +932,36 @@ fn datagrams_opened_on_another_thread_are_taken_as_if_opened_here() {
     assert_eq!(plain, [1, 2, 3]);
 }
 
-/// With security on the seal covers the payload and is applied in place, so
-/// `poll_transmit_vectored` lends none: every datagram is written whole, sealed, and opens at
-/// the peer, which reads the buffer given to `write_owned`.
+/// With security on a payload in a buffer given to `write_owned` is lent to the datagram's
+/// seal, not written by the connection nor returned beside the datagram: the connection writes
+/// the header, leaves the payload's room untouched, and the seal, applied, fills it with the
+/// ciphertext; every datagram opens at the peer, which reads the buffer given.
 #[test]
-fn a_sealed_payload_is_written_whole_never_lent() {
+fn a_sealed_payload_is_lent_to_its_seal() {
     let now = Time::from_millis(1);
     let (mut c, mut s) = established_with_key_limit(11, 1 << 20, now);
-    let data = random_bytes(8 * 1400, 12);
+    let data: Vec<u8> = random_bytes(8 * 1400, 12).iter().map(|b| b | 1).collect();
     assert_eq!(c.write_owned(data.clone()), Ok(data.len()));
     let mut buf = vec![0u8; c.config().max_datagram_size()];
     let mut sent = 0;
     while let Some((t, seal, payload)) = c.poll_transmit_vectored(now, &mut buf) {
-        assert!(payload.is_none(), "a sealed payload was lent: {t:?}");
+        assert!(payload.is_none(), "a sealed payload came back: {t:?}");
+        assert_eq!(t.kind, PacketKind::Data);
+        let body = SEAL_HEADER_LEN + packet::DATA_HEADER_LEN..t.len - packet::SEAL_TAG_LEN;
+        assert!(body.len() >= 1000, "{t:?}");
+        assert!(
+            buf[body.clone()].iter().all(|&b| b == 0),
+            "the payload was written"
+        );
         let seal = seal.expect("sealed");
         assert_eq!(seal.apply(&mut buf), Some(t.len));
+        assert!(
+            buf[body].iter().any(|&b| b != 0),
+            "the seal wrote no ciphertext"
+        );
         assert_eq!(t.wire_len, t.len);
         s.handle_packet(now, &buf[..t.len]).expect("it opens");
+        buf.fill(0);
         sent += 1;
     }
     assert!(sent >= 8, "{sent} datagrams");

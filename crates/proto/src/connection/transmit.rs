@@ -10,14 +10,15 @@
 //! (2·cwnd/srtt in slow start, 1.2·cwnd/srtt after) with the pacer's default burst.
 //!
 //! A data packet's payload is copied from the send buffer into the caller's buffer after its
-//! header — except through `poll_transmit_vectored` with security off, where a payload that
-//! lies in one buffer the application gave is lent instead (`send_buffer`'s [`Payload`]): the
+//! header — except through `poll_transmit_vectored`, where a payload that lies in one buffer
+//! the application gave is lent instead (`send_buffer`'s [`Payload`]). With security off the
 //! driver hands the kernel the header and the payload as two slices of one datagram, so a file
 //! byte leaving a plain sender is copied once, by the kernel, rather than also into the
-//! datagram here (about a tenth of a plain loopback sender's CPU: bench/README.md). A sealed
-//! payload is always written, as the seal encrypts it in place. Lent or copied, a packet is
-//! cut the same (the room for its payload in the caller's buffer is required either way), so
-//! the bytes that leave are the same.
+//! datagram here (about a tenth of a plain loopback sender's CPU: bench/README.md). With
+//! security on the payload is lent to the datagram's seal, which encrypts it from where it
+//! lies into the room left after the header (`secure::seal`). Lent or copied, a packet is cut
+//! the same (the room for its payload in the caller's buffer is required either way), so the
+//! bytes that leave are the same.
 
 use super::{Connection, Side, State, Transmit, Written, PROBE_CHUNK};
 use crate::limits::SendState;
@@ -40,15 +41,17 @@ impl Connection {
     /// room for the tag after it) and the returned [`PendingSeal`] turns them into the
     /// datagram of `Transmit::len` bytes. The seal must be applied before the bytes leave;
     /// seals may be applied in any order and on any thread. Handshake datagrams, and every
-    /// datagram with security off, need no seal. With security off, a data packet whose payload
-    /// lies in one buffer given to [`Connection::write_owned`] has only its header written to
-    /// `buf` (`Transmit::len` bytes), and its payload comes back as a [`Payload`], to follow
-    /// the header on the wire (`Transmit::wire_len` bytes in all). Everything else — every
-    /// packet with security on, whose seal covers the payload, and a payload in copied bytes
-    /// or across two buffers — is written to `buf` whole. The datagram's bytes are the same
-    /// either way; what changes is that the payload is not copied here, only by the kernel.
-    /// The buffer is offered back by [`Connection::take_spent`] only once its last payload is
-    /// dropped.
+    /// datagram with security off, need no seal. A data packet whose payload lies in one
+    /// buffer given to [`Connection::write_owned`] has only its header written to `buf`. With
+    /// security off its payload comes back as a [`Payload`], to follow the header on the wire
+    /// (`Transmit::len` bytes written, `Transmit::wire_len` in all). With security on the
+    /// pending seal holds the payload and writes its ciphertext and the tag into `buf` after
+    /// the header when applied (no [`Payload`] comes back: `buf` then holds the whole sealed
+    /// datagram). Everything else — a payload in copied bytes or across two buffers, and every
+    /// other packet — is written to `buf` whole. The datagram's bytes are the same either way;
+    /// what changes is that the payload is not copied here. The buffer is offered back by
+    /// [`Connection::take_spent`] only once its last payload, or the last seal that holds one,
+    /// is dropped.
     pub fn poll_transmit_vectored(
         &mut self,
         now: Time,
@@ -89,7 +92,8 @@ impl Connection {
     }
 
     /// The next datagram, unsealed; with `lend`, a data payload may be lent rather than
-    /// written to `buf` (security off only: the caller asks for it only then).
+    /// written to `buf` (the caller then sends it beside the datagram, or lends it to the
+    /// datagram's seal).
     pub(super) fn transmit_plain(
         &mut self,
         now: Time,

@@ -2,7 +2,7 @@
 //! measured once per process.
 //!
 //! Which suite is cheaper depends on the CPU: AES-256-GCM is several times faster than
-//! ChaCha20-Poly1305 where the CPU has AES and carry-less multiplication instructions (ring
+//! ChaCha20-Poly1305 where the CPU has AES and carry-less multiplication instructions (aws-lc
 //! picks its AES-NI, VAES or ARMv8 code at run time), and slower where AES runs in software.
 //! A feature test only guesses that; a measurement settles it, including CPUs whose AES units
 //! are slow. So the first call seals and opens [`BATCH`] datagrams of [`DATAGRAM`] bytes with

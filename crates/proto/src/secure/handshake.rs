@@ -240,7 +240,7 @@ impl snow::types::Random for SeededRng {
 }
 
 /// snow's default primitives, with the ephemeral key's randomness drawn in advance (from the
-/// operating system, by ring), so that a state can be built again identically.
+/// operating system, by aws-lc-rs), so that a state can be built again identically.
 struct Resolver {
     seed: [u8; 32],
 }
@@ -330,8 +330,7 @@ impl Noise {
 
     fn new(local: &Identity, initiator: bool) -> Result<Noise, HandshakeError> {
         let mut seed = [0u8; 32];
-        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed)
-            .map_err(|_| HandshakeError::Noise)?;
+        aws_lc_rs::rand::fill(&mut seed).map_err(|_| HandshakeError::Noise)?;
         Ok(Noise {
             state: Self::build(local, seed, initiator)?,
             local: local.clone(),

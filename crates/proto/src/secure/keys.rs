@@ -24,7 +24,7 @@
 //! sealed under it would be refused as too old anyway.
 
 use super::seal::{Cipher, OpenFailed, PacketKey};
-use ring::hkdf;
+use aws_lc_rs::hkdf;
 use std::sync::Arc;
 
 /// How many generations ahead of its own a receiver follows a sender.
@@ -454,5 +454,24 @@ mod tests {
         assert_ne!(a.0, b.0);
         assert_ne!(b.0, c.0);
         assert_eq!(Secret::new([9; 32]).next().0, b.0);
+    }
+
+    /// Known answers for the chain: two steps of HKDF-Expand from a fixed secret, pinned, so
+    /// that a change of the derivation (its label, its hash, its implementation) fails here.
+    /// (For 32 bytes, HKDF-Expand is one HMAC-SHA256 of the label and a 1 byte under the
+    /// secret, RFC 5869 §2.3: any HMAC gives these values.)
+    #[test]
+    fn the_key_chain_is_the_pinned_hkdf_outputs() {
+        let first = Secret::new(std::array::from_fn(|i| 0xa0 ^ i as u8));
+        let second = first.next();
+        let third = second.next();
+        assert_eq!(
+            crate::secure::hex(&second.0),
+            "7d46c0b0bc4ea9f97b076b025fd6cca0f06d487d30c8e4876dfe6d2527fb6c52"
+        );
+        assert_eq!(
+            crate::secure::hex(&third.0),
+            "dc865c1f21746d622553eb14b5df9b917959080a92426eb26ee5b97aaf052cb7"
+        );
     }
 }

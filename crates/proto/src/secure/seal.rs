@@ -13,13 +13,25 @@
 //! ciphertext byte. The inner packet is encrypted where it lies in the caller's buffer and the
 //! tag goes after it (`seal_in_place_separate_tag`), so sealing allocates and copies nothing.
 //!
-//! Both suites are ring's: ChaCha20-Poly1305 (fast everywhere in software) and AES-256-GCM
-//! (faster where the CPU has AES and carry-less multiplication instructions; ring picks its
-//! implementation from the CPU's features at run time). [`Cipher::preferred`] is this host's
-//! faster one, measured when the process first asks (`choice.rs`).
+//! **A lent payload.** A data packet's payload usually lies in a buffer the application gave
+//! (`send_buffer`'s [`Payload`]). Copying it after its header only to encrypt it there would
+//! read and write every byte twice; instead [`PacketKey::seal_lent`] encrypts the header in
+//! place and the payload from where it lies into the datagram after the header, tag last
+//! (`seal_in_place_scatter`: one pass). The ciphertext is the one of the packet written whole —
+//! AES-GCM and ChaCha20-Poly1305 are stream ciphers with one tag over the whole plaintext, so
+//! where the plaintext lay changes nothing on the wire. AES-256-GCM does this at the rate of an
+//! in-place seal; aws-lc's ChaCha20-Poly1305 encrypts a scattered part several times slower than
+//! a contiguous one, so with that suite the payload is copied after the header and sealed in
+//! place, as a whole packet is (the numbers: `bench/README.md`, "Sealing a lent payload").
+//!
+//! Both suites are aws-lc-rs's: ChaCha20-Poly1305 (fast everywhere in software) and
+//! AES-256-GCM (faster where the CPU has AES and carry-less multiplication instructions;
+//! aws-lc picks its implementation from the CPU's features at run time). [`Cipher::preferred`]
+//! is this host's faster one, measured when the process first asks (`choice.rs`).
 
 use crate::packet::{self, SEAL_HEADER_LEN, SEAL_TAG_LEN};
-use ring::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
+use crate::send_buffer::Payload;
+use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use std::sync::Arc;
 
 /// An AEAD suite for the datagrams.
@@ -113,6 +125,7 @@ impl std::fmt::Display for Cipher {
 
 /// One direction's key of one generation, ready to seal or open.
 pub struct PacketKey {
+    cipher: Cipher,
     key: LessSafeKey,
 }
 
@@ -138,6 +151,7 @@ impl PacketKey {
         let unbound =
             UnboundKey::new(cipher.algorithm(), secret).expect("both suites take 32-byte keys");
         PacketKey {
+            cipher,
             key: LessSafeKey::new(unbound),
         }
     }
@@ -167,6 +181,49 @@ impl PacketKey {
         Some(len)
     }
 
+    /// [`PacketKey::seal`] of a datagram whose inner packet lies in two places: its first
+    /// `inner` bytes (a data packet's header) at `buf[SEAL_HEADER_LEN..][..inner]`, the rest in
+    /// `payload`, read where it lies. The ciphertext of both and the tag are written after the
+    /// clear header, so the datagram is byte for byte the one `seal` makes of the packet written
+    /// whole. Returns the datagram's length, or `None` if `buf` has no room for it (nothing is
+    /// then sealed).
+    pub fn seal_lent(
+        &self,
+        key_phase: u8,
+        seal_number: u64,
+        buf: &mut [u8],
+        inner: usize,
+        payload: &[u8],
+    ) -> Option<usize> {
+        let len = SEAL_HEADER_LEN + inner + payload.len() + SEAL_TAG_LEN;
+        if buf.len() < len {
+            return None;
+        }
+        match self.cipher {
+            Cipher::Aes256Gcm => {
+                packet::encode_sealed_header(key_phase, seal_number, buf)?;
+                let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
+                let (head, tail) = rest.split_at_mut(inner);
+                self.key
+                    .seal_in_place_scatter(
+                        nonce(seal_number),
+                        Aad::from(&header[..]),
+                        head,
+                        payload,
+                        &mut tail[..payload.len() + SEAL_TAG_LEN],
+                    )
+                    .ok()?;
+                Some(len)
+            }
+            Cipher::ChaCha20Poly1305 => {
+                // Scattered input is slow in this suite (the module header): copy, then seal
+                // the whole packet in place.
+                buf[SEAL_HEADER_LEN + inner..][..payload.len()].copy_from_slice(payload);
+                self.seal(key_phase, seal_number, buf, inner + payload.len())
+            }
+        }
+    }
+
     /// Open the sealed datagram in `buf` (header, ciphertext, tag) in place. On success the
     /// inner packet lies at `buf[SEAL_HEADER_LEN..][..n]` and `n` is returned; on failure the
     /// buffer's contents are unspecified.
@@ -189,15 +246,23 @@ impl PacketKey {
 /// work off the connection's thread.
 ///
 /// The datagram's bytes are the plain packet until [`PendingSeal::apply`] runs: they must not
-/// leave the host before it does. Dropping a pending seal sends nothing; its seal number is
-/// simply never used (the receiver's replay window does not need numbers without gaps).
+/// leave the host before it does. A data packet's payload may be lent to the seal rather than
+/// written into the datagram (a range of a buffer the application gave, `send_buffer`'s
+/// [`Payload`]): the seal then holds it, reads it where it lies when applied and writes its
+/// ciphertext into the datagram; the buffer goes back to the application only once the seal
+/// is applied or dropped. Dropping a pending seal sends nothing; its seal number is simply
+/// never used (the receiver's replay window does not need numbers without gaps).
 #[must_use = "the datagram is plain until the seal is applied"]
 #[derive(Debug)]
+#[cfg_attr(test, derive(Clone))]
 pub struct PendingSeal {
     key: Arc<PacketKey>,
     key_phase: u8,
     seal_number: u64,
+    /// Bytes of the inner packet the connection wrote after the room for the clear header.
     inner: usize,
+    /// The rest of the inner packet, lent: it follows those bytes in the plaintext.
+    payload: Option<Payload>,
 }
 
 impl PendingSeal {
@@ -212,12 +277,40 @@ impl PendingSeal {
             key_phase,
             seal_number,
             inner,
+            payload: None,
         }
+    }
+
+    /// The seal, with `payload` lent to it: the inner packet is the `inner` bytes written and
+    /// then the payload's bytes.
+    pub(crate) fn lending(self, payload: Option<Payload>) -> PendingSeal {
+        PendingSeal { payload, ..self }
+    }
+
+    /// The seal as the connection makes it when it copies the lent payload instead: the
+    /// payload written into `datagram` after the bytes written, and sealed with them in place.
+    /// (For tests that compare the two paths.)
+    #[cfg(test)]
+    pub(crate) fn written_whole(self, datagram: &mut [u8]) -> PendingSeal {
+        let lent = self.lent();
+        if let Some(p) = &self.payload {
+            datagram[SEAL_HEADER_LEN + self.inner..][..lent].copy_from_slice(p.as_slice());
+        }
+        PendingSeal {
+            inner: self.inner + lent,
+            payload: None,
+            ..self
+        }
+    }
+
+    /// Bytes of the inner packet a lent payload brings (0 if none is lent).
+    fn lent(&self) -> usize {
+        self.payload.as_ref().map_or(0, Payload::len)
     }
 
     /// The sealed datagram's length.
     pub fn len(&self) -> usize {
-        SEAL_HEADER_LEN + self.inner + SEAL_TAG_LEN
+        SEAL_HEADER_LEN + self.inner + self.lent() + SEAL_TAG_LEN
     }
 
     /// Never empty: a sealed datagram has at least its header and tag.
@@ -225,13 +318,24 @@ impl PendingSeal {
         false
     }
 
-    /// Seal the datagram in place: `datagram` starts with the room for the seal's header,
-    /// holds the plain packet after it and room for the tag (at least [`PendingSeal::len`]
-    /// bytes, as the connection wrote it). Returns the sealed length, or `None` when
-    /// `datagram` is too short (nothing is then sealed).
+    /// Seal the datagram: `datagram` starts with the room for the seal's header and holds the
+    /// plain packet the connection wrote after it, then room for the rest (at least
+    /// [`PendingSeal::len`] bytes, as the connection left it). A lent payload is encrypted from
+    /// where it lies into that room, after the bytes written. Returns the sealed length, or
+    /// `None` when `datagram` is too short (nothing is then sealed).
     pub fn apply(self, datagram: &mut [u8]) -> Option<usize> {
-        self.key
-            .seal(self.key_phase, self.seal_number, datagram, self.inner)
+        match &self.payload {
+            Some(p) => self.key.seal_lent(
+                self.key_phase,
+                self.seal_number,
+                datagram,
+                self.inner,
+                p.as_slice(),
+            ),
+            None => self
+                .key
+                .seal(self.key_phase, self.seal_number, datagram, self.inner),
+        }
     }
 }
 
@@ -281,5 +385,106 @@ mod tests {
             assert_eq!(Cipher::from_id(c.id()), Some(c));
         }
         assert_eq!(Cipher::from_id(0), None);
+    }
+
+    /// Known answers: one datagram sealed under each suite, its bytes pinned (header, ciphertext
+    /// and tag), so that whatever changes the wire — the AEAD implementation, the nonce's
+    /// layout, the associated data, the tag's place — fails here (other implementations of the
+    /// suites, ring 0.17's and OpenSSL's, give these bytes too). The inner packet is 40 bytes:
+    /// two whole AES blocks and a part.
+    #[test]
+    fn a_sealed_datagram_is_the_pinned_bytes() {
+        let secret: [u8; 32] = std::array::from_fn(|i| i as u8);
+        let inner: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5c).collect();
+        for (cipher, expected) in [
+            (Cipher::Aes256Gcm, "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30"),
+            (Cipher::ChaCha20Poly1305, "0109050102030405060708b39fb3cb6d692ac364aec61d6a517d2999a5a2b2a4185a133f14aa593c85afa2cb89b9de026a7470cdbcd3cc6e4a540942c6c762b3e4a947"),
+        ] {
+            let k = PacketKey::new(cipher, &secret);
+            let mut buf = [0u8; SEAL_HEADER_LEN + 40 + SEAL_TAG_LEN];
+            buf[SEAL_HEADER_LEN..][..40].copy_from_slice(&inner);
+            let n = k.seal(5, 0x0102_0304_0506_0708, &mut buf, 40).unwrap();
+            assert_eq!(crate::secure::hex(&buf[..n]), expected, "{cipher}");
+        }
+    }
+
+    /// A payload lent from a buffer the application gave (as the send buffer lends one).
+    fn lent(bytes: &[u8]) -> Payload {
+        let mut b = crate::send_buffer::SendBuffer::new();
+        b.push_owned(bytes.to_vec());
+        b.lend(0, bytes.len()).expect("one owned buffer")
+    }
+
+    /// Sealing a packet whose payload is lent gives the bytes of sealing it written whole, for
+    /// both suites, any split of the inner packet (a whole data header, a part of one, nothing)
+    /// and payloads around the AES block size, up to a jumbo datagram's; the pinned datagram
+    /// comes out of the lent path too. A buffer too short for the datagram is refused.
+    #[test]
+    fn a_lent_payload_seals_to_the_bytes_of_the_packet_written_whole() {
+        let secret: [u8; 32] = std::array::from_fn(|i| (i * 11) as u8);
+        let bytes: Vec<u8> = (0..9_100u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        for cipher in Cipher::ALL {
+            let k = PacketKey::new(cipher, &secret);
+            for inner in [0, 1, 16, packet::DATA_HEADER_LEN] {
+                for lent_len in [0, 1, 15, 16, 17, 1_400, 9_000] {
+                    let plain = &bytes[..inner + lent_len];
+                    let len = SEAL_HEADER_LEN + plain.len() + SEAL_TAG_LEN;
+                    let mut whole = vec![0u8; len];
+                    whole[SEAL_HEADER_LEN..][..plain.len()].copy_from_slice(plain);
+                    let n = k.seal(7, (1 << 40) | inner as u64, &mut whole, plain.len());
+                    assert_eq!(n, Some(len));
+                    let mut split = vec![0xeeu8; len + 5];
+                    split[SEAL_HEADER_LEN..][..inner].copy_from_slice(&plain[..inner]);
+                    let payload = &plain[inner..];
+                    let n = k.seal_lent(7, (1 << 40) | inner as u64, &mut split, inner, payload);
+                    assert_eq!(n, Some(len), "{cipher} {inner}+{lent_len}");
+                    assert!(
+                        split[..len] == whole[..],
+                        "{cipher} {inner}+{lent_len}: the lent seal differs"
+                    );
+                    assert_eq!(
+                        &split[len..],
+                        &[0xee; 5],
+                        "{cipher}: wrote past the datagram"
+                    );
+                    let mut short = vec![0u8; len - 1];
+                    let n = k.seal_lent(7, 1, &mut short, inner, payload);
+                    assert_eq!(n, None, "{cipher} {inner}+{lent_len}: too short");
+                }
+            }
+        }
+        let secret: [u8; 32] = std::array::from_fn(|i| i as u8);
+        let inner: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5c).collect();
+        let k = PacketKey::new(Cipher::Aes256Gcm, &secret);
+        let mut buf = [0u8; SEAL_HEADER_LEN + 40 + SEAL_TAG_LEN];
+        buf[SEAL_HEADER_LEN..][..29].copy_from_slice(&inner[..29]);
+        let n = k.seal_lent(5, 0x0102_0304_0506_0708, &mut buf, 29, &inner[29..]);
+        assert_eq!(
+            crate::secure::hex(&buf[..n.unwrap()]),
+            "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30"
+        );
+    }
+
+    /// A pending seal that holds a lent payload counts it in its length, seals it into the
+    /// datagram after the bytes written, and opens to the packet; a datagram too short for it
+    /// is refused.
+    #[test]
+    fn a_pending_seal_with_a_lent_payload_seals_it_after_the_bytes_written() {
+        for cipher in Cipher::ALL {
+            let key = Arc::new(PacketKey::new(cipher, &[3u8; 32]));
+            let payload: Vec<u8> = (0..1_000u32).map(|i| (i % 251) as u8).collect();
+            let seal = PendingSeal::new(Arc::clone(&key), 2, 9, 29).lending(Some(lent(&payload)));
+            assert_eq!(seal.len(), SEAL_HEADER_LEN + 29 + 1_000 + SEAL_TAG_LEN);
+            let mut d = vec![0u8; seal.len()];
+            d[SEAL_HEADER_LEN..][..29].fill(0x29);
+            assert_eq!(seal.clone().apply(&mut d[..seal.len() - 1]), None);
+            assert_eq!(seal.apply(&mut d), Some(d.len()));
+            let n = key.open(9, &mut d).unwrap();
+            assert_eq!(n, 1_029);
+            assert_eq!(&d[SEAL_HEADER_LEN..][..29], &[0x29; 29]);
+            assert_eq!(&d[SEAL_HEADER_LEN + 29..][..1_000], &payload[..]);
+        }
     }
 }
