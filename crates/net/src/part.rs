@@ -454,24 +454,33 @@ impl Writer {
         }
     }
 
-    /// Hash the bytes `piece` took since it was last hashed, if there are at least
-    /// [`HASH_SPAN`] of them: called as the piece fills, while they are in the cache.
+    /// Hash the bytes `piece` took since it was last hashed, in whole [`HASH_SPAN`]s: called
+    /// as the piece fills, while they are in the cache. Whole spans keep every call on
+    /// BLAKE3's 1 KiB chunk boundaries: a call that starts or ends inside a chunk hashes
+    /// that chunk's 64-byte blocks one by one, which at a call per 1,500-byte datagram took 6 %
+    /// of the receiver's samples.
     pub fn hash_filled(&mut self, piece: &mut Piece) {
-        if piece.len - piece.hashed >= HASH_SPAN {
-            self.hash_rest(piece);
+        let spans = (piece.len - piece.hashed) / HASH_SPAN;
+        if spans > 0 {
+            self.hash_to(piece, piece.hashed + spans * HASH_SPAN);
         }
     }
 
     /// Hash every byte of `piece` not hashed yet; the file's last one closes its last chunk.
     fn hash_rest(&mut self, piece: &mut Piece) {
-        let bytes = &piece.buf.as_slice()[piece.head + piece.hashed..piece.head + piece.len];
+        self.hash_to(piece, piece.len);
+    }
+
+    /// Hash the bytes of `piece` not hashed yet up to `end`.
+    fn hash_to(&mut self, piece: &mut Piece, end: usize) {
+        let bytes = &piece.buf.as_slice()[piece.head + piece.hashed..piece.head + end];
         if bytes.is_empty() {
             return;
         }
         let done = &mut piece.digests;
         self.hasher.update(bytes, |d| done.push(d));
         self.hashed += bytes.len() as u64;
-        piece.hashed = piece.len;
+        piece.hashed = end;
         if self.hashed == self.size {
             done.extend(self.hasher.end());
         }
@@ -604,7 +613,8 @@ mod tests {
             if rest.is_empty() {
                 break;
             }
-            // Filled a datagram's worth at a time, as packets fill it, and hashed as it fills.
+            // Filled a datagram's worth at a time, as packets fill it, and hashed as it fills,
+            // in whole spans.
             let mut p = w.buffer();
             for d in rest[..c.min(rest.len())].chunks(1416) {
                 p.extend(d);
@@ -614,6 +624,7 @@ mod tests {
                     "{} bytes left unhashed",
                     p.len() - p.hashed
                 );
+                assert_eq!(p.hashed % HASH_SPAN, 0, "hashed in whole spans");
             }
             rest = &rest[p.len()..];
             w.write(p).unwrap();
