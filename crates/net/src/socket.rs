@@ -67,10 +67,17 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Socket buffers to ask for: what the receive buffer must absorb is what arrives between two
-/// turns of the loop. Linux caps the request at `net.core.{r,w}mem_max` for an unprivileged
-/// process (`longhaul tune` prints the sysctl) and doubles what it grants, for bookkeeping.
-pub const SOCKET_BUFFER: usize = 8 << 20;
+/// The receive buffer to ask for: it must absorb what arrives between two turns of the loop,
+/// counted at the kernel's cost of each datagram held (a 64 KiB datagram on loopback costs more
+/// than its bytes). With 8 MiB a loopback receiver of 64 KiB datagrams still overflowed now and
+/// then (660–1,010 datagrams resent per 2 GiB); with 32 MiB none (bench/README.md,
+/// "Datagrams received into the file's piece"). Linux caps the request at
+/// `net.core.rmem_max` for an unprivileged process (`longhaul tune` prints the sysctl) and
+/// doubles what it grants, for bookkeeping. The buffer is a limit, not memory taken up front.
+pub const RECV_SOCKET_BUFFER: usize = 32 << 20;
+/// The send buffer to ask for (capped at `net.core.wmem_max` likewise): a batch of GSO sends
+/// must fit; more only queues datagrams in the kernel, out of the pacer's reach.
+pub const SEND_SOCKET_BUFFER: usize = 8 << 20;
 
 /// Most segments in one GSO send (Linux's `UDP_MAX_SEGMENTS` is 128; a 64 KB send of 1472-byte
 /// datagrams holds 44).
@@ -244,11 +251,11 @@ impl UdpPort {
         // (CAP_NET_ADMIN: SO_RCVBUFFORCE); a refused size is not fatal, the transfer is merely
         // more exposed to bursts. (On loopback with rmem_max at 4 MiB a receiver busy hashing
         // overflowed its socket with 3.4 % of a 3 GiB transfer; with the full size, nothing.)
-        if setsockopt(&s, sockopt::RcvBufForce, &SOCKET_BUFFER).is_err() {
-            let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
+        if setsockopt(&s, sockopt::RcvBufForce, &RECV_SOCKET_BUFFER).is_err() {
+            let _ = s.set_recv_buffer_size(RECV_SOCKET_BUFFER);
         }
-        if setsockopt(&s, sockopt::SndBufForce, &SOCKET_BUFFER).is_err() {
-            let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+        if setsockopt(&s, sockopt::SndBufForce, &SEND_SOCKET_BUFFER).is_err() {
+            let _ = s.set_send_buffer_size(SEND_SOCKET_BUFFER);
         }
         s.bind(&addr.into())?;
         s.set_nonblocking(true)?;
@@ -1069,9 +1076,9 @@ mod tests {
             .unwrap();
         // SAFETY: geteuid has no preconditions.
         let granted = if unsafe { libc::geteuid() } == 0 {
-            SOCKET_BUFFER
+            RECV_SOCKET_BUFFER
         } else {
-            SOCKET_BUFFER.min(cap)
+            RECV_SOCKET_BUFFER.min(cap)
         };
         assert_eq!(port.recv_buffer, 2 * granted, "rmem_max {cap}");
     }

@@ -324,13 +324,13 @@ pub fn receiver_lines(r: &Receiver, discard: bool) -> Vec<String> {
     )];
     // Linux doubles what it grants for bookkeeping, and caps the request at
     // net.core.rmem_max unless the process may override it (root).
-    if r.recv_buffer() < 2 * crate::socket::SOCKET_BUFFER {
+    if r.recv_buffer() < 2 * crate::socket::RECV_SOCKET_BUFFER {
         out.push(format!(
             "note: the socket receive buffer is {} (net.core.rmem_max caps it); a receiver busy \
              writing to disk drops what does not fit, which the sender takes as loss. Raise it: \
              sysctl -w net.core.rmem_max={} (`longhaul tune` prints the host's settings)",
             bytes(r.recv_buffer() as u64),
-            2 * crate::socket::SOCKET_BUFFER
+            2 * crate::socket::RECV_SOCKET_BUFFER
         ));
     }
     out
