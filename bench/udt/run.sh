@@ -10,7 +10,7 @@
 # on every tool alike.
 #
 #   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
-#                    [--dir DIR] [--md FILE] [--discard] [--emu 'EMU ARGS']
+#                    [--dir DIR] [--md FILE] [--discard] [--emu 'EMU ARGS'] [--cc CC]
 #
 # --size-mb: the file (default 1024; incompressible bytes, read once so it is in the page cache).
 # --bin: the longhaul to measure (default target/ci/longhaul). --base: another longhaul binary
@@ -27,7 +27,9 @@
 # not counted. iperf3 and scp use the kernel's CUBIC (iperf3 -C cubic; for scp it is made the
 # namespaces' default) with TCP buffers raised to 64 MiB in both namespaces (scp is still held
 # by ssh's own channel window), UDT4 its own congestion control; longhaul uses its default,
-# FAST. Choose --size-mb for the slowest tool on a lossy path. On loopback scp uses the host's
+# FAST, or with --cc the congestion control CC (`longhaul send -C CC`, e.g. `cubic`, to compare
+# the transports' cost with the kernel TCP's own control: on loopback FAST's delay signal is
+# the CPU's scheduling). Choose --size-mb for the slowest tool on a lossy path. On loopback scp uses the host's
 # default control, which the summary names.
 #
 # Needs g++ and libudt-dev, iperf3, and for scp openssh-server (scripts/packages.txt); sshd
@@ -46,6 +48,7 @@ dir=""
 md=""
 discard=0
 emu_args=""
+cc=""
 tag=bench/udt
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
     --md) md="$2"; shift 2 ;;
     --discard) discard=1; shift ;;
     --emu) emu_args="$2"; shift 2 ;;
+    --cc) cc="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -180,6 +184,7 @@ one() { # RUN
     longhaul-* | base-*)
       lh="$bin"; [[ $run == base-* ]] && lh="$base"
       local sec=(); [[ $run == *-plain ]] && sec=(--insecure)
+      [ -z "$cc" ] || sec+=(-C "$cc")
       local into=(-d "$dir"); [ $discard -eq 0 ] || into=(--discard)
       LONGHAUL_HOME="$scratch/rx-home" ${rx[@]+"${rx[@]}"} "${tm[@]}" -o "$scratch/rx.time" \
         "$lh" recv --once -B "$host" -p $port "${into[@]}" ${sec[@]+"${sec[@]}"} \
@@ -309,7 +314,7 @@ for run in $runs; do
     "$rr" "$dr" "$cr")
 done
 into="a file on disk"; [ $discard -eq 0 ] || into="nothing (receivers discard)"
-summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds (iperf3 with cubic, scp with $scp_cc); load average $load0 → $load1"
+summary="$size_mb MiB over $path into $into, best of $rounds interleaved rounds (longhaul with ${cc:-fast}, iperf3 with cubic, scp with $scp_cc); load average $load0 → $load1"
 echo "$summary"
 echo "$table"
 if [ -n "$md" ]; then
