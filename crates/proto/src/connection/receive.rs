@@ -60,13 +60,10 @@ impl Connection {
         ce: bool,
         room: usize,
     ) -> Result<Range<usize>, PacketError> {
-        let (base, len) = (datagram.as_ptr() as usize, datagram.len());
-        self.take_room = room;
-        let result = self.arriving(now, arrived, |c| c.process_in_place(now, datagram, ce));
-        self.take_room = 0;
-        let taken = Self::taken_range(base, len, std::mem::take(&mut self.taken));
-        debug_assert!(result.is_ok() || taken.is_empty(), "bytes are taken last");
-        result.map(|()| taken)
+        let at = (datagram.as_ptr() as usize, datagram.len());
+        self.taking(at, room, |c| {
+            c.arriving(now, arrived, |c| c.process_in_place(now, datagram, ce))
+        })
     }
 
     /// Bytes of a data datagram before its payload: the data header, and with security on the
@@ -82,15 +79,14 @@ impl Connection {
         seal + packet::DATA_HEADER_LEN
     }
 
-    /// Run `handle` on a datagram at `datagram` letting the caller take up to `room` bytes
-    /// (see [`Connection::handle_datagram`]); the range of `datagram` taken.
+    /// Run `handle` on the datagram at `(address, length)`, letting the caller take up to
+    /// `room` bytes (see [`Connection::handle_datagram`]); the range of the datagram taken.
     pub(super) fn taking(
         &mut self,
-        datagram: &[u8],
+        (base, len): (usize, usize),
         room: usize,
         handle: impl FnOnce(&mut Self) -> Result<(), PacketError>,
     ) -> Result<Range<usize>, PacketError> {
-        let (base, len) = (datagram.as_ptr() as usize, datagram.len());
         self.take_room = room;
         let result = handle(self);
         self.take_room = 0;

@@ -110,7 +110,8 @@ impl Connection {
         ce: bool,
         room: usize,
     ) -> Result<std::ops::Range<usize>, PacketError> {
-        self.taking(datagram, room, |c| {
+        let at = (datagram.as_ptr() as usize, datagram.len());
+        self.taking(at, room, |c| {
             c.accept_opened(now, arrived, opened, datagram, ce)
         })
     }

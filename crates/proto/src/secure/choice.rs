@@ -126,7 +126,7 @@ mod tests {
     }
 
     /// With AES and carry-less multiplication instructions, AES-256-GCM is several times
-    /// ChaCha20-Poly1305's rate (2.6× on the development machine, `benches/seal.rs`): the
+    /// ChaCha20-Poly1305's rate (3.9× at 64 KiB on the development machine, bench/README.md): the
     /// measurement must see it. A host without them may measure either way.
     #[cfg(target_arch = "x86_64")]
     #[test]

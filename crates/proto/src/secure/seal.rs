@@ -60,7 +60,7 @@ impl Cipher {
     pub const ALL: [Cipher; 2] = [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305];
 
     /// The faster suite on this host, as measured once per process (`choice.rs`): AES-256-GCM
-    /// where the CPU has AES and carry-less multiplication instructions (2.6× ChaCha20-Poly1305's
+    /// where the CPU has AES and carry-less multiplication instructions (3.9× ChaCha20-Poly1305's
     /// rate on the development machine, `bench/README.md`), ChaCha20-Poly1305 where AES runs in
     /// software.
     pub fn preferred() -> Cipher {
