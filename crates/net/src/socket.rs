@@ -553,9 +553,9 @@ impl UdpPort {
         Ok(())
     }
 
-    /// One read into `buf` (at least [`MAX_GRO_BYTES`] long: a read may bring a GRO run of
-    /// datagrams); `None` when nothing is waiting. A read interrupted by a signal is tried
-    /// again; a connected socket hears of an earlier datagram's ICMP error here.
+    /// One read into `buf` (at least 65,535 bytes, `MAX_GRO_BYTES`: a read may bring a GRO
+    /// run of datagrams); `None` when nothing is waiting. A read interrupted by a signal is
+    /// tried again; a connected socket hears of an earlier datagram's ICMP error here.
     pub fn read_once(&mut self, buf: &mut [u8], clock: &Clock) -> io::Result<Option<Read>> {
         assert!(
             buf.len() >= MAX_GRO_BYTES,
