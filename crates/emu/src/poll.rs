@@ -65,7 +65,7 @@ pub fn run_both(a: Direction, b: Direction) -> [DirectionReport; 2] {
         // other direction's releases must not wait behind a batch of them.
         let drained = a.turn(1) & b.turn(1);
         if drained && idle(&a) && idle(&b) {
-            // Nothing scheduled: sleep until either host sends (or the stop flag's period).
+            // Nothing scheduled: sleep until either host sends (or 50 ms, to look at `stop` again).
             waiter.wait(None, Duration::from_millis(50));
         } else if drained {
             std::hint::spin_loop();

@@ -52,8 +52,8 @@ pub struct QueueLog {
 /// Reads direction `dir` (`a>b` data, `b>a` ACKs) of a lab run's event log as the run does:
 /// from the experiment's start `epoch_ns` (the log's monotonic clock) over the longer of the
 /// plan's duration and the run's span `span_s` (the last windows drain, and may still be
-/// dropped, after the stop), in bins of `output.interval`, keeping at most the plan's drop-log
-/// limit of drops (none when the plan turns the drop log off). A recorded run's log, epoch and
+/// dropped, after the plan's duration), in bins of `output.interval`, keeping at most the
+/// plan's drop-log limit of drops (none when the plan turns the drop log off). A recorded run's log, epoch and
 /// span (`longhaul lab --report DIR --keep-event-log`: `emulator-events.log`, `clock.json`) give
 /// back the queue logs its summary was built from.
 pub fn read_run(

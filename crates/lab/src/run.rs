@@ -448,7 +448,7 @@ fn run_with_controls(
         Default::default()
     });
 
-    // Wake each server so it sees the stop flag, from inside namespace b.
+    // Wake each server so it reads `stop_servers`, from inside namespace b.
     stop_servers.store(true, Ordering::SeqCst);
     let ports: Vec<u16> = plan.flows.iter().map(|f| f.port).collect();
     let _ = netns::run_in(&ns_b, move || {

@@ -64,7 +64,7 @@ pub const HASH_SPAN: usize = 64 * 1024;
 const LANDING_HEAD: usize = crate::direct::ALIGN;
 /// Storage a full-size piece has after its [`PIECE`] bytes: a datagram received into the
 /// piece near its end may run past it (the read takes a GRO buffer's worth).
-const LANDING_TAIL: usize = 64 * 1024;
+const LANDING_TAIL: usize = crate::socket::MAX_GRO_BYTES;
 /// The most header bytes a datagram received into a piece may have before its payload.
 pub const MAX_LANDING_PREFIX: usize = 64;
 

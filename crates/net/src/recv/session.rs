@@ -320,15 +320,10 @@ impl Session {
     /// packets now: in a file's body with everything that arrived read, what its piece takes;
     /// else 0 (the bytes go through the connection's buffer and `advance`).
     fn take_room(&mut self, store: &mut Store) -> usize {
-        if !matches!(self.phase, Phase::Files) || self.conflict.is_some() {
+        if !self.may_take() {
             return 0;
         }
-        let Some(b) = self.body.as_mut() else {
-            return 0;
-        };
-        if self.reader.buffered() > 0 || self.conn.readable() > 0 {
-            return 0;
-        }
+        let b = self.body.as_mut().expect("checked by may_take");
         match b.inc.room() {
             Ok(n) => n,
             Err(e) => {
@@ -336,6 +331,20 @@ impl Session {
                 0
             }
         }
+    }
+
+    /// In a file's body, with nothing of the stream buffered here or in the connection: the
+    /// file's next bytes may be taken straight from their packets.
+    fn may_take(&self) -> bool {
+        self.in_files()
+            && self.body.is_some()
+            && self.reader.buffered() == 0
+            && self.conn.readable() == 0
+    }
+
+    /// Receiving files, with no part file waiting for another session.
+    fn in_files(&self) -> bool {
+        matches!(self.phase, Phase::Files) && self.conflict.is_none()
     }
 
     /// A datagram for this session's connection (opened in place when sealed): the file bytes
@@ -377,8 +386,7 @@ impl Session {
     /// any are left unread no packet's bytes can be taken (`take_room`), and the rest of the
     /// turn's would go through the buffer too.
     fn catch_up(&mut self, store: &mut Store) {
-        if self.conn.readable() > 0 && matches!(self.phase, Phase::Files) && self.conflict.is_none()
-        {
+        if self.conn.readable() > 0 && self.in_files() {
             let _ = self.read_file_bytes(store);
         }
     }
@@ -397,11 +405,12 @@ impl Session {
     /// so that a data packet's payload lies where those bytes go ([`Incoming::land`]); `None`
     /// when it takes nothing now (see `take_room`).
     pub(super) fn land(&mut self, store: &mut Store) -> Option<Landing> {
-        if self.take_room(store) == 0 {
+        if !self.may_take() {
             return None;
         }
         let prefix = self.conn.data_prefix();
         let b = self.body.as_mut()?;
+        // `Incoming::land` asks the piece's room itself.
         match b.inc.land(prefix) {
             Ok(landing) => landing,
             Err(e) => {

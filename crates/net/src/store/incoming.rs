@@ -90,14 +90,14 @@ impl Incoming {
             .min(self.remaining().min(usize::MAX as u64) as usize))
     }
 
-    /// Take the file's next bytes from a packet (at most [`Incoming::room`]).
+    /// Take the file's next bytes from a packet (at most what [`Incoming::room`], called
+    /// just before, gave: the piece it readied takes them).
     pub fn take(&mut self, bytes: &[u8]) -> Result<(), Fatal> {
-        let n = self.write_with(bytes.len(), |spare| {
-            spare.copy_from_slice(&bytes[..spare.len()]);
-            spare.len()
-        })?;
+        let piece = self.fill.as_mut().expect("room() readied a piece");
+        let n = piece.extend(bytes);
         debug_assert_eq!(n, bytes.len(), "the connection takes at most room()");
-        Ok(())
+        self.written += n as u64;
+        self.hand_over(false).map(|_| ())
     }
 
     /// The piece being filled, taken out to receive a datagram into so that its payload,

@@ -123,20 +123,17 @@ impl Connection {
         result
     }
 
+    /// [`Connection::process`], a sealed datagram opened where it lies.
     fn process_in_place(
         &mut self,
         now: Time,
         datagram: &mut [u8],
         ce: bool,
     ) -> Result<(), PacketError> {
-        if self.state == State::Closed {
-            return Err(PacketError::Closed);
-        }
-        if self.secure.is_some() {
+        if self.state != State::Closed && self.secure.is_some() {
             return self.process_secure_in_place(now, datagram, ce);
         }
-        let packet = packet::decode(datagram)?;
-        self.process_decoded(now, packet, ce)
+        self.process(now, datagram, ce)
     }
 
     fn process(&mut self, now: Time, datagram: &[u8], ce: bool) -> Result<(), PacketError> {

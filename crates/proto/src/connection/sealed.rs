@@ -3,8 +3,8 @@
 //! Arriving, a sealed datagram is opened (replay window, then key, then tag) before anything in
 //! it counts, either here or by an [`Opener`] on another thread; here, where it lies when the
 //! driver lets it change (`Connection::handle_datagram`), else in a copy. The plain packet
-//! inside is then processed as with security off. Refusals are counted by reason, and too many failed opens
-//! close the connection (the integrity limit). Leaving, every datagram is written after room
+//! inside is then processed as with security off. Refusals are counted by reason, and too many
+//! failed opens close the connection (the integrity limit). Leaving, every datagram is written after room
 //! for the seal's header and sealed in place; `poll_transmit_vectored` leaves the sealing to
 //! the driver, which may do it on another thread, and lends a data payload that lies in a
 //! buffer the application gave to the seal instead of writing it: the seal encrypts it from

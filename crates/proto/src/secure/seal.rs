@@ -387,6 +387,9 @@ mod tests {
         assert_eq!(Cipher::from_id(0), None);
     }
 
+    /// The pinned AES-256-GCM datagram (see `a_sealed_datagram_is_the_pinned_bytes`).
+    const PINNED_AES: &str = "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30";
+
     /// Known answers: one datagram sealed under each suite, its bytes pinned (header, ciphertext
     /// and tag), so that whatever changes the wire — the AEAD implementation, the nonce's
     /// layout, the associated data, the tag's place — fails here (other implementations of the
@@ -397,7 +400,7 @@ mod tests {
         let secret: [u8; 32] = std::array::from_fn(|i| i as u8);
         let inner: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5c).collect();
         for (cipher, expected) in [
-            (Cipher::Aes256Gcm, "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30"),
+            (Cipher::Aes256Gcm, PINNED_AES),
             (Cipher::ChaCha20Poly1305, "0109050102030405060708b39fb3cb6d692ac364aec61d6a517d2999a5a2b2a4185a133f14aa593c85afa2cb89b9de026a7470cdbcd3cc6e4a540942c6c762b3e4a947"),
         ] {
             let k = PacketKey::new(cipher, &secret);
@@ -461,10 +464,7 @@ mod tests {
         let mut buf = [0u8; SEAL_HEADER_LEN + 40 + SEAL_TAG_LEN];
         buf[SEAL_HEADER_LEN..][..29].copy_from_slice(&inner[..29]);
         let n = k.seal_lent(5, 0x0102_0304_0506_0708, &mut buf, 29, &inner[29..]);
-        assert_eq!(
-            crate::secure::hex(&buf[..n.unwrap()]),
-            "01090501020304050607085828733d15048bc1778ed324feda638776d09a216f803a63cd3acaeb3b5ad5ead3b1aecbf2bfefd9d5e15061d2016903145fc3c740d1fa30"
-        );
+        assert_eq!(crate::secure::hex(&buf[..n.unwrap()]), PINNED_AES);
     }
 
     /// A pending seal that holds a lent payload counts it in its length, seals it into the
