@@ -4,14 +4,21 @@
 //! Writing took half or more of the receiver's CPU on loopback (bench/README.md, "Where a
 //! loopback transfer's time goes"), and done on the connection's thread it kept that thread
 //! from reading datagrams while the disk was busy. A [`Writer`] takes the bytes in pieces
-//! through a bounded queue of [`DEPTH`] pieces to a thread that writes them and journals the
-//! chunk digests at each checkpoint. The writing thread takes up to [`BATCH`] queued pieces at
-//! a time and writes them with one `writev`. Pieces come back through a second queue to be
-//! filled again, so at most `DEPTH + BATCH + 1` pieces exist per file being received (the
-//! queue full, a batch being written and one being filled). When the disk is
-//! slower than the network the queue fills and [`Writer::write`] waits for it, as a write on
-//! the connection's thread waited before: the connection's receive window, then its sender's
-//! congestion control, absorb the difference.
+//! through a bounded queue to a thread that writes them and journals the chunk digests at each
+//! checkpoint. The writing thread takes up to [`BATCH`] queued pieces at a time and writes
+//! them with one `writev`. Pieces come back through a second queue to be filled again.
+//!
+//! **A slow disk's backlog waits in pieces.** The queue holds a receive window's worth of
+//! pieces (at least [`DEPTH`]), and the bytes queued and not yet written
+//! ([`Writer::unwritten`]) count against the connection's receive window
+//! (`Connection::set_held`). When the disk is slower than the network the sender is held back
+//! by the window while the backlog sits in pieces, ready for the disk; the connection's buffer
+//! stays empty, so the file's next bytes keep going straight from their datagrams into a
+//! piece. A shorter queue outside the window made the connection's buffer the backlog: once
+//! it held bytes every later byte went through it and was copied twice (into a 2 GiB file
+//! over loopback, 97 % of the bytes, a quarter of the receiver's time in `memmove`;
+//! bench/README.md, "A slow disk's backlog waits in pieces"). Pieces are made as the backlog
+//! needs them, so memory follows the backlog, up to the window.
 //!
 //! **Hashing while the bytes are hot.** Each chunk's digest (the same digests make the file's
 //! digest, `hashlist`, which the sender's digest is checked against, so no second pass over
@@ -39,12 +46,15 @@ use crate::store::{disk_error, Fatal};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 use std::fs::File;
 use std::io::{self, IoSlice, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Pieces queued for the writing thread. 8 rather than 4 absorbs the disk's slower moments: into a
-/// file over loopback the sender was held by the receive window 0 % of its time instead of
-/// 0–46 %, and ran 9–14 % faster (bench/README.md).
+/// The fewest pieces the writing thread's queue holds (it holds a receive window's worth). 8
+/// rather than 4 absorbed the disk's slower moments before the queued bytes counted against
+/// the window: into a file over loopback the sender was held by the receive window 0 % of its
+/// time instead of 0–46 %, and ran 9–14 % faster (bench/README.md).
 pub const DEPTH: usize = 8;
 /// The most queued pieces the writing thread writes in one request: a 1 MiB direct write
 /// waits out the device's latency alone, so taking what queued behind it together keeps the
@@ -371,6 +381,9 @@ type Outcome = (PartFile, Result<(), Fatal>);
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
+    /// Bytes queued for the thread; and, counted by it, bytes it has written.
+    queued: u64,
+    written: Arc<AtomicU64>,
     /// The file's digest so far (the resumed prefix's chunks included).
     hasher: FileHasher,
     /// Bytes of the file hashed, the resume point included; and the file's size.
@@ -384,10 +397,14 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts the writing thread for `file`.
-    pub fn start(mut file: PartFile) -> io::Result<Writer> {
-        let (pieces, write_rx) = bounded::<Piece>(DEPTH);
-        let (spent_tx, spent) = bounded(DEPTH + 2);
+    /// Starts the writing thread for `file`, with a queue for `hold` bytes of pieces (the
+    /// receive window; at least [`DEPTH`] pieces).
+    pub fn start(mut file: PartFile, hold: u64) -> io::Result<Writer> {
+        let depth = DEPTH.max(hold.div_ceil(PIECE as u64).min(usize::MAX as u64) as usize);
+        let (pieces, write_rx) = bounded::<Piece>(depth);
+        let (spent_tx, spent) = bounded(depth + BATCH);
+        let written = Arc::new(AtomicU64::new(0));
+        let written_by_thread = Arc::clone(&written);
         let hasher = std::mem::take(&mut file.hasher);
         let (hashed, size) = (file.written, file.size);
         // Ends when the connection's side drops its queue.
@@ -414,6 +431,8 @@ impl Writer {
                     if let Err(e) = file.write(&bytes, &digests) {
                         return (file, Err(e));
                     }
+                    let n = bytes.iter().map(|b| b.len() as u64).sum();
+                    written_by_thread.fetch_add(n, Ordering::Release);
                     for mut piece in batch.drain(..) {
                         piece.len = 0;
                         piece.hashed = 0;
@@ -426,6 +445,8 @@ impl Writer {
         Ok(Writer {
             pieces: Some(pieces),
             spent,
+            queued: 0,
+            written,
             hasher,
             hashed,
             size,
@@ -445,6 +466,8 @@ impl Writer {
         Writer {
             pieces: None,
             spent,
+            queued: 0,
+            written: Arc::new(AtomicU64::new(0)),
             hasher: FileHasher::new(),
             hashed: 0,
             size,
@@ -519,7 +542,9 @@ impl Writer {
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };
+        let n = buf.len() as u64;
         if pieces.send(buf).is_ok() {
+            self.queued += n;
             return Ok(());
         }
         Err(self.stopped())
@@ -546,11 +571,20 @@ impl Writer {
         let Some(pieces) = self.pieces.as_ref() else {
             return Err(Fatal("the part file's writer already failed".into()));
         };
+        let n = buf.len() as u64;
         match pieces.try_send(buf) {
-            Ok(()) => Ok(None),
+            Ok(()) => {
+                self.queued += n;
+                Ok(None)
+            }
             Err(TrySendError::Full(buf)) => Ok(Some(buf)),
             Err(TrySendError::Disconnected(_)) => Err(self.stopped()),
         }
+    }
+
+    /// Bytes queued for the disk and not written yet (after an error, never written).
+    pub fn unwritten(&self) -> u64 {
+        self.queued - self.written.load(Ordering::Acquire)
     }
 
     /// Wait until everything queued is written; the part file, or why it is not whole.
@@ -607,7 +641,7 @@ mod tests {
             0,
             FileHasher::new(),
         );
-        let mut w = Writer::start(file).unwrap();
+        let mut w = Writer::start(file, 0).unwrap();
         let mut rest = data;
         for &c in cuts.iter().cycle() {
             if rest.is_empty() {
@@ -705,7 +739,7 @@ mod tests {
     fn the_piece_written_last_is_filled_first() {
         let null = File::options().write(true).open("/dev/null").unwrap();
         let file = PartFile::new(null, None, "f", 3 * PIECE as u64, 0, FileHasher::new());
-        let mut w = Writer::start(file).unwrap();
+        let mut w = Writer::start(file, 0).unwrap();
         let data = bytes(PIECE);
         let (mut first, mut second) = (w.buffer(), w.buffer());
         let last = second.buf.as_slice().as_ptr();
@@ -787,18 +821,26 @@ mod tests {
     }
 
     /// A disk that stops taking bytes (here a socket nobody reads; a pipe would take O_DIRECT
-    /// as packet mode): `try_write` gives the piece
-    /// back once the queues are full instead of waiting, and takes it again once the disk
-    /// moves; every byte arrives, in order.
+    /// as packet mode): `try_write` gives the piece back once the queues are full instead of
+    /// waiting, and takes it again once the disk moves; every byte arrives, in order. The
+    /// queue holds the bytes it is started with (at least [`DEPTH`] pieces), and the bytes
+    /// queued count as unwritten until the disk has taken them.
     #[test]
     fn a_stalled_disk_hands_the_piece_back_instead_of_waiting() {
+        for hold in [0, 3 * (DEPTH * PIECE) as u64 - 1] {
+            stall_and_resume(hold);
+        }
+    }
+
+    fn stall_and_resume(hold: u64) {
+        let depth = DEPTH.max(hold.div_ceil(PIECE as u64) as usize);
         let (mut rd, wr) = std::os::unix::net::UnixStream::pair().unwrap();
         let wr = File::from(std::os::fd::OwnedFd::from(wr));
         // More pieces than the writer can hold: the queue and a batch.
-        let pieces = DEPTH + BATCH + 8;
+        let pieces = depth + BATCH + 8;
         let total = pieces * PIECE;
         let file = PartFile::new(wr, None, "f", total as u64, 0, FileHasher::new());
-        let mut w = Writer::start(file).unwrap();
+        let mut w = Writer::start(file, hold).unwrap();
         let data = bytes(total);
         let mut queued = 0;
         let mut returned = None;
@@ -832,11 +874,15 @@ mod tests {
         }
         // The queue full, and on the writing thread at least one and at most a batch (the
         // socket's buffer holds under a piece of it).
-        let held = DEPTH + 1..=DEPTH + BATCH;
-        if returned.is_none() || !held.contains(&queued) {
+        let held = depth + 1..=depth + BATCH;
+        let unwritten = w.unwritten();
+        if returned.is_none() || !held.contains(&queued) || unwritten != (queued * PIECE) as u64 {
             // Unblock the writer first, so the failure is reported rather than waited on.
             drop(rd);
-            panic!("a stalled disk took {queued} pieces, expected {held:?}, and gave one back");
+            panic!(
+                "a stalled disk took {queued} pieces, expected {held:?}, and gave one back; \
+                 {unwritten} bytes unwritten"
+            );
         }
         let mut piece = returned.expect("given back");
         assert_eq!(piece.bytes(), &data[queued * PIECE..(queued + 1) * PIECE]);
@@ -866,6 +912,14 @@ mod tests {
             piece = w.buffer();
             piece.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
         }
+        while w.unwritten() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "{} bytes never written",
+                w.unwritten()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         drop(w.finish().unwrap());
         assert!(reader.join().unwrap() == data, "bytes lost or out of order");
     }
@@ -888,7 +942,7 @@ mod tests {
             0,
             FileHasher::new(),
         );
-        let mut w = Writer::start(file).unwrap();
+        let mut w = Writer::start(file, 0).unwrap();
         let mut err = None;
         for _ in 0..10 {
             let mut p = w.buffer();

@@ -6,9 +6,13 @@
 //! the list (O(1)); a retransmission normally fills the oldest hole, at the front (O(1)); other
 //! positions cost a binary search plus a move of the shorter side of the list.
 //!
-//! The window: data may not extend beyond `read + window`. Data beyond it is rejected with
-//! [`PacketError::OutOfWindow`]; it can only come from a sender that ignored our advertised
-//! limit. In real mode the bytes live in a [`PagedBuffer`]: memory follows the data actually
+//! The window: data may not extend beyond `read + window`, less what the application holds
+//! ([`Reassembly::set_held`]: bytes it has read but not yet finished with, such as a file's
+//! pieces queued for the disk), so that the bytes buffered here and there together stay
+//! within the window and a slow disk holds the sender back instead of filling the pages. The
+//! limit never moves back: a sender may already use one advertised. Data beyond it is rejected
+//! with [`PacketError::OutOfWindow`]; it can only come from a sender that ignored our
+//! advertised limit. In real mode the bytes live in a [`PagedBuffer`]: memory follows the data actually
 //! held (never more than the window plus a page per out-of-order range), not the distance to
 //! the highest offset received, so a packet at the window's far edge costs one page.
 //!
@@ -55,6 +59,10 @@ pub struct Reassembly {
     highest: u64,
     fin: Option<u64>,
     window: u64,
+    /// Bytes read that the application still holds ([`Reassembly::set_held`]).
+    held: u64,
+    /// The highest limit advertised: the limit never goes below it.
+    advertised: u64,
     /// Bytes taken by the caller since the last `take_direct`.
     direct: u64,
 }
@@ -82,6 +90,8 @@ impl Reassembly {
             highest: 0,
             fin: None,
             window,
+            held: 0,
+            advertised: 0,
             direct: 0,
         }
     }
@@ -91,9 +101,22 @@ impl Reassembly {
         std::mem::take(&mut self.direct)
     }
 
-    /// The flow-control limit to advertise.
+    /// The flow-control limit: a window past what the application has read, less what it
+    /// holds, and never below a limit advertised before (the sender may be using it).
     pub fn max_offset(&self) -> u64 {
-        self.read + self.window
+        (self.read + self.window - self.held.min(self.window)).max(self.advertised)
+    }
+
+    /// The limit, for a packet to the peer: from now on it never goes below this.
+    pub fn advertise(&mut self) -> u64 {
+        self.advertised = self.max_offset();
+        self.advertised
+    }
+
+    /// The application holds `bytes` of what it has read (the total now, not an addition):
+    /// they count against the window until it lets them go.
+    pub fn set_held(&mut self, bytes: u64) {
+        self.held = bytes;
     }
 
     /// Every byte below this has arrived.
@@ -410,6 +433,37 @@ mod tests {
         assert_eq!(r.read_synthetic(), 1500);
         assert_eq!(r.max_offset(), 4500);
         assert_eq!(r.insert(2000, 1001, &[], false), Ok(1001));
+    }
+
+    #[test]
+    fn bytes_the_application_holds_count_against_the_window_but_an_advertised_limit_stays() {
+        let mut r = Reassembly::new(true, 3000);
+        assert_eq!(r.insert(0, 1000, &[], false), Ok(1000));
+        assert_eq!(r.read_synthetic(), 1000);
+        r.set_held(1000);
+        assert_eq!(r.max_offset(), 3000);
+        assert!(matches!(
+            r.insert(1000, 2001, &[], false),
+            Err(PacketError::OutOfWindow { limit: 3000, .. })
+        ));
+        assert_eq!(r.insert(1000, 2000, &[], false), Ok(2000));
+        assert_eq!(r.read_synthetic(), 2000);
+        // Held as they are read: the limit stands, and is advertised.
+        r.set_held(3000);
+        assert_eq!(r.advertise(), 3000);
+        // Letting bytes go moves it on; holding more again cannot take back what was
+        // advertised.
+        r.set_held(500);
+        assert_eq!(r.advertise(), 5500);
+        r.set_held(3000);
+        assert_eq!(r.max_offset(), 5500);
+        assert_eq!(r.insert(3000, 2500, &[], false), Ok(2500));
+        // A hold past the window stops the limit where it stands, never before `read`.
+        r.set_held(u64::MAX);
+        assert_eq!(r.max_offset(), 5500);
+        assert_eq!(r.read_synthetic(), 2500);
+        r.set_held(0);
+        assert_eq!(r.max_offset(), 8500);
     }
 
     #[test]

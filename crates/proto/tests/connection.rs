@@ -316,6 +316,44 @@ fn a_full_window_and_a_full_receive_window_are_told_apart() {
     );
 }
 
+/// Bytes the receiving application holds (read, not yet finished with) count against its
+/// receive window: the sender stops once they fill it, and letting them go announces the
+/// larger window at once.
+#[test]
+fn bytes_the_receiver_holds_close_its_window_until_it_lets_them_go() {
+    let window = 16 * 1448;
+    let server = Config {
+        recv_window: window,
+        ..reno(100.0, true)
+    };
+    let (mut c, mut s) = established(reno(100.0, true), server);
+    c.write_synthetic(100 * 1448);
+    let mut buf = vec![0u8; 2000];
+    // 300 ms of exchanges, 1 ms apart; the server reads all it can, holding it all or none.
+    let mut exchange = |c: &mut Connection, s: &mut Connection, from: u64, hold: bool| {
+        for t in (from..from + 300).map(ms) {
+            while let Some(p) = c.poll_transmit(t, &mut buf) {
+                s.handle_packet(t, &buf[..p.len]).unwrap();
+            }
+            s.read_synthetic();
+            let read = s.stats().bytes_delivered;
+            s.set_held(if hold { read } else { 0 });
+            while let Some(p) = s.poll_transmit(t, &mut buf) {
+                c.handle_packet(t, &buf[..p.len]).unwrap();
+            }
+        }
+        s.stats().bytes_delivered
+    };
+    assert_eq!(exchange(&mut c, &mut s, 100, true), window);
+    // Let go: the window update goes out at once, not with the next acknowledgment.
+    s.set_held(0);
+    let mut update = vec![0u8; 2000];
+    let p = s.poll_transmit(ms(400), &mut update).unwrap();
+    assert_eq!(p.kind, PacketKind::Ack);
+    c.handle_packet(ms(400), &update[..p.len]).unwrap();
+    assert_eq!(exchange(&mut c, &mut s, 401, false), 100 * 1448);
+}
+
 #[test]
 fn data_beyond_the_receive_window_is_rejected_with_the_limit() {
     let server = Config {

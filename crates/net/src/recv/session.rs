@@ -448,6 +448,17 @@ impl Session {
         }
     }
 
+    /// Count the file's bytes queued for its disk against the receive window (see `part`).
+    pub(super) fn hold_unwritten(&mut self) {
+        let held = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
+        self.conn.set_held(held);
+    }
+
+    /// The file's writer has bytes still to write: once it has, the receive window opens.
+    pub(super) fn writing(&self) -> bool {
+        self.body.as_ref().is_some_and(|b| b.inc.unwritten() > 0)
+    }
+
     /// A file's piece waits for room in its writer's queue: the stream is left unread (the
     /// receive window closes) until the disk catches up.
     pub(super) fn waiting_for_disk(&self) -> bool {
@@ -710,7 +721,7 @@ impl Session {
                     );
                 };
                 let key = planned.key().to_string();
-                match planned.begin(from_chunk) {
+                match planned.begin(from_chunk, opts.config.recv_window) {
                     Ok(inc) => {
                         self.current_id = id;
                         self.body = Some(Body {

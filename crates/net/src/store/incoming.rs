@@ -133,6 +133,12 @@ impl Incoming {
         self.hand_over(false).map(|_| in_place)
     }
 
+    /// Bytes taken and queued for the disk, not written yet (they count against the
+    /// connection's receive window).
+    pub fn unwritten(&self) -> u64 {
+        self.writer.as_ref().map_or(0, Writer::unwritten)
+    }
+
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.
     pub fn waiting_for_disk(&self) -> bool {
         self.fill.as_ref().is_some_and(|p| {
@@ -307,7 +313,7 @@ mod tests {
         let mut s = Store::open(t.path(), false).unwrap();
         let e = file("f", 4);
         let (_, planned) = s.plan(&e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
+        let mut inc = planned.unwrap().begin(0, 0).unwrap();
         inc.write(b"abcd").unwrap();
         assert!(inc.finish(&mut s, &[0; 32]).is_err());
         assert!(!t.path().join("f").exists());

@@ -447,7 +447,7 @@ mod tests {
         let Action::Send { from_chunk, .. } = action else {
             panic!()
         };
-        let mut inc = planned.begin(from_chunk).unwrap();
+        let mut inc = planned.begin(from_chunk, 0).unwrap();
         let resumed = inc.resumed;
         inc.write(&data[inc.written as usize..]).unwrap();
         (inc.finish(store, &file_digest(sent)), resumed)
@@ -475,7 +475,7 @@ mod tests {
     /// A transfer of `e` cut after `n` bytes of `data`: its part file and journal stay.
     pub(super) fn cut_after(s: &mut Store, e: &Entry, data: &[u8], n: usize) {
         let (_, planned) = s.plan(e, "k", true);
-        let mut inc = planned.unwrap().begin(0).unwrap();
+        let mut inc = planned.unwrap().begin(0, 0).unwrap();
         inc.write(&data[..n]).unwrap();
         inc.suspend(s);
     }

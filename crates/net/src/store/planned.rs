@@ -124,8 +124,9 @@ impl Planned {
 
     /// The sender starts at `from_chunk`: the offered prefix or 0 (start over). The prefix's
     /// chunks are hashed again from the disk for the file's digest, not taken from the
-    /// journal, so the final check covers the bytes the part file holds now.
-    pub fn begin(mut self, from_chunk: u64) -> Result<Incoming, Fatal> {
+    /// journal, so the final check covers the bytes the part file holds now. The writer's
+    /// queue holds `hold` bytes of pieces (the receive window, see `part`).
+    pub fn begin(mut self, from_chunk: u64, hold: u64) -> Result<Incoming, Fatal> {
         let shown = Printable::from(self.entry.path.as_str());
         let io = |e: io::Error| Fatal(format!("part file of {shown} on the receiver: {e}"));
         if from_chunk != 0 && from_chunk != self.offered {
@@ -135,7 +136,7 @@ impl Planned {
             )));
         }
         if self.sink {
-            return self.begin_discarded();
+            return self.begin_discarded(hold);
         }
         let small = from_chunk == 0 && self.entry.size() < CHUNK_SIZE;
         if small {
@@ -154,7 +155,7 @@ impl Planned {
                     // taken and dropped, and the file is refused as busy.
                     let why = busy_reason(&self.entry.path);
                     self.sink = true;
-                    let mut inc = self.begin_discarded()?;
+                    let mut inc = self.begin_discarded(hold)?;
                     inc.refused = Some(why);
                     return Ok(inc);
                 }
@@ -190,7 +191,7 @@ impl Planned {
             start,
             hasher,
         );
-        let writer = Writer::start(file).map_err(io)?;
+        let writer = Writer::start(file, hold).map_err(io)?;
         Ok(self.incoming(writer, start))
     }
 
@@ -213,7 +214,7 @@ impl Planned {
 
     /// The bytes go to /dev/null through the same hashing and writing threads, so the
     /// receiver's work is a real one's less the disk; there is no journal to keep.
-    fn begin_discarded(self) -> Result<Incoming, Fatal> {
+    fn begin_discarded(self, hold: u64) -> Result<Incoming, Fatal> {
         let io = |e: io::Error| Fatal(format!("cannot open /dev/null to discard into: {e}"));
         let sink = OpenOptions::new()
             .write(true)
@@ -227,7 +228,7 @@ impl Planned {
             0,
             FileHasher::new(),
         );
-        let writer = Writer::start(file).map_err(io)?;
+        let writer = Writer::start(file, hold).map_err(io)?;
         Ok(self.incoming(writer, 0))
     }
 }

@@ -175,7 +175,7 @@ mod tests {
         let (_, planned) = s.plan(&held, "k", true);
         let planned = planned.unwrap();
         let held_key = planned.key().to_string();
-        let _receiving = planned.begin(0).unwrap();
+        let _receiving = planned.begin(0, 0).unwrap();
         let listed = stale_parts(dir.path(), Duration::from_secs(7 * 86_400)).unwrap();
         assert_eq!(listed.len(), 1, "{listed:?}");
         assert_eq!(listed[0].path.as_deref(), Some("old"));

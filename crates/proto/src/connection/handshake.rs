@@ -83,7 +83,7 @@ impl Connection {
             return Err(PacketError::RepeatedHandshake("INIT"));
         }
         let synthetic = self.config.synthetic;
-        let recv_window = self.recv.max_offset();
+        let recv_window = self.recv.advertise();
         let outcome = self.session().on_init(message, |hello, cipher| {
             crate::secure::handshake::ServerHello {
                 synthetic,
@@ -199,7 +199,7 @@ impl Connection {
                 Some(n)
             }
             Side::Client if self.handshake_pending && self.state == State::Connecting => {
-                let (synthetic, window) = (self.config.synthetic, self.recv.max_offset());
+                let (synthetic, window) = (self.config.synthetic, self.recv.advertise());
                 let (n, repeated) =
                     self.session()
                         .write_init(synthetic, window, now.as_micros(), buf)?;

@@ -330,6 +330,17 @@ impl Connection {
         n
     }
 
+    /// The application holds `bytes` of the stream it has read and not finished with (a
+    /// file's pieces queued for its disk, say): they count against the receive window, so the
+    /// peer sends no further ahead than the window allows of the bytes held and buffered
+    /// together (a limit already advertised stands). Give the total held now at each call;
+    /// letting bytes go announces the larger window once a quarter of it is free, as reading
+    /// does.
+    pub fn set_held(&mut self, bytes: u64) {
+        self.recv.set_held(bytes);
+        self.limit_moved();
+    }
+
     /// Bytes ready to be read.
     pub fn readable(&self) -> u64 {
         self.recv.readable()

@@ -258,6 +258,12 @@ impl Connection {
             return;
         }
         self.stats.bytes_delivered += n;
+        self.limit_moved();
+    }
+
+    /// The receive limit may have moved on (bytes read or let go): announce it once it has
+    /// crossed the next quarter window.
+    pub(super) fn limit_moved(&mut self) {
         // Advertise the larger window when the limit crosses a multiple of a quarter window
         // (so a quarter of it has been freed since the last read that crossed one): cheap, and
         // never silent for long. The next multiple is kept, so a read costs no division.

@@ -120,7 +120,7 @@ impl Connection {
             let h = Handshake {
                 response: self.side == Side::Server,
                 synthetic: self.config.synthetic,
-                recv_window: self.recv.max_offset(),
+                recv_window: self.recv.advertise(),
                 timestamp_us: now.as_micros(),
                 echo_us: self.handshake_echo_us,
             };
@@ -143,7 +143,7 @@ impl Connection {
                 ack_delay_us,
                 echo_us,
                 cumulative: self.recv.frontier(),
-                max_offset: self.recv.max_offset(),
+                max_offset: self.recv.advertise(),
                 ce_count: self.ack.ce_count,
             };
             let len = packet::encode_ack(&fields, self.ack.ranges(), buf)?;
