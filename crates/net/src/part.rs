@@ -14,10 +14,10 @@
 //! (`Connection::set_held`). When the disk is slower than the network the sender is held back
 //! by the window while the backlog sits in pieces, ready for the disk; the connection's buffer
 //! stays empty, so the file's next bytes keep going straight from their datagrams into a
-//! piece. A shorter queue outside the window made the connection's buffer the backlog: once
-//! it held bytes every later byte went through it and was copied twice (into a 2 GiB file
-//! over loopback, 97 % of the bytes, a quarter of the receiver's time in `memmove`;
-//! bench/README.md, "A slow disk's backlog waits in pieces"). Pieces are made as the backlog
+//! piece. Were the backlog left to the connection's buffer, every byte after the first one
+//! there would go through it too (the stream's order) and be copied twice: into a 2 GiB file
+//! over loopback that is 97 % of the bytes and up to a quarter of the receiver's time
+//! (bench/README.md, "A slow disk's backlog waits in pieces"). Pieces are made as the backlog
 //! needs them, so memory follows the backlog, up to the window.
 //!
 //! **Hashing while the bytes are hot.** Each chunk's digest (the same digests make the file's
@@ -51,10 +51,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The fewest pieces the writing thread's queue holds (it holds a receive window's worth). 8
-/// rather than 4 absorbed the disk's slower moments before the queued bytes counted against
-/// the window: into a file over loopback the sender was held by the receive window 0 % of its
-/// time instead of 0–46 %, and ran 9–14 % faster (bench/README.md).
+/// The fewest pieces the writing thread's queue holds (it holds a receive window's worth): a
+/// window under 8 MiB still gets a queue that absorbs the disk's slower moments (into a file
+/// over loopback, 8 rather than 4 kept the sender from waiting on the receive window and ran
+/// it 9–14 % faster; bench/README.md).
 pub const DEPTH: usize = 8;
 /// The most queued pieces the writing thread writes in one request: a 1 MiB direct write
 /// waits out the device's latency alone, so taking what queued behind it together keeps the
