@@ -509,6 +509,12 @@ impl Writer {
         }
     }
 
+    /// The file's digest (`hashlist`) over the bytes hashed so far: the whole file's once its
+    /// last piece is queued, whether or not the disk has written it.
+    pub fn digest(&self) -> [u8; DIGEST_LEN] {
+        self.hasher.digest()
+    }
+
     /// Whether the bytes are kept in memory ([`Writer::in_memory`]).
     pub fn is_memory(&self) -> bool {
         self.memory.is_some()

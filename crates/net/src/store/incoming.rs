@@ -5,7 +5,7 @@ use super::place::{Staged, ToPlace};
 use super::{Fatal, PlaceTag, Store};
 use crate::framing::{Entry, DIGEST_LEN};
 use crate::hashlist::FileHasher;
-use crate::part::{Landing, PartFile, Piece, Writer, PIECE};
+use crate::part::{Landing, Piece, Writer, PIECE};
 use crate::path::Printable;
 use std::fs::File;
 use std::path::PathBuf;
@@ -167,8 +167,8 @@ impl Incoming {
         Ok(true)
     }
 
-    /// Everything taken, written: the part file with its digests (or, a small file's, the
-    /// bytes with theirs).
+    /// Everything taken and hashed: the writer with the last piece queued (or, a small
+    /// file's, the bytes with their digests). The disk may still be writing.
     fn drain(mut self) -> Result<(Drained, Incoming), Fatal> {
         let mut writer = self.writer.take().expect("drained once");
         if let Some(fill) = self.fill.take().filter(|f| !f.is_empty()) {
@@ -178,7 +178,7 @@ impl Incoming {
             let (bytes, hasher) = writer.finish_memory().expect("in memory");
             return Ok((Drained::Memory(bytes, hasher), self));
         }
-        Ok((Drained::File(writer.finish()?), self))
+        Ok((Drained::Writing(writer), self))
     }
 
     /// All bytes are in and the sender's digest arrived: verify, flush, rename into place.
@@ -194,7 +194,8 @@ impl Incoming {
         }
     }
 
-    /// [`Incoming::finish`], with the flushes and the rename on the store's placing threads:
+    /// [`Incoming::finish`], with the wait for the disk's last writes, the flushes and the
+    /// rename on the store's placing threads:
     /// `Some` is the verdict now (a digest that differs, a refused or discarded file); `None`
     /// means the file is being placed, and its verdict comes from [`Store::placed`] with `tag`.
     pub fn finish_queued(
@@ -212,7 +213,9 @@ impl Incoming {
         }
     }
 
-    /// Everything up to the flushes: the bytes drained to the part file and checked.
+    /// Everything up to the disk's last writes: the last bytes handed to the writer and the
+    /// digest checked. A file not placed (refused, discarded, a digest that differs) waits
+    /// here for its writer, as the session ending early does.
     fn verify(self, store: &mut Store, theirs: &[u8; DIGEST_LEN]) -> Verified {
         store.release(&self.key);
         let shown = Printable::from(self.entry.path.as_str());
@@ -224,13 +227,15 @@ impl Incoming {
             return Verified::Now(Err(why));
         }
         let (ours, part) = match file {
-            Drained::File(f) => (f.hasher.digest(), Staged::File(f.part)),
+            Drained::Writing(w) => (w.digest(), Staged::Writing(Box::new(w))),
             Drained::Memory(bytes, hasher) => (hasher.digest(), Staged::Bytes(bytes)),
         };
         if this.sink && ours == *theirs {
             return Verified::Now(Ok(ours));
         }
         if ours != *theirs {
+            // Its writer done first, so nothing writes the part file or journal after they go.
+            drop(part);
             this.discard();
             return Verified::Now(Err(format!(
                 "digest mismatch (BLAKE3 list of 1 MiB chunks) for {shown}: received data \
@@ -260,8 +265,10 @@ impl Incoming {
     /// what reached the disk before an error itself).
     pub fn suspend(self, store: &mut Store) {
         store.release(&self.key);
-        if let Ok((Drained::File(mut file), _)) = self.drain() {
-            let _ = file.checkpoint();
+        if let Ok((Drained::Writing(w), _)) = self.drain() {
+            if let Ok(mut file) = w.finish() {
+                let _ = file.checkpoint();
+            }
         }
     }
 }
@@ -277,8 +284,8 @@ enum Verified {
 
 /// A file's bytes, all taken.
 enum Drained {
-    /// In its part file.
-    File(PartFile),
+    /// Queued for its part file (the writer's thread may still be writing them).
+    Writing(Writer),
     /// In memory (a file of less than a chunk), with their digests.
     Memory(Vec<u8>, FileHasher),
 }

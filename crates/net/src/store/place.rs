@@ -1,10 +1,12 @@
-//! Verified files put under their names: given their mode and mtime, flushed, renamed onto
-//! their paths and their directories flushed, on placing threads of their own so that the
-//! connection's thread never waits for the disk.
+//! Verified files put under their names: their last bytes written, given their mode and mtime,
+//! flushed, renamed onto their paths and their directories flushed, on placing threads of
+//! their own so that the connection's thread never waits for the disk. (A file's digest is
+//! known before its last bytes reach the disk: it is hashed as it is received.)
 
 use super::staging::{lock_part, open_staged};
 use super::{busy_reason, disk_error, system_time, Incoming};
 use crate::framing::DIGEST_LEN;
+use crate::part::Writer;
 use crate::path::Printable;
 use std::fs::{File, FileTimes};
 use std::io::{self, Write};
@@ -14,8 +16,8 @@ use std::path::Path;
 
 /// Where a verified file's bytes are.
 pub(super) enum Staged {
-    /// In the open part file.
-    File(File),
+    /// In the part file, which its writer's thread may still be writing: placing waits for it.
+    Writing(Box<Writer>),
     /// In memory, to be written to the part file when placed.
     Bytes(Vec<u8>),
 }
@@ -38,7 +40,10 @@ impl ToPlace {
         // A small file's part file is locked from its creation until it is under its name.
         let mut _held = None;
         let part = match self.part {
-            Staged::File(f) => f,
+            Staged::Writing(w) => match (*w).finish() {
+                Ok(file) => file.part,
+                Err(e) => return Err(e.0),
+            },
             Staged::Bytes(bytes) => {
                 let staging = this.part_path.parent().unwrap_or(Path::new("."));
                 let lock = match &this._lock {
