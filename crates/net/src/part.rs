@@ -9,9 +9,9 @@
 //! them with one `writev`. Pieces come back through a second queue to be filled again.
 //!
 //! **A slow disk's backlog waits in pieces.** The queue holds a receive window's worth of
-//! pieces (at least [`DEPTH`]), and the bytes queued and not yet written
-//! ([`Writer::unwritten`]) count against the connection's receive window
-//! (`Connection::set_held`). When the disk is slower than the network the sender is held back
+//! pieces (at least [`DEPTH`]), and the bytes queued and not yet written ([`Backlog`]) count
+//! against the connection's receive window (`Connection::set_held`), also once the file's end
+//! has been received and a placing thread waits for its last pieces to be written. When the disk is slower than the network the sender is held back
 //! by the window while the backlog sits in pieces, ready for the disk; the connection's buffer
 //! stays empty, so the file's next bytes keep going straight from their datagrams into a
 //! piece. Were the backlog left to the connection's buffer, every byte after the first one
@@ -46,7 +46,7 @@ use crate::store::{disk_error, Fatal};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 use std::fs::File;
 use std::io::{self, IoSlice, Seek, SeekFrom, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -373,6 +373,38 @@ fn write_all_vectored(file: &mut File, pieces: &[&[u8]]) -> io::Result<()> {
     Ok(())
 }
 
+/// A writer's bytes queued for the disk and not yet written, readable on any thread. The
+/// receive loop counts them against the receive window (see the module's header) until the
+/// disk has them, also after the file's end, while a placing thread waits for its last ones.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    /// Bytes queued (counted on the connection's thread) and written (on the writing thread).
+    queued: AtomicU64,
+    written: AtomicU64,
+    /// The writing thread has ended (done, or stopped by an error): nothing more is written.
+    ended: AtomicBool,
+}
+
+impl Backlog {
+    /// Bytes queued and not written yet; 0 once the writing thread has ended.
+    pub fn unwritten(&self) -> u64 {
+        if self.ended.load(Ordering::Acquire) {
+            return 0;
+        }
+        let written = self.written.load(Ordering::Acquire);
+        self.queued.load(Ordering::Relaxed).saturating_sub(written)
+    }
+}
+
+/// Marks its writing thread's end, however the thread ends.
+struct Ends(Arc<Backlog>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.ended.store(true, Ordering::Release);
+    }
+}
+
 /// What the thread returns: the part file, and the first error (after which it wrote nothing).
 type Outcome = (PartFile, Result<(), Fatal>);
 
@@ -381,9 +413,8 @@ type Outcome = (PartFile, Result<(), Fatal>);
 pub struct Writer {
     pieces: Option<Sender<Piece>>,
     spent: Receiver<Piece>,
-    /// Bytes queued for the thread; and, counted by it, bytes it has written.
-    queued: u64,
-    written: Arc<AtomicU64>,
+    /// Bytes queued for the thread and not yet written.
+    backlog: Arc<Backlog>,
     /// The file's digest so far (the resumed prefix's chunks included).
     hasher: FileHasher,
     /// Bytes of the file hashed, the resume point included; and the file's size.
@@ -403,14 +434,15 @@ impl Writer {
         let depth = DEPTH.max(hold.div_ceil(PIECE as u64).min(usize::MAX as u64) as usize);
         let (pieces, write_rx) = bounded::<Piece>(depth);
         let (spent_tx, spent) = bounded(depth + BATCH);
-        let written = Arc::new(AtomicU64::new(0));
-        let written_by_thread = Arc::clone(&written);
+        let backlog = Arc::new(Backlog::default());
+        let ends = Ends(Arc::clone(&backlog));
         let hasher = std::mem::take(&mut file.hasher);
         let (hashed, size) = (file.written, file.size);
         // Ends when the connection's side drops its queue.
         let thread = std::thread::Builder::new()
             .name("longhaul-write".into())
             .spawn(move || {
+                let ends = ends;
                 let mut file = file;
                 let mut batch: Vec<Piece> = Vec::with_capacity(BATCH);
                 let mut digests = Vec::new();
@@ -432,7 +464,7 @@ impl Writer {
                         return (file, Err(e));
                     }
                     let n = bytes.iter().map(|b| b.len() as u64).sum();
-                    written_by_thread.fetch_add(n, Ordering::Release);
+                    ends.0.written.fetch_add(n, Ordering::Release);
                     for mut piece in batch.drain(..) {
                         piece.len = 0;
                         piece.hashed = 0;
@@ -445,8 +477,7 @@ impl Writer {
         Ok(Writer {
             pieces: Some(pieces),
             spent,
-            queued: 0,
-            written,
+            backlog,
             hasher,
             hashed,
             size,
@@ -466,8 +497,7 @@ impl Writer {
         Writer {
             pieces: None,
             spent,
-            queued: 0,
-            written: Arc::new(AtomicU64::new(0)),
+            backlog: Arc::default(),
             hasher: FileHasher::new(),
             hashed: 0,
             size,
@@ -550,7 +580,7 @@ impl Writer {
         };
         let n = buf.len() as u64;
         if pieces.send(buf).is_ok() {
-            self.queued += n;
+            self.backlog.queued.fetch_add(n, Ordering::Relaxed);
             return Ok(());
         }
         Err(self.stopped())
@@ -580,7 +610,7 @@ impl Writer {
         let n = buf.len() as u64;
         match pieces.try_send(buf) {
             Ok(()) => {
-                self.queued += n;
+                self.backlog.queued.fetch_add(n, Ordering::Relaxed);
                 Ok(None)
             }
             Err(TrySendError::Full(buf)) => Ok(Some(buf)),
@@ -588,9 +618,14 @@ impl Writer {
         }
     }
 
-    /// Bytes queued for the disk and not written yet (after an error, never written).
+    /// Bytes queued for the disk and not written yet.
     pub fn unwritten(&self) -> u64 {
-        self.queued - self.written.load(Ordering::Acquire)
+        self.backlog.unwritten()
+    }
+
+    /// The count of [`Writer::unwritten`], to follow after the writer has been handed on.
+    pub fn backlog(&self) -> Arc<Backlog> {
+        Arc::clone(&self.backlog)
     }
 
     /// Wait until everything queued is written; the part file, or why it is not whole.
@@ -949,6 +984,7 @@ mod tests {
             FileHasher::new(),
         );
         let mut w = Writer::start(file, 0).unwrap();
+        let backlog = w.backlog();
         let mut err = None;
         for _ in 0..10 {
             let mut p = w.buffer();
@@ -963,5 +999,7 @@ mod tests {
             None => w.finish().err().expect("the writes failed").0,
         };
         assert!(msg.contains("disk is full"), "{msg}");
+        // Bytes the disk will never take do not count against a receive window for ever.
+        assert_eq!(backlog.unwritten(), 0);
     }
 }

@@ -7,7 +7,7 @@ use super::{FileOutcome, Received, RecvOptions, BUSY_WAIT};
 use crate::framing::{
     Action, Entry, FramingError, Kind, Message, MessageReader, DIGEST_LEN, MAGIC,
 };
-use crate::part::Landing;
+use crate::part::{Backlog, Landing};
 use crate::path::Printable;
 use crate::service::ServiceSession;
 use crate::socket::Arrival;
@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The sender identity under which unauthenticated transfers keep their part files.
@@ -93,6 +94,9 @@ pub(super) struct Session {
     pub(super) serial: u64,
     /// Files being placed (`Store::placed` has their verdicts): path, bytes and resumed bytes.
     placing: HashMap<u32, (String, u64, u64)>,
+    /// Files ended in the stream whose last bytes their disk has not written yet (a placing
+    /// thread waits for them): they still count against the receive window.
+    draining: Vec<Arc<Backlog>>,
     /// END arrived: BYE goes once every file has its verdict.
     ending: bool,
 }
@@ -174,6 +178,7 @@ impl Session {
             published_epoch: None,
             serial: SESSIONS.fetch_add(1, Ordering::Relaxed),
             placing: HashMap::new(),
+            draining: Vec::new(),
             ending: false,
         }
     }
@@ -448,15 +453,22 @@ impl Session {
         }
     }
 
-    /// Count the file's bytes queued for its disk against the receive window (see `part`).
+    /// Count the files' bytes queued for their disk against the receive window (see `part`):
+    /// the current file's, and those of files ended in the stream but not yet on the disk.
     pub(super) fn hold_unwritten(&mut self) {
-        let held = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
-        self.conn.set_held(held);
+        self.draining.retain(|b| b.unwritten() > 0);
+        self.conn.set_held(self.unwritten());
     }
 
-    /// The file's writer has bytes still to write: once it has, the receive window opens.
+    /// Bytes of this session's files queued for their disk and not written yet.
+    fn unwritten(&self) -> u64 {
+        let current = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
+        current + self.draining.iter().map(|b| b.unwritten()).sum::<u64>()
+    }
+
+    /// The files' writers have bytes still to write: as they do, the receive window opens.
     pub(super) fn writing(&self) -> bool {
-        self.body.as_ref().is_some_and(|b| b.inc.unwritten() > 0)
+        self.unwritten() > 0
     }
 
     /// A file's piece waits for room in its writer's queue: the stream is left unread (the
@@ -553,6 +565,7 @@ impl Session {
                 self.current_id,
                 (self.report.peer, self.serial, self.current_id),
             );
+            self.draining.extend(inc.backlog());
             match inc.finish_queued(store, &theirs, tag) {
                 Some(result) => self.verdict(id, path, bytes, resumed, result),
                 None => {

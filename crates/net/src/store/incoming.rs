@@ -5,10 +5,11 @@ use super::place::{Staged, ToPlace};
 use super::{Fatal, PlaceTag, Store};
 use crate::framing::{Entry, DIGEST_LEN};
 use crate::hashlist::FileHasher;
-use crate::part::{Landing, Piece, Writer, PIECE};
+use crate::part::{Backlog, Landing, Piece, Writer, PIECE};
 use crate::path::Printable;
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One file being received: where it goes, and the thread writing its part file.
 pub struct Incoming {
@@ -137,6 +138,15 @@ impl Incoming {
     /// connection's receive window).
     pub fn unwritten(&self) -> u64 {
         self.writer.as_ref().map_or(0, Writer::unwritten)
+    }
+
+    /// The count of [`Incoming::unwritten`], to follow after the file is handed on to be
+    /// placed (`None` for a file kept in memory).
+    pub fn backlog(&self) -> Option<Arc<Backlog>> {
+        self.writer
+            .as_ref()
+            .filter(|w| !w.is_memory())
+            .map(Writer::backlog)
     }
 
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.
