@@ -75,11 +75,15 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Start a new journal (replacing any old one).
+    /// Start a new journal (replacing any old one). Not flushed here: a file's start calls
+    /// this on the connection's thread, where behind a busy disk a flush waits for every write
+    /// queued before it (and no ACK goes out meanwhile). The first checkpoint's flush
+    /// ([`Journal::append`]) makes the header durable with the first digests; a journal lost
+    /// or torn before then had nothing to resume, and one left from before is checked against
+    /// the part file's bytes on resume like any other.
     pub fn create(path: &Path, header: &JournalHeader) -> io::Result<Journal> {
         let mut file = File::create(path)?;
         file.write_all(&header.encode())?;
-        file.sync_data()?;
         Ok(Journal {
             file,
             digests: Vec::new(),
