@@ -618,14 +618,10 @@ impl Writer {
         }
     }
 
-    /// Bytes queued for the disk and not written yet.
-    pub fn unwritten(&self) -> u64 {
-        self.backlog.unwritten()
-    }
-
-    /// The count of [`Writer::unwritten`], to follow after the writer has been handed on.
-    pub fn backlog(&self) -> Arc<Backlog> {
-        Arc::clone(&self.backlog)
+    /// The count of its bytes queued for the disk and not written yet, to follow also after
+    /// the writer has been handed on.
+    pub fn backlog(&self) -> &Arc<Backlog> {
+        &self.backlog
     }
 
     /// Wait until everything queued is written; the part file, or why it is not whole.
@@ -916,7 +912,7 @@ mod tests {
         // The queue full, and on the writing thread at least one and at most a batch (the
         // socket's buffer holds under a piece of it).
         let held = depth + 1..=depth + BATCH;
-        let unwritten = w.unwritten();
+        let unwritten = w.backlog().unwritten();
         if returned.is_none() || !held.contains(&queued) || unwritten != (queued * PIECE) as u64 {
             // Unblock the writer first, so the failure is reported rather than waited on.
             drop(rd);
@@ -953,11 +949,11 @@ mod tests {
             piece = w.buffer();
             piece.extend(&data[queued * PIECE..(queued + 1) * PIECE]);
         }
-        while w.unwritten() > 0 {
+        while w.backlog().unwritten() > 0 {
             assert!(
                 Instant::now() < deadline,
                 "{} bytes never written",
-                w.unwritten()
+                w.backlog().unwritten()
             );
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -984,7 +980,7 @@ mod tests {
             FileHasher::new(),
         );
         let mut w = Writer::start(file, 0).unwrap();
-        let backlog = w.backlog();
+        let backlog = Arc::clone(w.backlog());
         let mut err = None;
         for _ in 0..10 {
             let mut p = w.buffer();

@@ -304,7 +304,7 @@ impl Receiver {
                 }
                 s.reported = s.report.files.len();
                 // Before the flush: what the disk wrote since may open the window.
-                s.hold_unwritten();
+                let unwritten = s.hold_unwritten();
                 // Unconnected socket: a full buffer is a local drop, other errors are the
                 // peer's (an ICMP error for one sender must not stop the others).
                 let _ = self.port.flush(Some(*peer), &mut s.conn, now);
@@ -325,7 +325,7 @@ impl Receiver {
                 }
                 // Nothing tells this thread when the writer takes or writes a piece: look
                 // again soon.
-                let disk = (s.waiting_for_disk() || s.writing()).then(|| now + DISK_RETRY);
+                let disk = (s.waiting_for_disk() || unwritten > 0).then(|| now + DISK_RETRY);
                 deadline = [deadline, s.conn.poll_timeout(), disk]
                     .into_iter()
                     .flatten()

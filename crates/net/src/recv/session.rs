@@ -455,20 +455,13 @@ impl Session {
 
     /// Count the files' bytes queued for their disk against the receive window (see `part`):
     /// the current file's, and those of files ended in the stream but not yet on the disk.
-    pub(super) fn hold_unwritten(&mut self) {
+    /// Returns them (as they are written, the window opens).
+    pub(super) fn hold_unwritten(&mut self) -> u64 {
         self.draining.retain(|b| b.unwritten() > 0);
-        self.conn.set_held(self.unwritten());
-    }
-
-    /// Bytes of this session's files queued for their disk and not written yet.
-    fn unwritten(&self) -> u64 {
         let current = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
-        current + self.draining.iter().map(|b| b.unwritten()).sum::<u64>()
-    }
-
-    /// The files' writers have bytes still to write: as they do, the receive window opens.
-    pub(super) fn writing(&self) -> bool {
-        self.unwritten() > 0
+        let held = current + self.draining.iter().map(|b| b.unwritten()).sum::<u64>();
+        self.conn.set_held(held);
+        held
     }
 
     /// A file's piece waits for room in its writer's queue: the stream is left unread (the

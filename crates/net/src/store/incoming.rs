@@ -137,7 +137,7 @@ impl Incoming {
     /// Bytes taken and queued for the disk, not written yet (they count against the
     /// connection's receive window).
     pub fn unwritten(&self) -> u64 {
-        self.writer.as_ref().map_or(0, Writer::unwritten)
+        self.writer.as_ref().map_or(0, |w| w.backlog().unwritten())
     }
 
     /// The count of [`Incoming::unwritten`], to follow after the file is handed on to be
@@ -146,7 +146,7 @@ impl Incoming {
         self.writer
             .as_ref()
             .filter(|w| !w.is_memory())
-            .map(Writer::backlog)
+            .map(|w| Arc::clone(w.backlog()))
     }
 
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.
