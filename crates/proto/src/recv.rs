@@ -6,11 +6,19 @@
 //! newest range, bounded by the cap. Ranges older than the cap are forgotten: by then they have
 //! been reported in many ACKs, and the cumulative stream offset in every ACK covers their data.
 //!
-//! ACK policy (RFC 9000 §13.2, RFC 5681 §4.2): acknowledge every `ack_every` data packets; at the
-//! latest `max_ack_delay` after the first unacknowledged one; and at once when a packet arrives
-//! out of order (it opens or fills a gap — the sender's loss detection is waiting for exactly
-//! this news, TCP's duplicate ACKs) or when the application freed a quarter of the receive
-//! window (a window update, so a flow-blocked sender resumes).
+//! ACK policy (RFC 9000 §13.2, RFC 5681 §4.2): acknowledge every `ack_every` data packets,
+//! counted in base-size packets as the sender's controller counts its window (a datagram of `n`
+//! times the base payload counts `n`: Linux, likewise, acknowledges once more than a full-size
+//! segment of data has arrived, whatever the packets that carried it); at the latest
+//! `max_ack_delay` after the first unacknowledged one; and at once when a packet arrives out of
+//! order (it opens or fills a gap — the sender's loss detection is waiting for exactly this
+//! news, TCP's duplicate ACKs) or when the application freed a quarter of the receive window (a
+//! window update, so a flow-blocked sender resumes).
+//!
+//! Why base-size packets: once the path-MTU search has found jumbo datagrams, a window of a few
+//! base-size packets (a connection's start, or after a timeout) holds one datagram. Counted as
+//! one packet, it would wait `max_ack_delay` for a second that the window cannot let go, and the
+//! controller would take that wait for round-trip time.
 
 use crate::packet::{AckRange, MAX_ACK_RANGES};
 use longhaul_cc::Time;
@@ -20,13 +28,19 @@ use std::time::Duration;
 /// How many packet-number ranges the receiver remembers.
 pub const TRACKED_RANGES: usize = 2 * MAX_ACK_RANGES;
 
+/// A data packet of `len` payload bytes in base-size packets of `base` bytes: 1 up to twice the
+/// base, else the whole base-size packets it carries.
+pub fn units_of(len: u32, base: u32) -> u32 {
+    (len / base.max(1)).max(1)
+}
+
 #[derive(Debug)]
 pub struct AckState {
     ranges: VecDeque<AckRange>,
     /// Arrival time and echoed timestamp of the largest packet number received.
     largest_time: Time,
     largest_ts_us: u64,
-    /// Data packets received since the last ACK was sent.
+    /// Data received since the last ACK was sent, in base-size packets.
     unacked: u32,
     deadline: Option<Time>,
     immediate: bool,
@@ -65,15 +79,16 @@ impl AckState {
         self.ranges.front().map(|r| r.high)
     }
 
-    /// Record packet `pn` (sent at `ts_us`) arriving at `now`, and schedule the ACK.
-    pub fn on_packet(&mut self, now: Time, pn: u64, ts_us: u64) -> Arrival {
+    /// Record packet `pn` (sent at `ts_us`) arriving at `now`, and schedule the ACK. `units` is
+    /// its size in base-size packets (at least 1: [`units_of`]).
+    pub fn on_packet(&mut self, now: Time, pn: u64, ts_us: u64, units: u32) -> Arrival {
         let arrival = self.insert(pn);
         if arrival != Arrival::Duplicate && self.largest() == Some(pn) {
             self.largest_time = now;
             self.largest_ts_us = ts_us;
         }
         // A duplicate is acknowledged at once too: its sender may have missed our ACK.
-        self.unacked += 1;
+        self.unacked = self.unacked.saturating_add(units.max(1));
         if arrival != Arrival::InOrder || self.unacked >= self.ack_every {
             self.immediate = true;
         } else if self.deadline.is_none() {
@@ -195,11 +210,11 @@ mod tests {
     fn in_order_packets_ack_every_second_or_after_the_delay() {
         let mut s = state();
         let t0 = Time::from_millis(100);
-        assert_eq!(s.on_packet(t0, 0, 1), Arrival::InOrder);
+        assert_eq!(s.on_packet(t0, 0, 1, 1), Arrival::InOrder);
         assert!(!s.ack_due(t0));
         assert_eq!(s.deadline(), Some(t0 + Duration::from_millis(25)));
         assert!(s.ack_due(t0 + Duration::from_millis(25)));
-        assert_eq!(s.on_packet(t0, 1, 2), Arrival::InOrder);
+        assert_eq!(s.on_packet(t0, 1, 2, 1), Arrival::InOrder);
         assert!(s.ack_due(t0), "the second packet triggers the ACK");
         s.on_ack_sent();
         assert!(!s.ack_due(t0 + Duration::from_secs(1)));
@@ -207,28 +222,49 @@ mod tests {
     }
 
     #[test]
+    fn a_datagram_of_two_base_packets_or_more_is_acknowledged_at_once() {
+        // Base payload 1448: 2895 bytes are one base-size packet's worth, 2896 two.
+        assert_eq!(
+            [1, 1448, 2895, 2896, 65_000].map(|len| units_of(len, 1448)),
+            [1, 1, 1, 2, 44]
+        );
+        let t0 = Time::from_millis(100);
+        let mut s = state();
+        s.on_packet(t0, 0, 1, units_of(65_000, 1448));
+        assert!(
+            s.ack_due(t0),
+            "a jumbo datagram alone is acknowledged at once"
+        );
+        s.on_ack_sent();
+        s.on_packet(t0, 1, 2, units_of(2000, 1448));
+        assert!(!s.ack_due(t0), "a datagram of less than two waits");
+        s.on_packet(t0, 2, 3, units_of(2000, 1448));
+        assert!(s.ack_due(t0), "two of them make two");
+    }
+
+    #[test]
     fn gaps_ack_immediately_and_ranges_merge() {
         let mut s = state();
         let t = Time::from_millis(1);
-        s.on_packet(t, 0, 0);
+        s.on_packet(t, 0, 0, 1);
         s.on_ack_sent();
-        assert_eq!(s.on_packet(t, 3, 0), Arrival::OutOfOrder);
+        assert_eq!(s.on_packet(t, 3, 0, 1), Arrival::OutOfOrder);
         assert!(s.ack_due(t));
-        s.on_packet(t, 5, 0);
+        s.on_packet(t, 5, 0, 1);
         assert_eq!(ranges(&s), vec![(5, 5), (3, 3), (0, 0)]);
-        assert_eq!(s.on_packet(t, 4, 0), Arrival::OutOfOrder);
+        assert_eq!(s.on_packet(t, 4, 0, 1), Arrival::OutOfOrder);
         assert_eq!(ranges(&s), vec![(5, 3), (0, 0)]);
-        s.on_packet(t, 1, 0);
-        s.on_packet(t, 2, 0);
+        s.on_packet(t, 1, 0, 1);
+        s.on_packet(t, 2, 0, 1);
         assert_eq!(ranges(&s), vec![(5, 0)]);
-        assert_eq!(s.on_packet(t, 2, 0), Arrival::Duplicate);
+        assert_eq!(s.on_packet(t, 2, 0, 1), Arrival::Duplicate);
     }
 
     #[test]
     fn only_the_newest_ranges_are_kept_and_sent() {
         let mut s = state();
         for pn in (0..400u64).step_by(2) {
-            s.on_packet(Time::ZERO, pn, 0);
+            s.on_packet(Time::ZERO, pn, 0, 1);
         }
         assert_eq!(s.ranges.len(), TRACKED_RANGES);
         let sent: Vec<_> = s.ranges().collect();

@@ -311,3 +311,44 @@ fn an_interface_that_refuses_the_raised_size_brings_it_back_to_the_base() {
     assert!(refused >= 1);
     assert_eq!(st.rto_count, 0, "{st:?}");
 }
+
+/// Once the search has raised the size to 9000 bytes, a datagram carries six base-size
+/// packets' payload and the initial window (ten) holds one of them. The receiver acknowledges
+/// it at once, as six packets' worth of data (it acknowledges every two base-size packets):
+/// counted as one packet it waited the delayed-ACK timer (25 ms) for a second datagram the
+/// window did not let go, and slow start crept a round per timer. Over a 0.2 ms round trip
+/// every RTT sample of the transfer stays near the path's (the stream's last datagram aside,
+/// which is alone whatever its size); a wait would add the timer to it.
+#[test]
+fn a_window_of_one_large_datagram_is_acknowledged_at_once() {
+    const LOOPBACK: usize = 65535;
+    let data = random_bytes(4_000_000, 31);
+    let fast_link = || LinkParams {
+        queue_packets: 1_000_000,
+        max_datagram: LOOPBACK - IP_UDP_OVERHEAD,
+        ..LinkParams::clean(10e9, Duration::from_micros(100))
+    };
+    let (mut worst_rtt_us, mut samples) = (0, 0);
+    let before_last = (data.len() - LOOPBACK) as u64;
+    let out = run_observed(
+        config(Some(LOOPBACK as u32)),
+        config(None),
+        fast_link(),
+        fast_link(),
+        Workload::Bytes(&data),
+        5,
+        Time::from_millis(30_000),
+        |c, after| {
+            let s = c.stats();
+            if after && c.path_mtu() == LOOPBACK as u32 && s.bytes_acked < before_last {
+                worst_rtt_us = worst_rtt_us.max(s.latest_rtt_us);
+                samples += 1;
+            }
+        },
+    );
+    assert_eq!(out.at_server, data);
+    let delay = config(None).max_ack_delay.as_micros() as u64;
+    eprintln!("{samples} ACKs at {LOOPBACK} bytes, worst RTT {worst_rtt_us} µs");
+    assert!(samples > 40, "{samples}");
+    assert!(worst_rtt_us < delay / 5, "{worst_rtt_us} µs");
+}

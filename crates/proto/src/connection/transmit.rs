@@ -204,7 +204,14 @@ impl Connection {
         // window; Linux's `tcp_cwnd_test` on its whole-packet window), at least one at a time.
         let mss = self.data_mss as u64;
         let window = self.bytes_of(cwnd).max(mss);
-        if !self.probe_pending && self.sent.bytes_in_flight + mss > window {
+        // Once the path-MTU search has raised the size, a window of a few base-size packets may
+        // have room for less than a datagram: a shorter packet fills that room (at least a
+        // base-size one), as Linux cuts a TSO packet to its window (`tcp_mss_split_point`).
+        // Waiting instead until all in flight is acknowledged would leave the last packet
+        // alone at the receiver, which holds a lone base-size packet's ACK up to its timer.
+        let free = window.saturating_sub(self.sent.bytes_in_flight);
+        let short = (free < mss && free >= self.config.mss as u64).then_some(free);
+        if !self.probe_pending && free < mss && short.is_none() {
             self.validate_window(true);
             self.send_clock.enter(now, SendState::Window, None);
             return None;
@@ -247,10 +254,11 @@ impl Connection {
             })));
         }
         let room = buf.len().checked_sub(DATA_HEADER_LEN)?;
+        let fit = short.map_or(self.data_mss, |r| r as u32);
         let max_len = if self.config.synthetic {
-            self.data_mss
+            fit
         } else {
-            (self.data_mss as usize).min(room) as u32
+            (fit as usize).min(room) as u32
         };
         let (chunk_id, offset, len, fin, retransmission) = if self.probe_pending {
             self.probe_pending = false;
