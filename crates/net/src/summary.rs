@@ -372,7 +372,7 @@ mod tests {
         );
         assert_eq!(
             sub_keys(&text, "cipher_rates"),
-            ["aes-256-gcm", "chacha20-poly1305"]
+            ["aegis-256x4", "aes-256-gcm", "chacha20-poly1305"]
         );
         assert_eq!(
             sub_keys(&text, "files/0"),

@@ -1,6 +1,6 @@
 //! The AEAD suites' cost per datagram: sealing and opening one 1400-byte datagram (the inner
 //! packet sealed in place with its 11-byte clear header as associated data, then opened), for
-//! ChaCha20-Poly1305 and AES-256-GCM. The faster one on a machine is its default
+//! each suite (`Cipher::ALL`). The fastest one on a machine is its default
 //! (`Cipher::preferred`); the numbers are in `src/secure/mod.rs` and `bench/README.md`.
 //!
 //! Run: `cargo bench -p longhaul-proto --bench seal`. Besides criterion's report it prints

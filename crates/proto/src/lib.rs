@@ -45,7 +45,7 @@
 //!
 //! **Security** ([`secure`]): with `Config::security = Security::Noise { local, peer, cipher,
 //! .. }` the connection opens with a Noise XX handshake (mutual authentication by static X25519
-//! keys, forward secrecy) and then seals every datagram (ChaCha20-Poly1305 or AES-256-GCM; the
+//! keys, forward secrecy) and then seals every datagram (AEGIS-256X4, AES-256-GCM or ChaCha20-Poly1305; the
 //! seal number as nonce, the clear header as associated data, an anti-replay window, key
 //! updates before the usage limits). Nothing in a datagram changes the connection before it
 //! authenticates. `Security::Off` (the default, and the simulator's) is the plain protocol. A

@@ -261,7 +261,7 @@ mod secure {
     use proptest::prelude::*;
 
     fn cipher() -> impl Strategy<Value = Cipher> {
-        prop_oneof![Just(Cipher::ChaCha20Poly1305), Just(Cipher::Aes256Gcm)]
+        prop::sample::select(Cipher::ALL.to_vec())
     }
 
     fn seal(key: &PacketKey, phase: u8, n: u64, inner: &[u8]) -> Vec<u8> {

@@ -131,6 +131,13 @@ fn handshake_with_each_cipher_authenticates_both_keys() {
             Cipher::ChaCha20Poly1305,
             Cipher::ChaCha20Poly1305,
         ),
+        (Cipher::Aegis256X4, Cipher::Aegis256X4, Cipher::Aegis256X4),
+        (
+            Cipher::ChaCha20Poly1305,
+            Cipher::Aegis256X4,
+            Cipher::Aegis256X4,
+        ),
+        (Cipher::Aegis256X4, Cipher::Aes256Gcm, Cipher::Aes256Gcm),
     ] {
         let now = Time::from_millis(1);
         let mut c = Connection::new(

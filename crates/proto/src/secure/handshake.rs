@@ -240,7 +240,7 @@ impl snow::types::Random for SeededRng {
 }
 
 /// snow's default primitives, with the ephemeral key's randomness drawn in advance (from the
-/// operating system, by aws-lc-rs), so that a state can be built again identically.
+/// operating system, by `getrandom`), so that a state can be built again identically.
 struct Resolver {
     seed: [u8; 32],
 }
@@ -330,7 +330,7 @@ impl Noise {
 
     fn new(local: &Identity, initiator: bool) -> Result<Noise, HandshakeError> {
         let mut seed = [0u8; 32];
-        aws_lc_rs::rand::fill(&mut seed).map_err(|_| HandshakeError::Noise)?;
+        getrandom::fill(&mut seed).map_err(|_| HandshakeError::Noise)?;
         Ok(Noise {
             state: Self::build(local, seed, initiator)?,
             local: local.clone(),
@@ -428,9 +428,18 @@ mod tests {
         assert_eq!(h.pick(Cipher::Aes256Gcm), Some(Cipher::Aes256Gcm));
         let mut only = b;
         only[17] = 1;
-        only[19] = 0;
+        only[19..18 + Cipher::ALL.len()].fill(0);
         let h1 = ClientHello::decode(&only).unwrap();
         assert_eq!(h1.pick(Cipher::Aes256Gcm), Some(Cipher::ChaCha20Poly1305));
+        // A client that knows only the two aws-lc suites (a build before AEGIS-256X4) and a
+        // server that prefers AEGIS-256X4: the client's first.
+        let mut older = b;
+        older[17] = 2;
+        older[18..20].copy_from_slice(&[Cipher::Aes256Gcm.id(), Cipher::ChaCha20Poly1305.id()]);
+        older[20..18 + Cipher::ALL.len()].fill(0);
+        let h2 = ClientHello::decode(&older).unwrap();
+        assert_eq!(h2.pick(Cipher::Aegis256X4), Some(Cipher::Aes256Gcm));
+        assert_eq!(h.pick(Cipher::Aegis256X4), Some(Cipher::Aegis256X4));
         // Unknown suites are skipped; nothing known means no pick.
         only[18] = 200;
         assert_eq!(

@@ -57,6 +57,11 @@ impl Secret {
         Secret(out)
     }
 
+    /// The secret's bytes.
+    pub(super) fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     fn key(&self, cipher: Cipher) -> PacketKey {
         PacketKey::new(cipher, &self.0)
     }

@@ -23,8 +23,8 @@
 //! like TCP's. The transport's own opening fields (receive windows, synthetic mode, the
 //! timestamp that gives the first RTT sample) ride in the Noise payloads, so the plain
 //! HANDSHAKE packet is not used. The client proposes ciphers, the server picks
-//! ([`Cipher::preferred`] on each end by default: AES-256-GCM where the CPU has AES
-//! instructions, ChaCha20-Poly1305 elsewhere).
+//! ([`Cipher::preferred`] on each end by default: the fastest suite this host measures,
+//! AEGIS-256X4 or AES-256-GCM where the CPU has AES instructions, ChaCha20-Poly1305 elsewhere).
 //!
 //! Lost messages: the client resends its INIT, byte for byte, on the handshake timer (the
 //! server answers a repeated INIT with its cached RESPONSE; the client takes no RTT sample from
@@ -64,9 +64,10 @@
 //!
 //! Each direction has its own chain of keys (next = HKDF-Expand(current, "longhaul key
 //! update")); a sender moves to the next key after [`KeyLimits::packets_per_key`] datagrams
-//! (RFC 9001 §6.6: 2^23 for AES-GCM, 2^30 chosen for ChaCha20-Poly1305) and the receiver
-//! follows the key phase ([`keys`]). After [`KeyLimits::failed_opens`] authentication failures
-//! (2^52 / 2^36) the connection closes with [`crate::CloseCode::IntegrityLimit`].
+//! (RFC 9001 §6.6: 2^23 for AES-GCM, 2^30 chosen for ChaCha20-Poly1305 and AEGIS-256X4) and the
+//! receiver follows the key phase ([`keys`]). After [`KeyLimits::failed_opens`] authentication
+//! failures (2^52 for AES-GCM, 2^36 for the others) the connection closes with
+//! [`crate::CloseCode::IntegrityLimit`].
 //!
 //! ## Address validation (RETRY)
 //!
@@ -87,12 +88,13 @@
 //!
 //! ## Which cipher by default
 //!
-//! Sealing and opening a datagram costs AES-256-GCM a fraction of what it costs
-//! ChaCha20-Poly1305 where the CPU has AES instructions, and more where it has none
-//! (`cargo bench -p longhaul-proto --bench seal`; the measurement is in `bench/README.md`, "The
-//! secure transport's cost"), so [`Cipher::preferred`] measures both once per process
-//! ([`choice`]: a few dozen datagrams each, well under a millisecond) and takes the faster:
-//! AES-256-GCM there, ChaCha20-Poly1305 where AES runs in software. The same entry gives a whole connection pair's cost per packet
+//! Sealing and opening a datagram costs the AES-based suites (AES-256-GCM, and AEGIS-256X4,
+//! built from the AES round alone) a fraction of what it costs ChaCha20-Poly1305 where the CPU
+//! has AES instructions, and more where it has none (`cargo bench -p longhaul-proto --bench
+//! seal`; the measurements are in `bench/README.md`, "The secure transport's cost" and
+//! "AEGIS-256X4"), so [`Cipher::preferred`] measures all three once per process ([`choice`]: a
+//! few dozen datagrams each, well under a millisecond) and takes the fastest: AEGIS-256X4 on
+//! the development machine, ChaCha20-Poly1305 where AES runs in software. The same entry gives a whole connection pair's cost per packet
 //! plain and sealed (`cargo bench -p longhaul-proto --bench per_packet`).
 
 pub mod choice;

@@ -24,13 +24,22 @@
 //! a contiguous one, so with that suite the payload is copied after the header and sealed in
 //! place, as a whole packet is (the numbers: `bench/README.md`, "Sealing a lent payload").
 //!
-//! Both suites are aws-lc-rs's: ChaCha20-Poly1305 (fast everywhere in software) and
-//! AES-256-GCM (faster where the CPU has AES and carry-less multiplication instructions;
-//! aws-lc picks its implementation from the CPU's features at run time). [`Cipher::preferred`]
-//! is this host's faster one, measured when the process first asks (`choice.rs`).
+//! Three suites: aws-lc-rs's ChaCha20-Poly1305 (fast everywhere in software) and AES-256-GCM
+//! (faster where the CPU has AES and carry-less multiplication instructions; aws-lc picks its
+//! implementation from the CPU's features at run time), and libaegis's AEGIS-256X4
+//! (draft-irtf-cfrg-aegis-aead: four AEGIS-256 lanes, built from the AES round function alone,
+//! so where the CPU has AES instructions it seals and opens twice as fast as AES-256-GCM;
+//! `bench/README.md`, "AEGIS-256X4"). AEGIS-256X4 takes a 256-bit key and a
+//! 256-bit nonce: 24 zero bytes and the seal number, big-endian; its tag is 16 bytes, as the
+//! others', so the datagram's layout is the same whatever the suite. It encrypts a lent payload
+//! where it lies as AES-256-GCM does (one incremental pass: the header in place, then the
+//! payload into the datagram). [`Cipher::preferred`] is this host's fastest suite, measured
+//! when the process first asks (`choice.rs`).
 
+use super::keys::Secret;
 use crate::packet::{self, SEAL_HEADER_LEN, SEAL_TAG_LEN};
 use crate::send_buffer::Payload;
+use aegis::aegis256x4::Aegis256X4;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use std::sync::Arc;
 
@@ -41,6 +50,8 @@ pub enum Cipher {
     ChaCha20Poly1305,
     /// AES-256-GCM: fast where the CPU has AES and carry-less multiplication instructions.
     Aes256Gcm,
+    /// AEGIS-256X4: faster still where the CPU has AES instructions.
+    Aegis256X4,
 }
 
 /// How much use one key and one connection may see before the key must change or the
@@ -57,12 +68,15 @@ pub struct KeyLimits {
 
 impl Cipher {
     /// Every suite this build offers, in the order a client proposes them after its own choice.
-    pub const ALL: [Cipher; 2] = [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305];
+    pub const ALL: [Cipher; 3] = [
+        Cipher::Aes256Gcm,
+        Cipher::ChaCha20Poly1305,
+        Cipher::Aegis256X4,
+    ];
 
-    /// The faster suite on this host, as measured once per process (`choice.rs`): AES-256-GCM
-    /// where the CPU has AES and carry-less multiplication instructions (3.9× ChaCha20-Poly1305's
-    /// rate on the development machine, `bench/README.md`), ChaCha20-Poly1305 where AES runs in
-    /// software.
+    /// The fastest suite on this host, as measured once per process (`choice.rs`): one of the
+    /// AES-based suites where the CPU has AES instructions (AEGIS-256X4 on the development
+    /// machine, `bench/README.md`), ChaCha20-Poly1305 where AES runs in software.
     pub fn preferred() -> Cipher {
         super::choice::fastest(super::choice::measured())
     }
@@ -72,6 +86,7 @@ impl Cipher {
         match self {
             Cipher::ChaCha20Poly1305 => "chacha20-poly1305",
             Cipher::Aes256Gcm => "aes-256-gcm",
+            Cipher::Aegis256X4 => "aegis-256x4",
         }
     }
 
@@ -85,6 +100,7 @@ impl Cipher {
         match self {
             Cipher::ChaCha20Poly1305 => 1,
             Cipher::Aes256Gcm => 2,
+            Cipher::Aegis256X4 => 3,
         }
     }
 
@@ -96,23 +112,28 @@ impl Cipher {
     /// RFC 9001 §6.6's limits for the suite. AES-GCM: 2^23 datagrams per key (confidentiality)
     /// and 2^52 forgeries. ChaCha20-Poly1305 has no practical confidentiality limit (2^62); the
     /// key changes every 2^30 datagrams all the same, and 2^36 forgeries end the connection.
+    /// AEGIS-256X4 has no birthday bound on a key's use (its 256-bit nonces never repeat here)
+    /// and a forgery succeeds with probability 2^-128 per try; it takes ChaCha20-Poly1305's
+    /// limits, the lower of the two others'.
     pub fn default_limits(self) -> KeyLimits {
         match self {
             Cipher::Aes256Gcm => KeyLimits {
                 packets_per_key: 1 << 23,
                 failed_opens: 1 << 52,
             },
-            Cipher::ChaCha20Poly1305 => KeyLimits {
+            Cipher::ChaCha20Poly1305 | Cipher::Aegis256X4 => KeyLimits {
                 packets_per_key: 1 << 30,
                 failed_opens: 1 << 36,
             },
         }
     }
 
-    fn algorithm(self) -> &'static aead::Algorithm {
+    /// aws-lc's algorithm for the suite, if aws-lc implements it.
+    fn algorithm(self) -> Option<&'static aead::Algorithm> {
         match self {
-            Cipher::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-            Cipher::Aes256Gcm => &aead::AES_256_GCM,
+            Cipher::ChaCha20Poly1305 => Some(&aead::CHACHA20_POLY1305),
+            Cipher::Aes256Gcm => Some(&aead::AES_256_GCM),
+            Cipher::Aegis256X4 => None,
         }
     }
 }
@@ -126,12 +147,21 @@ impl std::fmt::Display for Cipher {
 /// One direction's key of one generation, ready to seal or open.
 pub struct PacketKey {
     cipher: Cipher,
-    key: LessSafeKey,
+    key: SuiteKey,
+}
+
+/// The key in the form its implementation takes.
+enum SuiteKey {
+    /// An aws-lc suite's key, expanded.
+    AwsLc(LessSafeKey),
+    /// AEGIS-256X4's key: its bytes (each call starts from key and nonce), overwritten when
+    /// dropped.
+    Aegis(Secret),
 }
 
 impl std::fmt::Debug for PacketKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PacketKey({})", self.key.algorithm().key_len() * 8)
+        write!(f, "PacketKey({})", self.cipher)
     }
 }
 
@@ -145,15 +175,23 @@ fn nonce(seal_number: u64) -> Nonce {
     Nonce::assume_unique_for_key(n)
 }
 
+/// AEGIS-256X4's state for one datagram: the key and the 256-bit nonce of `seal_number`.
+fn aegis(key: &Secret, seal_number: u64) -> Aegis256X4<SEAL_TAG_LEN> {
+    let mut n = [0u8; 32];
+    n[24..].copy_from_slice(&seal_number.to_be_bytes());
+    Aegis256X4::new(key.bytes(), &n)
+}
+
 impl PacketKey {
-    /// The key for `cipher` from 32 bytes of secret (both suites take 256-bit keys).
+    /// The key for `cipher` from 32 bytes of secret (every suite takes a 256-bit key).
     pub fn new(cipher: Cipher, secret: &[u8; 32]) -> PacketKey {
-        let unbound =
-            UnboundKey::new(cipher.algorithm(), secret).expect("both suites take 32-byte keys");
-        PacketKey {
-            cipher,
-            key: LessSafeKey::new(unbound),
-        }
+        let key = match cipher.algorithm() {
+            Some(algorithm) => SuiteKey::AwsLc(LessSafeKey::new(
+                UnboundKey::new(algorithm, secret).expect("aws-lc's suites take 32-byte keys"),
+            )),
+            None => SuiteKey::Aegis(Secret::new(*secret)),
+        };
+        PacketKey { cipher, key }
     }
 
     /// Seal the datagram in `buf`: the inner packet lies at `buf[SEAL_HEADER_LEN..][..inner]`;
@@ -173,11 +211,18 @@ impl PacketKey {
         packet::encode_sealed_header(key_phase, seal_number, buf)?;
         let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
         let (body, tail) = rest.split_at_mut(inner);
-        let tag = self
-            .key
-            .seal_in_place_separate_tag(nonce(seal_number), Aad::from(&header[..]), body)
-            .ok()?;
-        tail[..SEAL_TAG_LEN].copy_from_slice(tag.as_ref());
+        match &self.key {
+            SuiteKey::AwsLc(key) => {
+                let tag = key
+                    .seal_in_place_separate_tag(nonce(seal_number), Aad::from(&header[..]), body)
+                    .ok()?;
+                tail[..SEAL_TAG_LEN].copy_from_slice(tag.as_ref());
+            }
+            SuiteKey::Aegis(key) => {
+                let tag = aegis(key, seal_number).encrypt_in_place(body, header);
+                tail[..SEAL_TAG_LEN].copy_from_slice(&tag);
+            }
+        }
         Some(len)
     }
 
@@ -199,23 +244,33 @@ impl PacketKey {
         if buf.len() < len {
             return None;
         }
-        match self.cipher {
-            Cipher::Aes256Gcm => {
+        match (self.cipher, &self.key) {
+            (Cipher::Aes256Gcm, SuiteKey::AwsLc(key)) => {
                 packet::encode_sealed_header(key_phase, seal_number, buf)?;
                 let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
                 let (head, tail) = rest.split_at_mut(inner);
-                self.key
-                    .seal_in_place_scatter(
-                        nonce(seal_number),
-                        Aad::from(&header[..]),
-                        head,
-                        payload,
-                        &mut tail[..payload.len() + SEAL_TAG_LEN],
-                    )
-                    .ok()?;
+                key.seal_in_place_scatter(
+                    nonce(seal_number),
+                    Aad::from(&header[..]),
+                    head,
+                    payload,
+                    &mut tail[..payload.len() + SEAL_TAG_LEN],
+                )
+                .ok()?;
                 Some(len)
             }
-            Cipher::ChaCha20Poly1305 => {
+            (_, SuiteKey::Aegis(key)) => {
+                packet::encode_sealed_header(key_phase, seal_number, buf)?;
+                let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
+                let (head, tail) = rest.split_at_mut(inner);
+                let (body, tag) = tail[..payload.len() + SEAL_TAG_LEN].split_at_mut(payload.len());
+                let mut e = aegis(key, seal_number).encryptor(header);
+                e.update_in_place(head);
+                e.update(payload, body);
+                tag.copy_from_slice(&e.finalize());
+                Some(len)
+            }
+            _ => {
                 // Scattered input is slow in this suite (the module header): copy, then seal
                 // the whole packet in place.
                 buf[SEAL_HEADER_LEN + inner..][..payload.len()].copy_from_slice(payload);
@@ -232,10 +287,20 @@ impl PacketKey {
             return Err(OpenFailed);
         }
         let (header, body) = buf.split_at_mut(SEAL_HEADER_LEN);
-        self.key
-            .open_in_place(nonce(seal_number), Aad::from(&header[..]), body)
-            .map(|plain| plain.len())
-            .map_err(|_| OpenFailed)
+        match &self.key {
+            SuiteKey::AwsLc(key) => key
+                .open_in_place(nonce(seal_number), Aad::from(&header[..]), body)
+                .map(|plain| plain.len())
+                .map_err(|_| OpenFailed),
+            SuiteKey::Aegis(key) => {
+                let (text, tag) = body.split_at_mut(body.len() - SEAL_TAG_LEN);
+                let tag: &[u8; SEAL_TAG_LEN] = (&*tag).try_into().expect("the tag's length");
+                aegis(key, seal_number)
+                    .decrypt_in_place(text, tag, header)
+                    .map(|()| text.len())
+                    .map_err(|_| OpenFailed)
+            }
+        }
     }
 }
 
@@ -393,7 +458,8 @@ mod tests {
     /// Known answers: one datagram sealed under each suite, its bytes pinned (header, ciphertext
     /// and tag), so that whatever changes the wire — the AEAD implementation, the nonce's
     /// layout, the associated data, the tag's place — fails here (other implementations of the
-    /// suites, ring 0.17's and OpenSSL's, give these bytes too). The inner packet is 40 bytes:
+    /// suites give these bytes too: ring 0.17's and OpenSSL's for the aws-lc suites, the `aegis`
+    /// crate's pure-Rust one for AEGIS-256X4). The inner packet is 40 bytes:
     /// two whole AES blocks and a part.
     #[test]
     fn a_sealed_datagram_is_the_pinned_bytes() {
@@ -402,6 +468,7 @@ mod tests {
         for (cipher, expected) in [
             (Cipher::Aes256Gcm, PINNED_AES),
             (Cipher::ChaCha20Poly1305, "0109050102030405060708b39fb3cb6d692ac364aec61d6a517d2999a5a2b2a4185a133f14aa593c85afa2cb89b9de026a7470cdbcd3cc6e4a540942c6c762b3e4a947"),
+            (Cipher::Aegis256X4, "0109050102030405060708e80846b50c2ea510cd950e96262c971cb4b177f73acceb58e049f5eb4428478f5969d1c3d72bc848f2eb74e93c9071e443b24a7a954d4057"),
         ] {
             let k = PacketKey::new(cipher, &secret);
             let mut buf = [0u8; SEAL_HEADER_LEN + 40 + SEAL_TAG_LEN];
