@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # One file over loopback (or through the emulator, --emu), in the same run, by longhaul send
-# (plain and encrypted), UDT4 (Debian's libudt-dev, through the small peer in udtfile.cc, built
-# here), kernel TCP (iperf3 -F, CUBIC) and scp (when sshd is installed). Prints, for each, the
-# best of the rounds: Gb/s, Gb/s until the received file is flushed to the disk (longhaul's
-# receiver flushes before it is done; the others leave the bytes in the page cache, so `sync
-# FILE` after each ends the clock), CPU seconds per GB (both ends' user + system time), each
-# end's peak memory (getrusage maxrss, as GNU time reports it), and the ratios to longhaul
-# plain; then the rates' medians. Rounds are interleaved, so other load on the machine weighs
-# on every tool alike.
+# (plain, and sealed with the suite the two ends pick: the fastest each measures), UDT4 (Debian's
+# libudt-dev, through the small peer in udtfile.cc, built here), kernel TCP (iperf3 -F, CUBIC) and
+# scp (when sshd is installed). Prints, for each, the best of the rounds: Gb/s, Gb/s until the
+# received file is flushed to the disk (longhaul's receiver flushes before it is done; the others
+# leave the bytes in the page cache, so `sync FILE` after each ends the clock), CPU seconds per GB
+# (both ends' user + system time), each end's peak memory (getrusage maxrss, as GNU time reports
+# it), and the ratios to longhaul plain; then the rates' medians. Rounds are interleaved, so other
+# load on the machine weighs on every tool alike.
 #
 #   bench/udt/run.sh [--size-mb N] [--rounds R] [--bin PATH] [--base PATH] [--only LIST]
 #                    [--dir DIR] [--md FILE] [--discard] [--emu 'EMU ARGS'] [--cc CC]
 #
 # --size-mb: the file (default 1024; incompressible bytes, read once so it is in the page cache).
 # --bin: the longhaul to measure (default target/ci/longhaul). --base: another longhaul binary
-# measured alike (rows "base plain", "base aes"), e.g. the build before a change.
-# --only: a comma-separated subset of longhaul-plain, longhaul-aes, base-plain, base-aes, udt,
+# measured alike (rows "base plain", "base sealed"), e.g. the build before a change.
+# --only: a comma-separated subset of longhaul-plain, longhaul-sealed, base-plain, base-sealed, udt,
 # iperf3, scp. --dir: where the receivers write the file (default: a temporary directory under
 # /tmp, a real file on disk). --md: also write the table as markdown. --discard: every receiver
 # drops what it receives instead of writing a file (longhaul recv --discard, which still checks
@@ -94,8 +94,8 @@ mkdir -p "$dir"
 udt="$scratch/udtfile"
 g++ -O2 -std=c++17 -o "$udt" "$here/udtfile.cc" -ludt -lpthread || die "building udtfile failed"
 
-runs="longhaul-plain longhaul-aes"
-[ -n "$base" ] && runs+=" base-plain base-aes"
+runs="longhaul-plain longhaul-sealed"
+[ -n "$base" ] && runs+=" base-plain base-sealed"
 runs+=" udt iperf3"
 if [ -x /usr/sbin/sshd ] && command -v scp >/dev/null; then
   runs+=" scp"
