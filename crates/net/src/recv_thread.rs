@@ -2,7 +2,7 @@
 //! receiver's loop only acts on them.
 //!
 //! A receiver of a sealed 10 Gb/s transfer spends about as much time reading the socket and in
-//! AES-GCM as in everything else its connection does. Opening a datagram changes nothing in
+//! the AEAD (AES-256-GCM there) as in everything else its connection does. Opening a datagram changes nothing in
 //! the connection (`longhaul_proto::secure::opener`): with a copy of a session's receive keys
 //! (an [`Opener`]) this thread decrypts and authenticates it where it was read, and the loop
 //! hands the connection the plain packet (`Connection::handle_opened`), which checks the key's

@@ -45,9 +45,9 @@
 //!
 //! **Security** ([`secure`]): with `Config::security = Security::Noise { local, peer, cipher,
 //! .. }` the connection opens with a Noise XX handshake (mutual authentication by static X25519
-//! keys, forward secrecy) and then seals every datagram (AEGIS-256X4, AES-256-GCM or ChaCha20-Poly1305; the
-//! seal number as nonce, the clear header as associated data, an anti-replay window, key
-//! updates before the usage limits). Nothing in a datagram changes the connection before it
+//! keys, forward secrecy) and then seals every datagram (AEGIS-256X4, AES-256-GCM or
+//! ChaCha20-Poly1305; the seal number as nonce, the clear header as associated data, an
+//! anti-replay window, key updates before the usage limits). Nothing in a datagram changes the connection before it
 //! authenticates. `Security::Off` (the default, and the simulator's) is the plain protocol. A
 //! secure datagram is 27 bytes longer: [`Config::mss_for`] and [`Config::max_datagram_size`]
 //! count that. A server's driver creates a connection for each new INIT (it may first demand

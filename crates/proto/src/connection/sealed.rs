@@ -313,7 +313,7 @@ mod tests {
     /// A sealed sender lends the payloads that lie in a buffer given to `write_owned` to their
     /// seals: the connection writes only the headers, and each datagram the seal makes is byte
     /// for byte the one the copying path makes (payload written after its header, sealed in
-    /// place), under both suites and across key updates; payloads in copied bytes or across
+    /// place), under every suite and across key updates; payloads in copied bytes or across
     /// two buffers are written whole. The server opens every datagram and reads the stream.
     #[test]
     fn a_lent_payload_seals_to_the_datagram_the_copying_path_makes() {
