@@ -205,12 +205,15 @@ impl Connection {
         let mss = self.data_mss as u64;
         let window = self.bytes_of(cwnd).max(mss);
         // Once the path-MTU search has raised the size, a window of a few base-size packets may
-        // have room for less than a datagram: a shorter packet fills that room (at least a
-        // base-size one), as Linux cuts a TSO packet to its window (`tcp_mss_split_point`).
-        // Waiting instead until all in flight is acknowledged would leave the last packet
-        // alone at the receiver, which holds a lone base-size packet's ACK up to its timer.
+        // have room for less than a datagram: a shorter packet of new data fills that room (at
+        // least a base-size one), as Linux cuts a TSO packet to its window
+        // (`tcp_mss_split_point`). Waiting instead until all in flight is acknowledged would
+        // leave the last packet alone at the receiver, which holds a lone base-size packet's
+        // ACK up to its timer. A retransmission keeps its length, so it waits for the room.
         let free = window.saturating_sub(self.sent.bytes_in_flight);
-        let short = (free < mss && free >= self.config.mss as u64).then_some(free);
+        let short =
+            (free < mss && free >= self.config.mss as u64 && !self.stream.has_retransmissions())
+                .then_some(free);
         if !self.probe_pending && free < mss && short.is_none() {
             self.validate_window(true);
             self.send_clock.enter(now, SendState::Window, None);
