@@ -11,9 +11,9 @@
 //! **A slow disk's backlog waits in pieces.** The queue holds a receive window's worth of
 //! pieces (at least [`DEPTH`]), and the bytes queued and not yet written ([`Backlog`]) count
 //! against the connection's receive window (`Connection::set_held`), also once the file's end
-//! has been received and a placing thread waits for its last pieces to be written. When the disk is slower than the network the sender is held back
-//! by the window while the backlog sits in pieces, ready for the disk; the connection's buffer
-//! stays empty, so the file's next bytes keep going straight from their datagrams into a
+//! has been received and a placing thread waits for its last pieces to be written. When the
+//! disk is slower than the network the sender is held back by the window while the backlog
+//! sits in pieces, ready for the disk; the connection's buffer stays empty, so the file's next bytes keep going straight from their datagrams into a
 //! piece. Were the backlog left to the connection's buffer, every byte after the first one
 //! there would go through it too (the stream's order) and be copied twice: into a 2 GiB file
 //! over loopback that is 97 % of the bytes and up to a quarter of the receiver's time

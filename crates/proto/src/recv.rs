@@ -30,7 +30,7 @@ pub const TRACKED_RANGES: usize = 2 * MAX_ACK_RANGES;
 
 /// A data packet of `len` payload bytes in base-size packets of `base` bytes: 1 up to twice the
 /// base, else the whole base-size packets it carries.
-pub fn units_of(len: u32, base: u32) -> u32 {
+fn units_of(len: u32, base: u32) -> u32 {
     (len / base.max(1)).max(1)
 }
 
@@ -46,6 +46,8 @@ pub struct AckState {
     immediate: bool,
     ack_every: u32,
     max_ack_delay: Duration,
+    /// The base payload size, bytes: the unit `ack_every` counts.
+    base: u32,
     pub ce_count: u64,
 }
 
@@ -61,7 +63,9 @@ pub enum Arrival {
 }
 
 impl AckState {
-    pub fn new(ack_every: u32, max_ack_delay: Duration) -> AckState {
+    /// Acknowledge every `ack_every` packets of `base` payload bytes' worth, or after
+    /// `max_ack_delay`.
+    pub fn new(ack_every: u32, max_ack_delay: Duration, base: u32) -> AckState {
         AckState {
             ranges: VecDeque::with_capacity(TRACKED_RANGES + 1),
             largest_time: Time::ZERO,
@@ -71,6 +75,7 @@ impl AckState {
             immediate: false,
             ack_every: ack_every.max(1),
             max_ack_delay,
+            base,
             ce_count: 0,
         }
     }
@@ -79,16 +84,16 @@ impl AckState {
         self.ranges.front().map(|r| r.high)
     }
 
-    /// Record packet `pn` (sent at `ts_us`) arriving at `now`, and schedule the ACK. `units` is
-    /// its size in base-size packets (at least 1: [`units_of`]).
-    pub fn on_packet(&mut self, now: Time, pn: u64, ts_us: u64, units: u32) -> Arrival {
+    /// Record packet `pn` (sent at `ts_us`, `len` payload bytes) arriving at `now`, and
+    /// schedule the ACK.
+    pub fn on_packet(&mut self, now: Time, pn: u64, ts_us: u64, len: u32) -> Arrival {
         let arrival = self.insert(pn);
         if arrival != Arrival::Duplicate && self.largest() == Some(pn) {
             self.largest_time = now;
             self.largest_ts_us = ts_us;
         }
         // A duplicate is acknowledged at once too: its sender may have missed our ACK.
-        self.unacked = self.unacked.saturating_add(units.max(1));
+        self.unacked = self.unacked.saturating_add(units_of(len, self.base));
         if arrival != Arrival::InOrder || self.unacked >= self.ack_every {
             self.immediate = true;
         } else if self.deadline.is_none() {
@@ -199,7 +204,7 @@ mod tests {
     use super::*;
 
     fn state() -> AckState {
-        AckState::new(2, Duration::from_millis(25))
+        AckState::new(2, Duration::from_millis(25), 1448)
     }
 
     fn ranges(s: &AckState) -> Vec<(u64, u64)> {
@@ -210,11 +215,11 @@ mod tests {
     fn in_order_packets_ack_every_second_or_after_the_delay() {
         let mut s = state();
         let t0 = Time::from_millis(100);
-        assert_eq!(s.on_packet(t0, 0, 1, 1), Arrival::InOrder);
+        assert_eq!(s.on_packet(t0, 0, 1, 1448), Arrival::InOrder);
         assert!(!s.ack_due(t0));
         assert_eq!(s.deadline(), Some(t0 + Duration::from_millis(25)));
         assert!(s.ack_due(t0 + Duration::from_millis(25)));
-        assert_eq!(s.on_packet(t0, 1, 2, 1), Arrival::InOrder);
+        assert_eq!(s.on_packet(t0, 1, 2, 1448), Arrival::InOrder);
         assert!(s.ack_due(t0), "the second packet triggers the ACK");
         s.on_ack_sent();
         assert!(!s.ack_due(t0 + Duration::from_secs(1)));
@@ -230,15 +235,15 @@ mod tests {
         );
         let t0 = Time::from_millis(100);
         let mut s = state();
-        s.on_packet(t0, 0, 1, units_of(65_000, 1448));
+        s.on_packet(t0, 0, 1, 65_000);
         assert!(
             s.ack_due(t0),
             "a jumbo datagram alone is acknowledged at once"
         );
         s.on_ack_sent();
-        s.on_packet(t0, 1, 2, units_of(2000, 1448));
+        s.on_packet(t0, 1, 2, 2000);
         assert!(!s.ack_due(t0), "a datagram of less than two waits");
-        s.on_packet(t0, 2, 3, units_of(2000, 1448));
+        s.on_packet(t0, 2, 3, 2000);
         assert!(s.ack_due(t0), "two of them make two");
     }
 
@@ -246,25 +251,25 @@ mod tests {
     fn gaps_ack_immediately_and_ranges_merge() {
         let mut s = state();
         let t = Time::from_millis(1);
-        s.on_packet(t, 0, 0, 1);
+        s.on_packet(t, 0, 0, 1448);
         s.on_ack_sent();
-        assert_eq!(s.on_packet(t, 3, 0, 1), Arrival::OutOfOrder);
+        assert_eq!(s.on_packet(t, 3, 0, 1448), Arrival::OutOfOrder);
         assert!(s.ack_due(t));
-        s.on_packet(t, 5, 0, 1);
+        s.on_packet(t, 5, 0, 1448);
         assert_eq!(ranges(&s), vec![(5, 5), (3, 3), (0, 0)]);
-        assert_eq!(s.on_packet(t, 4, 0, 1), Arrival::OutOfOrder);
+        assert_eq!(s.on_packet(t, 4, 0, 1448), Arrival::OutOfOrder);
         assert_eq!(ranges(&s), vec![(5, 3), (0, 0)]);
-        s.on_packet(t, 1, 0, 1);
-        s.on_packet(t, 2, 0, 1);
+        s.on_packet(t, 1, 0, 1448);
+        s.on_packet(t, 2, 0, 1448);
         assert_eq!(ranges(&s), vec![(5, 0)]);
-        assert_eq!(s.on_packet(t, 2, 0, 1), Arrival::Duplicate);
+        assert_eq!(s.on_packet(t, 2, 0, 1448), Arrival::Duplicate);
     }
 
     #[test]
     fn only_the_newest_ranges_are_kept_and_sent() {
         let mut s = state();
         for pn in (0..400u64).step_by(2) {
-            s.on_packet(Time::ZERO, pn, 0, 1);
+            s.on_packet(Time::ZERO, pn, 0, 1448);
         }
         assert_eq!(s.ranges.len(), TRACKED_RANGES);
         let sent: Vec<_> = s.ranges().collect();

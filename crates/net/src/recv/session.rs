@@ -457,9 +457,12 @@ impl Session {
     /// the current file's, and those of files ended in the stream but not yet on the disk.
     /// Returns them (as they are written, the window opens).
     pub(super) fn hold_unwritten(&mut self) -> u64 {
-        self.draining.retain(|b| b.unwritten() > 0);
-        let current = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
-        let held = current + self.draining.iter().map(|b| b.unwritten()).sum::<u64>();
+        let mut held = self.body.as_ref().map_or(0, |b| b.inc.unwritten());
+        self.draining.retain(|b| {
+            let n = b.unwritten();
+            held += n;
+            n > 0
+        });
         self.conn.set_held(held);
         held
     }

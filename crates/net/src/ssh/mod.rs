@@ -310,7 +310,8 @@ impl Launched {
     }
 
     /// After the transfer: the receiver serves one session, so it exits by itself; waits for
-    /// it, and for ssh, and reports the remote status. The stop flag shortens the wait.
+    /// it, and for ssh, and reports the remote status. Setting the flag it is given shortens
+    /// the wait.
     pub fn finish(mut self, stop: &AtomicBool) -> Result<(), LaunchError> {
         let st = self.wait_exit(EXIT_GRACE, stop)?;
         self.drain_stderr();

@@ -141,12 +141,9 @@ impl Incoming {
     }
 
     /// The count of [`Incoming::unwritten`], to follow after the file is handed on to be
-    /// placed (`None` for a file kept in memory).
+    /// placed (`None` without a writer).
     pub fn backlog(&self) -> Option<Arc<Backlog>> {
-        self.writer
-            .as_ref()
-            .filter(|w| !w.is_memory())
-            .map(|w| Arc::clone(w.backlog()))
+        self.writer.as_ref().map(|w| Arc::clone(w.backlog()))
     }
 
     /// A full piece (or the file's last) is filled and waits for room in the writer's queue.

@@ -378,7 +378,7 @@ pub fn run_client(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<Per
                 error: source,
             }
         })?;
-        // Writers wake at least this often to see the stop flag.
+        // Writers wake at least this often to see whether the run is over.
         c.set_write_timeout(Some(Duration::from_millis(200)))
             .map_err(|source| ClientError::Stream {
                 stream,

@@ -239,7 +239,7 @@ impl Connection {
             stream: SendStream::new(config.synthetic, config.send_buffer),
             rate: DeliveryRate::default(),
             pacer: Pacer::new(),
-            ack: AckState::new(config.ack_every, config.max_ack_delay),
+            ack: AckState::new(config.ack_every, config.max_ack_delay, config.mss),
             recv: Reassembly::new(config.synthetic, config.recv_window),
             peer_max_offset: 0,
             next_window_update: Self::window_update_after(config.recv_window, config.recv_window),

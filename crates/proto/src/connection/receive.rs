@@ -8,7 +8,7 @@
 use super::{CloseReason, Connection, State, MAX_PN_JUMP};
 use crate::error::PacketError;
 use crate::packet::{self, DataHeader, Packet};
-use crate::recv::{units_of, Arrival};
+use crate::recv::Arrival;
 use longhaul_cc::Time;
 use std::ops::Range;
 
@@ -239,12 +239,9 @@ impl Connection {
         let direct = self.recv.take_direct();
         self.stats.bytes_delivered_direct += direct;
         self.after_read(direct);
-        let arrival = self.ack.on_packet(
-            self.arrived,
-            h.packet_number,
-            h.timestamp_us,
-            units_of(h.len.into(), self.config.mss),
-        );
+        let arrival =
+            self.ack
+                .on_packet(self.arrived, h.packet_number, h.timestamp_us, h.len.into());
         if new == 0 && (h.len > 0 || arrival == Arrival::Duplicate) {
             self.stats.duplicate_packets += 1;
         }

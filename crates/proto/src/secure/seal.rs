@@ -244,39 +244,36 @@ impl PacketKey {
         if buf.len() < len {
             return None;
         }
-        match (self.cipher, &self.key) {
-            (Cipher::Aes256Gcm, SuiteKey::AwsLc(key)) => {
-                packet::encode_sealed_header(key_phase, seal_number, buf)?;
-                let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
-                let (head, tail) = rest.split_at_mut(inner);
+        if self.cipher == Cipher::ChaCha20Poly1305 {
+            // Scattered input is slow in this suite (the module header): copy, then seal the
+            // whole packet in place.
+            buf[SEAL_HEADER_LEN + inner..][..payload.len()].copy_from_slice(payload);
+            return self.seal(key_phase, seal_number, buf, inner + payload.len());
+        }
+        packet::encode_sealed_header(key_phase, seal_number, buf)?;
+        let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
+        let (head, tail) = rest.split_at_mut(inner);
+        let tail = &mut tail[..payload.len() + SEAL_TAG_LEN];
+        match &self.key {
+            SuiteKey::AwsLc(key) => {
                 key.seal_in_place_scatter(
                     nonce(seal_number),
                     Aad::from(&header[..]),
                     head,
                     payload,
-                    &mut tail[..payload.len() + SEAL_TAG_LEN],
+                    tail,
                 )
                 .ok()?;
-                Some(len)
             }
-            (_, SuiteKey::Aegis(key)) => {
-                packet::encode_sealed_header(key_phase, seal_number, buf)?;
-                let (header, rest) = buf.split_at_mut(SEAL_HEADER_LEN);
-                let (head, tail) = rest.split_at_mut(inner);
-                let (body, tag) = tail[..payload.len() + SEAL_TAG_LEN].split_at_mut(payload.len());
+            SuiteKey::Aegis(key) => {
+                let (body, tag) = tail.split_at_mut(payload.len());
                 let mut e = aegis(key, seal_number).encryptor(header);
                 e.update_in_place(head);
                 e.update(payload, body);
                 tag.copy_from_slice(&e.finalize());
-                Some(len)
-            }
-            _ => {
-                // Scattered input is slow in this suite (the module header): copy, then seal
-                // the whole packet in place.
-                buf[SEAL_HEADER_LEN + inner..][..payload.len()].copy_from_slice(payload);
-                self.seal(key_phase, seal_number, buf, inner + payload.len())
             }
         }
+        Some(len)
     }
 
     /// Open the sealed datagram in `buf` (header, ciphertext, tag) in place. On success the

@@ -56,7 +56,8 @@ impl Engine<'_> {
             let s = f.sender.as_ref().expect("scenario flows keep their state");
             let snap = s.snapshot();
             // A flow whose application stopped early is active until its last byte arrived
-            // (the send buffer drains after the stop); one that writes to the end, to the end.
+            // (the send buffer drains after its last write); one that writes to the end, to
+            // the end.
             let last = if cf.stop < self.end {
                 cf.stop.max(f.last_delivery).min(self.end)
             } else {
